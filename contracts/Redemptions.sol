@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
+import {Nonces} from "@openzeppelin/contracts/utils/Nonces.sol";
+import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
+import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol";
+import {ICollateralRegistry} from "./interfaces/ICollateralRegistry.sol";
+import {IRedemptions} from "./interfaces/IRedemptions.sol";
+import {IStableToken} from "./interfaces/IStableToken.sol";
+import {PriceConsumer} from "./PriceConsumer.sol";
+
+/// @title Burns the stable token for ZEC paid by custody to a shielded address.
+/// @notice The ZEC due is fixed at request time at the oracle price, less the
+/// redemption fee; the attestor then completes (paid) or fails (refunded) it.
+contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, ReentrancyGuard {
+    bytes32 public constant ATTESTOR_ROLE = keccak256("ATTESTOR_ROLE");
+    bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
+    bytes32 public constant REDEEM_TYPEHASH =
+        keccak256("Redeem(address owner,uint256 amount,string withdrawAddress,uint256 nonce,uint256 deadline)");
+
+    uint256 private constant BPS = 10_000;
+    uint256 private constant USD18_PER_ZAT_PRICE = 100;
+    uint256 private constant MAX_FEE_BPS = 1_000;
+    /// @dev Unified addresses with several receivers stay well below this.
+    uint256 private constant MAX_ADDRESS_LENGTH = 512;
+
+    IStableToken public immutable token;
+    ICollateralRegistry public immutable registry;
+
+    uint256 public redemptionFeeBps;
+    /// @notice ZEC promised to requested, not yet completed or failed redemptions.
+    uint256 public pendingZatDue;
+    uint256 public redemptionCount;
+    mapping(uint256 id => Redemption) private _redemptions;
+
+    constructor(
+        address admin,
+        address attestor,
+        address pauser,
+        IStableToken token_,
+        ICollateralRegistry registry_,
+        address oracle_,
+        uint256 maxPriceAge_,
+        uint256 redemptionFeeBps_
+    ) PriceConsumer(oracle_, maxPriceAge_) EIP712("ZSD Redemptions", "1") {
+        token = token_;
+        registry = registry_;
+        _setRedemptionFee(redemptionFeeBps_);
+        _grantRole(DEFAULT_ADMIN_ROLE, admin);
+        _grantRole(ATTESTOR_ROLE, attestor);
+        _grantRole(PAUSER_ROLE, pauser);
+    }
+
+    /// @inheritdoc IRedemptions
+    function redeem(uint256 amount, string calldata withdrawAddress) external returns (uint256) {
+        return _redeem(msg.sender, amount, withdrawAddress);
+    }
+
+    /// @inheritdoc IRedemptions
+    function redeemWithPermit(
+        address owner,
+        uint256 amount,
+        string calldata withdrawAddress,
+        uint256 deadline,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external returns (uint256) {
+        if (block.timestamp > deadline) revert ExpiredSignature(deadline);
+        bytes32 structHash = keccak256(
+            abi.encode(
+                REDEEM_TYPEHASH,
+                owner,
+                amount,
+                keccak256(bytes(withdrawAddress)),
+                _useNonce(owner),
+                deadline
+            )
+        );
+        bytes32 digest = _hashTypedDataV4(structHash);
+        // SignatureChecker also accepts ERC-1271 smart-contract wallets.
+        if (!SignatureChecker.isValidSignatureNow(owner, digest, abi.encodePacked(r, s, v))) {
+            revert InvalidSignature(owner);
+        }
+        return _redeem(owner, amount, withdrawAddress);
+    }
+
+    /// @inheritdoc IRedemptions
+    function completeRedemption(uint256 id, bytes32 zcashTxId) external onlyRole(ATTESTOR_ROLE) nonReentrant {
+        Redemption storage redemption = _pending(id);
+        redemption.status = Status.Completed;
+        uint256 zatDue = redemption.zatDue;
+        pendingZatDue -= zatDue;
+        registry.recordPayout(zatDue);
+        emit RedemptionCompleted(id, zcashTxId, zatDue);
+    }
+
+    /// @inheritdoc IRedemptions
+    function failRedemption(uint256 id, string calldata reason) external onlyRole(ATTESTOR_ROLE) nonReentrant {
+        Redemption storage redemption = _pending(id);
+        redemption.status = Status.Failed;
+        pendingZatDue -= redemption.zatDue;
+        token.mint(redemption.owner, redemption.amount);
+        emit RedemptionFailed(id, redemption.owner, redemption.amount, reason);
+    }
+
+    /// @inheritdoc IRedemptions
+    function getRedemption(uint256 id) external view returns (Redemption memory) {
+        return _redemptions[id];
+    }
+
+    /// @inheritdoc IRedemptions
+    function quote(uint256 amount) public view returns (uint256 zatDue, uint256 feeZat, int256 price) {
+        uint256 latest = _latestPrice();
+        uint256 grossZat = amount / (latest * USD18_PER_ZAT_PRICE);
+        feeZat = (grossZat * redemptionFeeBps) / BPS;
+        zatDue = grossZat - feeZat;
+        price = int256(latest);
+    }
+
+    /// @inheritdoc IRedemptions
+    function nonces(address owner) public view override(IRedemptions, Nonces) returns (uint256) {
+        return super.nonces(owner);
+    }
+
+    /// @inheritdoc IRedemptions
+    function setRedemptionFee(uint256 feeBps) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        _setRedemptionFee(feeBps);
+    }
+
+    /// @inheritdoc IRedemptions
+    function pause() external onlyRole(PAUSER_ROLE) {
+        _pause();
+    }
+
+    /// @inheritdoc IRedemptions
+    function unpause() external onlyRole(PAUSER_ROLE) {
+        _unpause();
+    }
+
+    function _redeem(
+        address owner,
+        uint256 amount,
+        string calldata withdrawAddress
+    ) private whenNotPaused nonReentrant returns (uint256 id) {
+        if (amount == 0) revert InvalidAmount(0);
+        uint256 length = bytes(withdrawAddress).length;
+        if (length == 0 || length > MAX_ADDRESS_LENGTH) revert InvalidWithdrawAddress(length);
+
+        (uint256 zatDue, uint256 feeZat, int256 price) = quote(amount);
+        if (zatDue == 0) revert RedemptionTooSmall(amount);
+        uint256 pending = pendingZatDue;
+        uint256 available = registry.totalCollateralZat() - pending;
+        if (zatDue > available) revert InsufficientCollateral(zatDue, available);
+
+        id = ++redemptionCount;
+        pendingZatDue = pending + zatDue;
+        _redemptions[id] = Redemption({
+            owner: owner,
+            status: Status.Requested,
+            zatDue: uint64(zatDue),
+            amount: amount
+        });
+        token.burnForRedemption(owner, amount);
+        emit RedemptionRequested(id, owner, amount, zatDue, feeZat, price, withdrawAddress);
+    }
+
+    function _pending(uint256 id) private view returns (Redemption storage redemption) {
+        redemption = _redemptions[id];
+        if (redemption.status != Status.Requested) revert RedemptionNotPending(id, redemption.status);
+    }
+
+    function _setRedemptionFee(uint256 feeBps) private {
+        if (feeBps > MAX_FEE_BPS) revert InvalidParameter("redemptionFeeBps", feeBps);
+        emit ParameterUpdated("redemptionFeeBps", redemptionFeeBps, feeBps);
+        redemptionFeeBps = feeBps;
+    }
+}

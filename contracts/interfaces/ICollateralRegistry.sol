@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+/// @title Attested ZEC deposits in a Poseidon LeanIMT, and the ZEC collateral total.
+/// @notice Leaf of a deposit: `Poseidon(amountZat, noteCommitment)` where
+/// `noteCommitment = Poseidon(secret, nullifierSecret)` travelled in the Zcash memo.
+interface ICollateralRegistry {
+    /// @notice Deposit amounts are positive and below 2^64 zatoshi (the circuit's range).
+    error InvalidDepositAmount(uint256 amountZat);
+    /// @notice A note commitment must be a non-zero field element.
+    error InvalidNoteCommitment(uint256 noteCommitment);
+    /// @notice The same (amount, commitment) leaf is already in the tree: recording it twice would double-count collateral.
+    error DepositAlreadyRecorded(uint256 leaf);
+    /// @notice The tree holds as many leaves as the circuit can prove membership for.
+    error TreeFull(uint256 capacity);
+    /// @notice A payout larger than the recorded collateral.
+    error PayoutExceedsCollateral(uint256 amountZat, uint256 totalCollateralZat);
+
+    /// @notice A custody deposit was recorded as leaf `index`.
+    event DepositRecorded(
+        uint256 indexed index,
+        uint256 indexed leaf,
+        uint256 noteCommitment,
+        uint256 amountZat,
+        uint256 root,
+        uint256 totalCollateralZat
+    );
+    /// @notice ZEC left custody for a completed redemption.
+    event CollateralPaidOut(uint256 amountZat, uint256 totalCollateralZat);
+
+    /// @notice Records a shielded ZEC deposit seen by custody. Attestor role only.
+    /// @return index The leaf index of the deposit.
+    function recordDeposit(uint256 noteCommitment, uint256 amountZat) external returns (uint256 index);
+
+    /// @notice Lowers the collateral total after custody paid a redemption. Payout role only (the redemptions contract).
+    function recordPayout(uint256 amountZat) external;
+
+    /// @notice Whether `root` is the current root or was replaced at most `maxAge` seconds ago.
+    function isValidRoot(uint256 root, uint256 maxAge) external view returns (bool);
+
+    /// @notice When `root` stopped being the current root: 0 if never a root, `type(uint256).max` if current.
+    function rootSupersededAt(uint256 root) external view returns (uint256);
+
+    /// @notice The current tree root (0 while the tree is empty).
+    function root() external view returns (uint256);
+
+    /// @notice Number of leaves.
+    function size() external view returns (uint256);
+
+    /// @notice Current depth of the LeanIMT.
+    function depth() external view returns (uint256);
+
+    /// @notice ZEC held as collateral: deposits minus completed redemptions, in zatoshi.
+    function totalCollateralZat() external view returns (uint256);
+
+    /// @notice All ZEC ever recorded as deposited, in zatoshi.
+    function totalDepositedZat() external view returns (uint256);
+
+    /// @notice All ZEC ever paid out for redemptions, in zatoshi.
+    function totalPaidOutZat() external view returns (uint256);
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+import {IPriceConsumer} from "./IPriceConsumer.sol";
+
+/// @title Burns the stable token and tracks the ZEC payout to a shielded Zcash address.
+interface IRedemptions is IPriceConsumer {
+    enum Status {
+        None,
+        Requested,
+        Completed,
+        Failed
+    }
+
+    struct Redemption {
+        address owner;
+        Status status;
+        uint64 zatDue;
+        uint256 amount;
+    }
+
+    error InvalidAmount(uint256 amount);
+    error InvalidWithdrawAddress(uint256 length);
+    error RedemptionTooSmall(uint256 amount);
+    /// @notice The ZEC due is more than the collateral not yet promised to other redemptions.
+    error InsufficientCollateral(uint256 zatDue, uint256 availableZat);
+    error RedemptionNotPending(uint256 id, Status status);
+    error ExpiredSignature(uint256 deadline);
+    error InvalidSignature(address owner);
+
+    /// @notice `amount` was burned; custody owes `zatDue` to `withdrawAddress`.
+    event RedemptionRequested(
+        uint256 indexed id,
+        address indexed owner,
+        uint256 amount,
+        uint256 zatDue,
+        uint256 feeZat,
+        int256 price,
+        string withdrawAddress
+    );
+    /// @notice Custody paid the redemption in Zcash transaction `zcashTxId`.
+    event RedemptionCompleted(uint256 indexed id, bytes32 zcashTxId, uint256 zatPaid);
+    /// @notice Custody could not pay; the burned amount was minted back to the owner.
+    event RedemptionFailed(uint256 indexed id, address indexed owner, uint256 amountReturned, string reason);
+
+    /// @notice Burns `amount` of the caller's tokens and records a redemption to `withdrawAddress`.
+    /// @return id The redemption id.
+    function redeem(uint256 amount, string calldata withdrawAddress) external returns (uint256 id);
+
+    /// @notice Same as `redeem` for `owner`, authorised by the owner's EIP-712
+    /// `Redeem(owner, amount, withdrawAddress, nonce, deadline)` signature, so a
+    /// relayer can submit it. The signature covers the Zcash address: a plain
+    /// EIP-2612 permit would not, and a relayer could redirect the ZEC.
+    function redeemWithPermit(
+        address owner,
+        uint256 amount,
+        string calldata withdrawAddress,
+        uint256 deadline,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external returns (uint256 id);
+
+    /// @notice Marks a redemption paid with the Zcash transaction id. Attestor role only.
+    function completeRedemption(uint256 id, bytes32 zcashTxId) external;
+
+    /// @notice Marks a redemption failed and returns the tokens to its owner. Attestor role only.
+    function failRedemption(uint256 id, string calldata reason) external;
+
+    /// @notice The redemption record.
+    function getRedemption(uint256 id) external view returns (Redemption memory);
+
+    /// @notice ZEC (zatoshi) a redemption of `amount` would pay now, and the fee kept.
+    function quote(uint256 amount) external view returns (uint256 zatDue, uint256 feeZat, int256 price);
+
+    /// @notice The next signature nonce of `owner` for `redeemWithPermit`.
+    function nonces(address owner) external view returns (uint256);
+
+    /// @notice Sets the redemption fee in basis points (at most 1000). Admin (timelock) only.
+    function setRedemptionFee(uint256 feeBps) external;
+
+    /// @notice Stops new redemptions. Pause-guardian role.
+    function pause() external;
+
+    /// @notice Resumes redemptions. Pause-guardian role.
+    function unpause() external;
+}
