@@ -1,0 +1,236 @@
+// The one deploy path: tests, the dev stack and real networks all go through
+// `deploy()`, which writes deployments/<network>.json.
+//
+//   npm run deploy -- --network localhost                 # Hardhat node at 127.0.0.1:8545
+//   npm run deploy -- --network sepolia --rpc-url <url>   # with DEPLOYER_PRIVATE_KEY etc. set
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import {
+  type Abi,
+  type Account,
+  type Address,
+  type Hex,
+  createPublicClient,
+  createWalletClient,
+  getAddress,
+  http,
+  keccak256,
+  toHex,
+  zeroAddress,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { type ContractName, linkBytecode, readArtifact } from "./lib/artifacts.ts";
+import { LOCAL_ROLES, hardhatAccount } from "./lib/accounts.ts";
+import { DEPLOYMENTS_DIR } from "./lib/paths.ts";
+
+export interface DeployParameters {
+  tokenName: string;
+  tokenSymbol: string;
+  /** ZEC/USD with 8 decimals, written to the local feed at deploy. */
+  initialZecUsdPrice: bigint;
+  minCollateralRatioBps: bigint;
+  maxPriceAge: bigint;
+  maxRootAge: bigint;
+  redemptionFeeBps: bigint;
+  governanceSupply: bigint;
+  votingDelayBlocks: number;
+  votingPeriodBlocks: number;
+  proposalThreshold: bigint;
+  quorumPercent: bigint;
+  timelockDelaySeconds: bigint;
+}
+
+export const DEFAULT_PARAMETERS: DeployParameters = {
+  tokenName: "Shielded Dollar",
+  tokenSymbol: "ZSD",
+  initialZecUsdPrice: 50_00000000n,
+  minCollateralRatioBps: 15_000n,
+  maxPriceAge: 3_600n,
+  maxRootAge: 86_400n,
+  redemptionFeeBps: 50n,
+  governanceSupply: 1_000_000n * 10n ** 18n,
+  votingDelayBlocks: 1,
+  votingPeriodBlocks: 20,
+  proposalThreshold: 0n,
+  quorumPercent: 4n,
+  timelockDelaySeconds: 60n,
+};
+
+export interface DeployOptions {
+  network: string;
+  rpcUrl: string;
+  deployer: Account;
+  roles: { attestor: Address; oracleUpdater: Address; pauser: Address; governanceHolder: Address };
+  parameters?: Partial<DeployParameters>;
+  /** Write deployments/<network>.json (default true). */
+  write?: boolean;
+}
+
+export interface ContractRecord {
+  address: Address;
+  startBlock: number;
+}
+
+export interface Deployment {
+  network: string;
+  chainId: number;
+  deployer: Address;
+  roles: DeployOptions["roles"];
+  parameters: Record<keyof DeployParameters, string | number>;
+  contracts: Record<Exclude<ContractName, "PoseidonT3">, ContractRecord> & { PoseidonT3: ContractRecord };
+}
+
+const role = (name: string): Hex => keccak256(toHex(name));
+const DEFAULT_ADMIN_ROLE: Hex = `0x${"00".repeat(32)}`;
+
+export async function deploy(options: DeployOptions): Promise<Deployment> {
+  const p = { ...DEFAULT_PARAMETERS, ...options.parameters };
+  const transport = http(options.rpcUrl);
+  const publicClient = createPublicClient({ transport });
+  const chainId = await publicClient.getChainId();
+  const chain = {
+    id: chainId,
+    name: options.network,
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [options.rpcUrl] } },
+  } as const;
+  const wallet = createWalletClient({ account: options.deployer, chain, transport });
+  const deployer = options.deployer.address;
+  const contracts = {} as Deployment["contracts"];
+
+  async function confirm(hash: Hex) {
+    const receipt = await publicClient.waitForTransactionReceipt({ hash });
+    if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
+    return receipt;
+  }
+
+  async function create(name: ContractName, args: unknown[], libraries: Record<string, Address> = {}) {
+    const artifact = readArtifact(name);
+    const hash = await wallet.deployContract({
+      abi: artifact.abi,
+      bytecode: linkBytecode(artifact, libraries),
+      args,
+    });
+    const receipt = await confirm(hash);
+    const address = getAddress(receipt.contractAddress!);
+    contracts[name as keyof Deployment["contracts"]] = { address, startBlock: Number(receipt.blockNumber) };
+    return address;
+  }
+
+  async function call(name: ContractName, functionName: string, args: unknown[]) {
+    const { abi } = readArtifact(name);
+    const address = contracts[name as keyof Deployment["contracts"]].address;
+    await confirm(await wallet.writeContract({ address, abi: abi as Abi, functionName, args }));
+  }
+
+  const { attestor, oracleUpdater, pauser, governanceHolder } = options.roles;
+  const poseidon = await create("PoseidonT3", []);
+  const oracle = await create("ZecUsdOracle", [deployer, oracleUpdater, p.initialZecUsdPrice]);
+  const token = await create("StableToken", [p.tokenName, p.tokenSymbol, deployer]);
+  const registry = await create("CollateralRegistry", [deployer, attestor], { PoseidonT3: poseidon });
+  const verifier = await create("Groth16Verifier", []);
+  const minter = await create("StableMinter", [
+    deployer,
+    pauser,
+    token,
+    registry,
+    verifier,
+    oracle,
+    p.maxPriceAge,
+    p.minCollateralRatioBps,
+    p.maxRootAge,
+  ]);
+  const redemptions = await create("Redemptions", [
+    deployer,
+    attestor,
+    pauser,
+    token,
+    registry,
+    oracle,
+    p.maxPriceAge,
+    p.redemptionFeeBps,
+  ]);
+  const governanceToken = await create("GovernanceToken", [governanceHolder, p.governanceSupply]);
+  // Anyone may execute a passed, queued proposal; only the governor proposes.
+  const timelock = await create("StableTimelock", [p.timelockDelaySeconds, [], [zeroAddress], deployer]);
+  const governor = await create("StableGovernor", [
+    governanceToken,
+    timelock,
+    p.votingDelayBlocks,
+    p.votingPeriodBlocks,
+    p.proposalThreshold,
+    p.quorumPercent,
+  ]);
+
+  await call("StableToken", "grantRole", [role("MINTER_ROLE"), minter]);
+  await call("StableToken", "grantRole", [role("MINTER_ROLE"), redemptions]);
+  await call("StableToken", "grantRole", [role("REDEEMER_ROLE"), redemptions]);
+  await call("CollateralRegistry", "grantRole", [role("PAYOUT_ROLE"), redemptions]);
+  await call("StableTimelock", "grantRole", [role("PROPOSER_ROLE"), governor]);
+  await call("StableTimelock", "grantRole", [role("CANCELLER_ROLE"), governor]);
+
+  // Hand every admin role to the timelock; the deployer keeps nothing.
+  const governed = ["ZecUsdOracle", "StableToken", "CollateralRegistry", "StableMinter", "Redemptions"] as const;
+  for (const name of governed) {
+    await call(name, "grantRole", [DEFAULT_ADMIN_ROLE, timelock]);
+    await call(name, "renounceRole", [DEFAULT_ADMIN_ROLE, deployer]);
+  }
+  await call("StableTimelock", "renounceRole", [DEFAULT_ADMIN_ROLE, deployer]);
+
+  const deployment: Deployment = {
+    network: options.network,
+    chainId,
+    deployer,
+    roles: options.roles,
+    parameters: Object.fromEntries(
+      Object.entries(p).map(([k, v]) => [k, typeof v === "bigint" ? v.toString() : v]),
+    ) as Deployment["parameters"],
+    contracts,
+  };
+  if (options.write !== false) {
+    mkdirSync(DEPLOYMENTS_DIR, { recursive: true });
+    writeFileSync(join(DEPLOYMENTS_DIR, `${options.network}.json`), JSON.stringify(deployment, null, 2) + "\n");
+  }
+  return deployment;
+}
+
+/** Roles and deployer from the environment, or Hardhat's accounts on a local chain. */
+export function resolveAccounts(env: NodeJS.ProcessEnv, local: boolean) {
+  const key = env.DEPLOYER_PRIVATE_KEY as Hex | undefined;
+  if (!key && !local) throw new Error("DEPLOYER_PRIVATE_KEY is required outside a local chain");
+  const deployer = key ? privateKeyToAccount(key) : hardhatAccount(LOCAL_ROLES.deployer);
+  const pick = (name: string, index: number): Address => {
+    const value = env[name];
+    if (value) return getAddress(value);
+    if (!local) throw new Error(`${name} is required outside a local chain`);
+    return hardhatAccount(index).address;
+  };
+  return {
+    deployer,
+    roles: {
+      attestor: pick("ATTESTOR_ADDRESS", LOCAL_ROLES.attestor),
+      oracleUpdater: pick("ORACLE_UPDATER_ADDRESS", LOCAL_ROLES.oracleUpdater),
+      pauser: pick("PAUSER_ADDRESS", LOCAL_ROLES.pauser),
+      governanceHolder: pick("GOVERNANCE_HOLDER_ADDRESS", LOCAL_ROLES.deployer),
+    },
+  };
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: { network: { type: "string", default: "localhost" }, "rpc-url": { type: "string" } },
+  });
+  const network = values.network!;
+  const rpcUrl = values["rpc-url"] ?? process.env.RPC_URL ?? "http://127.0.0.1:8545";
+  const chainId = await createPublicClient({ transport: http(rpcUrl) }).getChainId();
+  const { deployer, roles } = resolveAccounts(process.env, chainId === 31337);
+  const deployment = await deploy({ network, rpcUrl, deployer, roles });
+  console.log(`deployed to ${network} (chain ${chainId}): deployments/${network}.json`);
+  for (const [name, record] of Object.entries(deployment.contracts)) console.log(`  ${name.padEnd(20)} ${record.address}`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await main();
+}

@@ -1,0 +1,17 @@
+import { type HDAccount, mnemonicToAccount } from "viem/accounts";
+
+/** Hardhat's well-known development mnemonic: local chains only, never real funds. */
+export const HARDHAT_MNEMONIC = "test test test test test test test test test test test junk";
+
+export function hardhatAccount(index: number): HDAccount {
+  return mnemonicToAccount(HARDHAT_MNEMONIC, { addressIndex: index });
+}
+
+/** Who plays which part on a local chain (Hardhat accounts by index). */
+export const LOCAL_ROLES = {
+  deployer: 0,
+  attestor: 1,
+  oracleUpdater: 2,
+  pauser: 3,
+  relayer: 4,
+} as const;

@@ -1,0 +1,48 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Abi, Hex } from "viem";
+import { ARTIFACTS_DIR } from "./paths.ts";
+
+/** The contracts that make up a deployment, with their source folders. */
+export const CONTRACTS = {
+  StableToken: "contracts/StableToken.sol",
+  CollateralRegistry: "contracts/CollateralRegistry.sol",
+  StableMinter: "contracts/StableMinter.sol",
+  Redemptions: "contracts/Redemptions.sol",
+  ZecUsdOracle: "contracts/ZecUsdOracle.sol",
+  Groth16Verifier: "contracts/verifiers/Groth16Verifier.sol",
+  GovernanceToken: "contracts/governance/GovernanceToken.sol",
+  StableGovernor: "contracts/governance/StableGovernor.sol",
+  StableTimelock: "contracts/governance/StableTimelock.sol",
+  PoseidonT3: "poseidon-solidity/PoseidonT3.sol",
+} as const;
+
+export type ContractName = keyof typeof CONTRACTS;
+
+export interface Artifact {
+  contractName: string;
+  abi: Abi;
+  bytecode: Hex;
+  linkReferences: Record<string, Record<string, { start: number; length: number }[]>>;
+}
+
+export function readArtifact(name: ContractName): Artifact {
+  const source = CONTRACTS[name];
+  const path = join(ARTIFACTS_DIR, source, `${name}.json`);
+  return JSON.parse(readFileSync(path, "utf8")) as Artifact;
+}
+
+/** Fills library placeholders in creation bytecode (solc's link references). */
+export function linkBytecode(artifact: Artifact, libraries: Record<string, `0x${string}`>): Hex {
+  let code = artifact.bytecode.slice(2);
+  for (const [, libs] of Object.entries(artifact.linkReferences)) {
+    for (const [libName, refs] of Object.entries(libs)) {
+      const address = libraries[libName];
+      if (!address) throw new Error(`${artifact.contractName} needs library ${libName}`);
+      for (const { start, length } of refs) {
+        code = code.slice(0, start * 2) + address.slice(2).toLowerCase() + code.slice((start + length) * 2);
+      }
+    }
+  }
+  return `0x${code}`;
+}

@@ -1,0 +1,2 @@
+export * from "./notes/index.ts";
+export * from "./generated/abis.ts";

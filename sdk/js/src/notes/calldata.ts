@@ -1,0 +1,32 @@
+import { type Address, type Hex, encodeFunctionData } from "viem";
+import { stableMinterAbi } from "../generated/abis.ts";
+import type { Binding } from "./binding.ts";
+import type { PublicSignals, SolidityProof } from "./prover.ts";
+
+/** The `MintRequest` struct of `StableMinter.mint`. */
+export interface MintRequest {
+  root: bigint;
+  nullifierHash: bigint;
+  collateralFloorZat: bigint;
+  mintAmount: bigint;
+  recipient: Address;
+  relayer: Address;
+  fee: bigint;
+}
+
+export function mintRequest(signals: PublicSignals, binding: Binding): MintRequest {
+  return {
+    root: signals.root,
+    nullifierHash: signals.nullifierHash,
+    collateralFloorZat: signals.collateralFloorZat,
+    mintAmount: binding.mintAmount,
+    recipient: binding.recipient,
+    relayer: binding.relayer,
+    fee: binding.fee,
+  };
+}
+
+/** Call data of `StableMinter.mint(proof, request)`, for any wallet or relay. */
+export function encodeMintCall(proof: SolidityProof, request: MintRequest): Hex {
+  return encodeFunctionData({ abi: stableMinterAbi, functionName: "mint", args: [proof, request] });
+}
