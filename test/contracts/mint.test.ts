@@ -1,0 +1,193 @@
+import { parseEventLogs, zeroAddress } from "viem";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { stableMinterAbi, stableTokenAbi } from "../../sdk/js/src/generated/abis.ts";
+import { createNote, releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/system.ts";
+
+const { alice, bob, relayer, attestor, oracleUpdater, pauser, carol } = accounts;
+
+describe("StableMinter", () => {
+  let s: System;
+  beforeAll(async () => {
+    s = await deploySystem();
+  });
+  beforeEach(snapshots(() => s));
+  afterAll(releaseProver);
+
+  it("mints mintAmount - fee to the recipient and fee to the relayer against a real proof", async () => {
+    // 5 ZEC at $50 = $250 of collateral; at 150% it backs up to $166.66.
+    const { receipt, request } = await s.depositAndMint({
+      amountZat: 5n * ZEC,
+      mintAmount: 150n * ZSD,
+      recipient: alice.address,
+      relayer: relayer.address,
+      fee: 2n * ZSD,
+    });
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(148n * ZSD);
+    expect(await s.read.token.read.balanceOf([relayer.address])).toBe(2n * ZSD);
+    expect(await s.read.token.read.totalSupply()).toBe(150n * ZSD);
+    expect(await s.read.minter.read.isSpent([request.nullifierHash])).toBe(true);
+
+    const [minted] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "Minted" });
+    expect(minted!.args).toEqual({
+      nullifierHash: request.nullifierHash,
+      recipient: alice.address,
+      relayer: relayer.address,
+      mintAmount: 150n * ZSD,
+      fee: 2n * ZSD,
+      collateralFloorZat: 5n * ZEC,
+      root: request.root,
+    });
+    const transfers = parseEventLogs({ abi: stableTokenAbi, logs: receipt.logs, eventName: "Transfer" });
+    expect(transfers.map((t) => [t.args.from, t.args.to, t.args.value])).toEqual([
+      [zeroAddress, alice.address, 148n * ZSD],
+      [zeroAddress, relayer.address, 2n * ZSD],
+    ]);
+  });
+
+  it("proves a floor below the deposit without revealing the amount, and mints without a relayer fee", async () => {
+    const note = createNote();
+    await s.deposit(note, 7n * ZEC + 12345n);
+    const { proof, request } = await s.prove({
+      note,
+      amountZat: 7n * ZEC + 12345n,
+      collateralFloorZat: 3n * ZEC,
+      mintAmount: 100n * ZSD,
+      recipient: bob.address,
+    });
+    await s.receipt(await s.as(bob).minter.write.mint([proof, request]));
+    expect(await s.read.token.read.balanceOf([bob.address])).toBe(100n * ZSD);
+  });
+
+  it("accepts a proof against an older root while later deposits arrive", async () => {
+    const note = createNote();
+    await s.deposit(note, 2n * ZEC);
+    const proved = await s.prove({ note, amountZat: 2n * ZEC, mintAmount: 10n * ZSD, recipient: alice.address });
+    await s.deposit(createNote(), 1n * ZEC);
+    await s.deposit(createNote(), 1n * ZEC);
+    await s.receipt(await s.as(alice).minter.write.mint([proved.proof, proved.request]));
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(10n * ZSD);
+  });
+
+  describe("reverts", () => {
+    async function proved(overrides: { mintAmount?: bigint; floor?: bigint } = {}) {
+      const note = createNote();
+      await s.deposit(note, 4n * ZEC);
+      return s.prove({
+        note,
+        amountZat: 4n * ZEC,
+        collateralFloorZat: overrides.floor ?? 4n * ZEC,
+        mintAmount: overrides.mintAmount ?? 100n * ZSD,
+        recipient: alice.address,
+        relayer: relayer.address,
+        fee: 1n * ZSD,
+      });
+    }
+
+    it("a reused nullifier", async () => {
+      const { proof, request } = await proved();
+      await s.receipt(await s.as(relayer).minter.write.mint([proof, request]));
+      await expectRevert(s.as(relayer).minter.write.mint([proof, request]), "NullifierAlreadySpent", [
+        request.nullifierHash,
+      ]);
+    });
+
+    it("an unknown root", async () => {
+      const { proof, request } = await proved();
+      await expectRevert(s.as(relayer).minter.write.mint([proof, { ...request, root: 12345n }]), "UnknownRoot", [
+        12345n,
+      ]);
+    });
+
+    it("a root replaced longer ago than maxRootAge", async () => {
+      const { proof, request } = await proved();
+      await s.deposit(createNote(), 1n * ZEC);
+      const maxRootAge = await s.read.minter.read.maxRootAge();
+      // Keep the price fresh so that only the root can fail.
+      await s.increaseTime(Number(maxRootAge) + 1);
+      await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([50_00000000n]));
+      await expectRevert(s.as(relayer).minter.write.mint([proof, request]), "RootExpired");
+    });
+
+    it("the same proof with a changed recipient, relayer, fee or mint amount", async () => {
+      const { proof, request } = await proved();
+      const minter = s.as(relayer).minter;
+      await expectRevert(minter.write.mint([proof, { ...request, recipient: carol.address }]), "InvalidProof");
+      await expectRevert(minter.write.mint([proof, { ...request, relayer: carol.address }]), "InvalidProof");
+      await expectRevert(minter.write.mint([proof, { ...request, fee: 2n * ZSD }]), "InvalidProof");
+      await expectRevert(minter.write.mint([proof, { ...request, mintAmount: 99n * ZSD }]), "InvalidProof");
+      // Nor a changed floor, nor another nullifier.
+      await expectRevert(minter.write.mint([proof, { ...request, collateralFloorZat: 3n * ZEC }]), "InvalidProof");
+      await expectRevert(minter.write.mint([proof, { ...request, nullifierHash: 7n }]), "InvalidProof");
+      // The untouched proof still works.
+      await s.receipt(await minter.write.mint([proof, request]));
+    });
+
+    it("a proof made for another minter", async () => {
+      const other = await deploySystem();
+      const note = createNote();
+      await s.deposit(note, 4n * ZEC);
+      await other.deposit(note, 4n * ZEC);
+      const forOther = await other.prove({ note, amountZat: 4n * ZEC, mintAmount: 10n * ZSD, recipient: alice.address });
+      const here = await s.prove({ note, amountZat: 4n * ZEC, mintAmount: 10n * ZSD, recipient: alice.address });
+      await expectRevert(s.as(alice).minter.write.mint([forOther.proof, here.request]), "InvalidProof");
+    });
+
+    it("a mint amount the floor does not cover at the current price", async () => {
+      // 4 ZEC at $50 = $200 backs at most $133.33 at 150%.
+      const { proof, request } = await proved({ mintAmount: 134n * ZSD });
+      await expectRevert(s.as(relayer).minter.write.mint([proof, request]), "InsufficientCollateral");
+
+      // The same collateral covers $100 at $50 but not once ZEC falls to $30.
+      const ok = await proved({ mintAmount: 100n * ZSD });
+      await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([30_00000000n]));
+      await expectRevert(s.as(relayer).minter.write.mint([ok.proof, ok.request]), "InsufficientCollateral");
+    });
+
+    it("a stale price", async () => {
+      const { proof, request } = await proved();
+      const maxPriceAge = await s.read.minter.read.maxPriceAge();
+      await s.increaseTime(Number(maxPriceAge) + 1);
+      await expectRevert(s.as(relayer).minter.write.mint([proof, request]), "StalePrice");
+    });
+
+    it("while paused, and again after unpause it works", async () => {
+      const { proof, request } = await proved();
+      await s.receipt(await s.as(pauser).minter.write.pause());
+      await expectRevert(s.as(relayer).minter.write.mint([proof, request]), "EnforcedPause");
+      await s.receipt(await s.as(pauser).minter.write.unpause());
+      await s.receipt(await s.as(relayer).minter.write.mint([proof, request]));
+    });
+
+    it("malformed requests: zero amount, fee above amount, fee without relayer, no recipient", async () => {
+      const { proof, request } = await proved();
+      const minter = s.as(relayer).minter;
+      await expectRevert(minter.write.mint([proof, { ...request, mintAmount: 0n }]), "InvalidMintAmount");
+      await expectRevert(minter.write.mint([proof, { ...request, fee: request.mintAmount + 1n }]), "FeeExceedsAmount");
+      await expectRevert(minter.write.mint([proof, { ...request, relayer: zeroAddress }]), "MissingRelayer");
+      await expectRevert(minter.write.mint([proof, { ...request, recipient: zeroAddress }]), "InvalidRecipient");
+    });
+
+    it("attestor, oracle and pause functions called without the role", async () => {
+      await expectRevert(s.as(alice).registry.write.recordDeposit([1n, ZEC]), "AccessControlUnauthorizedAccount");
+      await expectRevert(s.as(attestor).oracle.write.setPrice([1n]), "AccessControlUnauthorizedAccount");
+      await expectRevert(s.as(alice).minter.write.pause(), "AccessControlUnauthorizedAccount");
+      await expectRevert(s.as(alice).redemptions.write.pause(), "AccessControlUnauthorizedAccount");
+      await s.receipt(await s.as(pauser).minter.write.pause());
+      await expectRevert(s.as(alice).minter.write.unpause(), "AccessControlUnauthorizedAccount");
+      await expectRevert(s.as(alice).token.write.mint([alice.address, 1n]), "AccessControlUnauthorizedAccount");
+      await expectRevert(s.as(alice).registry.write.recordPayout([1n]), "AccessControlUnauthorizedAccount");
+      await expectRevert(s.as(alice).minter.write.setMinCollateralRatio([20_000n]), "AccessControlUnauthorizedAccount");
+    });
+  });
+
+  it("binds with the same hash off-chain and on-chain", async () => {
+    const { binding, raw } = await (async () => {
+      const note = createNote();
+      await s.deposit(note, ZEC);
+      return s.prove({ note, amountZat: ZEC, mintAmount: 5n * ZSD, recipient: alice.address, relayer: relayer.address, fee: 1n });
+    })();
+    const onChain = await s.read.minter.read.bindingHash([binding.recipient, binding.relayer, binding.fee, binding.mintAmount]);
+    expect(onChain).toBe(raw.publicSignals.bindingHash);
+  });
+});

@@ -1,0 +1,238 @@
+// Test fixture: deploys the whole system through scripts/deploy.ts onto the
+// shared Hardhat node, and offers the steps every test needs (deposit, prove,
+// mint) with real proofs.
+import { readFileSync } from "node:fs";
+import {
+  type Account,
+  type Address,
+  type Hex,
+  BaseError,
+  ContractFunctionRevertedError,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  getContract,
+  http,
+  zeroAddress,
+} from "viem";
+import { expect, inject } from "vitest";
+import { type DeployParameters, type Deployment, deploy } from "../../scripts/deploy.ts";
+import { hardhatAccount } from "../../scripts/lib/accounts.ts";
+import { CIRCUIT } from "../../scripts/lib/paths.ts";
+import {
+  collateralRegistryAbi,
+  governanceTokenAbi,
+  redemptionsAbi,
+  stableGovernorAbi,
+  stableMinterAbi,
+  stableTimelockAbi,
+  stableTokenAbi,
+  zecUsdOracleAbi,
+} from "../../sdk/js/src/generated/abis.ts";
+import {
+  type Binding,
+  type CollateralProof,
+  DepositTree,
+  type MintRequest,
+  type Note,
+  type SolidityProof,
+  createNote,
+  depositLeaf,
+  mintRequest,
+  noteCommitment,
+  proveCollateral,
+  toSolidityProof,
+} from "../../sdk/js/src/notes/index.ts";
+
+export const PROVING_ARTIFACTS = {
+  wasm: readFileSync(CIRCUIT.wasm),
+  zkey: readFileSync(CIRCUIT.zkey),
+};
+export const VERIFICATION_KEY: unknown = JSON.parse(readFileSync(CIRCUIT.vkey, "utf8"));
+
+export const ZSD = 10n ** 18n;
+export const ZEC = 100_000_000n;
+
+export const accounts = {
+  deployer: hardhatAccount(0),
+  attestor: hardhatAccount(1),
+  oracleUpdater: hardhatAccount(2),
+  pauser: hardhatAccount(3),
+  relayer: hardhatAccount(4),
+  alice: hardhatAccount(5),
+  bob: hardhatAccount(6),
+  carol: hardhatAccount(7),
+};
+
+export type System = Awaited<ReturnType<typeof deploySystem>>;
+
+export async function deploySystem(parameters: Partial<DeployParameters> = {}) {
+  const rpcUrl = inject("rpcUrl");
+  const transport = http(rpcUrl);
+  const publicClient = createPublicClient({ transport, pollingInterval: 50 });
+  const chainId = await publicClient.getChainId();
+  const chain = {
+    id: chainId,
+    name: "hardhat",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  } as const;
+  const testClient = createTestClient({ mode: "hardhat", transport, chain });
+
+  const deployment: Deployment = await deploy({
+    network: "hardhat",
+    rpcUrl,
+    deployer: accounts.deployer,
+    roles: {
+      attestor: accounts.attestor.address,
+      oracleUpdater: accounts.oracleUpdater.address,
+      pauser: accounts.pauser.address,
+      governanceHolder: accounts.deployer.address,
+    },
+    parameters,
+    write: false,
+  });
+  const c = deployment.contracts;
+
+  function as(account: Account) {
+    const client = { public: publicClient, wallet: createWalletClient({ account, chain, transport }) };
+    return {
+      token: getContract({ address: c.StableToken.address, abi: stableTokenAbi, client }),
+      registry: getContract({ address: c.CollateralRegistry.address, abi: collateralRegistryAbi, client }),
+      minter: getContract({ address: c.StableMinter.address, abi: stableMinterAbi, client }),
+      redemptions: getContract({ address: c.Redemptions.address, abi: redemptionsAbi, client }),
+      oracle: getContract({ address: c.ZecUsdOracle.address, abi: zecUsdOracleAbi, client }),
+      governanceToken: getContract({ address: c.GovernanceToken.address, abi: governanceTokenAbi, client }),
+      governor: getContract({ address: c.StableGovernor.address, abi: stableGovernorAbi, client }),
+      timelock: getContract({ address: c.StableTimelock.address, abi: stableTimelockAbi, client }),
+      wallet: client.wallet,
+    };
+  }
+  const read = as(accounts.deployer);
+
+  async function receipt(hash: Hex) {
+    return publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+  }
+
+  /** The attestor records a deposit; returns the leaf and its index. */
+  async function deposit(note: Note, amountZat: bigint) {
+    const commitment = noteCommitment(note);
+    const r = await receipt(await as(accounts.attestor).registry.write.recordDeposit([commitment, amountZat]));
+    return { leaf: depositLeaf(amountZat, commitment), receipt: r };
+  }
+
+  /** The deposit tree rebuilt from the registry's events, as a wallet would. */
+  async function depositTree(): Promise<DepositTree> {
+    const events = await publicClient.getContractEvents({
+      address: c.CollateralRegistry.address,
+      abi: collateralRegistryAbi,
+      eventName: "DepositRecorded",
+      fromBlock: BigInt(c.CollateralRegistry.startBlock),
+    });
+    return new DepositTree(events.map((e) => e.args.leaf!));
+  }
+
+  interface ProveArgs {
+    note: Note;
+    amountZat: bigint;
+    collateralFloorZat?: bigint;
+    mintAmount: bigint;
+    recipient: Address;
+    relayer?: Address;
+    fee?: bigint;
+  }
+
+  async function prove(args: ProveArgs): Promise<{
+    proof: SolidityProof;
+    request: MintRequest;
+    raw: CollateralProof;
+    binding: Binding;
+  }> {
+    const tree = await depositTree();
+    const leaf = depositLeaf(args.amountZat, noteCommitment(args.note));
+    const binding: Binding = {
+      chainId: BigInt(chainId),
+      minter: c.StableMinter.address,
+      recipient: args.recipient,
+      relayer: args.relayer ?? zeroAddress,
+      fee: args.fee ?? 0n,
+      mintAmount: args.mintAmount,
+    };
+    const raw = await proveCollateral(
+      {
+        note: args.note,
+        amountZat: args.amountZat,
+        path: tree.path({ leaf }),
+        collateralFloorZat: args.collateralFloorZat ?? args.amountZat,
+        binding,
+      },
+      PROVING_ARTIFACTS,
+    );
+    return { proof: toSolidityProof(raw.proof), request: mintRequest(raw.publicSignals, binding), raw, binding };
+  }
+
+  /** Deposit + prove + mint, sent by the relayer. */
+  async function depositAndMint(args: Omit<ProveArgs, "note"> & { note?: Note }) {
+    const note = args.note ?? createNote();
+    await deposit(note, args.amountZat);
+    const proved = await prove({ ...args, note });
+    const r = await receipt(await as(accounts.relayer).minter.write.mint([proved.proof, proved.request]));
+    return { note, ...proved, receipt: r };
+  }
+
+  async function mineBlocks(count: number) {
+    // One block at a time: hardhat_mine with a count above 1 confuses indexers.
+    for (let i = 0; i < count; i++) await testClient.mine({ blocks: 1 });
+  }
+
+  async function increaseTime(seconds: number) {
+    await testClient.increaseTime({ seconds });
+    await testClient.mine({ blocks: 1 });
+  }
+
+  return {
+    rpcUrl,
+    chainId,
+    publicClient,
+    testClient,
+    deployment,
+    as,
+    read,
+    receipt,
+    deposit,
+    depositTree,
+    prove,
+    depositAndMint,
+    mineBlocks,
+    increaseTime,
+    snapshot: () => testClient.snapshot(),
+    revert: (id: Hex) => testClient.revert({ id }),
+  };
+}
+
+/** Asserts that `action` reverts with the custom error `errorName` (and `args` if given). */
+export async function expectRevert(action: Promise<unknown>, errorName: string, args?: readonly unknown[]) {
+  try {
+    await action;
+  } catch (error) {
+    if (!(error instanceof BaseError)) throw error;
+    const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError);
+    if (!(reverted instanceof ContractFunctionRevertedError)) throw error;
+    expect(reverted.data?.errorName, reverted.shortMessage).toBe(errorName);
+    if (args) expect(reverted.data?.args).toEqual(args);
+    return;
+  }
+  throw new Error(`expected a revert with ${errorName}, but the call succeeded`);
+}
+
+/**
+ * Snapshot after the fixture, revert before each test: every test starts from
+ * the freshly deployed system. Call from beforeEach.
+ */
+export function snapshots(system: () => System) {
+  let id: Hex | undefined;
+  return async () => {
+    if (id) await system().revert(id);
+    id = await system().snapshot();
+  };
+}
