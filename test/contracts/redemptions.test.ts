@@ -1,0 +1,146 @@
+import { parseEventLogs } from "viem";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { redemptionsAbi } from "../../sdk/js/src/generated/abis.ts";
+import { releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { signRedeem } from "../helpers/signatures.ts";
+import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/system.ts";
+
+const { alice, bob, relayer, attestor, oracleUpdater, pauser } = accounts;
+const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
+const STATUS = { None: 0, Requested: 1, Completed: 2, Failed: 3 };
+
+describe("Redemptions", () => {
+  let s: System;
+  beforeAll(async () => {
+    s = await deploySystem();
+    // Alice holds 148 ZSD against a 5 ZEC deposit (collateral total: 5 ZEC).
+    await s.depositAndMint({
+      amountZat: 5n * ZEC,
+      mintAmount: 150n * ZSD,
+      recipient: alice.address,
+      relayer: relayer.address,
+      fee: 2n * ZSD,
+    });
+  });
+  beforeEach(snapshots(() => s));
+  afterAll(releaseProver);
+
+  async function deadline(offset = 3600n) {
+    const block = await s.publicClient.getBlock();
+    return block.timestamp + offset;
+  }
+
+  async function permit(amount: bigint, withdrawAddress = SAPLING, signer = alice, owner = alice.address) {
+    const nonce = await s.read.redemptions.read.nonces([owner]);
+    const d = await deadline();
+    const sig = await signRedeem(
+      signer,
+      { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
+      { owner, amount, withdrawAddress, nonce, deadline: d },
+    );
+    return [owner, amount, withdrawAddress, d, sig.v, sig.r, sig.s] as const;
+  }
+
+  it("redeem burns the tokens and records the ZEC due at the oracle price less the fee", async () => {
+    const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, SAPLING]));
+    // $100 at $50/ZEC = 2 ZEC; 0.5% fee = 0.01 ZEC.
+    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    expect(event!.args).toEqual({
+      id: 1n,
+      owner: alice.address,
+      amount: 100n * ZSD,
+      zatDue: 199_000_000n,
+      feeZat: 1_000_000n,
+      price: 50_00000000n,
+      withdrawAddress: SAPLING,
+    });
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(48n * ZSD);
+    expect(await s.read.token.read.totalSupply()).toBe(50n * ZSD);
+    expect(await s.read.redemptions.read.pendingZatDue()).toBe(199_000_000n);
+    expect(await s.read.redemptions.read.getRedemption([1n])).toEqual({
+      owner: alice.address,
+      status: STATUS.Requested,
+      zatDue: 199_000_000n,
+      amount: 100n * ZSD,
+    });
+  });
+
+  it("redeemWithPermit lets a relayer submit the owner's signed redemption", async () => {
+    const args = await permit(40n * ZSD);
+    await s.receipt(await s.as(relayer).redemptions.write.redeemWithPermit(args));
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(108n * ZSD);
+    expect((await s.read.redemptions.read.getRedemption([1n])).owner).toBe(alice.address);
+    // The nonce is spent: the same signature cannot redeem twice.
+    await expectRevert(s.as(relayer).redemptions.write.redeemWithPermit(args), "InvalidSignature");
+  });
+
+  it("redeemWithPermit refuses a changed address or amount, another signer, and an expired deadline", async () => {
+    const args = await permit(40n * ZSD);
+    const r = s.as(relayer).redemptions.write;
+    await expectRevert(r.redeemWithPermit([args[0], args[1], "zs1attacker", args[3], args[4], args[5], args[6]]), "InvalidSignature");
+    await expectRevert(r.redeemWithPermit([args[0], 41n * ZSD, args[2], args[3], args[4], args[5], args[6]]), "InvalidSignature");
+    await expectRevert(r.redeemWithPermit(await permit(40n * ZSD, SAPLING, bob, alice.address)), "InvalidSignature");
+    const expired = await deadline(-1n);
+    await expectRevert(r.redeemWithPermit([args[0], args[1], args[2], expired, args[4], args[5], args[6]]), "ExpiredSignature");
+  });
+
+  it("completion lowers total collateral by the ZEC paid", async () => {
+    await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, SAPLING]));
+    const txid = `0x${"ab".repeat(32)}` as const;
+    const receipt = await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([1n, txid]));
+    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionCompleted" });
+    expect(event!.args).toEqual({ id: 1n, zcashTxId: txid, zatPaid: 199_000_000n });
+    expect(await s.read.registry.read.totalCollateralZat()).toBe(5n * ZEC - 199_000_000n);
+    expect(await s.read.registry.read.totalPaidOutZat()).toBe(199_000_000n);
+    expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
+    expect((await s.read.redemptions.read.getRedemption([1n])).status).toBe(STATUS.Completed);
+    await expectRevert(s.as(attestor).redemptions.write.completeRedemption([1n, txid]), "RedemptionNotPending");
+    await expectRevert(s.as(attestor).redemptions.write.failRedemption([1n, "late"]), "RedemptionNotPending");
+  });
+
+  it("failure returns the tokens to the owner and leaves collateral untouched", async () => {
+    await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, SAPLING]));
+    const receipt = await s.receipt(await s.as(attestor).redemptions.write.failRedemption([1n, "address rejected"]));
+    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionFailed" });
+    expect(event!.args).toEqual({ id: 1n, owner: alice.address, amountReturned: 100n * ZSD, reason: "address rejected" });
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(148n * ZSD);
+    expect(await s.read.token.read.totalSupply()).toBe(150n * ZSD);
+    expect(await s.read.registry.read.totalCollateralZat()).toBe(5n * ZEC);
+    expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
+    expect((await s.read.redemptions.read.getRedemption([1n])).status).toBe(STATUS.Failed);
+    await expectRevert(s.as(attestor).redemptions.write.completeRedemption([1n, `0x${"00".repeat(32)}`]), "RedemptionNotPending");
+  });
+
+  it("only the attestor completes or fails a redemption", async () => {
+    await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
+    await expectRevert(s.as(alice).redemptions.write.completeRedemption([1n, `0x${"01".repeat(32)}`]), "AccessControlUnauthorizedAccount");
+    await expectRevert(s.as(relayer).redemptions.write.failRedemption([1n, "no"]), "AccessControlUnauthorizedAccount");
+  });
+
+  it("refuses bad requests: zero, dust, empty or oversized address, more than the balance", async () => {
+    const r = s.as(alice).redemptions.write;
+    await expectRevert(r.redeem([0n, SAPLING]), "InvalidAmount");
+    // Less than one zatoshi's worth at $50/ZEC.
+    await expectRevert(r.redeem([50_00000000n * 100n - 1n, SAPLING]), "RedemptionTooSmall");
+    await expectRevert(r.redeem([ZSD, ""]), "InvalidWithdrawAddress", [0n]);
+    await expectRevert(r.redeem([ZSD, "z".repeat(513)]), "InvalidWithdrawAddress", [513n]);
+    await expectRevert(r.redeem([149n * ZSD, SAPLING]), "ERC20InsufficientBalance");
+  });
+
+  it("refuses to promise more ZEC than the collateral not already due", async () => {
+    // At $20/ZEC, 148 ZSD would be 7.4 ZEC, more than the 5 ZEC held.
+    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([20_00000000n]));
+    await expectRevert(s.as(alice).redemptions.write.redeem([148n * ZSD, SAPLING]), "InsufficientCollateral");
+    // Pending redemptions count against what is left.
+    await s.receipt(await s.as(alice).redemptions.write.redeem([90n * ZSD, SAPLING]));
+    await expectRevert(s.as(alice).redemptions.write.redeem([20n * ZSD, SAPLING]), "InsufficientCollateral");
+  });
+
+  it("refuses a stale price and a paused contract", async () => {
+    await s.receipt(await s.as(pauser).redemptions.write.pause());
+    await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, SAPLING]), "EnforcedPause");
+    await s.receipt(await s.as(pauser).redemptions.write.unpause());
+    await s.increaseTime(Number(await s.read.redemptions.read.maxPriceAge()) + 1);
+    await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, SAPLING]), "StalePrice");
+  });
+});

@@ -1,0 +1,47 @@
+import { type Address, type HDAccount, parseSignature } from "viem";
+
+export async function signRedeem(
+  account: HDAccount,
+  domain: { chainId: number; verifyingContract: Address },
+  message: { owner: Address; amount: bigint; withdrawAddress: string; nonce: bigint; deadline: bigint },
+) {
+  const signature = await account.signTypedData({
+    domain: { name: "ZSD Redemptions", version: "1", ...domain },
+    types: {
+      Redeem: [
+        { name: "owner", type: "address" },
+        { name: "amount", type: "uint256" },
+        { name: "withdrawAddress", type: "string" },
+        { name: "nonce", type: "uint256" },
+        { name: "deadline", type: "uint256" },
+      ],
+    },
+    primaryType: "Redeem",
+    message,
+  });
+  const { r, s, v } = parseSignature(signature);
+  return { r, s, v: Number(v) };
+}
+
+export async function signPermit(
+  account: HDAccount,
+  domain: { name: string; chainId: number; verifyingContract: Address },
+  message: { owner: Address; spender: Address; value: bigint; nonce: bigint; deadline: bigint },
+) {
+  const signature = await account.signTypedData({
+    domain: { version: "1", ...domain },
+    types: {
+      Permit: [
+        { name: "owner", type: "address" },
+        { name: "spender", type: "address" },
+        { name: "value", type: "uint256" },
+        { name: "nonce", type: "uint256" },
+        { name: "deadline", type: "uint256" },
+      ],
+    },
+    primaryType: "Permit",
+    message,
+  });
+  const { r, s, v } = parseSignature(signature);
+  return { r, s, v: Number(v) };
+}
