@@ -1,0 +1,111 @@
+import { type Address, type Hex, encodeFunctionData, keccak256, toHex, zeroHash } from "viem";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { collateralRegistryAbi, stableMinterAbi } from "../../sdk/js/src/generated/abis.ts";
+import { type System, accounts, deploySystem, expectRevert, snapshots } from "../helpers/system.ts";
+
+const { deployer, attestor, carol, alice, oracleUpdater, pauser } = accounts;
+const ProposalState = { Pending: 0, Active: 1, Defeated: 3, Succeeded: 4, Queued: 5, Executed: 7 };
+const role = (name: string) => keccak256(toHex(name));
+
+describe("governance", () => {
+  let s: System;
+  beforeAll(async () => {
+    s = await deploySystem();
+  });
+  beforeEach(snapshots(() => s));
+
+  it("leaves no externally owned account with an admin or parameter role", async () => {
+    const r = s.read;
+    const timelock = r.timelock.address;
+    const eoas: Address[] = [deployer.address, attestor.address, oracleUpdater.address, pauser.address];
+    for (const contract of [r.token, r.registry, r.minter, r.redemptions, r.oracle, r.timelock]) {
+      expect(await contract.read.hasRole([zeroHash, timelock])).toBe(true);
+      for (const eoa of eoas) expect(await contract.read.hasRole([zeroHash, eoa])).toBe(false);
+    }
+    // Operational roles sit with their service keys.
+    expect(await r.registry.read.hasRole([role("ATTESTOR_ROLE"), attestor.address])).toBe(true);
+    expect(await r.redemptions.read.hasRole([role("ATTESTOR_ROLE"), attestor.address])).toBe(true);
+    expect(await r.oracle.read.hasRole([role("ORACLE_UPDATER_ROLE"), oracleUpdater.address])).toBe(true);
+    expect(await r.minter.read.hasRole([role("PAUSER_ROLE"), pauser.address])).toBe(true);
+    // Only the governor proposes to the timelock.
+    expect(await r.timelock.read.hasRole([role("PROPOSER_ROLE"), r.governor.address])).toBe(true);
+    expect(await r.timelock.read.hasRole([role("PROPOSER_ROLE"), deployer.address])).toBe(false);
+  });
+
+  it("propose → vote → queue → execute changes the collateral ratio and rotates the attestor", async () => {
+    const g = s.as(deployer).governor;
+    await s.receipt(await s.as(deployer).governanceToken.write.delegate([deployer.address]));
+    await s.mineBlocks(1);
+
+    const targets = [s.read.minter.address, s.read.registry.address, s.read.registry.address];
+    const values = [0n, 0n, 0n];
+    const calldatas: Hex[] = [
+      encodeFunctionData({ abi: stableMinterAbi, functionName: "setMinCollateralRatio", args: [20_000n] }),
+      encodeFunctionData({ abi: collateralRegistryAbi, functionName: "grantRole", args: [role("ATTESTOR_ROLE"), carol.address] }),
+      encodeFunctionData({ abi: collateralRegistryAbi, functionName: "revokeRole", args: [role("ATTESTOR_ROLE"), attestor.address] }),
+    ];
+    const description = "Raise the minimum collateral ratio to 200% and rotate the attestor key";
+    const descriptionHash = keccak256(toHex(description));
+    await s.receipt(await g.write.propose([targets, values, calldatas, description]));
+    const proposalId = await g.read.hashProposal([targets, values, calldatas, descriptionHash]);
+    expect(await g.read.state([proposalId])).toBe(ProposalState.Pending);
+
+    await s.mineBlocks(Number(await g.read.votingDelay()) + 1);
+    expect(await g.read.state([proposalId])).toBe(ProposalState.Active);
+    await s.receipt(await g.write.castVote([proposalId, 1]));
+    const [against, forVotes, abstain] = await g.read.proposalVotes([proposalId]);
+    expect({ against, forVotes, abstain }).toEqual({ against: 0n, forVotes: 1_000_000n * 10n ** 18n, abstain: 0n });
+
+    await s.mineBlocks(Number(await g.read.votingPeriod()));
+    expect(await g.read.state([proposalId])).toBe(ProposalState.Succeeded);
+    await s.receipt(await g.write.queue([targets, values, calldatas, descriptionHash]));
+    expect(await g.read.state([proposalId])).toBe(ProposalState.Queued);
+    // Not before the timelock delay.
+    await expectRevert(g.write.execute([targets, values, calldatas, descriptionHash]), "TimelockUnexpectedOperationState");
+    await s.increaseTime(Number(await s.read.timelock.read.getMinDelay()) + 1);
+    await s.receipt(await s.as(alice).governor.write.execute([targets, values, calldatas, descriptionHash]));
+
+    expect(await g.read.state([proposalId])).toBe(ProposalState.Executed);
+    expect(await s.read.minter.read.minCollateralRatioBps()).toBe(20_000n);
+    expect(await s.read.registry.read.hasRole([role("ATTESTOR_ROLE"), carol.address])).toBe(true);
+    expect(await s.read.registry.read.hasRole([role("ATTESTOR_ROLE"), attestor.address])).toBe(false);
+  });
+
+  it("refuses the same changes from any other account, the deployer included", async () => {
+    for (const account of [deployer, attestor, pauser, alice]) {
+      await expectRevert(s.as(account).minter.write.setMinCollateralRatio([20_000n]), "AccessControlUnauthorizedAccount");
+      await expectRevert(
+        s.as(account).registry.write.grantRole([role("ATTESTOR_ROLE"), account.address]),
+        "AccessControlUnauthorizedAccount",
+      );
+    }
+    await expectRevert(s.as(deployer).redemptions.write.setRedemptionFee([100n]), "AccessControlUnauthorizedAccount");
+    await expectRevert(s.as(deployer).minter.write.setOracle([s.read.oracle.address]), "AccessControlUnauthorizedAccount");
+    await expectRevert(s.as(deployer).minter.write.setMaxPriceAge([60n]), "AccessControlUnauthorizedAccount");
+    await expectRevert(s.as(deployer).minter.write.setMaxRootAge([60n]), "AccessControlUnauthorizedAccount");
+    await expectRevert(
+      s.as(deployer).timelock.write.schedule([s.read.minter.address, 0n, "0x", zeroHash, zeroHash, 60n]),
+      "AccessControlUnauthorizedAccount",
+    );
+  });
+
+  it("bounds parameters even for the timelock", async () => {
+    const timelock = s.read.timelock.address;
+    await s.testClient.impersonateAccount({ address: timelock });
+    await s.testClient.setBalance({ address: timelock, value: 10n ** 18n });
+    const write = (functionName: "setMinCollateralRatio" | "setMaxRootAge" | "setMaxPriceAge", value: bigint) =>
+      s.as(deployer).wallet.writeContract({
+        account: timelock,
+        address: s.read.minter.address,
+        abi: stableMinterAbi,
+        functionName,
+        args: [value],
+      });
+    await expectRevert(write("setMinCollateralRatio", 9_999n), "InvalidParameter");
+    await expectRevert(write("setMaxRootAge", 0n), "InvalidParameter");
+    await expectRevert(write("setMaxPriceAge", 30n), "InvalidParameter");
+    await s.receipt(await write("setMinCollateralRatio", 12_000n));
+    expect(await s.read.minter.read.minCollateralRatioBps()).toBe(12_000n);
+    await s.testClient.stopImpersonatingAccount({ address: timelock });
+  });
+});
