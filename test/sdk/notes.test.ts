@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import {
+  DepositTree,
+  MAX_ZAT,
+  createNote,
+  decodeNote,
+  depositLeaf,
+  encodeNote,
+  encodeMintCall,
+  noteCommitment,
+  nullifierHash,
+} from "../../sdk/js/src/notes/index.ts";
+import { decodeFunctionData } from "viem";
+import { stableMinterAbi } from "../../sdk/js/src/generated/abis.ts";
+
+describe("notes library", () => {
+  it("round-trips a note through its string form and rejects anything else", () => {
+    const note = createNote();
+    expect(decodeNote(encodeNote(note))).toEqual(note);
+    expect(() => decodeNote("zsdnote1xyz")).toThrow(/not a zsd note/);
+    expect(() => decodeNote(`zsdnote1${"0".repeat(128)}`)).toThrow(/secret must be/);
+  });
+
+  it("makes fresh secrets and distinct commitments, leaves and nullifiers", () => {
+    const [a, b] = [createNote(), createNote()];
+    expect(a.secret).not.toBe(b.secret);
+    const leafA = depositLeaf(5n, noteCommitment(a));
+    expect(leafA).not.toBe(depositLeaf(6n, noteCommitment(a)));
+    expect(nullifierHash(a, leafA)).not.toBe(nullifierHash(b, leafA));
+  });
+
+  it("refuses amounts the circuit cannot range-check", () => {
+    const commitment = noteCommitment(createNote());
+    expect(() => depositLeaf(MAX_ZAT + 1n, commitment)).toThrow(/2\^64/);
+    expect(() => depositLeaf(-1n, commitment)).toThrow(/2\^64/);
+  });
+
+  it("builds paths padded to the circuit depth and refuses unknown leaves", () => {
+    const tree = new DepositTree([1n, 2n, 3n]);
+    const path = tree.path({ index: 2 });
+    expect(path.siblings).toHaveLength(20);
+    expect(path.pathLength).toBe(1);
+    expect(() => tree.path({ leaf: 99n })).toThrow(/not in the deposit tree/);
+  });
+
+  it("encodes the mint call the minter decodes", () => {
+    const proof = { a: [1n, 2n], b: [[3n, 4n], [5n, 6n]], c: [7n, 8n] } as const;
+    const request = {
+      root: 9n,
+      nullifierHash: 10n,
+      collateralFloorZat: 11n,
+      mintAmount: 12n,
+      recipient: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+      relayer: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+      fee: 1n,
+    } as const;
+    const decoded = decodeFunctionData({ abi: stableMinterAbi, data: encodeMintCall(proof, request) });
+    expect(decoded.functionName).toBe("mint");
+    expect(decoded.args).toEqual([proof, request]);
+  });
+});
