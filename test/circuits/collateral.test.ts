@@ -25,7 +25,7 @@ import {
   releaseProver,
   verifyCollateralProof,
 } from "../../sdk/js/src/notes/index.ts";
-import { PROVING_ARTIFACTS, VERIFICATION_KEY } from "../helpers/system.ts";
+import { PROVING_ARTIFACTS, VERIFICATION_KEY } from "../helpers/fixtures.ts";
 
 const binding = {
   chainId: 31337n,

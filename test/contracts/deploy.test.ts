@@ -4,7 +4,7 @@ import { createPublicClient, http } from "viem";
 import { describe, expect, inject, it } from "vitest";
 import { type Deployment, deploy } from "../../scripts/deploy.ts";
 import { DEPLOYMENTS_DIR } from "../../scripts/lib/paths.ts";
-import { accounts } from "../helpers/system.ts";
+import { accounts } from "../helpers/fixtures.ts";
 
 describe("deploy", () => {
   it("writes deployments/<network>.json with chain id, addresses and start blocks", async () => {

@@ -1,7 +1,7 @@
 import { type Address, type Hex, encodeFunctionData, keccak256, toHex, zeroHash } from "viem";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { collateralRegistryAbi, stableMinterAbi } from "../../sdk/js/src/generated/abis.ts";
-import { type System, accounts, deploySystem, expectRevert, snapshots } from "../helpers/system.ts";
+import { type System, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
 const { deployer, attestor, carol, alice, oracleUpdater, pauser } = accounts;
 const ProposalState = { Pending: 0, Active: 1, Defeated: 3, Succeeded: 4, Queued: 5, Executed: 7 };

@@ -1,5 +1,5 @@
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type System, accounts, deploySystem, expectRevert, snapshots } from "../helpers/system.ts";
+import { type System, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
 describe("ZecUsdOracle", () => {
   let s: System;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { redemptionsAbi } from "../../sdk/js/src/generated/abis.ts";
 import { releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { signRedeem } from "../helpers/signatures.ts";
-import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/system.ts";
+import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
 const { alice, bob, relayer, attestor, oracleUpdater, pauser } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";

@@ -8,7 +8,7 @@ import {
   depositLeaf,
   noteCommitment,
 } from "../../sdk/js/src/notes/index.ts";
-import { type System, ZEC, accounts, deploySystem, expectRevert, snapshots } from "../helpers/system.ts";
+import { type System, ZEC, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
 const CURRENT = 2n ** 256n - 1n;
 

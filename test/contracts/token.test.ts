@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { signPermit } from "../helpers/signatures.ts";
-import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/system.ts";
+import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
 const { alice, bob, carol, relayer } = accounts;
 

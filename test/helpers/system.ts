@@ -6,17 +6,13 @@ import {
   type Account,
   type Address,
   type Hex,
-  BaseError,
-  ContractFunctionRevertedError,
   createPublicClient,
   createTestClient,
   createWalletClient,
-  decodeErrorResult,
   getContract,
   http,
   zeroAddress,
 } from "viem";
-import { expect, inject } from "vitest";
 import { type DeployParameters, type Deployment, deploy } from "../../scripts/deploy.ts";
 import { hardhatAccount } from "../../scripts/lib/accounts.ts";
 import { CIRCUIT } from "../../scripts/lib/paths.ts";
@@ -45,7 +41,7 @@ import {
   toSolidityProof,
 } from "../../sdk/js/src/notes/index.ts";
 
-const ALL_ERRORS = [
+export const ALL_ERRORS = [
   collateralRegistryAbi,
   governanceTokenAbi,
   redemptionsAbi,
@@ -76,10 +72,10 @@ export const accounts = {
   carol: hardhatAccount(7),
 };
 
-export type System = Awaited<ReturnType<typeof deploySystem>>;
+export type System = Awaited<ReturnType<typeof createSystem>>;
 
-export async function deploySystem(parameters: Partial<DeployParameters> = {}) {
-  const rpcUrl = inject("rpcUrl");
+/** Deploys the whole system on the node at `rpcUrl` and wraps it for tests and benchmarks. */
+export async function createSystem(rpcUrl: string, parameters: Partial<DeployParameters> = {}) {
   // No retries: Hardhat answers a revert with -32603, which viem would retry
   // three times with backoff (about a second per expected revert).
   const transport = http(rpcUrl, { retryCount: 0 });
@@ -224,32 +220,3 @@ export async function deploySystem(parameters: Partial<DeployParameters> = {}) {
   };
 }
 
-/** Asserts that `action` reverts with the custom error `errorName` (and `args` if given). */
-export async function expectRevert(action: Promise<unknown>, errorName: string, args?: readonly unknown[]) {
-  try {
-    await action;
-  } catch (error) {
-    if (!(error instanceof BaseError)) throw error;
-    const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError);
-    if (!(reverted instanceof ContractFunctionRevertedError)) throw error;
-    // An error raised by another contract down the call (the token, say) is
-    // decoded with the errors of every contract of the system.
-    const decoded = reverted.data ?? (reverted.raw ? decodeErrorResult({ abi: ALL_ERRORS, data: reverted.raw }) : undefined);
-    expect(decoded?.errorName, reverted.shortMessage).toBe(errorName);
-    if (args) expect(decoded?.args).toEqual(args);
-    return;
-  }
-  throw new Error(`expected a revert with ${errorName}, but the call succeeded`);
-}
-
-/**
- * Snapshot after the fixture, revert before each test: every test starts from
- * the freshly deployed system. Call from beforeEach.
- */
-export function snapshots(system: () => System) {
-  let id: Hex | undefined;
-  return async () => {
-    if (id) await system().revert(id);
-    id = await system().snapshot();
-  };
-}

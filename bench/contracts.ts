@@ -1,0 +1,132 @@
+// Gas of the main transactions, circuit size and prover speed.
+// Writes bench/results/contracts.json and prints a table. `npm run bench:contracts`.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Hex } from "viem";
+import { readManifest } from "../scripts/lib/circuit.ts";
+import { startHardhatNode } from "../scripts/lib/hardhat-node.ts";
+import { ROOT } from "../scripts/lib/paths.ts";
+import {
+  createNote,
+  depositLeaf,
+  noteCommitment,
+  proveCollateral,
+  releaseProver,
+  verifyCollateralProof,
+} from "../sdk/js/src/notes/index.ts";
+import { signRedeem } from "../test/helpers/signatures.ts";
+import { PROVING_ARTIFACTS, VERIFICATION_KEY, ZEC, ZSD, accounts, createSystem } from "../test/helpers/system.ts";
+import { summarize } from "./stats.ts";
+
+const TARGETS = { mintGas: 290_000, proofMedianMs: 1_000, verifyMedianMs: 50 };
+const PROOF_RUNS = 9;
+const TREE_LEAVES = 1_024;
+
+const node = await startHardhatNode();
+try {
+  const s = await createSystem(node.rpcUrl);
+  const { alice, bob, carol, relayer, attestor, deployer } = accounts;
+  const gas = async (hash: Hex) => Number((await s.receipt(hash)).gasUsed);
+
+  // Record-deposit at an empty tree, then at >= 1,000 leaves.
+  const depositEmpty = Number((await s.deposit(createNote(), ZEC)).receipt.gasUsed);
+  const registry = s.as(attestor).registry;
+  let last: Hex | undefined;
+  for (let i = 1; i < TREE_LEAVES; i++) {
+    last = await registry.write.recordDeposit([noteCommitment(createNote()), 1_000n + BigInt(i)]);
+  }
+  await s.receipt(last!);
+  const depositFull: number[] = [];
+  for (let i = 0; i < 8; i++) depositFull.push(Number((await s.deposit(createNote(), ZEC)).receipt.gasUsed));
+
+  // Mints against the 1,032-leaf tree: a first one (recipient and relayer
+  // new to the token), then a typical one (the relayer already holds fees).
+  const mintFirst = await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 300n * ZSD, recipient: alice.address, relayer: relayer.address, fee: ZSD });
+  const mintTypical = await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 300n * ZSD, recipient: bob.address, relayer: relayer.address, fee: ZSD });
+  const mintNoFee = await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 300n * ZSD, recipient: carol.address });
+
+  const redeemGas = await gas(await s.as(alice).redemptions.write.redeem([100n * ZSD, "ztestsapling1bench"]));
+  const nonce = await s.read.redemptions.read.nonces([bob.address]);
+  const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
+  const sig = await signRedeem(bob, { chainId: s.chainId, verifyingContract: s.read.redemptions.address }, {
+    owner: bob.address, amount: 100n * ZSD, withdrawAddress: "ztestsapling1bench", nonce, deadline,
+  });
+  const redeemPermitGas = await gas(
+    await s.as(relayer).redemptions.write.redeemWithPermit([bob.address, 100n * ZSD, "ztestsapling1bench", deadline, sig.v, sig.r, sig.s]),
+  );
+  const completeGas = await gas(await s.as(attestor).redemptions.write.completeRedemption([1n, `0x${"ab".repeat(32)}`]));
+  const failGas = await gas(await s.as(attestor).redemptions.write.failRedemption([2n, "bench"]));
+
+  await s.receipt(await s.as(deployer).governanceToken.write.delegate([deployer.address]));
+  await s.mineBlocks(1);
+  const g = s.as(deployer).governor;
+  await s.receipt(await g.write.propose([[s.read.minter.address], [0n], ["0x"], "bench"]));
+  const proposalId = (await s.publicClient.getContractEvents({ address: g.address, abi: g.abi, eventName: "ProposalCreated" }))[0]!.args.proposalId!;
+  await s.mineBlocks(2);
+  const castVoteGas = await gas(await g.write.castVote([proposalId, 1]));
+
+  // Prover: warm-up once (curve set-up), then PROOF_RUNS timed proofs.
+  const note = createNote();
+  const amountZat = 3n * ZEC;
+  await s.deposit(note, amountZat);
+  const tree = await s.depositTree();
+  const path = tree.path({ leaf: depositLeaf(amountZat, noteCommitment(note)) });
+  const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, recipient: alice.address, relayer: relayer.address, fee: 1n, mintAmount: 10n * ZSD };
+  const input = { note, amountZat, path, collateralFloorZat: amountZat, binding };
+  await proveCollateral(input, PROVING_ARTIFACTS);
+  const proveMs: number[] = [];
+  const verifyMs: number[] = [];
+  for (let i = 0; i < PROOF_RUNS; i++) {
+    const t0 = performance.now();
+    const { proof, publicSignals } = await proveCollateral(input, PROVING_ARTIFACTS);
+    const t1 = performance.now();
+    if (!(await verifyCollateralProof(VERIFICATION_KEY, proof, publicSignals))) throw new Error("proof did not verify");
+    proveMs.push(t1 - t0);
+    verifyMs.push(performance.now() - t1);
+  }
+
+  const median = (v: number[]) => summarize(v).median;
+  const results = {
+    measuredAt: new Date().toISOString(),
+    machine: "2 cores; timings are noisy, medians reported",
+    gas: {
+      recordDepositEmptyTree: depositEmpty,
+      recordDepositAt1024Leaves: { median: median(depositFull), min: Math.min(...depositFull), max: Math.max(...depositFull) },
+      mintFirstRecipientAndRelayer: Number(mintFirst.receipt.gasUsed),
+      mintTypical: Number(mintTypical.receipt.gasUsed),
+      mintWithoutFee: Number(mintNoFee.receipt.gasUsed),
+      redeem: redeemGas,
+      redeemWithPermit: redeemPermitGas,
+      completeRedemption: completeGas,
+      failRedemption: failGas,
+      castVote: castVoteGas,
+    },
+    circuit: { constraints: readManifest().constraints, publicSignals: readManifest().publicSignals.length },
+    proveMs: summarize(proveMs),
+    verifyMs: summarize(verifyMs),
+    targets: TARGETS,
+  };
+  mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
+  writeFileSync(join(ROOT, "bench", "results", "contracts.json"), JSON.stringify(results, null, 2) + "\n");
+
+  const rows: [string, string, string][] = [
+    ["record deposit, empty tree (gas)", String(depositEmpty), ""],
+    [`record deposit, ${TREE_LEAVES}+ leaves (gas, median)`, String(results.gas.recordDepositAt1024Leaves.median), ""],
+    ["mint, first for recipient and relayer (gas)", String(results.gas.mintFirstRecipientAndRelayer), `<= ${TARGETS.mintGas}`],
+    ["mint, relayer already holds ZSD (gas)", String(results.gas.mintTypical), `<= ${TARGETS.mintGas}`],
+    ["mint without relayer fee (gas)", String(results.gas.mintWithoutFee), `<= ${TARGETS.mintGas}`],
+    ["redeem (gas)", String(redeemGas), ""],
+    ["redeem with permit (gas)", String(redeemPermitGas), ""],
+    ["complete redemption (gas)", String(completeGas), ""],
+    ["fail redemption (gas)", String(failGas), ""],
+    ["cast vote (gas)", String(castVoteGas), ""],
+    ["circuit constraints", String(results.circuit.constraints), "<= 8192 (2^13 ptau)"],
+    [`proof generation, ${PROOF_RUNS} warm (ms)`, `median ${results.proveMs.median}, min ${results.proveMs.min}, max ${results.proveMs.max}`, `<= ${TARGETS.proofMedianMs}`],
+    ["off-chain verification (ms)", `median ${results.verifyMs.median}, min ${results.verifyMs.min}, max ${results.verifyMs.max}`, `<= ${TARGETS.verifyMedianMs}`],
+  ];
+  console.log("\n" + rows.map(([a, b, c]) => `${a.padEnd(46)} ${b.padEnd(36)} ${c}`).join("\n"));
+  console.log("\nwrote bench/results/contracts.json");
+} finally {
+  await releaseProver();
+  await node.stop();
+}
