@@ -41,27 +41,61 @@ try {
 
   // Mints against the 1,032-leaf tree: a first one (recipient and relayer
   // new to the token), then a typical one (the relayer already holds fees).
-  const mintFirst = await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 300n * ZSD, recipient: alice.address, relayer: relayer.address, fee: ZSD });
-  const mintTypical = await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 300n * ZSD, recipient: bob.address, relayer: relayer.address, fee: ZSD });
+  const mintFirst = await s.depositAndMint({
+    amountZat: 10n * ZEC,
+    mintAmount: 300n * ZSD,
+    recipient: alice.address,
+    relayer: relayer.address,
+    fee: ZSD,
+  });
+  const mintTypical = await s.depositAndMint({
+    amountZat: 10n * ZEC,
+    mintAmount: 300n * ZSD,
+    recipient: bob.address,
+    relayer: relayer.address,
+    fee: ZSD,
+  });
   const mintNoFee = await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 300n * ZSD, recipient: carol.address });
 
   const redeemGas = await gas(await s.as(alice).redemptions.write.redeem([100n * ZSD, "ztestsapling1bench"]));
   const nonce = await s.read.redemptions.read.nonces([bob.address]);
   const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
-  const sig = await signRedeem(bob, { chainId: s.chainId, verifyingContract: s.read.redemptions.address }, {
-    owner: bob.address, amount: 100n * ZSD, withdrawAddress: "ztestsapling1bench", nonce, deadline,
-  });
-  const redeemPermitGas = await gas(
-    await s.as(relayer).redemptions.write.redeemWithPermit([bob.address, 100n * ZSD, "ztestsapling1bench", deadline, sig.v, sig.r, sig.s]),
+  const sig = await signRedeem(
+    bob,
+    { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
+    {
+      owner: bob.address,
+      amount: 100n * ZSD,
+      withdrawAddress: "ztestsapling1bench",
+      nonce,
+      deadline,
+    },
   );
-  const completeGas = await gas(await s.as(attestor).redemptions.write.completeRedemption([1n, `0x${"ab".repeat(32)}`]));
+  const redeemPermitGas = await gas(
+    await s
+      .as(relayer)
+      .redemptions.write.redeemWithPermit([
+        bob.address,
+        100n * ZSD,
+        "ztestsapling1bench",
+        deadline,
+        sig.v,
+        sig.r,
+        sig.s,
+      ]),
+  );
+  const completeGas = await gas(
+    await s.as(attestor).redemptions.write.completeRedemption([1n, `0x${"ab".repeat(32)}`]),
+  );
   const failGas = await gas(await s.as(attestor).redemptions.write.failRedemption([2n, "bench"]));
 
   await s.receipt(await s.as(deployer).governanceToken.write.delegate([deployer.address]));
   await s.mineBlocks(1);
   const g = s.as(deployer).governor;
   await s.receipt(await g.write.propose([[s.read.minter.address], [0n], ["0x"], "bench"]));
-  const proposalId = (await s.publicClient.getContractEvents({ address: g.address, abi: g.abi, eventName: "ProposalCreated" }))[0]!.args.proposalId!;
+  const proposalId = (
+    await s.publicClient.getContractEvents({ address: g.address, abi: g.abi, eventName: "ProposalCreated" })
+  )[0]!.args.proposalId!;
   await s.mineBlocks(2);
   const castVoteGas = await gas(await g.write.castVote([proposalId, 1]));
 
@@ -71,7 +105,14 @@ try {
   await s.deposit(note, amountZat);
   const tree = await s.depositTree();
   const path = tree.path({ leaf: depositLeaf(amountZat, noteCommitment(note)) });
-  const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, recipient: alice.address, relayer: relayer.address, fee: 1n, mintAmount: 10n * ZSD };
+  const binding = {
+    chainId: BigInt(s.chainId),
+    minter: s.read.minter.address,
+    recipient: alice.address,
+    relayer: relayer.address,
+    fee: 1n,
+    mintAmount: 10n * ZSD,
+  };
   const input = { note, amountZat, path, collateralFloorZat: amountZat, binding };
   await proveCollateral(input, PROVING_ARTIFACTS);
   const proveMs: number[] = [];
@@ -91,7 +132,11 @@ try {
     machine: "2 cores; timings are noisy, medians reported",
     gas: {
       recordDepositEmptyTree: depositEmpty,
-      recordDepositAt1024Leaves: { median: median(depositFull), min: Math.min(...depositFull), max: Math.max(...depositFull) },
+      recordDepositAt1024Leaves: {
+        median: median(depositFull),
+        min: Math.min(...depositFull),
+        max: Math.max(...depositFull),
+      },
       mintFirstRecipientAndRelayer: Number(mintFirst.receipt.gasUsed),
       mintTypical: Number(mintTypical.receipt.gasUsed),
       mintWithoutFee: Number(mintNoFee.receipt.gasUsed),
@@ -112,7 +157,11 @@ try {
   const rows: [string, string, string][] = [
     ["record deposit, empty tree (gas)", String(depositEmpty), ""],
     [`record deposit, ${TREE_LEAVES}+ leaves (gas, median)`, String(results.gas.recordDepositAt1024Leaves.median), ""],
-    ["mint, first for recipient and relayer (gas)", String(results.gas.mintFirstRecipientAndRelayer), `<= ${TARGETS.mintGas}`],
+    [
+      "mint, first for recipient and relayer (gas)",
+      String(results.gas.mintFirstRecipientAndRelayer),
+      `<= ${TARGETS.mintGas}`,
+    ],
     ["mint, relayer already holds ZSD (gas)", String(results.gas.mintTypical), `<= ${TARGETS.mintGas}`],
     ["mint without relayer fee (gas)", String(results.gas.mintWithoutFee), `<= ${TARGETS.mintGas}`],
     ["redeem (gas)", String(redeemGas), ""],
@@ -121,8 +170,16 @@ try {
     ["fail redemption (gas)", String(failGas), ""],
     ["cast vote (gas)", String(castVoteGas), ""],
     ["circuit constraints", String(results.circuit.constraints), "<= 8192 (2^13 ptau)"],
-    [`proof generation, ${PROOF_RUNS} warm (ms)`, `median ${results.proveMs.median}, min ${results.proveMs.min}, max ${results.proveMs.max}`, `<= ${TARGETS.proofMedianMs}`],
-    ["off-chain verification (ms)", `median ${results.verifyMs.median}, min ${results.verifyMs.min}, max ${results.verifyMs.max}`, `<= ${TARGETS.verifyMedianMs}`],
+    [
+      `proof generation, ${PROOF_RUNS} warm (ms)`,
+      `median ${results.proveMs.median}, min ${results.proveMs.min}, max ${results.proveMs.max}`,
+      `<= ${TARGETS.proofMedianMs}`,
+    ],
+    [
+      "off-chain verification (ms)",
+      `median ${results.verifyMs.median}, min ${results.verifyMs.min}, max ${results.verifyMs.max}`,
+      `<= ${TARGETS.verifyMedianMs}`,
+    ],
   ];
   console.log("\n" + rows.map(([a, b, c]) => `${a.padEnd(46)} ${b.padEnd(36)} ${c}`).join("\n"));
   console.log("\nwrote bench/results/contracts.json");

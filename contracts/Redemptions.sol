@@ -17,8 +17,9 @@ import {PriceConsumer} from "./PriceConsumer.sol";
 contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, ReentrancyGuard {
     bytes32 public constant ATTESTOR_ROLE = keccak256("ATTESTOR_ROLE");
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
-    bytes32 public constant REDEEM_TYPEHASH =
-        keccak256("Redeem(address owner,uint256 amount,string withdrawAddress,uint256 nonce,uint256 deadline)");
+    bytes32 public constant REDEEM_TYPEHASH = keccak256(
+        "Redeem(address owner,uint256 amount,string withdrawAddress,uint256 nonce,uint256 deadline)"
+    );
 
     uint256 private constant BPS = 10_000;
     uint256 private constant USD18_PER_ZAT_PRICE = 100;
@@ -70,14 +71,7 @@ contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, R
     ) external returns (uint256) {
         if (block.timestamp > deadline) revert ExpiredSignature(deadline);
         bytes32 structHash = keccak256(
-            abi.encode(
-                REDEEM_TYPEHASH,
-                owner,
-                amount,
-                keccak256(bytes(withdrawAddress)),
-                _useNonce(owner),
-                deadline
-            )
+            abi.encode(REDEEM_TYPEHASH, owner, amount, keccak256(bytes(withdrawAddress)), _useNonce(owner), deadline)
         );
         bytes32 digest = _hashTypedDataV4(structHash);
         // SignatureChecker also accepts ERC-1271 smart-contract wallets.
@@ -157,12 +151,7 @@ contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, R
 
         id = ++redemptionCount;
         pendingZatDue = pending + zatDue;
-        _redemptions[id] = Redemption({
-            owner: owner,
-            status: Status.Requested,
-            zatDue: uint64(zatDue),
-            amount: amount
-        });
+        _redemptions[id] = Redemption({owner: owner, status: Status.Requested, zatDue: uint64(zatDue), amount: amount});
         token.burnForRedemption(owner, amount);
         emit RedemptionRequested(id, owner, amount, zatDue, feeZat, price, withdrawAddress);
     }

@@ -228,7 +228,8 @@ async function main() {
   const { deployer, roles } = resolveAccounts(process.env, chainId === 31337);
   const deployment = await deploy({ network, rpcUrl, deployer, roles });
   console.log(`deployed to ${network} (chain ${chainId}): deployments/${network}.json`);
-  for (const [name, record] of Object.entries(deployment.contracts)) console.log(`  ${name.padEnd(20)} ${record.address}`);
+  for (const [name, record] of Object.entries(deployment.contracts))
+    console.log(`  ${name.padEnd(20)} ${record.address}`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

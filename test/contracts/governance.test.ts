@@ -41,8 +41,16 @@ describe("governance", () => {
     const values = [0n, 0n, 0n];
     const calldatas: Hex[] = [
       encodeFunctionData({ abi: stableMinterAbi, functionName: "setMinCollateralRatio", args: [20_000n] }),
-      encodeFunctionData({ abi: collateralRegistryAbi, functionName: "grantRole", args: [role("ATTESTOR_ROLE"), carol.address] }),
-      encodeFunctionData({ abi: collateralRegistryAbi, functionName: "revokeRole", args: [role("ATTESTOR_ROLE"), attestor.address] }),
+      encodeFunctionData({
+        abi: collateralRegistryAbi,
+        functionName: "grantRole",
+        args: [role("ATTESTOR_ROLE"), carol.address],
+      }),
+      encodeFunctionData({
+        abi: collateralRegistryAbi,
+        functionName: "revokeRole",
+        args: [role("ATTESTOR_ROLE"), attestor.address],
+      }),
     ];
     const description = "Raise the minimum collateral ratio to 200% and rotate the attestor key";
     const descriptionHash = keccak256(toHex(description));
@@ -61,7 +69,10 @@ describe("governance", () => {
     await s.receipt(await g.write.queue([targets, values, calldatas, descriptionHash]));
     expect(await g.read.state([proposalId])).toBe(ProposalState.Queued);
     // Not before the timelock delay.
-    await expectRevert(g.write.execute([targets, values, calldatas, descriptionHash]), "TimelockUnexpectedOperationState");
+    await expectRevert(
+      g.write.execute([targets, values, calldatas, descriptionHash]),
+      "TimelockUnexpectedOperationState",
+    );
     await s.increaseTime(Number(await s.read.timelock.read.getMinDelay()) + 1);
     await s.receipt(await s.as(alice).governor.write.execute([targets, values, calldatas, descriptionHash]));
 
@@ -73,14 +84,20 @@ describe("governance", () => {
 
   it("refuses the same changes from any other account, the deployer included", async () => {
     for (const account of [deployer, attestor, pauser, alice]) {
-      await expectRevert(s.as(account).minter.write.setMinCollateralRatio([20_000n]), "AccessControlUnauthorizedAccount");
+      await expectRevert(
+        s.as(account).minter.write.setMinCollateralRatio([20_000n]),
+        "AccessControlUnauthorizedAccount",
+      );
       await expectRevert(
         s.as(account).registry.write.grantRole([role("ATTESTOR_ROLE"), account.address]),
         "AccessControlUnauthorizedAccount",
       );
     }
     await expectRevert(s.as(deployer).redemptions.write.setRedemptionFee([100n]), "AccessControlUnauthorizedAccount");
-    await expectRevert(s.as(deployer).minter.write.setOracle([s.read.oracle.address]), "AccessControlUnauthorizedAccount");
+    await expectRevert(
+      s.as(deployer).minter.write.setOracle([s.read.oracle.address]),
+      "AccessControlUnauthorizedAccount",
+    );
     await expectRevert(s.as(deployer).minter.write.setMaxPriceAge([60n]), "AccessControlUnauthorizedAccount");
     await expectRevert(s.as(deployer).minter.write.setMaxRootAge([60n]), "AccessControlUnauthorizedAccount");
     await expectRevert(

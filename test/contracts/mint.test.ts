@@ -128,7 +128,12 @@ describe("StableMinter", () => {
       const note = createNote();
       await s.deposit(note, 4n * ZEC);
       await other.deposit(note, 4n * ZEC);
-      const forOther = await other.prove({ note, amountZat: 4n * ZEC, mintAmount: 10n * ZSD, recipient: alice.address });
+      const forOther = await other.prove({
+        note,
+        amountZat: 4n * ZEC,
+        mintAmount: 10n * ZSD,
+        recipient: alice.address,
+      });
       const here = await s.prove({ note, amountZat: 4n * ZEC, mintAmount: 10n * ZSD, recipient: alice.address });
       await expectRevert(s.as(alice).minter.write.mint([forOther.proof, here.request]), "InvalidProof");
     });
@@ -185,9 +190,21 @@ describe("StableMinter", () => {
     const { binding, raw } = await (async () => {
       const note = createNote();
       await s.deposit(note, ZEC);
-      return s.prove({ note, amountZat: ZEC, mintAmount: 5n * ZSD, recipient: alice.address, relayer: relayer.address, fee: 1n });
+      return s.prove({
+        note,
+        amountZat: ZEC,
+        mintAmount: 5n * ZSD,
+        recipient: alice.address,
+        relayer: relayer.address,
+        fee: 1n,
+      });
     })();
-    const onChain = await s.read.minter.read.bindingHash([binding.recipient, binding.relayer, binding.fee, binding.mintAmount]);
+    const onChain = await s.read.minter.read.bindingHash([
+      binding.recipient,
+      binding.relayer,
+      binding.fee,
+      binding.mintAmount,
+    ]);
     expect(onChain).toBe(raw.publicSignals.bindingHash);
   });
 });

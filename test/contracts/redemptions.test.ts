@@ -77,11 +77,20 @@ describe("Redemptions", () => {
   it("redeemWithPermit refuses a changed address or amount, another signer, and an expired deadline", async () => {
     const args = await permit(40n * ZSD);
     const r = s.as(relayer).redemptions.write;
-    await expectRevert(r.redeemWithPermit([args[0], args[1], "zs1attacker", args[3], args[4], args[5], args[6]]), "InvalidSignature");
-    await expectRevert(r.redeemWithPermit([args[0], 41n * ZSD, args[2], args[3], args[4], args[5], args[6]]), "InvalidSignature");
+    await expectRevert(
+      r.redeemWithPermit([args[0], args[1], "zs1attacker", args[3], args[4], args[5], args[6]]),
+      "InvalidSignature",
+    );
+    await expectRevert(
+      r.redeemWithPermit([args[0], 41n * ZSD, args[2], args[3], args[4], args[5], args[6]]),
+      "InvalidSignature",
+    );
     await expectRevert(r.redeemWithPermit(await permit(40n * ZSD, SAPLING, bob, alice.address)), "InvalidSignature");
     const expired = await deadline(-1n);
-    await expectRevert(r.redeemWithPermit([args[0], args[1], args[2], expired, args[4], args[5], args[6]]), "ExpiredSignature");
+    await expectRevert(
+      r.redeemWithPermit([args[0], args[1], args[2], expired, args[4], args[5], args[6]]),
+      "ExpiredSignature",
+    );
   });
 
   it("completion lowers total collateral by the ZEC paid", async () => {
@@ -102,18 +111,29 @@ describe("Redemptions", () => {
     await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, SAPLING]));
     const receipt = await s.receipt(await s.as(attestor).redemptions.write.failRedemption([1n, "address rejected"]));
     const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionFailed" });
-    expect(event!.args).toEqual({ id: 1n, owner: alice.address, amountReturned: 100n * ZSD, reason: "address rejected" });
+    expect(event!.args).toEqual({
+      id: 1n,
+      owner: alice.address,
+      amountReturned: 100n * ZSD,
+      reason: "address rejected",
+    });
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(148n * ZSD);
     expect(await s.read.token.read.totalSupply()).toBe(150n * ZSD);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(5n * ZEC);
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
     expect((await s.read.redemptions.read.getRedemption([1n])).status).toBe(STATUS.Failed);
-    await expectRevert(s.as(attestor).redemptions.write.completeRedemption([1n, `0x${"00".repeat(32)}`]), "RedemptionNotPending");
+    await expectRevert(
+      s.as(attestor).redemptions.write.completeRedemption([1n, `0x${"00".repeat(32)}`]),
+      "RedemptionNotPending",
+    );
   });
 
   it("only the attestor completes or fails a redemption", async () => {
     await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
-    await expectRevert(s.as(alice).redemptions.write.completeRedemption([1n, `0x${"01".repeat(32)}`]), "AccessControlUnauthorizedAccount");
+    await expectRevert(
+      s.as(alice).redemptions.write.completeRedemption([1n, `0x${"01".repeat(32)}`]),
+      "AccessControlUnauthorizedAccount",
+    );
     await expectRevert(s.as(relayer).redemptions.write.failRedemption([1n, "no"]), "AccessControlUnauthorizedAccount");
   });
 

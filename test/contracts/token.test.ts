@@ -71,11 +71,17 @@ describe("StableToken (ERC-20, EIP-2612)", () => {
     await expectRevert(s.as(relayer).token.write.permit(await permitArgs(1n, 0n - 1n)), "ERC2612ExpiredSignature");
     await expectRevert(s.as(relayer).token.write.permit(await permitArgs(1n, 3600n, carol)), "ERC2612InvalidSigner");
     const args = await permitArgs(1n);
-    await expectRevert(s.as(relayer).token.write.permit([args[0], args[1], 2n, args[3], args[4], args[5], args[6]]), "ERC2612InvalidSigner");
+    await expectRevert(
+      s.as(relayer).token.write.permit([args[0], args[1], 2n, args[3], args[4], args[5], args[6]]),
+      "ERC2612InvalidSigner",
+    );
   });
 
   it("mints only through the minter role and burns for redemptions only through the redeemer role", async () => {
     await expectRevert(s.as(alice).token.write.mint([alice.address, 1n]), "AccessControlUnauthorizedAccount");
-    await expectRevert(s.as(alice).token.write.burnForRedemption([bob.address, 1n]), "AccessControlUnauthorizedAccount");
+    await expectRevert(
+      s.as(alice).token.write.burnForRedemption([bob.address, 1n]),
+      "AccessControlUnauthorizedAccount",
+    );
   });
 });

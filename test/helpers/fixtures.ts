@@ -21,7 +21,8 @@ export async function expectRevert(action: Promise<unknown>, errorName: string, 
     if (!(reverted instanceof ContractFunctionRevertedError)) throw error;
     // An error raised by another contract down the call (the token, say) is
     // decoded with the errors of every contract of the system.
-    const decoded = reverted.data ?? (reverted.raw ? decodeErrorResult({ abi: ALL_ERRORS, data: reverted.raw }) : undefined);
+    const decoded =
+      reverted.data ?? (reverted.raw ? decodeErrorResult({ abi: ALL_ERRORS, data: reverted.raw }) : undefined);
     expect(decoded?.errorName, reverted.shortMessage).toBe(errorName);
     if (args) expect(decoded?.args).toEqual(args);
     return;

@@ -219,4 +219,3 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     revert: (id: Hex) => testClient.revert({ id }),
   };
 }
-

@@ -44,7 +44,14 @@ describe("notes library", () => {
   });
 
   it("encodes the mint call the minter decodes", () => {
-    const proof = { a: [1n, 2n], b: [[3n, 4n], [5n, 6n]], c: [7n, 8n] } as const;
+    const proof = {
+      a: [1n, 2n],
+      b: [
+        [3n, 4n],
+        [5n, 6n],
+      ],
+      c: [7n, 8n],
+    } as const;
     const request = {
       root: 9n,
       nullifierHash: 10n,

@@ -57,7 +57,8 @@ export function encodeNote(note: Note): string {
 
 export function decodeNote(encoded: string): Note {
   const body = encoded.startsWith(NOTE_PREFIX) ? encoded.slice(NOTE_PREFIX.length) : "";
-  if (!/^[0-9a-f]{128}$/.test(body)) throw new SyntaxError("not a zsd note: expected zsdnote1 followed by 128 hex digits");
+  if (!/^[0-9a-f]{128}$/.test(body))
+    throw new SyntaxError("not a zsd note: expected zsdnote1 followed by 128 hex digits");
   const note = { secret: BigInt(`0x${body.slice(0, 64)}`), nullifierSecret: BigInt(`0x${body.slice(64)}`) };
   assertField("secret", note.secret);
   assertField("nullifierSecret", note.nullifierSecret);
