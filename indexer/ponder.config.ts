@@ -1,0 +1,66 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createConfig } from "ponder";
+import {
+  collateralRegistryAbi,
+  redemptionsAbi,
+  stableGovernorAbi,
+  stableMinterAbi,
+  stableTokenAbi,
+  zecUsdOracleAbi,
+} from "../sdk/js/src/generated/abis";
+
+// Addresses and start blocks come from the deploy script's manifest:
+// DEPLOYMENT_FILE, or deployments/<DEPLOYMENT_NETWORK | localhost>.json.
+const here = dirname(fileURLToPath(import.meta.url));
+const deploymentFile =
+  process.env.DEPLOYMENT_FILE ??
+  join(here, "..", "deployments", `${process.env.DEPLOYMENT_NETWORK ?? "localhost"}.json`);
+
+interface Manifest {
+  chainId: number;
+  contracts: Record<string, { address: `0x${string}`; startBlock: number }>;
+}
+let deployment: Manifest;
+try {
+  deployment = JSON.parse(readFileSync(deploymentFile, "utf8")) as Manifest;
+} catch (error) {
+  throw new Error(`cannot read the deployment manifest ${deploymentFile}: run the deploy script first (${error})`);
+}
+const at = (name: string) => {
+  const record = deployment.contracts[name];
+  if (!record) throw new Error(`${deploymentFile} has no ${name}`);
+  return { chain: "zsd" as const, address: record.address, startBlock: record.startBlock };
+};
+
+const rpcUrl = process.env.RPC_URL ?? "http://127.0.0.1:8545";
+
+export default createConfig({
+  database: process.env.DATABASE_URL
+    ? { kind: "postgres", connectionString: process.env.DATABASE_URL }
+    : { kind: "pglite", directory: process.env.PGLITE_DIRECTORY ?? join(here, ".ponder", "pglite") },
+  chains: {
+    zsd: {
+      id: deployment.chainId,
+      rpc: rpcUrl,
+      // New heads over WebSocket cut the lag from a mined transaction to the
+      // API (~35 ms against ~160 ms when polling every 100 ms).
+      ws: process.env.RPC_WS_URL ?? (process.env.RPC_WS === "off" ? undefined : rpcUrl.replace(/^http/, "ws")),
+      pollingInterval: Number(process.env.POLLING_INTERVAL_MS ?? 100),
+      // A local node answers as fast as we ask.
+      maxRequestsPerSecond: Number(process.env.RPC_MAX_REQUESTS_PER_SECOND ?? 1000),
+      // A restarted Hardhat chain reuses chain id and block numbers: never
+      // serve its blocks from the RPC cache of a previous run.
+      disableCache: deployment.chainId === 31337,
+    },
+  },
+  contracts: {
+    StableToken: { abi: stableTokenAbi, ...at("StableToken") },
+    CollateralRegistry: { abi: collateralRegistryAbi, ...at("CollateralRegistry") },
+    StableMinter: { abi: stableMinterAbi, ...at("StableMinter") },
+    Redemptions: { abi: redemptionsAbi, ...at("Redemptions") },
+    ZecUsdOracle: { abi: zecUsdOracleAbi, ...at("ZecUsdOracle") },
+    StableGovernor: { abi: stableGovernorAbi, ...at("StableGovernor") },
+  },
+});

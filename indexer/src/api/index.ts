@@ -1,0 +1,167 @@
+import { Hono } from "hono";
+import { db, publicClients } from "ponder:api";
+import schema from "ponder:schema";
+import { and, asc, client, desc, eq, gte, replaceBigInts } from "ponder";
+import { type Hex, getAddress, isAddress } from "viem";
+import { PROPOSAL_STATES, proposalState } from "./proposal-state";
+
+const app = new Hono();
+
+// SQL over HTTP for @ponder/client (read-only, from any process).
+app.use("/sql/*", client({ db, schema }));
+
+const ADDRESS = /^0x[0-9a-f]{40}$/;
+
+/**
+ * Amounts leave as decimal strings, never JS numbers; addresses (stored in
+ * lower case) leave checksummed.
+ */
+function json(value: unknown): unknown {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return ADDRESS.test(v) ? getAddress(v) : v;
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return walk(replaceBigInts(value, (v) => v.toString()));
+}
+const notFound = (what: string) => ({ error: "not_found", detail: `${what} not found` });
+
+function parseBigInt(value: string): bigint | undefined {
+  return /^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$/.test(value) ? BigInt(value) : undefined;
+}
+
+app.get("/supply", async (c) => {
+  const row = await db.query.supply.findFirst({ where: eq(schema.supply.id, "ZSD") });
+  const minted = row?.minted ?? 0n;
+  const burned = row?.burned ?? 0n;
+  return c.json(
+    json({
+      minted,
+      burned,
+      circulating: minted - burned,
+      holders: row?.holders ?? 0,
+      updatedAtBlock: row?.updatedAtBlock ?? null,
+    }),
+  );
+});
+
+app.get("/collateral", async (c) => {
+  const [row, supplyRow] = await Promise.all([
+    db.query.collateral.findFirst({ where: eq(schema.collateral.id, "ZEC") }),
+    db.query.supply.findFirst({ where: eq(schema.supply.id, "ZSD") }),
+  ]);
+  const outstandingZat = row?.outstandingZat ?? 0n;
+  const price = row?.price ?? 0n;
+  // zatoshi × (USD × 1e8) × 100 = USD with 18 decimals, the token's unit.
+  const valueUsd = outstandingZat * price * 100n;
+  const circulating = (supplyRow?.minted ?? 0n) - (supplyRow?.burned ?? 0n);
+  return c.json(
+    json({
+      depositedZat: row?.depositedZat ?? 0n,
+      paidOutZat: row?.paidOutZat ?? 0n,
+      outstandingZat,
+      pendingRedemptionZat: row?.pendingRedemptionZat ?? 0n,
+      deposits: row?.deposits ?? 0,
+      price,
+      priceDecimals: 8,
+      priceUpdatedAt: row?.priceUpdatedAt ?? null,
+      valueUsd,
+      circulatingSupply: circulating,
+      // Basis points of collateral value over circulating supply; null while nothing circulates.
+      collateralRatioBps: circulating > 0n ? (valueUsd * 10_000n) / circulating : null,
+      updatedAtBlock: row?.updatedAtBlock ?? null,
+    }),
+  );
+});
+
+app.get("/accounts/:address", async (c) => {
+  const raw = c.req.param("address");
+  if (!isAddress(raw, { strict: false }))
+    return c.json({ error: "invalid_address", detail: "not an EVM address" }, 400);
+  const address = getAddress(raw);
+  const row = await db.query.account.findFirst({ where: eq(schema.account.address, address) });
+  return c.json(json({ address, balance: row?.balance ?? 0n, updatedAtBlock: row?.updatedAtBlock ?? null }));
+});
+
+/** Deposit leaves in tree order, for rebuilding Merkle paths: ?from=<index>&limit=<n ≤ 5000>. */
+app.get("/deposits", async (c) => {
+  const from = Number(c.req.query("from") ?? 0);
+  const limit = Number(c.req.query("limit") ?? 1000);
+  if (!Number.isSafeInteger(from) || from < 0 || !Number.isSafeInteger(limit) || limit < 1 || limit > 5000) {
+    return c.json({ error: "invalid_query", detail: "from must be >= 0 and limit between 1 and 5000" }, 400);
+  }
+  const rows = await db
+    .select()
+    .from(schema.deposit)
+    .where(gte(schema.deposit.index, from))
+    .orderBy(asc(schema.deposit.index))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  return c.json(json({ deposits: page, next: rows.length > limit ? page[page.length - 1]!.index + 1 : null }));
+});
+
+app.get("/mints/:nullifierHash", async (c) => {
+  const key = parseBigInt(c.req.param("nullifierHash"));
+  if (key === undefined)
+    return c.json({ error: "invalid_nullifier", detail: "a decimal or 0x-hex field element" }, 400);
+  const row = await db.query.mint.findFirst({ where: eq(schema.mint.nullifierHash, key) });
+  return row ? c.json(json(row)) : c.json(notFound("mint"), 404);
+});
+
+app.get("/redemptions/:id", async (c) => {
+  const id = parseBigInt(c.req.param("id"));
+  if (id === undefined) return c.json({ error: "invalid_id", detail: "a redemption id is a decimal integer" }, 400);
+  const row = await db.query.redemption.findFirst({ where: eq(schema.redemption.id, id) });
+  return row ? c.json(json(row)) : c.json(notFound("redemption"), 404);
+});
+
+app.get("/prices/latest", async (c) => {
+  const [row] = await db.select().from(schema.priceUpdate).orderBy(desc(schema.priceUpdate.roundId)).limit(1);
+  return row ? c.json(json({ ...row, decimals: 8 })) : c.json(notFound("price"), 404);
+});
+
+/**
+ * The governor's clock for a transaction sent now: the next block. A vote sent
+ * now lands there, and Hardhat evaluates `state()` calls in that block too.
+ */
+async function clock(): Promise<bigint> {
+  return (await publicClients.zsd.getBlockNumber({ cacheTime: 0 })) + 1n;
+}
+
+app.get("/proposals", async (c) => {
+  const state = c.req.query("state");
+  if (state && !(PROPOSAL_STATES as readonly string[]).includes(state)) {
+    return c.json({ error: "invalid_query", detail: `state must be one of ${PROPOSAL_STATES.join(", ")}` }, 400);
+  }
+  const [rows, now] = await Promise.all([
+    db.select().from(schema.proposal).orderBy(desc(schema.proposal.createdAtBlock)),
+    clock(),
+  ]);
+  const proposals = rows
+    .map((p) => ({ ...p, state: proposalState(p, now) }))
+    .filter((p) => !state || p.state === state);
+  return c.json(json({ proposals, clock: now }));
+});
+
+app.get("/proposals/:id", async (c) => {
+  const id = parseBigInt(c.req.param("id"));
+  if (id === undefined) return c.json({ error: "invalid_id", detail: "a proposal id is a decimal integer" }, 400);
+  const [row, now] = await Promise.all([db.query.proposal.findFirst({ where: eq(schema.proposal.id, id) }), clock()]);
+  if (!row) return c.json(notFound("proposal"), 404);
+  const votes = await db
+    .select()
+    .from(schema.vote)
+    .where(and(eq(schema.vote.proposalId, id)))
+    .orderBy(asc(schema.vote.blockNumber));
+  return c.json(json({ ...row, state: proposalState(row, now), clock: now, votes }));
+});
+
+app.get("/transactions/:hash/mint", async (c) => {
+  const hash = c.req.param("hash") as Hex;
+  if (!/^0x[0-9a-fA-F]{64}$/.test(hash)) return c.json({ error: "invalid_hash", detail: "a 32-byte hex hash" }, 400);
+  const row = await db.query.mint.findFirst({ where: eq(schema.mint.txHash, hash.toLowerCase() as Hex) });
+  return row ? c.json(json(row)) : c.json(notFound("mint"), 404);
+});
+
+export default app;
