@@ -86,15 +86,33 @@ export async function indexedBlock(url: string): Promise<bigint> {
 }
 
 /**
- * Waits until the indexer has processed `block` (the chain head by default
- * caller's choice). Resolves with the time it took, in ms.
+ * Waits until the indexer has processed `block`; resolves with the time it
+ * took, in ms. Ponder follows new heads over WebSocket, so on an idle local
+ * chain a block can wait for the next one: `nudge` (mine a block, say) is
+ * called after each second without progress.
  */
-export async function waitForBlock(url: string, block: bigint, timeoutMs = 60_000): Promise<number> {
+export async function waitForBlock(
+  url: string,
+  block: bigint,
+  options: { timeoutMs?: number; nudge?: () => Promise<unknown> } = {},
+): Promise<number> {
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const started = performance.now();
-  while ((await indexedBlock(url)) < block) {
-    if (performance.now() - started > timeoutMs)
-      throw new Error(`indexer did not reach block ${block} in ${timeoutMs} ms`);
+  let lastProgress = started;
+  let seen = -1n;
+  for (;;) {
+    const current = await indexedBlock(url);
+    if (current >= block) return performance.now() - started;
+    const now = performance.now();
+    if (current !== seen) {
+      seen = current;
+      lastProgress = now;
+    } else if (options.nudge && now - lastProgress > 1_000) {
+      await options.nudge();
+      lastProgress = now;
+    }
+    if (now - started > timeoutMs)
+      throw new Error(`indexer did not reach block ${block} in ${timeoutMs} ms (at ${current})`);
     await new Promise((r) => setTimeout(r, 5));
   }
-  return performance.now() - started;
 }

@@ -31,7 +31,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
 
   /** Waits until the indexer has processed the chain head. */
   async function caughtUp() {
-    await waitForBlock(indexer.url, await s.publicClient.getBlockNumber());
+    await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
   }
 
   /** Every figure the indexer derives, checked against the contracts. */
