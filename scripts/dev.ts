@@ -1,8 +1,12 @@
-// `npm start`: the whole stack on one machine with embedded defaults. Today
-// that is a local Hardhat chain with the contracts deployed; the indexer and
-// the relay API join it as they land.
+// `npm start`: the whole stack on one machine with embedded defaults: a local
+// Hardhat chain, the contracts deployed through the deploy script, and the
+// Ponder indexer on embedded PGlite. The relay API joins it when it lands.
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { hardhatAccount, LOCAL_ROLES } from "./lib/accounts.ts";
 import { startHardhatNode } from "./lib/hardhat-node.ts";
+import { startIndexer } from "./lib/indexer-process.ts";
+import { DEPLOYMENTS_DIR, ROOT } from "./lib/paths.ts";
 import { deploy, resolveAccounts } from "./deploy.ts";
 
 const port = Number(process.env.CHAIN_PORT ?? 8545);
@@ -16,9 +20,31 @@ for (const [name, record] of Object.entries(deployment.contracts))
   console.log(`  ${name.padEnd(20)} ${record.address}`);
 console.log(`attestor: ${roles.attestor} (Hardhat account #${LOCAL_ROLES.attestor})`);
 console.log(`relayer:  ${hardhatAccount(LOCAL_ROLES.relayer).address} (Hardhat account #${LOCAL_ROLES.relayer})`);
-console.log("Ctrl-C stops the chain.");
+// A block a second, as on a real chain, besides one per transaction: the
+// indexer follows new heads, and an idle chain would leave the newest block waiting.
+await fetch(node.rpcUrl, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "evm_setIntervalMining", params: [1000] }),
+});
+
+// A fresh chain reuses chain id and addresses: never let the indexer see the
+// data of a previous run.
+const pgliteDirectory = join(ROOT, "build", "dev", "pglite");
+rmSync(pgliteDirectory, { recursive: true, force: true });
+const indexer = await startIndexer({
+  rpcUrl: node.rpcUrl,
+  deploymentFile: join(DEPLOYMENTS_DIR, "localhost.json"),
+  pgliteDirectory,
+  databaseUrl: process.env.DATABASE_URL,
+  schema: "zsd_dev",
+  port: Number(process.env.INDEXER_PORT ?? 42069),
+});
+console.log(`indexer:  ${indexer.url} (try ${indexer.url}/supply, ${indexer.url}/collateral)`);
+console.log("Ctrl-C stops everything.");
 
 const stop = async () => {
+  await indexer.stop();
   await node.stop();
   process.exit(0);
 };

@@ -45,9 +45,13 @@ export async function startHardhatNode(port?: number): Promise<RunningNode> {
     {
       cwd: ROOT,
       env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: "true" },
-      stdio: ["ignore", "ignore", "pipe"],
+      stdio: ["ignore", process.env.HARDHAT_NODE_LOG ? "pipe" : "ignore", "pipe"],
     },
   );
+  if (process.env.HARDHAT_NODE_LOG) {
+    const { createWriteStream } = await import("node:fs");
+    child.stdout?.pipe(createWriteStream(process.env.HARDHAT_NODE_LOG));
+  }
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const deadline = Date.now() + 60_000;
