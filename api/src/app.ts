@@ -1,0 +1,126 @@
+// The relay API as an Express app, apart from listening (index.ts), so that
+// tests build as many instances as they need.
+import express, { type ErrorRequestHandler, type RequestHandler } from "express";
+import type { Redis } from "ioredis";
+import pino, { type Logger } from "pino";
+import { type Config, rateLimitFor } from "./config.ts";
+import type { Database } from "./db/index.ts";
+import { authenticate } from "./middleware/auth.ts";
+import { idempotency } from "./middleware/idempotency.ts";
+import { requestLogging } from "./middleware/logging.ts";
+import { createLimiter, rateLimit } from "./middleware/rate-limit.ts";
+import { requestId } from "./middleware/request-id.ts";
+import { type Metrics, createMetrics } from "./metrics.ts";
+import { docsPage } from "./openapi/docs.ts";
+import { openApiDocument } from "./openapi/document.ts";
+import { Problem, problems, sendProblem } from "./problems.ts";
+import { healthRoutes } from "./resources/health/router.ts";
+import { KeyService } from "./resources/keys/service.ts";
+import { keyRoutes } from "./resources/keys/router.ts";
+import { Upstreams } from "./resources/ledger/indexer-client.ts";
+import { ledgerRoutes } from "./resources/ledger/router.ts";
+import { allowedMethods, mount } from "./routes.ts";
+
+export interface AppDependencies {
+  config: Config;
+  db: Database;
+  redis?: Redis;
+  logger?: Logger;
+}
+
+export interface App {
+  app: express.Express;
+  keys: KeyService;
+  metrics: Metrics;
+  openApi: ReturnType<typeof openApiDocument>;
+}
+
+export function createApp({ config, db, redis, logger: given }: AppDependencies): App {
+  const logger =
+    given ??
+    pino({
+      level: config.LOG_LEVEL,
+      // Keys and signatures never reach the logs.
+      redact: ["req.headers.authorization", "authorization", "*.secret", "secret"],
+    });
+  const metrics = createMetrics();
+  const keys = new KeyService(db);
+  const upstreams = new Upstreams(config.INDEXER_URL, config.RPC_URL, config.UPSTREAM_TIMEOUT_MS);
+
+  const routes = [...healthRoutes(db, upstreams), ...keyRoutes(keys), ...ledgerRoutes(upstreams)];
+  const baseUrl = config.ENVIRONMENT === "production" ? config.PRODUCTION_BASE_URL : config.SANDBOX_BASE_URL;
+  const openApi = openApiDocument(routes, [
+    { url: config.PRODUCTION_BASE_URL.replace(/\/v1\/?$/, ""), description: "Production" },
+    { url: config.SANDBOX_BASE_URL.replace(/\/v1\/?$/, ""), description: "Sandbox (testnet)" },
+  ]);
+
+  const points = rateLimitFor(config);
+  const window = config.RATE_LIMIT_WINDOW_SECONDS;
+  const limits = { environment: config.ENVIRONMENT, metrics };
+  // Per API key once authenticated; per client address before that, with a
+  // larger budget, so that unauthenticated floods stay bounded too.
+  const keyLimiter = rateLimit(
+    createLimiter({ name: "key", points, windowSeconds: window, redis }),
+    { name: "default", points, windowSeconds: window, ...limits },
+    (_req, res) => `key:${res.locals.apiKey.id}`,
+  );
+  const ipPoints = points * 10;
+  const ipLimiter = rateLimit(
+    createLimiter({ name: "ip", points: ipPoints, windowSeconds: window, redis }),
+    { name: "ip", points: ipPoints, windowSeconds: window, ...limits },
+    (req) => `ip:${req.ip}`,
+  );
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", "loopback");
+  app.use(requestId);
+  app.use(requestLogging(logger, metrics));
+  app.use(ipLimiter);
+
+  const requireJson: RequestHandler = (req, _res, next) => {
+    const hasBody = req.headers["content-length"] !== "0" && (req.headers["content-length"] || req.headers["transfer-encoding"]);
+    if (["POST", "PUT", "PATCH"].includes(req.method) && hasBody && !req.is("application/json")) {
+      return next(problems.unsupportedMediaType(req.get("content-type") ?? "no content type"));
+    }
+    next();
+  };
+  app.use(requireJson);
+  app.use(express.json({ limit: config.BODY_LIMIT, strict: true }));
+
+  app.get("/v1/openapi.json", (_req, res) => void res.json(openApi));
+  app.get("/docs", (_req, res) => void res.type("html").send(docsPage(openApi, baseUrl)));
+  app.get("/metrics", async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  const v1 = express.Router();
+  mount(v1, routes, {
+    authenticated: [authenticate(keys, config), keyLimiter, idempotency(db, config.IDEMPOTENCY_TTL_HOURS)],
+    public: [],
+  });
+  app.use("/v1", v1);
+
+  app.use((req, _res, next) => {
+    const path = req.path.startsWith("/v1/") ? req.path.slice(3) : undefined;
+    const allowed = path ? allowedMethods(routes, path) : [];
+    next(allowed.length > 0 ? problems.methodNotAllowed(req.method, allowed) : problems.notFound(req.path));
+  });
+
+  const onError: ErrorRequestHandler = (error, _req, res, _next) => {
+    const id = res.locals.requestId as string | undefined;
+    if (res.headersSent) return;
+    if (error instanceof Problem) return sendProblem(res, error, id);
+    const type = (error as { type?: string }).type;
+    if (type === "entity.parse.failed") return sendProblem(res, problems.malformedJson(), id);
+    if (type === "entity.too.large") return sendProblem(res, problems.bodyTooLarge(config.BODY_LIMIT), id);
+    if (type === "encoding.unsupported" || type === "charset.unsupported") {
+      return sendProblem(res, problems.unsupportedMediaType((error as Error).message), id);
+    }
+    logger.error({ err: error, requestId: id }, "unhandled error");
+    sendProblem(res, problems.internal(), id);
+  };
+  app.use(onError);
+
+  return { app, keys, metrics, openApi };
+}

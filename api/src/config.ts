@@ -1,0 +1,42 @@
+import { z } from "zod";
+
+const url = z.url({ protocol: /^https?$/ });
+const positiveInt = z.coerce.number().int().positive();
+
+/** Every setting of the API, from environment variables (see api/.env.example). */
+export const configSchema = z.object({
+  ENVIRONMENT: z.enum(["sandbox", "production"]).default("sandbox"),
+  HOST: z.string().default("127.0.0.1"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PRODUCTION_BASE_URL: url.default("https://api.zsd.example/v1"),
+  SANDBOX_BASE_URL: url.default("https://sandbox.api.zsd.example/v1"),
+  DATABASE_URL: z.string().startsWith("postgres").optional(),
+  PGLITE_DIRECTORY: z.string().default("./.data/api"),
+  REDIS_URL: z.string().startsWith("redis").optional(),
+  INDEXER_URL: url.default("http://127.0.0.1:42069"),
+  RPC_URL: url.default("http://127.0.0.1:8545"),
+  UPSTREAM_TIMEOUT_MS: positiveInt.default(2000),
+  RATE_LIMIT_SANDBOX: positiveInt.default(100),
+  RATE_LIMIT_PRODUCTION: positiveInt.default(1000),
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
+  IDEMPOTENCY_TTL_HOURS: z.coerce.number().int().min(24).default(24),
+  BODY_LIMIT: z.string().default("100kb"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+/** Validates the environment; the error names every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = configSchema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+  throw new ConfigError(`invalid configuration:\n${problems.join("\n")}`);
+}
+
+export function rateLimitFor(config: Config): number {
+  return config.ENVIRONMENT === "production" ? config.RATE_LIMIT_PRODUCTION : config.RATE_LIMIT_SANDBOX;
+}

@@ -1,0 +1,55 @@
+// Entry point: validate config, open storage, listen on 127.0.0.1, and on
+// SIGTERM/SIGINT stop accepting, drain in-flight requests, then close.
+import type { Server } from "node:http";
+import { Redis } from "ioredis";
+import pino from "pino";
+import { createApp } from "./app.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import { openDatabase } from "./db/index.ts";
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
+
+const logger = pino({ level: config.LOG_LEVEL, redact: ["req.headers.authorization", "*.secret", "secret"] });
+const db = await openDatabase({ url: config.DATABASE_URL, directory: config.PGLITE_DIRECTORY });
+const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { enableOfflineQueue: false, lazyConnect: false }) : undefined;
+redis?.on("error", (error) => logger.warn({ err: error.message }, "redis unavailable; rate limits fall back to memory"));
+const { app } = createApp({ config, db, redis, logger });
+
+const server: Server = app.listen(config.PORT, config.HOST, () => {
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : config.PORT;
+  logger.info({ environment: config.ENVIRONMENT, url: `http://${config.HOST}:${port}/v1` }, "listening");
+});
+server.keepAliveTimeout = 5_000;
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, "draining");
+  const force = setTimeout(() => {
+    logger.warn("drain timed out; closing connections");
+    server.closeAllConnections();
+  }, config!.SHUTDOWN_TIMEOUT_MS);
+  force.unref();
+  // Stop accepting; idle keep-alive sockets close now, busy ones after their response.
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+  await db.close();
+  await redis?.quit().catch(() => undefined);
+  logger.info("stopped");
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

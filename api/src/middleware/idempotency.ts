@@ -1,0 +1,107 @@
+// Idempotency-Key for POSTs: the first response (status and body) is stored and
+// replayed for a repeat with the same body; the same key with another body is
+// 422; a duplicate while the first is still running is 409. Scoped per API key.
+import { createHash } from "node:crypto";
+import type { RequestHandler } from "express";
+import type { Database } from "../db/index.ts";
+import { problems } from "../problems.ts";
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+interface RecordRow {
+  request_hash: string;
+  state: "in_flight" | "done";
+  response_status: number | null;
+  response_body: string | null;
+  response_type: string | null;
+  expires_at: Date | string;
+}
+
+/**
+ * Fields a route marks as secret (a new API key) are not kept in the record:
+ * a replay answers them as null rather than store a secret in clear.
+ */
+function redact(body: string, fields: string[] | undefined): string {
+  if (!fields?.length) return body;
+  try {
+    const parsed = JSON.parse(body) as Record<string, unknown>;
+    for (const field of fields) if (field in parsed) parsed[field] = null;
+    return JSON.stringify(parsed);
+  } catch {
+    return body;
+  }
+}
+
+export function idempotency(db: Database, ttlHours: number): RequestHandler {
+  return async (req, res, next) => {
+    const key = req.get("idempotency-key");
+    if (req.method !== "POST" || key === undefined) return next();
+    try {
+      if (!KEY.test(key)) {
+        throw problems.validation([{ field: "header.Idempotency-Key", message: "1 to 255 printable ASCII characters" }]);
+      }
+      const owner = res.locals.apiKey?.id as string;
+      const requestHash = createHash("sha256")
+        .update(`${req.method} ${req.originalUrl}\n${JSON.stringify(req.body ?? null)}`)
+        .digest("hex");
+
+      // Expired records are forgotten before the key is claimed.
+      await db.query("DELETE FROM idempotency_records WHERE api_key_id = $1 AND key = $2 AND expires_at < now()", [
+        owner,
+        key,
+      ]);
+      const claimed = await db.query(
+        `INSERT INTO idempotency_records (api_key_id, key, request_hash, state, expires_at)
+         VALUES ($1, $2, $3, 'in_flight', now() + make_interval(hours => $4::int))
+         ON CONFLICT (api_key_id, key) DO NOTHING RETURNING key`,
+        [owner, key, requestHash, ttlHours],
+      );
+      if (claimed.length === 0) {
+        const [existing] = await db.query<RecordRow>(
+          "SELECT * FROM idempotency_records WHERE api_key_id = $1 AND key = $2",
+          [owner, key],
+        );
+        if (!existing) throw problems.idempotencyInFlight();
+        if (existing.request_hash !== requestHash) throw problems.idempotencyMismatch();
+        if (existing.state === "in_flight") throw problems.idempotencyInFlight();
+        res.setHeader("Idempotent-Replayed", "true");
+        res
+          .status(existing.response_status!)
+          .type(existing.response_type ?? "application/json")
+          .send(existing.response_body);
+        return;
+      }
+
+      // Store the answer before it leaves, so that a repeat sees it at once.
+      const send = res.send.bind(res);
+      res.send = ((payload?: unknown) => {
+        const status = res.statusCode;
+        const text = redact(
+          typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString() : JSON.stringify(payload ?? null),
+          res.locals.idempotencyRedact as string[] | undefined,
+        );
+        // A server error is not an answer: release the key so that a retry runs again.
+        const stored =
+          status >= 500
+            ? db.query("DELETE FROM idempotency_records WHERE api_key_id = $1 AND key = $2", [owner, key])
+            : db.query(
+                `UPDATE idempotency_records
+                 SET state = 'done', response_status = $3, response_body = $4, response_type = $5
+                 WHERE api_key_id = $1 AND key = $2`,
+                [owner, key, status, text, String(res.getHeader("content-type") ?? "application/json")],
+              );
+        stored.then(
+          () => send(payload as never),
+          (error: unknown) => {
+            res.locals.idempotencyError = error;
+            send(payload as never);
+          },
+        );
+        return res;
+      }) as typeof res.send;
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}

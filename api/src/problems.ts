@@ -1,0 +1,95 @@
+// RFC 9457 problem details: every error the API answers is one of these.
+import type { Response } from "express";
+
+export const PROBLEM_TYPE_BASE = "https://docs.zsd.example/errors/";
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  requestId?: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
+/** An error that becomes a problem response. */
+export class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly title: string,
+    readonly detail: string,
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; [k: string]: unknown } = {},
+  ) {
+    super(detail);
+  }
+}
+
+export const problems = {
+  validation: (errors: FieldError[]) =>
+    new Problem(400, "validation_failed", "Validation failed", "The request has invalid fields.", { errors }),
+  malformedJson: () =>
+    new Problem(400, "malformed_json", "Malformed JSON", "The request body is not valid JSON."),
+  bodyTooLarge: (limit: string) =>
+    new Problem(413, "body_too_large", "Body too large", `The request body exceeds ${limit}.`),
+  unsupportedMediaType: (type: string) =>
+    new Problem(415, "unsupported_media_type", "Unsupported media type", `Send application/json, not ${type}.`),
+  notFound: (path: string) => new Problem(404, "not_found", "Not found", `No route matches ${path}.`),
+  resourceNotFound: (what: string) => new Problem(404, "resource_not_found", "Not found", `${what} not found.`),
+  methodNotAllowed: (method: string, allowed: string[]) =>
+    new Problem(405, "method_not_allowed", "Method not allowed", `${method} is not allowed here.`, {
+      headers: { Allow: allowed.join(", ") },
+    }),
+  unauthorized: (code: string, detail: string, extra: Record<string, unknown> = {}) =>
+    new Problem(401, code, "Unauthorized", detail, {
+      ...extra,
+      headers: { "WWW-Authenticate": 'Bearer realm="zsd"' },
+    }),
+  rateLimited: (retryAfter: number) =>
+    new Problem(429, "rate_limited", "Too many requests", `Rate limit exceeded; retry in ${retryAfter} s.`, {
+      headers: { "Retry-After": String(retryAfter) },
+    }),
+  idempotencyMismatch: () =>
+    new Problem(
+      422,
+      "idempotency_key_reused",
+      "Idempotency key reused",
+      "This Idempotency-Key was used with a different request body.",
+    ),
+  idempotencyInFlight: () =>
+    new Problem(
+      409,
+      "idempotency_request_in_progress",
+      "Request in progress",
+      "A request with this Idempotency-Key is still being processed; retry shortly.",
+      { headers: { "Retry-After": "1" } },
+    ),
+  upstreamUnavailable: (what: string, retryAfter = 5) =>
+    new Problem(503, "upstream_unavailable", "Service unavailable", `${what} is unavailable; retry shortly.`, {
+      headers: { "Retry-After": String(retryAfter) },
+    }),
+  internal: () =>
+    new Problem(500, "internal_error", "Internal error", "Something went wrong on our side; retry later."),
+};
+
+export function sendProblem(res: Response, problem: Problem, requestId?: string): void {
+  const { headers, ...extensions } = problem.extra;
+  for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
+  const body: ProblemBody = {
+    type: `${PROBLEM_TYPE_BASE}${problem.code}`,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+    code: problem.code,
+    ...(requestId ? { requestId } : {}),
+    ...extensions,
+  };
+  res.status(problem.status).type("application/problem+json").send(JSON.stringify(body));
+}

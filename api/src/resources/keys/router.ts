@@ -1,0 +1,57 @@
+import type { ApiKey, KeyService } from "./service.ts";
+import { apiKeySchema, createKeyBody, createdKeySchema, keyIdParams, keyListSchema } from "./schema.ts";
+import { problems } from "../../problems.ts";
+import { type AnyRoute, route } from "../../routes.ts";
+
+const present = ({ accountId: _account, ...key }: ApiKey) => ({ object: "api_key" as const, ...key });
+
+/** The account's own keys: what the dashboard's API Keys tab calls. */
+export function keyRoutes(keys: KeyService): AnyRoute[] {
+  return [
+    route({
+      method: "post",
+      path: "/keys",
+      operationId: "createApiKey",
+      summary: "Create an API key for this environment (the secret is shown once)",
+      tag: "API keys",
+      auth: true,
+      body: createKeyBody,
+      responses: { 201: { description: "The new key, with its secret", schema: createdKeySchema } },
+      handler: async ({ body }, _req, res) => {
+        const caller = res.locals.apiKey as ApiKey;
+        const created = await keys.create(caller.accountId, caller.environment, body.name);
+        res.locals.idempotencyRedact = ["secret"];
+        return { status: 201, body: present(created) };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/keys",
+      operationId: "listApiKeys",
+      summary: "List the account's API keys (prefix and last four characters only)",
+      tag: "API keys",
+      auth: true,
+      responses: { 200: { description: "The keys", schema: keyListSchema } },
+      handler: async (_input, _req, res) => {
+        const caller = res.locals.apiKey as ApiKey;
+        return { status: 200, body: { object: "list", data: (await keys.list(caller.accountId)).map(present) } };
+      },
+    }),
+    route({
+      method: "delete",
+      path: "/keys/:keyId",
+      operationId: "revokeApiKey",
+      summary: "Revoke an API key of the account",
+      tag: "API keys",
+      auth: true,
+      params: keyIdParams,
+      responses: { 200: { description: "The revoked key", schema: apiKeySchema } },
+      handler: async ({ params }, _req, res) => {
+        const caller = res.locals.apiKey as ApiKey;
+        const revoked = await keys.revoke(caller.accountId, params.keyId);
+        if (!revoked) throw problems.resourceNotFound(`API key ${params.keyId}`);
+        return { status: 200, body: present(revoked) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,34 @@
+import { z } from "zod";
+
+export const createKeyBody = z.strictObject({
+  name: z.string().trim().min(1).max(100).describe("A label for the key, e.g. the app that uses it"),
+});
+
+export const keyIdParams = z.object({ keyId: z.string().regex(/^key_[0-9A-Za-z]{16}$/, "a key id (key_…)") });
+
+export const apiKeySchema = z
+  .object({
+    object: z.literal("api_key"),
+    id: z.string(),
+    name: z.string(),
+    environment: z.enum(["sandbox", "production"]),
+    prefix: z.string().describe("sk_test_ or sk_live_"),
+    last4: z.string(),
+    createdAt: z.iso.datetime(),
+    lastUsedAt: z.iso.datetime().nullable(),
+    revokedAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: "ApiKey" });
+
+export const createdKeySchema = apiKeySchema
+  .extend({
+    secret: z
+      .string()
+      .nullable()
+      .describe("The key itself: shown once, store it now (null when an Idempotency-Key replays the creation)"),
+  })
+  .meta({ id: "CreatedApiKey" });
+
+export const keyListSchema = z
+  .object({ object: z.literal("list"), data: z.array(apiKeySchema) })
+  .meta({ id: "ApiKeyList" });

@@ -1,0 +1,157 @@
+// API keys: `sk_test_…` (sandbox) and `sk_live_…` (production). A key is
+// `<prefix><lookup: 16 base62><secret: 32 base62>` (≈ 285 random bits); the
+// database keeps the lookup part and a SHA-256 of the whole key, never the key.
+import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+import type { Database } from "../../db/index.ts";
+
+export type Environment = "sandbox" | "production";
+
+export const KEY_PREFIX: Record<Environment, string> = { sandbox: "sk_test_", production: "sk_live_" };
+const KEY_PATTERN = /^sk_(test|live)_([0-9A-Za-z]{16})([0-9A-Za-z]{32})$/;
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+function base62(length: number): string {
+  let out = "";
+  for (let i = 0; i < length; i++) out += BASE62[randomInt(62)];
+  return out;
+}
+
+const sha256 = (value: string) => createHash("sha256").update(value).digest();
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  environment: Environment;
+  name: string;
+  prefix: string;
+  last4: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  environment: Environment;
+  lookup: string;
+  hash: string;
+  last4: string;
+  name: string;
+  created_at: Date | string;
+  last_used_at: Date | string | null;
+  revoked_at: Date | string | null;
+}
+
+const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
+
+function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    environment: row.environment,
+    name: row.name,
+    prefix: KEY_PREFIX[row.environment],
+    last4: row.last4,
+    createdAt: iso(row.created_at)!,
+    lastUsedAt: iso(row.last_used_at),
+    revokedAt: iso(row.revoked_at),
+  };
+}
+
+export type AuthResult =
+  | { ok: true; key: ApiKey }
+  | { ok: false; reason: "malformed" | "unknown" | "revoked" }
+  | { ok: false; reason: "wrong_environment"; environment: Environment };
+
+const AUTH_CACHE_MS = 10_000;
+const TOUCH_EVERY_MS = 60_000;
+
+export class KeyService {
+  // Verified keys for a few seconds, so that a hot key costs no query per
+  // request. Revocation through this process drops the entry at once.
+  readonly #cache = new Map<string, { key: ApiKey; hash: Buffer; until: number }>();
+  readonly #touched = new Map<string, number>();
+
+  constructor(private readonly db: Database) {}
+
+  async createAccount(name: string): Promise<{ id: string; name: string }> {
+    const id = `acct_${base62(16)}`;
+    await this.db.query("INSERT INTO accounts (id, name) VALUES ($1, $2)", [id, name]);
+    return { id, name };
+  }
+
+  async accountExists(id: string): Promise<boolean> {
+    return (await this.db.query("SELECT 1 FROM accounts WHERE id = $1", [id])).length > 0;
+  }
+
+  /** Creates a key; the secret is returned here and never again. */
+  async create(accountId: string, environment: Environment, name: string): Promise<ApiKey & { secret: string }> {
+    const lookup = base62(16);
+    const secret = `${KEY_PREFIX[environment]}${lookup}${base62(32)}`;
+    const rows = await this.db.query<ApiKeyRow>(
+      `INSERT INTO api_keys (id, account_id, environment, lookup, hash, last4, name)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+      [`key_${base62(16)}`, accountId, environment, lookup, sha256(secret).toString("hex"), secret.slice(-4), name],
+    );
+    return { ...toApiKey(rows[0]!), secret };
+  }
+
+  async list(accountId: string): Promise<ApiKey[]> {
+    const rows = await this.db.query<ApiKeyRow>(
+      "SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id",
+      [accountId],
+    );
+    return rows.map(toApiKey);
+  }
+
+  /** Revokes a key of the account; undefined when the account has no such key. */
+  async revoke(accountId: string, keyId: string): Promise<ApiKey | undefined> {
+    const rows = await this.db.query<ApiKeyRow>(
+      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
+       WHERE id = $1 AND account_id = $2 RETURNING *`,
+      [keyId, accountId],
+    );
+    for (const [lookup, entry] of this.#cache) if (entry.key.id === keyId) this.#cache.delete(lookup);
+    return rows[0] ? toApiKey(rows[0]) : undefined;
+  }
+
+  /** Checks a bearer token for a deployment serving `environment`. */
+  async authenticate(token: string, environment: Environment): Promise<AuthResult> {
+    const match = KEY_PATTERN.exec(token);
+    if (!match) return { ok: false, reason: "malformed" };
+    const keyEnvironment: Environment = match[1] === "live" ? "production" : "sandbox";
+    const lookup = match[2]!;
+    const presented = sha256(token);
+
+    const cached = this.#cache.get(lookup);
+    let key: ApiKey;
+    let stored: Buffer;
+    if (cached && cached.until > Date.now()) {
+      key = cached.key;
+      stored = cached.hash;
+    } else {
+      const [row] = await this.db.query<ApiKeyRow>("SELECT * FROM api_keys WHERE lookup = $1", [lookup]);
+      if (!row) return { ok: false, reason: "unknown" };
+      key = toApiKey(row);
+      stored = Buffer.from(row.hash, "hex");
+      if (!row.revoked_at) this.#cache.set(lookup, { key, hash: stored, until: Date.now() + AUTH_CACHE_MS });
+    }
+    if (!timingSafeEqual(stored, presented)) return { ok: false, reason: "unknown" };
+    if (key.revokedAt) return { ok: false, reason: "revoked" };
+    if (key.environment !== keyEnvironment) return { ok: false, reason: "unknown" };
+    if (key.environment !== environment) return { ok: false, reason: "wrong_environment", environment: key.environment };
+    this.#touch(key.id);
+    return { ok: true, key };
+  }
+
+  /** Records last use at most once a minute per key, off the request path. */
+  #touch(keyId: string): void {
+    const now = Date.now();
+    if ((this.#touched.get(keyId) ?? 0) + TOUCH_EVERY_MS > now) return;
+    this.#touched.set(keyId, now);
+    this.db.query("UPDATE api_keys SET last_used_at = now() WHERE id = $1", [keyId]).catch(() => {
+      this.#touched.delete(keyId);
+    });
+  }
+}

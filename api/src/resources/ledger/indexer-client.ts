@@ -1,0 +1,52 @@
+// The indexer and the chain, over HTTP only (the API never imports indexer
+// code). Every call is bounded: a slow or dead upstream becomes a 503.
+import { problems } from "../../problems.ts";
+
+export class Upstreams {
+  constructor(
+    private readonly indexerUrl: string,
+    private readonly rpcUrl: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async indexer<T>(path: string): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.indexerUrl}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
+    } catch {
+      throw problems.upstreamUnavailable("The ledger indexer");
+    }
+    if (!response.ok) throw problems.upstreamUnavailable("The ledger indexer");
+    return (await response.json()) as T;
+  }
+
+  /** The newest block the indexer has processed. */
+  async indexedBlock(): Promise<number> {
+    const status = await this.indexer<Record<string, { block: { number: number } }>>("/status");
+    return Object.values(status)[0]?.block.number ?? 0;
+  }
+
+  async indexerReady(): Promise<boolean> {
+    try {
+      return (await fetch(`${this.indexerUrl}/ready`, { signal: AbortSignal.timeout(this.timeoutMs) })).ok;
+    } catch {
+      return false;
+    }
+  }
+
+  async chainHead(): Promise<number> {
+    try {
+      const response = await fetch(this.rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      const body = (await response.json()) as { result?: string };
+      if (!body.result) throw new Error("no result");
+      return Number(BigInt(body.result));
+    } catch {
+      throw problems.upstreamUnavailable("The chain node");
+    }
+  }
+}

@@ -1,0 +1,141 @@
+import { formatUnits } from "viem";
+import { problems } from "../../problems.ts";
+import { type AnyRoute, route } from "../../routes.ts";
+import type { Upstreams } from "./indexer-client.ts";
+import { addressParams, balancesSchema, collateralSchema, pegSchema, supplySchema } from "./schema.ts";
+
+interface IndexerSupply {
+  minted: string;
+  burned: string;
+  circulating: string;
+  holders: number;
+}
+interface IndexerCollateral {
+  depositedZat: string;
+  paidOutZat: string;
+  outstandingZat: string;
+  pendingRedemptionZat: string;
+  price: string;
+  priceUpdatedAt: string | null;
+  valueUsd: string;
+  circulatingSupply: string;
+  collateralRatioBps: string | null;
+}
+
+const zec = (zat: string) => formatUnits(BigInt(zat), 8);
+const zsd = (wei: string) => formatUnits(BigInt(wei), 18);
+const usd8 = (value: string) => formatUnits(BigInt(value), 8);
+
+/** Ledger reads, served from the indexer's derived tables. */
+export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
+  return [
+    route({
+      method: "get",
+      path: "/supply",
+      operationId: "getSupply",
+      summary: "Supply of the stable token",
+      tag: "Ledger",
+      auth: true,
+      responses: { 200: { description: "Supply", schema: supplySchema } },
+      handler: async () => {
+        const [s, asOfBlock] = await Promise.all([upstreams.indexer<IndexerSupply>("/supply"), upstreams.indexedBlock()]);
+        return {
+          status: 200,
+          body: {
+            object: "supply",
+            symbol: "ZSD",
+            decimals: 18,
+            circulating: zsd(s.circulating),
+            minted: zsd(s.minted),
+            burned: zsd(s.burned),
+            holders: s.holders,
+            asOfBlock,
+          },
+        };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/collateral",
+      operationId: "getCollateral",
+      summary: "System-wide ZEC backing",
+      tag: "Ledger",
+      auth: true,
+      responses: { 200: { description: "Collateral", schema: collateralSchema } },
+      handler: async () => {
+        const [c, asOfBlock] = await Promise.all([
+          upstreams.indexer<IndexerCollateral>("/collateral"),
+          upstreams.indexedBlock(),
+        ]);
+        const updatedAt = c.priceUpdatedAt ? Number(c.priceUpdatedAt) : null;
+        return {
+          status: 200,
+          body: {
+            object: "collateral",
+            asset: "ZEC",
+            depositedZec: zec(c.depositedZat),
+            paidOutZec: zec(c.paidOutZat),
+            outstandingZec: zec(c.outstandingZat),
+            pendingRedemptionZec: zec(c.pendingRedemptionZat),
+            valueUsd: zsd(c.valueUsd),
+            circulatingSupply: zsd(c.circulatingSupply),
+            collateralRatio: c.collateralRatioBps === null ? null : formatUnits(BigInt(c.collateralRatioBps), 4),
+            price: {
+              zecUsd: usd8(c.price),
+              updatedAt: updatedAt === null ? null : new Date(updatedAt * 1000).toISOString(),
+              ageSeconds: updatedAt === null ? null : Math.max(0, Math.floor(Date.now() / 1000) - updatedAt),
+            },
+            asOfBlock,
+          },
+        };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/prices/peg",
+      operationId: "getPegPrice",
+      summary: "Peg target and the ZEC/USD oracle price",
+      tag: "Ledger",
+      auth: true,
+      responses: { 200: { description: "Peg price", schema: pegSchema } },
+      handler: async () => {
+        const latest = await upstreams.indexer<{ price?: string; updatedAt: string }>("/prices/latest");
+        if (!latest.price) throw problems.upstreamUnavailable("The price feed");
+        return {
+          status: 200,
+          body: {
+            object: "peg_price",
+            pegPrice: "1.00",
+            zecUsd: usd8(latest.price),
+            updatedAt: new Date(Number(latest.updatedAt) * 1000).toISOString(),
+          },
+        };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/wallets/:address/balances",
+      operationId: "getWalletBalances",
+      summary: "Stable-token balances of a wallet (zero for an address never seen)",
+      tag: "Ledger",
+      auth: true,
+      params: addressParams,
+      responses: { 200: { description: "Balances", schema: balancesSchema } },
+      handler: async ({ params }) => {
+        const [account, asOfBlock] = await Promise.all([
+          upstreams.indexer<{ balance: string }>(`/accounts/${params.address}`),
+          upstreams.indexedBlock(),
+        ]);
+        return {
+          status: 200,
+          body: {
+            object: "balances",
+            address: params.address,
+            balances: [{ asset: "ZSD", amount: zsd(account.balance), decimals: 18, raw: account.balance }],
+            asOfBlock,
+          },
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,65 @@
+import { getAddress, isAddress } from "viem";
+import { z } from "zod";
+
+const decimal = (description: string) => z.string().regex(/^-?\d+(\.\d+)?$/).describe(description);
+
+export const addressParams = z.object({
+  address: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, "an EVM address: 0x and 40 hex digits")
+    .refine((a) => isAddress(a, { strict: true }), "the mixed-case checksum (EIP-55) does not match")
+    .transform((a) => getAddress(a)),
+});
+
+export const supplySchema = z
+  .object({
+    object: z.literal("supply"),
+    symbol: z.literal("ZSD"),
+    decimals: z.literal(18),
+    circulating: decimal("Tokens in circulation (minted − burned)"),
+    minted: decimal("All tokens ever minted"),
+    burned: decimal("All tokens ever burned (redemptions, holder burns)"),
+    holders: z.number().int(),
+    asOfBlock: z.number().int(),
+  })
+  .meta({ id: "Supply" });
+
+export const collateralSchema = z
+  .object({
+    object: z.literal("collateral"),
+    asset: z.literal("ZEC"),
+    depositedZec: decimal("ZEC ever recorded as deposited"),
+    paidOutZec: decimal("ZEC paid out to completed redemptions"),
+    outstandingZec: decimal("ZEC held in custody"),
+    pendingRedemptionZec: decimal("ZEC promised to redemptions not yet paid"),
+    valueUsd: decimal("USD value of the outstanding ZEC at the oracle price"),
+    circulatingSupply: decimal("ZSD in circulation"),
+    collateralRatio: decimal("Collateral value over circulating supply (1.5 = 150%)").nullable(),
+    price: z.object({
+      zecUsd: decimal("USD per ZEC"),
+      updatedAt: z.iso.datetime().nullable(),
+      ageSeconds: z.number().int().nullable(),
+    }),
+    asOfBlock: z.number().int(),
+  })
+  .meta({ id: "Collateral" });
+
+export const pegSchema = z
+  .object({
+    object: z.literal("peg_price"),
+    pegPrice: decimal("The peg target in USD"),
+    zecUsd: decimal("USD per ZEC at the oracle"),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: "PegPrice" });
+
+export const balancesSchema = z
+  .object({
+    object: z.literal("balances"),
+    address: z.string(),
+    balances: z.array(
+      z.object({ asset: z.literal("ZSD"), amount: decimal("Balance in ZSD"), decimals: z.literal(18), raw: decimal("Balance in base units") }),
+    ),
+    asOfBlock: z.number().int(),
+  })
+  .meta({ id: "Balances" });

@@ -1,0 +1,86 @@
+// Routes are declared once with their zod schemas: the same declaration
+// validates requests, mounts the Express handler and generates OpenAPI.
+import type { NextFunction, Request, RequestHandler, Response, Router } from "express";
+import { z } from "zod";
+import { type FieldError, problems } from "./problems.ts";
+
+export type Method = "get" | "post" | "delete";
+
+export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+  method: Method;
+  /** Express path below /v1, e.g. "/wallets/:address/balances". */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  auth: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Status → response schema (problems are documented for every route). */
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handler: (
+    input: { params: z.output<P>; query: z.output<Q>; body: z.output<B> },
+    req: Request,
+    res: Response,
+  ) => Promise<{ status: number; body: unknown } | void>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = RouteSpec<any, any, any>;
+
+export function route<P extends z.ZodType = z.ZodObject, Q extends z.ZodType = z.ZodObject, B extends z.ZodType = z.ZodUnknown>(
+  spec: RouteSpec<P, Q, B>,
+): AnyRoute {
+  return spec;
+}
+
+function fieldErrors(where: string, error: z.ZodError): FieldError[] {
+  return error.issues.map((issue) => ({
+    field: [where, ...issue.path.map(String)].join("."),
+    message: issue.message,
+  }));
+}
+
+/** Mounts routes on a router, validating params, query and body first. */
+export function mount(
+  router: Router,
+  routes: AnyRoute[],
+  middleware: { authenticated: RequestHandler[]; public: RequestHandler[] },
+): void {
+  for (const spec of routes) {
+    const handlers: RequestHandler[] = [...(spec.auth ? middleware.authenticated : middleware.public)];
+    handlers.push(async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        const errors: FieldError[] = [];
+        const parse = (where: string, schema: z.ZodType | undefined, value: unknown) => {
+          if (!schema) return value;
+          const result = schema.safeParse(value ?? {});
+          if (!result.success) errors.push(...fieldErrors(where, result.error));
+          return result.success ? result.data : undefined;
+        };
+        const input = {
+          params: parse("params", spec.params, req.params),
+          query: parse("query", spec.query, req.query),
+          body: parse("body", spec.body, req.body),
+        };
+        if (errors.length > 0) throw problems.validation(errors);
+        const result = await spec.handler(input, req, res);
+        if (result && !res.headersSent) res.status(result.status).json(result.body);
+      } catch (error) {
+        next(error);
+      }
+    });
+    router[spec.method](spec.path, ...handlers);
+  }
+}
+
+/** The methods declared for a concrete path, for 405 answers. */
+export function allowedMethods(routes: AnyRoute[], path: string): string[] {
+  const methods = new Set<string>();
+  for (const spec of routes) {
+    const pattern = new RegExp(`^${spec.path.replace(/:[A-Za-z]+/g, "[^/]+")}/?$`);
+    if (pattern.test(path)) methods.add(spec.method.toUpperCase());
+  }
+  return [...methods];
+}
