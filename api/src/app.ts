@@ -79,7 +79,8 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   app.use(ipLimiter);
 
   const requireJson: RequestHandler = (req, _res, next) => {
-    const hasBody = req.headers["content-length"] !== "0" && (req.headers["content-length"] || req.headers["transfer-encoding"]);
+    const hasBody =
+      req.headers["content-length"] !== "0" && (req.headers["content-length"] || req.headers["transfer-encoding"]);
     if (["POST", "PUT", "PATCH"].includes(req.method) && hasBody && !req.is("application/json")) {
       return next(problems.unsupportedMediaType(req.get("content-type") ?? "no content type"));
     }

@@ -20,8 +20,12 @@ try {
 
 const logger = pino({ level: config.LOG_LEVEL, redact: ["req.headers.authorization", "*.secret", "secret"] });
 const db = await openDatabase({ url: config.DATABASE_URL, directory: config.PGLITE_DIRECTORY });
-const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { enableOfflineQueue: false, lazyConnect: false }) : undefined;
-redis?.on("error", (error) => logger.warn({ err: error.message }, "redis unavailable; rate limits fall back to memory"));
+const redis = config.REDIS_URL
+  ? new Redis(config.REDIS_URL, { enableOfflineQueue: false, lazyConnect: false })
+  : undefined;
+redis?.on("error", (error) =>
+  logger.warn({ err: error.message }, "redis unavailable; rate limits fall back to memory"),
+);
 const { app } = createApp({ config, db, redis, logger });
 
 const server: Server = app.listen(config.PORT, config.HOST, () => {

@@ -35,8 +35,7 @@ export class Problem extends Error {
 export const problems = {
   validation: (errors: FieldError[]) =>
     new Problem(400, "validation_failed", "Validation failed", "The request has invalid fields.", { errors }),
-  malformedJson: () =>
-    new Problem(400, "malformed_json", "Malformed JSON", "The request body is not valid JSON."),
+  malformedJson: () => new Problem(400, "malformed_json", "Malformed JSON", "The request body is not valid JSON."),
   bodyTooLarge: (limit: string) =>
     new Problem(413, "body_too_large", "Body too large", `The request body exceeds ${limit}.`),
   unsupportedMediaType: (type: string) =>

@@ -29,9 +29,11 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyRoute = RouteSpec<any, any, any>;
 
-export function route<P extends z.ZodType = z.ZodObject, Q extends z.ZodType = z.ZodObject, B extends z.ZodType = z.ZodUnknown>(
-  spec: RouteSpec<P, Q, B>,
-): AnyRoute {
+export function route<
+  P extends z.ZodType = z.ZodObject,
+  Q extends z.ZodType = z.ZodObject,
+  B extends z.ZodType = z.ZodUnknown,
+>(spec: RouteSpec<P, Q, B>): AnyRoute {
   return spec;
 }
 

@@ -34,14 +34,18 @@ try {
       if (accountId && !(await keys.accountExists(accountId))) fail(`no account ${accountId}`);
       accountId ??= (await keys.createAccount(values.name)).id;
       const created = await keys.create(accountId, env, values.name);
-      console.log(JSON.stringify({ account: accountId, id: created.id, environment: env, secret: created.secret }, null, 2));
+      console.log(
+        JSON.stringify({ account: accountId, id: created.id, environment: env, secret: created.secret }, null, 2),
+      );
       console.error("The secret is shown once: store it now.");
       break;
     }
     case "list": {
       if (!values.account) fail("--account is required");
       for (const k of await keys.list(values.account)) {
-        console.log(`${k.id}  ${k.prefix}…${k.last4}  ${k.environment}  ${k.name}  created ${k.createdAt}  last used ${k.lastUsedAt ?? "never"}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ""}`);
+        console.log(
+          `${k.id}  ${k.prefix}…${k.last4}  ${k.environment}  ${k.name}  created ${k.createdAt}  last used ${k.lastUsedAt ?? "never"}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ""}`,
+        );
       }
       break;
     }
@@ -53,7 +57,9 @@ try {
       break;
     }
     default:
-      fail("usage: keys create --env sandbox|production --name NAME [--account ID] | list --account ID | revoke --account ID --key ID");
+      fail(
+        "usage: keys create --env sandbox|production --name NAME [--account ID] | list --account ID | revoke --account ID --key ID",
+      );
   }
 } finally {
   await db.close();

@@ -8,7 +8,8 @@ export function authenticate(keys: KeyService, config: Config): RequestHandler {
   return async (req, res, next) => {
     try {
       const header = req.get("authorization");
-      if (!header) throw problems.unauthorized("missing_api_key", "Send your API key as `Authorization: Bearer <key>`.");
+      if (!header)
+        throw problems.unauthorized("missing_api_key", "Send your API key as `Authorization: Bearer <key>`.");
       const [scheme, token, ...rest] = header.split(" ");
       if (scheme?.toLowerCase() !== "bearer" || !token || rest.length > 0) {
         throw problems.unauthorized("malformed_authorization", "The Authorization header must be `Bearer <key>`.");

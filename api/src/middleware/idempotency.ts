@@ -38,7 +38,9 @@ export function idempotency(db: Database, ttlHours: number): RequestHandler {
     if (req.method !== "POST" || key === undefined) return next();
     try {
       if (!KEY.test(key)) {
-        throw problems.validation([{ field: "header.Idempotency-Key", message: "1 to 255 printable ASCII characters" }]);
+        throw problems.validation([
+          { field: "header.Idempotency-Key", message: "1 to 255 printable ASCII characters" },
+        ]);
       }
       const owner = res.locals.apiKey?.id as string;
       const requestHash = createHash("sha256")
@@ -77,7 +79,11 @@ export function idempotency(db: Database, ttlHours: number): RequestHandler {
       res.send = ((payload?: unknown) => {
         const status = res.statusCode;
         const text = redact(
-          typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString() : JSON.stringify(payload ?? null),
+          typeof payload === "string"
+            ? payload
+            : Buffer.isBuffer(payload)
+              ? payload.toString()
+              : JSON.stringify(payload ?? null),
           res.locals.idempotencyRedact as string[] | undefined,
         );
         // A server error is not an answer: release the key so that a retry runs again.

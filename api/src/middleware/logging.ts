@@ -9,7 +9,11 @@ export function requestLogging(logger: Logger, metrics: Metrics): RequestHandler
     res.on("finish", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? "unmatched" : req.path);
-      const labels = { method: req.method, route: `${req.baseUrl}${route === "unmatched" ? "" : route}` || route, status: String(res.statusCode) };
+      const labels = {
+        method: req.method,
+        route: `${req.baseUrl}${route === "unmatched" ? "" : route}` || route,
+        status: String(res.statusCode),
+      };
       metrics.requests.inc(labels);
       metrics.duration.observe(labels, seconds);
       logger.info(

@@ -1,6 +1,7 @@
 // A self-contained reference page rendered from the OpenAPI document: no
 // script from a CDN, so it works offline and under a strict CSP.
-const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
+const escape = (s: string) =>
+  s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
 
 interface Operation {
   summary?: string;
@@ -11,13 +12,19 @@ interface Operation {
   security?: unknown[];
 }
 
-export function docsPage(doc: { info: { title: string; description: string }; paths: Record<string, Record<string, unknown>> }, baseUrl: string): string {
+export function docsPage(
+  doc: { info: { title: string; description: string }; paths: Record<string, Record<string, unknown>> },
+  baseUrl: string,
+): string {
   const sections = Object.entries(doc.paths)
     .flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, raw]) => {
         const op = raw as Operation;
         const params = (op.parameters ?? [])
-          .map((p) => `<li><code>${escape(p.name)}</code> (${p.in}${p.required ? ", required" : ""}) ${escape(p.description ?? "")}</li>`)
+          .map(
+            (p) =>
+              `<li><code>${escape(p.name)}</code> (${p.in}${p.required ? ", required" : ""}) ${escape(p.description ?? "")}</li>`,
+          )
           .join("");
         const responses = Object.entries(op.responses)
           .map(([status, r]) => `<li><code>${status}</code> ${escape(r.description)}</li>`)

@@ -32,7 +32,9 @@ export function openApiDocument(routes: AnyRoute[], servers: { url: string; desc
   const toSchema = (schema: z.ZodType, io: "input" | "output"): JsonSchema => {
     const generated = z.toJSONSchema(schema, { target: "draft-2020-12", io, unrepresentable: "any" });
     // Shared schemas land in $defs; in OpenAPI they are components.
-    const json = JSON.parse(JSON.stringify(generated).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonSchema & {
+    const json = JSON.parse(
+      JSON.stringify(generated).replaceAll('"#/$defs/', '"#/components/schemas/'),
+    ) as JsonSchema & {
       $defs?: Record<string, JsonSchema>;
       id?: string;
     };
@@ -72,7 +74,9 @@ export function openApiDocument(routes: AnyRoute[], servers: { url: string; desc
     for (const [status, response] of Object.entries(r.responses)) {
       responses[status] = {
         description: response.description,
-        ...(response.schema ? { content: { "application/json": { schema: toSchema(response.schema, "output") } } } : {}),
+        ...(response.schema
+          ? { content: { "application/json": { schema: toSchema(response.schema, "output") } } }
+          : {}),
       };
     }
     const problem = (description: string) => ({
@@ -132,7 +136,11 @@ export function openApiDocument(routes: AnyRoute[], servers: { url: string; desc
     components: {
       schemas: components,
       securitySchemes: {
-        bearerAuth: { type: "http", scheme: "bearer", description: "An API key: sk_test_… (sandbox) or sk_live_… (production)" },
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          description: "An API key: sk_test_… (sandbox) or sk_live_… (production)",
+        },
       },
     },
   };

@@ -36,13 +36,22 @@ export function healthRoutes(db: Database, upstreams: Upstreams): AnyRoute[] {
       },
       handler: async (_input, _req, res) => {
         const [database, indexer, chain] = await Promise.all([
-          db.query("SELECT 1").then(() => true, () => false),
+          db.query("SELECT 1").then(
+            () => true,
+            () => false,
+          ),
           upstreams.indexerReady(),
-          upstreams.chainHead().then(() => true, () => false),
+          upstreams.chainHead().then(
+            () => true,
+            () => false,
+          ),
         ]);
         const ready = database && indexer && chain;
         if (!ready) res.setHeader("Retry-After", "5");
-        return { status: ready ? 200 : 503, body: { status: ready ? "ready" : "not_ready", checks: { database, indexer, chain } } };
+        return {
+          status: ready ? 200 : 503,
+          body: { status: ready ? "ready" : "not_ready", checks: { database, indexer, chain } },
+        };
       },
     }),
   ];

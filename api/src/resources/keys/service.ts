@@ -140,7 +140,8 @@ export class KeyService {
     if (!timingSafeEqual(stored, presented)) return { ok: false, reason: "unknown" };
     if (key.revokedAt) return { ok: false, reason: "revoked" };
     if (key.environment !== keyEnvironment) return { ok: false, reason: "unknown" };
-    if (key.environment !== environment) return { ok: false, reason: "wrong_environment", environment: key.environment };
+    if (key.environment !== environment)
+      return { ok: false, reason: "wrong_environment", environment: key.environment };
     this.#touch(key.id);
     return { ok: true, key };
   }

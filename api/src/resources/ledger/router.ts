@@ -38,7 +38,10 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
       auth: true,
       responses: { 200: { description: "Supply", schema: supplySchema } },
       handler: async () => {
-        const [s, asOfBlock] = await Promise.all([upstreams.indexer<IndexerSupply>("/supply"), upstreams.indexedBlock()]);
+        const [s, asOfBlock] = await Promise.all([
+          upstreams.indexer<IndexerSupply>("/supply"),
+          upstreams.indexedBlock(),
+        ]);
         return {
           status: 200,
           body: {

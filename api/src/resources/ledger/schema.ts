@@ -1,12 +1,16 @@
 import { getAddress, isAddress } from "viem";
 import { z } from "zod";
 
-const decimal = (description: string) => z.string().regex(/^-?\d+(\.\d+)?$/).describe(description);
+const decimal = (description: string) =>
+  z
+    .string()
+    .regex(/^-?\d+(\.\d+)?$/)
+    .describe(description);
 
 export const addressParams = z.object({
   address: z
     .string()
-    .regex(/^0x[0-9a-fA-F]{40}$/, "an EVM address: 0x and 40 hex digits")
+    .regex(/^0x[0-9a-fA-F]{40}$/, { message: "an EVM address: 0x and 40 hex digits", abort: true })
     .refine((a) => isAddress(a, { strict: true }), "the mixed-case checksum (EIP-55) does not match")
     .transform((a) => getAddress(a)),
 });
@@ -58,7 +62,12 @@ export const balancesSchema = z
     object: z.literal("balances"),
     address: z.string(),
     balances: z.array(
-      z.object({ asset: z.literal("ZSD"), amount: decimal("Balance in ZSD"), decimals: z.literal(18), raw: decimal("Balance in base units") }),
+      z.object({
+        asset: z.literal("ZSD"),
+        amount: decimal("Balance in ZSD"),
+        decimals: z.literal(18),
+        raw: decimal("Balance in base units"),
+      }),
     ),
     asOfBlock: z.number().int(),
   })
