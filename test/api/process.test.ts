@@ -1,0 +1,89 @@
+// The API as its own process: key CLI, start-up validation, graceful shutdown.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { type Server, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../scripts/lib/hardhat-node.ts";
+import { ROOT } from "../../scripts/lib/paths.ts";
+
+const run = promisify(execFile);
+const TSX = join(ROOT, "node_modules", ".bin", "tsx");
+
+describe("API process", () => {
+  let dir: string;
+  let blackhole: Server;
+  let blackholeUrl: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "zsd-api-process-"));
+    // Accepts connections and never answers: an upstream that hangs.
+    blackhole = createServer(() => undefined);
+    await new Promise<void>((resolve) => blackhole.listen(0, "127.0.0.1", resolve));
+    blackholeUrl = `http://127.0.0.1:${(blackhole.address() as { port: number }).port}`;
+  });
+  afterAll(() => {
+    blackhole.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("creates, lists and revokes keys from the CLI, showing the secret once", async () => {
+    const env = { ...process.env, PGLITE_DIRECTORY: join(dir, "cli"), LOG_LEVEL: "silent" };
+    const created = await run(TSX, ["api/src/cli/keys.ts", "create", "--env", "production", "--name", "cli app"], { cwd: ROOT, env });
+    const out = JSON.parse(created.stdout) as { account: string; id: string; secret: string; environment: string };
+    expect(out.secret).toMatch(/^sk_live_[0-9A-Za-z]{48}$/);
+    expect(out.environment).toBe("production");
+    const list = await run(TSX, ["api/src/cli/keys.ts", "list", "--account", out.account], { cwd: ROOT, env });
+    expect(list.stdout).toContain(`${out.id}  sk_live_…${out.secret.slice(-4)}`);
+    expect(list.stdout).not.toContain(out.secret);
+    await run(TSX, ["api/src/cli/keys.ts", "revoke", "--account", out.account, "--key", out.id], { cwd: ROOT, env });
+    expect((await run(TSX, ["api/src/cli/keys.ts", "list", "--account", out.account], { cwd: ROOT, env })).stdout).toContain("REVOKED");
+    await expect(run(TSX, ["api/src/cli/keys.ts", "create", "--env", "staging", "--name", "x"], { cwd: ROOT, env })).rejects.toThrow(/--env must be/);
+  });
+
+  it("refuses to start with a bad variable and names it", async () => {
+    const env = { ...process.env, ENVIRONMENT: "staging", PGLITE_DIRECTORY: join(dir, "bad") };
+    const failure = await run(TSX, ["api/src/index.ts"], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    expect((failure as { code: number }).code).toBe(1);
+    expect((failure as { stderr: string }).stderr).toContain("ENVIRONMENT");
+  });
+
+  it("drains an in-flight request on SIGTERM, then exits 0", async () => {
+    const port = await freePort();
+    const child: ChildProcess = spawn(TSX, ["api/src/index.ts"], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        PGLITE_DIRECTORY: join(dir, "drain"),
+        INDEXER_URL: blackholeUrl,
+        RPC_URL: blackholeUrl,
+        UPSTREAM_TIMEOUT_MS: "1500",
+        LOG_LEVEL: "info",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const deadline = Date.now() + 30_000;
+    while (!output.includes('"msg":"listening"')) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no start:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+
+    const started = performance.now();
+    const inFlight = fetch(`http://127.0.0.1:${port}/v1/health/ready`);
+    await new Promise((r) => setTimeout(r, 300));
+    child.kill("SIGTERM");
+    const response = await inFlight;
+    expect(response.status).toBe(503);
+    expect((await response.json()).checks).toEqual({ database: true, indexer: false, chain: false });
+    expect(performance.now() - started).toBeGreaterThan(1000);
+    expect(await exited).toBe(0);
+    expect(output).toContain('"msg":"draining"');
+    await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
+  });
+});
