@@ -45,7 +45,12 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     });
   const metrics = createMetrics();
   const keys = new KeyService(db);
-  const upstreams = new Upstreams(config.INDEXER_URL, config.RPC_URL, config.UPSTREAM_TIMEOUT_MS);
+  const upstreams = new Upstreams(
+    config.INDEXER_URL,
+    config.RPC_URL,
+    config.UPSTREAM_TIMEOUT_MS,
+    config.INDEXER_CACHE_MS,
+  );
 
   const routes = [...healthRoutes(db, upstreams), ...keyRoutes(keys), ...ledgerRoutes(upstreams)];
   const baseUrl = config.ENVIRONMENT === "production" ? config.PRODUCTION_BASE_URL : config.SANDBOX_BASE_URL;

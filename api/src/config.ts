@@ -16,6 +16,7 @@ export const configSchema = z.object({
   INDEXER_URL: url.default("http://127.0.0.1:42069"),
   RPC_URL: url.default("http://127.0.0.1:8545"),
   UPSTREAM_TIMEOUT_MS: positiveInt.default(2000),
+  INDEXER_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(250),
   RATE_LIMIT_SANDBOX: positiveInt.default(100),
   RATE_LIMIT_PRODUCTION: positiveInt.default(1000),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),

@@ -43,8 +43,10 @@ export async function startApi(
   env: Record<string, string> = {},
   options: { redis?: Redis } = {},
 ): Promise<RunningApi> {
+  // No read cache in tests: each read must show the indexer at that moment.
   const config = loadConfig({
     LOG_LEVEL: "silent",
+    INDEXER_CACHE_MS: "0",
     INDEXER_URL: "http://127.0.0.1:9",
     RPC_URL: "http://127.0.0.1:9",
     ...env,

@@ -24,11 +24,22 @@ describe("ledger read endpoints", () => {
     dir = mkdtempSync(join(tmpdir(), "zsd-api-ledger-"));
     const deploymentFile = join(dir, "deployment.json");
     writeFileSync(deploymentFile, JSON.stringify(s.deployment));
-    indexer = await startIndexer({ rpcUrl: s.rpcUrl, deploymentFile, pgliteDirectory: join(dir, "pglite"), schema: "zsd_api" });
+    indexer = await startIndexer({
+      rpcUrl: s.rpcUrl,
+      deploymentFile,
+      pgliteDirectory: join(dir, "pglite"),
+      schema: "zsd_api",
+    });
     storage = await openStorage("pglite");
     api = await startApi(storage.db, { INDEXER_URL: indexer.url, RPC_URL: s.rpcUrl });
 
-    await s.depositAndMint({ amountZat: 6n * ZEC + 1234n, mintAmount: 150n * ZSD, recipient: alice.address, relayer: relayer.address, fee: 2n * ZSD });
+    await s.depositAndMint({
+      amountZat: 6n * ZEC + 1234n,
+      mintAmount: 150n * ZSD,
+      recipient: alice.address,
+      relayer: relayer.address,
+      fee: 2n * ZSD,
+    });
     await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, "ztestsapling1ledger"]));
     await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
   });
@@ -44,7 +55,13 @@ describe("ledger read endpoints", () => {
   it("GET /v1/supply equals totalSupply", async () => {
     const body = await (await api.call("/v1/supply")).json();
     const total = await s.read.token.read.totalSupply();
-    expect(body).toMatchObject({ object: "supply", symbol: "ZSD", circulating: formatUnits(total, 18), burned: "10", holders: 2 });
+    expect(body).toMatchObject({
+      object: "supply",
+      symbol: "ZSD",
+      circulating: formatUnits(total, 18),
+      burned: "10",
+      holders: 2,
+    });
     expect(body.asOfBlock).toBeGreaterThan(0);
   });
 
@@ -70,14 +87,20 @@ describe("ledger read endpoints", () => {
   });
 
   it("GET /v1/prices/peg gives the 1.00 target and the oracle price", async () => {
-    expect(await (await api.call("/v1/prices/peg")).json()).toMatchObject({ object: "peg_price", pegPrice: "1.00", zecUsd: "50" });
+    expect(await (await api.call("/v1/prices/peg")).json()).toMatchObject({
+      object: "peg_price",
+      pegPrice: "1.00",
+      zecUsd: "50",
+    });
   });
 
   it("GET /v1/wallets/{address}/balances equals balanceOf, zero for an unknown address", async () => {
     for (const account of [alice, relayer]) {
       const body = await (await api.call(`/v1/wallets/${account.address}/balances`)).json();
       const balance = await s.read.token.read.balanceOf([account.address]);
-      expect(body.balances).toEqual([{ asset: "ZSD", amount: formatUnits(balance, 18), decimals: 18, raw: balance.toString() }]);
+      expect(body.balances).toEqual([
+        { asset: "ZSD", amount: formatUnits(balance, 18), decimals: 18, raw: balance.toString() },
+      ]);
     }
     const lower = await (await api.call(`/v1/wallets/${bob.address.toLowerCase()}/balances`)).json();
     expect(lower).toMatchObject({ address: bob.address, balances: [{ amount: "0", raw: "0" }] });

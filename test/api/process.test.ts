@@ -31,7 +31,10 @@ describe("API process", () => {
 
   it("creates, lists and revokes keys from the CLI, showing the secret once", async () => {
     const env = { ...process.env, PGLITE_DIRECTORY: join(dir, "cli"), LOG_LEVEL: "silent" };
-    const created = await run(TSX, ["api/src/cli/keys.ts", "create", "--env", "production", "--name", "cli app"], { cwd: ROOT, env });
+    const created = await run(TSX, ["api/src/cli/keys.ts", "create", "--env", "production", "--name", "cli app"], {
+      cwd: ROOT,
+      env,
+    });
     const out = JSON.parse(created.stdout) as { account: string; id: string; secret: string; environment: string };
     expect(out.secret).toMatch(/^sk_live_[0-9A-Za-z]{48}$/);
     expect(out.environment).toBe("production");
@@ -39,13 +42,19 @@ describe("API process", () => {
     expect(list.stdout).toContain(`${out.id}  sk_live_…${out.secret.slice(-4)}`);
     expect(list.stdout).not.toContain(out.secret);
     await run(TSX, ["api/src/cli/keys.ts", "revoke", "--account", out.account, "--key", out.id], { cwd: ROOT, env });
-    expect((await run(TSX, ["api/src/cli/keys.ts", "list", "--account", out.account], { cwd: ROOT, env })).stdout).toContain("REVOKED");
-    await expect(run(TSX, ["api/src/cli/keys.ts", "create", "--env", "staging", "--name", "x"], { cwd: ROOT, env })).rejects.toThrow(/--env must be/);
+    expect(
+      (await run(TSX, ["api/src/cli/keys.ts", "list", "--account", out.account], { cwd: ROOT, env })).stdout,
+    ).toContain("REVOKED");
+    await expect(
+      run(TSX, ["api/src/cli/keys.ts", "create", "--env", "staging", "--name", "x"], { cwd: ROOT, env }),
+    ).rejects.toThrow(/--env must be/);
   });
 
   it("refuses to start with a bad variable and names it", async () => {
     const env = { ...process.env, ENVIRONMENT: "staging", PGLITE_DIRECTORY: join(dir, "bad") };
-    const failure = await run(TSX, ["api/src/index.ts"], { cwd: ROOT, env }).catch((e: { code: number; stderr: string }) => e);
+    const failure = await run(TSX, ["api/src/index.ts"], { cwd: ROOT, env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect((failure as { code: number }).code).toBe(1);
     expect((failure as { stderr: string }).stderr).toContain("ENVIRONMENT");
   });

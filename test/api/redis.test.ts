@@ -16,7 +16,9 @@ describe("rate limits in Redis", () => {
     storage = await openStorage("pglite");
     redisA = new Redis(REDIS_URL, { enableOfflineQueue: false });
     redisB = new Redis(REDIS_URL, { enableOfflineQueue: false });
-    await Promise.all([redisA, redisB].map((r) => new Promise((resolve, reject) => r.once("ready", resolve).once("error", reject))));
+    await Promise.all(
+      [redisA, redisB].map((r) => new Promise((resolve, reject) => r.once("ready", resolve).once("error", reject))),
+    );
     const env = { RATE_LIMIT_SANDBOX: "4", RATE_LIMIT_WINDOW_SECONDS: "60" };
     a = await startApi(storage.db, env, { redis: redisA });
     b = await startApi(storage.db, env, { redis: redisB });

@@ -3,13 +3,31 @@
 import { problems } from "../../problems.ts";
 
 export class Upstreams {
+  // Ledger figures move once a block: answers are shared for `cacheMs`, and
+  // concurrent identical reads wait for one upstream call instead of many.
+  readonly #cache = new Map<string, { until: number; value: Promise<unknown> }>();
+
   constructor(
     private readonly indexerUrl: string,
     private readonly rpcUrl: string,
     private readonly timeoutMs: number,
+    private readonly cacheMs = 0,
   ) {}
 
   async indexer<T>(path: string): Promise<T> {
+    if (this.cacheMs <= 0) return this.#fetchIndexer<T>(path);
+    const now = Date.now();
+    const hit = this.#cache.get(path);
+    if (hit && hit.until > now) return hit.value as Promise<T>;
+    const value = this.#fetchIndexer<T>(path);
+    this.#cache.set(path, { until: now + this.cacheMs, value });
+    if (this.#cache.size > 10_000) this.#cache.clear();
+    // A failure is not kept: the next read asks again.
+    value.catch(() => this.#cache.delete(path));
+    return value;
+  }
+
+  async #fetchIndexer<T>(path: string): Promise<T> {
     let response: Response;
     try {
       response = await fetch(`${this.indexerUrl}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
