@@ -1,6 +1,7 @@
 // `npm start`: the whole stack on one machine with embedded defaults: a local
 // Hardhat chain, the contracts deployed through the deploy script, and the
 // Ponder indexer on embedded PGlite. The relay API joins it when it lands.
+import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { hardhatAccount, LOCAL_ROLES } from "./lib/accounts.ts";
@@ -8,6 +9,8 @@ import { startHardhatNode } from "./lib/hardhat-node.ts";
 import { startIndexer } from "./lib/indexer-process.ts";
 import { DEPLOYMENTS_DIR, ROOT } from "./lib/paths.ts";
 import { deploy, resolveAccounts } from "./deploy.ts";
+import { openDatabase } from "../api/src/db/index.ts";
+import { KeyService } from "../api/src/resources/keys/service.ts";
 
 const port = Number(process.env.CHAIN_PORT ?? 8545);
 const node = await startHardhatNode(port);
@@ -41,9 +44,40 @@ const indexer = await startIndexer({
   port: Number(process.env.INDEXER_PORT ?? 42069),
 });
 console.log(`indexer:  ${indexer.url} (try ${indexer.url}/supply, ${indexer.url}/collateral)`);
+// The relay API (sandbox) with a fresh key.
+const apiData = join(ROOT, "build", "dev", "api");
+rmSync(apiData, { recursive: true, force: true });
+const db = await openDatabase({ directory: apiData });
+const keys = new KeyService(db);
+const { secret } = await keys.create((await keys.createAccount("local developer")).id, "sandbox", "npm start");
+await db.close();
+const apiPort = Number(process.env.API_PORT ?? 3000);
+const api = spawn(join(ROOT, "node_modules", ".bin", "tsx"), ["api/src/index.ts"], {
+  cwd: ROOT,
+  env: {
+    ...process.env,
+    PORT: String(apiPort),
+    PGLITE_DIRECTORY: apiData,
+    INDEXER_URL: indexer.url,
+    RPC_URL: node.rpcUrl,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+  },
+  stdio: ["ignore", "inherit", "inherit"],
+});
+for (let i = 0; i < 100; i++) {
+  try {
+    if ((await fetch(`http://127.0.0.1:${apiPort}/v1/health`)).ok) break;
+  } catch {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+console.log(`api:      http://127.0.0.1:${apiPort}/v1 (docs http://127.0.0.1:${apiPort}/docs)`);
+console.log(`key:      ${secret} (sandbox)`);
+console.log(`try:      curl -H "Authorization: Bearer ${secret}" http://127.0.0.1:${apiPort}/v1/collateral`);
 console.log("Ctrl-C stops everything.");
 
 const stop = async () => {
+  api.kill("SIGTERM");
   await indexer.stop();
   await node.stop();
   process.exit(0);
