@@ -78,10 +78,14 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
 
   const app = express();
   app.disable("x-powered-by");
+  // Ledger answers change every block and carry asOfBlock: no ETag hashing per response.
+  app.set("etag", false);
   app.set("trust proxy", "loopback");
   app.use(requestId);
   app.use(requestLogging(logger, metrics));
-  app.use(ipLimiter);
+  // Requests with a key are limited per key once authenticated (below); the
+  // others, and failed authentications, per client address.
+  app.use((req, res, next) => (req.headers.authorization ? next() : ipLimiter(req, res, next)));
 
   const requireJson: RequestHandler = (req, _res, next) => {
     const hasBody =
@@ -102,7 +106,11 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
 
   const v1 = express.Router();
   mount(v1, routes, {
-    authenticated: [authenticate(keys, config), keyLimiter, idempotency(db, config.IDEMPOTENCY_TTL_HOURS)],
+    authenticated: [
+      authenticate(keys, config, (req, res, next) => ipLimiter(req, res, next)),
+      keyLimiter,
+      idempotency(db, config.IDEMPOTENCY_TTL_HOURS),
+    ],
     public: [],
   });
   app.use("/v1", v1);
@@ -113,9 +121,14 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     next(allowed.length > 0 ? problems.methodNotAllowed(req.method, allowed) : problems.notFound(req.path));
   });
 
-  const onError: ErrorRequestHandler = (error, _req, res, _next) => {
-    const id = res.locals.requestId as string | undefined;
+  const onError: ErrorRequestHandler = (error, req, res, next) => {
     if (res.headersSent) return;
+    // Every response carries rate-limit headers: an error raised before any
+    // limiter ran (a bad body with a key, say) counts against the address.
+    if (!res.getHeader("RateLimit-Policy")) {
+      return ipLimiter(req, res, (limited?: unknown) => onError(limited ?? error, req, res, next));
+    }
+    const id = res.locals.requestId as string | undefined;
     if (error instanceof Problem) return sendProblem(res, error, id);
     const type = (error as { type?: string }).type;
     if (type === "entity.parse.failed") return sendProblem(res, problems.malformedJson(), id);

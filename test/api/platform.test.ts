@@ -187,9 +187,23 @@ describe.each(["pglite", "postgres"] as Storage[])("API platform on %s", (storag
         // Per key: another key of the same account has its own budget.
         const { secret } = await limited.keys.create(limited.accountId, "sandbox", "second");
         expect((await limited.call("/v1/keys", { key: secret })).status).toBe(200);
-        // Unauthenticated answers carry the per-address policy.
+        // Unauthenticated answers, failed authentications and errors raised
+        // before routing carry the per-address policy.
         const open = await limited.call("/v1/health", { key: null });
         expect(open.headers.get("ratelimit-policy")).toBe('"ip";q=30;w=30');
+        const badKey = await limited.call("/v1/keys", { key: "sk_test_nope" });
+        expect(badKey.status).toBe(401);
+        expect(badKey.headers.get("ratelimit-policy")).toBe('"ip";q=30;w=30');
+        const badBody = await limited.call("/v1/keys", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{",
+        });
+        expect(badBody.status).toBe(400);
+        expect(badBody.headers.get("ratelimit")).toMatch(/^"ip";r=\d+;t=\d+$/);
+        expect((await limited.call("/v1/missing", { key: null })).headers.get("ratelimit-policy")).toBe(
+          '"ip";q=30;w=30',
+        );
         const metrics = await (await limited.call("/metrics", { key: null })).text();
         expect(metrics).toMatch(/zsd_api_rate_limited_total\{environment="sandbox"\} 1/);
       } finally {

@@ -4,7 +4,7 @@ import { problems } from "../problems.ts";
 import type { KeyService } from "../resources/keys/service.ts";
 
 /** Bearer API keys: 401 with WWW-Authenticate for every way a key can be wrong. */
-export function authenticate(keys: KeyService, config: Config): RequestHandler {
+export function authenticate(keys: KeyService, config: Config, onFailure: RequestHandler): RequestHandler {
   return async (req, res, next) => {
     try {
       const header = req.get("authorization");
@@ -36,7 +36,8 @@ export function authenticate(keys: KeyService, config: Config): RequestHandler {
       res.locals.apiKey = result.key;
       next();
     } catch (error) {
-      next(error);
+      // A failed authentication still counts, against the client address.
+      onFailure(req, res, (limited?: unknown) => next(limited ?? error));
     }
   };
 }
