@@ -1,0 +1,2 @@
+export * from "./address.ts";
+export { f4jumble, f4jumbleInverse } from "./f4jumble.ts";

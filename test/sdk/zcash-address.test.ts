@@ -1,0 +1,168 @@
+// Shielded-address validation against published vectors (librustzcash F4Jumble
+// vectors; addresses from zcash-test-vectors unified_address.json and wallet
+// test suites) and hand-made bad cases.
+import { bech32, bech32m } from "bech32";
+import { describe, expect, it } from "vitest";
+import {
+  ZcashAddressError,
+  encodeSaplingAddress,
+  encodeUnifiedAddress,
+  f4jumble,
+  f4jumbleInverse,
+  parseShieldedAddress,
+} from "../../sdk/js/src/zcash/index.ts";
+
+const hex = (s: string) => Uint8Array.from(Buffer.from(s, "hex"));
+
+// librustzcash components/f4jumble/src/test_vectors.rs: [normal, jumbled].
+const F4JUMBLE_VECTORS: [string, string][] = [
+  [
+    "5d7a8f739a2d9e945b0ce152a8049e294c4d6e66b164939daffa2ef6ee6921481cdd86b3cc4318d9614fc820905d042b",
+    "0304d029141b995da5387c125970673504d6c764d91ea6c082123770c7139ccd88ee27368cd0c0921a0444c8e5858d22",
+  ],
+  [
+    "b1ef9ca3f24988c7b3534201cfb1cd8dbf69b8250c18ef41294ca97993db546c1fe01f7e9c8e36d6a5e29d4e30a73594bf5098421c69378af1e40f64e125946f",
+    "5271fa3321f3adbcfb075196883d542b438ec6339176537daf859841fe6a56222bff76d1662b5509a9e1079e446eeedd2e683c31aae3ee1851d7954328526be1",
+  ],
+  [
+    "62c2fa7b2fecbcb64b6968912a6381ce3dc166d56a1d62f5a8d7551db5fd9313e8c7203d996af7d477083756d59af80d06a745f44ab023752cb5b406ed8985e18130ab33362697b0e4e4c763ccb8f676495c222f7fba1e31defa3d5a57efc2e1e9b01a035587d5fb1a38e01d94903d3c3e0ad3360c1d3710acd20b183e31d49f",
+    "498cf1b1ba6f4577effe64151d67469adc30acc325e326207e7d78487085b4162669f82f02f9774c0cc26ae6e1a76f1e266c6a9a8a2f4ffe8d2d676b1ed71cc47195a3f19208998f7d8cdfc0b74d2a96364d733a62b4273c77d9828aa1fa061588a7c4c88dd3d3dde02239557acfaad35c55854f4541e1a1b3bc8c17076e7316",
+  ],
+  [
+    "3476f21a482ec9378365c8f7393c94e2885315eb4671098b79535e790fe53e29fef2b3766697ac32b4f473f468a008e72389fc03880d780cb07fcfaabe3f1a84b27db59a4a153d882d2b2103596555ed9494c6ac893c49723833ec8926c1039586a7afcf4a0d9c731e985d99589c8bb838e8aaf745533ed9e8ae3a1cd074a51a20da8aba18d1dbebbc862ded42435e92476930d069896cff30eb414f727b89e001afa2fb8dc3436d75a4a6f26572504b192232ecb9f0c02411e52596bc5e9045",
+    "5139912fe8b95492c12731995a0f4478dbeb81ec36653a21bc80d673f3c6a0feef70b6c566f9d34bb726c098648382d105afb19b2b8486b73cbd47a17a0d2d1fd593b14bb9826c5d114b850c6f0cf3083a6f61e38e42713a37ef7997ebd2b376c8a410d797b3932e5a6e39e726b2894ce79604b4ae3c00acaea3be2c1dfe697fa644755102cf9ad78794d0594585494fe38ab56fa6ef3271a68a33481015adf3944c115311421a7dc3ce73ef2abf47e18a6aca7f9dd25a85ce8dbd6f1ad89c8d",
+  ],
+];
+
+const SAPLING_MAINNET = "zs1z7rejlpsa98s2rrrfkwmaxu53e4ue0ulcrw0h4x5g8jl04tak0d3mm47vdtahatqrlkngh9slya";
+const SAPLING_TESTNET = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+// unified_address.json row 0: a P2PKH and a Sapling receiver; that Sapling
+// receiver on its own encodes as SAPLING_OF_ROW_0 (an independent source).
+const UNIFIED_ROW_0 =
+  "u1l8xunezsvhq8fgzfl7404m450nwnd76zshscn6nfys7vyz2ywyh4cc5daaq0c7q2su5lqfh23sp7fkf3kt27ve5948mzpfdvckzaect2jtte308mkwlycj2u0eac077wu70vqcetkxf";
+const SAPLING_OF_ROW_0 = "zs1mrhc9y7jdh5r9ece8u5khgvj9kg0zgkxzdduyv0whkg7lkcrkx5xqem3e48avjq9wn2rukydkwn";
+const UNIFIED_ORCHARD =
+  "u1k9eh52jx5q4y8lw6x208lsep4t6yzwk7mdwz9e6239qywjkqzdcd3al3d64zwnqx296p3klxnash5w2e0elg39qrydxx0s0qz5m2gnt0";
+const UNIFIED_TESTNET =
+  "utest10c5kutapazdnf8ztl3pu43nkfsjx89fy3uuff8tsmxm6s86j37pe7uz94z5jhkl49pqe8yz75rlsaygexk6jpaxwx0esjr8wm5ut7d5s";
+
+function code(address: string, network: "mainnet" | "testnet" = "mainnet"): string {
+  try {
+    parseShieldedAddress(address, network);
+  } catch (error) {
+    if (error instanceof ZcashAddressError) return error.code;
+    throw error;
+  }
+  return "accepted";
+}
+
+/** Changes one data character so that the checksum no longer matches. */
+function typo(address: string): string {
+  const at = address.length - 10;
+  const replacement = address[at] === "q" ? "p" : "q";
+  return address.slice(0, at) + replacement + address.slice(at + 1);
+}
+
+describe("F4Jumble", () => {
+  it.each(F4JUMBLE_VECTORS)("matches the librustzcash vector (%#)", (normal, jumbled) => {
+    expect(Buffer.from(f4jumble(hex(normal))).toString("hex")).toBe(jumbled);
+    expect(Buffer.from(f4jumbleInverse(hex(jumbled))).toString("hex")).toBe(normal);
+  });
+
+  it("refuses messages shorter than 48 bytes", () => {
+    expect(() => f4jumble(new Uint8Array(47))).toThrow(/48/);
+  });
+});
+
+describe("shielded Zcash addresses", () => {
+  it("accepts Sapling addresses of the environment's network", () => {
+    expect(parseShieldedAddress(SAPLING_MAINNET, "mainnet")).toMatchObject({ kind: "sapling", network: "mainnet" });
+    expect(parseShieldedAddress(SAPLING_TESTNET, "testnet")).toMatchObject({ kind: "sapling", network: "testnet" });
+  });
+
+  it("decodes unified addresses to their receivers, agreeing with the Sapling vector", () => {
+    const row0 = parseShieldedAddress(UNIFIED_ROW_0, "mainnet");
+    if (row0.kind !== "unified") throw new Error("expected unified");
+    expect(row0.receivers.map((r) => r.kind)).toEqual(["p2pkh", "sapling"]);
+    const sapling = row0.receivers.find((r) => r.kind === "sapling")!;
+    expect(encodeSaplingAddress(sapling.data, "mainnet")).toBe(SAPLING_OF_ROW_0);
+    // Re-encoding the receivers gives the same string back.
+    expect(encodeUnifiedAddress(row0.receivers, "mainnet")).toBe(UNIFIED_ROW_0);
+
+    const orchard = parseShieldedAddress(UNIFIED_ORCHARD, "mainnet");
+    expect(orchard.kind === "unified" && orchard.receivers.map((r) => r.kind)).toContain("orchard");
+    expect(parseShieldedAddress(UNIFIED_TESTNET, "testnet").kind).toBe("unified");
+  });
+
+  it("refuses transparent and Sprout addresses", () => {
+    for (const t of [
+      "t1VmmGiyjVNeCjxDZzg7vZmd99WyzVby9yC",
+      "t3LmX1cxWPPPqL4TZHx42HU3U5ghbFjRiif",
+      "tmMcWbZU8t39htCR1fQRfRSHtkW4p3Ax5Se",
+      "tex1s2rt77ggv6q989lr49rkgzmh5slsksa9khdgte",
+    ]) {
+      expect(code(t), t).toBe("transparent_address");
+    }
+    expect(code(`zc${"a".repeat(93)}`)).toBe("sprout_address");
+  });
+
+  it("refuses the other network's addresses, both ways", () => {
+    expect(code(SAPLING_TESTNET, "mainnet")).toBe("wrong_network");
+    expect(code(UNIFIED_TESTNET, "mainnet")).toBe("wrong_network");
+    expect(code(SAPLING_MAINNET, "testnet")).toBe("wrong_network");
+    expect(code(UNIFIED_ROW_0, "testnet")).toBe("wrong_network");
+  });
+
+  it("refuses bad checksums", () => {
+    expect(code(typo(SAPLING_MAINNET))).toBe("bad_checksum");
+    expect(code(typo(UNIFIED_ROW_0))).toBe("bad_checksum");
+    expect(code(typo(SAPLING_TESTNET), "testnet")).toBe("bad_checksum");
+  });
+
+  it("refuses malformed addresses: wrong payload length, wrong Bech32 variant, mixed case, bad padding", () => {
+    expect(code(bech32.encode("zs", bech32.toWords(new Uint8Array(42)), 90))).toBe("malformed_address");
+    // A Sapling payload under the Bech32m checksum, and a UA under plain Bech32.
+    expect(code(bech32m.encode("zs", bech32m.toWords(new Uint8Array(43)), 90))).toBe("bad_checksum");
+    const jumbled = bech32m.fromWords(bech32m.decode(UNIFIED_ROW_0, 1023).words);
+    expect(code(bech32.encode("u", bech32.toWords(jumbled), 1023))).toBe("bad_checksum");
+    expect(code(SAPLING_MAINNET.slice(0, 10).toUpperCase() + SAPLING_MAINNET.slice(10))).toBe("malformed_address");
+    expect(code(" " + SAPLING_MAINNET)).toBe("malformed_address");
+    expect(code("0x70997970C51812dc3A010C7d01b50e0d17dc79C8")).toBe("malformed_address");
+    // Receivers re-encoded with the testnet padding under the mainnet prefix.
+    const wrongPadding = encodeUnifiedAddress([{ typecode: 2, data: new Uint8Array(43).fill(7) }], "testnet");
+    const words = bech32m.decode(wrongPadding, 1023).words;
+    expect(code(bech32m.encode("u", words, 1023))).toBe("malformed_address");
+  });
+
+  it("refuses unified addresses without a shielded receiver, out of order, or with wrong receiver sizes", () => {
+    const p2pkh = { typecode: 0, data: new Uint8Array(20).fill(1) };
+    const sapling = { typecode: 2, data: new Uint8Array(43).fill(2) };
+    expect(
+      code(
+        encodeUnifiedAddress(
+          [p2pkh, { typecode: 1, data: new Uint8Array(20) }, { typecode: 5, data: new Uint8Array(40) }],
+          "mainnet",
+        ),
+      ),
+    ).toBe("malformed_address");
+    expect(code(encodeUnifiedAddress([p2pkh, { typecode: 9, data: new Uint8Array(40) }], "mainnet"))).toBe(
+      "no_shielded_receiver",
+    );
+    expect(code(encodeUnifiedAddress([sapling, p2pkh], "mainnet"))).toBe("malformed_address");
+    expect(
+      code(
+        encodeUnifiedAddress(
+          [
+            { typecode: 2, data: new Uint8Array(42).fill(3) },
+            { typecode: 9, data: new Uint8Array(8) },
+          ],
+          "mainnet",
+        ),
+      ),
+    ).toBe("malformed_address");
+    // A well-formed one of our own encoding is accepted, unknown typecodes included.
+    expect(code(encodeUnifiedAddress([p2pkh, sapling, { typecode: 9, data: new Uint8Array(5) }], "mainnet"))).toBe(
+      "accepted",
+    );
+  });
+});
