@@ -60,6 +60,7 @@ const api = spawn(join(ROOT, "node_modules", ".bin", "tsx"), ["api/src/index.ts"
     PGLITE_DIRECTORY: apiData,
     INDEXER_URL: indexer.url,
     RPC_URL: node.rpcUrl,
+    DEPLOYMENT_FILE: join(DEPLOYMENTS_DIR, "localhost.json"),
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
   },
   stdio: ["ignore", "inherit", "inherit"],

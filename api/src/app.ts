@@ -20,6 +20,9 @@ import { keyRoutes } from "./resources/keys/router.ts";
 import { Upstreams } from "./resources/ledger/indexer-client.ts";
 import { ledgerRoutes } from "./resources/ledger/router.ts";
 import { allowedMethods, mount } from "./routes.ts";
+import { Chain } from "./chain.ts";
+import { proofRoutes } from "./resources/proofs/router.ts";
+import { ProofService } from "./resources/proofs/service.ts";
 
 export interface AppDependencies {
   config: Config;
@@ -52,7 +55,17 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     config.INDEXER_CACHE_MS,
   );
 
-  const routes = [...healthRoutes(db, upstreams), ...keyRoutes(keys), ...ledgerRoutes(upstreams)];
+  const chain = config.DEPLOYMENT_FILE
+    ? Chain.load(config.DEPLOYMENT_FILE, config.RPC_URL, config.UPSTREAM_TIMEOUT_MS)
+    : undefined;
+  const proofs = new ProofService(db, chain, config.VERIFICATION_KEY_FILE);
+
+  const routes = [
+    ...healthRoutes(db, upstreams),
+    ...keyRoutes(keys),
+    ...ledgerRoutes(upstreams),
+    ...proofRoutes(proofs),
+  ];
   const baseUrl = config.ENVIRONMENT === "production" ? config.PRODUCTION_BASE_URL : config.SANDBOX_BASE_URL;
   const openApi = openApiDocument(routes, [
     { url: config.PRODUCTION_BASE_URL.replace(/\/v1\/?$/, ""), description: "Production" },

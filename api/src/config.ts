@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 
 const url = z.url({ protocol: /^https?$/ });
@@ -15,6 +16,12 @@ export const configSchema = z.object({
   REDIS_URL: z.string().startsWith("redis").optional(),
   INDEXER_URL: url.default("http://127.0.0.1:42069"),
   RPC_URL: url.default("http://127.0.0.1:8545"),
+  /** deployments/<network>.json of the contracts this API relays to (proofs and mints need it). */
+  DEPLOYMENT_FILE: z.string().optional(),
+  /** The collateral circuit's verification key (committed with the circuit). */
+  VERIFICATION_KEY_FILE: z
+    .string()
+    .default(fileURLToPath(new URL("../../circuits/build/verification_key.json", import.meta.url))),
   UPSTREAM_TIMEOUT_MS: positiveInt.default(2000),
   INDEXER_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(250),
   RATE_LIMIT_SANDBOX: positiveInt.default(100),

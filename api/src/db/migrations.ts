@@ -37,4 +37,33 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `CREATE INDEX idempotency_expiry ON idempotency_records (expires_at)`,
     ],
   },
+  {
+    version: 2,
+    name: "collateral proofs",
+    statements: [
+      `CREATE TABLE proofs (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(id),
+        proof_hash text NOT NULL UNIQUE,
+        status text NOT NULL CHECK (status IN ('verified', 'consumed', 'rejected')),
+        root text NOT NULL,
+        nullifier_hash text NOT NULL,
+        collateral_floor_zat text NOT NULL,
+        binding_hash text NOT NULL,
+        mint_amount text NOT NULL,
+        recipient text NOT NULL,
+        relayer text NOT NULL,
+        fee text NOT NULL,
+        proof jsonb NOT NULL,
+        rejection_reason text,
+        mint_id text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE INDEX proofs_account ON proofs (account_id)`,
+      // One live claim per nullifier: a second proof for the same deposit waits
+      // until the first is rejected.
+      `CREATE UNIQUE INDEX proofs_live_nullifier ON proofs (nullifier_hash) WHERE status IN ('verified', 'consumed')`,
+    ],
+  },
 ];

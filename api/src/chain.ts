@@ -1,0 +1,76 @@
+// The deployed contracts this API relays to, read through viem. Optional: a
+// deployment without DEPLOYMENT_FILE serves keys and ledger reads only.
+import { readFileSync } from "node:fs";
+import { type Address, type PublicClient, createPublicClient, getAddress, http } from "viem";
+import { collateralRegistryAbi, stableMinterAbi } from "@zsd/sdk";
+import { problems } from "./problems.ts";
+
+export interface Deployment {
+  chainId: number;
+  contracts: Record<string, { address: Address; startBlock: number }>;
+}
+
+export class Chain {
+  readonly client: PublicClient;
+  readonly minter: Address;
+  readonly registry: Address;
+
+  constructor(
+    readonly deployment: Deployment,
+    rpcUrl: string,
+    timeoutMs: number,
+  ) {
+    this.client = createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 1 }) });
+    this.minter = getAddress(deployment.contracts.StableMinter!.address);
+    this.registry = getAddress(deployment.contracts.CollateralRegistry!.address);
+  }
+
+  static load(file: string, rpcUrl: string, timeoutMs: number): Chain {
+    const deployment = JSON.parse(readFileSync(file, "utf8")) as Deployment;
+    if (!deployment.contracts?.StableMinter || !deployment.contracts.CollateralRegistry) {
+      throw new Error(`${file} is not a deployment manifest (no StableMinter / CollateralRegistry)`);
+    }
+    return new Chain(deployment, rpcUrl, timeoutMs);
+  }
+
+  /** Reads the chain; an unreachable node is a 503, not a 500. */
+  async read<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch {
+      throw problems.upstreamUnavailable("The chain node");
+    }
+  }
+
+  rootSupersededAt(root: bigint) {
+    return this.read(() =>
+      this.client.readContract({
+        address: this.registry,
+        abi: collateralRegistryAbi,
+        functionName: "rootSupersededAt",
+        args: [root],
+      }),
+    );
+  }
+
+  maxRootAge() {
+    return this.read(() =>
+      this.client.readContract({ address: this.minter, abi: stableMinterAbi, functionName: "maxRootAge" }),
+    );
+  }
+
+  isSpent(nullifierHash: bigint) {
+    return this.read(() =>
+      this.client.readContract({
+        address: this.minter,
+        abi: stableMinterAbi,
+        functionName: "isSpent",
+        args: [nullifierHash],
+      }),
+    );
+  }
+
+  async now(): Promise<bigint> {
+    return (await this.read(() => this.client.getBlock({ blockTag: "latest" }))).timestamp;
+  }
+}

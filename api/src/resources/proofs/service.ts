@@ -1,0 +1,195 @@
+// Collateral proofs submitted to the relay: verified off-chain before anything
+// is spent, checked against the chain, and held as one claim per nullifier.
+import { randomInt } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { type Address, encodeAbiParameters, formatUnits, keccak256, parseUnits, zeroAddress } from "viem";
+import { bindingHash, groth16VerifyRaw } from "./verify.ts";
+import type { Chain } from "../../chain.ts";
+import type { Database } from "../../db/index.ts";
+import { Problem, problems } from "../../problems.ts";
+import type { submitProofBody } from "./schema.ts";
+import type { z } from "zod";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const CURRENT_ROOT = 2n ** 256n - 1n;
+
+interface ProofRow {
+  id: string;
+  account_id: string;
+  proof_hash: string;
+  status: "verified" | "consumed" | "rejected";
+  root: string;
+  nullifier_hash: string;
+  collateral_floor_zat: string;
+  binding_hash: string;
+  mint_amount: string;
+  recipient: string;
+  relayer: string;
+  fee: string;
+  rejection_reason: string | null;
+  mint_id: string | null;
+  created_at: Date | string;
+}
+
+const reject = (status: number, code: string, title: string, detail: string, extra: Record<string, unknown> = {}) =>
+  new Problem(status, code, title, detail, extra);
+
+export function present(row: ProofRow) {
+  return {
+    object: "proof" as const,
+    proofId: row.id,
+    proofHash: row.proof_hash,
+    status: row.status,
+    publicInputs: {
+      root: row.root,
+      nullifierHash: row.nullifier_hash,
+      collateralFloorZat: row.collateral_floor_zat,
+      bindingHash: row.binding_hash,
+    },
+    mintAmount: formatUnits(BigInt(row.mint_amount), 18),
+    recipient: row.recipient,
+    relayer: row.relayer,
+    fee: formatUnits(BigInt(row.fee), 18),
+    rejectionReason: row.rejection_reason,
+    mintId: row.mint_id,
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+}
+
+export class ProofService {
+  readonly #verificationKey: unknown;
+
+  constructor(
+    private readonly db: Database,
+    private readonly chain: Chain | undefined,
+    verificationKeyFile: string,
+  ) {
+    this.#verificationKey = JSON.parse(readFileSync(verificationKeyFile, "utf8"));
+  }
+
+  #requireChain(): Chain {
+    if (!this.chain) throw problems.upstreamUnavailable("Minting (no deployment is configured)");
+    return this.chain;
+  }
+
+  async submit(accountId: string, input: z.output<typeof submitProofBody>) {
+    const chain = this.#requireChain();
+    const [root, nullifierHash, floor, binding] = input.publicSignals.map(BigInt) as [bigint, bigint, bigint, bigint];
+    const mintAmount = parseUnits(input.mintAmount, 18);
+    const fee = parseUnits(input.fee ?? "0", 18);
+    const relayer: Address = input.relayer ?? zeroAddress;
+    if (mintAmount === 0n) throw problems.validation([{ field: "body.mintAmount", message: "must be above 0" }]);
+    if (fee > mintAmount) throw problems.validation([{ field: "body.fee", message: "cannot exceed mintAmount" }]);
+    if (fee > 0n && relayer === zeroAddress) {
+      throw problems.validation([{ field: "body.relayer", message: "a fee needs a relayer" }]);
+    }
+
+    // The proof binds recipient, relayer, fee and amount through its fourth signal.
+    const expected = bindingHash({
+      chainId: BigInt(chain.deployment.chainId),
+      minter: chain.minter,
+      recipient: input.recipient,
+      relayer,
+      fee,
+      mintAmount,
+    });
+    if (expected !== binding) {
+      throw reject(
+        422,
+        "binding_mismatch",
+        "Binding mismatch",
+        "The proof was not made for this recipient, relayer, fee and amount on this minter.",
+      );
+    }
+    if (!(await groth16VerifyRaw(this.#verificationKey, input.proof, input.publicSignals))) {
+      throw reject(422, "invalid_proof", "Invalid proof", "The proof does not verify against the collateral circuit.");
+    }
+
+    const supersededAt = await chain.rootSupersededAt(root);
+    if (supersededAt === 0n)
+      throw reject(422, "unknown_root", "Unknown root", "The proof's deposit-tree root was never recorded.");
+    if (supersededAt !== CURRENT_ROOT) {
+      const [maxAge, now] = await Promise.all([chain.maxRootAge(), chain.now()]);
+      if (now > supersededAt + maxAge) {
+        throw reject(
+          422,
+          "root_expired",
+          "Root expired",
+          "The deposit tree moved on too long ago: make a new proof against the current root.",
+        );
+      }
+    }
+    if (await chain.isSpent(nullifierHash)) {
+      throw reject(
+        409,
+        "nullifier_spent",
+        "Deposit already minted",
+        "This deposit's nullifier has already backed a mint.",
+      );
+    }
+
+    const proofHash = keccak256(
+      encodeAbiParameters(
+        [{ type: "uint256[8]" }, { type: "uint256[4]" }],
+        [
+          [
+            ...input.proof.pi_a.slice(0, 2),
+            ...input.proof.pi_b.slice(0, 2).flat(),
+            ...input.proof.pi_c.slice(0, 2),
+          ].map(BigInt) as never,
+          input.publicSignals.map(BigInt) as never,
+        ],
+      ),
+    );
+    let id = "prf_";
+    for (let i = 0; i < 20; i++) id += BASE62[randomInt(62)];
+    try {
+      const [row] = await this.db.query<ProofRow>(
+        `INSERT INTO proofs (id, account_id, proof_hash, status, root, nullifier_hash, collateral_floor_zat,
+           binding_hash, mint_amount, recipient, relayer, fee, proof)
+         VALUES ($1, $2, $3, 'verified', $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+        [
+          id,
+          accountId,
+          proofHash,
+          root.toString(),
+          nullifierHash.toString(),
+          floor.toString(),
+          binding.toString(),
+          mintAmount.toString(),
+          input.recipient,
+          relayer,
+          fee.toString(),
+          JSON.stringify(input.proof),
+        ],
+      );
+      return present(row!);
+    } catch (error) {
+      const message = String((error as Error).message);
+      if (/proofs_proof_hash_key|proof_hash/.test(message)) {
+        const [existing] = await this.db.query<ProofRow>("SELECT * FROM proofs WHERE proof_hash = $1", [proofHash]);
+        throw reject(409, "proof_already_submitted", "Proof already submitted", "This proof was submitted before.", {
+          proofId: existing?.account_id === accountId ? existing.id : undefined,
+        });
+      }
+      if (/proofs_live_nullifier/.test(message)) {
+        throw reject(
+          409,
+          "nullifier_claimed",
+          "Deposit already claimed",
+          "Another pending proof already claims this deposit.",
+        );
+      }
+      throw error;
+    }
+  }
+
+  async get(accountId: string, proofId: string) {
+    const [row] = await this.db.query<ProofRow>("SELECT * FROM proofs WHERE id = $1 AND account_id = $2", [
+      proofId,
+      accountId,
+    ]);
+    if (!row) throw problems.resourceNotFound(`Proof ${proofId}`);
+    return present(row);
+  }
+}

@@ -1,0 +1,223 @@
+// POST /v1/proofs/submit and GET /v1/proofs/{id} with real proofs on a live node.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  DepositTree,
+  createNote,
+  depositLeaf,
+  noteCommitment,
+  proveCollateral,
+  publicSignalsToArray,
+  releaseProver,
+} from "../../sdk/js/src/notes/index.ts";
+import { PROVING_ARTIFACTS, type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
+
+const { alice, bob, relayer } = accounts;
+
+describe("proofs", () => {
+  let s: System;
+  let api: RunningApi;
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+  let dir: string;
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    dir = mkdtempSync(join(tmpdir(), "zsd-api-proofs-"));
+    writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
+    storage = await openStorage("pglite");
+    api = await startApi(storage.db, { DEPLOYMENT_FILE: join(dir, "deployment.json"), RPC_URL: s.rpcUrl });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await storage?.close();
+    rmSync(dir, { recursive: true, force: true });
+    await releaseProver();
+  });
+
+  /** A deposit and a proof for it, as the SDK would send them. */
+  async function provedBody(recipient = alice.address) {
+    const note = createNote();
+    await s.deposit(note, 4n * ZEC);
+    const proved = await s.prove({
+      note,
+      amountZat: 4n * ZEC,
+      mintAmount: 100n * ZSD,
+      recipient,
+      relayer: relayer.address,
+      fee: ZSD,
+    });
+    return {
+      note,
+      proved,
+      body: {
+        proof: proved.raw.proof,
+        publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+        mintAmount: "100",
+        recipient,
+        relayer: relayer.address,
+        fee: "1",
+      },
+    };
+  }
+
+  async function problemCode(response: Response) {
+    expect(response.headers.get("content-type")).toMatch(/problem\+json/);
+    return ((await response.json()) as { code: string }).code;
+  }
+
+  it("verifies a proof, stores it, and shows it to its account only", async () => {
+    const { body, proved } = await provedBody();
+    const response = await api.call("/v1/proofs/submit", json(body));
+    expect(response.status).toBe(201);
+    const record = (await response.json()) as Record<string, unknown> & { proofId: string };
+    expect(record).toMatchObject({
+      object: "proof",
+      status: "verified",
+      proofHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      publicInputs: {
+        root: proved.request.root.toString(),
+        nullifierHash: proved.request.nullifierHash.toString(),
+        collateralFloorZat: (4n * ZEC).toString(),
+        bindingHash: proved.raw.publicSignals.bindingHash.toString(),
+      },
+      mintAmount: "100",
+      fee: "1",
+      recipient: alice.address,
+      relayer: relayer.address,
+      mintId: null,
+    });
+    expect(await (await api.call(`/v1/proofs/${record.proofId}`)).json()).toEqual(record);
+
+    const other = await api.keys.createAccount("someone else");
+    const { secret } = await api.keys.create(other.id, "sandbox", "theirs");
+    expect((await api.call(`/v1/proofs/${record.proofId}`, { key: secret })).status).toBe(404);
+
+    // The same proof again, and another proof for the same deposit.
+    const again = await api.call("/v1/proofs/submit", json(body));
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ code: "proof_already_submitted", proofId: record.proofId });
+  });
+
+  it("refuses a second live claim on the same deposit", async () => {
+    const note = createNote();
+    await s.deposit(note, 4n * ZEC);
+    const submit = async (recipient: `0x${string}`) => {
+      const proved = await s.prove({ note, amountZat: 4n * ZEC, mintAmount: 50n * ZSD, recipient });
+      return api.call(
+        "/v1/proofs/submit",
+        json({
+          proof: proved.raw.proof,
+          publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+          mintAmount: "50",
+          recipient,
+        }),
+      );
+    };
+    expect((await submit(alice.address)).status).toBe(201);
+    const second = await submit(bob.address);
+    expect(second.status).toBe(409);
+    expect(await problemCode(second)).toBe("nullifier_claimed");
+  });
+
+  it("refuses a proof bound to other values, a forged proof and malformed fields", async () => {
+    const { body } = await provedBody();
+    const otherRecipient = await api.call("/v1/proofs/submit", json({ ...body, recipient: bob.address }));
+    expect(otherRecipient.status).toBe(422);
+    expect(await problemCode(otherRecipient)).toBe("binding_mismatch");
+    const otherFee = await api.call("/v1/proofs/submit", json({ ...body, fee: "2" }));
+    expect(await problemCode(otherFee)).toBe("binding_mismatch");
+
+    const forged = { ...body.proof, pi_a: [body.proof.pi_c[0], body.proof.pi_c[1], "1"] };
+    const invalid = await api.call("/v1/proofs/submit", json({ ...body, proof: forged }));
+    expect(invalid.status).toBe(422);
+    expect(await problemCode(invalid)).toBe("invalid_proof");
+
+    const short = await api.call("/v1/proofs/submit", json({ ...body, publicSignals: body.publicSignals.slice(0, 3) }));
+    expect(short.status).toBe(400);
+    expect(((await short.json()) as { errors: { field: string }[] }).errors.map((e) => e.field)).toContain(
+      "body.publicSignals",
+    );
+    const badAmount = await api.call("/v1/proofs/submit", json({ ...body, mintAmount: "1e3" }));
+    expect(badAmount.status).toBe(400);
+  });
+
+  it("refuses a proof against a root the registry never had", async () => {
+    const note = createNote();
+    const leaf = depositLeaf(4n * ZEC, noteCommitment(note));
+    const binding = {
+      chainId: BigInt(s.chainId),
+      minter: s.read.minter.address,
+      recipient: alice.address,
+      relayer: relayer.address,
+      fee: ZSD,
+      mintAmount: 100n * ZSD,
+    };
+    const raw = await proveCollateral(
+      {
+        note,
+        amountZat: 4n * ZEC,
+        path: new DepositTree([leaf, 123n]).path({ leaf }),
+        collateralFloorZat: 4n * ZEC,
+        binding,
+      },
+      PROVING_ARTIFACTS,
+    );
+    const response = await api.call(
+      "/v1/proofs/submit",
+      json({
+        proof: raw.proof,
+        publicSignals: publicSignalsToArray(raw.publicSignals),
+        mintAmount: "100",
+        recipient: alice.address,
+        relayer: relayer.address,
+        fee: "1",
+      }),
+    );
+    expect(response.status).toBe(422);
+    expect(await problemCode(response)).toBe("unknown_root");
+  });
+
+  it("refuses a deposit whose nullifier is already spent on-chain", async () => {
+    const { body, proved } = await provedBody();
+    await s.receipt(await s.as(relayer).minter.write.mint([proved.proof, proved.request]));
+    const response = await api.call("/v1/proofs/submit", json(body));
+    expect(response.status).toBe(409);
+    expect(await problemCode(response)).toBe("nullifier_spent");
+  });
+
+  it("refuses a proof whose root was replaced longer ago than the minter allows", async () => {
+    const { body } = await provedBody();
+    await s.deposit(createNote(), ZEC);
+    await s.increaseTime(Number(await s.read.minter.read.maxRootAge()) + 1);
+    const response = await api.call("/v1/proofs/submit", json(body));
+    expect(response.status).toBe(422);
+    expect(await problemCode(response)).toBe("root_expired");
+  });
+
+  it("answers 503 when no deployment is configured", async () => {
+    const bare = await startApi(storage.db);
+    try {
+      const proof = {
+        pi_a: ["1", "2", "1"],
+        pi_b: [
+          ["1", "2"],
+          ["3", "4"],
+          ["1", "0"],
+        ],
+        pi_c: ["1", "2", "1"],
+        protocol: "groth16",
+        curve: "bn128",
+      };
+      const response = await bare.call(
+        "/v1/proofs/submit",
+        json({ proof, publicSignals: ["1", "2", "3", "4"], mintAmount: "1", recipient: alice.address }),
+      );
+      expect(response.status).toBe(503);
+    } finally {
+      await bare.close();
+    }
+  });
+});
