@@ -23,6 +23,9 @@ import { allowedMethods, mount } from "./routes.ts";
 import { Chain } from "./chain.ts";
 import { proofRoutes } from "./resources/proofs/router.ts";
 import { ProofService } from "./resources/proofs/service.ts";
+import type { Custody } from "./custody/index.ts";
+import { LocalCustody } from "./custody/local.ts";
+import { sandboxRoutes } from "./resources/sandbox/router.ts";
 
 export interface AppDependencies {
   config: Config;
@@ -34,6 +37,7 @@ export interface AppDependencies {
 export interface App {
   app: express.Express;
   keys: KeyService;
+  custody?: Custody;
   metrics: Metrics;
   openApi: ReturnType<typeof openApiDocument>;
 }
@@ -59,12 +63,18 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ? Chain.load(config.DEPLOYMENT_FILE, config.RPC_URL, config.UPSTREAM_TIMEOUT_MS)
     : undefined;
   const proofs = new ProofService(db, chain, config.VERIFICATION_KEY_FILE);
+  const custody =
+    config.ENVIRONMENT === "sandbox" && chain && config.ATTESTOR_PRIVATE_KEY
+      ? new LocalCustody(db, chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`, config.RPC_URL)
+      : undefined;
 
   const routes = [
     ...healthRoutes(db, upstreams),
     ...keyRoutes(keys),
     ...ledgerRoutes(upstreams),
     ...proofRoutes(proofs),
+    // Production has no sandbox routes at all: they answer 404 there.
+    ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody) : []),
   ];
   const baseUrl = config.ENVIRONMENT === "production" ? config.PRODUCTION_BASE_URL : config.SANDBOX_BASE_URL;
   const openApi = openApiDocument(routes, [
@@ -154,5 +164,5 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   };
   app.use(onError);
 
-  return { app, keys, metrics, openApi };
+  return { app, keys, custody, metrics, openApi };
 }

@@ -14,6 +14,7 @@ export class Chain {
   readonly client: PublicClient;
   readonly minter: Address;
   readonly registry: Address;
+  readonly redemptions: Address;
 
   constructor(
     readonly deployment: Deployment,
@@ -23,12 +24,17 @@ export class Chain {
     this.client = createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 1 }) });
     this.minter = getAddress(deployment.contracts.StableMinter!.address);
     this.registry = getAddress(deployment.contracts.CollateralRegistry!.address);
+    this.redemptions = getAddress(deployment.contracts.Redemptions!.address);
   }
 
   static load(file: string, rpcUrl: string, timeoutMs: number): Chain {
     const deployment = JSON.parse(readFileSync(file, "utf8")) as Deployment;
-    if (!deployment.contracts?.StableMinter || !deployment.contracts.CollateralRegistry) {
-      throw new Error(`${file} is not a deployment manifest (no StableMinter / CollateralRegistry)`);
+    if (
+      !deployment.contracts?.StableMinter ||
+      !deployment.contracts.CollateralRegistry ||
+      !deployment.contracts.Redemptions
+    ) {
+      throw new Error(`${file} is not a deployment manifest (no StableMinter / CollateralRegistry / Redemptions)`);
     }
     return new Chain(deployment, rpcUrl, timeoutMs);
   }

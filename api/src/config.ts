@@ -18,6 +18,11 @@ export const configSchema = z.object({
   RPC_URL: url.default("http://127.0.0.1:8545"),
   /** deployments/<network>.json of the contracts this API relays to (proofs and mints need it). */
   DEPLOYMENT_FILE: z.string().optional(),
+  /** Private key (0x…) of the attestor, for the local (sandbox) custody. */
+  ATTESTOR_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key")
+    .optional(),
   /** The collateral circuit's verification key (committed with the circuit). */
   VERIFICATION_KEY_FILE: z
     .string()

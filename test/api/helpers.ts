@@ -14,6 +14,7 @@ export interface RunningApi {
   db: Database;
   keys: ReturnType<typeof createApp>["keys"];
   openApi: ReturnType<typeof createApp>["openApi"];
+  custody: ReturnType<typeof createApp>["custody"];
   /** An account with one key of the deployment's environment. */
   accountId: string;
   secret: string;
@@ -51,7 +52,7 @@ export async function startApi(
     RPC_URL: "http://127.0.0.1:9",
     ...env,
   });
-  const { app, keys, openApi } = createApp({ config, db, redis: options.redis });
+  const { app, keys, openApi, custody } = createApp({ config, db, redis: options.redis });
   const server: Server = app.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -63,6 +64,7 @@ export async function startApi(
     db,
     keys,
     openApi,
+    custody,
     accountId: account.id,
     secret,
     call: (path, init = {}) => {

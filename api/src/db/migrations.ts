@@ -66,4 +66,22 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `CREATE UNIQUE INDEX proofs_live_nullifier ON proofs (nullifier_hash) WHERE status IN ('verified', 'consumed')`,
     ],
   },
+  {
+    version: 3,
+    name: "local custody ledger",
+    statements: [
+      `CREATE TABLE custody_ledger (
+        id bigserial PRIMARY KEY,
+        kind text NOT NULL CHECK (kind IN ('deposit', 'payout')),
+        amount_zat text NOT NULL,
+        note_commitment text,
+        leaf_index integer,
+        redemption_id text,
+        zcash_txid text NOT NULL,
+        tx_hash text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE UNIQUE INDEX custody_payout_once ON custody_ledger (redemption_id) WHERE kind = 'payout'`,
+    ],
+  },
 ];

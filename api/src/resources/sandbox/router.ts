@@ -1,0 +1,67 @@
+import { formatUnits, parseUnits } from "viem";
+import { z } from "zod";
+import type { Custody } from "../../custody/index.ts";
+import { problems } from "../../problems.ts";
+import { type AnyRoute, route } from "../../routes.ts";
+
+const FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
+
+const depositBody = z.strictObject({
+  amount: z
+    .string()
+    .regex(/^\d{1,11}(\.\d{1,8})?$/, 'a ZEC amount with at most 8 decimals, e.g. "1.5"')
+    .describe("ZEC deposited to the custody address"),
+  noteCommitment: z
+    .string()
+    .regex(/^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/, "a field element, decimal or 0x-hex")
+    .refine((v) => BigInt(v) > 0n && BigInt(v) < FIELD, "must be above 0 and below the field modulus")
+    .describe("Poseidon(secret, nullifierSecret) from the depositor's note, as the shielded memo would carry it"),
+});
+
+const depositSchema = z
+  .object({
+    object: z.literal("deposit"),
+    leafIndex: z.number().int(),
+    leaf: z.string(),
+    root: z.string(),
+    amount: z.string(),
+    amountZat: z.string(),
+    noteCommitment: z.string(),
+    txHash: z.string(),
+  })
+  .meta({ id: "SandboxDeposit" });
+
+/** Sandbox only (production answers these paths with 404). */
+export function sandboxRoutes(custody: Custody | undefined): AnyRoute[] {
+  return [
+    route({
+      method: "post",
+      path: "/sandbox/deposits",
+      operationId: "simulateDeposit",
+      summary: "Sandbox: simulate a shielded ZEC deposit; the attestor records it on-chain",
+      tag: "Sandbox",
+      auth: true,
+      body: depositBody,
+      responses: { 201: { description: "The recorded deposit and its leaf index", schema: depositSchema } },
+      handler: async ({ body }) => {
+        if (!custody) throw problems.upstreamUnavailable("Sandbox custody (no deployment or attestor key configured)");
+        const amountZat = parseUnits(body.amount, 8);
+        if (amountZat === 0n) throw problems.validation([{ field: "body.amount", message: "must be above 0" }]);
+        const deposit = await custody.recordDeposit(BigInt(body.noteCommitment), amountZat);
+        return {
+          status: 201,
+          body: {
+            object: "deposit",
+            leafIndex: deposit.leafIndex,
+            leaf: deposit.leaf.toString(),
+            root: deposit.root.toString(),
+            amount: formatUnits(amountZat, 8),
+            amountZat: amountZat.toString(),
+            noteCommitment: deposit.noteCommitment.toString(),
+            txHash: deposit.txHash,
+          },
+        };
+      },
+    }),
+  ];
+}

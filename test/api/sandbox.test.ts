@@ -1,0 +1,141 @@
+// Sandbox deposits and the local custody, against a live node with real proofs.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hardhatAccount } from "../../scripts/lib/accounts.ts";
+import {
+  createNote,
+  depositLeaf,
+  noteCommitment,
+  publicSignalsToArray,
+  releaseProver,
+} from "../../sdk/js/src/notes/index.ts";
+import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
+
+const { alice } = accounts;
+const attestorKey = toHex(hardhatAccount(1).getHdKey().privateKey!);
+
+describe("sandbox deposits and local custody", () => {
+  let s: System;
+  let api: RunningApi;
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+  let dir: string;
+  let deploymentFile: string;
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    dir = mkdtempSync(join(tmpdir(), "zsd-api-sandbox-"));
+    deploymentFile = join(dir, "deployment.json");
+    writeFileSync(deploymentFile, JSON.stringify(s.deployment));
+    storage = await openStorage("pglite");
+    api = await startApi(storage.db, {
+      DEPLOYMENT_FILE: deploymentFile,
+      RPC_URL: s.rpcUrl,
+      ATTESTOR_PRIVATE_KEY: attestorKey,
+    });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await storage?.close();
+    rmSync(dir, { recursive: true, force: true });
+    await releaseProver();
+  });
+
+  it("records a simulated deposit on-chain and answers its leaf index; the note then proves and submits", async () => {
+    const note = createNote();
+    const commitment = noteCommitment(note);
+    const response = await api.call("/v1/sandbox/deposits", json({ amount: "2.5", noteCommitment: toHex(commitment) }));
+    expect(response.status).toBe(201);
+    const deposit = (await response.json()) as Record<string, unknown>;
+    expect(deposit).toMatchObject({
+      object: "deposit",
+      leafIndex: Number((await s.read.registry.read.size()) - 1n),
+      leaf: depositLeaf(250_000_000n, commitment).toString(),
+      root: (await s.read.registry.read.root()).toString(),
+      amount: "2.5",
+      amountZat: "250000000",
+    });
+    const [row] = await storage.db.query<{ kind: string; amount_zat: string }>(
+      "SELECT * FROM custody_ledger WHERE kind = 'deposit'",
+    );
+    expect(row).toMatchObject({ kind: "deposit", amount_zat: "250000000" });
+
+    const proved = await s.prove({ note, amountZat: 250_000_000n, mintAmount: 50n * ZSD, recipient: alice.address });
+    const submitted = await api.call(
+      "/v1/proofs/submit",
+      json({
+        proof: proved.raw.proof,
+        publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+        mintAmount: "50",
+        recipient: alice.address,
+      }),
+    );
+    expect(submitted.status).toBe(201);
+  });
+
+  it("serialises concurrent deposits through the attestor key", async () => {
+    const before = await s.read.registry.read.size();
+    const responses = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        api.call(
+          "/v1/sandbox/deposits",
+          json({ amount: `0.${i + 1}`, noteCommitment: noteCommitment(createNote()).toString() }),
+        ),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
+    const indexes = await Promise.all(
+      responses.map(async (r) => ((await r.json()) as { leafIndex: number }).leafIndex),
+    );
+    expect(new Set(indexes).size).toBe(5);
+    expect(await s.read.registry.read.size()).toBe(before + 5n);
+  });
+
+  it("refuses a deposit recorded twice and malformed fields", async () => {
+    const commitment = noteCommitment(createNote()).toString();
+    expect((await api.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: commitment }))).status).toBe(
+      201,
+    );
+    const twice = await api.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: commitment }));
+    expect(twice.status).toBe(409);
+    expect(((await twice.json()) as { code: string }).code).toBe("deposit_already_recorded");
+    expect(
+      (await api.call("/v1/sandbox/deposits", json({ amount: "1.123456789", noteCommitment: commitment }))).status,
+    ).toBe(400);
+    expect((await api.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: "0" }))).status).toBe(400);
+    expect((await api.call("/v1/sandbox/deposits", json({ amount: "0", noteCommitment: "5" }))).status).toBe(400);
+  });
+
+  it("pays a redemption with a synthetic Zcash txid, lowering collateral", async () => {
+    await s.depositAndMint({ amountZat: 5n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
+    await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, "ztestsapling1custody"]));
+    const id = await s.read.redemptions.read.redemptionCount();
+    const due = (await s.read.redemptions.read.getRedemption([id])).zatDue;
+    const collateral = await s.read.registry.read.totalCollateralZat();
+    const paid = await api.custody!.payRedemption(id);
+    expect(paid.zatPaid).toBe(due);
+    expect(paid.zcashTxId).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await s.read.redemptions.read.getRedemption([id])).status).toBe(2);
+    expect(await s.read.registry.read.totalCollateralZat()).toBe(collateral - due);
+    await expect(api.custody!.payRedemption(id)).rejects.toMatchObject({ code: "redemption_not_pending" });
+  });
+
+  it("does not exist in production", async () => {
+    const production = await startApi(storage.db, {
+      ENVIRONMENT: "production",
+      DEPLOYMENT_FILE: deploymentFile,
+      RPC_URL: s.rpcUrl,
+      ATTESTOR_PRIVATE_KEY: attestorKey,
+    });
+    try {
+      const response = await production.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: "5" }));
+      expect(response.status).toBe(404);
+      expect(production.custody).toBeUndefined();
+    } finally {
+      await production.close();
+    }
+  });
+});
