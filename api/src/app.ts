@@ -24,6 +24,7 @@ import { Chain } from "./chain.ts";
 import { proofRoutes } from "./resources/proofs/router.ts";
 import { ProofService } from "./resources/proofs/service.ts";
 import type { Custody } from "./custody/index.ts";
+import { Attestor } from "./custody/attestor.ts";
 import { LocalCustody } from "./custody/local.ts";
 import { sandboxRoutes } from "./resources/sandbox/router.ts";
 
@@ -65,7 +66,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   const proofs = new ProofService(db, chain, config.VERIFICATION_KEY_FILE);
   const custody =
     config.ENVIRONMENT === "sandbox" && chain && config.ATTESTOR_PRIVATE_KEY
-      ? new LocalCustody(db, chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`, config.RPC_URL)
+      ? new LocalCustody(db, new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`, config.RPC_URL))
       : undefined;
 
   const routes = [

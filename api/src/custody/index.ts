@@ -21,8 +21,9 @@ export interface PaidRedemption {
 
 export interface Custody {
   readonly kind: "local" | "zcashd";
-  /** Records a shielded deposit on-chain through the attestor. */
-  recordDeposit(noteCommitment: bigint, amountZat: bigint): Promise<RecordedDeposit>;
   /** Pays a requested redemption and marks it paid on-chain. */
   payRedemption(redemptionId: bigint): Promise<PaidRedemption>;
 }
+
+/** The memo a depositor writes: `zsd-note:0x<64 hex>` (ZIP 302 text memo). */
+export const DEPOSIT_MEMO_PREFIX = "zsd-note:";

@@ -1,6 +1,6 @@
 import { formatUnits, parseUnits } from "viem";
 import { z } from "zod";
-import type { Custody } from "../../custody/index.ts";
+import type { LocalCustody } from "../../custody/local.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 
@@ -32,7 +32,7 @@ const depositSchema = z
   .meta({ id: "SandboxDeposit" });
 
 /** Sandbox only (production answers these paths with 404). */
-export function sandboxRoutes(custody: Custody | undefined): AnyRoute[] {
+export function sandboxRoutes(custody: LocalCustody | undefined): AnyRoute[] {
   return [
     route({
       method: "post",
@@ -47,7 +47,7 @@ export function sandboxRoutes(custody: Custody | undefined): AnyRoute[] {
         if (!custody) throw problems.upstreamUnavailable("Sandbox custody (no deployment or attestor key configured)");
         const amountZat = parseUnits(body.amount, 8);
         if (amountZat === 0n) throw problems.validation([{ field: "body.amount", message: "must be above 0" }]);
-        const deposit = await custody.recordDeposit(BigInt(body.noteCommitment), amountZat);
+        const deposit = await custody.simulateDeposit(BigInt(body.noteCommitment), amountZat);
         return {
           status: 201,
           body: {

@@ -1,0 +1,98 @@
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  type Hex,
+  type TransactionReceipt,
+  createWalletClient,
+  http,
+  parseEventLogs,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { collateralRegistryAbi, redemptionsAbi } from "@zsd/sdk";
+import type { Chain } from "../chain.ts";
+import { Problem, problems } from "../problems.ts";
+
+/** The revert's custom error name, when the contract refused. */
+function revertName(error: unknown): string | undefined {
+  if (!(error instanceof BaseError)) return undefined;
+  const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError);
+  return reverted instanceof ContractFunctionRevertedError ? reverted.data?.errorName : undefined;
+}
+
+const snake = (name: string) => name.replace(/[A-Z]/g, (c, i: number) => (i ? "_" : "") + c.toLowerCase());
+
+/**
+ * The attestor's on-chain calls, sent one at a time so that this process owns
+ * the key's nonces. A contract refusal becomes a 409 named after its error.
+ */
+export class Attestor {
+  #queue: Promise<unknown> = Promise.resolve();
+  readonly #wallet;
+
+  constructor(
+    private readonly chain: Chain,
+    attestorKey: Hex,
+    rpcUrl: string,
+  ) {
+    this.#wallet = createWalletClient({
+      account: privateKeyToAccount(attestorKey),
+      chain: {
+        id: chain.deployment.chainId,
+        name: "zsd",
+        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+        rpcUrls: { default: { http: [rpcUrl] } },
+      },
+      transport: http(rpcUrl, { retryCount: 0 }),
+    });
+  }
+
+  #serial<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(task, task);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  #send(write: () => Promise<Hex>): Promise<TransactionReceipt> {
+    return this.#serial(async () => {
+      let hash: Hex;
+      try {
+        hash = await write();
+      } catch (error) {
+        const name = revertName(error);
+        if (name) throw new Problem(409, snake(name), "Refused by the contract", `The contract refused: ${name}.`);
+        throw problems.upstreamUnavailable("The chain node");
+      }
+      const receipt = await this.chain.read(() =>
+        this.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 }),
+      );
+      if (receipt.status !== "success") throw problems.internal();
+      return receipt;
+    });
+  }
+
+  async recordDeposit(noteCommitment: bigint, amountZat: bigint) {
+    const receipt = await this.#send(() =>
+      this.#wallet.writeContract({
+        address: this.chain.registry,
+        abi: collateralRegistryAbi,
+        functionName: "recordDeposit",
+        args: [noteCommitment, amountZat],
+      }),
+    );
+    const [event] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "DepositRecorded" });
+    return { ...event!.args, txHash: receipt.transactionHash };
+  }
+
+  async completeRedemption(redemptionId: bigint, zcashTxId: Hex) {
+    const receipt = await this.#send(() =>
+      this.#wallet.writeContract({
+        address: this.chain.redemptions,
+        abi: redemptionsAbi,
+        functionName: "completeRedemption",
+        args: [redemptionId, zcashTxId],
+      }),
+    );
+    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionCompleted" });
+    return { zatPaid: event!.args.zatPaid, txHash: receipt.transactionHash };
+  }
+}

@@ -1,0 +1,195 @@
+// Production custody through zcashd / Zallet JSON-RPC: deposits are found with
+// z_listreceivedbyaddress (the memo carries the note commitment), redemptions
+// paid with z_sendmany and followed with z_getoperationstatus. Payouts run one
+// at a time so that two never spend the same notes.
+import { formatUnits, type Hex } from "viem";
+import { redemptionsAbi } from "@zsd/sdk";
+import type { Chain } from "../chain.ts";
+import type { Database } from "../db/index.ts";
+import { Problem } from "../problems.ts";
+import type { Attestor } from "./attestor.ts";
+import { type Custody, DEPOSIT_MEMO_PREFIX, type PaidRedemption, type RecordedDeposit } from "./index.ts";
+
+export class ZcashdError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ZcashdError";
+  }
+}
+
+export interface ReceivedNote {
+  txid: string;
+  amountZat: number;
+  memo: string;
+  confirmations: number;
+  outindex?: number;
+  change?: boolean;
+}
+
+interface Operation {
+  id: string;
+  status: "queued" | "executing" | "success" | "failed" | "cancelled";
+  result?: { txid: string };
+  error?: { code: number; message: string };
+}
+
+/** zcashd's JSON-RPC (1.0 envelope, HTTP basic auth). */
+export class ZcashdClient {
+  #id = 0;
+  constructor(
+    private readonly url: string,
+    private readonly auth: { user: string; password: string },
+    private readonly timeoutMs = 10_000,
+  ) {}
+
+  async call<T>(method: string, params: unknown[] = []): Promise<T> {
+    const response = await fetch(this.url, {
+      method: "POST",
+      headers: {
+        "content-type": "text/plain",
+        authorization: `Basic ${Buffer.from(`${this.auth.user}:${this.auth.password}`).toString("base64")}`,
+      },
+      body: JSON.stringify({ jsonrpc: "1.0", id: ++this.#id, method, params }),
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    if (response.status === 401) throw new ZcashdError(-401, "zcashd refused the RPC credentials");
+    const body = (await response.json().catch(() => ({}))) as {
+      result?: T;
+      error?: { code: number; message: string } | null;
+    };
+    if (body.error) throw new ZcashdError(body.error.code, body.error.message);
+    if (!response.ok) throw new ZcashdError(response.status, `zcashd answered HTTP ${response.status}`);
+    return body.result as T;
+  }
+}
+
+/** The note commitment in a deposit memo (hex of the 512-byte memo), if any. */
+export function parseDepositMemo(memoHex: string): bigint | undefined {
+  const text = Buffer.from(memoHex, "hex").toString("utf8").replace(/\0+$/, "");
+  const match = new RegExp(`^${DEPOSIT_MEMO_PREFIX}(0x[0-9a-fA-F]{64})$`).exec(text);
+  return match ? BigInt(match[1]!) : undefined;
+}
+
+export class ZcashdCustody implements Custody {
+  readonly kind = "zcashd";
+  #payouts: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly db: Database,
+    private readonly chain: Chain,
+    private readonly attestor: Attestor,
+    private readonly zcashd: ZcashdClient,
+    private readonly options: { address: string; minConfirmations: number; pollMs?: number; timeoutMs?: number },
+  ) {}
+
+  /** Records every new deposit that carries a note commitment; returns those recorded now. */
+  async scanDeposits(): Promise<RecordedDeposit[]> {
+    const notes = await this.zcashd.call<ReceivedNote[]>("z_listreceivedbyaddress", [
+      this.options.address,
+      this.options.minConfirmations,
+    ]);
+    const recorded: RecordedDeposit[] = [];
+    for (const note of notes) {
+      if (note.change || note.confirmations < this.options.minConfirmations) continue;
+      const commitment = parseDepositMemo(note.memo);
+      if (commitment === undefined) continue;
+      const zcashTxId = `0x${note.txid}`;
+      const seen = await this.db.query(
+        "SELECT 1 FROM custody_ledger WHERE kind = 'deposit' AND zcash_txid = $1 AND leaf_index IS NOT NULL AND note_commitment = $2",
+        [zcashTxId, commitment.toString()],
+      );
+      if (seen.length > 0) continue;
+      try {
+        const r = await this.attestor.recordDeposit(commitment, BigInt(note.amountZat));
+        await this.db.query(
+          `INSERT INTO custody_ledger (kind, amount_zat, note_commitment, leaf_index, zcash_txid, tx_hash)
+           VALUES ('deposit', $1, $2, $3, $4, $5)`,
+          [String(note.amountZat), commitment.toString(), Number(r.index), zcashTxId, r.txHash],
+        );
+        recorded.push({
+          leafIndex: Number(r.index),
+          leaf: r.leaf,
+          root: r.root,
+          amountZat: BigInt(note.amountZat),
+          noteCommitment: commitment,
+          txHash: r.txHash,
+        });
+      } catch (error) {
+        // Recorded before a crash, or the same note twice: the chain already has it.
+        if (error instanceof Problem && error.code === "deposit_already_recorded") continue;
+        throw error;
+      }
+    }
+    return recorded;
+  }
+
+  payRedemption(redemptionId: bigint): Promise<PaidRedemption> {
+    const run = this.#payouts.then(() => this.#pay(redemptionId));
+    this.#payouts = run.catch(() => undefined);
+    return run;
+  }
+
+  async #pay(redemptionId: bigint): Promise<PaidRedemption> {
+    const redemption = await this.chain.read(() =>
+      this.chain.client.readContract({
+        address: this.chain.redemptions,
+        abi: redemptionsAbi,
+        functionName: "getRedemption",
+        args: [redemptionId],
+      }),
+    );
+    if (redemption.status !== 1) {
+      throw new Problem(
+        409,
+        "redemption_not_pending",
+        "Redemption not pending",
+        `Redemption ${redemptionId} is not awaiting payment.`,
+      );
+    }
+    // The address is in the request event only (not in storage).
+    const [requested] = await this.chain.read(() =>
+      this.chain.client.getContractEvents({
+        address: this.chain.redemptions,
+        abi: redemptionsAbi,
+        eventName: "RedemptionRequested",
+        args: { id: redemptionId },
+        fromBlock: BigInt(this.chain.deployment.contracts.Redemptions!.startBlock),
+      }),
+    );
+    const withdrawAddress = requested!.args.withdrawAddress!;
+    const amount = Number(formatUnits(redemption.zatDue, 8));
+    const opid = await this.zcashd.call<string>("z_sendmany", [
+      this.options.address,
+      [{ address: withdrawAddress, amount }],
+      this.options.minConfirmations,
+      null,
+    ]);
+    const txid = await this.#await(opid);
+    const zcashTxId = `0x${txid}` as Hex;
+    const { zatPaid, txHash } = await this.attestor.completeRedemption(redemptionId, zcashTxId);
+    await this.db.query(
+      `INSERT INTO custody_ledger (kind, amount_zat, redemption_id, zcash_txid, tx_hash) VALUES ('payout', $1, $2, $3, $4)`,
+      [zatPaid.toString(), redemptionId.toString(), zcashTxId, txHash],
+    );
+    return { redemptionId, zatPaid, zcashTxId, txHash };
+  }
+
+  async #await(opid: string): Promise<string> {
+    const deadline = Date.now() + (this.options.timeoutMs ?? 600_000);
+    for (;;) {
+      const [op] = await this.zcashd.call<Operation[]>("z_getoperationstatus", [[opid]]);
+      if (op?.status === "success" && op.result?.txid) return op.result.txid;
+      if (op && (op.status === "failed" || op.status === "cancelled")) {
+        throw new ZcashdError(
+          op.error?.code ?? -1,
+          `z_sendmany ${op.status}: ${op.error?.message ?? "no reason given"}`,
+        );
+      }
+      if (Date.now() > deadline) throw new ZcashdError(-1, `z_sendmany ${opid} did not finish in time`);
+      await new Promise((r) => setTimeout(r, this.options.pollMs ?? 1000));
+    }
+  }
+}

@@ -1,0 +1,102 @@
+// A local JSON-RPC server that speaks zcashd's request/response format for the
+// three calls custody makes, with its own notes and operations: the protocol
+// peer of the zcashd adapter in tests.
+import { randomBytes, randomUUID } from "node:crypto";
+import { type Server, createServer } from "node:http";
+
+export interface TestNote {
+  txid: string;
+  amountZat: number;
+  memo: string;
+  confirmations: number;
+}
+
+export interface ZcashdTestServer {
+  url: string;
+  user: string;
+  password: string;
+  notes: TestNote[];
+  sends: { from: string; amounts: { address: string; amount: number }[]; opid: string }[];
+  /** The next z_sendmany operation fails with this message. */
+  failNextSend?: string;
+  close(): Promise<void>;
+}
+
+export function memoHex(text: string): string {
+  const memo = Buffer.alloc(512);
+  memo.write(text, "utf8");
+  return memo.toString("hex");
+}
+
+export async function startZcashdTestServer(custodyAddress: string): Promise<ZcashdTestServer> {
+  const operations = new Map<string, { polls: number; txid?: string; error?: string }>();
+  const state: ZcashdTestServer = {
+    url: "",
+    user: "zsd",
+    password: randomBytes(8).toString("hex"),
+    notes: [],
+    sends: [],
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+  const expectedAuth = `Basic ${Buffer.from(`${state.user}:${state.password}`).toString("base64")}`;
+
+  const server: Server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (chunk) => (raw += chunk));
+    req.on("end", () => {
+      if (req.headers.authorization !== expectedAuth) {
+        res.writeHead(401).end();
+        return;
+      }
+      const { id, method, params } = JSON.parse(raw) as { id: number; method: string; params: unknown[] };
+      const reply = (result: unknown, error: { code: number; message: string } | null = null) =>
+        res
+          .writeHead(error ? 500 : 200, { "content-type": "application/json" })
+          .end(JSON.stringify({ result, error, id }));
+      switch (method) {
+        case "z_listreceivedbyaddress": {
+          const [address, minconf] = params as [string, number];
+          if (address !== custodyAddress) return reply(null, { code: -5, message: "Invalid zaddr" });
+          return reply(
+            state.notes
+              .filter((n) => n.confirmations >= (minconf ?? 1))
+              .map((n, i) => ({ ...n, amount: n.amountZat / 1e8, outindex: i, change: false })),
+          );
+        }
+        case "z_sendmany": {
+          const [from, amounts] = params as [string, { address: string; amount: number }[]];
+          if (from !== custodyAddress) return reply(null, { code: -5, message: "Invalid from address" });
+          const opid = `opid-${randomUUID()}`;
+          state.sends.push({ from, amounts, opid });
+          const failure = state.failNextSend;
+          state.failNextSend = undefined;
+          operations.set(
+            opid,
+            failure ? { polls: 0, error: failure } : { polls: 0, txid: randomBytes(32).toString("hex") },
+          );
+          return reply(opid);
+        }
+        case "z_getoperationstatus": {
+          const [ids] = params as [string[]];
+          return reply(
+            ids.map((opid) => {
+              const op = operations.get(opid)!;
+              op.polls++;
+              // Queued, then executing, then done: a real operation takes a while.
+              if (op.polls === 1) return { id: opid, status: "queued" };
+              if (op.polls === 2) return { id: opid, status: "executing" };
+              return op.error
+                ? { id: opid, status: "failed", error: { code: -6, message: op.error } }
+                : { id: opid, status: "success", result: { txid: op.txid } };
+            }),
+          );
+        }
+        default:
+          return reply(null, { code: -32601, message: "Method not found" });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  state.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return state;
+}
