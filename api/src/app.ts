@@ -27,6 +27,9 @@ import type { Custody } from "./custody/index.ts";
 import { Attestor } from "./custody/attestor.ts";
 import { LocalCustody } from "./custody/local.ts";
 import { sandboxRoutes } from "./resources/sandbox/router.ts";
+import { mintRoutes } from "./resources/mints/router.ts";
+import { MintService } from "./resources/mints/service.ts";
+import { RelayWorker } from "./relay/worker.ts";
 
 export interface AppDependencies {
   config: Config;
@@ -39,6 +42,8 @@ export interface App {
   app: express.Express;
   keys: KeyService;
   custody?: Custody;
+  /** The relay worker (not started: index.ts and tests start it). */
+  worker?: RelayWorker;
   metrics: Metrics;
   openApi: ReturnType<typeof openApiDocument>;
 }
@@ -69,11 +74,22 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
       ? new LocalCustody(db, new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`, config.RPC_URL))
       : undefined;
 
+  const worker =
+    chain && config.RELAYER_PRIVATE_KEY
+      ? new RelayWorker(db, chain, config.RELAYER_PRIVATE_KEY as `0x${string}`, config.RPC_URL, {
+          confirmations: config.RELAY_CONFIRMATIONS,
+          pollMs: config.RELAY_POLL_MS,
+          onError: (error) => logger.warn({ err: error }, "relay worker pass failed"),
+        })
+      : undefined;
+  const mints = new MintService(db, chain, worker?.address);
+
   const routes = [
     ...healthRoutes(db, upstreams),
     ...keyRoutes(keys),
     ...ledgerRoutes(upstreams),
     ...proofRoutes(proofs),
+    ...mintRoutes(mints, config.MINT_WAIT_MS),
     // Production has no sandbox routes at all: they answer 404 there.
     ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody) : []),
   ];
@@ -165,5 +181,5 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   };
   app.use(onError);
 
-  return { app, keys, custody, metrics, openApi };
+  return { app, keys, custody, worker, metrics, openApi };
 }

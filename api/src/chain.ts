@@ -2,7 +2,7 @@
 // deployment without DEPLOYMENT_FILE serves keys and ledger reads only.
 import { readFileSync } from "node:fs";
 import { type Address, type PublicClient, createPublicClient, getAddress, http } from "viem";
-import { collateralRegistryAbi, stableMinterAbi } from "@zsd/sdk";
+import { collateralRegistryAbi, stableMinterAbi, zecUsdOracleAbi } from "@zsd/sdk";
 import { problems } from "./problems.ts";
 
 export interface Deployment {
@@ -74,6 +74,17 @@ export class Chain {
         args: [nullifierHash],
       }),
     );
+  }
+
+  /** The minter's ZEC/USD price (8 decimals). */
+  async price(): Promise<bigint> {
+    const oracle = await this.read(() =>
+      this.client.readContract({ address: this.minter, abi: stableMinterAbi, functionName: "oracle" }),
+    );
+    const [, answer] = await this.read(() =>
+      this.client.readContract({ address: oracle, abi: zecUsdOracleAbi, functionName: "latestRoundData" }),
+    );
+    return answer;
   }
 
   async now(): Promise<bigint> {

@@ -23,6 +23,16 @@ export const configSchema = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key")
     .optional(),
+  /** Private key (0x…) of the relayer that submits mints and takes the proofs' fees. */
+  RELAYER_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key")
+    .optional(),
+  /** Blocks on top of a mint's block before it counts as confirmed (1 = mined). */
+  RELAY_CONFIRMATIONS: positiveInt.default(1),
+  RELAY_POLL_MS: positiveInt.default(200),
+  /** How long POST /v1/mint with a proof hash waits for the transaction. */
+  MINT_WAIT_MS: positiveInt.default(30_000),
   /** The collateral circuit's verification key (committed with the circuit). */
   VERIFICATION_KEY_FILE: z
     .string()

@@ -32,7 +32,8 @@ const redis = config.REDIS_URL
 redis?.on("error", (error) =>
   logger.warn({ err: error.message }, "redis unavailable; rate limits fall back to memory"),
 );
-const { app } = createApp({ config, db, redis, logger });
+const { app, worker } = createApp({ config, db, redis, logger });
+worker?.start();
 
 const server: Server = app.listen(config.PORT, config.HOST, () => {
   const address = server.address();
@@ -58,6 +59,7 @@ async function shutdown(signal: string) {
     server.close(() => resolve());
     server.closeIdleConnections();
   });
+  await worker?.stop();
   await db.close();
   await redis?.quit().catch(() => undefined);
   logger.info("stopped");

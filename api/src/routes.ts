@@ -38,10 +38,17 @@ export function route<
 }
 
 function fieldErrors(where: string, error: z.ZodError): FieldError[] {
-  return error.issues.map((issue) => ({
-    field: [where, ...issue.path.map(String)].join("."),
-    message: issue.message,
-  }));
+  return error.issues.flatMap((issue) => {
+    // For a body of several shapes, report the shape the request came closest to.
+    if (issue.code === "invalid_union" && "errors" in issue && Array.isArray(issue.errors) && issue.errors.length > 0) {
+      const closest = (issue.errors as z.core.$ZodIssue[][]).reduce((a, b) => (b.length < a.length ? b : a));
+      return closest.map((inner) => ({
+        field: [where, ...issue.path.map(String), ...inner.path.map(String)].join("."),
+        message: inner.message,
+      }));
+    }
+    return [{ field: [where, ...issue.path.map(String)].join("."), message: issue.message }];
+  });
 }
 
 /** Mounts routes on a router, validating params, query and body first. */

@@ -84,4 +84,28 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `CREATE UNIQUE INDEX custody_payout_once ON custody_ledger (redemption_id) WHERE kind = 'payout'`,
     ],
   },
+  {
+    version: 4,
+    name: "relayed mints",
+    statements: [
+      `CREATE TABLE mints (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(id),
+        proof_id text NOT NULL UNIQUE REFERENCES proofs(id),
+        status text NOT NULL CHECK (status IN ('queued', 'submitted', 'confirmed', 'failed')),
+        amount text NOT NULL,
+        recipient text NOT NULL,
+        relayer text,
+        nonce integer,
+        tx_hash text,
+        raw_tx text,
+        block_number bigint,
+        failure_reason text,
+        attempts integer NOT NULL DEFAULT 0,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE INDEX mints_status ON mints (status, created_at)`,
+    ],
+  },
 ];

@@ -1,0 +1,56 @@
+import { getAddress, isAddress } from "viem";
+import { z } from "zod";
+
+const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, { message: "an EVM address", abort: true })
+  .refine((a) => isAddress(a, { strict: true }), "the mixed-case checksum (EIP-55) does not match")
+  .transform((a) => getAddress(a));
+
+/** Quick-start shape: answers 202 queued at once. */
+export const mintShapeA = z.strictObject({
+  amount: z.string().regex(/^\d{1,30}(\.\d{1,18})?$/, 'a decimal ZSD amount, e.g. "100.00"'),
+  collateralType: z.string().describe("The collateral asset; only ZEC"),
+  proofId: z.string().regex(/^prf_[0-9A-Za-z]{20}$/, "a proof id (prf_…)"),
+  recipient: address,
+});
+
+/** Endpoint-reference shape: waits for the transaction. */
+export const mintShapeB = z.strictObject({
+  amount: z.number().positive().finite().describe("ZSD to mint"),
+  collateralProof: z.string().regex(/^0x[0-9a-f]{64}$/, "a proof hash from POST /v1/proofs/submit"),
+});
+
+export const mintBody = z.union([mintShapeA, mintShapeB]);
+
+export const mintIdParams = z.object({ mintId: z.string().regex(/^mint_[0-9A-Za-z]{20}$/, "a mint id (mint_…)") });
+
+export const queuedSchema = z
+  .object({
+    status: z.literal("queued"),
+    mintId: z.string(),
+    expectedCollateralRatio: z.string().describe("Proven collateral value over the amount at the current price"),
+    pegPrice: z.string(),
+  })
+  .meta({ id: "MintQueued" });
+
+export const successSchema = z
+  .object({ status: z.literal("success"), mintId: z.string(), tx: z.string() })
+  .meta({ id: "MintSuccess" });
+
+export const mintSchema = z
+  .object({
+    object: z.literal("mint"),
+    mintId: z.string(),
+    status: z.enum(["queued", "submitted", "confirmed", "failed"]),
+    proofId: z.string(),
+    amount: z.string(),
+    recipient: z.string(),
+    txHash: z.string().nullable(),
+    blockNumber: z.number().int().nullable(),
+    confirmations: z.number().int().nullable(),
+    failureReason: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: "Mint" });

@@ -1,0 +1,142 @@
+import { randomInt } from "node:crypto";
+import { formatUnits, parseUnits, zeroAddress } from "viem";
+import type { Chain } from "../../chain.ts";
+import type { Database } from "../../db/index.ts";
+import { Problem, problems } from "../../problems.ts";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+interface MintRow {
+  id: string;
+  status: "queued" | "submitted" | "confirmed" | "failed";
+  proof_id: string;
+  amount: string;
+  recipient: string;
+  tx_hash: string | null;
+  block_number: string | number | null;
+  failure_reason: string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+interface ProofRow {
+  id: string;
+  status: string;
+  mint_amount: string;
+  recipient: string;
+  relayer: string;
+  fee: string;
+  collateral_floor_zat: string;
+}
+
+const mismatch = (detail: string) => new Problem(422, "proof_mismatch", "Request does not match the proof", detail);
+
+export class MintService {
+  constructor(
+    private readonly db: Database,
+    private readonly chain: Chain | undefined,
+    private readonly relayer: string | undefined,
+  ) {}
+
+  #requireRelay(): Chain {
+    if (!this.chain || !this.relayer)
+      throw problems.upstreamUnavailable("Minting (no deployment or relayer key is configured)");
+    return this.chain;
+  }
+
+  async #proof(accountId: string, where: "id" | "proof_hash", value: string): Promise<ProofRow> {
+    const [proof] = await this.db.query<ProofRow>(`SELECT * FROM proofs WHERE ${where} = $1 AND account_id = $2`, [
+      value,
+      accountId,
+    ]);
+    if (!proof) throw problems.resourceNotFound(`Proof ${value}`);
+    return proof;
+  }
+
+  /** Queues a mint of a verified proof; the amount (and recipient) must be what the proof binds. */
+  async queue(accountId: string, ref: { proofId: string } | { proofHash: string }, amount: string, recipient?: string) {
+    const chain = this.#requireRelay();
+    const proof =
+      "proofId" in ref
+        ? await this.#proof(accountId, "id", ref.proofId)
+        : await this.#proof(accountId, "proof_hash", ref.proofHash);
+    const wei = parseUnits(amount, 18);
+    if (wei.toString() !== proof.mint_amount) {
+      throw mismatch(`The proof binds ${formatUnits(BigInt(proof.mint_amount), 18)} ZSD, not ${formatUnits(wei, 18)}.`);
+    }
+    if (recipient && recipient.toLowerCase() !== proof.recipient.toLowerCase()) {
+      throw mismatch(`The proof binds recipient ${proof.recipient}, not ${recipient}.`);
+    }
+    if (
+      BigInt(proof.fee) > 0n &&
+      proof.relayer.toLowerCase() !== this.relayer!.toLowerCase() &&
+      proof.relayer !== zeroAddress
+    ) {
+      throw mismatch(`The proof pays its fee to ${proof.relayer}; this relay is ${this.relayer}.`);
+    }
+    if (proof.status !== "verified") {
+      const [existing] = await this.db.query<{ id: string }>("SELECT id FROM mints WHERE proof_id = $1", [proof.id]);
+      throw new Problem(409, "proof_already_used", "Proof already used", `Proof ${proof.id} is ${proof.status}.`, {
+        mintId: existing?.id,
+      });
+    }
+
+    let id = "mint_";
+    for (let i = 0; i < 20; i++) id += BASE62[randomInt(62)];
+    const claimed = await this.db.query(
+      `UPDATE proofs SET status = 'consumed', mint_id = $2, updated_at = now() WHERE id = $1 AND status = 'verified' RETURNING id`,
+      [proof.id, id],
+    );
+    if (claimed.length === 0)
+      throw new Problem(
+        409,
+        "proof_already_used",
+        "Proof already used",
+        `Proof ${proof.id} was just used by another mint.`,
+      );
+    await this.db.query(
+      `INSERT INTO mints (id, account_id, proof_id, status, amount, recipient) VALUES ($1, $2, $3, 'queued', $4, $5)`,
+      [id, accountId, proof.id, proof.mint_amount, proof.recipient],
+    );
+    const price = await chain.price();
+    const value = BigInt(proof.collateral_floor_zat) * price * 100n;
+    return { mintId: id, expectedCollateralRatio: formatUnits((value * 10_000n) / wei, 4) };
+  }
+
+  async get(accountId: string, mintId: string) {
+    const [row] = await this.db.query<MintRow>("SELECT * FROM mints WHERE id = $1 AND account_id = $2", [
+      mintId,
+      accountId,
+    ]);
+    if (!row) throw problems.resourceNotFound(`Mint ${mintId}`);
+    const block = row.block_number === null ? null : Number(row.block_number);
+    const head =
+      block === null || !this.chain
+        ? null
+        : Number(await this.chain.read(() => this.chain!.client.getBlockNumber({ cacheTime: 0 })));
+    return {
+      object: "mint" as const,
+      mintId: row.id,
+      status: row.status,
+      proofId: row.proof_id,
+      amount: formatUnits(BigInt(row.amount), 18),
+      recipient: row.recipient,
+      txHash: row.tx_hash,
+      blockNumber: block,
+      confirmations: block === null || head === null ? null : Math.max(0, head - block + 1),
+      failureReason: row.status === "failed" ? row.failure_reason : null,
+      createdAt: new Date(row.created_at).toISOString(),
+      updatedAt: new Date(row.updated_at).toISOString(),
+    };
+  }
+
+  /** Waits for a mint to be confirmed or failed, up to `timeoutMs`. */
+  async wait(accountId: string, mintId: string, timeoutMs: number) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const mint = await this.get(accountId, mintId);
+      if (mint.status === "confirmed" || mint.status === "failed" || Date.now() > deadline) return mint;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
