@@ -30,6 +30,8 @@ import { sandboxRoutes } from "./resources/sandbox/router.ts";
 import { mintRoutes } from "./resources/mints/router.ts";
 import { MintService } from "./resources/mints/service.ts";
 import { RelayWorker } from "./relay/worker.ts";
+import { redemptionRoutes } from "./resources/redemptions/router.ts";
+import { RedemptionService } from "./resources/redemptions/service.ts";
 
 export interface AppDependencies {
   config: Config;
@@ -79,10 +81,12 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
       ? new RelayWorker(db, chain, config.RELAYER_PRIVATE_KEY as `0x${string}`, config.RPC_URL, {
           confirmations: config.RELAY_CONFIRMATIONS,
           pollMs: config.RELAY_POLL_MS,
+          custody,
           onError: (error) => logger.warn({ err: error }, "relay worker pass failed"),
         })
       : undefined;
   const mints = new MintService(db, chain, worker?.address);
+  const redemptions = new RedemptionService(db, chain, config.ENVIRONMENT, worker !== undefined);
 
   const routes = [
     ...healthRoutes(db, upstreams),
@@ -90,6 +94,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ...ledgerRoutes(upstreams),
     ...proofRoutes(proofs),
     ...mintRoutes(mints, config.MINT_WAIT_MS),
+    ...redemptionRoutes(redemptions),
     // Production has no sandbox routes at all: they answer 404 there.
     ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody) : []),
   ];

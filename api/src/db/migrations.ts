@@ -108,4 +108,32 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `CREATE INDEX mints_status ON mints (status, created_at)`,
     ],
   },
+  {
+    version: 5,
+    name: "relayed redemptions",
+    statements: [
+      `CREATE TABLE redemption_requests (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(id),
+        status text NOT NULL CHECK (status IN ('requested', 'burned', 'paid', 'failed')),
+        relay_status text NOT NULL DEFAULT 'queued' CHECK (relay_status IN ('queued', 'submitted', 'done')),
+        owner text NOT NULL,
+        amount text NOT NULL,
+        withdraw_address text NOT NULL,
+        deadline text NOT NULL,
+        signature jsonb NOT NULL,
+        nonce integer,
+        tx_hash text,
+        raw_tx text,
+        redemption_id text,
+        zat_due text,
+        zcash_txid text,
+        failure_reason text,
+        attempts integer NOT NULL DEFAULT 0,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE INDEX redemption_requests_relay ON redemption_requests (relay_status, created_at)`,
+    ],
+  },
 ];

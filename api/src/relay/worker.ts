@@ -5,7 +5,9 @@
 // spent is reconciled from the chain's Minted event, never minted twice.
 import { type Address, type Hex, createWalletClient, encodeFunctionData, http, keccak256, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { stableMinterAbi, toSolidityProof } from "@zsd/sdk";
+import { parseEventLogs } from "viem";
+import { redemptionsAbi, stableMinterAbi, toSolidityProof } from "@zsd/sdk";
+import type { Custody } from "../custody/index.ts";
 import type { Chain } from "../chain.ts";
 import type { Database } from "../db/index.ts";
 
@@ -27,6 +29,21 @@ interface JobRow {
   fee: string;
 }
 
+interface RedemptionRow {
+  id: string;
+  status: string;
+  owner: string;
+  amount: string;
+  withdraw_address: string;
+  deadline: string;
+  signature: { v: number; r: string; s: string };
+  tx_hash: string | null;
+  raw_tx: string | null;
+  nonce: number | null;
+  redemption_id: string | null;
+  attempts: number;
+}
+
 const MAX_ATTEMPTS = 20;
 
 export class RelayWorker {
@@ -41,7 +58,12 @@ export class RelayWorker {
     private readonly chain: Chain,
     relayerKey: Hex,
     rpcUrl: string,
-    private readonly options: { confirmations: number; pollMs: number; onError?: (error: unknown) => void },
+    private readonly options: {
+      confirmations: number;
+      pollMs: number;
+      custody?: Custody;
+      onError?: (error: unknown) => void;
+    },
   ) {
     const account = privateKeyToAccount(relayerKey);
     this.address = account.address;
@@ -94,10 +116,142 @@ export class RelayWorker {
     return rows.length > 0;
   }
 
-  /** One pass: follow submitted transactions, then submit queued mints. */
+  /** One pass: follow submitted transactions, then submit what is queued, then pay burned redemptions. */
   async tick(): Promise<void> {
     for (const job of await this.#jobs("submitted")) await this.#follow(job);
     for (const job of await this.#jobs("queued")) await this.#submit(job);
+    for (const r of await this.#redemptions("submitted")) await this.#followRedemption(r);
+    for (const r of await this.#redemptions("queued")) await this.#submitRedemption(r);
+    if (this.options.custody) for (const r of await this.#burned()) await this.#pay(r);
+  }
+
+  async #redemptions(relayStatus: string): Promise<RedemptionRow[]> {
+    return this.db.query<RedemptionRow>(
+      "SELECT * FROM redemption_requests WHERE relay_status = $1 AND status = 'requested' ORDER BY created_at LIMIT 50",
+      [relayStatus],
+    );
+  }
+
+  async #burned(): Promise<RedemptionRow[]> {
+    return this.db.query<RedemptionRow>(
+      "SELECT * FROM redemption_requests WHERE status = 'burned' ORDER BY created_at LIMIT 20",
+    );
+  }
+
+  async #setRedemption(id: string, fields: Record<string, unknown>, expectedRelayStatus?: string): Promise<boolean> {
+    const keys = Object.keys(fields);
+    const assignments = keys.map((k, i) => `${k} = $${i + 2}`).join(", ");
+    const guard = expectedRelayStatus ? ` AND relay_status = '${expectedRelayStatus}'` : "";
+    const rows = await this.db.query(
+      `UPDATE redemption_requests SET ${assignments}, updated_at = now() WHERE id = $1${guard} RETURNING id`,
+      [id, ...keys.map((k) => fields[k])],
+    );
+    return rows.length > 0;
+  }
+
+  /** Signs at the next pending nonce; the caller records the result before broadcasting. */
+  async #sign(to: Address, data: Hex, gas: bigint) {
+    const [nonce, fees] = await Promise.all([
+      this.chain.client.getTransactionCount({ address: this.address, blockTag: "pending" }),
+      this.chain.client.estimateFeesPerGas(),
+    ]);
+    const raw = await this.#wallet.signTransaction({
+      to,
+      data,
+      gas: (gas * 12n) / 10n,
+      nonce,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    });
+    return { raw, hash: keccak256(raw), nonce };
+  }
+
+  async #submitRedemption(r: RedemptionRow): Promise<void> {
+    const sig = r.signature;
+    const data = encodeFunctionData({
+      abi: redemptionsAbi,
+      functionName: "redeemWithPermit",
+      args: [
+        r.owner as Address,
+        BigInt(r.amount),
+        r.withdraw_address,
+        BigInt(r.deadline),
+        sig.v,
+        sig.r as Hex,
+        sig.s as Hex,
+      ],
+    });
+    let gas: bigint;
+    try {
+      gas = await this.chain.client.estimateGas({ account: this.address, to: this.chain.redemptions, data });
+    } catch (error) {
+      const reason = (error as { shortMessage?: string }).shortMessage ?? String(error);
+      const terminal =
+        r.attempts + 1 >= MAX_ATTEMPTS || /InvalidSignature|ExpiredSignature|InsufficientBalance/.test(String(error));
+      await this.#setRedemption(
+        r.id,
+        terminal
+          ? { status: "failed", relay_status: "done", failure_reason: `The redemption was refused: ${reason}` }
+          : { attempts: r.attempts + 1, failure_reason: reason },
+      );
+      return;
+    }
+    const signed = await this.#sign(this.chain.redemptions, data, gas);
+    if (
+      !(await this.#setRedemption(
+        r.id,
+        {
+          relay_status: "submitted",
+          tx_hash: signed.hash,
+          raw_tx: signed.raw,
+          nonce: signed.nonce,
+          attempts: r.attempts + 1,
+        },
+        "queued",
+      ))
+    )
+      return;
+    await this.#broadcast(signed.raw);
+  }
+
+  async #followRedemption(r: RedemptionRow): Promise<void> {
+    const receipt = await this.chain.client.getTransactionReceipt({ hash: r.tx_hash as Hex }).catch(() => undefined);
+    if (!receipt) {
+      const pending = await this.chain.client.getTransaction({ hash: r.tx_hash as Hex }).catch(() => undefined);
+      if (!pending && r.raw_tx) {
+        const next = await this.chain.client.getTransactionCount({ address: this.address, blockTag: "latest" });
+        if (r.nonce !== null && next > r.nonce) {
+          await this.#setRedemption(r.id, { relay_status: "queued", tx_hash: null, raw_tx: null, nonce: null });
+        } else {
+          await this.#broadcast(r.raw_tx as Hex);
+        }
+      }
+      return;
+    }
+    if (receipt.status === "reverted") {
+      await this.#setRedemption(r.id, {
+        status: "failed",
+        relay_status: "done",
+        failure_reason: "The redemption transaction reverted.",
+      });
+      return;
+    }
+    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    await this.#setRedemption(r.id, {
+      status: "burned",
+      relay_status: "done",
+      redemption_id: event!.args.id.toString(),
+      zat_due: event!.args.zatDue.toString(),
+    });
+  }
+
+  async #pay(r: RedemptionRow): Promise<void> {
+    try {
+      const paid = await this.options.custody!.payRedemption(BigInt(r.redemption_id!));
+      await this.#setRedemption(r.id, { status: "paid", zcash_txid: paid.zcashTxId, failure_reason: null });
+    } catch (error) {
+      await this.#setRedemption(r.id, { failure_reason: `Payout pending: ${(error as Error).message}` });
+    }
   }
 
   /** The Minted event of a nullifier, if any mint spent it. */
@@ -169,19 +323,7 @@ export class RelayWorker {
       }
       return;
     }
-    const [nonce, fees] = await Promise.all([
-      this.chain.client.getTransactionCount({ address: this.address, blockTag: "pending" }),
-      this.chain.client.estimateFeesPerGas(),
-    ]);
-    const raw = await this.#wallet.signTransaction({
-      to: this.chain.minter,
-      data,
-      gas: (gas * 12n) / 10n,
-      nonce,
-      maxFeePerGas: fees.maxFeePerGas,
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    });
-    const hash = keccak256(raw);
+    const { raw, hash, nonce } = await this.#sign(this.chain.minter, data, gas);
     // Write-ahead: the transaction is on record before it can be mined.
     if (
       !(await this.#set(

@@ -1,0 +1,52 @@
+import { getAddress, isAddress } from "viem";
+import { z } from "zod";
+
+const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, { message: "an EVM address", abort: true })
+  .refine((a) => isAddress(a, { strict: true }), "the mixed-case checksum (EIP-55) does not match")
+  .transform((a) => getAddress(a));
+
+export const redeemBody = z.strictObject({
+  amount: z
+    .union([z.number().positive().finite(), z.string().regex(/^\d{1,30}(\.\d{1,18})?$/)])
+    .describe("ZSD to burn, as a number or a decimal string"),
+  withdrawAddress: z
+    .string()
+    .min(1)
+    .max(512)
+    .describe("Shielded Zcash address (Sapling or Unified) of this environment's network"),
+  owner: address.describe("The holder whose tokens are burned"),
+  permit: z
+    .strictObject({
+      deadline: z.union([z.number().int().positive(), z.string().regex(/^\d{1,20}$/)]),
+      v: z.number().int().min(27).max(28),
+      r: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+      s: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+    })
+    .describe(
+      "The owner's EIP-712 Redeem(owner, amount, withdrawAddress, nonce, deadline) signature for the Redemptions contract",
+    ),
+});
+
+export const redemptionIdParams = z.object({
+  id: z.string().regex(/^red_[0-9A-Za-z]{20}$/, "a redemption id (red_…)"),
+});
+
+export const redemptionSchema = z
+  .object({
+    object: z.literal("redemption"),
+    id: z.string(),
+    status: z.enum(["requested", "burned", "paid", "failed"]),
+    owner: z.string(),
+    amount: z.string(),
+    withdrawAddress: z.string(),
+    redemptionId: z.string().nullable().describe("The on-chain redemption id once burned"),
+    zecDue: z.string().nullable(),
+    txHash: z.string().nullable(),
+    zcashTxId: z.string().nullable(),
+    failureReason: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: "Redemption" });

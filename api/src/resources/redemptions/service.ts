@@ -1,0 +1,171 @@
+import { randomInt } from "node:crypto";
+import { type Address, type Hex, formatUnits, parseUnits, verifyTypedData } from "viem";
+import { redemptionsAbi, stableTokenAbi } from "@zsd/sdk";
+import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
+import type { Chain } from "../../chain.ts";
+import type { Database } from "../../db/index.ts";
+import { Problem, problems } from "../../problems.ts";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+interface Row {
+  id: string;
+  status: "requested" | "burned" | "paid" | "failed";
+  owner: string;
+  amount: string;
+  withdraw_address: string;
+  redemption_id: string | null;
+  zat_due: string | null;
+  tx_hash: string | null;
+  zcash_txid: string | null;
+  failure_reason: string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+export function presentRedemption(row: Row) {
+  return {
+    object: "redemption" as const,
+    id: row.id,
+    status: row.status,
+    owner: row.owner,
+    amount: formatUnits(BigInt(row.amount), 18),
+    withdrawAddress: row.withdraw_address,
+    redemptionId: row.redemption_id,
+    zecDue: row.zat_due === null ? null : formatUnits(BigInt(row.zat_due), 8),
+    txHash: row.tx_hash,
+    zcashTxId: row.zcash_txid,
+    failureReason: row.failure_reason,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
+
+export interface RedeemInput {
+  amount: number | string;
+  withdrawAddress: string;
+  owner: Address;
+  permit: { deadline: number | string; v: number; r: string; s: string };
+}
+
+export class RedemptionService {
+  constructor(
+    private readonly db: Database,
+    private readonly chain: Chain | undefined,
+    private readonly environment: "sandbox" | "production",
+    private readonly relayEnabled: boolean,
+  ) {}
+
+  async request(accountId: string, input: RedeemInput) {
+    const chain = this.chain;
+    if (!chain || !this.relayEnabled)
+      throw problems.upstreamUnavailable("Redemptions (no deployment or relayer key is configured)");
+    try {
+      parseShieldedAddress(input.withdrawAddress, this.environment === "production" ? "mainnet" : "testnet");
+    } catch (error) {
+      if (error instanceof ZcashAddressError) {
+        throw new Problem(422, error.code, "Unusable withdrawal address", error.message, {
+          errors: [{ field: "body.withdrawAddress", message: error.message }],
+        });
+      }
+      throw error;
+    }
+    let amount: bigint;
+    try {
+      amount = parseUnits(String(input.amount), 18);
+    } catch {
+      throw problems.validation([{ field: "body.amount", message: "a ZSD amount with at most 18 decimals" }]);
+    }
+    if (amount === 0n) throw problems.validation([{ field: "body.amount", message: "must be above 0" }]);
+    const deadline = BigInt(input.permit.deadline);
+    if (deadline < (await chain.now())) {
+      throw new Problem(422, "expired_signature", "Expired signature", "The signature's deadline has passed.");
+    }
+    const [nonce, balance] = await Promise.all([
+      chain.read(() =>
+        chain.client.readContract({
+          address: chain.redemptions,
+          abi: redemptionsAbi,
+          functionName: "nonces",
+          args: [input.owner],
+        }),
+      ),
+      chain.read(async () => {
+        const token = await chain.client.readContract({
+          address: chain.redemptions,
+          abi: redemptionsAbi,
+          functionName: "token",
+        });
+        return chain.client.readContract({
+          address: token,
+          abi: stableTokenAbi,
+          functionName: "balanceOf",
+          args: [input.owner],
+        });
+      }),
+    ]);
+    // Checked here so that a bad signature costs the relayer no gas.
+    const valid = await verifyTypedData({
+      address: input.owner,
+      domain: {
+        name: "ZSD Redemptions",
+        version: "1",
+        chainId: chain.deployment.chainId,
+        verifyingContract: chain.redemptions,
+      },
+      types: {
+        Redeem: [
+          { name: "owner", type: "address" },
+          { name: "amount", type: "uint256" },
+          { name: "withdrawAddress", type: "string" },
+          { name: "nonce", type: "uint256" },
+          { name: "deadline", type: "uint256" },
+        ],
+      },
+      primaryType: "Redeem",
+      message: { owner: input.owner, amount, withdrawAddress: input.withdrawAddress, nonce, deadline },
+      signature: { r: input.permit.r as Hex, s: input.permit.s as Hex, v: BigInt(input.permit.v) },
+    }).catch(() => false);
+    if (!valid) {
+      throw new Problem(
+        422,
+        "invalid_signature",
+        "Invalid signature",
+        "The permit is not the owner's signature of this redemption (amount, address, nonce, deadline).",
+      );
+    }
+    if (balance < amount) {
+      throw new Problem(
+        422,
+        "insufficient_balance",
+        "Insufficient balance",
+        `The owner holds ${formatUnits(balance, 18)} ZSD.`,
+      );
+    }
+    let id = "red_";
+    for (let i = 0; i < 20; i++) id += BASE62[randomInt(62)];
+    const [row] = await this.db.query<Row>(
+      `INSERT INTO redemption_requests (id, account_id, status, owner, amount, withdraw_address, deadline, signature)
+       VALUES ($1, $2, 'requested', $3, $4, $5, $6, $7) RETURNING *`,
+      [
+        id,
+        accountId,
+        input.owner,
+        amount.toString(),
+        input.withdrawAddress,
+        deadline.toString(),
+        JSON.stringify(input.permit),
+      ],
+    );
+    return presentRedemption(row!);
+  }
+
+  async get(accountId: string, id: string) {
+    const [row] = await this.db.query<Row>("SELECT * FROM redemption_requests WHERE id = $1 AND account_id = $2", [
+      id,
+      accountId,
+    ]);
+    if (!row) throw problems.resourceNotFound(`Redemption ${id}`);
+    return presentRedemption(row);
+  }
+}

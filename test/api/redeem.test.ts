@@ -1,0 +1,133 @@
+// POST /v1/redeem and GET /v1/redemptions/{id}: the owner's signed redemption
+// relayed, burned on-chain and paid by the (sandbox) custody.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hardhatAccount } from "../../scripts/lib/accounts.ts";
+import { releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { signRedeem } from "../helpers/signatures.ts";
+import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
+
+const { alice, bob } = accounts;
+const key = (index: number) => toHex(hardhatAccount(index).getHdKey().privateKey!);
+const SAPLING_TESTNET = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+const UNIFIED_TESTNET =
+  "utest10c5kutapazdnf8ztl3pu43nkfsjx89fy3uuff8tsmxm6s86j37pe7uz94z5jhkl49pqe8yz75rlsaygexk6jpaxwx0esjr8wm5ut7d5s";
+const SAPLING_MAINNET = "zs1z7rejlpsa98s2rrrfkwmaxu53e4ue0ulcrw0h4x5g8jl04tak0d3mm47vdtahatqrlkngh9slya";
+
+describe("redeem through the relay", () => {
+  let s: System;
+  let api: RunningApi;
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+  let dir: string;
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    dir = mkdtempSync(join(tmpdir(), "zsd-api-redeem-"));
+    writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
+    storage = await openStorage("pglite");
+    api = await startApi(storage.db, {
+      DEPLOYMENT_FILE: join(dir, "deployment.json"),
+      RPC_URL: s.rpcUrl,
+      ATTESTOR_PRIVATE_KEY: key(1),
+      RELAYER_PRIVATE_KEY: key(4),
+      RELAY_POLL_MS: "50",
+    });
+    await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 200n * ZSD, recipient: alice.address });
+    api.worker!.start();
+  });
+  afterAll(async () => {
+    await api?.worker?.stop();
+    await api?.close();
+    await storage?.close();
+    rmSync(dir, { recursive: true, force: true });
+    await releaseProver();
+  });
+
+  async function body(amount: bigint, withdrawAddress = SAPLING_TESTNET, signer = alice) {
+    const nonce = await s.read.redemptions.read.nonces([alice.address]);
+    const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
+    const sig = await signRedeem(
+      signer,
+      { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
+      {
+        owner: alice.address,
+        amount,
+        withdrawAddress,
+        nonce,
+        deadline,
+      },
+    );
+    return {
+      amount: Number(amount / ZSD),
+      withdrawAddress,
+      owner: alice.address,
+      permit: { deadline: Number(deadline), ...sig },
+    };
+  }
+
+  async function until(id: string, statuses: string[]) {
+    for (let i = 0; i < 200; i++) {
+      const r = (await (await api.call(`/v1/redemptions/${id}`)).json()) as Record<string, unknown>;
+      if (statuses.includes(r.status as string)) return r;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`redemption ${id} never reached ${statuses}`);
+  }
+
+  it("relays the signed redemption: requested → burned → paid, collateral down", async () => {
+    const collateral = await s.read.registry.read.totalCollateralZat();
+    const response = await api.call("/v1/redeem", json(await body(40n * ZSD)));
+    expect(response.status).toBe(202);
+    const requested = (await response.json()) as { id: string; status: string };
+    expect(requested).toMatchObject({
+      object: "redemption",
+      status: "requested",
+      amount: "40",
+      withdrawAddress: SAPLING_TESTNET,
+    });
+    const paid = await until(requested.id, ["paid", "failed"]);
+    // $40 at $50/ZEC = 0.8 ZEC, less the 0.5% fee.
+    expect(paid).toMatchObject({
+      status: "paid",
+      zecDue: "0.796",
+      zcashTxId: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      redemptionId: "1",
+    });
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(160n * ZSD);
+    expect(await s.read.registry.read.totalCollateralZat()).toBe(collateral - 79_600_000n);
+    expect((await s.read.redemptions.read.getRedemption([1n])).status).toBe(2);
+  });
+
+  it("accepts a Unified address of the environment's network", async () => {
+    const response = await api.call("/v1/redeem", json(await body(1n * ZSD, UNIFIED_TESTNET)));
+    expect(response.status).toBe(202);
+    await until(((await response.json()) as { id: string }).id, ["paid"]);
+  });
+
+  it("refuses unusable addresses with distinct codes", async () => {
+    const code = async (address: string) => {
+      const response = await api.call("/v1/redeem", json({ ...(await body(ZSD)), withdrawAddress: address }));
+      expect(response.status).toBe(422);
+      return ((await response.json()) as { code: string }).code;
+    };
+    expect(await code(SAPLING_MAINNET)).toBe("wrong_network");
+    expect(await code("tmMcWbZU8t39htCR1fQRfRSHtkW4p3Ax5Se")).toBe("transparent_address");
+    expect(await code(SAPLING_TESTNET.slice(0, -3) + "qqq")).toBe("bad_checksum");
+    expect(await code("hello")).toBe("malformed_address");
+  });
+
+  it("refuses a signature that is not the owner's for this amount and address, and more than the balance", async () => {
+    const code = async (b: unknown) =>
+      ((await (await api.call("/v1/redeem", json(b))).json()) as { code: string }).code;
+    expect(await code(await body(ZSD, SAPLING_TESTNET, bob))).toBe("invalid_signature");
+    expect(await code({ ...(await body(ZSD)), amount: 2 })).toBe("invalid_signature");
+    expect(await code({ ...(await body(ZSD)), withdrawAddress: UNIFIED_TESTNET })).toBe("invalid_signature");
+    expect(await code(await body(1_000n * ZSD))).toBe("insufficient_balance");
+    const malformed = await api.call("/v1/redeem", json({ amount: 1, withdrawAddress: SAPLING_TESTNET }));
+    expect(malformed.status).toBe(400);
+  });
+});
