@@ -92,8 +92,15 @@ describe("relay worker across crashes", () => {
     for (let i = 0; i < MINTS; i++) {
       await start();
       const note = createNote();
-      expect((await call("/v1/sandbox/deposits", { amount: "3", noteCommitment: noteCommitment(note).toString() })).status).toBe(201);
-      const proved = await s.prove({ note, amountZat: 300_000_000n, mintAmount: 10n * ZSD, recipient: accounts.carol.address });
+      expect(
+        (await call("/v1/sandbox/deposits", { amount: "3", noteCommitment: noteCommitment(note).toString() })).status,
+      ).toBe(201);
+      const proved = await s.prove({
+        note,
+        amountZat: 300_000_000n,
+        mintAmount: 10n * ZSD,
+        recipient: accounts.carol.address,
+      });
       const proof = (await (
         await call("/v1/proofs/submit", {
           proof: proved.raw.proof,
@@ -102,7 +109,12 @@ describe("relay worker across crashes", () => {
           recipient: accounts.carol.address,
         })
       ).json()) as { proofId: string };
-      const queued = await call("/v1/mint", { amount: "10", collateralType: "ZEC", proofId: proof.proofId, recipient: accounts.carol.address });
+      const queued = await call("/v1/mint", {
+        amount: "10",
+        collateralType: "ZEC",
+        proofId: proof.proofId,
+        recipient: accounts.carol.address,
+      });
       expect(queued.status).toBe(202);
       mintIds.push(((await queued.json()) as { mintId: string }).mintId);
       // Killed while the worker picks the mint up: before, during or after it sends.

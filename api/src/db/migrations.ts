@@ -103,6 +103,8 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
         failure_reason text,
         attempts integer NOT NULL DEFAULT 0,
         created_at timestamptz NOT NULL DEFAULT now(),
+        submitted_at timestamptz,
+        settled_at timestamptz,
         updated_at timestamptz NOT NULL DEFAULT now()
       )`,
       `CREATE INDEX mints_status ON mints (status, created_at)`,

@@ -106,7 +106,11 @@ export class RelayWorker {
     );
   }
 
-  async #set(id: string, fields: Record<string, unknown>, expectedStatus?: string): Promise<boolean> {
+  async #set(id: string, changes: Record<string, unknown>, expectedStatus?: string): Promise<boolean> {
+    // Stage times, for GET /v1/mints and the relay benchmark.
+    const fields = { ...changes };
+    if (changes.status === "submitted") fields.submitted_at = new Date();
+    if (changes.status === "confirmed" || changes.status === "failed") fields.settled_at = new Date();
     const keys = Object.keys(fields);
     const assignments = keys.map((k, i) => `${k} = $${i + 2}`).join(", ");
     const rows = await this.db.query(
