@@ -3,6 +3,7 @@
 // Ponder indexer on embedded PGlite. The relay API joins it when it lands.
 import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
+import { toHex } from "viem";
 import { join } from "node:path";
 import { hardhatAccount, LOCAL_ROLES } from "./lib/accounts.ts";
 import { startHardhatNode } from "./lib/hardhat-node.ts";
@@ -61,6 +62,9 @@ const api = spawn(join(ROOT, "node_modules", ".bin", "tsx"), ["api/src/index.ts"
     INDEXER_URL: indexer.url,
     RPC_URL: node.rpcUrl,
     DEPLOYMENT_FILE: join(DEPLOYMENTS_DIR, "localhost.json"),
+    // Hardhat development keys: the attestor (local custody) and the relayer.
+    ATTESTOR_PRIVATE_KEY: toHex(hardhatAccount(LOCAL_ROLES.attestor).getHdKey().privateKey!),
+    RELAYER_PRIVATE_KEY: toHex(hardhatAccount(LOCAL_ROLES.relayer).getHdKey().privateKey!),
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
   },
   stdio: ["ignore", "inherit", "inherit"],
