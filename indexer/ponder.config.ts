@@ -36,6 +36,20 @@ const at = (name: string) => {
 
 const rpcUrl = process.env.RPC_URL ?? "http://127.0.0.1:8545";
 
+// Ponder paces each RPC URL with an adaptive limiter that starts at 20
+// requests/s, made for hosted providers. A local node has no such limit, so
+// the backfill spreads over several URL paths of the same node (Hardhat
+// answers on any path). One URL elsewhere, unless RPC_BACKENDS says otherwise.
+const backends = Number(process.env.RPC_BACKENDS ?? (deployment.chainId === 31337 ? 8 : 1));
+const rpc =
+  backends <= 1
+    ? rpcUrl
+    : Array.from({ length: backends }, (_, i) => {
+        const url = new URL(rpcUrl);
+        url.pathname = `${url.pathname.replace(/\/$/, "")}/ponder-${i}`;
+        return url.toString();
+      });
+
 export default createConfig({
   database: process.env.DATABASE_URL
     ? { kind: "postgres", connectionString: process.env.DATABASE_URL }
@@ -43,7 +57,7 @@ export default createConfig({
   chains: {
     zsd: {
       id: deployment.chainId,
-      rpc: rpcUrl,
+      rpc,
       // New heads over WebSocket cut the lag from a mined transaction to the
       // API (~35 ms against ~160 ms when polling every 100 ms).
       ws: process.env.RPC_WS_URL ?? (process.env.RPC_WS === "off" ? undefined : rpcUrl.replace(/^http/, "ws")),
