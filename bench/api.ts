@@ -16,10 +16,9 @@ import { ZEC, ZSD, accounts, createSystem } from "../test/helpers/system.ts";
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = 20;
 const TARGETS = { throughputRatio: 0.5, p99Ms: 20 };
-const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 
 async function startProcess(script: string, env: Record<string, string>, readyUrl: string): Promise<ChildProcess> {
-  const child = spawn(TSX, [script], {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "inherit"],

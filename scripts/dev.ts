@@ -53,7 +53,7 @@ const keys = new KeyService(db);
 const { secret } = await keys.create((await keys.createAccount("local developer")).id, "sandbox", "npm start");
 await db.close();
 const apiPort = Number(process.env.API_PORT ?? 3000);
-const api = spawn(join(ROOT, "node_modules", ".bin", "tsx"), ["api/src/index.ts"], {
+const api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
   cwd: ROOT,
   env: {
     ...process.env,

@@ -61,7 +61,7 @@ describe("API process", () => {
 
   it("drains an in-flight request on SIGTERM, then exits 0", async () => {
     const port = await freePort();
-    const child: ChildProcess = spawn(TSX, ["api/src/index.ts"], {
+    const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
       cwd: ROOT,
       env: {
         ...process.env,

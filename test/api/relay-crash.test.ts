@@ -28,7 +28,7 @@ describe("relay worker across crashes", () => {
   let child: ChildProcess | undefined;
 
   async function start() {
-    child = spawn(join(ROOT, "node_modules", ".bin", "tsx"), ["api/src/index.ts"], {
+    child = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
       cwd: ROOT,
       env: {
         ...process.env,
@@ -58,6 +58,8 @@ describe("relay worker across crashes", () => {
     const exited = new Promise((r) => child!.once("exit", r));
     child.kill("SIGKILL");
     await exited;
+    // The API itself is gone (no wrapper process left serving).
+    await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
   }
 
   const call = (path: string, body?: unknown) =>
