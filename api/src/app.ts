@@ -81,6 +81,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
       ? new RelayWorker(db, chain, config.RELAYER_PRIVATE_KEY as `0x${string}`, config.RPC_URL, {
           confirmations: config.RELAY_CONFIRMATIONS,
           pollMs: config.RELAY_POLL_MS,
+          stuckAfterMs: config.RELAY_STUCK_AFTER_MS,
           custody,
           onError: (error) => logger.warn({ err: error }, "relay worker pass failed"),
         })

@@ -31,6 +31,8 @@ export const configSchema = z.object({
   /** Blocks on top of a mint's block before it counts as confirmed (1 = mined). */
   RELAY_CONFIRMATIONS: positiveInt.default(1),
   RELAY_POLL_MS: positiveInt.default(200),
+  /** A relayed transaction pending longer than this is replaced with higher fees. */
+  RELAY_STUCK_AFTER_MS: positiveInt.default(30_000),
   /** How long POST /v1/mint with a proof hash waits for the transaction. */
   MINT_WAIT_MS: positiveInt.default(30_000),
   /** The collateral circuit's verification key (committed with the circuit). */

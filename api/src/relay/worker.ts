@@ -5,7 +5,7 @@
 // spent is reconciled from the chain's Minted event, never minted twice.
 import { type Address, type Hex, createWalletClient, encodeFunctionData, http, keccak256, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { parseEventLogs } from "viem";
+import { parseEventLogs, parseTransaction } from "viem";
 import { redemptionsAbi, stableMinterAbi, toSolidityProof } from "@zsd/sdk";
 import type { Custody } from "../custody/index.ts";
 import type { Chain } from "../chain.ts";
@@ -13,6 +13,7 @@ import type { Database } from "../db/index.ts";
 
 interface JobRow {
   id: string;
+  submitted_at: Date | string | null;
   status: "queued" | "submitted" | "confirmed" | "failed";
   tx_hash: string | null;
   raw_tx: string | null;
@@ -61,6 +62,8 @@ export class RelayWorker {
     private readonly options: {
       confirmations: number;
       pollMs: number;
+      /** A transaction pending longer than this is replaced with higher fees. */
+      stuckAfterMs: number;
       custody?: Custody;
       onError?: (error: unknown) => void;
     },
@@ -340,6 +343,37 @@ export class RelayWorker {
     await this.#broadcast(raw);
   }
 
+  /**
+   * A transaction waiting too long is replaced at the same nonce with fees
+   * raised by a quarter (nodes want at least +10% to replace), recorded
+   * before it is sent. Whichever of the two is mined, the nullifier check
+   * above reconciles the mint from its Minted event.
+   */
+  async #replace(job: JobRow): Promise<void> {
+    const previous = parseTransaction(job.raw_tx as Hex);
+    const current = await this.chain.client.estimateFeesPerGas();
+    const bump = (old: bigint | undefined, now: bigint) => {
+      const raised = ((old ?? 0n) * 125n + 99n) / 100n;
+      return raised > now ? raised : now;
+    };
+    const raw = await this.#wallet.signTransaction({
+      to: previous.to!,
+      data: previous.data!,
+      gas: previous.gas!,
+      nonce: previous.nonce!,
+      maxFeePerGas: bump(previous.maxFeePerGas, current.maxFeePerGas),
+      maxPriorityFeePerGas: bump(previous.maxPriorityFeePerGas, current.maxPriorityFeePerGas),
+    });
+    await this.#set(job.id, {
+      tx_hash: keccak256(raw),
+      raw_tx: raw,
+      submitted_at: new Date(),
+      attempts: job.attempts + 1,
+    });
+    // "replacement underpriced" or the old one mined meanwhile: the next pass decides.
+    await this.#broadcast(raw);
+  }
+
   async #broadcast(raw: Hex): Promise<void> {
     try {
       await this.chain.client.sendRawTransaction({ serializedTransaction: raw });
@@ -371,6 +405,13 @@ export class RelayWorker {
         } else {
           await this.#broadcast(job.raw_tx as Hex);
         }
+      } else if (
+        pending &&
+        job.raw_tx &&
+        job.submitted_at &&
+        Date.now() - new Date(job.submitted_at).getTime() > this.options.stuckAfterMs
+      ) {
+        await this.#replace(job);
       }
       return;
     }
