@@ -26,6 +26,8 @@ import { ProofService } from "./resources/proofs/service.ts";
 import type { Custody } from "./custody/index.ts";
 import { Attestor } from "./custody/attestor.ts";
 import { LocalCustody } from "./custody/local.ts";
+import { ZcashdClient, ZcashdCustody } from "./custody/zcashd.ts";
+import { parseShieldedAddress } from "@zsd/sdk/zcash";
 import { sandboxRoutes } from "./resources/sandbox/router.ts";
 import { mintRoutes } from "./resources/mints/router.ts";
 import { MintService } from "./resources/mints/service.ts";
@@ -71,10 +73,25 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ? Chain.load(config.DEPLOYMENT_FILE, config.RPC_URL, config.UPSTREAM_TIMEOUT_MS)
     : undefined;
   const proofs = new ProofService(db, chain, config.VERIFICATION_KEY_FILE);
-  const custody =
-    config.ENVIRONMENT === "sandbox" && chain && config.ATTESTOR_PRIVATE_KEY
-      ? new LocalCustody(db, new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`, config.RPC_URL))
+  const attestor =
+    chain && config.ATTESTOR_PRIVATE_KEY
+      ? new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`, config.RPC_URL)
       : undefined;
+  let custody: LocalCustody | ZcashdCustody | undefined;
+  if (chain && attestor && config.ZCASHD_RPC_URL) {
+    if (!config.CUSTODY_ADDRESS) throw new Error("CUSTODY_ADDRESS is required with ZCASHD_RPC_URL");
+    // Refuse at start-up a custody address of the wrong network.
+    parseShieldedAddress(config.CUSTODY_ADDRESS, config.ENVIRONMENT === "production" ? "mainnet" : "testnet");
+    custody = new ZcashdCustody(
+      db,
+      chain,
+      attestor,
+      new ZcashdClient(config.ZCASHD_RPC_URL, { user: config.ZCASHD_RPC_USER, password: config.ZCASHD_RPC_PASSWORD }),
+      { address: config.CUSTODY_ADDRESS, minConfirmations: config.ZCASHD_MIN_CONFIRMATIONS },
+    );
+  } else if (attestor && config.ENVIRONMENT === "sandbox") {
+    custody = new LocalCustody(db, attestor);
+  }
 
   const worker =
     chain && config.RELAYER_PRIVATE_KEY
@@ -82,6 +99,8 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
           confirmations: config.RELAY_CONFIRMATIONS,
           pollMs: config.RELAY_POLL_MS,
           stuckAfterMs: config.RELAY_STUCK_AFTER_MS,
+          scanDeposits: custody instanceof ZcashdCustody ? () => custody.scanDeposits() : undefined,
+          scanEveryMs: config.DEPOSIT_SCAN_MS,
           custody,
           onError: (error) => logger.warn({ err: error }, "relay worker pass failed"),
         })
@@ -97,7 +116,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ...mintRoutes(mints, config.MINT_WAIT_MS),
     ...redemptionRoutes(redemptions),
     // Production has no sandbox routes at all: they answer 404 there.
-    ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody) : []),
+    ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody instanceof LocalCustody ? custody : undefined) : []),
   ];
   const baseUrl = config.ENVIRONMENT === "production" ? config.PRODUCTION_BASE_URL : config.SANDBOX_BASE_URL;
   const openApi = openApiDocument(routes, [

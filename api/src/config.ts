@@ -35,6 +35,15 @@ export const configSchema = z.object({
   RELAY_STUCK_AFTER_MS: positiveInt.default(30_000),
   /** How long POST /v1/mint with a proof hash waits for the transaction. */
   MINT_WAIT_MS: positiveInt.default(30_000),
+  /** zcashd / Zallet JSON-RPC of the custody wallet; when set, it is the custody (any environment). */
+  ZCASHD_RPC_URL: url.optional(),
+  ZCASHD_RPC_USER: z.string().default(""),
+  ZCASHD_RPC_PASSWORD: z.string().default(""),
+  /** The custody's shielded address (deposits arrive there, payouts leave from it). */
+  CUSTODY_ADDRESS: z.string().optional(),
+  ZCASHD_MIN_CONFIRMATIONS: positiveInt.default(10),
+  /** How often the worker looks for new deposits in the custody wallet. */
+  DEPOSIT_SCAN_MS: positiveInt.default(30_000),
   /** The collateral circuit's verification key (committed with the circuit). */
   VERIFICATION_KEY_FILE: z
     .string()

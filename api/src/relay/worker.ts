@@ -53,6 +53,7 @@ export class RelayWorker {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = true;
+  #nextScan = 0;
 
   constructor(
     private readonly db: Database,
@@ -64,6 +65,9 @@ export class RelayWorker {
       pollMs: number;
       /** A transaction pending longer than this is replaced with higher fees. */
       stuckAfterMs: number;
+      /** Finds and records new custody deposits (zcashd custody), every `scanEveryMs`. */
+      scanDeposits?: () => Promise<unknown>;
+      scanEveryMs?: number;
       custody?: Custody;
       onError?: (error: unknown) => void;
     },
@@ -125,6 +129,10 @@ export class RelayWorker {
 
   /** One pass: follow submitted transactions, then submit what is queued, then pay burned redemptions. */
   async tick(): Promise<void> {
+    if (this.options.scanDeposits && Date.now() >= this.#nextScan) {
+      this.#nextScan = Date.now() + (this.options.scanEveryMs ?? 30_000);
+      await this.options.scanDeposits();
+    }
     for (const job of await this.#jobs("submitted")) await this.#follow(job);
     for (const job of await this.#jobs("queued")) await this.#submit(job);
     for (const r of await this.#redemptions("submitted")) await this.#followRedemption(r);

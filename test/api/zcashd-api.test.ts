@@ -1,0 +1,121 @@
+// The API with zcashd as its custody: the worker records deposits it finds in
+// the custody wallet and pays relayed redemptions with z_sendmany.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hardhatAccount } from "../../scripts/lib/accounts.ts";
+import { createNote, noteCommitment, releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { signRedeem } from "../helpers/signatures.ts";
+import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
+import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
+
+const key = (index: number) => toHex(hardhatAccount(index).getHdKey().privateKey!);
+const CUSTODY = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+const WITHDRAW =
+  "utest10c5kutapazdnf8ztl3pu43nkfsjx89fy3uuff8tsmxm6s86j37pe7uz94z5jhkl49pqe8yz75rlsaygexk6jpaxwx0esjr8wm5ut7d5s";
+
+describe("API with zcashd custody", () => {
+  let s: System;
+  let zcashd: ZcashdTestServer;
+  let api: RunningApi;
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+  let dir: string;
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    dir = mkdtempSync(join(tmpdir(), "zsd-zcashd-api-"));
+    writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
+    zcashd = await startZcashdTestServer(CUSTODY);
+    storage = await openStorage("pglite");
+    api = await startApi(storage.db, {
+      DEPLOYMENT_FILE: join(dir, "deployment.json"),
+      RPC_URL: s.rpcUrl,
+      ATTESTOR_PRIVATE_KEY: key(1),
+      RELAYER_PRIVATE_KEY: key(4),
+      ZCASHD_RPC_URL: zcashd.url,
+      ZCASHD_RPC_USER: zcashd.user,
+      ZCASHD_RPC_PASSWORD: zcashd.password,
+      CUSTODY_ADDRESS: CUSTODY,
+      ZCASHD_MIN_CONFIRMATIONS: "3",
+      DEPOSIT_SCAN_MS: "100",
+      RELAY_POLL_MS: "50",
+    });
+    api.worker!.start();
+  });
+  afterAll(async () => {
+    await api?.worker?.stop();
+    await api?.close();
+    await zcashd?.close();
+    await storage?.close();
+    rmSync(dir, { recursive: true, force: true });
+    await releaseProver();
+  });
+
+  async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
+    for (let i = 0; i < 200; i++) {
+      const v = await read();
+      if (done(v)) return v;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error("timed out");
+  }
+
+  it("records a deposit that reaches the custody wallet with a note commitment", async () => {
+    const commitment = noteCommitment(createNote());
+    zcashd.notes.push({
+      txid: "ab".repeat(32),
+      amountZat: 2 * 1e8,
+      memo: memoHex(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`),
+      confirmations: 4,
+    });
+    await eventually(
+      () => s.read.registry.read.totalCollateralZat(),
+      (v) => v === 2n * ZEC,
+    );
+    // Sandbox deposits are for the local custody only.
+    expect((await api.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: "5" }))).status).toBe(503);
+  });
+
+  it("pays a relayed redemption with z_sendmany", async () => {
+    await s.depositAndMint({ amountZat: 4n * ZEC, mintAmount: 100n * ZSD, recipient: accounts.alice.address });
+    const nonce = await s.read.redemptions.read.nonces([accounts.alice.address]);
+    const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
+    const sig = await signRedeem(
+      accounts.alice,
+      { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
+      {
+        owner: accounts.alice.address,
+        amount: 25n * ZSD,
+        withdrawAddress: WITHDRAW,
+        nonce,
+        deadline,
+      },
+    );
+    const response = await api.call(
+      "/v1/redeem",
+      json({
+        amount: "25",
+        withdrawAddress: WITHDRAW,
+        owner: accounts.alice.address,
+        permit: { deadline: Number(deadline), ...sig },
+      }),
+    );
+    expect(response.status).toBe(202);
+    const { id } = (await response.json()) as { id: string };
+    const paid = await eventually(
+      async () =>
+        (await (await api.call(`/v1/redemptions/${id}`)).json()) as {
+          status: string;
+          zcashTxId: string;
+          zecDue: string;
+        },
+      (r) => r.status === "paid" || r.status === "failed",
+    );
+    expect(paid.status).toBe("paid");
+    expect(zcashd.sends.at(-1)!.amounts).toEqual([{ address: WITHDRAW, amount: Number(paid.zecDue) }]);
+    expect(paid.zcashTxId).toMatch(/^0x[0-9a-f]{64}$/);
+  });
+});
