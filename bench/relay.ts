@@ -4,11 +4,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { toHex } from "viem";
 import { createApp } from "../api/src/app.ts";
 import { loadConfig } from "../api/src/config.ts";
 import { openDatabase } from "../api/src/db/index.ts";
-import { hardhatAccount } from "../scripts/lib/accounts.ts";
+import { hardhatPrivateKey } from "../scripts/lib/accounts.ts";
 import { startHardhatNode } from "../scripts/lib/hardhat-node.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
 import { createNote, publicSignalsToArray, releaseProver } from "../sdk/js/src/notes/index.ts";
@@ -17,7 +16,6 @@ import { summarize } from "./stats.ts";
 
 const MINTS = Number(process.env.RELAY_MINTS ?? 60);
 const TARGET_PER_SECOND = 10;
-const key = (index: number) => toHex(hardhatAccount(index).getHdKey().privateKey!);
 
 const node = await startHardhatNode();
 const dir = mkdtempSync(join(tmpdir(), "zsd-bench-relay-"));
@@ -29,7 +27,7 @@ try {
     LOG_LEVEL: "silent",
     DEPLOYMENT_FILE: join(dir, "deployment.json"),
     RPC_URL: node.rpcUrl,
-    RELAYER_PRIVATE_KEY: key(4),
+    RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
     RELAY_POLL_MS: "5",
     RATE_LIMIT_SANDBOX: "1000000",
   });

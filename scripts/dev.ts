@@ -3,9 +3,8 @@
 // Ponder indexer on embedded PGlite. The relay API joins it when it lands.
 import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
-import { toHex } from "viem";
 import { join } from "node:path";
-import { hardhatAccount, LOCAL_ROLES } from "./lib/accounts.ts";
+import { LOCAL_ROLES, hardhatAccount, hardhatPrivateKey } from "./lib/accounts.ts";
 import { startHardhatNode } from "./lib/hardhat-node.ts";
 import { startIndexer } from "./lib/indexer-process.ts";
 import { DEPLOYMENTS_DIR, ROOT } from "./lib/paths.ts";
@@ -63,8 +62,8 @@ const api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
     RPC_URL: node.rpcUrl,
     DEPLOYMENT_FILE: join(DEPLOYMENTS_DIR, "localhost.json"),
     // Hardhat development keys: the attestor (local custody) and the relayer.
-    ATTESTOR_PRIVATE_KEY: toHex(hardhatAccount(LOCAL_ROLES.attestor).getHdKey().privateKey!),
-    RELAYER_PRIVATE_KEY: toHex(hardhatAccount(LOCAL_ROLES.relayer).getHdKey().privateKey!),
+    ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.attestor),
+    RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
   },
   stdio: ["ignore", "inherit", "inherit"],

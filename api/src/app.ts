@@ -75,7 +75,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   const proofs = new ProofService(db, chain, config.VERIFICATION_KEY_FILE);
   const attestor =
     chain && config.ATTESTOR_PRIVATE_KEY
-      ? new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`, config.RPC_URL)
+      ? new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`)
       : undefined;
   let custody: LocalCustody | ZcashdCustody | undefined;
   if (chain && attestor && config.ZCASHD_RPC_URL) {
@@ -95,7 +95,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
 
   const worker =
     chain && config.RELAYER_PRIVATE_KEY
-      ? new RelayWorker(db, chain, config.RELAYER_PRIVATE_KEY as `0x${string}`, config.RPC_URL, {
+      ? new RelayWorker(db, chain, config.RELAYER_PRIVATE_KEY as `0x${string}`, {
           confirmations: config.RELAY_CONFIRMATIONS,
           pollMs: config.RELAY_POLL_MS,
           stuckAfterMs: config.RELAY_STUCK_AFTER_MS,

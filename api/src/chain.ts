@@ -1,7 +1,16 @@
 // The deployed contracts this API relays to, read through viem. Optional: a
 // deployment without DEPLOYMENT_FILE serves keys and ledger reads only.
 import { readFileSync } from "node:fs";
-import { type Address, type PublicClient, createPublicClient, getAddress, http } from "viem";
+import {
+  type Address,
+  type Hex,
+  type PublicClient,
+  createPublicClient,
+  createWalletClient,
+  getAddress,
+  http,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { collateralRegistryAbi, stableMinterAbi, zecUsdOracleAbi } from "@zsd/sdk";
 import { problems } from "./problems.ts";
 
@@ -18,7 +27,7 @@ export class Chain {
 
   constructor(
     readonly deployment: Deployment,
-    rpcUrl: string,
+    readonly rpcUrl: string,
     timeoutMs: number,
   ) {
     this.client = createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 1 }) });
@@ -37,6 +46,20 @@ export class Chain {
       throw new Error(`${file} is not a deployment manifest (no StableMinter / CollateralRegistry / Redemptions)`);
     }
     return new Chain(deployment, rpcUrl, timeoutMs);
+  }
+
+  /** A signer on this chain. No transport retries: the callers decide from the chain what to resend. */
+  wallet(privateKey: Hex) {
+    return createWalletClient({
+      account: privateKeyToAccount(privateKey),
+      chain: {
+        id: this.deployment.chainId,
+        name: "zsd",
+        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+        rpcUrls: { default: { http: [this.rpcUrl] } },
+      },
+      transport: http(this.rpcUrl, { retryCount: 0 }),
+    });
   }
 
   /** Reads the chain; an unreachable node is a 503, not a 500. */

@@ -1,3 +1,4 @@
+import { type Hex, toHex } from "viem";
 import { type HDAccount, mnemonicToAccount } from "viem/accounts";
 
 /** Hardhat's well-known development mnemonic: local chains only, never real funds. */
@@ -5,6 +6,11 @@ export const HARDHAT_MNEMONIC = "test test test test test test test test test te
 
 export function hardhatAccount(index: number): HDAccount {
   return mnemonicToAccount(HARDHAT_MNEMONIC, { addressIndex: index });
+}
+
+/** The private key of a Hardhat development account, for services that sign (attestor, relayer). */
+export function hardhatPrivateKey(index: number): Hex {
+  return toHex(hardhatAccount(index).getHdKey().privateKey!);
 }
 
 /** Who plays which part on a local chain (Hardhat accounts by index). */

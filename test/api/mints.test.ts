@@ -3,9 +3,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hardhatAccount } from "../../scripts/lib/accounts.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import {
   type Note,
   createNote,
@@ -17,7 +16,6 @@ import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts
 import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
 
 const { alice, bob, relayer } = accounts;
-const key = (index: number) => toHex(hardhatAccount(index).getHdKey().privateKey!);
 
 describe("mint through the relay", () => {
   let s: System;
@@ -33,8 +31,8 @@ describe("mint through the relay", () => {
     api = await startApi(storage.db, {
       DEPLOYMENT_FILE: join(dir, "deployment.json"),
       RPC_URL: s.rpcUrl,
-      ATTESTOR_PRIVATE_KEY: key(1),
-      RELAYER_PRIVATE_KEY: key(4),
+      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
+      RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
       RELAY_POLL_MS: "50",
       MINT_WAIT_MS: "20000",
     });

@@ -5,18 +5,16 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../api/src/db/index.ts";
 import { KeyService } from "../../api/src/resources/keys/service.ts";
-import { hardhatAccount } from "../../scripts/lib/accounts.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
 
-const key = (index: number) => toHex(hardhatAccount(index).getHdKey().privateKey!);
 const MINTS = 3;
 
 describe("relay worker across crashes", () => {
@@ -36,8 +34,8 @@ describe("relay worker across crashes", () => {
         DATABASE_URL: database.url,
         DEPLOYMENT_FILE: join(dir, "deployment.json"),
         RPC_URL: s.rpcUrl,
-        ATTESTOR_PRIVATE_KEY: key(1),
-        RELAYER_PRIVATE_KEY: key(4),
+        ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
+        RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
         RELAY_POLL_MS: "10",
         LOG_LEVEL: "silent",
       },

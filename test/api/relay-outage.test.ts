@@ -4,14 +4,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { type Server, type Socket, connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hardhatAccount } from "../../scripts/lib/accounts.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
-
-const key = (index: number) => toHex(hardhatAccount(index).getHdKey().privateKey!);
 
 /** A TCP relay to the node that can drop every connection, as a network outage does. */
 async function outageProxy(target: URL) {
@@ -57,8 +54,8 @@ describe("relay through an RPC outage", () => {
     api = await startApi(storage.db, {
       DEPLOYMENT_FILE: join(dir, "deployment.json"),
       RPC_URL: proxy.url,
-      ATTESTOR_PRIVATE_KEY: key(1),
-      RELAYER_PRIVATE_KEY: key(4),
+      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
+      RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
       RELAY_POLL_MS: "50",
       UPSTREAM_TIMEOUT_MS: "500",
     });

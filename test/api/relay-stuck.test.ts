@@ -3,14 +3,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Hex, toHex } from "viem";
+import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hardhatAccount } from "../../scripts/lib/accounts.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
-
-const key = (index: number) => toHex(hardhatAccount(index).getHdKey().privateKey!);
 
 describe("stuck relay transactions", () => {
   let s: System;
@@ -26,8 +24,8 @@ describe("stuck relay transactions", () => {
     api = await startApi(storage.db, {
       DEPLOYMENT_FILE: join(dir, "deployment.json"),
       RPC_URL: s.rpcUrl,
-      ATTESTOR_PRIVATE_KEY: key(1),
-      RELAYER_PRIVATE_KEY: key(4),
+      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
+      RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
       RELAY_POLL_MS: "50",
       RELAY_STUCK_AFTER_MS: "400",
     });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hardhatAccount } from "../../scripts/lib/accounts.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import {
   createNote,
   depositLeaf,
@@ -16,7 +16,7 @@ import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtur
 import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
 
 const { alice } = accounts;
-const attestorKey = toHex(hardhatAccount(1).getHdKey().privateKey!);
+const attestorKey = hardhatPrivateKey(1);
 
 describe("sandbox deposits and local custody", () => {
   let s: System;

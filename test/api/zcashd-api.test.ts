@@ -3,16 +3,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hardhatAccount } from "../../scripts/lib/accounts.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, noteCommitment, releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { signRedeem } from "../helpers/signatures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
 import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
 
-const key = (index: number) => toHex(hardhatAccount(index).getHdKey().privateKey!);
 const CUSTODY = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 const WITHDRAW =
   "utest10c5kutapazdnf8ztl3pu43nkfsjx89fy3uuff8tsmxm6s86j37pe7uz94z5jhkl49pqe8yz75rlsaygexk6jpaxwx0esjr8wm5ut7d5s";
@@ -33,8 +31,8 @@ describe("API with zcashd custody", () => {
     api = await startApi(storage.db, {
       DEPLOYMENT_FILE: join(dir, "deployment.json"),
       RPC_URL: s.rpcUrl,
-      ATTESTOR_PRIVATE_KEY: key(1),
-      RELAYER_PRIVATE_KEY: key(4),
+      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
+      RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
       ZCASHD_RPC_URL: zcashd.url,
       ZCASHD_RPC_USER: zcashd.user,
       ZCASHD_RPC_PASSWORD: zcashd.password,

@@ -1,10 +1,10 @@
 // The zcashd custody adapter against a local server speaking zcashd's JSON-RPC.
-import { formatUnits, toHex } from "viem";
+import { formatUnits } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/chain.ts";
 import { Attestor } from "../../api/src/custody/attestor.ts";
 import { ZcashdClient, ZcashdCustody, parseDepositMemo } from "../../api/src/custody/zcashd.ts";
-import { hardhatAccount } from "../../scripts/lib/accounts.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, depositLeaf, noteCommitment, releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
@@ -25,7 +25,7 @@ describe("zcashd custody", () => {
     zcashd = await startZcashdTestServer(CUSTODY);
     storage = await openStorage("pglite");
     const chain = new Chain(s.deployment, s.rpcUrl, 5000);
-    const attestor = new Attestor(chain, toHex(hardhatAccount(1).getHdKey().privateKey!), s.rpcUrl);
+    const attestor = new Attestor(chain, hardhatPrivateKey(1));
     const client = new ZcashdClient(zcashd.url, { user: zcashd.user, password: zcashd.password });
     custody = new ZcashdCustody(storage.db, chain, attestor, client, {
       address: CUSTODY,

@@ -1,24 +1,12 @@
 import { type Address, type HDAccount, parseSignature } from "viem";
+import { type RedeemMessage, redeemTypedData } from "../../sdk/js/src/redeem.ts";
 
 export async function signRedeem(
   account: HDAccount,
   domain: { chainId: number; verifyingContract: Address },
-  message: { owner: Address; amount: bigint; withdrawAddress: string; nonce: bigint; deadline: bigint },
+  message: RedeemMessage,
 ) {
-  const signature = await account.signTypedData({
-    domain: { name: "ZSD Redemptions", version: "1", ...domain },
-    types: {
-      Redeem: [
-        { name: "owner", type: "address" },
-        { name: "amount", type: "uint256" },
-        { name: "withdrawAddress", type: "string" },
-        { name: "nonce", type: "uint256" },
-        { name: "deadline", type: "uint256" },
-      ],
-    },
-    primaryType: "Redeem",
-    message,
-  });
+  const signature = await account.signTypedData(redeemTypedData(domain, message));
   const { r, s, v } = parseSignature(signature);
   return { r, s, v: Number(v) };
 }

@@ -1,13 +1,4 @@
-import {
-  BaseError,
-  ContractFunctionRevertedError,
-  type Hex,
-  type TransactionReceipt,
-  createWalletClient,
-  http,
-  parseEventLogs,
-} from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { BaseError, ContractFunctionRevertedError, type Hex, type TransactionReceipt, parseEventLogs } from "viem";
 import { collateralRegistryAbi, redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../chain.ts";
 import { Problem, problems } from "../problems.ts";
@@ -27,23 +18,13 @@ const snake = (name: string) => name.replace(/[A-Z]/g, (c, i: number) => (i ? "_
  */
 export class Attestor {
   #queue: Promise<unknown> = Promise.resolve();
-  readonly #wallet;
+  readonly #wallet: ReturnType<Chain["wallet"]>;
 
   constructor(
     private readonly chain: Chain,
     attestorKey: Hex,
-    rpcUrl: string,
   ) {
-    this.#wallet = createWalletClient({
-      account: privateKeyToAccount(attestorKey),
-      chain: {
-        id: chain.deployment.chainId,
-        name: "zsd",
-        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-        rpcUrls: { default: { http: [rpcUrl] } },
-      },
-      transport: http(rpcUrl, { retryCount: 0 }),
-    });
+    this.#wallet = chain.wallet(attestorKey);
   }
 
   #serial<T>(task: () => Promise<T>): Promise<T> {

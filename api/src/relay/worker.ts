@@ -3,10 +3,9 @@
 // (write-ahead) and only then broadcasts, follows it to confirmation, and on
 // restart resumes from the database. A deposit whose nullifier is already
 // spent is reconciled from the chain's Minted event, never minted twice.
-import { type Address, type Hex, createWalletClient, encodeFunctionData, http, keccak256, zeroAddress } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { type Address, type Hex, encodeFunctionData, keccak256, zeroAddress } from "viem";
 import { parseEventLogs, parseTransaction } from "viem";
-import { redemptionsAbi, stableMinterAbi, toSolidityProof } from "@zsd/sdk";
+import { encodeMintCall, redemptionsAbi, stableMinterAbi, toSolidityProof } from "@zsd/sdk";
 import type { Custody } from "../custody/index.ts";
 import type { Chain } from "../chain.ts";
 import type { Database } from "../db/index.ts";
@@ -49,7 +48,7 @@ const MAX_ATTEMPTS = 20;
 
 export class RelayWorker {
   readonly address: Address;
-  readonly #wallet;
+  readonly #wallet: ReturnType<Chain["wallet"]>;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = true;
@@ -59,7 +58,6 @@ export class RelayWorker {
     private readonly db: Database,
     private readonly chain: Chain,
     relayerKey: Hex,
-    rpcUrl: string,
     private readonly options: {
       confirmations: number;
       pollMs: number;
@@ -72,18 +70,8 @@ export class RelayWorker {
       onError?: (error: unknown) => void;
     },
   ) {
-    const account = privateKeyToAccount(relayerKey);
-    this.address = account.address;
-    this.#wallet = createWalletClient({
-      account,
-      chain: {
-        id: chain.deployment.chainId,
-        name: "zsd",
-        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-        rpcUrls: { default: { http: [rpcUrl] } },
-      },
-      transport: http(rpcUrl, { retryCount: 0 }),
-    });
+    this.#wallet = chain.wallet(relayerKey);
+    this.address = this.#wallet.account.address;
   }
 
   start(): void {
@@ -113,18 +101,51 @@ export class RelayWorker {
     );
   }
 
+  /**
+   * Updates a row of `table`, optionally only while `guard` still holds (so a
+   * pass never overwrites a state another pass reached first).
+   */
+  async #update(
+    table: "mints" | "redemption_requests",
+    id: string,
+    fields: Record<string, unknown>,
+    guard?: { column: "status" | "relay_status"; value: string },
+  ): Promise<boolean> {
+    const keys = Object.keys(fields);
+    const assignments = keys.map((k, i) => `${k} = $${i + 2}`).join(", ");
+    const where = guard ? ` AND ${guard.column} = $${keys.length + 2}` : "";
+    const rows = await this.db.query(
+      `UPDATE ${table} SET ${assignments}, updated_at = now() WHERE id = $1${where} RETURNING id`,
+      [id, ...keys.map((k) => fields[k]), ...(guard ? [guard.value] : [])],
+    );
+    return rows.length > 0;
+  }
+
   async #set(id: string, changes: Record<string, unknown>, expectedStatus?: string): Promise<boolean> {
     // Stage times, for GET /v1/mints and the relay benchmark.
     const fields = { ...changes };
     if (changes.status === "submitted") fields.submitted_at = new Date();
     if (changes.status === "confirmed" || changes.status === "failed") fields.settled_at = new Date();
-    const keys = Object.keys(fields);
-    const assignments = keys.map((k, i) => `${k} = $${i + 2}`).join(", ");
-    const rows = await this.db.query(
-      `UPDATE mints SET ${assignments}, updated_at = now() WHERE id = $1${expectedStatus ? ` AND status = '${expectedStatus}'` : ""} RETURNING id`,
-      [id, ...keys.map((k) => fields[k])],
+    return this.#update("mints", id, fields, expectedStatus ? { column: "status", value: expectedStatus } : undefined);
+  }
+
+  #setRedemption(id: string, fields: Record<string, unknown>, expectedRelayStatus?: string): Promise<boolean> {
+    return this.#update(
+      "redemption_requests",
+      id,
+      fields,
+      expectedRelayStatus ? { column: "relay_status", value: expectedRelayStatus } : undefined,
     );
-    return rows.length > 0;
+  }
+
+  /**
+   * A sent transaction the node no longer knows: if its nonce went to another
+   * transaction, `requeue` (sign again); otherwise send the recorded one again.
+   */
+  async #resendOrRequeue(rawTx: Hex, nonce: number | null, requeue: () => Promise<unknown>): Promise<void> {
+    const next = await this.chain.client.getTransactionCount({ address: this.address, blockTag: "latest" });
+    if (nonce !== null && next > nonce) await requeue();
+    else await this.#broadcast(rawTx);
   }
 
   /** One pass: follow submitted transactions, then submit what is queued, then pay burned redemptions. */
@@ -151,17 +172,6 @@ export class RelayWorker {
     return this.db.query<RedemptionRow>(
       "SELECT * FROM redemption_requests WHERE status = 'burned' ORDER BY created_at LIMIT 20",
     );
-  }
-
-  async #setRedemption(id: string, fields: Record<string, unknown>, expectedRelayStatus?: string): Promise<boolean> {
-    const keys = Object.keys(fields);
-    const assignments = keys.map((k, i) => `${k} = $${i + 2}`).join(", ");
-    const guard = expectedRelayStatus ? ` AND relay_status = '${expectedRelayStatus}'` : "";
-    const rows = await this.db.query(
-      `UPDATE redemption_requests SET ${assignments}, updated_at = now() WHERE id = $1${guard} RETURNING id`,
-      [id, ...keys.map((k) => fields[k])],
-    );
-    return rows.length > 0;
   }
 
   /** Signs at the next pending nonce; the caller records the result before broadcasting. */
@@ -234,12 +244,9 @@ export class RelayWorker {
     if (!receipt) {
       const pending = await this.chain.client.getTransaction({ hash: r.tx_hash as Hex }).catch(() => undefined);
       if (!pending && r.raw_tx) {
-        const next = await this.chain.client.getTransactionCount({ address: this.address, blockTag: "latest" });
-        if (r.nonce !== null && next > r.nonce) {
-          await this.#setRedemption(r.id, { relay_status: "queued", tx_hash: null, raw_tx: null, nonce: null });
-        } else {
-          await this.#broadcast(r.raw_tx as Hex);
-        }
+        await this.#resendOrRequeue(r.raw_tx as Hex, r.nonce, () =>
+          this.#setRedemption(r.id, { relay_status: "queued", tx_hash: null, raw_tx: null, nonce: null }),
+        );
       }
       return;
     }
@@ -304,14 +311,7 @@ export class RelayWorker {
 
   async #submit(job: JobRow): Promise<void> {
     const nullifierHash = BigInt(job.nullifier_hash);
-    if (
-      await this.chain.client.readContract({
-        address: this.chain.minter,
-        abi: stableMinterAbi,
-        functionName: "isSpent",
-        args: [nullifierHash],
-      })
-    ) {
+    if (await this.chain.isSpent(nullifierHash)) {
       return this.#reconcileSpent(job);
     }
     const proof = toSolidityProof(job.proof as never);
@@ -324,7 +324,7 @@ export class RelayWorker {
       relayer: (job.relayer || zeroAddress) as Address,
       fee: BigInt(job.fee),
     };
-    const data = encodeFunctionData({ abi: stableMinterAbi, functionName: "mint", args: [proof, request] });
+    const data = encodeMintCall(proof, request);
     let gas: bigint;
     try {
       gas = await this.chain.client.estimateGas({ account: this.address, to: this.chain.minter, data });
@@ -394,25 +394,14 @@ export class RelayWorker {
     const hash = job.tx_hash as Hex;
     const receipt = await this.chain.client.getTransactionReceipt({ hash }).catch(() => undefined);
     if (!receipt) {
-      if (
-        await this.chain.client.readContract({
-          address: this.chain.minter,
-          abi: stableMinterAbi,
-          functionName: "isSpent",
-          args: [BigInt(job.nullifier_hash)],
-        })
-      ) {
+      if (await this.chain.isSpent(BigInt(job.nullifier_hash))) {
         return this.#reconcileSpent(job);
       }
       const pending = await this.chain.client.getTransaction({ hash }).catch(() => undefined);
       if (!pending && job.raw_tx) {
-        const next = await this.chain.client.getTransactionCount({ address: this.address, blockTag: "latest" });
-        // Its nonce went to another transaction: sign again from the queue.
-        if (job.nonce !== null && next > job.nonce) {
-          await this.#set(job.id, { status: "queued", tx_hash: null, raw_tx: null, nonce: null });
-        } else {
-          await this.#broadcast(job.raw_tx as Hex);
-        }
+        await this.#resendOrRequeue(job.raw_tx as Hex, job.nonce, () =>
+          this.#set(job.id, { status: "queued", tx_hash: null, raw_tx: null, nonce: null }),
+        );
       } else if (
         pending &&
         job.raw_tx &&
@@ -424,14 +413,7 @@ export class RelayWorker {
       return;
     }
     if (receipt.status === "reverted") {
-      if (
-        await this.chain.client.readContract({
-          address: this.chain.minter,
-          abi: stableMinterAbi,
-          functionName: "isSpent",
-          args: [BigInt(job.nullifier_hash)],
-        })
-      ) {
+      if (await this.chain.isSpent(BigInt(job.nullifier_hash))) {
         return this.#reconcileSpent(job);
       }
       await this.#set(job.id, {

@@ -1,2 +1,3 @@
 export * from "./notes/index.ts";
 export * from "./generated/abis.ts";
+export * from "./redeem.ts";

@@ -1,20 +1,14 @@
 // API keys: `sk_test_…` (sandbox) and `sk_live_…` (production). A key is
 // `<prefix><lookup: 16 base62><secret: 32 base62>` (≈ 285 random bits); the
 // database keeps the lookup part and a SHA-256 of the whole key, never the key.
-import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { Database } from "../../db/index.ts";
+import { base62 } from "../../ids.ts";
 
 export type Environment = "sandbox" | "production";
 
 export const KEY_PREFIX: Record<Environment, string> = { sandbox: "sk_test_", production: "sk_live_" };
 const KEY_PATTERN = /^sk_(test|live)_([0-9A-Za-z]{16})([0-9A-Za-z]{32})$/;
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-function base62(length: number): string {
-  let out = "";
-  for (let i = 0; i < length; i++) out += BASE62[randomInt(62)];
-  return out;
-}
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest();
 

@@ -1,5 +1,5 @@
-import { getAddress, isAddress } from "viem";
 import { z } from "zod";
+import { evmAddress } from "../../schemas.ts";
 
 const decimal = (description: string) =>
   z
@@ -7,13 +7,7 @@ const decimal = (description: string) =>
     .regex(/^-?\d+(\.\d+)?$/)
     .describe(description);
 
-export const addressParams = z.object({
-  address: z
-    .string()
-    .regex(/^0x[0-9a-fA-F]{40}$/, { message: "an EVM address: 0x and 40 hex digits", abort: true })
-    .refine((a) => isAddress(a, { strict: true }), "the mixed-case checksum (EIP-55) does not match")
-    .transform((a) => getAddress(a)),
-});
+export const addressParams = z.object({ address: evmAddress });
 
 export const supplySchema = z
   .object({

@@ -1,11 +1,5 @@
-import { getAddress, isAddress } from "viem";
 import { z } from "zod";
-
-const address = z
-  .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/, { message: "an EVM address", abort: true })
-  .refine((a) => isAddress(a, { strict: true }), "the mixed-case checksum (EIP-55) does not match")
-  .transform((a) => getAddress(a));
+import { evmAddress as address } from "../../schemas.ts";
 
 /** Quick-start shape: answers 202 queued at once. */
 export const mintShapeA = z.strictObject({

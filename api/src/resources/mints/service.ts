@@ -1,10 +1,8 @@
-import { randomInt } from "node:crypto";
 import { formatUnits, parseUnits, zeroAddress } from "viem";
 import type { Chain } from "../../chain.ts";
 import type { Database } from "../../db/index.ts";
+import { randomId } from "../../ids.ts";
 import { Problem, problems } from "../../problems.ts";
-
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 interface MintRow {
   id: string;
@@ -81,8 +79,7 @@ export class MintService {
       });
     }
 
-    let id = "mint_";
-    for (let i = 0; i < 20; i++) id += BASE62[randomInt(62)];
+    const id = randomId("mint");
     const claimed = await this.db.query(
       `UPDATE proofs SET status = 'consumed', mint_id = $2, updated_at = now() WHERE id = $1 AND status = 'verified' RETURNING id`,
       [proof.id, id],

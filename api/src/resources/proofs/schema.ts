@@ -1,12 +1,7 @@
-import { getAddress, isAddress } from "viem";
 import { z } from "zod";
+import { evmAddress as address } from "../../schemas.ts";
 
 const fieldElement = z.string().regex(/^\d{1,78}$/, "a decimal field element");
-const address = z
-  .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/, { message: "an EVM address", abort: true })
-  .refine((a) => isAddress(a, { strict: true }), "the mixed-case checksum (EIP-55) does not match")
-  .transform((a) => getAddress(a));
 const tokenAmount = z
   .string()
   .regex(/^\d{1,30}(\.\d{1,18})?$/, 'a decimal ZSD amount with at most 18 decimals, e.g. "100.00"');

@@ -1,16 +1,15 @@
 // Collateral proofs submitted to the relay: verified off-chain before anything
 // is spent, checked against the chain, and held as one claim per nullifier.
-import { randomInt } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { type Address, encodeAbiParameters, formatUnits, keccak256, parseUnits, zeroAddress } from "viem";
 import { bindingHash, groth16VerifyRaw } from "./verify.ts";
 import type { Chain } from "../../chain.ts";
 import type { Database } from "../../db/index.ts";
+import { randomId } from "../../ids.ts";
 import { Problem, problems } from "../../problems.ts";
 import type { submitProofBody } from "./schema.ts";
 import type { z } from "zod";
 
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const CURRENT_ROOT = 2n ** 256n - 1n;
 
 interface ProofRow {
@@ -141,8 +140,7 @@ export class ProofService {
         ],
       ),
     );
-    let id = "prf_";
-    for (let i = 0; i < 20; i++) id += BASE62[randomInt(62)];
+    const id = randomId("prf");
     try {
       const [row] = await this.db.query<ProofRow>(
         `INSERT INTO proofs (id, account_id, proof_hash, status, root, nullifier_hash, collateral_floor_zat,

@@ -1,12 +1,10 @@
-import { randomInt } from "node:crypto";
 import { type Address, type Hex, formatUnits, parseUnits, verifyTypedData } from "viem";
-import { redemptionsAbi, stableTokenAbi } from "@zsd/sdk";
+import { redeemTypedData, redemptionsAbi, stableTokenAbi } from "@zsd/sdk";
 import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
 import type { Chain } from "../../chain.ts";
 import type { Database } from "../../db/index.ts";
+import { randomId } from "../../ids.ts";
 import { Problem, problems } from "../../problems.ts";
-
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 interface Row {
   id: string;
@@ -107,23 +105,10 @@ export class RedemptionService {
     // Checked here so that a bad signature costs the relayer no gas.
     const valid = await verifyTypedData({
       address: input.owner,
-      domain: {
-        name: "ZSD Redemptions",
-        version: "1",
-        chainId: chain.deployment.chainId,
-        verifyingContract: chain.redemptions,
-      },
-      types: {
-        Redeem: [
-          { name: "owner", type: "address" },
-          { name: "amount", type: "uint256" },
-          { name: "withdrawAddress", type: "string" },
-          { name: "nonce", type: "uint256" },
-          { name: "deadline", type: "uint256" },
-        ],
-      },
-      primaryType: "Redeem",
-      message: { owner: input.owner, amount, withdrawAddress: input.withdrawAddress, nonce, deadline },
+      ...redeemTypedData(
+        { chainId: chain.deployment.chainId, verifyingContract: chain.redemptions },
+        { owner: input.owner, amount, withdrawAddress: input.withdrawAddress, nonce, deadline },
+      ),
       signature: { r: input.permit.r as Hex, s: input.permit.s as Hex, v: BigInt(input.permit.v) },
     }).catch(() => false);
     if (!valid) {
@@ -142,8 +127,7 @@ export class RedemptionService {
         `The owner holds ${formatUnits(balance, 18)} ZSD.`,
       );
     }
-    let id = "red_";
-    for (let i = 0; i < 20; i++) id += BASE62[randomInt(62)];
+    const id = randomId("red");
     const [row] = await this.db.query<Row>(
       `INSERT INTO redemption_requests (id, account_id, status, owner, amount, withdraw_address, deadline, signature)
        VALUES ($1, $2, 'requested', $3, $4, $5, $6, $7) RETURNING *`,

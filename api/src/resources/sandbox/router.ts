@@ -1,10 +1,9 @@
 import { formatUnits, parseUnits } from "viem";
 import { z } from "zod";
+import { SNARK_SCALAR_FIELD } from "@zsd/sdk";
 import type { LocalCustody } from "../../custody/local.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
-
-const FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 
 const depositBody = z.strictObject({
   amount: z
@@ -14,7 +13,7 @@ const depositBody = z.strictObject({
   noteCommitment: z
     .string()
     .regex(/^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/, "a field element, decimal or 0x-hex")
-    .refine((v) => BigInt(v) > 0n && BigInt(v) < FIELD, "must be above 0 and below the field modulus")
+    .refine((v) => BigInt(v) > 0n && BigInt(v) < SNARK_SCALAR_FIELD, "must be above 0 and below the field modulus")
     .describe("Poseidon(secret, nullifierSecret) from the depositor's note, as the shielded memo would carry it"),
 });
 

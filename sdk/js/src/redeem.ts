@@ -1,0 +1,31 @@
+import type { Address } from "viem";
+
+/** What a holder signs so that a relay can redeem for them (`Redemptions.redeemWithPermit`). */
+export interface RedeemMessage {
+  owner: Address;
+  amount: bigint;
+  withdrawAddress: string;
+  nonce: bigint;
+  deadline: bigint;
+}
+
+/**
+ * The EIP-712 typed data of a redemption, for `signTypedData` and
+ * `verifyTypedData`. It covers the Zcash address, which an EIP-2612 permit would not.
+ */
+export function redeemTypedData(domain: { chainId: number; verifyingContract: Address }, message: RedeemMessage) {
+  return {
+    domain: { name: "ZSD Redemptions", version: "1", ...domain },
+    types: {
+      Redeem: [
+        { name: "owner", type: "address" },
+        { name: "amount", type: "uint256" },
+        { name: "withdrawAddress", type: "string" },
+        { name: "nonce", type: "uint256" },
+        { name: "deadline", type: "uint256" },
+      ],
+    },
+    primaryType: "Redeem",
+    message,
+  } as const;
+}
