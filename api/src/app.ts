@@ -32,6 +32,7 @@ import { sandboxRoutes } from "./resources/sandbox/router.ts";
 import { mintRoutes } from "./resources/mints/router.ts";
 import { MintService } from "./resources/mints/service.ts";
 import { RelayWorker } from "./relay/worker.ts";
+import { Payouts } from "./relay/payouts.ts";
 import { redemptionRoutes } from "./resources/redemptions/router.ts";
 import { RedemptionService } from "./resources/redemptions/service.ts";
 
@@ -48,6 +49,8 @@ export interface App {
   custody?: Custody;
   /** The relay worker (not started: index.ts and tests start it). */
   worker?: RelayWorker;
+  /** Payouts of redemptions (moved on by the worker's passes). */
+  payouts?: Payouts;
   metrics: Metrics;
   openApi: ReturnType<typeof openApiDocument>;
 }
@@ -84,15 +87,27 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     parseShieldedAddress(config.CUSTODY_ADDRESS, config.ENVIRONMENT === "production" ? "mainnet" : "testnet");
     custody = new ZcashdCustody(
       db,
-      chain,
       attestor,
       new ZcashdClient(config.ZCASHD_RPC_URL, { user: config.ZCASHD_RPC_USER, password: config.ZCASHD_RPC_PASSWORD }),
-      { address: config.CUSTODY_ADDRESS, minConfirmations: config.ZCASHD_MIN_CONFIRMATIONS },
+      {
+        address: config.CUSTODY_ADDRESS,
+        minConfirmations: config.ZCASHD_MIN_CONFIRMATIONS,
+        privacyPolicy: config.ZCASHD_PRIVACY_POLICY,
+      },
     );
   } else if (attestor && config.ENVIRONMENT === "sandbox") {
     custody = new LocalCustody(db, attestor);
   }
 
+  const payouts =
+    chain && attestor && custody
+      ? new Payouts(db, chain, custody, attestor, {
+          network: config.ENVIRONMENT === "production" ? "mainnet" : "testnet",
+          confirmations: config.RELAY_CONFIRMATIONS,
+          maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
+          retryMs: config.PAYOUT_RETRY_MS,
+        })
+      : undefined;
   const worker =
     chain && config.RELAYER_PRIVATE_KEY
       ? new RelayWorker(db, chain, config.RELAYER_PRIVATE_KEY as `0x${string}`, {
@@ -101,7 +116,8 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
           stuckAfterMs: config.RELAY_STUCK_AFTER_MS,
           scanDeposits: custody instanceof ZcashdCustody ? () => custody.scanDeposits() : undefined,
           scanEveryMs: config.DEPOSIT_SCAN_MS,
-          custody,
+          payouts,
+          leaseMs: config.RELAY_LEASE_MS,
           onError: (error) => logger.warn({ err: error }, "relay worker pass failed"),
         })
       : undefined;
@@ -206,5 +222,5 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   };
   app.use(onError);
 
-  return { app, keys, custody, worker, metrics, openApi };
+  return { app, keys, custody, payouts, worker, metrics, openApi };
 }

@@ -33,6 +33,12 @@ export const configSchema = z.object({
   RELAY_POLL_MS: positiveInt.default(200),
   /** A relayed transaction pending longer than this is replaced with higher fees. */
   RELAY_STUCK_AFTER_MS: positiveInt.default(30_000),
+  /** How long a worker's lease on its relayer key lasts; a replica takes over a silent worker after it. */
+  RELAY_LEASE_MS: positiveInt.default(30_000),
+  /** Payments the custody wallet refuses before a redemption is refunded (its ZSD minted back). */
+  PAYOUT_MAX_ATTEMPTS: positiveInt.default(5),
+  /** Wait before retrying a refused payout; doubles with each attempt, up to an hour. */
+  PAYOUT_RETRY_MS: positiveInt.default(60_000),
   /** How long POST /v1/mint with a proof hash waits for the transaction. */
   MINT_WAIT_MS: positiveInt.default(30_000),
   /** zcashd / Zallet JSON-RPC of the custody wallet; when set, it is the custody (any environment). */
@@ -42,6 +48,18 @@ export const configSchema = z.object({
   /** The custody's shielded address (deposits arrive there, payouts leave from it). */
   CUSTODY_ADDRESS: z.string().optional(),
   ZCASHD_MIN_CONFIRMATIONS: positiveInt.default(10),
+  /** zcashd's privacy policy for payouts (z_sendmany); FullPrivacy never reveals amounts across pools. */
+  ZCASHD_PRIVACY_POLICY: z
+    .enum([
+      "FullPrivacy",
+      "AllowRevealedAmounts",
+      "AllowRevealedRecipients",
+      "AllowRevealedSenders",
+      "AllowFullyTransparent",
+      "AllowLinkingAccountAddresses",
+      "NoPrivacy",
+    ])
+    .default("FullPrivacy"),
   /** How often the worker looks for new deposits in the custody wallet. */
   DEPOSIT_SCAN_MS: positiveInt.default(30_000),
   /** The collateral circuit's verification key (committed with the circuit). */

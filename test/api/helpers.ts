@@ -16,6 +16,7 @@ export interface RunningApi {
   openApi: ReturnType<typeof createApp>["openApi"];
   custody: ReturnType<typeof createApp>["custody"];
   worker: ReturnType<typeof createApp>["worker"];
+  payouts: ReturnType<typeof createApp>["payouts"];
   /** An account with one key of the deployment's environment. */
   accountId: string;
   secret: string;
@@ -53,7 +54,7 @@ export async function startApi(
     RPC_URL: "http://127.0.0.1:9",
     ...env,
   });
-  const { app, keys, openApi, custody, worker } = createApp({ config, db, redis: options.redis });
+  const { app, keys, openApi, custody, payouts, worker } = createApp({ config, db, redis: options.redis });
   const server: Server = app.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -66,6 +67,7 @@ export async function startApi(
     keys,
     openApi,
     custody,
+    payouts,
     worker,
     accountId: account.id,
     secret,

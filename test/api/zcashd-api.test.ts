@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { formatUnits } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, noteCommitment, releaseProver } from "../../sdk/js/src/notes/index.ts";
@@ -40,6 +41,8 @@ describe("API with zcashd custody", () => {
       ZCASHD_MIN_CONFIRMATIONS: "3",
       DEPOSIT_SCAN_MS: "100",
       RELAY_POLL_MS: "50",
+      PAYOUT_MAX_ATTEMPTS: "2",
+      PAYOUT_RETRY_MS: "50",
     });
     api.worker!.start();
   });
@@ -77,43 +80,65 @@ describe("API with zcashd custody", () => {
     expect((await api.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: "5" }))).status).toBe(503);
   });
 
-  it("pays a relayed redemption with z_sendmany", async () => {
-    await s.depositAndMint({ amountZat: 4n * ZEC, mintAmount: 100n * ZSD, recipient: accounts.alice.address });
+  async function relayRedeem(amount: bigint): Promise<string> {
     const nonce = await s.read.redemptions.read.nonces([accounts.alice.address]);
     const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
     const sig = await signRedeem(
       accounts.alice,
       { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
-      {
-        owner: accounts.alice.address,
-        amount: 25n * ZSD,
-        withdrawAddress: WITHDRAW,
-        nonce,
-        deadline,
-      },
+      { owner: accounts.alice.address, amount, withdrawAddress: WITHDRAW, nonce, deadline },
     );
     const response = await api.call(
       "/v1/redeem",
       json({
-        amount: "25",
+        amount: formatUnits(amount, 18),
         withdrawAddress: WITHDRAW,
         owner: accounts.alice.address,
         permit: { deadline: Number(deadline), ...sig },
       }),
     );
     expect(response.status).toBe(202);
-    const { id } = (await response.json()) as { id: string };
+    return ((await response.json()) as { id: string }).id;
+  }
+
+  interface Redemption {
+    status: string;
+    zcashTxId: string | null;
+    zecDue: string;
+    failureReason: string | null;
+  }
+  const redemption = async (id: string) => (await (await api.call(`/v1/redemptions/${id}`)).json()) as Redemption;
+
+  it("pays a relayed redemption with z_sendmany", async () => {
+    await s.depositAndMint({ amountZat: 4n * ZEC, mintAmount: 100n * ZSD, recipient: accounts.alice.address });
+    const id = await relayRedeem(25n * ZSD);
     const paid = await eventually(
-      async () =>
-        (await (await api.call(`/v1/redemptions/${id}`)).json()) as {
-          status: string;
-          zcashTxId: string;
-          zecDue: string;
-        },
+      () => redemption(id),
       (r) => r.status === "paid" || r.status === "failed",
     );
     expect(paid.status).toBe("paid");
-    expect(zcashd.sends.at(-1)!.amounts).toEqual([{ address: WITHDRAW, amount: Number(paid.zecDue) }]);
+    expect(zcashd.sends.at(-1)!.amounts).toMatchObject([{ address: WITHDRAW, amount: Number(paid.zecDue) }]);
     expect(paid.zcashTxId).toMatch(/^0x[0-9a-f]{64}$/);
+  });
+
+  it("shows a redemption failed and refunded when the custody wallet keeps failing its payout", async () => {
+    const balance = await s.read.token.read.balanceOf([accounts.alice.address]);
+    const sends = zcashd.sends.length;
+    const failing = setInterval(() => (zcashd.failNextSend = "Insufficient funds: have 0.00, need 0.10"), 5);
+    try {
+      const id = await relayRedeem(10n * ZSD);
+      const failed = await eventually(
+        () => redemption(id),
+        (r) => r.status === "paid" || r.status === "failed",
+      );
+      expect(failed.status).toBe("failed");
+      expect(failed.failureReason).toMatch(/returned to the owner: z_sendmany failed: Insufficient funds/);
+      expect(failed.zcashTxId).toBeNull();
+    } finally {
+      clearInterval(failing);
+      zcashd.failNextSend = undefined;
+    }
+    expect(zcashd.sends).toHaveLength(sends + 2);
+    expect(await s.read.token.read.balanceOf([accounts.alice.address])).toBe(balance);
   });
 });

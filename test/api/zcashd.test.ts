@@ -1,12 +1,12 @@
 // The zcashd custody adapter against a local server speaking zcashd's JSON-RPC.
-import { formatUnits } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/chain.ts";
 import { Attestor } from "../../api/src/custody/attestor.ts";
+import { PayoutRefused } from "../../api/src/custody/index.ts";
 import { ZcashdClient, ZcashdCustody, parseDepositMemo } from "../../api/src/custody/zcashd.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, depositLeaf, noteCommitment, releaseProver } from "../../sdk/js/src/notes/index.ts";
-import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { type System, ZEC, deploySystem } from "../helpers/fixtures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
 import { openStorage } from "./helpers.ts";
 
@@ -27,11 +27,7 @@ describe("zcashd custody", () => {
     const chain = new Chain(s.deployment, s.rpcUrl, 5000);
     const attestor = new Attestor(chain, hardhatPrivateKey(1));
     const client = new ZcashdClient(zcashd.url, { user: zcashd.user, password: zcashd.password });
-    custody = new ZcashdCustody(storage.db, chain, attestor, client, {
-      address: CUSTODY,
-      minConfirmations: 3,
-      pollMs: 10,
-    });
+    custody = new ZcashdCustody(storage.db, attestor, client, { address: CUSTODY, minConfirmations: 3 });
   });
   afterAll(async () => {
     await zcashd?.close();
@@ -67,35 +63,50 @@ describe("zcashd custody", () => {
     expect(await s.read.registry.read.size()).toBe(1n);
   });
 
-  it("pays a redemption with z_sendmany and completes it with zcashd's txid", async () => {
-    await s.depositAndMint({ amountZat: 5n * ZEC, mintAmount: 100n * ZSD, recipient: accounts.alice.address });
-    await s.receipt(await s.as(accounts.alice).redemptions.write.redeem([50n * ZSD, WITHDRAW]));
-    const id = await s.read.redemptions.read.redemptionCount();
-    const due = (await s.read.redemptions.read.getRedemption([id])).zatDue;
-
-    const paid = await custody.payRedemption(id);
+  it("hands a payout to z_sendmany with its memo and follows the operation to its txid", async () => {
+    const opid = await custody.send({ redemptionId: 7n, address: WITHDRAW, zat: 123_456_789n });
     const send = zcashd.sends.at(-1)!;
-    expect(send.amounts).toEqual([{ address: WITHDRAW, amount: Number(formatUnits(due, 8)) }]);
-    expect(paid.zatPaid).toBe(due);
-    expect((await s.read.redemptions.read.getRedemption([id])).status).toBe(2);
-    const [event] = await s.publicClient.getContractEvents({
-      address: s.read.redemptions.address,
-      abi: s.read.redemptions.abi,
-      eventName: "RedemptionCompleted",
-      args: { id },
+    expect(send.opid).toBe(opid);
+    expect(send.amounts).toEqual([{ address: WITHDRAW, amount: 1.23456789, memo: memoHex("zsd-redemption:7") }]);
+    expect(send.privacyPolicy).toBe("FullPrivacy");
+    expect(await custody.operation(opid)).toEqual({ state: "pending" });
+    expect(await custody.operation(opid)).toEqual({ state: "pending" });
+    expect(await custody.operation(opid)).toMatchObject({
+      state: "success",
+      zcashTxId: expect.stringMatching(/^0x[0-9a-f]{64}$/),
     });
-    expect(event!.args.zcashTxId).toBe(paid.zcashTxId);
   });
 
-  it("leaves a redemption requested when zcashd fails the payment", async () => {
-    await s.receipt(await s.as(accounts.alice).redemptions.write.redeem([10n * ZSD, WITHDRAW]));
-    const id = await s.read.redemptions.read.redemptionCount();
-    zcashd.failNextSend = "Insufficient funds, have 0.01, need 0.2";
-    await expect(custody.payRedemption(id)).rejects.toThrow(/z_sendmany failed: Insufficient funds/);
-    expect((await s.read.redemptions.read.getRedemption([id])).status).toBe(1);
-    // The next payout runs: one failure does not block the queue.
-    const paid = await custody.payRedemption(id);
-    expect(paid.redemptionId).toBe(id);
+  it("tells a refused payment, a failed operation and a forgotten one apart", async () => {
+    zcashd.refuseNextSend = "Insufficient funds: have 0.01, need 0.2";
+    const refused = custody.send({ redemptionId: 8n, address: WITHDRAW, zat: 20_000_000n });
+    await expect(refused).rejects.toBeInstanceOf(PayoutRefused);
+    await expect(refused).rejects.toThrow(/Insufficient funds/);
+
+    zcashd.failNextSend = "Could not find any non-coinbase UTXOs to spend";
+    const failing = await custody.send({ redemptionId: 8n, address: WITHDRAW, zat: 20_000_000n });
+    await custody.operation(failing);
+    await custody.operation(failing);
+    expect(await custody.operation(failing)).toEqual({
+      state: "failed",
+      reason: "z_sendmany failed: Could not find any non-coinbase UTXOs to spend",
+    });
+
+    const forgotten = await custody.send({ redemptionId: 9n, address: WITHDRAW, zat: 1n });
+    zcashd.forgetOperations();
+    expect(await custody.operation(forgotten)).toEqual({ state: "unknown" });
+  });
+
+  it("does not call a lost connection a refusal: the payment may have been made", async () => {
+    const gone = new ZcashdCustody(
+      storage.db,
+      new Attestor(new Chain(s.deployment, s.rpcUrl, 5000), hardhatPrivateKey(1)),
+      new ZcashdClient("http://127.0.0.1:9", { user: "zsd", password: "x" }),
+      { address: CUSTODY, minConfirmations: 3 },
+    );
+    const error = await gone.send({ redemptionId: 1n, address: WITHDRAW, zat: 1n }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(PayoutRefused);
   });
 
   it("says so when zcashd refuses the credentials", async () => {

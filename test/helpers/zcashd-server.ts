@@ -16,9 +16,20 @@ export interface ZcashdTestServer {
   user: string;
   password: string;
   notes: TestNote[];
-  sends: { from: string; amounts: { address: string; amount: number }[]; opid: string }[];
-  /** The next z_sendmany operation fails with this message. */
+  sends: {
+    from: string;
+    amounts: { address: string; amount: number; memo?: string }[];
+    privacyPolicy?: string;
+    opid: string;
+  }[];
+  /** The next z_sendmany operation fails with this message (after it was accepted). */
   failNextSend?: string;
+  /** The next z_sendmany call is answered with this RPC error (nothing is sent). */
+  refuseNextSend?: string;
+  /** Operations stay "executing" while this is set. */
+  holdOperations: boolean;
+  /** As after a zcashd restart: the operations it knew are gone. */
+  forgetOperations(): void;
   close(): Promise<void>;
 }
 
@@ -36,6 +47,8 @@ export async function startZcashdTestServer(custodyAddress: string): Promise<Zca
     password: randomBytes(8).toString("hex"),
     notes: [],
     sends: [],
+    holdOperations: false,
+    forgetOperations: () => operations.clear(),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
   const expectedAuth = `Basic ${Buffer.from(`${state.user}:${state.password}`).toString("base64")}`;
@@ -64,10 +77,19 @@ export async function startZcashdTestServer(custodyAddress: string): Promise<Zca
           );
         }
         case "z_sendmany": {
-          const [from, amounts] = params as [string, { address: string; amount: number }[]];
+          const [from, amounts, , , privacyPolicy] = params as [
+            string,
+            { address: string; amount: number; memo?: string }[],
+            number,
+            number | null,
+            string | undefined,
+          ];
           if (from !== custodyAddress) return reply(null, { code: -5, message: "Invalid from address" });
+          const refusal = state.refuseNextSend;
+          state.refuseNextSend = undefined;
+          if (refusal) return reply(null, { code: -6, message: refusal });
           const opid = `opid-${randomUUID()}`;
-          state.sends.push({ from, amounts, opid });
+          state.sends.push({ from, amounts, privacyPolicy, opid });
           const failure = state.failNextSend;
           state.failNextSend = undefined;
           operations.set(
@@ -79,8 +101,10 @@ export async function startZcashdTestServer(custodyAddress: string): Promise<Zca
         case "z_getoperationstatus": {
           const [ids] = params as [string[]];
           return reply(
-            ids.map((opid) => {
-              const op = operations.get(opid)!;
+            ids.flatMap((opid) => {
+              const op = operations.get(opid);
+              if (!op) return [];
+              if (state.holdOperations) return [{ id: opid, status: "executing" }];
               op.polls++;
               // Queued, then executing, then done: a real operation takes a while.
               if (op.polls === 1) return { id: opid, status: "queued" };

@@ -76,4 +76,17 @@ export class Attestor {
     const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionCompleted" });
     return { zatPaid: event!.args.zatPaid, txHash: receipt.transactionHash };
   }
+
+  /** Refunds a redemption custody could not pay: the contract mints the burned ZSD back to the owner. */
+  async failRedemption(redemptionId: bigint, reason: string) {
+    const receipt = await this.#send(() =>
+      this.#wallet.writeContract({
+        address: this.chain.redemptions,
+        abi: redemptionsAbi,
+        functionName: "failRedemption",
+        args: [redemptionId, reason],
+      }),
+    );
+    return { txHash: receipt.transactionHash };
+  }
 }

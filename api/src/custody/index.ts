@@ -1,7 +1,8 @@
 // Custody behind one interface: where ZEC deposits are seen and redemptions
-// paid. LocalCustody (sandbox, development) keeps its own ZEC ledger in the
-// database; a zcashd / Zallet adapter implements the same interface for
-// production.
+// paid. LocalCustody (sandbox, development) pays with synthetic Zcash txids;
+// ZcashdCustody sends real payments through zcashd / Zallet. Both leave the
+// bookkeeping of a payout (write-ahead, retries, settlement on-chain, refunds)
+// to the relay's Payouts.
 
 export interface RecordedDeposit {
   leafIndex: number;
@@ -12,18 +13,49 @@ export interface RecordedDeposit {
   txHash: `0x${string}`;
 }
 
-export interface PaidRedemption {
+export interface PayoutOrder {
   redemptionId: bigint;
-  zatPaid: bigint;
-  zcashTxId: `0x${string}`;
-  txHash: `0x${string}`;
+  /** A shielded address, already validated for the custody's network. */
+  address: string;
+  zat: bigint;
+}
+
+/** Where a payment handed to the wallet stands. */
+export type PayoutState =
+  | { state: "pending" }
+  | { state: "success"; zcashTxId: `0x${string}` }
+  | { state: "failed"; reason: string }
+  /** The wallet no longer knows the operation (restarted): it may or may not have paid. */
+  | { state: "unknown" };
+
+/**
+ * The wallet answered that it will not make this payment (not a lost
+ * connection, after which a payment may or may not have been made).
+ */
+export class PayoutRefused extends Error {
+  override name = "PayoutRefused";
 }
 
 export interface Custody {
   readonly kind: "local" | "zcashd";
-  /** Pays a requested redemption and marks it paid on-chain. */
-  payRedemption(redemptionId: bigint): Promise<PaidRedemption>;
+  /**
+   * Hands one payment to the wallet and returns its operation id. Throws
+   * PayoutRefused when the wallet refused it; any other error leaves it
+   * unknown whether the payment was made.
+   */
+  send(order: PayoutOrder): Promise<string>;
+  operation(operationId: string): Promise<PayoutState>;
 }
 
 /** The memo a depositor writes: `zsd-note:0x<64 hex>` (ZIP 302 text memo). */
 export const DEPOSIT_MEMO_PREFIX = "zsd-note:";
+/** The memo of a payout, so that the recipient and an auditor can tie it to its redemption. */
+export const PAYOUT_MEMO_PREFIX = "zsd-redemption:";
+
+/** A ZIP 302 text memo as the hex zcashd takes and gives (512 bytes, zero-padded). */
+export function textMemoHex(text: string): string {
+  const memo = Buffer.alloc(512);
+  if (Buffer.byteLength(text) > 512) throw new RangeError("a memo holds at most 512 bytes");
+  memo.write(text, "utf8");
+  return memo.toString("hex");
+}

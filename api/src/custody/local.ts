@@ -1,12 +1,14 @@
 import { randomBytes } from "node:crypto";
 import type { Database } from "../db/index.ts";
 import type { Attestor } from "./attestor.ts";
-import type { Custody, PaidRedemption, RecordedDeposit } from "./index.ts";
+import type { Custody, PayoutOrder, PayoutState, RecordedDeposit } from "./index.ts";
+
+const OPERATION = /^local:(0x[0-9a-f]{64})$/;
 
 /**
  * Sandbox custody: no real ZEC moves. Deposits are simulated (like a sandbox
- * mock wire) and recorded on-chain by the attestor; payouts get a synthetic
- * Zcash txid. Its own ZEC ledger is kept in the database.
+ * mock wire) and recorded on-chain by the attestor; payouts succeed at once
+ * with a synthetic Zcash txid. The ZEC ledger is kept in the database.
  */
 export class LocalCustody implements Custody {
   readonly kind = "local";
@@ -35,14 +37,13 @@ export class LocalCustody implements Custody {
     };
   }
 
-  async payRedemption(redemptionId: bigint): Promise<PaidRedemption> {
-    const zcashTxId = `0x${randomBytes(32).toString("hex")}` as const;
-    const { zatPaid, txHash } = await this.attestor.completeRedemption(redemptionId, zcashTxId);
-    await this.db.query(
-      `INSERT INTO custody_ledger (kind, amount_zat, redemption_id, zcash_txid, tx_hash)
-       VALUES ('payout', $1, $2, $3, $4)`,
-      [zatPaid.toString(), redemptionId.toString(), zcashTxId, txHash],
-    );
-    return { redemptionId, zatPaid, zcashTxId, txHash };
+  async send(_order: PayoutOrder): Promise<string> {
+    // The operation id carries the synthetic txid: nothing to remember.
+    return `local:0x${randomBytes(32).toString("hex")}`;
+  }
+
+  async operation(operationId: string): Promise<PayoutState> {
+    const match = OPERATION.exec(operationId);
+    return match ? { state: "success", zcashTxId: match[1] as `0x${string}` } : { state: "unknown" };
   }
 }

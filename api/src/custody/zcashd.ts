@@ -1,14 +1,21 @@
 // Production custody through zcashd / Zallet JSON-RPC: deposits are found with
 // z_listreceivedbyaddress (the memo carries the note commitment), redemptions
-// paid with z_sendmany and followed with z_getoperationstatus. Payouts run one
-// at a time so that two never spend the same notes.
-import { formatUnits, type Hex } from "viem";
-import { redemptionsAbi } from "@zsd/sdk";
-import type { Chain } from "../chain.ts";
+// paid with z_sendmany and followed with z_getoperationstatus (the relay's
+// Payouts start one payout at a time, so two never compete for the same notes).
+import { formatUnits } from "viem";
 import type { Database } from "../db/index.ts";
 import { Problem } from "../problems.ts";
 import type { Attestor } from "./attestor.ts";
-import { type Custody, DEPOSIT_MEMO_PREFIX, type PaidRedemption, type RecordedDeposit } from "./index.ts";
+import {
+  type Custody,
+  DEPOSIT_MEMO_PREFIX,
+  PAYOUT_MEMO_PREFIX,
+  type PayoutOrder,
+  PayoutRefused,
+  type PayoutState,
+  type RecordedDeposit,
+  textMemoHex,
+} from "./index.ts";
 
 export class ZcashdError extends Error {
   constructor(
@@ -75,14 +82,17 @@ export function parseDepositMemo(memoHex: string): bigint | undefined {
 
 export class ZcashdCustody implements Custody {
   readonly kind = "zcashd";
-  #payouts: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly db: Database,
-    private readonly chain: Chain,
     private readonly attestor: Attestor,
     private readonly zcashd: ZcashdClient,
-    private readonly options: { address: string; minConfirmations: number; pollMs?: number; timeoutMs?: number },
+    private readonly options: {
+      address: string;
+      minConfirmations: number;
+      /** zcashd's privacy policy for payouts; FullPrivacy refuses to reveal amounts across pools. */
+      privacyPolicy?: string;
+    },
   ) {}
 
   /** Records every new deposit that carries a note commitment; returns those recorded now. */
@@ -126,70 +136,36 @@ export class ZcashdCustody implements Custody {
     return recorded;
   }
 
-  payRedemption(redemptionId: bigint): Promise<PaidRedemption> {
-    const run = this.#payouts.then(() => this.#pay(redemptionId));
-    this.#payouts = run.catch(() => undefined);
-    return run;
+  async send(order: PayoutOrder): Promise<string> {
+    const amount = formatUnits(order.zat, 8);
+    try {
+      return await this.zcashd.call<string>("z_sendmany", [
+        this.options.address,
+        [
+          {
+            address: order.address,
+            amount: Number(amount),
+            memo: textMemoHex(`${PAYOUT_MEMO_PREFIX}${order.redemptionId}`),
+          },
+        ],
+        this.options.minConfirmations,
+        null,
+        this.options.privacyPolicy ?? "FullPrivacy",
+      ]);
+    } catch (error) {
+      // zcashd answered with an error: the payment was not started.
+      if (error instanceof ZcashdError) throw new PayoutRefused(`z_sendmany refused: ${error.message}`);
+      throw error;
+    }
   }
 
-  async #pay(redemptionId: bigint): Promise<PaidRedemption> {
-    const redemption = await this.chain.read(() =>
-      this.chain.client.readContract({
-        address: this.chain.redemptions,
-        abi: redemptionsAbi,
-        functionName: "getRedemption",
-        args: [redemptionId],
-      }),
-    );
-    if (redemption.status !== 1) {
-      throw new Problem(
-        409,
-        "redemption_not_pending",
-        "Redemption not pending",
-        `Redemption ${redemptionId} is not awaiting payment.`,
-      );
+  async operation(operationId: string): Promise<PayoutState> {
+    const [op] = await this.zcashd.call<Operation[]>("z_getoperationstatus", [[operationId]]);
+    if (!op) return { state: "unknown" };
+    if (op.status === "success" && op.result?.txid) return { state: "success", zcashTxId: `0x${op.result.txid}` };
+    if (op.status === "failed" || op.status === "cancelled") {
+      return { state: "failed", reason: `z_sendmany ${op.status}: ${op.error?.message ?? "no reason given"}` };
     }
-    // The address is in the request event only (not in storage).
-    const [requested] = await this.chain.read(() =>
-      this.chain.client.getContractEvents({
-        address: this.chain.redemptions,
-        abi: redemptionsAbi,
-        eventName: "RedemptionRequested",
-        args: { id: redemptionId },
-        fromBlock: BigInt(this.chain.deployment.contracts.Redemptions!.startBlock),
-      }),
-    );
-    const withdrawAddress = requested!.args.withdrawAddress!;
-    const amount = Number(formatUnits(redemption.zatDue, 8));
-    const opid = await this.zcashd.call<string>("z_sendmany", [
-      this.options.address,
-      [{ address: withdrawAddress, amount }],
-      this.options.minConfirmations,
-      null,
-    ]);
-    const txid = await this.#await(opid);
-    const zcashTxId = `0x${txid}` as Hex;
-    const { zatPaid, txHash } = await this.attestor.completeRedemption(redemptionId, zcashTxId);
-    await this.db.query(
-      `INSERT INTO custody_ledger (kind, amount_zat, redemption_id, zcash_txid, tx_hash) VALUES ('payout', $1, $2, $3, $4)`,
-      [zatPaid.toString(), redemptionId.toString(), zcashTxId, txHash],
-    );
-    return { redemptionId, zatPaid, zcashTxId, txHash };
-  }
-
-  async #await(opid: string): Promise<string> {
-    const deadline = Date.now() + (this.options.timeoutMs ?? 600_000);
-    for (;;) {
-      const [op] = await this.zcashd.call<Operation[]>("z_getoperationstatus", [[opid]]);
-      if (op?.status === "success" && op.result?.txid) return op.result.txid;
-      if (op && (op.status === "failed" || op.status === "cancelled")) {
-        throw new ZcashdError(
-          op.error?.code ?? -1,
-          `z_sendmany ${op.status}: ${op.error?.message ?? "no reason given"}`,
-        );
-      }
-      if (Date.now() > deadline) throw new ZcashdError(-1, `z_sendmany ${opid} did not finish in time`);
-      await new Promise((r) => setTimeout(r, this.options.pollMs ?? 1000));
-    }
+    return { state: "pending" };
   }
 }

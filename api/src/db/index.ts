@@ -4,9 +4,14 @@ import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { MIGRATIONS } from "./migrations.ts";
 
-export interface Database {
-  readonly kind: "pglite" | "postgres";
+export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: "pglite" | "postgres";
+  /** Runs `work` in one transaction: all of its queries land, or none. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -15,6 +20,22 @@ class PostgresDatabase implements Database {
   constructor(private readonly pool: pg.Pool) {}
   async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
     return (await this.pool.query(sql, params)).rows as T[];
+  }
+  async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const result = await work({
+        query: async <R>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as R[],
+      });
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
   close() {
     return this.pool.end();
@@ -26,6 +47,12 @@ class PgliteDatabase implements Database {
   constructor(private readonly db: PGlite) {}
   async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
     return (await this.db.query<T>(sql, params)).rows;
+  }
+  async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    const result = await this.db.transaction((tx) =>
+      work({ query: async <R>(sql: string, params: unknown[] = []) => (await tx.query<R>(sql, params)).rows }),
+    );
+    return result as T;
   }
   close() {
     return this.db.close();

@@ -138,4 +138,39 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `CREATE INDEX redemption_requests_relay ON redemption_requests (relay_status, created_at)`,
     ],
   },
+  {
+    version: 6,
+    name: "payouts of every on-chain redemption, worker leases",
+    statements: [
+      // One row per on-chain redemption (relayed or not), from its
+      // RedemptionRequested event. "sending" is written before the wallet is
+      // asked to pay, so that a payout is never started twice.
+      `CREATE TABLE payouts (
+        redemption_id numeric PRIMARY KEY,
+        owner text NOT NULL,
+        amount text NOT NULL,
+        zat_due text NOT NULL,
+        withdraw_address text NOT NULL,
+        request_tx_hash text NOT NULL,
+        status text NOT NULL CHECK (status IN
+          ('pending', 'sending', 'sent', 'settling', 'completed', 'refunding', 'refunded', 'review')),
+        attempts integer NOT NULL DEFAULT 0,
+        next_attempt_at timestamptz NOT NULL DEFAULT now(),
+        operation_id text,
+        zcash_txid text,
+        settle_tx_hash text,
+        last_error text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE INDEX payouts_status ON payouts (status, next_attempt_at)`,
+      // How far the worker has read an event stream.
+      `CREATE TABLE relay_cursors (name text PRIMARY KEY, block bigint NOT NULL)`,
+      // One worker per relayer key across replicas: the holder renews its lease each pass.
+      `CREATE TABLE worker_leases (name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL)`,
+      // A payout enters the ZEC ledger when the wallet reports it sent, before
+      // the attestor's on-chain settlement.
+      `ALTER TABLE custody_ledger ALTER COLUMN tx_hash DROP NOT NULL`,
+    ],
+  },
 ];

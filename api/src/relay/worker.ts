@@ -3,10 +3,12 @@
 // (write-ahead) and only then broadcasts, follows it to confirmation, and on
 // restart resumes from the database. A deposit whose nullifier is already
 // spent is reconciled from the chain's Minted event, never minted twice.
+// Payouts of burned redemptions are moved on by ./payouts.ts in the same pass.
 import { type Address, type Hex, encodeFunctionData, keccak256, zeroAddress } from "viem";
 import { parseEventLogs, parseTransaction } from "viem";
 import { encodeMintCall, redemptionsAbi, stableMinterAbi, toSolidityProof } from "@zsd/sdk";
-import type { Custody } from "../custody/index.ts";
+import { randomId } from "../ids.ts";
+import type { Payouts } from "./payouts.ts";
 import type { Chain } from "../chain.ts";
 import type { Database } from "../db/index.ts";
 
@@ -53,6 +55,7 @@ export class RelayWorker {
   #running: Promise<void> | undefined;
   #stopped = true;
   #nextScan = 0;
+  readonly #holder = randomId("worker");
 
   constructor(
     private readonly db: Database,
@@ -66,7 +69,9 @@ export class RelayWorker {
       /** Finds and records new custody deposits (zcashd custody), every `scanEveryMs`. */
       scanDeposits?: () => Promise<unknown>;
       scanEveryMs?: number;
-      custody?: Custody;
+      payouts?: Payouts;
+      /** How long a pass's lease on the relayer key lasts; another replica takes over after it. */
+      leaseMs?: number;
       onError?: (error: unknown) => void;
     },
   ) {
@@ -90,6 +95,31 @@ export class RelayWorker {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#running;
+    // Hand the key over at once rather than after the lease runs out.
+    await this.db
+      .query("DELETE FROM worker_leases WHERE name = $1 AND holder = $2", [this.#leaseName, this.#holder])
+      .catch(() => undefined);
+  }
+
+  get #leaseName(): string {
+    return `relayer:${this.address.toLowerCase()}`;
+  }
+
+  /**
+   * Takes or renews the lease on this relayer key, so that of several API
+   * replicas sharing a database one worker signs with the key at a time.
+   * (The status guards on every row keep even an overlap from doubling
+   * anything; the lease keeps replicas from fighting over nonces.)
+   */
+  async #holdLease(): Promise<boolean> {
+    const rows = await this.db.query(
+      `INSERT INTO worker_leases (name, holder, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+       ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+       WHERE worker_leases.holder = EXCLUDED.holder OR worker_leases.expires_at < now()
+       RETURNING holder`,
+      [this.#leaseName, this.#holder, this.options.leaseMs ?? 30_000],
+    );
+    return rows.length > 0;
   }
 
   async #jobs(status: string): Promise<JobRow[]> {
@@ -148,8 +178,12 @@ export class RelayWorker {
     else await this.#broadcast(rawTx);
   }
 
-  /** One pass: follow submitted transactions, then submit what is queued, then pay burned redemptions. */
+  /**
+   * One pass: follow submitted transactions, then submit what is queued, then
+   * move payouts on. Only the holder of the relayer key's lease runs passes.
+   */
   async tick(): Promise<void> {
+    if (!(await this.#holdLease())) return;
     if (this.options.scanDeposits && Date.now() >= this.#nextScan) {
       this.#nextScan = Date.now() + (this.options.scanEveryMs ?? 30_000);
       await this.options.scanDeposits();
@@ -158,19 +192,13 @@ export class RelayWorker {
     for (const job of await this.#jobs("queued")) await this.#submit(job);
     for (const r of await this.#redemptions("submitted")) await this.#followRedemption(r);
     for (const r of await this.#redemptions("queued")) await this.#submitRedemption(r);
-    if (this.options.custody) for (const r of await this.#burned()) await this.#pay(r);
+    await this.options.payouts?.tick();
   }
 
   async #redemptions(relayStatus: string): Promise<RedemptionRow[]> {
     return this.db.query<RedemptionRow>(
       "SELECT * FROM redemption_requests WHERE relay_status = $1 AND status = 'requested' ORDER BY created_at LIMIT 50",
       [relayStatus],
-    );
-  }
-
-  async #burned(): Promise<RedemptionRow[]> {
-    return this.db.query<RedemptionRow>(
-      "SELECT * FROM redemption_requests WHERE status = 'burned' ORDER BY created_at LIMIT 20",
     );
   }
 
@@ -265,15 +293,6 @@ export class RelayWorker {
       redemption_id: event!.args.id.toString(),
       zat_due: event!.args.zatDue.toString(),
     });
-  }
-
-  async #pay(r: RedemptionRow): Promise<void> {
-    try {
-      const paid = await this.options.custody!.payRedemption(BigInt(r.redemption_id!));
-      await this.#setRedemption(r.id, { status: "paid", zcash_txid: paid.zcashTxId, failure_reason: null });
-    } catch (error) {
-      await this.#setRedemption(r.id, { failure_reason: `Payout pending: ${(error as Error).message}` });
-    }
   }
 
   /** The Minted event of a nullifier, if any mint spent it. */

@@ -19,21 +19,49 @@ interface Row {
   failure_reason: string | null;
   created_at: Date | string;
   updated_at: Date | string;
+  /** From the payout of the on-chain redemption, once the worker has seen it (relay/payouts.ts). */
+  payout_status?: string | null;
+  payout_txid?: string | null;
+  payout_error?: string | null;
+}
+
+/** The request's own status, carried on by its payout once the ZSD is burned. */
+function payoutView(row: Row): { status: Row["status"]; zcashTxId: string | null; failureReason: string | null } {
+  const own = { status: row.status, zcashTxId: row.zcash_txid, failureReason: row.failure_reason };
+  switch (row.payout_status) {
+    case "completed":
+      return { status: "paid", zcashTxId: row.payout_txid ?? null, failureReason: null };
+    case "refunded":
+      return {
+        status: "failed",
+        zcashTxId: null,
+        failureReason: `Custody could not pay, so the ZSD was returned to the owner: ${row.payout_error ?? "no reason recorded"}`,
+      };
+    case "review":
+      return { ...own, failureReason: `The payout is held for review by an operator: ${row.payout_error}` };
+    case undefined:
+    case null:
+      return own;
+    default:
+      return {
+        ...own,
+        zcashTxId: row.payout_txid ?? null,
+        failureReason: row.payout_error ? `Payout being retried: ${row.payout_error}` : null,
+      };
+  }
 }
 
 export function presentRedemption(row: Row) {
   return {
     object: "redemption" as const,
     id: row.id,
-    status: row.status,
+    ...payoutView(row),
     owner: row.owner,
     amount: formatUnits(BigInt(row.amount), 18),
     withdrawAddress: row.withdraw_address,
     redemptionId: row.redemption_id,
     zecDue: row.zat_due === null ? null : formatUnits(BigInt(row.zat_due), 8),
     txHash: row.tx_hash,
-    zcashTxId: row.zcash_txid,
-    failureReason: row.failure_reason,
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };
@@ -145,10 +173,12 @@ export class RedemptionService {
   }
 
   async get(accountId: string, id: string) {
-    const [row] = await this.db.query<Row>("SELECT * FROM redemption_requests WHERE id = $1 AND account_id = $2", [
-      id,
-      accountId,
-    ]);
+    const [row] = await this.db.query<Row>(
+      `SELECT r.*, p.status AS payout_status, p.zcash_txid AS payout_txid, p.last_error AS payout_error
+       FROM redemption_requests r LEFT JOIN payouts p ON p.redemption_id = r.redemption_id::numeric
+       WHERE r.id = $1 AND r.account_id = $2`,
+      [id, accountId],
+    );
     if (!row) throw problems.resourceNotFound(`Redemption ${id}`);
     return presentRedemption(row);
   }

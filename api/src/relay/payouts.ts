@@ -1,0 +1,266 @@
+// Payouts of redemptions: every RedemptionRequested on-chain (relayed by us or
+// sent by a holder directly) becomes a row, is paid by the custody once, then
+// settled on-chain by the attestor (completeRedemption), or refunded
+// (failRedemption) when the wallet keeps refusing it.
+//
+//   pending ─▶ sending ─▶ sent ─▶ settling ─▶ completed
+//      ▲          │          │
+//      └─ retry ──┴──────────┴─▶ refunding ─▶ refunded
+//                 └─ unknown outcome ─▶ review (an operator decides)
+//
+// "sending" is recorded before the wallet is asked to pay: a row found there
+// by a later pass may or may not have been paid, so it is never sent again
+// automatically. One payout is in flight at a time, so that two never compete
+// for the wallet's notes.
+import { redemptionsAbi } from "@zsd/sdk";
+import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
+import type { Chain } from "../chain.ts";
+import type { Attestor } from "../custody/attestor.ts";
+import { type Custody, PayoutRefused } from "../custody/index.ts";
+import type { Database } from "../db/index.ts";
+import { Problem } from "../problems.ts";
+
+export type PayoutStatus =
+  "pending" | "sending" | "sent" | "settling" | "completed" | "refunding" | "refunded" | "review";
+
+export interface PayoutRow {
+  redemption_id: string;
+  owner: string;
+  amount: string;
+  zat_due: string;
+  withdraw_address: string;
+  status: PayoutStatus;
+  attempts: number;
+  operation_id: string | null;
+  zcash_txid: string | null;
+  last_error: string | null;
+}
+
+export interface PayoutOptions {
+  network: "mainnet" | "testnet";
+  /** Blocks on top of a redemption's block before it is paid (a reorg must not pay a redemption that never was). */
+  confirmations: number;
+  /** Refused payments before the redemption is refunded. */
+  maxAttempts: number;
+  /** Wait before the first retry; doubles each time, up to an hour. */
+  retryMs: number;
+}
+
+const CURSOR = "redemptions";
+const BLOCKS_PER_QUERY = 5_000n;
+const MAX_RETRY_MS = 3_600_000;
+/** Contract status of a redemption. */
+const REQUESTED = 1;
+const COMPLETED = 2;
+const FAILED = 3;
+
+export class Payouts {
+  constructor(
+    private readonly db: Database,
+    private readonly chain: Chain,
+    private readonly custody: Custody,
+    private readonly attestor: Attestor,
+    private readonly options: PayoutOptions,
+  ) {}
+
+  /** One pass: find new redemptions, follow payouts in flight, start the next one. */
+  async tick(): Promise<void> {
+    await this.discover();
+    // A "sending" row at the start of a pass was left by a pass that died while asking the wallet.
+    for (const p of await this.#rows("sending")) {
+      await this.#review(p, "The worker stopped while handing this payout to the wallet; it may have been paid.");
+    }
+    for (const p of await this.#rows("sent")) await this.#follow(p);
+    for (const p of await this.#rows("settling")) await this.#settle(p);
+    for (const p of await this.#rows("refunding")) await this.#refund(p);
+    const [inFlight] = await this.db.query("SELECT 1 FROM payouts WHERE status IN ('sending', 'sent') LIMIT 1");
+    if (inFlight) return;
+    const [next] = await this.db.query<PayoutRow>(
+      "SELECT * FROM payouts WHERE status = 'pending' AND next_attempt_at <= now() ORDER BY redemption_id LIMIT 1",
+    );
+    if (next) await this.#start(next);
+  }
+
+  /** Records the RedemptionRequested events with enough confirmations since the last pass. */
+  async discover(): Promise<number> {
+    const head = await this.chain.client.getBlockNumber({ cacheTime: 0 });
+    const safe = head - BigInt(this.options.confirmations - 1);
+    const [cursor] = await this.db.query<{ block: string }>("SELECT block FROM relay_cursors WHERE name = $1", [
+      CURSOR,
+    ]);
+    let from = cursor ? BigInt(cursor.block) + 1n : BigInt(this.chain.deployment.contracts.Redemptions!.startBlock);
+    let found = 0;
+    while (from <= safe) {
+      const to = from + BLOCKS_PER_QUERY - 1n < safe ? from + BLOCKS_PER_QUERY - 1n : safe;
+      const events = await this.chain.client.getContractEvents({
+        address: this.chain.redemptions,
+        abi: redemptionsAbi,
+        eventName: "RedemptionRequested",
+        fromBlock: from,
+        toBlock: to,
+      });
+      await this.db.transaction(async (tx) => {
+        for (const e of events) {
+          const a = e.args;
+          const rows = await tx.query(
+            `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, request_tx_hash, status)
+             VALUES ($1, $2, $3, $4, $5, $6, 'pending') ON CONFLICT (redemption_id) DO NOTHING RETURNING redemption_id`,
+            [
+              a.id!.toString(),
+              a.owner!,
+              a.amount!.toString(),
+              a.zatDue!.toString(),
+              a.withdrawAddress!,
+              e.transactionHash,
+            ],
+          );
+          found += rows.length;
+        }
+        await tx.query(
+          `INSERT INTO relay_cursors (name, block) VALUES ($1, $2)
+           ON CONFLICT (name) DO UPDATE SET block = EXCLUDED.block`,
+          [CURSOR, to.toString()],
+        );
+      });
+      from = to + 1n;
+    }
+    return found;
+  }
+
+  #rows(status: PayoutStatus): Promise<PayoutRow[]> {
+    return this.db.query<PayoutRow>("SELECT * FROM payouts WHERE status = $1 ORDER BY redemption_id LIMIT 20", [
+      status,
+    ]);
+  }
+
+  /** Moves a payout on, only from the status this pass read (another pass may have moved it first). */
+  async #move(p: PayoutRow, to: PayoutStatus, fields: Record<string, unknown> = {}): Promise<boolean> {
+    const keys = Object.keys(fields);
+    const sets = keys.map((k, i) => `, ${k} = $${i + 4}`).join("");
+    const rows = await this.db.query(
+      `UPDATE payouts SET status = $2${sets}, updated_at = now() WHERE redemption_id = $1 AND status = $3 RETURNING 1`,
+      [p.redemption_id, to, p.status, ...keys.map((k) => fields[k])],
+    );
+    if (rows.length > 0) p.status = to;
+    return rows.length > 0;
+  }
+
+  #review(p: PayoutRow, reason: string) {
+    return this.#move(p, "review", { last_error: reason });
+  }
+
+  async #onChain(id: bigint) {
+    return this.chain.client.readContract({
+      address: this.chain.redemptions,
+      abi: redemptionsAbi,
+      functionName: "getRedemption",
+      args: [id],
+    });
+  }
+
+  async #start(p: PayoutRow): Promise<void> {
+    const id = BigInt(p.redemption_id);
+    const onChain = await this.#onChain(id);
+    if (onChain.status === COMPLETED) return void (await this.#move(p, "completed"));
+    if (onChain.status === FAILED) return void (await this.#move(p, "refunded"));
+    if (
+      onChain.status !== REQUESTED ||
+      onChain.owner.toLowerCase() !== p.owner.toLowerCase() ||
+      onChain.amount.toString() !== p.amount ||
+      onChain.zatDue.toString() !== p.zat_due
+    ) {
+      await this.#review(p, "The redemption on-chain no longer matches its request event (reorganised?).");
+      return;
+    }
+    try {
+      // A holder who called redeem() directly may have named any string.
+      parseShieldedAddress(p.withdraw_address, this.options.network);
+    } catch (error) {
+      if (!(error instanceof ZcashAddressError)) throw error;
+      await this.#move(p, "refunding", { last_error: `Not payable: ${error.message}` });
+      return this.#refund(p);
+    }
+    if (!(await this.#move(p, "sending", { attempts: p.attempts + 1 }))) return;
+    p.attempts += 1;
+    let operationId: string;
+    try {
+      operationId = await this.custody.send({ redemptionId: id, address: p.withdraw_address, zat: BigInt(p.zat_due) });
+    } catch (error) {
+      if (error instanceof PayoutRefused) return this.#retryOrRefund(p, error.message);
+      await this.#review(p, `Handing the payout to the wallet failed midway: ${(error as Error).message}`);
+      return;
+    }
+    await this.#move(p, "sent", { operation_id: operationId });
+    p.operation_id = operationId;
+    await this.#follow(p);
+  }
+
+  async #follow(p: PayoutRow): Promise<void> {
+    const state = await this.custody.operation(p.operation_id!);
+    switch (state.state) {
+      case "pending":
+        return;
+      case "unknown":
+        await this.#review(p, `The wallet no longer knows operation ${p.operation_id}; it may have been paid.`);
+        return;
+      case "failed":
+        return this.#retryOrRefund(p, state.reason);
+      case "success":
+        await this.db.transaction(async (tx) => {
+          await tx.query(
+            `INSERT INTO custody_ledger (kind, amount_zat, redemption_id, zcash_txid) VALUES ('payout', $1, $2, $3)
+             ON CONFLICT (redemption_id) WHERE kind = 'payout' DO NOTHING`,
+            [p.zat_due, p.redemption_id, state.zcashTxId],
+          );
+          await tx.query(
+            "UPDATE payouts SET status = 'settling', zcash_txid = $2, updated_at = now() WHERE redemption_id = $1 AND status = 'sent'",
+            [p.redemption_id, state.zcashTxId],
+          );
+        });
+        p.status = "settling";
+        p.zcash_txid = state.zcashTxId;
+        return this.#settle(p);
+    }
+  }
+
+  async #retryOrRefund(p: PayoutRow, reason: string): Promise<void> {
+    if (p.attempts >= this.options.maxAttempts) {
+      await this.#move(p, "refunding", { last_error: reason });
+      return this.#refund(p);
+    }
+    const wait = Math.min(this.options.retryMs * 2 ** (p.attempts - 1), MAX_RETRY_MS);
+    await this.#move(p, "pending", {
+      last_error: reason,
+      operation_id: null,
+      next_attempt_at: new Date(Date.now() + wait),
+    });
+  }
+
+  /** Marks the paid redemption completed on-chain with the Zcash txid. */
+  async #settle(p: PayoutRow): Promise<void> {
+    try {
+      const { txHash } = await this.attestor.completeRedemption(BigInt(p.redemption_id), p.zcash_txid as `0x${string}`);
+      await this.#move(p, "completed", { settle_tx_hash: txHash });
+    } catch (error) {
+      if (!(error instanceof Problem && error.code === "redemption_not_pending")) throw error;
+      // Settled by an earlier pass that stopped before recording it.
+      const onChain = await this.#onChain(BigInt(p.redemption_id));
+      if (onChain.status === COMPLETED) await this.#move(p, "completed");
+      else await this.#review(p, "Paid in ZEC, but the redemption is no longer pending on-chain.");
+    }
+  }
+
+  /** Returns the burned ZSD to the owner. */
+  async #refund(p: PayoutRow): Promise<void> {
+    const reason = `Custody could not pay: ${p.last_error ?? "no reason recorded"}`.slice(0, 500);
+    try {
+      const { txHash } = await this.attestor.failRedemption(BigInt(p.redemption_id), reason);
+      await this.#move(p, "refunded", { settle_tx_hash: txHash });
+    } catch (error) {
+      if (!(error instanceof Problem && error.code === "redemption_not_pending")) throw error;
+      const onChain = await this.#onChain(BigInt(p.redemption_id));
+      if (onChain.status === FAILED) await this.#move(p, "refunded");
+      else await this.#review(p, "Refund refused: the redemption is no longer pending on-chain.");
+    }
+  }
+}

@@ -1,0 +1,249 @@
+// Payouts of redemptions through zcashd custody, pass by pass: every
+// redemption on-chain is paid once, settled with the wallet's txid, retried
+// when refused, refunded when it cannot be paid, and never sent twice when its
+// outcome is unknown.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Chain } from "../../api/src/chain.ts";
+import { Attestor } from "../../api/src/custody/attestor.ts";
+import { ZcashdClient, ZcashdCustody } from "../../api/src/custody/zcashd.ts";
+import type { Database } from "../../api/src/db/index.ts";
+import { type PayoutOptions, type PayoutRow, Payouts } from "../../api/src/relay/payouts.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
+import { openStorage } from "./helpers.ts";
+
+const CUSTODY = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+const WITHDRAW =
+  "utest10c5kutapazdnf8ztl3pu43nkfsjx89fy3uuff8tsmxm6s86j37pe7uz94z5jhkl49pqe8yz75rlsaygexk6jpaxwx0esjr8wm5ut7d5s";
+const { alice } = accounts;
+
+describe("payouts", () => {
+  let s: System;
+  let zcashd: ZcashdTestServer;
+  let chain: Chain;
+  let attestor: Attestor;
+  const storages: Awaited<ReturnType<typeof openStorage>>[] = [];
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    zcashd = await startZcashdTestServer(CUSTODY);
+    chain = new Chain(s.deployment, s.rpcUrl, 5000);
+    attestor = new Attestor(chain, hardhatPrivateKey(1));
+    await s.depositAndMint({ amountZat: 50n * ZEC, mintAmount: 1000n * ZSD, recipient: alice.address });
+  });
+  afterAll(async () => {
+    for (const storage of storages) await storage.close();
+    await zcashd?.close();
+    await releaseProver();
+  });
+
+  /** Payouts over a fresh database (so each test discovers from the deployment's first block). */
+  async function payouts(options: Partial<PayoutOptions> = {}, url = zcashd.url) {
+    const storage = await openStorage("pglite");
+    storages.push(storage);
+    const client = new ZcashdClient(url, { user: zcashd.user, password: zcashd.password });
+    const custody = new ZcashdCustody(storage.db, attestor, client, { address: CUSTODY, minConfirmations: 3 });
+    const p = new Payouts(storage.db, chain, custody, attestor, {
+      network: "testnet",
+      confirmations: 1,
+      maxAttempts: 3,
+      retryMs: 1,
+      ...options,
+    });
+    // Redemptions of earlier tests are not this test's business.
+    await p.discover();
+    await storage.db.query("DELETE FROM payouts");
+    return { p, db: storage.db };
+  }
+
+  async function redeem(amount: bigint, address = WITHDRAW): Promise<bigint> {
+    await s.receipt(await s.as(alice).redemptions.write.redeem([amount, address]));
+    return s.read.redemptions.read.redemptionCount();
+  }
+
+  async function row(db: Database, id: bigint): Promise<PayoutRow | undefined> {
+    const [r] = await db.query<PayoutRow>("SELECT * FROM payouts WHERE redemption_id = $1", [id.toString()]);
+    return r;
+  }
+
+  async function passes(p: Payouts, count: number) {
+    for (let i = 0; i < count; i++) await p.tick();
+  }
+
+  const onChain = async (id: bigint) => (await s.read.redemptions.read.getRedemption([id])).status;
+
+  it("pays a holder's redemption once and settles it on-chain with zcashd's txid", async () => {
+    const { p, db } = await payouts();
+    const id = await redeem(10n * ZSD);
+    const due = (await s.read.redemptions.read.getRedemption([id])).zatDue;
+    const collateral = await s.read.registry.read.totalCollateralZat();
+    const sends = zcashd.sends.length;
+
+    await p.tick();
+    expect((await row(db, id))!.status).toBe("sent");
+    await passes(p, 3);
+    const paid = (await row(db, id))!;
+    expect(paid.status).toBe("completed");
+    expect(zcashd.sends).toHaveLength(sends + 1);
+    expect(zcashd.sends.at(-1)!.amounts).toEqual([
+      { address: WITHDRAW, amount: Number(due) / 1e8, memo: memoHex(`zsd-redemption:${id}`) },
+    ]);
+    expect(await onChain(id)).toBe(2);
+    expect(await s.read.registry.read.totalCollateralZat()).toBe(collateral - due);
+    const [event] = await s.publicClient.getContractEvents({
+      address: s.read.redemptions.address,
+      abi: s.read.redemptions.abi,
+      eventName: "RedemptionCompleted",
+      args: { id },
+    });
+    expect(event!.args.zcashTxId).toBe(paid.zcash_txid);
+    const [ledger] = await db.query<{ amount_zat: string }>(
+      "SELECT amount_zat FROM custody_ledger WHERE kind = 'payout' AND redemption_id = $1",
+      [id.toString()],
+    );
+    expect(ledger!.amount_zat).toBe(due.toString());
+
+    await passes(p, 3);
+    expect(zcashd.sends).toHaveLength(sends + 1);
+  });
+
+  it("waits for the configured confirmations before paying", async () => {
+    const { p, db } = await payouts({ confirmations: 3 });
+    const id = await redeem(1n * ZSD);
+    await p.tick();
+    expect(await row(db, id)).toBeUndefined();
+    await s.mineBlocks(2);
+    await p.tick();
+    expect((await row(db, id))!.status).toBe("sent");
+    await passes(p, 3);
+    expect((await row(db, id))!.status).toBe("completed");
+  });
+
+  it("keeps one payout in flight at a time", async () => {
+    const { p, db } = await payouts();
+    zcashd.holdOperations = true;
+    const first = await redeem(2n * ZSD);
+    const second = await redeem(3n * ZSD);
+    const sends = zcashd.sends.length;
+    await passes(p, 4);
+    expect((await row(db, first))!.status).toBe("sent");
+    expect((await row(db, second))!.status).toBe("pending");
+    expect(zcashd.sends).toHaveLength(sends + 1);
+    zcashd.holdOperations = false;
+    await passes(p, 8);
+    expect((await row(db, first))!.status).toBe("completed");
+    expect((await row(db, second))!.status).toBe("completed");
+    expect(zcashd.sends).toHaveLength(sends + 2);
+  });
+
+  it("retries a payment the wallet refused, then pays it", async () => {
+    const { p, db } = await payouts({ retryMs: 200 });
+    const id = await redeem(1n * ZSD);
+    zcashd.refuseNextSend = "Insufficient funds: have 0.00, need 0.01";
+    await p.tick();
+    const refused = (await row(db, id))!;
+    expect(refused).toMatchObject({ status: "pending", attempts: 1 });
+    expect(refused.last_error).toMatch(/Insufficient funds/);
+    // Not before its back-off.
+    await p.tick();
+    expect((await row(db, id))!.attempts).toBe(1);
+    await new Promise((r) => setTimeout(r, 250));
+    await passes(p, 4);
+    expect((await row(db, id))!).toMatchObject({ status: "completed", attempts: 2 });
+  });
+
+  it("refunds the owner when the wallet keeps failing the payment", async () => {
+    const { p, db } = await payouts({ maxAttempts: 2 });
+    const before = await s.read.token.read.balanceOf([alice.address]);
+    const id = await redeem(5n * ZSD);
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(before - 5n * ZSD);
+    const sends = zcashd.sends.length;
+    for (let pass = 0; pass < 12 && (await row(db, id))?.status !== "refunded"; pass++) {
+      zcashd.failNextSend = "Could not find any non-coinbase UTXOs to spend";
+      await p.tick();
+    }
+    zcashd.failNextSend = undefined;
+    expect((await row(db, id))!).toMatchObject({ status: "refunded", attempts: 2 });
+    expect(zcashd.sends).toHaveLength(sends + 2);
+    expect(await onChain(id)).toBe(3);
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(before);
+    const [event] = await s.publicClient.getContractEvents({
+      address: s.read.redemptions.address,
+      abi: s.read.redemptions.abi,
+      eventName: "RedemptionFailed",
+      args: { id },
+    });
+    expect(event!.args.reason).toMatch(/non-coinbase UTXOs/);
+  });
+
+  it("refunds, without sending anything, a redemption to an address it cannot pay", async () => {
+    const { p, db } = await payouts();
+    const sends = zcashd.sends.length;
+    const transparent = await redeem(1n * ZSD, "tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd");
+    const mainnet = await redeem(
+      1n * ZSD,
+      "zs1z7rejlpsa98s2rrrfkwmaxu53e4ue0ulcrw0h4x5g8jl04tak0d3mm47vdtahatqrlkngh9slya",
+    );
+    await passes(p, 3);
+    for (const id of [transparent, mainnet]) {
+      expect((await row(db, id))!.status).toBe("refunded");
+      expect(await onChain(id)).toBe(3);
+    }
+    expect((await row(db, transparent))!.last_error).toMatch(/transparent/i);
+    expect((await row(db, mainnet))!.last_error).toMatch(/mainnet|network/i);
+    expect(zcashd.sends).toHaveLength(sends);
+  });
+
+  it("never sends again a payout whose outcome is unknown", async () => {
+    // The wallet forgot the operation (zcashd restarted): paid or not, nobody knows.
+    const { p, db } = await payouts();
+    zcashd.holdOperations = true;
+    const forgotten = await redeem(1n * ZSD);
+    await p.tick();
+    zcashd.forgetOperations();
+    zcashd.holdOperations = false;
+    const sends = zcashd.sends.length;
+    await passes(p, 3);
+    expect((await row(db, forgotten))!.status).toBe("review");
+    expect((await row(db, forgotten))!.last_error).toMatch(/no longer knows/);
+
+    // The connection dropped while asking the wallet to pay.
+    const cut = await payouts({}, "http://127.0.0.1:9");
+    const lost = await redeem(1n * ZSD);
+    await cut.p.tick();
+    expect((await row(cut.db, lost))!.status).toBe("review");
+
+    // A worker died after recording "sending": the next pass does not send it again.
+    const crashed = await payouts();
+    const interrupted = await redeem(1n * ZSD);
+    await crashed.p.discover();
+    await crashed.db.query("UPDATE payouts SET status = 'sending', attempts = 1 WHERE redemption_id = $1", [
+      interrupted.toString(),
+    ]);
+    await passes(crashed.p, 3);
+    expect((await row(crashed.db, interrupted))!.status).toBe("review");
+
+    expect(zcashd.sends).toHaveLength(sends);
+    for (const id of [forgotten, lost, interrupted]) expect(await onChain(id)).toBe(1);
+  });
+
+  it("recognises a settlement an earlier pass made but did not record", async () => {
+    const { p, db } = await payouts();
+    zcashd.holdOperations = true;
+    const id = await redeem(1n * ZSD);
+    await p.tick();
+    zcashd.holdOperations = false;
+    // The settlement lands, then the process dies before writing it down.
+    const txid = `0x${"5a".repeat(32)}` as const;
+    await attestor.completeRedemption(id, txid);
+    await db.query("UPDATE payouts SET status = 'settling', zcash_txid = $2 WHERE redemption_id = $1", [
+      id.toString(),
+      txid,
+    ]);
+    await p.tick();
+    expect((await row(db, id))!.status).toBe("completed");
+    expect(await onChain(id)).toBe(2);
+  });
+});
