@@ -1,9 +1,16 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { formatUnits } from "viem";
 import type { Server } from "node:http";
 import { Redis } from "ioredis";
 import { createApp } from "../../api/src/app.ts";
 import { type Config, loadConfig } from "../../api/src/config.ts";
 import { type Database, openDatabase } from "../../api/src/db/index.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { createNote, noteCommitment, publicSignalsToArray } from "../../sdk/js/src/notes/index.ts";
+import type { System } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
 
 export type Storage = "pglite" | "postgres";
@@ -94,3 +101,97 @@ export const json = (body: unknown, headers: Record<string, string> = {}) => ({
   headers: { "content-type": "application/json", ...headers },
   body: JSON.stringify(body),
 });
+
+/** Polls `read` until `done` holds; fails naming `what` after `timeoutMs`. */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  what = "the condition",
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: last saw ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * The relay API over a deployed system: its deployment manifest, the
+ * attestor (#1) and relayer (#4) development keys, a 50 ms worker poll. The
+ * worker is not started. `close` also removes the manifest's directory.
+ */
+export async function startRelayApi(s: System, db: Database, env: Record<string, string> = {}): Promise<RunningApi> {
+  const dir = mkdtempSync(join(tmpdir(), "zsd-relay-"));
+  writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
+  const api = await startApi(db, {
+    DEPLOYMENT_FILE: join(dir, "deployment.json"),
+    RPC_URL: s.rpcUrl,
+    ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
+    RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
+    RELAY_POLL_MS: "50",
+    ...env,
+  });
+  return {
+    ...api,
+    close: async () => {
+      await api.worker?.stop();
+      await api.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** What a wallet does before it is told "queued": sandbox deposit, proof, submission, mint (shape A). */
+export async function queueMint(
+  api: RunningApi,
+  s: System,
+  options: { recipient: `0x${string}`; mintAmount: bigint },
+): Promise<{ mintId: string; nullifierHash: bigint }> {
+  const note = createNote();
+  const deposit = await api.call(
+    "/v1/sandbox/deposits",
+    json({ amount: "4", noteCommitment: noteCommitment(note).toString() }),
+  );
+  if (deposit.status !== 201) throw new Error(`sandbox deposit: ${deposit.status} ${await deposit.text()}`);
+  const proved = await s.prove({
+    note,
+    amountZat: 400_000_000n,
+    mintAmount: options.mintAmount,
+    recipient: options.recipient,
+  });
+  const amount = formatUnits(options.mintAmount, 18);
+  const submitted = await api.call(
+    "/v1/proofs/submit",
+    json({
+      proof: proved.raw.proof,
+      publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+      mintAmount: amount,
+      recipient: options.recipient,
+    }),
+  );
+  if (submitted.status !== 201) throw new Error(`proof submission: ${submitted.status} ${await submitted.text()}`);
+  const { proofId } = (await submitted.json()) as { proofId: string };
+  const queued = await api.call(
+    "/v1/mint",
+    json({ amount, collateralType: "ZEC", proofId, recipient: options.recipient }),
+  );
+  if (queued.status !== 202) throw new Error(`mint: ${queued.status} ${await queued.text()}`);
+  return { mintId: ((await queued.json()) as { mintId: string }).mintId, nullifierHash: proved.request.nullifierHash };
+}
+
+/** A mint as GET /v1/mints/{id} shows it, once confirmed or failed. */
+export function settledMint(api: RunningApi, mintId: string) {
+  return eventually(
+    async () =>
+      (await (await api.call(`/v1/mints/${mintId}`)).json()) as {
+        status: string;
+        txHash: string | null;
+        failureReason: string | null;
+      },
+    (m) => m.status === "confirmed" || m.status === "failed",
+    `mint ${mintId} to settle`,
+  );
+}

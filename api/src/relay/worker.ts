@@ -55,7 +55,8 @@ export class RelayWorker {
   #running: Promise<void> | undefined;
   #stopped = true;
   #nextScan = 0;
-  readonly #holder = randomId("worker");
+  /** This worker's name in the lease table. */
+  readonly holder = randomId("worker");
 
   constructor(
     private readonly db: Database,
@@ -97,7 +98,7 @@ export class RelayWorker {
     await this.#running;
     // Hand the key over at once rather than after the lease runs out.
     await this.db
-      .query("DELETE FROM worker_leases WHERE name = $1 AND holder = $2", [this.#leaseName, this.#holder])
+      .query("DELETE FROM worker_leases WHERE name = $1 AND holder = $2", [this.#leaseName, this.holder])
       .catch(() => undefined);
   }
 
@@ -117,7 +118,7 @@ export class RelayWorker {
        ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
        WHERE worker_leases.holder = EXCLUDED.holder OR worker_leases.expires_at < now()
        RETURNING holder`,
-      [this.#leaseName, this.#holder, this.options.leaseMs ?? 30_000],
+      [this.#leaseName, this.holder, this.options.leaseMs ?? 30_000],
     );
     return rows.length > 0;
   }
