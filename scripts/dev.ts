@@ -64,6 +64,7 @@ const api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
     // Hardhat development keys: the attestor (local custody) and the relayer.
     ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.attestor),
     RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
+    RELAY_WORKER_ID: "dev",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
   },
   stdio: ["ignore", "inherit", "inherit"],

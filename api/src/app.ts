@@ -106,6 +106,11 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
           confirmations: config.RELAY_CONFIRMATIONS,
           maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
           retryMs: config.PAYOUT_RETRY_MS,
+          onReview: (redemptionId, reason) =>
+            logger.error(
+              { redemptionId, reason },
+              "payout held for review: resolve it by hand, it will not be retried",
+            ),
         })
       : undefined;
   const worker =
@@ -118,6 +123,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
           scanEveryMs: config.DEPOSIT_SCAN_MS,
           payouts,
           leaseMs: config.RELAY_LEASE_MS,
+          workerId: config.RELAY_WORKER_ID,
           onError: (error) => logger.warn({ err: error }, "relay worker pass failed"),
         })
       : undefined;

@@ -34,7 +34,9 @@ export const configSchema = z.object({
   /** A relayed transaction pending longer than this is replaced with higher fees. */
   RELAY_STUCK_AFTER_MS: positiveInt.default(30_000),
   /** How long a worker's lease on its relayer key lasts; a replica takes over a silent worker after it. */
-  RELAY_LEASE_MS: positiveInt.default(30_000),
+  RELAY_LEASE_MS: positiveInt.default(15_000),
+  /** A stable name for this replica's worker, so that after a crash it takes its own lease back at once. */
+  RELAY_WORKER_ID: z.string().min(1).max(100).optional(),
   /** Payments the custody wallet refuses before a redemption is refunded (its ZSD minted back). */
   PAYOUT_MAX_ATTEMPTS: positiveInt.default(5),
   /** Wait before retrying a refused payout; doubles with each attempt, up to an hour. */

@@ -7,7 +7,7 @@ import { Chain } from "../../api/src/chain.ts";
 import { Attestor } from "../../api/src/custody/attestor.ts";
 import { ZcashdClient, ZcashdCustody } from "../../api/src/custody/zcashd.ts";
 import type { Database } from "../../api/src/db/index.ts";
-import { type PayoutOptions, type PayoutRow, Payouts } from "../../api/src/relay/payouts.ts";
+import { type PayoutOptions, type PayoutRow, Payouts, resolveReview } from "../../api/src/relay/payouts.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
@@ -227,6 +227,43 @@ describe("payouts", () => {
 
     expect(zcashd.sends).toHaveLength(sends);
     for (const id of [forgotten, lost, interrupted]) expect(await onChain(id)).toBe(1);
+  });
+
+  it("carries out an operator's verdict on a payout held for review", async () => {
+    const { p, db } = await payouts();
+    zcashd.holdOperations = true;
+    const paidMeanwhile = await redeem(1n * ZSD);
+    await p.tick();
+    zcashd.forgetOperations();
+    zcashd.holdOperations = false;
+    await p.tick();
+    expect((await row(db, paidMeanwhile))!.status).toBe("review");
+    // Only a payout in review takes a verdict.
+    expect(await resolveReview(db, paidMeanwhile + 1000n, { paid: false })).toBe(false);
+
+    // The operator finds the payment in the wallet: settled with that txid, nothing sent again.
+    const sends = zcashd.sends.length;
+    const txid = `0x${"7c".repeat(32)}` as const;
+    expect(await resolveReview(db, paidMeanwhile, { paid: txid })).toBe(true);
+    await p.tick();
+    expect((await row(db, paidMeanwhile))!.status).toBe("completed");
+    expect(zcashd.sends).toHaveLength(sends);
+    const [event] = await s.publicClient.getContractEvents({
+      address: s.read.redemptions.address,
+      abi: s.read.redemptions.abi,
+      eventName: "RedemptionCompleted",
+      args: { id: paidMeanwhile },
+    });
+    expect(event!.args.zcashTxId).toBe(txid);
+
+    // The operator finds no payment: it is sent again.
+    const notPaid = await redeem(1n * ZSD);
+    await p.discover();
+    await db.query("UPDATE payouts SET status = 'review' WHERE redemption_id = $1", [notPaid.toString()]);
+    expect(await resolveReview(db, notPaid, { paid: false })).toBe(true);
+    await passes(p, 4);
+    expect((await row(db, notPaid))!.status).toBe("completed");
+    expect(zcashd.sends).toHaveLength(sends + 1);
   });
 
   it("recognises a settlement an earlier pass made but did not record", async () => {

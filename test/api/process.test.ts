@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../api/src/db/index.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 
@@ -48,6 +49,29 @@ describe("API process", () => {
     await expect(
       run(TSX, ["api/src/cli/keys.ts", "create", "--env", "staging", "--name", "x"], { cwd: ROOT, env }),
     ).rejects.toThrow(/--env must be/);
+  });
+
+  it("lists payouts and takes an operator's verdict on one held for review from the CLI", async () => {
+    const directory = join(dir, "payouts");
+    const db = await openDatabase({ directory });
+    await db.query(
+      `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, request_tx_hash, status, last_error)
+       VALUES (12, '0xowner', '1', '1000', 'ztestsapling1x', '0xtx', 'review', 'operation forgotten'),
+              (13, '0xowner', '1', '2000', 'ztestsapling1y', '0xtx', 'completed', NULL)`,
+    );
+    await db.close();
+    const env = { ...process.env, PGLITE_DIRECTORY: directory, LOG_LEVEL: "silent" };
+    const cli = (...args: string[]) => run(TSX, ["api/src/cli/payouts.ts", ...args], { cwd: ROOT, env });
+    const review = (await cli("list", "--status", "review")).stdout;
+    expect(review).toContain("12  review  1000 zat → ztestsapling1x");
+    expect(review).not.toContain("13  completed");
+    await expect(cli("resolve", "--redemption", "12", "--paid", "12")).rejects.toThrow(/32-byte Zcash txid/);
+    await expect(cli("resolve", "--redemption", "13", "--unpaid")).rejects.toThrow(/not held for review/);
+    await expect(cli("resolve", "--redemption", "12")).rejects.toThrow(/exactly one of/);
+    expect((await cli("resolve", "--redemption", "12", "--paid", "ab".repeat(32))).stdout).toContain("settled");
+    expect((await cli("list")).stdout).toContain(
+      `12  settling  1000 zat → ztestsapling1x  attempts 0  txid 0x${"ab".repeat(32)}`,
+    );
   });
 
   it("refuses to start with a bad variable and names it", async () => {

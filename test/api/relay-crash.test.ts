@@ -37,6 +37,8 @@ describe("relay worker across crashes", () => {
         ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
         RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
         RELAY_POLL_MS: "10",
+        // The restarted process is the same replica: it takes its lease back without waiting for it to expire.
+        RELAY_WORKER_ID: "crash-test-replica",
         LOG_LEVEL: "silent",
       },
       stdio: "ignore",

@@ -44,6 +44,8 @@ export interface PayoutOptions {
   maxAttempts: number;
   /** Wait before the first retry; doubles each time, up to an hour. */
   retryMs: number;
+  /** Told of every payout held for an operator. */
+  onReview?: (redemptionId: string, reason: string) => void;
 }
 
 const CURSOR = "redemptions";
@@ -145,8 +147,8 @@ export class Payouts {
     return rows.length > 0;
   }
 
-  #review(p: PayoutRow, reason: string) {
-    return this.#move(p, "review", { last_error: reason });
+  async #review(p: PayoutRow, reason: string): Promise<void> {
+    if (await this.#move(p, "review", { last_error: reason })) this.options.onReview?.(p.redemption_id, reason);
   }
 
   async #onChain(id: bigint) {
@@ -263,4 +265,28 @@ export class Payouts {
       else await this.#review(p, "Refund refused: the redemption is no longer pending on-chain.");
     }
   }
+}
+
+/**
+ * An operator's verdict on a payout held for review, after looking in the
+ * wallet: paid (with the Zcash txid; the worker then settles it on-chain) or
+ * not paid (the worker sends it again). Returns false when it is not in review.
+ */
+export async function resolveReview(
+  db: Database,
+  redemptionId: bigint,
+  verdict: { paid: `0x${string}` } | { paid: false },
+): Promise<boolean> {
+  const rows = verdict.paid
+    ? await db.query(
+        `UPDATE payouts SET status = 'settling', zcash_txid = $2, last_error = NULL, updated_at = now()
+         WHERE redemption_id = $1 AND status = 'review' RETURNING 1`,
+        [redemptionId.toString(), verdict.paid],
+      )
+    : await db.query(
+        `UPDATE payouts SET status = 'pending', operation_id = NULL, next_attempt_at = now(), last_error = NULL, updated_at = now()
+         WHERE redemption_id = $1 AND status = 'review' RETURNING 1`,
+        [redemptionId.toString()],
+      );
+  return rows.length > 0;
 }

@@ -56,7 +56,7 @@ export class RelayWorker {
   #stopped = true;
   #nextScan = 0;
   /** This worker's name in the lease table. */
-  readonly holder = randomId("worker");
+  readonly holder: string;
 
   constructor(
     private readonly db: Database,
@@ -73,11 +73,14 @@ export class RelayWorker {
       payouts?: Payouts;
       /** How long a pass's lease on the relayer key lasts; another replica takes over after it. */
       leaseMs?: number;
+      /** Name in the lease table; a stable one lets a restarted replica resume without waiting. */
+      workerId?: string;
       onError?: (error: unknown) => void;
     },
   ) {
     this.#wallet = chain.wallet(relayerKey);
     this.address = this.#wallet.account.address;
+    this.holder = options.workerId ?? randomId("worker");
   }
 
   start(): void {
@@ -118,7 +121,7 @@ export class RelayWorker {
        ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
        WHERE worker_leases.holder = EXCLUDED.holder OR worker_leases.expires_at < now()
        RETURNING holder`,
-      [this.#leaseName, this.holder, this.options.leaseMs ?? 30_000],
+      [this.#leaseName, this.holder, this.options.leaseMs ?? 15_000],
     );
     return rows.length > 0;
   }

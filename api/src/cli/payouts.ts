@@ -1,0 +1,67 @@
+// npm run payouts -- list [--status review]
+// npm run payouts -- resolve --redemption 12 --paid <zcash txid>   (the wallet shows it paid)
+// npm run payouts -- resolve --redemption 12 --unpaid              (the wallet shows it was not)
+import { parseArgs } from "node:util";
+import { loadConfig } from "../config.ts";
+import { openDatabase } from "../db/index.ts";
+import { type PayoutRow, resolveReview } from "../relay/payouts.ts";
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    status: { type: "string" },
+    redemption: { type: "string" },
+    paid: { type: "string" },
+    unpaid: { type: "boolean" },
+  },
+});
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+const config = loadConfig();
+const db = await openDatabase({ url: config.DATABASE_URL, directory: config.PGLITE_DIRECTORY });
+try {
+  switch (positionals[0]) {
+    case "list": {
+      const rows = await db.query<PayoutRow>(
+        values.status
+          ? "SELECT * FROM payouts WHERE status = $1 ORDER BY redemption_id"
+          : "SELECT * FROM payouts ORDER BY redemption_id",
+        values.status ? [values.status] : [],
+      );
+      for (const p of rows) {
+        console.log(
+          `${p.redemption_id}  ${p.status}  ${p.zat_due} zat → ${p.withdraw_address}  attempts ${p.attempts}` +
+            `${p.operation_id ? `  op ${p.operation_id}` : ""}${p.zcash_txid ? `  txid ${p.zcash_txid}` : ""}` +
+            `${p.last_error ? `  (${p.last_error})` : ""}`,
+        );
+      }
+      break;
+    }
+    case "resolve": {
+      if (!values.redemption || !/^\d+$/.test(values.redemption)) fail("--redemption <on-chain id> is required");
+      if (Boolean(values.paid) === Boolean(values.unpaid)) fail("give exactly one of --paid <txid> or --unpaid");
+      let txid: `0x${string}` | undefined;
+      if (values.paid) {
+        const hex = values.paid.replace(/^0x/, "").toLowerCase();
+        if (!/^[0-9a-f]{64}$/.test(hex)) fail("--paid takes the 32-byte Zcash txid in hex");
+        txid = `0x${hex}`;
+      }
+      const done = await resolveReview(db, BigInt(values.redemption), txid ? { paid: txid } : { paid: false });
+      if (!done) fail(`payout ${values.redemption} is not held for review`);
+      console.log(
+        txid
+          ? `payout ${values.redemption}: paid, to be settled on-chain`
+          : `payout ${values.redemption}: to be sent again`,
+      );
+      break;
+    }
+    default:
+      fail("usage: payouts list [--status STATUS] | resolve --redemption ID (--paid TXID | --unpaid)");
+  }
+} finally {
+  await db.close();
+}
