@@ -10,7 +10,7 @@ import { idempotency } from "./middleware/idempotency.ts";
 import { requestLogging } from "./middleware/logging.ts";
 import { createLimiter, rateLimit } from "./middleware/rate-limit.ts";
 import { requestId } from "./middleware/request-id.ts";
-import { type Metrics, createMetrics } from "./metrics.ts";
+import { type Metrics, createMetrics, trackRelay } from "./metrics.ts";
 import { docsPage } from "./openapi/docs.ts";
 import { openApiDocument } from "./openapi/document.ts";
 import { Problem, problems, sendProblem } from "./problems.ts";
@@ -127,6 +127,10 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
           onError: (error) => logger.warn({ err: error }, "relay worker pass failed"),
         })
       : undefined;
+  if (worker) trackRelay(metrics, db);
+  else if (custody) {
+    logger.warn("custody is configured without RELAYER_PRIVATE_KEY: no worker scans deposits or pays redemptions");
+  }
   const mints = new MintService(db, chain, worker?.address);
   const redemptions = new RedemptionService(db, chain, config.ENVIRONMENT, worker !== undefined);
 

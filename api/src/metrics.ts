@@ -1,4 +1,5 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Database } from "./db/index.ts";
 
 export interface Metrics {
   registry: Registry;
@@ -33,4 +34,25 @@ export function createMetrics(): Metrics {
       registers: [registry],
     }),
   };
+}
+
+/**
+ * Mints and payouts by status, read from the database at each scrape, so that
+ * an operator can alert on a queue that grows or a payout held for review.
+ */
+export function trackRelay(metrics: Metrics, db: Database): void {
+  new Gauge({
+    name: "zsd_relay_items",
+    help: "Relayed mints and redemption payouts by status",
+    labelNames: ["kind", "status"],
+    registers: [metrics.registry],
+    async collect() {
+      const rows = await db.query<{ kind: string; status: string; n: string }>(
+        `SELECT 'mint' AS kind, status, count(*) AS n FROM mints GROUP BY status
+         UNION ALL SELECT 'payout', status, count(*) FROM payouts GROUP BY status`,
+      );
+      this.reset();
+      for (const r of rows) this.set({ kind: r.kind, status: r.status }, Number(r.n));
+    },
+  });
 }

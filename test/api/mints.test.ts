@@ -1,10 +1,6 @@
 // POST /v1/mint (both shapes), GET /v1/mints/{id} and the relay worker, on a
 // live node with real proofs.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import {
   type Note,
   createNote,
@@ -13,7 +9,7 @@ import {
   releaseProver,
 } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
+import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 
 const { alice, bob, relayer } = accounts;
 
@@ -21,27 +17,15 @@ describe("mint through the relay", () => {
   let s: System;
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
-  let dir: string;
 
   beforeAll(async () => {
     s = await deploySystem();
-    dir = mkdtempSync(join(tmpdir(), "zsd-api-mints-"));
-    writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
     storage = await openStorage("pglite");
-    api = await startApi(storage.db, {
-      DEPLOYMENT_FILE: join(dir, "deployment.json"),
-      RPC_URL: s.rpcUrl,
-      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
-      RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
-      RELAY_POLL_MS: "50",
-      MINT_WAIT_MS: "20000",
-    });
+    api = await startRelayApi(s, storage.db, { MINT_WAIT_MS: "20000" });
   });
   afterAll(async () => {
-    await api?.worker?.stop();
     await api?.close();
     await storage?.close();
-    rmSync(dir, { recursive: true, force: true });
     await releaseProver();
   });
 
@@ -83,14 +67,12 @@ describe("mint through the relay", () => {
     return { note, proved, record: (await response.json()) as { proofId: string; proofHash: string } };
   }
 
-  async function until(mintId: string, statuses: string[]) {
-    for (let i = 0; i < 200; i++) {
-      const mint = (await (await api.call(`/v1/mints/${mintId}`)).json()) as Record<string, unknown>;
-      if (statuses.includes(mint.status as string)) return mint;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`mint ${mintId} never reached ${statuses}`);
-  }
+  const until = (mintId: string, statuses: string[]) =>
+    eventually(
+      async () => (await (await api.call(`/v1/mints/${mintId}`)).json()) as Record<string, unknown>,
+      (mint) => statuses.includes(mint.status as string),
+      `mint ${mintId} to reach ${statuses}`,
+    );
 
   it("shape A: queued at once, then submitted and confirmed by the worker", async () => {
     api.worker!.start();

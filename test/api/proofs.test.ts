@@ -1,7 +1,4 @@
 // POST /v1/proofs/submit and GET /v1/proofs/{id} with real proofs on a live node.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   DepositTree,
@@ -13,7 +10,7 @@ import {
   releaseProver,
 } from "../../sdk/js/src/notes/index.ts";
 import { PROVING_ARTIFACTS, type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
+import { type RunningApi, json, openStorage, startApi, startRelayApi } from "./helpers.ts";
 
 const { alice, bob, relayer } = accounts;
 
@@ -21,19 +18,15 @@ describe("proofs", () => {
   let s: System;
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
-  let dir: string;
 
   beforeAll(async () => {
     s = await deploySystem();
-    dir = mkdtempSync(join(tmpdir(), "zsd-api-proofs-"));
-    writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
     storage = await openStorage("pglite");
-    api = await startApi(storage.db, { DEPLOYMENT_FILE: join(dir, "deployment.json"), RPC_URL: s.rpcUrl });
+    api = await startRelayApi(s, storage.db);
   });
   afterAll(async () => {
     await api?.close();
     await storage?.close();
-    rmSync(dir, { recursive: true, force: true });
     await releaseProver();
   });
 

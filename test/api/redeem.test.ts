@@ -1,14 +1,10 @@
 // POST /v1/redeem and GET /v1/redemptions/{id}: the owner's signed redemption
 // relayed, burned on-chain and paid by the (sandbox) custody.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { signRedeem } from "../helpers/signatures.ts";
-import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
+import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 
 const { alice, bob } = accounts;
 const SAPLING_TESTNET = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
@@ -20,28 +16,17 @@ describe("redeem through the relay", () => {
   let s: System;
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
-  let dir: string;
 
   beforeAll(async () => {
     s = await deploySystem();
-    dir = mkdtempSync(join(tmpdir(), "zsd-api-redeem-"));
-    writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
     storage = await openStorage("pglite");
-    api = await startApi(storage.db, {
-      DEPLOYMENT_FILE: join(dir, "deployment.json"),
-      RPC_URL: s.rpcUrl,
-      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
-      RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
-      RELAY_POLL_MS: "50",
-    });
+    api = await startRelayApi(s, storage.db);
     await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 200n * ZSD, recipient: alice.address });
     api.worker!.start();
   });
   afterAll(async () => {
-    await api?.worker?.stop();
     await api?.close();
     await storage?.close();
-    rmSync(dir, { recursive: true, force: true });
     await releaseProver();
   });
 
@@ -67,14 +52,12 @@ describe("redeem through the relay", () => {
     };
   }
 
-  async function until(id: string, statuses: string[]) {
-    for (let i = 0; i < 200; i++) {
-      const r = (await (await api.call(`/v1/redemptions/${id}`)).json()) as Record<string, unknown>;
-      if (statuses.includes(r.status as string)) return r;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`redemption ${id} never reached ${statuses}`);
-  }
+  const until = (id: string, statuses: string[]) =>
+    eventually(
+      async () => (await (await api.call(`/v1/redemptions/${id}`)).json()) as Record<string, unknown>,
+      (r) => statuses.includes(r.status as string),
+      `redemption ${id} to reach ${statuses}`,
+    );
 
   it("relays the signed redemption: requested → burned → paid, collateral down", async () => {
     const collateral = await s.read.registry.read.totalCollateralZat();

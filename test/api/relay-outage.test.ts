@@ -1,14 +1,10 @@
 // An RPC outage while mints are queued: the worker keeps failing its passes
 // without losing or blocking anything, and finishes once the node is back.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { type Server, type Socket, connect, createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
-import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
+import { type RunningApi, openStorage, queueMint, settledMint, startRelayApi } from "./helpers.ts";
 
 /** A TCP relay to the node that can drop every connection, as a network outage does. */
 async function outageProxy(target: URL) {
@@ -42,61 +38,26 @@ describe("relay through an RPC outage", () => {
   let s: System;
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
-  let dir: string;
   let proxy: Awaited<ReturnType<typeof outageProxy>>;
 
   beforeAll(async () => {
     s = await deploySystem();
-    dir = mkdtempSync(join(tmpdir(), "zsd-relay-outage-"));
-    writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
     proxy = await outageProxy(new URL(s.rpcUrl));
     storage = await openStorage("pglite");
-    api = await startApi(storage.db, {
-      DEPLOYMENT_FILE: join(dir, "deployment.json"),
-      RPC_URL: proxy.url,
-      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
-      RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
-      RELAY_POLL_MS: "50",
-      UPSTREAM_TIMEOUT_MS: "500",
-    });
+    api = await startRelayApi(s, storage.db, { RPC_URL: proxy.url, UPSTREAM_TIMEOUT_MS: "500" });
   });
   afterAll(async () => {
     proxy?.restore();
-    await api?.worker?.stop();
     await api?.close();
     await proxy?.close();
     await storage?.close();
-    rmSync(dir, { recursive: true, force: true });
     await releaseProver();
   });
 
   it("keeps queued mints through the outage (readiness says so) and confirms each once the node is back", async () => {
     const mintIds: string[] = [];
     for (let i = 0; i < 2; i++) {
-      const note = createNote();
-      await api.call("/v1/sandbox/deposits", json({ amount: "4", noteCommitment: noteCommitment(note).toString() }));
-      const proved = await s.prove({
-        note,
-        amountZat: 400_000_000n,
-        mintAmount: 20n * ZSD,
-        recipient: accounts.bob.address,
-      });
-      const proof = (await (
-        await api.call(
-          "/v1/proofs/submit",
-          json({
-            proof: proved.raw.proof,
-            publicSignals: publicSignalsToArray(proved.raw.publicSignals),
-            mintAmount: "20",
-            recipient: accounts.bob.address,
-          }),
-        )
-      ).json()) as { proofId: string };
-      const queued = await api.call(
-        "/v1/mint",
-        json({ amount: "20", collateralType: "ZEC", proofId: proof.proofId, recipient: accounts.bob.address }),
-      );
-      mintIds.push(((await queued.json()) as { mintId: string }).mintId);
+      mintIds.push((await queueMint(api, s, { recipient: accounts.bob.address, mintAmount: 20n * ZSD })).mintId);
     }
 
     proxy.cut();
@@ -111,13 +72,7 @@ describe("relay through an RPC outage", () => {
 
     proxy.restore();
     for (const mintId of mintIds) {
-      let status = "";
-      for (let i = 0; i < 200 && status !== "confirmed"; i++) {
-        status = ((await (await api.call(`/v1/mints/${mintId}`)).json()) as { status: string }).status;
-        if (status === "failed") throw new Error(`mint ${mintId} failed`);
-        if (status !== "confirmed") await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(status).toBe("confirmed");
+      expect((await settledMint(api, mintId)).status).toBe("confirmed");
     }
     expect(await s.read.token.read.balanceOf([accounts.bob.address])).toBe(40n * ZSD);
   });

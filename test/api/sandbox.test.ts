@@ -1,7 +1,4 @@
 // Sandbox deposits and the local custody, against a live node with real proofs.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
@@ -13,35 +10,24 @@ import {
   releaseProver,
 } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
+import { type RunningApi, json, openStorage, startApi, startRelayApi } from "./helpers.ts";
 
 const { alice } = accounts;
-const attestorKey = hardhatPrivateKey(1);
 const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 
 describe("sandbox deposits and local custody", () => {
   let s: System;
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
-  let dir: string;
-  let deploymentFile: string;
 
   beforeAll(async () => {
     s = await deploySystem();
-    dir = mkdtempSync(join(tmpdir(), "zsd-api-sandbox-"));
-    deploymentFile = join(dir, "deployment.json");
-    writeFileSync(deploymentFile, JSON.stringify(s.deployment));
     storage = await openStorage("pglite");
-    api = await startApi(storage.db, {
-      DEPLOYMENT_FILE: deploymentFile,
-      RPC_URL: s.rpcUrl,
-      ATTESTOR_PRIVATE_KEY: attestorKey,
-    });
+    api = await startRelayApi(s, storage.db);
   });
   afterAll(async () => {
     await api?.close();
     await storage?.close();
-    rmSync(dir, { recursive: true, force: true });
     await releaseProver();
   });
 
@@ -139,9 +125,9 @@ describe("sandbox deposits and local custody", () => {
   it("does not exist in production", async () => {
     const production = await startApi(storage.db, {
       ENVIRONMENT: "production",
-      DEPLOYMENT_FILE: deploymentFile,
+      DEPLOYMENT_FILE: api.config.DEPLOYMENT_FILE!,
       RPC_URL: s.rpcUrl,
-      ATTESTOR_PRIVATE_KEY: attestorKey,
+      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
     });
     try {
       const response = await production.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: "5" }));

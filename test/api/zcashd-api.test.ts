@@ -1,16 +1,12 @@
 // The API with zcashd as its custody: the worker records deposits it finds in
 // the custody wallet and pays relayed redemptions with z_sendmany.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { formatUnits } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, noteCommitment, releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { signRedeem } from "../helpers/signatures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
-import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";
+import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 
 const CUSTODY = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 const WITHDRAW =
@@ -21,48 +17,29 @@ describe("API with zcashd custody", () => {
   let zcashd: ZcashdTestServer;
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
-  let dir: string;
 
   beforeAll(async () => {
     s = await deploySystem();
-    dir = mkdtempSync(join(tmpdir(), "zsd-zcashd-api-"));
-    writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
     zcashd = await startZcashdTestServer(CUSTODY);
     storage = await openStorage("pglite");
-    api = await startApi(storage.db, {
-      DEPLOYMENT_FILE: join(dir, "deployment.json"),
-      RPC_URL: s.rpcUrl,
-      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
-      RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
+    api = await startRelayApi(s, storage.db, {
       ZCASHD_RPC_URL: zcashd.url,
       ZCASHD_RPC_USER: zcashd.user,
       ZCASHD_RPC_PASSWORD: zcashd.password,
       CUSTODY_ADDRESS: CUSTODY,
       ZCASHD_MIN_CONFIRMATIONS: "3",
       DEPOSIT_SCAN_MS: "100",
-      RELAY_POLL_MS: "50",
       PAYOUT_MAX_ATTEMPTS: "2",
       PAYOUT_RETRY_MS: "50",
     });
     api.worker!.start();
   });
   afterAll(async () => {
-    await api?.worker?.stop();
     await api?.close();
     await zcashd?.close();
     await storage?.close();
-    rmSync(dir, { recursive: true, force: true });
     await releaseProver();
   });
-
-  async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-    for (let i = 0; i < 200; i++) {
-      const v = await read();
-      if (done(v)) return v;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error("timed out");
-  }
 
   it("records a deposit that reaches the custody wallet with a note commitment", async () => {
     const commitment = noteCommitment(createNote());
@@ -140,5 +117,9 @@ describe("API with zcashd custody", () => {
     }
     expect(zcashd.sends).toHaveLength(sends + 2);
     expect(await s.read.token.read.balanceOf([accounts.alice.address])).toBe(balance);
+    // Operators see payouts by status on /metrics.
+    const metrics = await (await api.call("/metrics", { key: null })).text();
+    expect(metrics).toContain('zsd_relay_items{kind="payout",status="completed"} 1');
+    expect(metrics).toContain('zsd_relay_items{kind="payout",status="refunded"} 1');
   });
 });
