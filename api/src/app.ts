@@ -122,6 +122,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
           scanDeposits: custody instanceof ZcashdCustody ? () => custody.scanDeposits() : undefined,
           scanEveryMs: config.DEPOSIT_SCAN_MS,
           payouts,
+          payoutEveryMs: config.PAYOUT_POLL_MS,
           leaseMs: config.RELAY_LEASE_MS,
           workerId: config.RELAY_WORKER_ID,
           onError: (error) => logger.warn({ err: error }, "relay worker pass failed"),

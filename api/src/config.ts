@@ -37,6 +37,8 @@ export const configSchema = z.object({
   RELAY_LEASE_MS: positiveInt.default(15_000),
   /** A stable name for this replica's worker, so that after a crash it takes its own lease back at once. */
   RELAY_WORKER_ID: z.string().min(1).max(100).optional(),
+  /** How often the worker moves payouts on (discovers redemptions, follows the wallet). */
+  PAYOUT_POLL_MS: positiveInt.default(1000),
   /** Payments the custody wallet refuses before a redemption is refunded (its ZSD minted back). */
   PAYOUT_MAX_ATTEMPTS: positiveInt.default(5),
   /** Wait before retrying a refused payout; doubles with each attempt, up to an hour. */

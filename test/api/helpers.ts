@@ -120,7 +120,7 @@ export async function eventually<T>(
 
 /**
  * The relay API over a deployed system: its deployment manifest, the
- * attestor (#1) and relayer (#4) development keys, a 50 ms worker poll. The
+ * attestor (#1) and relayer (#4) development keys, a 50 ms worker poll (100 ms for payouts). The
  * worker is not started. `close` also removes the manifest's directory.
  */
 export async function startRelayApi(s: System, db: Database, env: Record<string, string> = {}): Promise<RunningApi> {
@@ -132,6 +132,7 @@ export async function startRelayApi(s: System, db: Database, env: Record<string,
     ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
     RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
     RELAY_POLL_MS: "50",
+    PAYOUT_POLL_MS: "100",
     ...env,
   });
   return {

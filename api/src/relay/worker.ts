@@ -55,6 +55,7 @@ export class RelayWorker {
   #running: Promise<void> | undefined;
   #stopped = true;
   #nextScan = 0;
+  #nextPayouts = 0;
   /** This worker's name in the lease table. */
   readonly holder: string;
 
@@ -71,6 +72,8 @@ export class RelayWorker {
       scanDeposits?: () => Promise<unknown>;
       scanEveryMs?: number;
       payouts?: Payouts;
+      /** Payouts move on at most this often (they need no faster than the Zcash side moves). */
+      payoutEveryMs?: number;
       /** How long a pass's lease on the relayer key lasts; another replica takes over after it. */
       leaseMs?: number;
       /** Name in the lease table; a stable one lets a restarted replica resume without waiting. */
@@ -196,7 +199,10 @@ export class RelayWorker {
     for (const job of await this.#jobs("queued")) await this.#submit(job);
     for (const r of await this.#redemptions("submitted")) await this.#followRedemption(r);
     for (const r of await this.#redemptions("queued")) await this.#submitRedemption(r);
-    await this.options.payouts?.tick();
+    if (this.options.payouts && Date.now() >= this.#nextPayouts) {
+      this.#nextPayouts = Date.now() + (this.options.payoutEveryMs ?? 1000);
+      await this.options.payouts.tick();
+    }
   }
 
   async #redemptions(relayStatus: string): Promise<RedemptionRow[]> {
