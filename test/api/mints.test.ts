@@ -160,6 +160,68 @@ describe("mint through the relay", () => {
     await until([...ids][0]!, ["confirmed"]);
   });
 
+  it("two API keys racing for one deposit: one mint confirmed, the other refused with a clear reason", async () => {
+    const rivalAccount = await api.keys.createAccount("rival wallet");
+    const { secret: rivalKey } = await api.keys.create(rivalAccount.id, "sandbox", "rival");
+    const note = createNote();
+    await api.call("/v1/sandbox/deposits", json({ amount: "4", noteCommitment: noteCommitment(note).toString() }));
+    const proveFor = (recipient: `0x${string}`) =>
+      s.prove({ note, amountZat: 400_000_000n, mintAmount: 40n * ZSD, recipient });
+    const proofs = [await proveFor(alice.address), await proveFor(bob.address)];
+    const race = async (key: string, proved: Awaited<ReturnType<typeof proveFor>>, recipient: `0x${string}`) => {
+      const submitted = await api.call("/v1/proofs/submit", {
+        ...json({
+          proof: proved.raw.proof,
+          publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+          mintAmount: "40",
+          recipient,
+        }),
+        key,
+      });
+      if (submitted.status !== 201) return submitted;
+      const { proofId } = (await submitted.json()) as { proofId: string };
+      return api.call("/v1/mint", { ...json({ amount: "40", collateralType: "ZEC", proofId, recipient }), key });
+    };
+    const results = await Promise.all([
+      race(api.secret, proofs[0]!, alice.address),
+      race(rivalKey, proofs[1]!, bob.address),
+    ]);
+    const won = results.filter((r) => r.status === 202);
+    const lost = results.filter((r) => r.status !== 202);
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.status).toBe(409);
+    expect(await lost[0]!.json()).toMatchObject({
+      code: "nullifier_claimed",
+      detail: "Another pending proof already claims this deposit.",
+    });
+    const { mintId } = (await won[0]!.json()) as { mintId: string };
+    const winnerKey = results[0]!.status === 202 ? api.secret : rivalKey;
+    const loserKey = winnerKey === api.secret ? rivalKey : api.secret;
+    const mint = (await (await api.call(`/v1/mints/${mintId}`, { key: winnerKey })).json()) as { status: string };
+    expect(["queued", "submitted", "confirmed"]).toContain(mint.status);
+    await eventually(
+      async () => (await (await api.call(`/v1/mints/${mintId}`, { key: winnerKey })).json()) as { status: string },
+      (m) => m.status === "confirmed",
+      "the winner's mint to confirm",
+    );
+    // The winner's mint is not the loser's to see; once it is mined, the loser learns the deposit is spent.
+    expect((await api.call(`/v1/mints/${mintId}`, { key: loserKey })).status).toBe(404);
+    const loserProof = winnerKey === api.secret ? proofs[1]! : proofs[0]!;
+    const loserRecipient = winnerKey === api.secret ? bob.address : alice.address;
+    const retry = await api.call("/v1/proofs/submit", {
+      ...json({
+        proof: loserProof.raw.proof,
+        publicSignals: publicSignalsToArray(loserProof.raw.publicSignals),
+        mintAmount: "40",
+        recipient: loserRecipient,
+      }),
+      key: loserKey,
+    });
+    expect(retry.status).toBe(409);
+    expect(await retry.json()).toMatchObject({ code: "nullifier_spent" });
+  });
+
   it("reconciles a deposit minted outside the queue: confirmed when it is this mint, failed when another took it", async () => {
     await api.worker!.stop();
     // The same proof, sent by someone else before the worker (as after a crash between send and record).
