@@ -106,6 +106,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
           confirmations: config.RELAY_CONFIRMATIONS,
           maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
           retryMs: config.PAYOUT_RETRY_MS,
+          onError: (error) => logger.warn({ err: error }, "payout step failed; retried next pass"),
           onReview: (redemptionId, reason) =>
             logger.error(
               { redemptionId, reason },

@@ -138,6 +138,23 @@ describe("payouts", () => {
     expect(zcashd.sends).toHaveLength(sends + 2);
   });
 
+  it("keeps a payout in flight through a wallet outage, and the pass going", async () => {
+    const { p, db } = await payouts();
+    const id = await redeem(1n * ZSD);
+    await p.tick();
+    expect((await row(db, id))!.status).toBe("sent");
+    zcashd.unavailable = true;
+    try {
+      await p.tick();
+      await p.tick();
+    } finally {
+      zcashd.unavailable = false;
+    }
+    expect((await row(db, id))!).toMatchObject({ status: "sent", last_error: "zcashd answered HTTP 503" });
+    await passes(p, 3);
+    expect((await row(db, id))!.status).toBe("completed");
+  });
+
   it("retries a payment the wallet refused, then pays it", async () => {
     const { p, db } = await payouts({ retryMs: 200 });
     const id = await redeem(1n * ZSD);

@@ -26,6 +26,8 @@ export interface ZcashdTestServer {
   failNextSend?: string;
   /** The next z_sendmany call is answered with this RPC error (nothing is sent). */
   refuseNextSend?: string;
+  /** Answers every call with HTTP 503 while set, as a zcashd that is down behind a proxy. */
+  unavailable: boolean;
   /** Operations stay "executing" while this is set. */
   holdOperations: boolean;
   /** As after a zcashd restart: the operations it knew are gone. */
@@ -48,6 +50,7 @@ export async function startZcashdTestServer(custodyAddress: string): Promise<Zca
     notes: [],
     sends: [],
     holdOperations: false,
+    unavailable: false,
     forgetOperations: () => operations.clear(),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
@@ -57,6 +60,10 @@ export async function startZcashdTestServer(custodyAddress: string): Promise<Zca
     let raw = "";
     req.on("data", (chunk) => (raw += chunk));
     req.on("end", () => {
+      if (state.unavailable) {
+        res.writeHead(503).end();
+        return;
+      }
       if (req.headers.authorization !== expectedAuth) {
         res.writeHead(401).end();
         return;

@@ -44,6 +44,8 @@ export interface PayoutOptions {
   maxAttempts: number;
   /** Wait before the first retry; doubles each time, up to an hour. */
   retryMs: number;
+  /** Told of a step that failed (and will be tried again). */
+  onError?: (error: unknown) => void;
   /** Told of every payout held for an operator. */
   onReview?: (redemptionId: string, reason: string) => void;
 }
@@ -72,15 +74,32 @@ export class Payouts {
     for (const p of await this.#rows("sending")) {
       await this.#review(p, "The worker stopped while handing this payout to the wallet; it may have been paid.");
     }
-    for (const p of await this.#rows("sent")) await this.#follow(p);
-    for (const p of await this.#rows("settling")) await this.#settle(p);
-    for (const p of await this.#rows("refunding")) await this.#refund(p);
+    for (const p of await this.#rows("sent")) await this.#isolated(p, () => this.#follow(p));
+    for (const p of await this.#rows("settling")) await this.#isolated(p, () => this.#settle(p));
+    for (const p of await this.#rows("refunding")) await this.#isolated(p, () => this.#refund(p));
     const [inFlight] = await this.db.query("SELECT 1 FROM payouts WHERE status IN ('sending', 'sent') LIMIT 1");
     if (inFlight) return;
     const [next] = await this.db.query<PayoutRow>(
       "SELECT * FROM payouts WHERE status = 'pending' AND next_attempt_at <= now() ORDER BY redemption_id LIMIT 1",
     );
-    if (next) await this.#start(next);
+    if (next) await this.#isolated(next, () => this.#start(next));
+  }
+
+  /**
+   * One payout's trouble (a node or wallet that does not answer, a refusal
+   * we do not expect) is written on its row and leaves the others moving;
+   * the row is tried again next pass.
+   */
+  async #isolated(p: PayoutRow, step: () => Promise<void>): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      await this.db.query("UPDATE payouts SET last_error = $2, updated_at = now() WHERE redemption_id = $1", [
+        p.redemption_id,
+        String((error as Error).message).slice(0, 500),
+      ]);
+      this.options.onError?.(error);
+    }
   }
 
   /** Records the RedemptionRequested events with enough confirmations since the last pass. */

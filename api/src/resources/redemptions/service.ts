@@ -46,7 +46,7 @@ function payoutView(row: Row): { status: Row["status"]; zcashTxId: string | null
       return {
         ...own,
         zcashTxId: row.payout_txid ?? null,
-        failureReason: row.payout_error ? `Payout being retried: ${row.payout_error}` : null,
+        failureReason: row.payout_error ? `Payout in progress; last problem: ${row.payout_error}` : null,
       };
   }
 }
