@@ -103,7 +103,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     chain && attestor && custody
       ? new Payouts(db, chain, custody, attestor, {
           network: config.ENVIRONMENT === "production" ? "mainnet" : "testnet",
-          confirmations: config.RELAY_CONFIRMATIONS,
+          confirmations: config.PAYOUT_CONFIRMATIONS,
           maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
           retryMs: config.PAYOUT_RETRY_MS,
           onError: (error) => logger.warn({ err: error }, "payout step failed; retried next pass"),

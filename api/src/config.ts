@@ -40,7 +40,9 @@ export const configSchema = z.object({
   /** How often the worker moves payouts on (discovers redemptions, follows the wallet). */
   PAYOUT_POLL_MS: positiveInt.default(1000),
   /** Payments the custody wallet refuses before a redemption is refunded (its ZSD minted back). */
-  PAYOUT_MAX_ATTEMPTS: positiveInt.default(5),
+  PAYOUT_MAX_ATTEMPTS: positiveInt.default(10),
+  /** Blocks a redemption needs (its own included) before ZEC is paid for it: a reorganisation must not undo a paid burn. */
+  PAYOUT_CONFIRMATIONS: positiveInt.default(12),
   /** Wait before retrying a refused payout; doubles with each attempt, up to an hour. */
   PAYOUT_RETRY_MS: positiveInt.default(60_000),
   /** How long POST /v1/mint with a proof hash waits for the transaction. */

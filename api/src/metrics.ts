@@ -55,4 +55,16 @@ export function trackRelay(metrics: Metrics, db: Database): void {
       for (const r of rows) this.set({ kind: r.kind, status: r.status }, Number(r.n));
     },
   });
+  new Gauge({
+    name: "zsd_payout_oldest_unfinished_seconds",
+    help: "Age of the oldest payout neither completed nor refunded (0 when none): alert when it grows",
+    registers: [metrics.registry],
+    async collect() {
+      const [row] = await db.query<{ age: number | string | null }>(
+        `SELECT EXTRACT(EPOCH FROM now() - min(created_at)) AS age FROM payouts
+         WHERE status NOT IN ('completed', 'refunded')`,
+      );
+      this.set(Number(row?.age ?? 0));
+    },
+  });
 }

@@ -133,6 +133,7 @@ export async function startRelayApi(s: System, db: Database, env: Record<string,
     RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
     RELAY_POLL_MS: "50",
     PAYOUT_POLL_MS: "100",
+    PAYOUT_CONFIRMATIONS: "1",
     ...env,
   });
   return {

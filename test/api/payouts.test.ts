@@ -5,14 +5,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/chain.ts";
 import { Attestor } from "../../api/src/custody/attestor.ts";
+import type { Custody } from "../../api/src/custody/index.ts";
 import { ZcashdClient, ZcashdCustody } from "../../api/src/custody/zcashd.ts";
 import type { Database } from "../../api/src/db/index.ts";
 import { type PayoutOptions, type PayoutRow, Payouts, resolveReview } from "../../api/src/relay/payouts.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
-import { openStorage } from "./helpers.ts";
+import { eventually, openStorage } from "./helpers.ts";
 
 const CUSTODY = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 const WITHDRAW =
@@ -52,9 +54,9 @@ describe("payouts", () => {
       retryMs: 1,
       ...options,
     });
-    // Redemptions of earlier tests are not this test's business.
+    // Redemptions of earlier tests are not this test's business: recorded as done, never paid here.
     await p.discover();
-    await storage.db.query("DELETE FROM payouts");
+    await storage.db.query("UPDATE payouts SET status = 'completed'");
     return { p, db: storage.db };
   }
 
@@ -192,7 +194,9 @@ describe("payouts", () => {
       eventName: "RedemptionFailed",
       args: { id },
     });
-    expect(event!.args.reason).toMatch(/non-coinbase UTXOs/);
+    // A code on-chain, never the wallet's words (they may reveal its balance).
+    expect(event!.args.reason).toBe("payout_failed");
+    expect((await row(db, id))!.last_error).toMatch(/non-coinbase UTXOs/);
   });
 
   it("refunds, without sending anything, a redemption to an address it cannot pay", async () => {
@@ -209,6 +213,14 @@ describe("payouts", () => {
       expect(await onChain(id)).toBe(3);
     }
     expect((await row(db, transparent))!.last_error).toMatch(/transparent/i);
+    const [event] = await s.publicClient.getContractEvents({
+      address: s.read.redemptions.address,
+      abi: s.read.redemptions.abi,
+      eventName: "RedemptionFailed",
+      args: { id: transparent },
+      fromBlock: 0n,
+    });
+    expect(event!.args.reason).toBe("unpayable_address");
     expect((await row(db, mainnet))!.last_error).toMatch(/mainnet|network/i);
     expect(zcashd.sends).toHaveLength(sends);
   });
@@ -221,29 +233,87 @@ describe("payouts", () => {
     await p.tick();
     zcashd.forgetOperations();
     zcashd.holdOperations = false;
-    const sends = zcashd.sends.length;
     await passes(p, 3);
     expect((await row(db, forgotten))!.status).toBe("review");
-    expect((await row(db, forgotten))!.last_error).toMatch(/no longer knows/);
+    expect((await row(db, forgotten))!.last_error).toMatch(/no longer knows the operation/);
 
-    // The connection dropped while asking the wallet to pay.
-    const cut = await payouts({}, "http://127.0.0.1:9");
+    // The operation failed after the transaction was built: the wallet may still broadcast it.
+    const committed = await redeem(1n * ZSD);
+    zcashd.failNextSend = "SendTransaction: Transaction commit failed";
+    await passes(p, 4);
+    expect((await row(db, committed))!.status).toBe("review");
+
+    // The wallet took the payment but its answer was lost.
     const lost = await redeem(1n * ZSD);
-    await cut.p.tick();
-    expect((await row(cut.db, lost))!.status).toBe("review");
+    zcashd.dropNextSendAnswer = true;
+    await passes(p, 2);
+    expect((await row(db, lost))!.status).toBe("review");
 
     // A worker died after recording "sending": the next pass does not send it again.
-    const crashed = await payouts();
     const interrupted = await redeem(1n * ZSD);
-    await crashed.p.discover();
-    await crashed.db.query("UPDATE payouts SET status = 'sending', attempts = 1 WHERE redemption_id = $1", [
+    await p.discover();
+    await db.query("UPDATE payouts SET status = 'sending', attempts = 1 WHERE redemption_id = $1", [
       interrupted.toString(),
     ]);
-    await passes(crashed.p, 3);
-    expect((await row(crashed.db, interrupted))!.status).toBe("review");
+    const sends = zcashd.sends.length;
+    await passes(p, 3);
+    expect((await row(db, interrupted))!.status).toBe("review");
 
     expect(zcashd.sends).toHaveLength(sends);
-    for (const id of [forgotten, lost, interrupted]) expect(await onChain(id)).toBe(1);
+    for (const id of [forgotten, committed, lost, interrupted]) expect(await onChain(id)).toBe(1);
+  });
+
+  it("waits, without spending an attempt, for a wallet it cannot reach", async () => {
+    const { p, db } = await payouts({ retryMs: 100 }, `http://127.0.0.1:${await freePort()}`);
+    const id = await redeem(1n * ZSD);
+    await passes(p, 3);
+    expect((await row(db, id))!).toMatchObject({ status: "pending", attempts: 0 });
+    expect((await row(db, id))!.last_error).toMatch(/refused the connection/);
+    expect(await onChain(id)).toBe(1);
+  });
+
+  it("lets a pass acting on a stale read neither retry nor refund (another replica moved the payout on)", async () => {
+    const { db } = await payouts();
+    // Two workers over one database. A reads the payout, then its wallet answer is held back
+    // while B sees that payment fail and sends a new one.
+    const client = new ZcashdClient(zcashd.url, { user: zcashd.user, password: zcashd.password });
+    const wallet = new ZcashdCustody(db, attestor, client, { address: CUSTODY, minConfirmations: 3 });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const slowWallet: Custody = {
+      kind: "zcashd",
+      send: (order) => wallet.send(order),
+      operation: async (opid) => {
+        await held;
+        return wallet.operation(opid);
+      },
+    };
+    const options = { network: "testnet", confirmations: 1, retryMs: 1 } as const;
+    // A would refund at the first failure: the worst thing a stale pass could do.
+    const a = new Payouts(db, chain, slowWallet, attestor, { ...options, maxAttempts: 1 });
+    const b = new Payouts(db, chain, wallet, attestor, { ...options, maxAttempts: 3 });
+    const id = await redeem(1n * ZSD);
+    zcashd.failNextSend = "Insufficient funds: have 0, need 0.01";
+    await b.tick();
+    const failing = (await row(db, id))!.operation_id;
+    const staleA = a.tick();
+    await eventually(
+      async () => {
+        await b.tick();
+        return (await row(db, id))!;
+      },
+      (r) => r.status === "sent" && r.operation_id !== failing,
+      "B to send the payout again",
+    );
+    const sends = zcashd.sends.length;
+    release();
+    await staleA;
+    expect((await row(db, id))!).toMatchObject({ status: "sent", attempts: 2 });
+    expect(await onChain(id)).toBe(1);
+    expect(zcashd.sends).toHaveLength(sends);
+    await passes(b, 4);
+    expect((await row(db, id))!.status).toBe("completed");
+    expect(await onChain(id)).toBe(2);
   });
 
   it("carries out an operator's verdict on a payout held for review", async () => {

@@ -83,6 +83,8 @@ describe("API with zcashd custody", () => {
     zcashTxId: string | null;
     zecDue: string;
     failureReason: string | null;
+    refunded: boolean;
+    settlementTxHash: string | null;
   }
   const redemption = async (id: string) => (await (await api.call(`/v1/redemptions/${id}`)).json()) as Redemption;
 
@@ -96,6 +98,8 @@ describe("API with zcashd custody", () => {
     expect(paid.status).toBe("paid");
     expect(zcashd.sends.at(-1)!.amounts).toMatchObject([{ address: WITHDRAW, amount: Number(paid.zecDue) }]);
     expect(paid.zcashTxId).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(paid.refunded).toBe(false);
+    expect(paid.settlementTxHash).toMatch(/^0x[0-9a-f]{64}$/);
   });
 
   it("shows a redemption failed and refunded when the custody wallet keeps failing its payout", async () => {
@@ -109,8 +113,12 @@ describe("API with zcashd custody", () => {
         (r) => r.status === "paid" || r.status === "failed",
       );
       expect(failed.status).toBe("failed");
-      expect(failed.failureReason).toMatch(/returned to the owner: z_sendmany failed: Insufficient funds/);
-      expect(failed.zcashTxId).toBeNull();
+      expect(failed).toMatchObject({
+        refunded: true,
+        zcashTxId: null,
+        failureReason: "Custody could not pay this redemption, so the ZSD was returned to the owner.",
+        settlementTxHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      });
     } finally {
       clearInterval(failing);
       zcashd.failNextSend = undefined;
@@ -121,5 +129,6 @@ describe("API with zcashd custody", () => {
     const metrics = await (await api.call("/metrics", { key: null })).text();
     expect(metrics).toContain('zsd_relay_items{kind="payout",status="completed"} 1');
     expect(metrics).toContain('zsd_relay_items{kind="payout",status="refunded"} 1');
+    expect(metrics).toContain("zsd_payout_oldest_unfinished_seconds 0");
   });
 });

@@ -2,9 +2,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/chain.ts";
 import { Attestor } from "../../api/src/custody/attestor.ts";
-import { PayoutRefused } from "../../api/src/custody/index.ts";
+import { PayoutNotSent, PayoutRefused } from "../../api/src/custody/index.ts";
 import { ZcashdClient, ZcashdCustody, parseDepositMemo } from "../../api/src/custody/zcashd.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { createNote, depositLeaf, noteCommitment, releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZEC, deploySystem } from "../helpers/fixtures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
@@ -77,36 +78,54 @@ describe("zcashd custody", () => {
     });
   });
 
-  it("tells a refused payment, a failed operation and a forgotten one apart", async () => {
+  it("tells a refused payment, a failed operation, one that may have paid and a forgotten one apart", async () => {
     zcashd.refuseNextSend = "Insufficient funds: have 0.01, need 0.2";
     const refused = custody.send({ redemptionId: 8n, address: WITHDRAW, zat: 20_000_000n });
     await expect(refused).rejects.toBeInstanceOf(PayoutRefused);
     await expect(refused).rejects.toThrow(/Insufficient funds/);
 
+    const settle = async (opid: string) => {
+      await custody.operation(opid);
+      await custody.operation(opid);
+      return custody.operation(opid);
+    };
     zcashd.failNextSend = "Could not find any non-coinbase UTXOs to spend";
-    const failing = await custody.send({ redemptionId: 8n, address: WITHDRAW, zat: 20_000_000n });
-    await custody.operation(failing);
-    await custody.operation(failing);
-    expect(await custody.operation(failing)).toEqual({
+    expect(await settle(await custody.send({ redemptionId: 8n, address: WITHDRAW, zat: 20_000_000n }))).toEqual({
       state: "failed",
       reason: "z_sendmany failed: Could not find any non-coinbase UTXOs to spend",
+    });
+    // Failed after the transaction was built: the wallet may still broadcast it.
+    zcashd.failNextSend = "SendTransaction: Transaction commit failed";
+    expect(await settle(await custody.send({ redemptionId: 8n, address: WITHDRAW, zat: 20_000_000n }))).toMatchObject({
+      state: "unknown",
+      reason: expect.stringMatching(/commit failed.*possibly after the transaction was built/),
     });
 
     const forgotten = await custody.send({ redemptionId: 9n, address: WITHDRAW, zat: 1n });
     zcashd.forgetOperations();
-    expect(await custody.operation(forgotten)).toEqual({ state: "unknown" });
+    expect(await custody.operation(forgotten)).toMatchObject({ state: "unknown" });
   });
 
-  it("does not call a lost connection a refusal: the payment may have been made", async () => {
-    const gone = new ZcashdCustody(
+  it("tells a wallet it never reached from one whose answer was lost", async () => {
+    const unreachable = new ZcashdCustody(
       storage.db,
       new Attestor(new Chain(s.deployment, s.rpcUrl, 5000), hardhatPrivateKey(1)),
-      new ZcashdClient("http://127.0.0.1:9", { user: "zsd", password: "x" }),
+      // A port nobody listens on (fetch refuses some low ports outright, e.g. 9).
+      new ZcashdClient(`http://127.0.0.1:${await freePort()}`, { user: "zsd", password: "x" }),
       { address: CUSTODY, minConfirmations: 3 },
     );
-    const error = await gone.send({ redemptionId: 1n, address: WITHDRAW, zat: 1n }).catch((e: unknown) => e);
+    await expect(unreachable.send({ redemptionId: 1n, address: WITHDRAW, zat: 1n })).rejects.toBeInstanceOf(
+      PayoutNotSent,
+    );
+
+    // zcashd took the payment, then the connection dropped before its answer: paid or not, nobody knows.
+    const sends = zcashd.sends.length;
+    zcashd.dropNextSendAnswer = true;
+    const error = await custody.send({ redemptionId: 2n, address: WITHDRAW, zat: 1n }).catch((e: unknown) => e);
+    expect(zcashd.sends).toHaveLength(sends + 1);
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(PayoutRefused);
+    expect(error).not.toBeInstanceOf(PayoutNotSent);
   });
 
   it("says so when zcashd refuses the credentials", async () => {

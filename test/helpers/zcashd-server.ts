@@ -24,6 +24,8 @@ export interface ZcashdTestServer {
   }[];
   /** The next z_sendmany operation fails with this message (after it was accepted). */
   failNextSend?: string;
+  /** The next z_sendmany is carried out, but its answer is lost (the connection drops). */
+  dropNextSendAnswer?: boolean;
   /** The next z_sendmany call is answered with this RPC error (nothing is sent). */
   refuseNextSend?: string;
   /** Answers every call with HTTP 503 while set, as a zcashd that is down behind a proxy. */
@@ -103,6 +105,11 @@ export async function startZcashdTestServer(custodyAddress: string): Promise<Zca
             opid,
             failure ? { polls: 0, error: failure } : { polls: 0, txid: randomBytes(32).toString("hex") },
           );
+          if (state.dropNextSendAnswer) {
+            state.dropNextSendAnswer = false;
+            req.socket.destroy();
+            return;
+          }
           return reply(opid);
         }
         case "z_getoperationstatus": {

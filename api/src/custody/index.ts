@@ -25,8 +25,8 @@ export type PayoutState =
   | { state: "pending" }
   | { state: "success"; zcashTxId: `0x${string}` }
   | { state: "failed"; reason: string }
-  /** The wallet no longer knows the operation (restarted): it may or may not have paid. */
-  | { state: "unknown" };
+  /** The wallet no longer knows the operation, or failed it in a way that may have paid: it may or may not have paid. */
+  | { state: "unknown"; reason: string };
 
 /**
  * The wallet answered that it will not make this payment (not a lost
@@ -36,12 +36,18 @@ export class PayoutRefused extends Error {
   override name = "PayoutRefused";
 }
 
+/** The request never reached the wallet (connection refused): nothing was paid, nothing refused. */
+export class PayoutNotSent extends Error {
+  override name = "PayoutNotSent";
+}
+
 export interface Custody {
   readonly kind: "local" | "zcashd";
   /**
    * Hands one payment to the wallet and returns its operation id. Throws
-   * PayoutRefused when the wallet refused it; any other error leaves it
-   * unknown whether the payment was made.
+   * PayoutRefused when the wallet refused it and PayoutNotSent when the
+   * request never reached it; any other error leaves it unknown whether the
+   * payment was made.
    */
   send(order: PayoutOrder): Promise<string>;
   operation(operationId: string): Promise<PayoutState>;

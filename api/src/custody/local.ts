@@ -44,6 +44,8 @@ export class LocalCustody implements Custody {
 
   async operation(operationId: string): Promise<PayoutState> {
     const match = OPERATION.exec(operationId);
-    return match ? { state: "success", zcashTxId: match[1] as `0x${string}` } : { state: "unknown" };
+    return match
+      ? { state: "success", zcashTxId: match[1] as `0x${string}` }
+      : { state: "unknown", reason: "not an operation of the local custody" };
   }
 }

@@ -10,6 +10,7 @@ import {
   type Custody,
   DEPOSIT_MEMO_PREFIX,
   PAYOUT_MEMO_PREFIX,
+  PayoutNotSent,
   type PayoutOrder,
   PayoutRefused,
   type PayoutState,
@@ -43,6 +44,18 @@ interface Operation {
   error?: { code: number; message: string };
 }
 
+export class ZcashdUnreachable extends Error {
+  override name = "ZcashdUnreachable";
+}
+
+/**
+ * How zcashd words the failures of an operation that never built a
+ * transaction. Any other failure (a commit or broadcast error) may have left a
+ * signed transaction in the wallet, which rebroadcasts it: not a refusal.
+ */
+const FAILED_BEFORE_BUILDING =
+  /insufficient|not enough|could not find any|privacy policy|invalid|too many|exceeds|dust|minconf/i;
+
 /** zcashd's JSON-RPC (1.0 envelope, HTTP basic auth). */
 export class ZcashdClient {
   #id = 0;
@@ -52,23 +65,37 @@ export class ZcashdClient {
     private readonly timeoutMs = 10_000,
   ) {}
 
+  /**
+   * Throws ZcashdError when zcashd answered with an error (it did not do the
+   * call), ZcashdUnreachable when the request never reached it, and a plain
+   * Error for anything else (a proxy's 502 after forwarding, a dropped
+   * answer): then nobody knows whether the call was carried out.
+   */
   async call<T>(method: string, params: unknown[] = []): Promise<T> {
-    const response = await fetch(this.url, {
-      method: "POST",
-      headers: {
-        "content-type": "text/plain",
-        authorization: `Basic ${Buffer.from(`${this.auth.user}:${this.auth.password}`).toString("base64")}`,
-      },
-      body: JSON.stringify({ jsonrpc: "1.0", id: ++this.#id, method, params }),
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
+    let response: Response;
+    try {
+      response = await fetch(this.url, {
+        method: "POST",
+        headers: {
+          "content-type": "text/plain",
+          authorization: `Basic ${Buffer.from(`${this.auth.user}:${this.auth.password}`).toString("base64")}`,
+        },
+        body: JSON.stringify({ jsonrpc: "1.0", id: ++this.#id, method, params }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (error) {
+      const code = (error as { cause?: { code?: string } }).cause?.code;
+      if (code === "ECONNREFUSED")
+        throw new ZcashdUnreachable(`zcashd at ${new URL(this.url).host} refused the connection`);
+      throw error;
+    }
     if (response.status === 401) throw new ZcashdError(-401, "zcashd refused the RPC credentials");
     const body = (await response.json().catch(() => ({}))) as {
       result?: T;
       error?: { code: number; message: string } | null;
     };
     if (body.error) throw new ZcashdError(body.error.code, body.error.message);
-    if (!response.ok) throw new ZcashdError(response.status, `zcashd answered HTTP ${response.status}`);
+    if (!response.ok) throw new Error(`zcashd answered HTTP ${response.status}`);
     return body.result as T;
   }
 }
@@ -138,8 +165,9 @@ export class ZcashdCustody implements Custody {
 
   async send(order: PayoutOrder): Promise<string> {
     const amount = formatUnits(order.zat, 8);
+    let opid: unknown;
     try {
-      return await this.zcashd.call<string>("z_sendmany", [
+      opid = await this.zcashd.call<unknown>("z_sendmany", [
         this.options.address,
         [
           {
@@ -155,16 +183,24 @@ export class ZcashdCustody implements Custody {
     } catch (error) {
       // zcashd answered with an error: the payment was not started.
       if (error instanceof ZcashdError) throw new PayoutRefused(`z_sendmany refused: ${error.message}`);
+      if (error instanceof ZcashdUnreachable) throw new PayoutNotSent(error.message);
       throw error;
     }
+    if (typeof opid !== "string" || !opid)
+      throw new Error(`z_sendmany answered no operation id: ${JSON.stringify(opid)}`);
+    return opid;
   }
 
   async operation(operationId: string): Promise<PayoutState> {
     const [op] = await this.zcashd.call<Operation[]>("z_getoperationstatus", [[operationId]]);
-    if (!op) return { state: "unknown" };
+    if (!op) return { state: "unknown", reason: "zcashd no longer knows the operation (restarted?)" };
     if (op.status === "success" && op.result?.txid) return { state: "success", zcashTxId: `0x${op.result.txid}` };
-    if (op.status === "failed" || op.status === "cancelled") {
-      return { state: "failed", reason: `z_sendmany ${op.status}: ${op.error?.message ?? "no reason given"}` };
+    const reason = `z_sendmany ${op.status}: ${op.error?.message ?? "no reason given"}`;
+    if (op.status === "cancelled") return { state: "failed", reason };
+    if (op.status === "failed") {
+      return FAILED_BEFORE_BUILDING.test(op.error?.message ?? "")
+        ? { state: "failed", reason }
+        : { state: "unknown", reason: `${reason} (possibly after the transaction was built)` };
     }
     return { state: "pending" };
   }

@@ -155,6 +155,8 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
         status text NOT NULL CHECK (status IN
           ('pending', 'sending', 'sent', 'settling', 'completed', 'refunding', 'refunded', 'review')),
         attempts integer NOT NULL DEFAULT 0,
+        -- Bumped by every move: a pass acting on an older read changes nothing.
+        version integer NOT NULL DEFAULT 0,
         next_attempt_at timestamptz NOT NULL DEFAULT now(),
         operation_id text,
         zcash_txid text,

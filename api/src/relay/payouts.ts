@@ -10,14 +10,16 @@
 //
 // "sending" is recorded before the wallet is asked to pay: a row found there
 // by a later pass may or may not have been paid, so it is never sent again
-// automatically. One payout is in flight at a time, so that two never compete
-// for the wallet's notes.
+// automatically. Every move is a compare-and-set on the row's version, and a
+// pass that loses one stops there: a worker acting on a stale read (another
+// replica moved the row meanwhile) can neither send nor refund. One payout is
+// in flight at a time, so that two never compete for the wallet's notes.
 import { redemptionsAbi } from "@zsd/sdk";
 import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
 import type { Chain } from "../chain.ts";
 import type { Attestor } from "../custody/attestor.ts";
-import { type Custody, PayoutRefused } from "../custody/index.ts";
-import type { Database } from "../db/index.ts";
+import { type Custody, PayoutNotSent, PayoutRefused } from "../custody/index.ts";
+import type { Database, Queryable } from "../db/index.ts";
 import { Problem } from "../problems.ts";
 
 export type PayoutStatus =
@@ -31,6 +33,7 @@ export interface PayoutRow {
   withdraw_address: string;
   status: PayoutStatus;
   attempts: number;
+  version: number;
   operation_id: string | null;
   zcash_txid: string | null;
   last_error: string | null;
@@ -38,7 +41,7 @@ export interface PayoutRow {
 
 export interface PayoutOptions {
   network: "mainnet" | "testnet";
-  /** Blocks on top of a redemption's block before it is paid (a reorg must not pay a redemption that never was). */
+  /** Blocks a redemption's block must have on top of it, itself included, before it is paid: a reorganisation must not pay a redemption that never was. */
   confirmations: number;
   /** Refused payments before the redemption is refunded. */
   maxAttempts: number;
@@ -51,7 +54,11 @@ export interface PayoutOptions {
 }
 
 const CURSOR = "redemptions";
-const BLOCKS_PER_QUERY = 5_000n;
+const BLOCKS_PER_QUERY = 2_000n;
+/** Blocks below the cursor read again each pass, for a redemption re-mined there by a reorganisation. */
+const RESCAN_BLOCKS = 64n;
+/** The reason written on-chain with a refund: a code, never the wallet's words (they may reveal balances). */
+const REFUND_REASON = { unpayable: "unpayable_address", failed: "payout_failed" } as const;
 const MAX_RETRY_MS = 3_600_000;
 /** Contract status of a redemption. */
 const REQUESTED = 1;
@@ -69,8 +76,8 @@ export class Payouts {
 
   /** One pass: find new redemptions, follow payouts in flight, start the next one. */
   async tick(): Promise<void> {
-    await this.discover();
-    // A "sending" row at the start of a pass was left by a pass that died while asking the wallet.
+    await this.discover().catch((error: unknown) => this.options.onError?.(error));
+    // A "sending" row at the start of a pass was left by a pass that stopped while asking the wallet.
     for (const p of await this.#rows("sending")) {
       await this.#review(p, "The worker stopped while handing this payout to the wallet; it may have been paid.");
     }
@@ -109,7 +116,9 @@ export class Payouts {
     const [cursor] = await this.db.query<{ block: string }>("SELECT block FROM relay_cursors WHERE name = $1", [
       CURSOR,
     ]);
-    let from = cursor ? BigInt(cursor.block) + 1n : BigInt(this.chain.deployment.contracts.Redemptions!.startBlock);
+    const start = BigInt(this.chain.deployment.contracts.Redemptions!.startBlock);
+    let from = cursor ? BigInt(cursor.block) + 1n - RESCAN_BLOCKS : start;
+    if (from < start) from = start;
     let found = 0;
     while (from <= safe) {
       const to = from + BLOCKS_PER_QUERY - 1n < safe ? from + BLOCKS_PER_QUERY - 1n : safe;
@@ -139,7 +148,7 @@ export class Payouts {
         }
         await tx.query(
           `INSERT INTO relay_cursors (name, block) VALUES ($1, $2)
-           ON CONFLICT (name) DO UPDATE SET block = EXCLUDED.block`,
+           ON CONFLICT (name) DO UPDATE SET block = GREATEST(relay_cursors.block, EXCLUDED.block)`,
           [CURSOR, to.toString()],
         );
       });
@@ -154,16 +163,21 @@ export class Payouts {
     ]);
   }
 
-  /** Moves a payout on, only from the status this pass read (another pass may have moved it first). */
+  /**
+   * Moves a payout on, only if nobody moved it since this pass read it (same
+   * version). False means another pass got there first: the caller stops.
+   */
   async #move(p: PayoutRow, to: PayoutStatus, fields: Record<string, unknown> = {}): Promise<boolean> {
     const keys = Object.keys(fields);
     const sets = keys.map((k, i) => `, ${k} = $${i + 4}`).join("");
     const rows = await this.db.query(
-      `UPDATE payouts SET status = $2${sets}, updated_at = now() WHERE redemption_id = $1 AND status = $3 RETURNING 1`,
-      [p.redemption_id, to, p.status, ...keys.map((k) => fields[k])],
+      `UPDATE payouts SET status = $2${sets}, version = version + 1, updated_at = now()
+       WHERE redemption_id = $1 AND version = $3 RETURNING 1`,
+      [p.redemption_id, to, p.version, ...keys.map((k) => fields[k])],
     );
-    if (rows.length > 0) p.status = to;
-    return rows.length > 0;
+    if (rows.length === 0) return false;
+    Object.assign(p, fields, { status: to, version: p.version + 1 });
+    return true;
   }
 
   async #review(p: PayoutRow, reason: string): Promise<void> {
@@ -198,21 +212,37 @@ export class Payouts {
       parseShieldedAddress(p.withdraw_address, this.options.network);
     } catch (error) {
       if (!(error instanceof ZcashAddressError)) throw error;
-      await this.#move(p, "refunding", { last_error: `Not payable: ${error.message}` });
-      return this.#refund(p);
+      if (await this.#move(p, "refunding", { last_error: `Not payable: ${error.message}` })) {
+        await this.#refund(p, REFUND_REASON.unpayable);
+      }
+      return;
     }
     if (!(await this.#move(p, "sending", { attempts: p.attempts + 1 }))) return;
-    p.attempts += 1;
     let operationId: string;
     try {
       operationId = await this.custody.send({ redemptionId: id, address: p.withdraw_address, zat: BigInt(p.zat_due) });
     } catch (error) {
+      if (error instanceof PayoutNotSent) {
+        // Never reached the wallet: try again later without spending an attempt.
+        await this.#move(p, "pending", {
+          attempts: p.attempts - 1,
+          last_error: error.message,
+          next_attempt_at: new Date(Date.now() + this.options.retryMs),
+        });
+        return;
+      }
       if (error instanceof PayoutRefused) return this.#retryOrRefund(p, error.message);
       await this.#review(p, `Handing the payout to the wallet failed midway: ${(error as Error).message}`);
       return;
     }
-    await this.#move(p, "sent", { operation_id: operationId });
-    p.operation_id = operationId;
+    if (!(await this.#move(p, "sent", { operation_id: operationId }))) {
+      // Another replica took the row into review meanwhile: leave the operator the operation id.
+      await this.db.query(
+        "UPDATE payouts SET operation_id = $2 WHERE redemption_id = $1 AND status = 'review' AND operation_id IS NULL",
+        [p.redemption_id, operationId],
+      );
+      return;
+    }
     await this.#follow(p);
   }
 
@@ -222,32 +252,32 @@ export class Payouts {
       case "pending":
         return;
       case "unknown":
-        await this.#review(p, `The wallet no longer knows operation ${p.operation_id}; it may have been paid.`);
+        await this.#review(p, `Operation ${p.operation_id}: ${state.reason}; it may have been paid.`);
         return;
       case "failed":
         return this.#retryOrRefund(p, state.reason);
-      case "success":
-        await this.db.transaction(async (tx) => {
-          await tx.query(
-            `INSERT INTO custody_ledger (kind, amount_zat, redemption_id, zcash_txid) VALUES ('payout', $1, $2, $3)
-             ON CONFLICT (redemption_id) WHERE kind = 'payout' DO NOTHING`,
-            [p.zat_due, p.redemption_id, state.zcashTxId],
+      case "success": {
+        const moved = await this.db.transaction(async (tx) => {
+          const rows = await tx.query(
+            `UPDATE payouts SET status = 'settling', zcash_txid = $2, version = version + 1, updated_at = now()
+             WHERE redemption_id = $1 AND version = $3 RETURNING 1`,
+            [p.redemption_id, state.zcashTxId, p.version],
           );
-          await tx.query(
-            "UPDATE payouts SET status = 'settling', zcash_txid = $2, updated_at = now() WHERE redemption_id = $1 AND status = 'sent'",
-            [p.redemption_id, state.zcashTxId],
-          );
+          if (rows.length === 0) return false;
+          await recordPayout(tx, p.redemption_id, p.zat_due, state.zcashTxId);
+          return true;
         });
-        p.status = "settling";
-        p.zcash_txid = state.zcashTxId;
+        if (!moved) return;
+        Object.assign(p, { status: "settling", zcash_txid: state.zcashTxId, version: p.version + 1 });
         return this.#settle(p);
+      }
     }
   }
 
   async #retryOrRefund(p: PayoutRow, reason: string): Promise<void> {
     if (p.attempts >= this.options.maxAttempts) {
-      await this.#move(p, "refunding", { last_error: reason });
-      return this.#refund(p);
+      if (await this.#move(p, "refunding", { last_error: reason })) await this.#refund(p);
+      return;
     }
     const wait = Math.min(this.options.retryMs * 2 ** (p.attempts - 1), MAX_RETRY_MS);
     await this.#move(p, "pending", {
@@ -272,8 +302,8 @@ export class Payouts {
   }
 
   /** Returns the burned ZSD to the owner. */
-  async #refund(p: PayoutRow): Promise<void> {
-    const reason = `Custody could not pay: ${p.last_error ?? "no reason recorded"}`.slice(0, 500);
+  async #refund(p: PayoutRow, reason: string = REFUND_REASON.failed): Promise<void> {
+    if (p.last_error?.startsWith("Not payable")) reason = REFUND_REASON.unpayable;
     try {
       const { txHash } = await this.attestor.failRedemption(BigInt(p.redemption_id), reason);
       await this.#move(p, "refunded", { settle_tx_hash: txHash });
@@ -286,26 +316,36 @@ export class Payouts {
   }
 }
 
+/** The custody's ZEC ledger: one payout line per redemption. */
+async function recordPayout(db: Queryable, redemptionId: string, zat: string, zcashTxId: string): Promise<void> {
+  await db.query(
+    `INSERT INTO custody_ledger (kind, amount_zat, redemption_id, zcash_txid) VALUES ('payout', $1, $2, $3)
+     ON CONFLICT (redemption_id) WHERE kind = 'payout' DO NOTHING`,
+    [zat, redemptionId, zcashTxId],
+  );
+}
+
 /**
  * An operator's verdict on a payout held for review, after looking in the
- * wallet: paid (with the Zcash txid; the worker then settles it on-chain) or
- * not paid (the worker sends it again). Returns false when it is not in review.
+ * wallet (its open operations, and its transactions for the memo
+ * `zsd-redemption:<id>`): paid (with the Zcash txid; the worker then settles
+ * it on-chain) or not paid (the worker sends it again). Returns false when it
+ * is not in review.
  */
 export async function resolveReview(
   db: Database,
   redemptionId: bigint,
   verdict: { paid: `0x${string}` } | { paid: false },
 ): Promise<boolean> {
-  const rows = verdict.paid
-    ? await db.query(
-        `UPDATE payouts SET status = 'settling', zcash_txid = $2, last_error = NULL, updated_at = now()
-         WHERE redemption_id = $1 AND status = 'review' RETURNING 1`,
-        [redemptionId.toString(), verdict.paid],
-      )
-    : await db.query(
-        `UPDATE payouts SET status = 'pending', operation_id = NULL, next_attempt_at = now(), last_error = NULL, updated_at = now()
-         WHERE redemption_id = $1 AND status = 'review' RETURNING 1`,
-        [redemptionId.toString()],
-      );
-  return rows.length > 0;
+  return db.transaction(async (tx) => {
+    const [row] = await tx.query<PayoutRow>(
+      `UPDATE payouts SET status = $2, zcash_txid = $3, operation_id = NULL, next_attempt_at = now(),
+         last_error = NULL, version = version + 1, updated_at = now()
+       WHERE redemption_id = $1 AND status = 'review' RETURNING *`,
+      [redemptionId.toString(), verdict.paid ? "settling" : "pending", verdict.paid || null],
+    );
+    if (!row) return false;
+    if (verdict.paid) await recordPayout(tx, row.redemption_id, row.zat_due, verdict.paid);
+    return true;
+  });
 }

@@ -56,7 +56,10 @@ export class RelayWorker {
   #stopped = true;
   #nextScan = 0;
   #nextPayouts = 0;
-  /** This worker's name in the lease table. */
+  #renewal: NodeJS.Timeout | undefined;
+  /** Until this worker first holds its lease, it may take over one its own replica left (same workerId). */
+  #resuming: boolean;
+  /** This worker's name in the lease table: its replica's id and this run's. */
   readonly holder: string;
 
   constructor(
@@ -83,12 +86,16 @@ export class RelayWorker {
   ) {
     this.#wallet = chain.wallet(relayerKey);
     this.address = this.#wallet.account.address;
-    this.holder = options.workerId ?? randomId("worker");
+    this.holder = `${options.workerId ?? "worker"}:${randomId("run")}`;
+    this.#resuming = options.workerId !== undefined;
   }
 
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
+    // Renewed apart from passes, so that a long pass does not outlive its lease.
+    const leaseMs = this.options.leaseMs ?? 15_000;
+    this.#renewal = setInterval(() => void this.#renewLease().catch(() => undefined), Math.max(leaseMs / 3, 10));
     const loop = async () => {
       if (this.#stopped) return;
       this.#running = this.tick().catch((error) => this.options.onError?.(error));
@@ -101,6 +108,7 @@ export class RelayWorker {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#renewal);
     await this.#running;
     // Hand the key over at once rather than after the lease runs out.
     await this.db
@@ -115,18 +123,39 @@ export class RelayWorker {
   /**
    * Takes or renews the lease on this relayer key, so that of several API
    * replicas sharing a database one worker signs with the key at a time.
-   * (The status guards on every row keep even an overlap from doubling
-   * anything; the lease keeps replicas from fighting over nonces.)
+   * (Mints cannot double however passes overlap: the nullifier is spent once.
+   * Payouts move by compare-and-set on a version, so a stale pass stops.)
+   * A restarted replica (same workerId) takes back its predecessor's lease at
+   * once instead of waiting for it to run out; replicas need distinct ids.
    */
   async #holdLease(): Promise<boolean> {
     const rows = await this.db.query(
-      `INSERT INTO worker_leases (name, holder, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+      `INSERT INTO worker_leases (name, holder, expires_at) VALUES ($1, $2, now() + $3::int * interval '1 millisecond')
        ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
        WHERE worker_leases.holder = EXCLUDED.holder OR worker_leases.expires_at < now()
+         OR ($4::boolean AND split_part(worker_leases.holder, ':', 1) = split_part(EXCLUDED.holder, ':', 1))
        RETURNING holder`,
+      [this.#leaseName, this.holder, this.options.leaseMs ?? 15_000, this.#resuming],
+    );
+    if (rows.length > 0) this.#resuming = false;
+    return rows.length > 0;
+  }
+
+  /** Extends the lease while this worker holds it (never takes it). */
+  async #renewLease(): Promise<void> {
+    await this.db.query(
+      `UPDATE worker_leases SET expires_at = now() + $3::int * interval '1 millisecond' WHERE name = $1 AND holder = $2`,
       [this.#leaseName, this.holder, this.options.leaseMs ?? 15_000],
     );
-    return rows.length > 0;
+  }
+
+  /** Runs one part of a pass; its failure is reported and leaves the other parts running. */
+  async #part(work: () => Promise<unknown>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      this.options.onError?.(error);
+    }
   }
 
   async #jobs(status: string): Promise<JobRow[]> {
@@ -191,17 +220,22 @@ export class RelayWorker {
    */
   async tick(): Promise<void> {
     if (!(await this.#holdLease())) return;
-    if (this.options.scanDeposits && Date.now() >= this.#nextScan) {
+    const { scanDeposits, payouts } = this.options;
+    if (scanDeposits && Date.now() >= this.#nextScan) {
       this.#nextScan = Date.now() + (this.options.scanEveryMs ?? 30_000);
-      await this.options.scanDeposits();
+      await this.#part(scanDeposits);
     }
-    for (const job of await this.#jobs("submitted")) await this.#follow(job);
-    for (const job of await this.#jobs("queued")) await this.#submit(job);
-    for (const r of await this.#redemptions("submitted")) await this.#followRedemption(r);
-    for (const r of await this.#redemptions("queued")) await this.#submitRedemption(r);
-    if (this.options.payouts && Date.now() >= this.#nextPayouts) {
+    await this.#part(async () => {
+      for (const job of await this.#jobs("submitted")) await this.#follow(job);
+      for (const job of await this.#jobs("queued")) await this.#submit(job);
+    });
+    await this.#part(async () => {
+      for (const r of await this.#redemptions("submitted")) await this.#followRedemption(r);
+      for (const r of await this.#redemptions("queued")) await this.#submitRedemption(r);
+    });
+    if (payouts && Date.now() >= this.#nextPayouts) {
       this.#nextPayouts = Date.now() + (this.options.payoutEveryMs ?? 1000);
-      await this.options.payouts.tick();
+      await this.#part(() => payouts.tick());
     }
   }
 

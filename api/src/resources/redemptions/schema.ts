@@ -38,7 +38,12 @@ export const redemptionSchema = z
     redemptionId: z.string().nullable().describe("The on-chain redemption id once burned"),
     zecDue: z.string().nullable(),
     txHash: z.string().nullable(),
-    zcashTxId: z.string().nullable(),
+    zcashTxId: z.string().nullable().describe("The Zcash transaction that paid the ZEC"),
+    refunded: z.boolean().describe("Custody could not pay, and the burned ZSD was minted back to the owner"),
+    settlementTxHash: z
+      .string()
+      .nullable()
+      .describe("The attestor's transaction that marked the redemption paid or refunded on-chain"),
     failureReason: z.string().nullable(),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),

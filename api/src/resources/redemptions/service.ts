@@ -22,32 +22,49 @@ interface Row {
   /** From the payout of the on-chain redemption, once the worker has seen it (relay/payouts.ts). */
   payout_status?: string | null;
   payout_txid?: string | null;
-  payout_error?: string | null;
+  settle_tx_hash?: string | null;
 }
 
-/** The request's own status, carried on by its payout once the ZSD is burned. */
-function payoutView(row: Row): { status: Row["status"]; zcashTxId: string | null; failureReason: string | null } {
-  const own = { status: row.status, zcashTxId: row.zcash_txid, failureReason: row.failure_reason };
+/**
+ * The request's own status, carried on by its payout once the ZSD is burned.
+ * The payout's internal notes (wallet errors, review reasons) stay with the
+ * operator; the holder is told what happens to their money.
+ */
+function payoutView(row: Row) {
+  const view = {
+    status: row.status,
+    zcashTxId: row.zcash_txid,
+    refunded: false,
+    settlementTxHash: null as string | null,
+    failureReason: row.failure_reason,
+  };
   switch (row.payout_status) {
     case "completed":
-      return { status: "paid", zcashTxId: row.payout_txid ?? null, failureReason: null };
+      return {
+        ...view,
+        status: "paid" as const,
+        zcashTxId: row.payout_txid ?? null,
+        settlementTxHash: row.settle_tx_hash ?? null,
+      };
     case "refunded":
       return {
-        status: "failed",
-        zcashTxId: null,
-        failureReason: `Custody could not pay, so the ZSD was returned to the owner: ${row.payout_error ?? "no reason recorded"}`,
+        ...view,
+        status: "failed" as const,
+        refunded: true,
+        settlementTxHash: row.settle_tx_hash ?? null,
+        failureReason: "Custody could not pay this redemption, so the ZSD was returned to the owner.",
+      };
+    case "refunding":
+      return {
+        ...view,
+        failureReason: "Custody could not pay this redemption; the ZSD is being returned to the owner.",
       };
     case "review":
-      return { ...own, failureReason: `The payout is held for review by an operator: ${row.payout_error}` };
-    case undefined:
-    case null:
-      return own;
+      return { ...view, failureReason: "The payout is being checked by an operator before it goes any further." };
+    case "settling":
+      return { ...view, zcashTxId: row.payout_txid ?? null };
     default:
-      return {
-        ...own,
-        zcashTxId: row.payout_txid ?? null,
-        failureReason: row.payout_error ? `Payout in progress; last problem: ${row.payout_error}` : null,
-      };
+      return view;
   }
 }
 
@@ -174,7 +191,7 @@ export class RedemptionService {
 
   async get(accountId: string, id: string) {
     const [row] = await this.db.query<Row>(
-      `SELECT r.*, p.status AS payout_status, p.zcash_txid AS payout_txid, p.last_error AS payout_error
+      `SELECT r.*, p.status AS payout_status, p.zcash_txid AS payout_txid, p.settle_tx_hash
        FROM redemption_requests r LEFT JOIN payouts p ON p.redemption_id = r.redemption_id::numeric
        WHERE r.id = $1 AND r.account_id = $2`,
       [id, accountId],
