@@ -59,7 +59,13 @@ async function shutdown(signal: string) {
     server.close(() => resolve());
     server.closeIdleConnections();
   });
-  await worker?.stop();
+  // A pass waiting on the chain is not waited for past the timeout: every step
+  // is recorded before it acts, so the next start resumes it as after a crash.
+  const passEnded = await Promise.race([
+    worker?.stop().then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), config!.SHUTDOWN_TIMEOUT_MS).unref()),
+  ]);
+  if (passEnded === false) logger.warn("relay pass still running at shutdown; the next start resumes it");
   await db.close();
   await redis?.quit().catch(() => undefined);
   logger.info("stopped");
