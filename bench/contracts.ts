@@ -14,7 +14,6 @@ import {
   releaseProver,
   verifyCollateralProof,
 } from "../sdk/js/src/notes/index.ts";
-import { signRedeem } from "../test/helpers/signatures.ts";
 import { PROVING_ARTIFACTS, VERIFICATION_KEY, ZEC, ZSD, accounts, createSystem } from "../test/helpers/system.ts";
 import { summarize } from "./stats.ts";
 
@@ -58,19 +57,7 @@ try {
   const mintNoFee = await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 300n * ZSD, recipient: carol.address });
 
   const redeemGas = await gas(await s.as(alice).redemptions.write.redeem([100n * ZSD, "ztestsapling1bench"]));
-  const nonce = await s.read.redemptions.read.nonces([bob.address]);
-  const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
-  const sig = await signRedeem(
-    bob,
-    { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
-    {
-      owner: bob.address,
-      amount: 100n * ZSD,
-      withdrawAddress: "ztestsapling1bench",
-      nonce,
-      deadline,
-    },
-  );
+  const sig = await s.signedRedeem(bob, 100n * ZSD, "ztestsapling1bench");
   const redeemPermitGas = await gas(
     await s
       .as(relayer)
@@ -78,7 +65,7 @@ try {
         bob.address,
         100n * ZSD,
         "ztestsapling1bench",
-        deadline,
+        sig.deadline,
         sig.v,
         sig.r,
         sig.s,

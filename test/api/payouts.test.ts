@@ -94,13 +94,7 @@ describe("payouts", () => {
     ]);
     expect(await onChain(id)).toBe(2);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(collateral - due);
-    const [event] = await s.publicClient.getContractEvents({
-      address: s.read.redemptions.address,
-      abi: s.read.redemptions.abi,
-      eventName: "RedemptionCompleted",
-      args: { id },
-    });
-    expect(event!.args.zcashTxId).toBe(paid.zcash_txid);
+    expect((await s.redemptionCompleted(id))!.zcashTxId).toBe(paid.zcash_txid);
     const [ledger] = await db.query<{ amount_zat: string }>(
       "SELECT amount_zat FROM custody_ledger WHERE kind = 'payout' AND redemption_id = $1",
       [id.toString()],
@@ -188,14 +182,8 @@ describe("payouts", () => {
     expect(zcashd.sends).toHaveLength(sends + 2);
     expect(await onChain(id)).toBe(3);
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(before);
-    const [event] = await s.publicClient.getContractEvents({
-      address: s.read.redemptions.address,
-      abi: s.read.redemptions.abi,
-      eventName: "RedemptionFailed",
-      args: { id },
-    });
     // A code on-chain, never the wallet's words (they may reveal its balance).
-    expect(event!.args.reason).toBe("payout_failed");
+    expect((await s.redemptionFailed(id))!.reason).toBe("payout_failed");
     expect((await row(db, id))!.last_error).toMatch(/non-coinbase UTXOs/);
   });
 
@@ -213,14 +201,7 @@ describe("payouts", () => {
       expect(await onChain(id)).toBe(3);
     }
     expect((await row(db, transparent))!.last_error).toMatch(/transparent/i);
-    const [event] = await s.publicClient.getContractEvents({
-      address: s.read.redemptions.address,
-      abi: s.read.redemptions.abi,
-      eventName: "RedemptionFailed",
-      args: { id: transparent },
-      fromBlock: 0n,
-    });
-    expect(event!.args.reason).toBe("unpayable_address");
+    expect((await s.redemptionFailed(transparent))!.reason).toBe("unpayable_address");
     expect((await row(db, mainnet))!.last_error).toMatch(/mainnet|network/i);
     expect(zcashd.sends).toHaveLength(sends);
   });
@@ -335,13 +316,7 @@ describe("payouts", () => {
     await p.tick();
     expect((await row(db, paidMeanwhile))!.status).toBe("completed");
     expect(zcashd.sends).toHaveLength(sends);
-    const [event] = await s.publicClient.getContractEvents({
-      address: s.read.redemptions.address,
-      abi: s.read.redemptions.abi,
-      eventName: "RedemptionCompleted",
-      args: { id: paidMeanwhile },
-    });
-    expect(event!.args.zcashTxId).toBe(txid);
+    expect((await s.redemptionCompleted(paidMeanwhile))!.zcashTxId).toBe(txid);
 
     // The operator finds no payment: it is sent again.
     const notPaid = await redeem(1n * ZSD);

@@ -3,7 +3,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { signRedeem } from "../helpers/signatures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 
 const { alice, bob } = accounts;
@@ -31,19 +30,7 @@ describe("redeem through the relay", () => {
   });
 
   async function body(amount: bigint, withdrawAddress = SAPLING_TESTNET, signer = alice) {
-    const nonce = await s.read.redemptions.read.nonces([alice.address]);
-    const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
-    const sig = await signRedeem(
-      signer,
-      { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
-      {
-        owner: alice.address,
-        amount,
-        withdrawAddress,
-        nonce,
-        deadline,
-      },
-    );
+    const { deadline, ...sig } = await s.signedRedeem(signer, amount, withdrawAddress, alice.address);
     return {
       amount: Number(amount / ZSD),
       withdrawAddress,

@@ -59,14 +59,7 @@ describe("relay worker lease across replicas", () => {
     expect(rows).toHaveLength(5);
     expect(new Set(rows.map((r) => r.nonce)).size).toBe(5);
     for (const { nullifierHash } of [...firstRound, ...secondRound]) {
-      const events = await s.publicClient.getContractEvents({
-        address: s.read.minter.address,
-        abi: s.read.minter.abi,
-        eventName: "Minted",
-        args: { nullifierHash },
-        fromBlock: 0n,
-      });
-      expect(events).toHaveLength(1);
+      expect(await s.mintedEvents(nullifierHash)).toHaveLength(1);
     }
     expect(await s.read.token.read.balanceOf([bob.address])).toBe(5n * ZSD);
     await standby.worker!.stop();

@@ -44,20 +44,10 @@ describe("relay nonces taken by another sender", () => {
     });
   }
 
-  async function mintedEvents(nullifierHash: bigint) {
-    return s.publicClient.getContractEvents({
-      address: s.read.minter.address,
-      abi: s.read.minter.abi,
-      eventName: "Minted",
-      args: { nullifierHash },
-      fromBlock: 0n,
-    });
-  }
-
   async function expectMintedOnceAtFreshNonce(mintId: string, nullifierHash: bigint, takenNonce: number) {
     const mint = await settledMint(api, mintId);
     expect(mint).toMatchObject({ status: "confirmed", failureReason: null });
-    const events = await mintedEvents(nullifierHash);
+    const events = await s.mintedEvents(nullifierHash);
     expect(events).toHaveLength(1);
     expect(events[0]!.transactionHash).toBe(mint.txHash);
     const tx = await s.publicClient.getTransaction({ hash: mint.txHash as Hex });

@@ -4,7 +4,6 @@ import { formatUnits } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNote, noteCommitment, releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { signRedeem } from "../helpers/signatures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 
@@ -58,13 +57,7 @@ describe("API with zcashd custody", () => {
   });
 
   async function relayRedeem(amount: bigint): Promise<string> {
-    const nonce = await s.read.redemptions.read.nonces([accounts.alice.address]);
-    const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
-    const sig = await signRedeem(
-      accounts.alice,
-      { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
-      { owner: accounts.alice.address, amount, withdrawAddress: WITHDRAW, nonce, deadline },
-    );
+    const { deadline, ...sig } = await s.signedRedeem(accounts.alice, amount, WITHDRAW);
     const response = await api.call(
       "/v1/redeem",
       json({

@@ -2,7 +2,6 @@ import { parseEventLogs } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { redemptionsAbi } from "../../sdk/js/src/generated/abis.ts";
 import { releaseProver } from "../../sdk/js/src/notes/index.ts";
-import { signRedeem } from "../helpers/signatures.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
 const { alice, bob, relayer, attestor, oracleUpdater, pauser } = accounts;
@@ -31,14 +30,8 @@ describe("Redemptions", () => {
   }
 
   async function permit(amount: bigint, withdrawAddress = SAPLING, signer = alice, owner = alice.address) {
-    const nonce = await s.read.redemptions.read.nonces([owner]);
-    const d = await deadline();
-    const sig = await signRedeem(
-      signer,
-      { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
-      { owner, amount, withdrawAddress, nonce, deadline: d },
-    );
-    return [owner, amount, withdrawAddress, d, sig.v, sig.r, sig.s] as const;
+    const sig = await s.signedRedeem(signer, amount, withdrawAddress, owner);
+    return [owner, amount, withdrawAddress, sig.deadline, sig.v, sig.r, sig.s] as const;
   }
 
   it("redeem burns the tokens and records the ZEC due at the oracle price less the fee", async () => {

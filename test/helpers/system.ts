@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import {
   type Account,
   type Address,
+  type HDAccount,
   type Hex,
   createPublicClient,
   createTestClient,
@@ -16,6 +17,7 @@ import {
 import { type DeployParameters, type Deployment, deploy } from "../../scripts/deploy.ts";
 import { hardhatAccount } from "../../scripts/lib/accounts.ts";
 import { CIRCUIT } from "../../scripts/lib/paths.ts";
+import { signRedeem } from "./signatures.ts";
 import {
   collateralRegistryAbi,
   governanceTokenAbi,
@@ -195,6 +197,56 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     for (let i = 0; i < count; i++) await testClient.mine({ blocks: 1 });
   }
 
+  /**
+   * The Redeem signature a relay needs: `signer` signs for `owner` (itself
+   * unless a test forges one) at the owner's current nonce, valid for an hour.
+   */
+  async function signedRedeem(signer: HDAccount, amount: bigint, withdrawAddress: string, owner = signer.address) {
+    const nonce = await read.redemptions.read.nonces([owner]);
+    const deadline = (await publicClient.getBlock()).timestamp + 3600n;
+    const sig = await signRedeem(
+      signer,
+      { chainId, verifyingContract: c.Redemptions.address },
+      { owner, amount, withdrawAddress, nonce, deadline },
+    );
+    return { ...sig, deadline };
+  }
+
+  /** The Minted events of a nullifier (one, unless a deposit were minted twice). */
+  function mintedEvents(nullifierHash: bigint) {
+    return publicClient.getContractEvents({
+      address: c.StableMinter.address,
+      abi: stableMinterAbi,
+      eventName: "Minted",
+      args: { nullifierHash },
+      fromBlock: 0n,
+    });
+  }
+
+  /** The arguments of a redemption's RedemptionCompleted event, if it was paid. */
+  async function redemptionCompleted(id: bigint) {
+    const [event] = await publicClient.getContractEvents({
+      address: c.Redemptions.address,
+      abi: redemptionsAbi,
+      eventName: "RedemptionCompleted",
+      args: { id },
+      fromBlock: 0n,
+    });
+    return event?.args;
+  }
+
+  /** The arguments of a redemption's RedemptionFailed event, if it was refunded. */
+  async function redemptionFailed(id: bigint) {
+    const [event] = await publicClient.getContractEvents({
+      address: c.Redemptions.address,
+      abi: redemptionsAbi,
+      eventName: "RedemptionFailed",
+      args: { id },
+      fromBlock: 0n,
+    });
+    return event?.args;
+  }
+
   async function increaseTime(seconds: number) {
     await testClient.increaseTime({ seconds });
     await testClient.mine({ blocks: 1 });
@@ -215,6 +267,10 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     depositAndMint,
     mineBlocks,
     increaseTime,
+    signedRedeem,
+    mintedEvents,
+    redemptionCompleted,
+    redemptionFailed,
     snapshot: () => testClient.snapshot(),
     revert: (id: Hex) => testClient.revert({ id }),
   };

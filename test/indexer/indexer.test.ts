@@ -10,7 +10,6 @@ import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/l
 import { DepositTree, createNote, releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
-import { signRedeem } from "../helpers/signatures.ts";
 
 const { alice, bob, carol, relayer, attestor, oracleUpdater, deployer } = accounts;
 const STATES = ["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"];
@@ -139,23 +138,11 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
 
     // Alice redeems (paid); Bob redeems through a relayer with a signature (failed, refunded).
     await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, SAPLING]));
-    const nonce = await s.read.redemptions.read.nonces([bob.address]);
-    const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
-    const sig = await signRedeem(
-      bob,
-      { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
-      {
-        owner: bob.address,
-        amount: 30n * ZSD,
-        withdrawAddress: SAPLING,
-        nonce,
-        deadline,
-      },
-    );
+    const sig = await s.signedRedeem(bob, 30n * ZSD, SAPLING);
     await s.receipt(
       await s
         .as(relayer)
-        .redemptions.write.redeemWithPermit([bob.address, 30n * ZSD, SAPLING, deadline, sig.v, sig.r, sig.s]),
+        .redemptions.write.redeemWithPermit([bob.address, 30n * ZSD, SAPLING, sig.deadline, sig.v, sig.r, sig.s]),
     );
     const txid = `0x${"cd".repeat(32)}` as Hex;
     await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([1n, txid]));

@@ -59,6 +59,8 @@ const BLOCKS_PER_QUERY = 2_000n;
 const RESCAN_BLOCKS = 64n;
 /** The reason written on-chain with a refund: a code, never the wallet's words (they may reveal balances). */
 const REFUND_REASON = { unpayable: "unpayable_address", failed: "payout_failed" } as const;
+/** How a refund for an address that cannot be paid is noted on its row (and told apart on a later pass). */
+const NOT_PAYABLE = "Not payable: ";
 const MAX_RETRY_MS = 3_600_000;
 /** Contract status of a redemption. */
 const REQUESTED = 1;
@@ -167,10 +169,15 @@ export class Payouts {
    * Moves a payout on, only if nobody moved it since this pass read it (same
    * version). False means another pass got there first: the caller stops.
    */
-  async #move(p: PayoutRow, to: PayoutStatus, fields: Record<string, unknown> = {}): Promise<boolean> {
+  async #move(
+    p: PayoutRow,
+    to: PayoutStatus,
+    fields: Record<string, unknown> = {},
+    db: Queryable = this.db,
+  ): Promise<boolean> {
     const keys = Object.keys(fields);
     const sets = keys.map((k, i) => `, ${k} = $${i + 4}`).join("");
-    const rows = await this.db.query(
+    const rows = await db.query(
       `UPDATE payouts SET status = $2${sets}, version = version + 1, updated_at = now()
        WHERE redemption_id = $1 AND version = $3 RETURNING 1`,
       [p.redemption_id, to, p.version, ...keys.map((k) => fields[k])],
@@ -212,9 +219,7 @@ export class Payouts {
       parseShieldedAddress(p.withdraw_address, this.options.network);
     } catch (error) {
       if (!(error instanceof ZcashAddressError)) throw error;
-      if (await this.#move(p, "refunding", { last_error: `Not payable: ${error.message}` })) {
-        await this.#refund(p, REFUND_REASON.unpayable);
-      }
+      if (await this.#move(p, "refunding", { last_error: `${NOT_PAYABLE}${error.message}` })) await this.#refund(p);
       return;
     }
     if (!(await this.#move(p, "sending", { attempts: p.attempts + 1 }))) return;
@@ -258,18 +263,12 @@ export class Payouts {
         return this.#retryOrRefund(p, state.reason);
       case "success": {
         const moved = await this.db.transaction(async (tx) => {
-          const rows = await tx.query(
-            `UPDATE payouts SET status = 'settling', zcash_txid = $2, version = version + 1, updated_at = now()
-             WHERE redemption_id = $1 AND version = $3 RETURNING 1`,
-            [p.redemption_id, state.zcashTxId, p.version],
-          );
-          if (rows.length === 0) return false;
+          if (!(await this.#move(p, "settling", { zcash_txid: state.zcashTxId }, tx))) return false;
           await recordPayout(tx, p.redemption_id, p.zat_due, state.zcashTxId);
           return true;
         });
-        if (!moved) return;
-        Object.assign(p, { status: "settling", zcash_txid: state.zcashTxId, version: p.version + 1 });
-        return this.#settle(p);
+        if (moved) await this.#settle(p);
+        return;
       }
     }
   }
@@ -302,8 +301,8 @@ export class Payouts {
   }
 
   /** Returns the burned ZSD to the owner. */
-  async #refund(p: PayoutRow, reason: string = REFUND_REASON.failed): Promise<void> {
-    if (p.last_error?.startsWith("Not payable")) reason = REFUND_REASON.unpayable;
+  async #refund(p: PayoutRow): Promise<void> {
+    const reason = p.last_error?.startsWith(NOT_PAYABLE) ? REFUND_REASON.unpayable : REFUND_REASON.failed;
     try {
       const { txHash } = await this.attestor.failRedemption(BigInt(p.redemption_id), reason);
       await this.#move(p, "refunded", { settle_tx_hash: txHash });
