@@ -175,4 +175,13 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `ALTER TABLE custody_ledger ALTER COLUMN tx_hash DROP NOT NULL`,
     ],
   },
+  {
+    version: 7,
+    name: "idempotency keys scoped to the account and environment",
+    statements: [
+      // Records made per API key expire within a day; none are carried over.
+      `DELETE FROM idempotency_records`,
+      `ALTER TABLE idempotency_records RENAME COLUMN api_key_id TO scope`,
+    ],
+  },
 ];
