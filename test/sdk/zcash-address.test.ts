@@ -2,8 +2,11 @@
 // vectors; addresses from zcash-test-vectors unified_address.json and wallet
 // test suites) and hand-made bad cases.
 import { bech32, bech32m } from "bech32";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { redeemBody } from "../../api/src/resources/redemptions/schema.ts";
 import {
+  ZCASH_ADDRESS_MAX_LENGTH,
   ZcashAddressError,
   encodeSaplingAddress,
   encodeUnifiedAddress,
@@ -56,6 +59,22 @@ function code(address: string, network: "mainnet" | "testnet" = "mainnet"): stri
   return "accepted";
 }
 
+/** A unified address around raw item bytes, jumbled and padded here (apart from encodeUnifiedAddress). */
+function jumbled(raw: number[], hrp: string): string {
+  const padding = new Uint8Array(16);
+  padding.set(new TextEncoder().encode(hrp));
+  return bech32m.encode(hrp, bech32m.toWords(f4jumble(Uint8Array.from([...raw, ...padding]))), 10_000);
+}
+
+/** The raw item bytes of a unified address (its padding stripped). */
+function unjumbled(address: string): number[] {
+  const jumbledBytes = Uint8Array.from(bech32m.fromWords(bech32m.decode(address, 10_000).words));
+  return [...f4jumbleInverse(jumbledBytes).subarray(0, -16)];
+}
+
+const SAPLING_ITEM = [0x02, 43, ...new Array<number>(43).fill(2)];
+const sapling = { typecode: 2, data: new Uint8Array(43).fill(2) };
+
 /** Changes one data character so that the checksum no longer matches. */
 function typo(address: string): string {
   const at = address.length - 10;
@@ -69,8 +88,9 @@ describe("F4Jumble", () => {
     expect(Buffer.from(f4jumbleInverse(hex(jumbled))).toString("hex")).toBe(normal);
   });
 
-  it("refuses messages shorter than 48 bytes", () => {
-    expect(() => f4jumble(new Uint8Array(47))).toThrow(/48/);
+  it("refuses messages shorter than 38 bytes (ZIP 316 Revision 1)", () => {
+    expect(() => f4jumble(new Uint8Array(37))).toThrow(/38/);
+    expect(f4jumbleInverse(f4jumble(new Uint8Array(38).fill(1)))).toEqual(new Uint8Array(38).fill(1));
   });
 });
 
@@ -83,14 +103,14 @@ describe("shielded Zcash addresses", () => {
   it("decodes unified addresses to their receivers, agreeing with the Sapling vector", () => {
     const row0 = parseShieldedAddress(UNIFIED_ROW_0, "mainnet");
     if (row0.kind !== "unified") throw new Error("expected unified");
-    expect(row0.receivers.map((r) => r.kind)).toEqual(["p2pkh", "sapling"]);
-    const sapling = row0.receivers.find((r) => r.kind === "sapling")!;
+    expect(row0.items.map((r) => r.kind)).toEqual(["p2pkh", "sapling"]);
+    const sapling = row0.items.find((r) => r.kind === "sapling")!;
     expect(encodeSaplingAddress(sapling.data, "mainnet")).toBe(SAPLING_OF_ROW_0);
     // Re-encoding the receivers gives the same string back.
-    expect(encodeUnifiedAddress(row0.receivers, "mainnet")).toBe(UNIFIED_ROW_0);
+    expect(encodeUnifiedAddress(row0.items, "mainnet")).toBe(UNIFIED_ROW_0);
 
     const orchard = parseShieldedAddress(UNIFIED_ORCHARD, "mainnet");
-    expect(orchard.kind === "unified" && orchard.receivers.map((r) => r.kind)).toContain("orchard");
+    expect(orchard.kind === "unified" && orchard.items.map((r) => r.kind)).toContain("orchard");
     expect(parseShieldedAddress(UNIFIED_TESTNET, "testnet").kind).toBe("unified");
   });
 
@@ -163,6 +183,232 @@ describe("shielded Zcash addresses", () => {
     // A well-formed one of our own encoding is accepted, unknown typecodes included.
     expect(code(encodeUnifiedAddress([p2pkh, sapling, { typecode: 9, data: new Uint8Array(5) }], "mainnet"))).toBe(
       "accepted",
+    );
+  });
+});
+
+describe("ZIP 316 and BIP 173/350, rule by rule", () => {
+  it("lets only ZcashAddressError out when the checksum is valid but the padding is not", () => {
+    // 43 bytes are 69 words with one padding bit; a UA of row 0's size also ends in one.
+    const saplingWords = bech32.toWords(new Uint8Array(43).fill(9));
+    const uaWords = bech32m.decode(UNIFIED_ROW_0, 1023).words;
+    for (const [hrp, variant, words] of [
+      ["zs", bech32, saplingWords],
+      ["u", bech32m, uaWords],
+    ] as const) {
+      const nonZero = [...words.slice(0, -1), words.at(-1)! | 1];
+      expect(code(variant.encode(hrp, nonZero, 1023)), `${hrp} non-zero padding`).toBe("malformed_address");
+      expect(code(variant.encode(hrp, [...words, 0], 1023)), `${hrp} excess padding`).toBe("malformed_address");
+    }
+  });
+
+  it("refuses any non-ASCII input (U+212A KELVIN SIGN lower-cases to k)", () => {
+    const upper = UNIFIED_TESTNET.toUpperCase();
+    expect(code(upper, "testnet")).toBe("accepted");
+    expect(code(upper.replaceAll("K", "\u212A"), "testnet")).toBe("malformed_address");
+    expect(code(SAPLING_MAINNET.toUpperCase().replaceAll("K", "\u212A"))).toBe("malformed_address");
+    expect(code(SAPLING_MAINNET + "\u0000")).toBe("malformed_address");
+    expect(code("\uff5a" + SAPLING_MAINNET.slice(1))).toBe("malformed_address");
+    expect(code("")).toBe("malformed_address");
+  });
+
+  it("gives the canonical lower-case form of an all-upper-case address, and refuses mixed case before anything else", () => {
+    expect(parseShieldedAddress(UNIFIED_TESTNET.toUpperCase(), "testnet").address).toBe(UNIFIED_TESTNET);
+    expect(parseShieldedAddress(SAPLING_MAINNET.toUpperCase(), "mainnet").address).toBe(SAPLING_MAINNET);
+    const mixed = SAPLING_TESTNET.slice(0, 20) + SAPLING_TESTNET.slice(20).toUpperCase();
+    expect(code(mixed, "testnet")).toBe("malformed_address");
+    expect(code(mixed, "mainnet")).toBe("malformed_address");
+  });
+
+  it("refuses Revision 0 unified addresses carrying MUST-understand metadata (0xE0 to 0xFC), ignoring other metadata", () => {
+    expect(code(jumbled([...SAPLING_ITEM, 0xc0, 2, 1, 2], "u"))).toBe("accepted");
+    expect(code(jumbled([...SAPLING_ITEM, 0xdf, 0], "u"))).toBe("accepted");
+    for (const typecode of [0xe0, 0xe1, 0xfc]) {
+      expect(code(jumbled([...SAPLING_ITEM, typecode, 4, 1, 2, 3, 4], "u")), typecode.toString(16)).toBe(
+        "malformed_address",
+      );
+    }
+    // Metadata is no receiver.
+    expect(code(jumbled([0xc0, 30, ...new Array<number>(30).fill(1)], "u"))).toBe("no_shielded_receiver");
+  });
+
+  it("refuses typecodes and lengths above 0x2000000", () => {
+    expect(code(jumbled([...SAPLING_ITEM, 0xfe, 0x00, 0x00, 0x00, 0x02, 1, 0], "u"))).toBe("accepted");
+    expect(code(jumbled([...SAPLING_ITEM, 0xfe, 0x01, 0x00, 0x00, 0x02, 1, 0], "u"))).toBe("malformed_address");
+    expect(code(jumbled([...SAPLING_ITEM, 0x05, 0xfe, 0x01, 0x00, 0x00, 0x02], "u"))).toBe("malformed_address");
+  });
+
+  it("refuses duplicate typecodes, bytes left over and non-canonical CompactSize", () => {
+    expect(code(jumbled([...SAPLING_ITEM, ...SAPLING_ITEM], "u"))).toBe("malformed_address");
+    expect(code(jumbled([...SAPLING_ITEM, 0x05], "u"))).toBe("malformed_address");
+    expect(code(jumbled([...SAPLING_ITEM, 0x05, 3, 1, 2], "u"))).toBe("malformed_address");
+    expect(code(jumbled([...SAPLING_ITEM, 0xfd, 0x05, 0x00, 0], "u"))).toBe("malformed_address");
+  });
+
+  it("reads Revision 1 addresses (ur, urtest) by their own rules, and refuses them as not payable yet", () => {
+    const expiry = { typecode: 0xe0, data: Uint8Array.of(1, 2, 3, 4) };
+    const ur = encodeUnifiedAddress([sapling, expiry], "mainnet", 1);
+    expect(ur.startsWith("ur1")).toBe(true);
+    expect(code(ur)).toBe("unsupported_address");
+    expect(code(encodeUnifiedAddress([sapling], "testnet", 1), "testnet")).toBe("unsupported_address");
+    expect(code(encodeUnifiedAddress([sapling], "testnet", 1), "mainnet")).toBe("wrong_network");
+    expect(code(typo(ur))).toBe("bad_checksum");
+    // The expiry items have fixed sizes; an unknown MUST-understand item makes the whole address unsupported.
+    expect(code(encodeUnifiedAddress([sapling, { typecode: 0xe0, data: new Uint8Array(3) }], "mainnet", 1))).toBe(
+      "malformed_address",
+    );
+    expect(code(encodeUnifiedAddress([sapling, { typecode: 0xe1, data: new Uint8Array(4) }], "mainnet", 1))).toBe(
+      "malformed_address",
+    );
+    expect(code(encodeUnifiedAddress([sapling, { typecode: 0xe2, data: new Uint8Array(3) }], "mainnet", 1))).toBe(
+      "unsupported_address",
+    );
+    // At least one item that is not metadata.
+    expect(code(encodeUnifiedAddress([{ typecode: 0xc0, data: new Uint8Array(30) }, expiry], "mainnet", 1))).toBe(
+      "malformed_address",
+    );
+    // The UA prefix and the Revision 1 prefix do not stand in for each other (the padding holds the HRP).
+    const words = bech32m.decode(ur, 1023).words;
+    expect(code(bech32m.encode("u", words, 1023))).toBe("malformed_address");
+  });
+
+  it("encodes typecodes and lengths as CompactSize", () => {
+    const experimental = { typecode: 0xfffa, data: new Uint8Array(300).fill(4) };
+    const top = { typecode: 0x2000000, data: Uint8Array.of(9) };
+    const raw = unjumbled(encodeUnifiedAddress([sapling, experimental, top], "mainnet"));
+    expect(raw.slice(0, 45)).toEqual(SAPLING_ITEM);
+    expect(raw.slice(45, 51)).toEqual([0xfd, 0xfa, 0xff, 0xfd, 0x2c, 0x01]);
+    expect(raw.slice(351)).toEqual([0xfe, 0x00, 0x00, 0x00, 0x02, 0x01, 9]);
+
+    const fits = encodeUnifiedAddress([sapling, { typecode: 0xfffa, data: new Uint8Array(200).fill(4) }], "mainnet");
+    const parsed = parseShieldedAddress(fits, "mainnet");
+    expect(parsed.kind === "unified" && parsed.items.map((i) => [i.typecode, i.kind, i.data.length])).toEqual([
+      [2, "sapling", 43],
+      [0xfffa, "unknown", 200],
+    ]);
+  });
+
+  it("takes unified addresses up to the 512 characters a redemption carries (ZIP 316's 256-byte minimum included), and the API admits them all", () => {
+    expect(ZCASH_ADDRESS_MAX_LENGTH).toBe(512);
+    const withFiller = (bytes: number) =>
+      encodeUnifiedAddress([sapling, { typecode: 0xfffa, data: new Uint8Array(bytes) }], "testnet");
+    // 45 + 4 + 191 + 16 = 256 bytes jumbled: the least ZIP 316 lets a consumer support.
+    expect(code(withFiller(191), "testnet")).toBe("accepted");
+    const longest = withFiller(247);
+    expect(longest).toHaveLength(512);
+    expect(code(longest, "testnet")).toBe("accepted");
+    expect(redeemBody.shape.withdrawAddress.safeParse(longest).success).toBe(true);
+    expect(withFiller(248)).toHaveLength(513);
+    expect(code(withFiller(248), "testnet")).toBe("unsupported_address");
+    expect(code(withFiller(600), "testnet")).toBe("unsupported_address");
+  });
+});
+
+describe("properties", () => {
+  const runs = { seed: 316, numRuns: 1_500 };
+  const VALID = [SAPLING_MAINNET, SAPLING_TESTNET, UNIFIED_ROW_0, UNIFIED_ORCHARD, UNIFIED_TESTNET];
+  const network = fc.constantFrom<"mainnet" | "testnet">("mainnet", "testnet");
+
+  it("for any string, parseShieldedAddress returns or throws ZcashAddressError, nothing else", () => {
+    const item = fc.record({
+      typecode: fc.oneof(
+        fc.integer({ min: 0, max: 5 }),
+        fc.integer({ min: 0xc0, max: 0xfc }),
+        fc.integer({ min: 0, max: 2 ** 32 }),
+      ),
+      data: fc.oneof(
+        fc.uint8Array({ maxLength: 50 }),
+        fc.uint8Array({ minLength: 20, maxLength: 20 }),
+        fc.uint8Array({ minLength: 43, maxLength: 43 }),
+      ),
+    });
+    const input = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 600 }),
+      fc.string({ unit: "binary-ascii", maxLength: 600 }),
+      // Near misses of real addresses: a character replaced (look-alikes included), cut short, case flipped.
+      fc
+        .tuple(fc.constantFrom(...VALID), fc.nat(), fc.string({ unit: "binary", minLength: 1, maxLength: 2 }))
+        .map(([a, at, c]) => a.slice(0, at % a.length) + c + a.slice((at % a.length) + 1)),
+      fc.tuple(fc.constantFrom(...VALID), fc.nat()).map(([a, at]) => a.slice(0, at % a.length)),
+      fc
+        .tuple(fc.constantFrom(...VALID), fc.array(fc.boolean(), { minLength: 200, maxLength: 200 }))
+        .map(([a, flips]) => [...a].map((c, k) => (flips[k] ? c.toUpperCase() : c)).join("")),
+      // A valid checksum over any words: only the padding and the content are left to refuse.
+      fc
+        .tuple(
+          fc.constantFrom("zs", "ztestsapling", "u", "utest", "ur", "urtest"),
+          fc.boolean(),
+          fc.array(fc.integer({ min: 0, max: 31 }), { maxLength: 520 }),
+        )
+        .map(([hrp, m, words]) => (m ? bech32m : bech32).encode(hrp, words, 10_000)),
+      // Any items, in any order and size, under a correct jumble and padding.
+      fc
+        .tuple(fc.array(item, { maxLength: 5 }), network, fc.constantFrom<0 | 1>(0, 1), fc.boolean())
+        .map(([items, net, revision, upper]) => {
+          try {
+            const ua = encodeUnifiedAddress(items, net, revision);
+            return upper ? ua.toUpperCase() : ua;
+          } catch {
+            return "";
+          }
+        }),
+    );
+    fc.assert(
+      fc.property(input, network, (s, net) => {
+        try {
+          parseShieldedAddress(s, net);
+        } catch (error) {
+          if (!(error instanceof ZcashAddressError)) throw error;
+        }
+      }),
+      runs,
+    );
+  });
+
+  it("round-trips: items encoded as a unified address parse back to the same items and the same string", () => {
+    const LENGTH: Record<number, number> = { 0: 20, 1: 20, 2: 43, 3: 43 };
+    const items = fc
+      .tuple(
+        fc.constantFrom([2], [3], [2, 3]),
+        fc.constantFrom([], [0], [1]),
+        fc.uniqueArray(
+          fc.oneof(
+            fc.integer({ min: 4, max: 0xbf }),
+            fc.integer({ min: 0xc0, max: 0xdf }),
+            fc.integer({ min: 0xfd, max: 0x2000000 }),
+          ),
+          { maxLength: 3 },
+        ),
+      )
+      .chain(([shielded, transparent, others]) => {
+        const typecodes = [...transparent, ...shielded, ...others].sort((a, b) => a - b);
+        return fc
+          .tuple(...typecodes.map((t) => fc.uint8Array({ minLength: LENGTH[t] ?? 0, maxLength: LENGTH[t] ?? 60 })))
+          .map((data) => typecodes.map((typecode, k) => ({ typecode, data: data[k]! })));
+      });
+    fc.assert(
+      fc.property(items, network, (list, net) => {
+        const ua = encodeUnifiedAddress(list, net);
+        fc.pre(ua.length <= ZCASH_ADDRESS_MAX_LENGTH);
+        const parsed = parseShieldedAddress(ua, net);
+        if (parsed.kind !== "unified") throw new Error("expected a unified address");
+        expect(parsed.address).toBe(ua);
+        expect(parsed.items.map((i) => ({ typecode: i.typecode, data: i.data }))).toEqual(list);
+        expect(encodeUnifiedAddress(parsed.items, net)).toBe(ua);
+        expect(parseShieldedAddress(ua.toUpperCase(), net).address).toBe(ua);
+      }),
+      runs,
+    );
+  });
+
+  it("round-trips Sapling addresses", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 43, maxLength: 43 }), network, (data, net) => {
+        const address = encodeSaplingAddress(data, net);
+        const parsed = parseShieldedAddress(address, net);
+        expect(parsed).toEqual({ kind: "sapling", network: net, address, data });
+      }),
+      runs,
     );
   });
 });

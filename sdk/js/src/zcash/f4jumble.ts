@@ -3,7 +3,8 @@
 import { blake2b } from "@noble/hashes/blake2b";
 
 const HASH_LENGTH = 64;
-export const F4JUMBLE_MIN = 48;
+/** ZIP 316 Revision 1 (Revision 0 had 48; no valid Revision 0 address lies between). */
+export const F4JUMBLE_MIN = 38;
 export const F4JUMBLE_MAX = 4_194_368;
 
 const text = new TextEncoder();
