@@ -2,6 +2,7 @@
 // redemption on-chain is paid once, settled with the wallet's txid, retried
 // when refused, refunded when it cannot be paid, and never sent twice when its
 // outcome is unknown.
+import { bech32 } from "bech32";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/chain.ts";
 import { Attestor } from "../../api/src/custody/attestor.ts";
@@ -204,6 +205,29 @@ describe("payouts", () => {
     expect((await s.redemptionFailed(transparent))!.reason).toBe("unpayable_address");
     expect((await row(db, mainnet))!.last_error).toMatch(/mainnet|network/i);
     expect(zcashd.sends).toHaveLength(sends);
+  });
+
+  it("refunds a redemption to an address that cannot even be parsed, holds up none behind it, and pays the canonical form", async () => {
+    const { p, db } = await payouts();
+    const sends = zcashd.sends.length;
+    // redeem() takes any string. A valid checksum over bits that are no bytes (non-zero padding),
+    // and an address spelled with U+212A KELVIN SIGN, which lower-cases to "k".
+    const words = bech32.toWords(new Uint8Array(43).fill(7));
+    const badPadding = await redeem(
+      1n * ZSD,
+      bech32.encode("ztestsapling", [...words.slice(0, -1), words.at(-1)! | 1]),
+    );
+    const kelvin = await redeem(1n * ZSD, WITHDRAW.toUpperCase().replaceAll("K", "\u212A"));
+    const upperCase = await redeem(1n * ZSD, WITHDRAW.toUpperCase());
+    for (let pass = 0; pass < 10 && (await row(db, upperCase))?.status !== "completed"; pass++) await p.tick();
+    for (const id of [badPadding, kelvin]) {
+      expect((await row(db, id))!.status).toBe("refunded");
+      expect(await onChain(id)).toBe(3);
+      expect((await s.redemptionFailed(id))!.reason).toBe("unpayable_address");
+    }
+    expect((await row(db, upperCase))!.status).toBe("completed");
+    expect(zcashd.sends).toHaveLength(sends + 1);
+    expect(zcashd.sends.at(-1)!.amounts[0]!.address).toBe(WITHDRAW);
   });
 
   it("never sends again a payout whose outcome is unknown", async () => {

@@ -214,18 +214,21 @@ export class Payouts {
       await this.#review(p, "The redemption on-chain no longer matches its request event (reorganised?).");
       return;
     }
+    let address: string;
     try {
       // A holder who called redeem() directly may have named any string.
-      parseShieldedAddress(p.withdraw_address, this.options.network);
+      address = parseShieldedAddress(p.withdraw_address, this.options.network).address;
     } catch (error) {
-      if (!(error instanceof ZcashAddressError)) throw error;
-      if (await this.#move(p, "refunding", { last_error: `${NOT_PAYABLE}${error.message}` })) await this.#refund(p);
+      // Whatever the reason, an address we cannot read is never paid: refunded, it holds up no payout behind it.
+      const reason = error instanceof ZcashAddressError ? error.message : "The address could not be read.";
+      if (await this.#move(p, "refunding", { last_error: `${NOT_PAYABLE}${reason}` })) await this.#refund(p);
       return;
     }
     if (!(await this.#move(p, "sending", { attempts: p.attempts + 1 }))) return;
     let operationId: string;
     try {
-      operationId = await this.custody.send({ redemptionId: id, address: p.withdraw_address, zat: BigInt(p.zat_due) });
+      // The canonical (lower-case) form: the one the wallet is sure to read as we did.
+      operationId = await this.custody.send({ redemptionId: id, address, zat: BigInt(p.zat_due) });
     } catch (error) {
       if (error instanceof PayoutNotSent) {
         // Never reached the wallet: try again later without spending an attempt.
