@@ -58,9 +58,11 @@ export default createConfig({
     zsd: {
       id: deployment.chainId,
       rpc,
-      // New heads over WebSocket cut the lag from a mined transaction to the
-      // API (~35 ms against ~160 ms when polling every 100 ms).
-      ws: process.env.RPC_WS_URL ?? (process.env.RPC_WS === "off" ? undefined : rpcUrl.replace(/^http/, "ws")),
+      // New heads by polling over HTTP unless RPC_WS_URL names a WebSocket.
+      // Hardhat 2 drops a newHeads subscription after five minutes (it is a
+      // filter nobody polls; Hardhat issue 2053) and Ponder never notices a
+      // silent subscription: the dev stack's indexer stopped at block 341.
+      ws: process.env.RPC_WS_URL || undefined,
       pollingInterval: Number(process.env.POLLING_INTERVAL_MS ?? 100),
       // A local node answers as fast as we ask.
       maxRequestsPerSecond: Number(process.env.RPC_MAX_REQUESTS_PER_SECOND ?? 1000),

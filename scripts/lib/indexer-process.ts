@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
+import { createWriteStream, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { freePort } from "./hardhat-node.ts";
 import { ROOT } from "./paths.ts";
 
@@ -12,6 +13,10 @@ export interface IndexerOptions {
   /** Ponder's database schema for this instance's tables. */
   schema: string;
   port?: number;
+  /** Appends Ponder's output (JSON lines) here too, so that a stall can be read afterwards. */
+  logFile?: string;
+  /** More environment for ponder.config.ts (RPC_WS_URL, say). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface RunningIndexer {
@@ -29,6 +34,7 @@ export async function startIndexer(options: IndexerOptions): Promise<RunningInde
     PONDER_TELEMETRY_DISABLED: "true",
     DEPLOYMENT_FILE: options.deploymentFile,
     RPC_URL: options.rpcUrl,
+    ...options.env,
   };
   delete env.DATABASE_URL;
   if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
@@ -45,6 +51,13 @@ export async function startIndexer(options: IndexerOptions): Promise<RunningInde
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
+  if (options.logFile) {
+    mkdirSync(dirname(options.logFile), { recursive: true });
+    const file = createWriteStream(options.logFile, { flags: "a" });
+    child.stdout?.pipe(file, { end: false });
+    child.stderr?.pipe(file, { end: false });
+    child.once("close", () => file.end());
+  }
 
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
@@ -87,9 +100,9 @@ export async function indexedBlock(url: string): Promise<bigint> {
 
 /**
  * Waits until the indexer has processed `block`; resolves with the time it
- * took, in ms. Ponder follows new heads over WebSocket, so on an idle local
- * chain a block can wait for the next one: `nudge` (mine a block, say) is
- * called after each second without progress.
+ * took, in ms. `nudge` (mine a block, say) is called after each second without
+ * progress, for an indexer that follows new heads over a WebSocket (RPC_WS_URL):
+ * on an idle chain its newest block can wait for the next one.
  */
 export async function waitForBlock(
   url: string,

@@ -1,6 +1,8 @@
 // The Ponder indexer against a real Hardhat node, real contracts and real
 // proofs, on embedded PGlite and on PostgreSQL: after a scripted sequence every
-// derived figure equals what the chain says, also after a shallow revert.
+// derived figure equals what the chain says, also after a shallow revert and
+// after its head subscription would have gone silent. It is internal: no SQL
+// over HTTP, no CORS, no internals in its errors.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +12,7 @@ import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/l
 import { DepositTree, createNote, releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
+import { type ChainProxy, startChainProxy } from "./chain-proxy.ts";
 
 const { alice, bob, carol, relayer, attestor, oracleUpdater, deployer } = accounts;
 const STATES = ["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"];
@@ -24,6 +27,7 @@ async function get<T = Record<string, unknown>>(indexer: RunningIndexer, path: s
 describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
   let s: System;
   let indexer: RunningIndexer;
+  let proxy: ChainProxy;
   const cleanup: (() => Promise<void> | void)[] = [];
   const holders = [alice, bob, carol, relayer].map((a) => a.address);
   let proposal: { id: bigint; targets: Address[]; values: bigint[]; calldatas: Hex[]; descriptionHash: Hex };
@@ -108,8 +112,11 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       cleanup.push(db.drop);
       databaseUrl = db.url;
     }
+    // The indexer reaches the node through a proxy that can silence WebSockets.
+    proxy = await startChainProxy(s.rpcUrl);
+    cleanup.unshift(() => proxy.close());
     indexer = await startIndexer({
-      rpcUrl: s.rpcUrl,
+      rpcUrl: proxy.url,
       deploymentFile,
       databaseUrl,
       pgliteDirectory: join(dir, "pglite"),
@@ -242,5 +249,45 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     await expectMatchesChain();
     const after = await get<Record<string, unknown>>(indexer, "/supply");
     expect({ ...after, updatedAtBlock: null }).toEqual({ ...before, updatedAtBlock: null });
+  });
+
+  // The transport does not depend on the database: once, on the faster one.
+  it.runIf(database === "postgres")(
+    "keeps following the chain when a head subscription goes silent, 400 blocks on (past block 341)",
+    async () => {
+      await caughtUp();
+      // Hardhat 2 silences a newHeads subscription after five minutes; here at once.
+      proxy.silence();
+      await s.mineBlocks(400);
+      // No nudge: the newest block is indexed without waiting for another.
+      await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { timeoutMs: 30_000 });
+      await s.depositAndMint({ amountZat: 2n * ZEC, mintAmount: 40n * ZSD, recipient: bob.address });
+      await expectMatchesChain();
+    },
+  );
+
+  it("is internal: JSON routes only, no CORS headers, errors without internals", async () => {
+    const origin = "https://attacker.example";
+    for (const path of ["/supply", "/status", "/ready", "/health", "/metrics", "/nothing-here"]) {
+      const response = await fetch(`${indexer.url}${path}`, { headers: { origin } });
+      expect.soft(response.headers.get("access-control-allow-origin"), path).toBeNull();
+      await response.arrayBuffer();
+    }
+    const preflight = await fetch(`${indexer.url}/supply`, {
+      method: "OPTIONS",
+      headers: { origin, "access-control-request-method": "GET" },
+    });
+    expect.soft([...preflight.headers.keys()].filter((name) => name.startsWith("access-control-"))).toEqual([]);
+
+    // No SQL over HTTP.
+    for (const path of ["/sql/db", "/sql/live", `/sql/db?sql=${encodeURIComponent('{"json":{"sql":"select 1"}}')}`]) {
+      const response = await fetch(`${indexer.url}${path}`);
+      expect.soft(response.status, path).toBe(404);
+      expect.soft(await response.text()).toBe(JSON.stringify({ error: "not_found", detail: "no such route" }));
+    }
+    // A value the database would refuse (index is a 32-bit column) is the client's error.
+    const deposits = await fetch(`${indexer.url}/deposits?from=3000000000`);
+    expect.soft(deposits.status).toBe(400);
+    expect.soft(await deposits.text()).toMatch(/^\{"error":"invalid_query"/);
   });
 });

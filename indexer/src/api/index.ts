@@ -1,16 +1,34 @@
 import { Hono } from "hono";
 import { db, publicClients } from "ponder:api";
 import schema from "ponder:schema";
-import { and, asc, client, desc, eq, gte, replaceBigInts } from "ponder";
+import { and, asc, desc, eq, gte, replaceBigInts } from "ponder";
 import { type Hex, getAddress, isAddress } from "viem";
+import "./internal-only";
 import { PROPOSAL_STATES, proposalState } from "./proposal-state";
 
+// Only these JSON routes: no `/sql/*`. Ponder 0.16's SQL over HTTP checks a
+// query once and caches the verdict under 10 hex digits of its SHA-256, so a
+// colliding twin of an allowed query runs unchecked.
 const app = new Hono();
 
-// SQL over HTTP for @ponder/client (read-only, from any process).
-app.use("/sql/*", client({ db, schema }));
+// Errors leave as generic JSON: Ponder's own handler answers with the message
+// and the source file's path. The details go to the log.
+app.onError((error, c) => {
+  console.error(
+    JSON.stringify({
+      level: 50,
+      time: Date.now(),
+      msg: "Failed to handle HTTP request",
+      method: c.req.method,
+      path: c.req.path,
+      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    }),
+  );
+  return c.json({ error: "internal", detail: "internal error" }, 500);
+});
 
 const ADDRESS = /^0x[0-9a-f]{40}$/;
+const INT32_MAX = 2 ** 31 - 1;
 
 /**
  * Amounts leave as decimal strings, never JS numbers; addresses (stored in
@@ -88,7 +106,15 @@ app.get("/accounts/:address", async (c) => {
 app.get("/deposits", async (c) => {
   const from = Number(c.req.query("from") ?? 0);
   const limit = Number(c.req.query("limit") ?? 1000);
-  if (!Number.isSafeInteger(from) || from < 0 || !Number.isSafeInteger(limit) || limit < 1 || limit > 5000) {
+  // `index` is a 32-bit integer column: a larger `from` would be a database error.
+  if (
+    !Number.isInteger(from) ||
+    from < 0 ||
+    from > INT32_MAX ||
+    !Number.isInteger(limit) ||
+    limit < 1 ||
+    limit > 5000
+  ) {
     return c.json({ error: "invalid_query", detail: "from must be >= 0 and limit between 1 and 5000" }, 400);
   }
   const rows = await db
@@ -163,5 +189,8 @@ app.get("/transactions/:hash/mint", async (c) => {
   const row = await db.query.mint.findFirst({ where: eq(schema.mint.txHash, hash.toLowerCase() as Hex) });
   return row ? c.json(json(row)) : c.json(notFound("mint"), 404);
 });
+
+// Last, so that it only answers what no route above (nor Ponder's own) did.
+app.all("*", (c) => c.json({ error: "not_found", detail: "no such route" }, 404));
 
 export default app;
