@@ -184,4 +184,20 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `ALTER TABLE idempotency_records RENAME COLUMN api_key_id TO scope`,
     ],
   },
+  {
+    version: 8,
+    name: "a failed mint gives its proof back; one live redemption per signed owner nonce",
+    statements: [
+      // A proof whose mint failed goes back to 'verified' and may be minted
+      // again: one proof has at most one mint that has not failed.
+      `ALTER TABLE mints DROP CONSTRAINT mints_proof_id_key`,
+      `CREATE UNIQUE INDEX mints_live_proof ON mints (proof_id) WHERE status <> 'failed'`,
+      // The owner's Redemptions nonce the signature was made for: a signed
+      // redemption is relayed once, and another one signed at the same nonce
+      // (only one of them can ever go through) waits until the first fails.
+      `ALTER TABLE redemption_requests ADD COLUMN owner_nonce text`,
+      `CREATE UNIQUE INDEX redemption_requests_live_nonce ON redemption_requests (lower(owner), owner_nonce)
+       WHERE status <> 'failed'`,
+    ],
+  },
 ];

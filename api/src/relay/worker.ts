@@ -10,10 +10,12 @@ import { encodeMintCall, redemptionsAbi, stableMinterAbi, toSolidityProof } from
 import { randomId } from "../ids.ts";
 import type { Payouts } from "./payouts.ts";
 import type { Chain } from "../chain.ts";
-import type { Database } from "../db/index.ts";
+import type { Database, Queryable } from "../db/index.ts";
+import { ROOT_EXPIRED_REASON, rootState } from "../resources/proofs/service.ts";
 
 interface JobRow {
   id: string;
+  proof_id: string;
   submitted_at: Date | string | null;
   status: "queued" | "submitted" | "confirmed" | "failed";
   tx_hash: string | null;
@@ -57,6 +59,7 @@ export class RelayWorker {
   #nextScan = 0;
   #nextPayouts = 0;
   #renewal: NodeJS.Timeout | undefined;
+  #leftProofsSettled = false;
   /** Until this worker first holds its lease, it may take over one its own replica left (same workerId). */
   #resuming: boolean;
   /** This worker's name in the lease table: its replica's id and this run's. */
@@ -225,6 +228,7 @@ export class RelayWorker {
       this.#nextScan = Date.now() + (this.options.scanEveryMs ?? 30_000);
       await this.#part(scanDeposits);
     }
+    if (!this.#leftProofsSettled) await this.#part(() => this.#settleLeftProofs());
     await this.#part(async () => {
       for (const job of await this.#jobs("submitted")) await this.#follow(job);
       for (const job of await this.#jobs("queued")) await this.#submit(job);
@@ -365,11 +369,63 @@ export class RelayWorker {
         block_number: Number(event.blockNumber),
       });
     } else {
-      await this.#set(job.id, {
-        status: "failed",
-        failure_reason: "The deposit was already minted by another proof (nullifier spent).",
-      });
+      await this.#fail(job, "The deposit was already minted by another proof (nullifier spent).", {}, true);
     }
+  }
+
+  /**
+   * Fails a mint and, in the same transaction, decides from the chain what
+   * becomes of its proof. A spent nullifier means the deposit can never mint
+   * again, and a root older than the minter accepts means this proof cannot:
+   * the proof is rejected (freeing the deposit for a new proof in the second
+   * case). Otherwise (a pause, a stale price, a revert) the proof is verified
+   * again and the same proof may be minted once the cause is gone. The chain
+   * is read first: if it cannot be, nothing changes and the next pass decides.
+   */
+  async #fail(job: JobRow, reason: string, fields: Record<string, unknown> = {}, spent?: boolean): Promise<void> {
+    const verdict = await this.#proofVerdict(job, spent);
+    await this.db.transaction(async (tx) => {
+      const failed = await tx.query(
+        `UPDATE mints SET status = 'failed', failure_reason = $3, block_number = coalesce($4, block_number),
+           settled_at = now(), updated_at = now()
+         WHERE id = $1 AND status = $2 RETURNING id`,
+        [job.id, job.status, reason, fields.block_number ?? null],
+      );
+      if (failed.length > 0) await this.#settleProof(tx, job.proof_id, job.id, verdict);
+    });
+  }
+
+  async #proofVerdict(proof: { nullifier_hash: string; root: string }, spent?: boolean) {
+    if (spent ?? (await this.chain.isSpent(BigInt(proof.nullifier_hash)))) {
+      return { rejected: "The deposit was already minted by another proof." };
+    }
+    if ((await rootState(this.chain, BigInt(proof.root))) === "expired") return { rejected: ROOT_EXPIRED_REASON };
+    return { rejected: undefined };
+  }
+
+  /** Moves the consumed proof of a failed mint on: rejected (with the reason) or verified again. */
+  async #settleProof(db: Queryable, proofId: string, mintId: string, verdict: { rejected: string | undefined }) {
+    await db.query(
+      verdict.rejected
+        ? `UPDATE proofs SET status = 'rejected', rejection_reason = $3, updated_at = now()
+           WHERE id = $1 AND mint_id = $2 AND status = 'consumed'`
+        : `UPDATE proofs SET status = 'verified', mint_id = NULL, updated_at = now()
+           WHERE id = $1 AND mint_id = $2 AND status = 'consumed'`,
+      verdict.rejected ? [proofId, mintId, verdict.rejected] : [proofId, mintId],
+    );
+  }
+
+  /**
+   * Proofs of mints that failed before failed mints gave their proofs back
+   * (they stayed consumed, holding their deposits): settled once per worker run.
+   */
+  async #settleLeftProofs(): Promise<void> {
+    const rows = await this.db.query<{ id: string; mint_id: string; nullifier_hash: string; root: string }>(
+      `SELECT p.id, p.mint_id, p.nullifier_hash, p.root FROM mints m JOIN proofs p ON p.mint_id = m.id
+       WHERE m.status = 'failed' AND p.status = 'consumed' LIMIT 100`,
+    );
+    for (const row of rows) await this.#settleProof(this.db, row.id, row.mint_id, await this.#proofVerdict(row));
+    if (rows.length < 100) this.#leftProofsSettled = true;
   }
 
   async #submit(job: JobRow): Promise<void> {
@@ -395,7 +451,7 @@ export class RelayWorker {
       // A revert now (stale price, paused) may pass later; give up after MAX_ATTEMPTS.
       const reason = (error as { shortMessage?: string }).shortMessage ?? String(error);
       if (job.attempts + 1 >= MAX_ATTEMPTS) {
-        await this.#set(job.id, { status: "failed", failure_reason: `The mint kept reverting: ${reason}` });
+        await this.#fail(job, `The mint kept reverting: ${reason}`);
       } else {
         await this.#set(job.id, { attempts: job.attempts + 1, failure_reason: reason });
       }
@@ -479,11 +535,7 @@ export class RelayWorker {
       if (await this.chain.isSpent(BigInt(job.nullifier_hash))) {
         return this.#reconcileSpent(job);
       }
-      await this.#set(job.id, {
-        status: "failed",
-        block_number: Number(receipt.blockNumber),
-        failure_reason: "The mint transaction reverted.",
-      });
+      await this.#fail(job, "The mint transaction reverted.", { block_number: Number(receipt.blockNumber) });
       return;
     }
     const head = await this.chain.client.getBlockNumber({ cacheTime: 0 });

@@ -3,6 +3,7 @@ import type { Chain } from "../../chain.ts";
 import type { Database } from "../../db/index.ts";
 import { randomId } from "../../ids.ts";
 import { Problem, problems } from "../../problems.ts";
+import { ROOT_EXPIRED_REASON, rejectProof, rootState } from "../proofs/service.ts";
 
 interface MintRow {
   id: string;
@@ -20,6 +21,8 @@ interface MintRow {
 interface ProofRow {
   id: string;
   status: string;
+  root: string;
+  mint_id: string | null;
   mint_amount: string;
   recipient: string;
   relayer: string;
@@ -73,29 +76,38 @@ export class MintService {
       throw mismatch(`The proof pays its fee to ${proof.relayer}; this relay is ${this.relayer}.`);
     }
     if (proof.status !== "verified") {
-      const [existing] = await this.db.query<{ id: string }>("SELECT id FROM mints WHERE proof_id = $1", [proof.id]);
       throw new Problem(409, "proof_already_used", "Proof already used", `Proof ${proof.id} is ${proof.status}.`, {
-        mintId: existing?.id,
+        mintId: proof.mint_id ?? undefined,
       });
     }
 
+    // Every chain read comes before anything is written: a node that cannot
+    // answer is a 503 that leaves the proof as it was and no mint queued.
+    const [price, root] = await Promise.all([chain.price(), rootState(chain, BigInt(proof.root))]);
+    if (root === "expired") {
+      // It can never mint now; rejecting it frees the deposit for a new proof.
+      await rejectProof(this.db, proof.id, "verified", ROOT_EXPIRED_REASON);
+      throw new Problem(422, "root_expired", "Root expired", ROOT_EXPIRED_REASON, { proofId: proof.id });
+    }
+
     const id = randomId("mint");
-    const claimed = await this.db.query(
-      `UPDATE proofs SET status = 'consumed', mint_id = $2, updated_at = now() WHERE id = $1 AND status = 'verified' RETURNING id`,
-      [proof.id, id],
-    );
-    if (claimed.length === 0)
-      throw new Problem(
-        409,
-        "proof_already_used",
-        "Proof already used",
-        `Proof ${proof.id} was just used by another mint.`,
+    await this.db.transaction(async (tx) => {
+      const claimed = await tx.query(
+        `UPDATE proofs SET status = 'consumed', mint_id = $2, updated_at = now() WHERE id = $1 AND status = 'verified' RETURNING id`,
+        [proof.id, id],
       );
-    await this.db.query(
-      `INSERT INTO mints (id, account_id, proof_id, status, amount, recipient) VALUES ($1, $2, $3, 'queued', $4, $5)`,
-      [id, accountId, proof.id, proof.mint_amount, proof.recipient],
-    );
-    const price = await chain.price();
+      if (claimed.length === 0)
+        throw new Problem(
+          409,
+          "proof_already_used",
+          "Proof already used",
+          `Proof ${proof.id} was just used by another mint.`,
+        );
+      await tx.query(
+        `INSERT INTO mints (id, account_id, proof_id, status, amount, recipient) VALUES ($1, $2, $3, 'queued', $4, $5)`,
+        [id, accountId, proof.id, proof.mint_amount, proof.recipient],
+      );
+    });
     const value = BigInt(proof.collateral_floor_zat) * price * 100n;
     return { mintId: id, expectedCollateralRatio: formatUnits((value * 10_000n) / wei, 4) };
   }

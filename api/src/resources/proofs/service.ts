@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { type Address, encodeAbiParameters, formatUnits, keccak256, parseUnits, zeroAddress } from "viem";
 import { bindingHash, groth16VerifyRaw } from "./verify.ts";
 import type { Chain } from "../../chain.ts";
-import type { Database } from "../../db/index.ts";
+import type { Database, Queryable } from "../../db/index.ts";
 import { randomId } from "../../ids.ts";
 import { Problem, problems } from "../../problems.ts";
 import type { submitProofBody } from "./schema.ts";
@@ -30,6 +30,22 @@ interface ProofRow {
   created_at: Date | string;
 }
 
+/**
+ * Whether the minter would still take a proof against `root`: "unknown" if
+ * the registry never had it, "expired" once it was superseded longer ago than
+ * the minter's maxRootAge. A chain that cannot be read is a 503.
+ */
+export async function rootState(chain: Chain, root: bigint): Promise<"usable" | "unknown" | "expired"> {
+  const supersededAt = await chain.rootSupersededAt(root);
+  if (supersededAt === 0n) return "unknown";
+  if (supersededAt === CURRENT_ROOT) return "usable";
+  const [maxAge, now] = await Promise.all([chain.maxRootAge(), chain.now()]);
+  return now > supersededAt + maxAge ? "expired" : "usable";
+}
+
+export const ROOT_EXPIRED_REASON =
+  "The deposit tree moved on too long ago: make a new proof of the deposit against the current root.";
+
 const reject = (status: number, code: string, title: string, detail: string, extra: Record<string, unknown> = {}) =>
   new Problem(status, code, title, detail, extra);
 
@@ -53,6 +69,16 @@ export function present(row: ProofRow) {
     mintId: row.mint_id,
     createdAt: new Date(row.created_at).toISOString(),
   };
+}
+
+/** Marks a proof rejected while it is still in `from`; answers how many rows moved (0 or 1). */
+export async function rejectProof(db: Queryable, proofId: string, from: "verified" | "consumed", reason: string) {
+  const rows = await db.query(
+    `UPDATE proofs SET status = 'rejected', rejection_reason = $3, updated_at = now()
+     WHERE id = $1 AND status = $2 RETURNING id`,
+    [proofId, from, reason],
+  );
+  return rows.length;
 }
 
 export class ProofService {
@@ -104,20 +130,10 @@ export class ProofService {
       throw reject(422, "invalid_proof", "Invalid proof", "The proof does not verify against the collateral circuit.");
     }
 
-    const supersededAt = await chain.rootSupersededAt(root);
-    if (supersededAt === 0n)
+    const state = await rootState(chain, root);
+    if (state === "unknown")
       throw reject(422, "unknown_root", "Unknown root", "The proof's deposit-tree root was never recorded.");
-    if (supersededAt !== CURRENT_ROOT) {
-      const [maxAge, now] = await Promise.all([chain.maxRootAge(), chain.now()]);
-      if (now > supersededAt + maxAge) {
-        throw reject(
-          422,
-          "root_expired",
-          "Root expired",
-          "The deposit tree moved on too long ago: make a new proof against the current root.",
-        );
-      }
-    }
+    if (state === "expired") throw reject(422, "root_expired", "Root expired", ROOT_EXPIRED_REASON);
     if (await chain.isSpent(nullifierHash)) {
       throw reject(
         409,
@@ -140,14 +156,13 @@ export class ProofService {
         ],
       ),
     );
-    const id = randomId("prf");
-    try {
-      const [row] = await this.db.query<ProofRow>(
+    const insert = () =>
+      this.db.query<ProofRow>(
         `INSERT INTO proofs (id, account_id, proof_hash, status, root, nullifier_hash, collateral_floor_zat,
            binding_hash, mint_amount, recipient, relayer, fee, proof)
          VALUES ($1, $2, $3, 'verified', $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
         [
-          id,
+          randomId("prf"),
           accountId,
           proofHash,
           root.toString(),
@@ -161,6 +176,8 @@ export class ProofService {
           JSON.stringify(input.proof),
         ],
       );
+    try {
+      const [row] = await insert();
       return present(row!);
     } catch (error) {
       const message = String((error as Error).message);
@@ -170,16 +187,34 @@ export class ProofService {
           proofId: existing?.account_id === accountId ? existing.id : undefined,
         });
       }
-      if (/proofs_live_nullifier/.test(message)) {
-        throw reject(
-          409,
-          "nullifier_claimed",
-          "Deposit already claimed",
-          "Another pending proof already claims this deposit.",
-        );
-      }
-      throw error;
+      if (!/proofs_live_nullifier/.test(message)) throw error;
     }
+    // A proof waiting for a mint that can no longer happen must not hold the
+    // deposit: this newer proof takes its place.
+    if (await this.#retireExpiredClaim(chain, nullifierHash)) {
+      try {
+        const [row] = await insert();
+        return present(row!);
+      } catch (error) {
+        if (!/proofs_live_nullifier/.test(String((error as Error).message))) throw error;
+      }
+    }
+    throw reject(
+      409,
+      "nullifier_claimed",
+      "Deposit already claimed",
+      "Another pending proof already claims this deposit.",
+    );
+  }
+
+  /** Rejects the verified (not yet minted) proof claiming `nullifierHash` if its root has expired. */
+  async #retireExpiredClaim(chain: Chain, nullifierHash: bigint): Promise<boolean> {
+    const [live] = await this.db.query<ProofRow>(
+      "SELECT * FROM proofs WHERE nullifier_hash = $1 AND status = 'verified'",
+      [nullifierHash.toString()],
+    );
+    if (!live || (await rootState(chain, BigInt(live.root))) !== "expired") return false;
+    return (await rejectProof(this.db, live.id, "verified", ROOT_EXPIRED_REASON)) > 0;
   }
 
   async get(accountId: string, proofId: string) {
