@@ -88,6 +88,97 @@ describe("redeem through the relay", () => {
     expect(await code("hello")).toBe("malformed_address");
   });
 
+  it("answers a signed redemption posted again with 409 and the first one's id, before and after it is relayed", async () => {
+    const signed = await body(2n * ZSD);
+    const balance = await s.read.token.read.balanceOf([alice.address]);
+    const first = await api.call("/v1/redeem", json(signed));
+    expect(first.status).toBe(202);
+    const { id } = (await first.json()) as { id: string };
+    const again = async (key?: string) => {
+      const response = await api.call("/v1/redeem", { ...json(signed), key });
+      expect(response.status).toBe(409);
+      expect(response.headers.get("content-type")).toMatch(/problem\+json/);
+      return (await response.json()) as Record<string, unknown>;
+    };
+    expect(await again()).toMatchObject({ code: "redemption_already_submitted", id });
+    await until(id, ["paid"]);
+    expect(await again()).toMatchObject({ code: "redemption_already_submitted", id });
+    // Another account learns that it was relayed, not which request relayed it.
+    const other = await api.keys.createAccount("other wallet");
+    const { secret } = await api.keys.create(other.id, "sandbox", "other");
+    const stranger = await again(secret);
+    expect(stranger.code).toBe("redemption_already_submitted");
+    expect(stranger.id).toBeUndefined();
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(balance - 2n * ZSD);
+    expect(
+      await storage.db.query("SELECT id FROM redemption_requests WHERE signature->>'r' = $1", [signed.permit.r]),
+    ).toHaveLength(1);
+  });
+
+  it("queues one of several identical signed redemptions posted at once", async () => {
+    const signed = await body(ZSD);
+    const responses = await Promise.all(Array.from({ length: 5 }, () => api.call("/v1/redeem", json(signed))));
+    const statuses = responses.map((r) => r.status).sort();
+    expect(statuses).toEqual([202, 409, 409, 409, 409]);
+    const { id } = (await responses.find((r) => r.status === 202)!.json()) as { id: string };
+    for (const r of responses.filter((r) => r.status === 409)) {
+      expect(await r.json()).toMatchObject({ code: "redemption_already_submitted", id });
+    }
+    await until(id, ["paid"]);
+  });
+
+  it("answers 409 for a signed redemption someone already sent on-chain", async () => {
+    const signed = await body(ZSD);
+    await s.receipt(
+      await s
+        .as(bob)
+        .redemptions.write.redeemWithPermit([
+          alice.address,
+          ZSD,
+          signed.withdrawAddress,
+          BigInt(signed.permit.deadline),
+          signed.permit.v,
+          signed.permit.r,
+          signed.permit.s,
+        ]),
+    );
+    const response = await api.call("/v1/redeem", json(signed));
+    expect(response.status).toBe(409);
+    const problem = (await response.json()) as Record<string, unknown>;
+    expect(problem.code).toBe("redemption_already_submitted");
+    expect(problem.id).toBeUndefined();
+  });
+
+  it("fails a queued redemption whose nonce another signed redemption used first, saying so", async () => {
+    await api.worker!.stop();
+    try {
+      const queued = await api.call("/v1/redeem", json(await body(ZSD)));
+      expect(queued.status).toBe(202);
+      const { id } = (await queued.json()) as { id: string };
+      const rival = await body(3n * ZSD);
+      await s.receipt(
+        await s
+          .as(alice)
+          .redemptions.write.redeemWithPermit([
+            alice.address,
+            3n * ZSD,
+            rival.withdrawAddress,
+            BigInt(rival.permit.deadline),
+            rival.permit.v,
+            rival.permit.r,
+            rival.permit.s,
+          ]),
+      );
+      api.worker!.start();
+      expect(await until(id, ["failed", "burned", "paid"])).toMatchObject({
+        status: "failed",
+        failureReason: expect.stringMatching(/nonce/),
+      });
+    } finally {
+      api.worker!.start();
+    }
+  });
+
   it("refuses a signature that is not the owner's for this amount and address, and more than the balance", async () => {
     const code = async (b: unknown) =>
       ((await (await api.call("/v1/redeem", json(b))).json()) as { code: string }).code;

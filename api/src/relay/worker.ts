@@ -46,6 +46,8 @@ interface RedemptionRow {
   nonce: number | null;
   redemption_id: string | null;
   attempts: number;
+  /** The owner's Redemptions nonce the signature was made for (null on requests older than migration 8). */
+  owner_nonce: string | null;
 }
 
 const MAX_ATTEMPTS = 20;
@@ -286,6 +288,14 @@ export class RelayWorker {
     try {
       gas = await this.chain.client.estimateGas({ account: this.address, to: this.chain.redemptions, data });
     } catch (error) {
+      if (r.owner_nonce !== null && (await this.#ownerNonce(r.owner)) > BigInt(r.owner_nonce)) {
+        await this.#setRedemption(r.id, {
+          status: "failed",
+          relay_status: "done",
+          failure_reason: `Another redemption signed by the owner at nonce ${r.owner_nonce} went through first; this one can never go through (sign a new one).`,
+        });
+        return;
+      }
       const reason = (error as { shortMessage?: string }).shortMessage ?? String(error);
       const terminal =
         r.attempts + 1 >= MAX_ATTEMPTS || /InvalidSignature|ExpiredSignature|InsufficientBalance/.test(String(error));
@@ -313,6 +323,15 @@ export class RelayWorker {
     )
       return;
     await this.#broadcast(signed.raw);
+  }
+
+  #ownerNonce(owner: string): Promise<bigint> {
+    return this.chain.client.readContract({
+      address: this.chain.redemptions,
+      abi: redemptionsAbi,
+      functionName: "nonces",
+      args: [owner as Address],
+    });
   }
 
   async #followRedemption(r: RedemptionRow): Promise<void> {

@@ -84,6 +84,9 @@ export function presentRedemption(row: Row) {
   };
 }
 
+/** How many of the owner's used nonces a signature is checked against before it is called invalid. */
+const USED_NONCE_LOOKBACK = 64n;
+
 export interface RedeemInput {
   amount: number | string;
   withdrawAddress: string;
@@ -121,10 +124,7 @@ export class RedemptionService {
     }
     if (amount === 0n) throw problems.validation([{ field: "body.amount", message: "must be above 0" }]);
     const deadline = BigInt(input.permit.deadline);
-    if (deadline < (await chain.now())) {
-      throw new Problem(422, "expired_signature", "Expired signature", "The signature's deadline has passed.");
-    }
-    const [nonce, balance] = await Promise.all([
+    const [nonce, balance, now] = await Promise.all([
       chain.read(() =>
         chain.client.readContract({
           address: chain.redemptions,
@@ -146,23 +146,38 @@ export class RedemptionService {
           args: [input.owner],
         });
       }),
+      chain.now(),
     ]);
     // Checked here so that a bad signature costs the relayer no gas.
-    const valid = await verifyTypedData({
-      address: input.owner,
-      ...redeemTypedData(
-        { chainId: chain.deployment.chainId, verifyingContract: chain.redemptions },
-        { owner: input.owner, amount, withdrawAddress: input.withdrawAddress, nonce, deadline },
-      ),
-      signature: { r: input.permit.r as Hex, s: input.permit.s as Hex, v: BigInt(input.permit.v) },
-    }).catch(() => false);
-    if (!valid) {
+    const signedAt = (n: bigint) =>
+      verifyTypedData({
+        address: input.owner,
+        ...redeemTypedData(
+          { chainId: chain.deployment.chainId, verifyingContract: chain.redemptions },
+          { owner: input.owner, amount, withdrawAddress: input.withdrawAddress, nonce: n, deadline },
+        ),
+        signature: { r: input.permit.r as Hex, s: input.permit.s as Hex, v: BigInt(input.permit.v) },
+      }).catch(() => false);
+    if (!(await signedAt(nonce))) {
+      // Signed for a nonce the owner has used: this redemption went through
+      // already (relayed here or sent by anyone), and can never go again.
+      for (let n = nonce - 1n; n >= 0n && n >= nonce - USED_NONCE_LOOKBACK; n--) {
+        if (await signedAt(n)) throw await this.#alreadySubmitted(accountId, input.owner, n, true);
+      }
       throw new Problem(
         422,
         "invalid_signature",
         "Invalid signature",
         "The permit is not the owner's signature of this redemption (amount, address, nonce, deadline).",
       );
+    }
+    const [live] = await this.db.query(
+      "SELECT 1 FROM redemption_requests WHERE lower(owner) = lower($1) AND owner_nonce = $2 AND status <> 'failed'",
+      [input.owner, nonce.toString()],
+    );
+    if (live) throw await this.#alreadySubmitted(accountId, input.owner, nonce, false);
+    if (deadline < now) {
+      throw new Problem(422, "expired_signature", "Expired signature", "The signature's deadline has passed.");
     }
     if (balance < amount) {
       throw new Problem(
@@ -173,20 +188,52 @@ export class RedemptionService {
       );
     }
     const id = randomId("red");
-    const [row] = await this.db.query<Row>(
-      `INSERT INTO redemption_requests (id, account_id, status, owner, amount, withdraw_address, deadline, signature)
-       VALUES ($1, $2, 'requested', $3, $4, $5, $6, $7) RETURNING *`,
-      [
-        id,
-        accountId,
-        input.owner,
-        amount.toString(),
-        input.withdrawAddress,
-        deadline.toString(),
-        JSON.stringify(input.permit),
-      ],
+    try {
+      const [row] = await this.db.query<Row>(
+        `INSERT INTO redemption_requests (id, account_id, status, owner, amount, withdraw_address, deadline, signature,
+           owner_nonce)
+         VALUES ($1, $2, 'requested', $3, $4, $5, $6, $7, $8) RETURNING *`,
+        [
+          id,
+          accountId,
+          input.owner,
+          amount.toString(),
+          input.withdrawAddress,
+          deadline.toString(),
+          JSON.stringify(input.permit),
+          nonce.toString(),
+        ],
+      );
+      return presentRedemption(row!);
+    } catch (error) {
+      // The same signed redemption posted at the same moment: the other one won.
+      if (/redemption_requests_live_nonce/.test(String((error as Error).message))) {
+        throw await this.#alreadySubmitted(accountId, input.owner, nonce, false);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The 409 for a redemption signed at a nonce that a request here or a
+   * transaction on-chain already took; the request's id only to its account.
+   */
+  async #alreadySubmitted(accountId: string, owner: string, nonce: bigint, onChain: boolean) {
+    const [existing] = await this.db.query<{ id: string; account_id: string }>(
+      `SELECT id, account_id FROM redemption_requests WHERE lower(owner) = lower($1) AND owner_nonce = $2
+       ORDER BY status = 'failed', created_at DESC LIMIT 1`,
+      [owner, nonce.toString()],
     );
-    return presentRedemption(row!);
+    const id = existing?.account_id === accountId ? existing.id : undefined;
+    return new Problem(
+      409,
+      "redemption_already_submitted",
+      "Redemption already submitted",
+      onChain
+        ? `This signed redemption already went through on-chain (the owner's nonce ${nonce} is used); sign a new one to redeem more.`
+        : `A redemption the owner signed at nonce ${nonce} was already submitted and is being relayed; only one can go through.`,
+      { id },
+    );
   }
 
   async get(accountId: string, id: string) {
