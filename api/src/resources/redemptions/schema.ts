@@ -1,3 +1,4 @@
+import { ZCASH_ADDRESS_MAX_LENGTH } from "@zsd/sdk/zcash";
 import { z } from "zod";
 import { evmAddress as address } from "../../schemas.ts";
 
@@ -8,7 +9,7 @@ export const redeemBody = z.strictObject({
   withdrawAddress: z
     .string()
     .min(1)
-    .max(512)
+    .max(ZCASH_ADDRESS_MAX_LENGTH)
     .describe("Shielded Zcash address (Sapling or Unified) of this environment's network"),
   owner: address.describe("The holder whose tokens are burned"),
   permit: z
