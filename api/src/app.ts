@@ -1,15 +1,19 @@
 // The relay API as an Express app, apart from listening (index.ts), so that
 // tests build as many instances as they need.
+import { timingSafeEqual } from "node:crypto";
+import bytes from "bytes";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
+import helmet from "helmet";
 import type { Redis } from "ioredis";
-import pino, { type Logger } from "pino";
 import { type Config, rateLimitFor } from "./config.ts";
 import type { Database } from "./db/index.ts";
 import { authenticate } from "./middleware/auth.ts";
+import { bodyGuard } from "./middleware/body-guard.ts";
 import { idempotency } from "./middleware/idempotency.ts";
 import { requestLogging } from "./middleware/logging.ts";
 import { createLimiter, rateLimit } from "./middleware/rate-limit.ts";
 import { requestId } from "./middleware/request-id.ts";
+import { type Logger, createLogger } from "./logger.ts";
 import { type Metrics, createMetrics, trackRelay } from "./metrics.ts";
 import { docsPage } from "./openapi/docs.ts";
 import { openApiDocument } from "./openapi/document.ts";
@@ -56,13 +60,7 @@ export interface App {
 }
 
 export function createApp({ config, db, redis, logger: given }: AppDependencies): App {
-  const logger =
-    given ??
-    pino({
-      level: config.LOG_LEVEL,
-      // Keys and signatures never reach the logs.
-      redact: ["req.headers.authorization", "authorization", "*.secret", "secret"],
-    });
+  const logger = given ?? createLogger(config.LOG_LEVEL);
   const metrics = createMetrics();
   const keys = new KeyService(db);
   const upstreams = new Upstreams(
@@ -138,7 +136,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
 
   const routes = [
     ...healthRoutes(db, upstreams),
-    ...keyRoutes(keys),
+    ...keyRoutes(keys, config.MAX_ACTIVE_KEYS),
     ...ledgerRoutes(upstreams),
     ...proofRoutes(proofs),
     ...mintRoutes(mints, config.MINT_WAIT_MS),
@@ -155,12 +153,13 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   const points = rateLimitFor(config);
   const window = config.RATE_LIMIT_WINDOW_SECONDS;
   const limits = { environment: config.ENVIRONMENT, metrics };
-  // Per API key once authenticated; per client address before that, with a
-  // larger budget, so that unauthenticated floods stay bounded too.
-  const keyLimiter = rateLimit(
-    createLimiter({ name: "key", points, windowSeconds: window, redis }),
+  // Per account and environment once authenticated (a new key adds no
+  // budget); per client address before that, with a larger budget, so that
+  // unauthenticated floods stay bounded too.
+  const accountLimiter = rateLimit(
+    createLimiter({ name: "account", points, windowSeconds: window, redis }),
     { name: "default", points, windowSeconds: window, ...limits },
-    (_req, res) => `key:${res.locals.apiKey.id}`,
+    (_req, res) => `account:${res.locals.apiKey.accountId}:${res.locals.apiKey.environment}`,
   );
   const ipPoints = points * 10;
   const ipLimiter = rateLimit(
@@ -173,12 +172,44 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   app.disable("x-powered-by");
   // Ledger answers change every block and carry asOfBlock: no ETag hashing per response.
   app.set("etag", false);
-  app.set("trust proxy", "loopback");
+  app.set("trust proxy", config.TRUST_PROXY);
   app.use(requestId);
   app.use(requestLogging(logger, metrics));
-  // Requests with a key are limited per key once authenticated (below); the
-  // others, and failed authentications, per client address.
+  app.use(
+    helmet({
+      // JSON answers and one self-contained docs page (inline style, no script).
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'none'"],
+          styleSrc: ["'unsafe-inline'"],
+          frameAncestors: ["'none'"],
+          baseUri: ["'none'"],
+          formAction: ["'none'"],
+        },
+      },
+      strictTransportSecurity:
+        config.ENVIRONMENT === "production" ? { maxAge: 63_072_000, includeSubDomains: true } : false,
+      referrerPolicy: { policy: "no-referrer" },
+    }),
+  );
+  // Answers are per account and may carry secrets (a new key): no cache keeps them.
+  app.use((_req, res, next) => {
+    res.setHeader("Cache-Control", "no-store");
+    next();
+  });
+  // Requests with a key are limited per account once authenticated (below);
+  // the others, and failed authentications, per client address.
   app.use((req, res, next) => (req.headers.authorization ? next() : ipLimiter(req, res, next)));
+  // Public routes cost the address's budget even when a key is sent with them.
+  const publicLimiter: RequestHandler = (req, res, next) =>
+    req.headers.authorization ? ipLimiter(req, res, next) : next();
+  // No cross-origin callers (keys never belong in a browser): OPTIONS is not a method of any route.
+  app.options(/.*/, (req, _res, next) => {
+    const path = req.path.startsWith("/v1/") ? req.path.slice(3) : undefined;
+    const allowed = path ? allowedMethods(routes, path) : [];
+    next(allowed.length > 0 ? problems.methodNotAllowed("OPTIONS", allowed) : problems.notFound(req.path));
+  });
 
   const requireJson: RequestHandler = (req, _res, next) => {
     const hasBody =
@@ -189,11 +220,22 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     next();
   };
   app.use(requireJson);
+  // body-parser answers 413 only after reading the whole body off the socket:
+  // a declared length past the limit is refused at once, and the connection closed.
+  const bodyLimit = bytes.parse(config.BODY_LIMIT) ?? 0;
+  app.use((req, res, next) => {
+    if (Number(req.headers["content-length"] ?? 0) <= bodyLimit) return next();
+    res.setHeader("Connection", "close");
+    next(problems.bodyTooLarge(config.BODY_LIMIT));
+  });
   app.use(express.json({ limit: config.BODY_LIMIT, strict: true }));
+  app.use(bodyGuard());
 
-  app.get("/v1/openapi.json", (_req, res) => void res.json(openApi));
-  app.get("/docs", (_req, res) => void res.type("html").send(docsPage(openApi, baseUrl)));
-  app.get("/metrics", async (_req, res) => {
+  app.get("/v1/openapi.json", publicLimiter, (_req, res) => void res.json(openApi));
+  app.get("/docs", publicLimiter, (_req, res) => void res.type("html").send(docsPage(openApi, baseUrl)));
+  app.get("/metrics", publicLimiter, async (req, res, next) => {
+    const problem = metricsAccess(config, req.get("authorization"));
+    if (problem) return next(problem);
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
@@ -201,10 +243,10 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   mount(v1, routes, {
     authenticated: [
       authenticate(keys, config, (req, res, next) => ipLimiter(req, res, next)),
-      keyLimiter,
+      accountLimiter,
       idempotency(db, config.IDEMPOTENCY_TTL_HOURS),
     ],
-    public: [],
+    public: [publicLimiter],
   });
   app.use("/v1", v1);
 
@@ -222,17 +264,53 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
       return ipLimiter(req, res, (limited?: unknown) => onError(limited ?? error, req, res, next));
     }
     const id = res.locals.requestId as string | undefined;
-    if (error instanceof Problem) return sendProblem(res, error, id);
-    const type = (error as { type?: string }).type;
-    if (type === "entity.parse.failed") return sendProblem(res, problems.malformedJson(), id);
-    if (type === "entity.too.large") return sendProblem(res, problems.bodyTooLarge(config.BODY_LIMIT), id);
-    if (type === "encoding.unsupported" || type === "charset.unsupported") {
-      return sendProblem(res, problems.unsupportedMediaType((error as Error).message), id);
-    }
+    const known = requestProblem(error, config.BODY_LIMIT);
+    if (known) return sendProblem(res, known, id);
     logger.error({ err: error, requestId: id }, "unhandled error");
     sendProblem(res, problems.internal(), id);
   };
   app.use(onError);
 
   return { app, keys, custody, payouts, worker, metrics, openApi };
+}
+
+/**
+ * The problem for an error raised while reading the request (Express's router,
+ * body-parser, zlib): never their message, which can echo what the caller sent.
+ */
+function requestProblem(error: unknown, bodyLimit: string): Problem | undefined {
+  if (error instanceof Problem) return error;
+  if (error instanceof URIError) return problems.malformedPath();
+  const { type, status } = (error ?? {}) as { type?: string; status?: unknown };
+  switch (type) {
+    case "entity.parse.failed":
+      return problems.malformedJson();
+    case "entity.too.large":
+      return problems.bodyTooLarge(bodyLimit);
+    case "encoding.unsupported":
+      return problems.unsupportedMediaType("this Content-Encoding");
+    case "charset.unsupported":
+      return problems.unsupportedMediaType("this charset");
+    case "request.size.invalid":
+    case "request.aborted":
+      return problems.malformedBody("The request body is shorter or longer than its Content-Length.");
+  }
+  // zlib's errors for a corrupt gzip / deflate / br body carry status 400.
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    return status === 400
+      ? problems.malformedBody("The request body could not be decoded (check its Content-Encoding).")
+      : problems.badRequest(status);
+  }
+  return undefined;
+}
+
+/** /metrics takes METRICS_TOKEN as a bearer token when one is set; production serves it only then. */
+function metricsAccess(config: Config, authorization: string | undefined): Problem | undefined {
+  if (!config.METRICS_TOKEN) {
+    return config.ENVIRONMENT === "production" ? problems.notFound("/metrics") : undefined;
+  }
+  const presented = Buffer.from(authorization ?? "");
+  const expected = Buffer.from(`Bearer ${config.METRICS_TOKEN}`);
+  if (presented.length === expected.length && timingSafeEqual(presented, expected)) return undefined;
+  return problems.unauthorized("invalid_metrics_token", "Send the metrics token as `Authorization: Bearer <token>`.");
 }

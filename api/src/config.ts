@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import bytes from "bytes";
 import { z } from "zod";
 
 const url = z.url({ protocol: /^https?$/ });
@@ -74,11 +75,32 @@ export const configSchema = z.object({
     .default(fileURLToPath(new URL("../../circuits/build/verification_key.json", import.meta.url))),
   UPSTREAM_TIMEOUT_MS: positiveInt.default(2000),
   INDEXER_CACHE_MS: z.coerce.number().int().min(0).max(5000).default(250),
+  /** Readiness answers 503 indexer_lagging when the indexer is more blocks than this behind the chain head. */
+  INDEXER_MAX_LAG_BLOCKS: z.coerce.number().int().min(0).default(10),
   RATE_LIMIT_SANDBOX: positiveInt.default(100),
   RATE_LIMIT_PRODUCTION: positiveInt.default(1000),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(60),
   IDEMPOTENCY_TTL_HOURS: z.coerce.number().int().min(24).default(24),
-  BODY_LIMIT: z.string().default("100kb"),
+  BODY_LIMIT: z
+    .string()
+    .default("100kb")
+    .refine((v) => (bytes.parse(v) ?? 0) > 0, 'a size such as "100kb"'),
+  /** Active (unrevoked) keys an account may hold per environment. */
+  MAX_ACTIVE_KEYS: positiveInt.default(20),
+  /**
+   * Which proxies' X-Forwarded-For is believed for the client address (rate
+   * limits): Express's "trust proxy" — "loopback", subnets ("10.0.0.0/8,
+   * loopback"), a hop count ("1"), or "false" to use the socket's address only.
+   */
+  TRUST_PROXY: z
+    .string()
+    .default("loopback")
+    .transform((v): boolean | number | string => (v === "false" ? false : /^\d+$/.test(v) ? Number(v) : v)),
+  /** Bearer token for /metrics; without one, /metrics is public in sandbox and off in production. */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  /** A request's head must arrive within this; the whole request within REQUEST_TIMEOUT_MS. */
+  HEADERS_TIMEOUT_MS: positiveInt.default(10_000),
+  REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
 });

@@ -6,6 +6,8 @@ import pino from "pino";
 import { createApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/index.ts";
+import { createHttpServer } from "./http/server.ts";
+import { createLogger } from "./logger.ts";
 
 let config;
 try {
@@ -19,12 +21,9 @@ try {
 }
 
 // Buffered, asynchronous writes: one access-log line per request must not
-// cost a synchronous write each (flushed on shutdown).
+// cost a synchronous write each (flushed on shutdown; warnings and errors at once).
 const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-const logger = pino(
-  { level: config.LOG_LEVEL, redact: ["req.headers.authorization", "*.secret", "secret"] },
-  destination,
-);
+const logger = createLogger(config.LOG_LEVEL, destination);
 const db = await openDatabase({ url: config.DATABASE_URL, directory: config.PGLITE_DIRECTORY });
 const redis = config.REDIS_URL
   ? new Redis(config.REDIS_URL, { enableOfflineQueue: false, lazyConnect: false })
@@ -35,13 +34,17 @@ redis?.on("error", (error) =>
 const { app, worker } = createApp({ config, db, redis, logger });
 worker?.start();
 
-const server: Server = app.listen(config.PORT, config.HOST, () => {
+const server: Server = createHttpServer(app, {
+  headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
+  requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+  keepAliveTimeoutMs: 5_000,
+});
+server.listen(config.PORT, config.HOST, () => {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.PORT;
   logger.info({ environment: config.ENVIRONMENT, url: `http://${config.HOST}:${port}/v1` }, "listening");
   destination.flush();
 });
-server.keepAliveTimeout = 5_000;
 
 let stopping = false;
 async function shutdown(signal: string) {

@@ -36,6 +36,13 @@ export const problems = {
   validation: (errors: FieldError[]) =>
     new Problem(400, "validation_failed", "Validation failed", "The request has invalid fields.", { errors }),
   malformedJson: () => new Problem(400, "malformed_json", "Malformed JSON", "The request body is not valid JSON."),
+  malformedBody: (detail: string) => new Problem(400, "malformed_body", "Malformed body", detail),
+  malformedPath: () =>
+    new Problem(400, "malformed_path", "Malformed path", "The request path has an invalid percent-encoding."),
+  nestingTooDeep: (limit: number) =>
+    new Problem(400, "nesting_too_deep", "JSON nested too deeply", `The request body nests more than ${limit} levels.`),
+  badRequest: (status: number) =>
+    new Problem(status, "bad_request", "Bad request", "The server could not read this request."),
   bodyTooLarge: (limit: string) =>
     new Problem(413, "body_too_large", "Body too large", `The request body exceeds ${limit}.`),
   unsupportedMediaType: (type: string) =>
@@ -74,6 +81,7 @@ export const problems = {
     new Problem(503, "upstream_unavailable", "Service unavailable", `${what} is unavailable; retry shortly.`, {
       headers: { "Retry-After": String(retryAfter) },
     }),
+  forbidden: (code: string, detail: string) => new Problem(403, code, "Forbidden", detail),
   internal: () =>
     new Problem(500, "internal_error", "Internal error", "Something went wrong on our side; retry later."),
 };

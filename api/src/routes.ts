@@ -58,13 +58,28 @@ export function mount(
   middleware: { authenticated: RequestHandler[]; public: RequestHandler[] },
 ): void {
   for (const spec of routes) {
-    const handlers: RequestHandler[] = [...(spec.auth ? middleware.authenticated : middleware.public)];
+    const handlers: RequestHandler[] = [
+      // The template as mounted (/v1/…), for logs and metrics: once an error
+      // leaves this router, Express no longer shows its base path.
+      (req, res, next) => {
+        res.locals.route = `${req.baseUrl}${spec.path}`;
+        next();
+      },
+      ...(spec.auth ? middleware.authenticated : middleware.public),
+    ];
     handlers.push(async (req: Request, res: Response, next: NextFunction) => {
       try {
         const errors: FieldError[] = [];
         const parse = (where: string, schema: z.ZodType | undefined, value: unknown) => {
           if (!schema) return value;
-          const result = schema.safeParse(value ?? {});
+          let result;
+          try {
+            result = schema.safeParse(value ?? {});
+          } catch {
+            // A refinement that throws on input it did not expect: refuse the input, never echo it.
+            errors.push({ field: where, message: "invalid value" });
+            return undefined;
+          }
           if (!result.success) errors.push(...fieldErrors(where, result.error));
           return result.success ? result.data : undefined;
         };
@@ -74,6 +89,8 @@ export function mount(
           body: parse("body", spec.body, req.body),
         };
         if (errors.length > 0) throw problems.validation(errors);
+        // From here the request runs: an idempotency record keeps its answer.
+        res.locals.validated = true;
         const result = await spec.handler(input, req, res);
         if (result && !res.headersSent) res.status(result.status).json(result.body);
       } catch (error) {

@@ -7,3 +7,14 @@ export const evmAddress = z
   .regex(/^0x[0-9a-fA-F]{40}$/, { message: "an EVM address: 0x and 40 hex digits", abort: true })
   .refine((a) => isAddress(a, { strict: true }), "the mixed-case checksum (EIP-55) does not match")
   .transform((a) => getAddress(a));
+
+/**
+ * A ZSD amount sent as a JSON number: positive, and written in plain decimal
+ * by JavaScript (1e21 and 1e-7 become "1e+21" and "1e-7", which no amount
+ * parser reads), with at most the token's 18 decimals.
+ */
+export const zsdNumber = z
+  .number()
+  .positive()
+  .finite()
+  .refine((n) => /^\d+(\.\d{1,18})?$/.test(String(n)), "a plain decimal below 1e21 with at most 18 decimals");

@@ -5,9 +5,11 @@ import { join } from "node:path";
 import { formatUnits } from "viem";
 import type { Server } from "node:http";
 import { Redis } from "ioredis";
+import type { Logger } from "../../api/src/logger.ts";
 import { createApp } from "../../api/src/app.ts";
 import { type Config, loadConfig } from "../../api/src/config.ts";
 import { type Database, openDatabase } from "../../api/src/db/index.ts";
+import { createHttpServer } from "../../api/src/http/server.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, noteCommitment, publicSignalsToArray } from "../../sdk/js/src/notes/index.ts";
 import type { System } from "../helpers/fixtures.ts";
@@ -51,7 +53,7 @@ export async function openStorage(storage: Storage): Promise<{ db: Database; clo
 export async function startApi(
   db: Database,
   env: Record<string, string> = {},
-  options: { redis?: Redis } = {},
+  options: { redis?: Redis; logger?: Logger } = {},
 ): Promise<RunningApi> {
   // No read cache in tests: each read must show the indexer at that moment.
   const config = loadConfig({
@@ -61,8 +63,17 @@ export async function startApi(
     RPC_URL: "http://127.0.0.1:9",
     ...env,
   });
-  const { app, keys, openApi, custody, payouts, worker } = createApp({ config, db, redis: options.redis });
-  const server: Server = app.listen(0, "127.0.0.1");
+  const { app, keys, openApi, custody, payouts, worker } = createApp({
+    config,
+    db,
+    redis: options.redis,
+    logger: options.logger,
+  });
+  const server: Server = createHttpServer(app, {
+    headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: 5_000,
+  }).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const account = await keys.createAccount("test account");
@@ -123,19 +134,28 @@ export async function eventually<T>(
  * attestor (#1) and relayer (#4) development keys, a 50 ms worker poll (100 ms for payouts). The
  * worker is not started. `close` also removes the manifest's directory.
  */
-export async function startRelayApi(s: System, db: Database, env: Record<string, string> = {}): Promise<RunningApi> {
+export async function startRelayApi(
+  s: System,
+  db: Database,
+  env: Record<string, string> = {},
+  options: { logger?: Logger } = {},
+): Promise<RunningApi> {
   const dir = mkdtempSync(join(tmpdir(), "zsd-relay-"));
   writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
-  const api = await startApi(db, {
-    DEPLOYMENT_FILE: join(dir, "deployment.json"),
-    RPC_URL: s.rpcUrl,
-    ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
-    RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
-    RELAY_POLL_MS: "50",
-    PAYOUT_POLL_MS: "100",
-    PAYOUT_CONFIRMATIONS: "1",
-    ...env,
-  });
+  const api = await startApi(
+    db,
+    {
+      DEPLOYMENT_FILE: join(dir, "deployment.json"),
+      RPC_URL: s.rpcUrl,
+      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
+      RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
+      RELAY_POLL_MS: "50",
+      PAYOUT_POLL_MS: "100",
+      PAYOUT_CONFIRMATIONS: "1",
+      ...env,
+    },
+    options,
+  );
   return {
     ...api,
     close: async () => {

@@ -98,6 +98,55 @@ describe.each(["pglite", "postgres"] as Storage[])("API platform on %s", (storag
     });
   });
 
+  describe("keys belong to one environment", () => {
+    it("lists and revokes only keys of the caller's environment", async () => {
+      const account = await api.keys.createAccount("two environments");
+      const sandboxKey = await api.keys.create(account.id, "sandbox", "sandbox key");
+      const liveKey = await api.keys.create(account.id, "production", "live key");
+      const listed = (await (await api.call("/v1/keys", { key: sandboxKey.secret })).json()) as {
+        data: { id: string; environment: string }[];
+      };
+      expect(listed.data.map((k) => k.id)).toEqual([sandboxKey.id]);
+      const revoke = await api.call(`/v1/keys/${liveKey.id}`, { method: "DELETE", key: sandboxKey.secret });
+      expect(revoke.status).toBe(404);
+      expect((await production.call("/v1/keys", { key: liveKey.secret })).status).toBe(200);
+      const fromProduction = (await (await production.call("/v1/keys", { key: liveKey.secret })).json()) as {
+        data: { id: string }[];
+      };
+      expect(fromProduction.data.map((k) => k.id)).toEqual([liveKey.id]);
+    });
+
+    it("caps an account's active keys per environment; revoking one makes room", async () => {
+      const capped = await startApi(db, { MAX_ACTIVE_KEYS: "3" });
+      try {
+        const made = [];
+        for (let i = 0; i < 2; i++) {
+          const response = await capped.call("/v1/keys", json({ name: `k${i}` }));
+          expect(response.status).toBe(201);
+          made.push((await response.json()) as { id: string });
+        }
+        const refused = await capped.call("/v1/keys", json({ name: "one too many" }));
+        expect(refused.status).toBe(409);
+        expect(await problem(refused)).toMatchObject({ code: "key_limit_reached", limit: 3 });
+        // Concurrent creations cannot pass the cap together.
+        await capped.call(`/v1/keys/${made[0]!.id}`, { method: "DELETE" });
+        const race = await Promise.all(
+          Array.from({ length: 5 }, (_, i) => capped.call("/v1/keys", json({ name: `race ${i}` }))),
+        );
+        expect(race.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409]);
+        // A production key of the same account counts apart.
+        await capped.keys.create(capped.accountId, "production", "live");
+        const [{ n }] = await db.query<{ n: string }>(
+          "SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND environment = 'sandbox' AND revoked_at IS NULL",
+          [capped.accountId],
+        );
+        expect(Number(n)).toBe(3);
+      } finally {
+        await capped.close();
+      }
+    });
+  });
+
   describe("errors are RFC 9457 problems", () => {
     it("404 unknown route, 405 wrong method with Allow, never HTML", async () => {
       const notFound = await api.call("/v1/nowhere");
@@ -184,9 +233,12 @@ describe.each(["pglite", "postgres"] as Storage[])("API platform on %s", (storag
         expect(Number(rejected.headers.get("retry-after"))).toBeGreaterThan(0);
         expect(rejected.headers.get("ratelimit")).toMatch(/^"default";r=0;t=\d+$/);
         expect((await problem(rejected)).code).toBe("rate_limited");
-        // Per key: another key of the same account has its own budget.
+        // Per account: another key of the same account shares the spent budget;
+        // another account has its own.
         const { secret } = await limited.keys.create(limited.accountId, "sandbox", "second");
-        expect((await limited.call("/v1/keys", { key: secret })).status).toBe(200);
+        expect((await limited.call("/v1/keys", { key: secret })).status).toBe(429);
+        const other = await limited.keys.create((await limited.keys.createAccount("other")).id, "sandbox", "other");
+        expect((await limited.call("/v1/keys", { key: other.secret })).status).toBe(200);
         // Unauthenticated answers, failed authentications and errors raised
         // before routing carry the per-address policy.
         const open = await limited.call("/v1/health", { key: null });
@@ -205,14 +257,81 @@ describe.each(["pglite", "postgres"] as Storage[])("API platform on %s", (storag
           '"ip";q=30;w=30',
         );
         const metrics = await (await limited.call("/metrics", { key: null })).text();
-        expect(metrics).toMatch(/zsd_api_rate_limited_total\{environment="sandbox"\} 1/);
+        expect(metrics).toMatch(/zsd_api_rate_limited_total\{environment="sandbox"\} 2/);
       } finally {
         await limited.close();
       }
     });
   });
 
+  describe("public routes and client addresses", () => {
+    it("limit public routes per address even when a key is sent with them", async () => {
+      const limited = await startApi(db, { RATE_LIMIT_SANDBOX: "1", RATE_LIMIT_WINDOW_SECONDS: "30" });
+      try {
+        // The per-address budget is ten times the per-account one.
+        for (let i = 0; i < 10; i++) await limited.call("/v1/health");
+        const limitedHealth = await limited.call("/v1/health");
+        expect(limitedHealth.status).toBe(429);
+        expect(limitedHealth.headers.get("ratelimit-policy")).toBe('"ip";q=10;w=30');
+        for (const path of ["/v1/openapi.json", "/docs", "/metrics"]) {
+          expect((await limited.call(path)).status).toBe(429);
+        }
+      } finally {
+        await limited.close();
+      }
+    });
+
+    it("believes X-Forwarded-For only from the proxies TRUST_PROXY names", async () => {
+      for (const [trust, spoofable] of [
+        ["loopback", true],
+        ["false", false],
+      ] as const) {
+        const limited = await startApi(db, {
+          RATE_LIMIT_SANDBOX: "1",
+          RATE_LIMIT_WINDOW_SECONDS: "30",
+          TRUST_PROXY: trust,
+        });
+        try {
+          for (let i = 0; i < 10; i++) {
+            await limited.call("/v1/health", { key: null, headers: { "x-forwarded-for": "203.0.113.1" } });
+          }
+          const other = await limited.call("/v1/health", { key: null, headers: { "x-forwarded-for": "203.0.113.2" } });
+          expect(other.status, `TRUST_PROXY=${trust}`).toBe(spoofable ? 200 : 429);
+        } finally {
+          await limited.close();
+        }
+      }
+      expect(loadConfig({ TRUST_PROXY: "2" }).TRUST_PROXY).toBe(2);
+      expect(loadConfig({ TRUST_PROXY: "10.0.0.0/8, loopback" }).TRUST_PROXY).toBe("10.0.0.0/8, loopback");
+    });
+  });
+
   describe("idempotency", () => {
+    it("replays a repeat whose JSON differs only in key order, and forgets a request refused by validation", async () => {
+      const headers = { "idempotency-key": `order-${storage}` };
+      const first = await api.call("/v1/keys", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: '{"name":"ordered"}',
+      });
+      expect(first.status).toBe(201);
+      const spaced = await api.call("/v1/keys", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: '{ "name" : "ordered" }',
+      });
+      expect(spaced.headers.get("idempotent-replayed")).toBe("true");
+
+      const refusedKey = { "idempotency-key": `refused-${storage}` };
+      const refused = await api.call("/v1/keys", json({ name: "x", extra: true }, refusedKey));
+      expect(refused.status).toBe(400);
+      expect(
+        await db.query("SELECT 1 FROM idempotency_records WHERE key = $1", [refusedKey["idempotency-key"]]),
+      ).toEqual([]);
+      const corrected = await api.call("/v1/keys", json({ name: "x" }, refusedKey));
+      expect(corrected.status).toBe(201);
+    });
+
     it("replays the first response for a repeat and refuses the key with another body", async () => {
       const headers = { "idempotency-key": `replay-${storage}` };
       const first = await api.call("/v1/keys", json({ name: "idempotent" }, headers));
@@ -252,14 +371,18 @@ describe.each(["pglite", "postgres"] as Storage[])("API platform on %s", (storag
       expect(keys.data.filter((k) => k.name === `race-${storage}`)).toHaveLength(1);
     });
 
-    it("scopes keys per API key: the same Idempotency-Key from another key is a new request", async () => {
+    it("scopes keys per account and environment: another key of the account replays, another account runs anew", async () => {
       const { secret } = await api.keys.create(api.accountId, "sandbox", "scoped");
       const headers = { "idempotency-key": `scoped-${storage}` };
       const a = (await (await api.call("/v1/keys", json({ name: "scoped-a" }, headers))).json()) as { id: string };
+      const sameAccount = await api.call("/v1/keys", { ...json({ name: "scoped-a" }, headers), key: secret });
+      expect(sameAccount.headers.get("idempotent-replayed")).toBe("true");
+      expect(((await sameAccount.json()) as { id: string }).id).toBe(a.id);
+      const stranger = await api.keys.create((await api.keys.createAccount("stranger")).id, "sandbox", "s");
       const b = (await (
-        await api.call("/v1/keys", { ...json({ name: "scoped-a" }, headers), key: secret })
+        await api.call("/v1/keys", { ...json({ name: "scoped-a" }, headers), key: stranger.secret })
       ).json()) as { id: string };
-      expect(a.id).not.toBe(b.id);
+      expect(b.id).not.toBe(a.id);
     });
   });
 
@@ -288,6 +411,50 @@ describe.each(["pglite", "postgres"] as Storage[])("API platform on %s", (storag
       const metrics = await (await api.call("/metrics", { key: null })).text();
       expect(metrics).toMatch(/zsd_api_requests_total\{method="GET",route="\/v1\/keys",status="200"\} \d+/);
       expect(metrics).toMatch(/zsd_api_request_duration_seconds_bucket/);
+    });
+
+    it("labels metrics by route template only, so their size does not grow with traffic", async () => {
+      const busy = await startApi(db, { RATE_LIMIT_SANDBOX: "100000" });
+      try {
+        const scrape = async () => (await busy.call("/metrics", { key: null })).text();
+        const randomId = () => Math.random().toString(36).slice(2);
+        const traffic = async (rounds: number) => {
+          for (let i = 0; i < rounds; i++) {
+            await busy.call(`/v1/keys/key_${randomId()}`, { method: "DELETE" });
+            await busy.call(`/v1/nowhere/${randomId()}`);
+            await busy.call(`/v1/keys/%${randomId()}`, { method: "DELETE", key: null });
+            await busy.call(`/v1/proofs/${randomId()}`, { method: randomId().slice(0, 5).toUpperCase() });
+          }
+        };
+        const series = (text: string) => text.split("\n").filter((line) => line.startsWith("zsd_api_")).length;
+        await traffic(20);
+        await scrape();
+        const settled = series(await scrape());
+        await traffic(200);
+        const text = await scrape();
+        expect(series(text)).toBe(settled);
+        expect(text).toMatch(/route="\/v1\/keys\/:keyId",status="400"/);
+        expect(text).toMatch(/route="unmatched",status="404"/);
+      } finally {
+        await busy.close();
+      }
+    });
+
+    it("protects /metrics with METRICS_TOKEN, and serves it in production only with one", async () => {
+      expect((await production.call("/metrics", { key: null })).status).toBe(404);
+      const token = "metrics-token-0123456789";
+      const guarded = await startApi(db, { ENVIRONMENT: "production", METRICS_TOKEN: token });
+      try {
+        const missing = await guarded.call("/metrics", { key: null });
+        expect(missing.status).toBe(401);
+        expect((await problem(missing)).code).toBe("invalid_metrics_token");
+        expect((await guarded.call("/metrics", { key: `${token}x` })).status).toBe(401);
+        const ok = await guarded.call("/metrics", { key: token });
+        expect(ok.status).toBe(200);
+        expect(await ok.text()).toContain("zsd_api_requests_total");
+      } finally {
+        await guarded.close();
+      }
     });
   });
 });

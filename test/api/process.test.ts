@@ -1,6 +1,6 @@
 // The API as its own process: key CLI, start-up validation, graceful shutdown.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -81,6 +81,50 @@ describe("API process", () => {
     );
     expect((failure as { code: number }).code).toBe(1);
     expect((failure as { stderr: string }).stderr).toContain("ENVIRONMENT");
+  });
+
+  it("writes a warning at once, not after 4 KB of buffered access log", async () => {
+    const manifest = join(dir, "deployment.json");
+    const address = "0x0000000000000000000000000000000000000001";
+    const contract = { address, startBlock: 0 };
+    writeFileSync(
+      manifest,
+      JSON.stringify({
+        chainId: 31337,
+        contracts: { StableMinter: contract, CollateralRegistry: contract, Redemptions: contract },
+      }),
+    );
+    const port = await freePort();
+    const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        PGLITE_DIRECTORY: join(dir, "prompt-logs"),
+        DEPLOYMENT_FILE: manifest,
+        // The node is down: the first look for redemptions to pay fails and
+        // says so; the next is ten minutes away.
+        RPC_URL: `http://127.0.0.1:${await freePort()}`,
+        RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
+        ATTESTOR_PRIVATE_KEY: `0x${"22".repeat(32)}`,
+        RELAY_POLL_MS: "600000",
+        PAYOUT_POLL_MS: "600000",
+        LOG_LEVEL: "info",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      let output = "";
+      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      const deadline = Date.now() + 30_000;
+      while (!output.includes('"level":40')) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no warning written:\n${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(output.length).toBeLessThan(4096);
+    } finally {
+      child.kill("SIGKILL");
+    }
   });
 
   it("drains an in-flight request on SIGTERM, then exits 0", async () => {

@@ -1,6 +1,9 @@
 // Idempotency-Key for POSTs: the first response (status and body) is stored and
 // replayed for a repeat with the same body; the same key with another body is
-// 422; a duplicate while the first is still running is 409. Scoped per API key.
+// 422; a duplicate while the first is still running is 409; a request refused
+// before it ran (validation) is not remembered. Scoped, as
+// Stripe's are, to the account and environment: any key of the account
+// replays the answer. Bodies are compared by content, not key order.
 import { createHash } from "node:crypto";
 import type { RequestHandler } from "express";
 import type { Database } from "../db/index.ts";
@@ -32,6 +35,16 @@ function redact(body: string, fields: string[] | undefined): string {
   }
 }
 
+/** JSON with object keys sorted, so that `{a,b}` and `{b,a}` hash alike (the body guard bounds its depth). */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
 export function idempotency(db: Database, ttlHours: number): RequestHandler {
   return async (req, res, next) => {
     const key = req.get("idempotency-key");
@@ -42,25 +55,26 @@ export function idempotency(db: Database, ttlHours: number): RequestHandler {
           { field: "header.Idempotency-Key", message: "1 to 255 printable ASCII characters" },
         ]);
       }
-      const owner = res.locals.apiKey?.id as string;
+      const { accountId, environment } = res.locals.apiKey as { accountId: string; environment: string };
+      const owner = `${accountId}:${environment}`;
       const requestHash = createHash("sha256")
-        .update(`${req.method} ${req.originalUrl}\n${JSON.stringify(req.body ?? null)}`)
+        .update(`${req.method} ${req.originalUrl}\n${canonicalJson(req.body ?? null)}`)
         .digest("hex");
 
       // Expired records are forgotten before the key is claimed.
-      await db.query("DELETE FROM idempotency_records WHERE api_key_id = $1 AND key = $2 AND expires_at < now()", [
+      await db.query("DELETE FROM idempotency_records WHERE scope = $1 AND key = $2 AND expires_at < now()", [
         owner,
         key,
       ]);
       const claimed = await db.query(
-        `INSERT INTO idempotency_records (api_key_id, key, request_hash, state, expires_at)
+        `INSERT INTO idempotency_records (scope, key, request_hash, state, expires_at)
          VALUES ($1, $2, $3, 'in_flight', now() + make_interval(hours => $4::int))
-         ON CONFLICT (api_key_id, key) DO NOTHING RETURNING key`,
+         ON CONFLICT (scope, key) DO NOTHING RETURNING key`,
         [owner, key, requestHash, ttlHours],
       );
       if (claimed.length === 0) {
         const [existing] = await db.query<RecordRow>(
-          "SELECT * FROM idempotency_records WHERE api_key_id = $1 AND key = $2",
+          "SELECT * FROM idempotency_records WHERE scope = $1 AND key = $2",
           [owner, key],
         );
         if (!existing) throw problems.idempotencyInFlight();
@@ -86,14 +100,15 @@ export function idempotency(db: Database, ttlHours: number): RequestHandler {
               : JSON.stringify(payload ?? null),
           res.locals.idempotencyRedact as string[] | undefined,
         );
-        // A server error is not an answer: release the key so that a retry runs again.
+        // A server error is not an answer, and a request refused before it ran
+        // (validation) did nothing: release the key so that a retry runs again.
         const stored =
-          status >= 500
-            ? db.query("DELETE FROM idempotency_records WHERE api_key_id = $1 AND key = $2", [owner, key])
+          status >= 500 || !res.locals.validated
+            ? db.query("DELETE FROM idempotency_records WHERE scope = $1 AND key = $2", [owner, key])
             : db.query(
                 `UPDATE idempotency_records
                  SET state = 'done', response_status = $3, response_body = $4, response_type = $5
-                 WHERE api_key_id = $1 AND key = $2`,
+                 WHERE scope = $1 AND key = $2`,
                 [owner, key, status, text, String(res.getHeader("content-type") ?? "application/json")],
               );
         stored.then(

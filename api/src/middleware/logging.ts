@@ -2,16 +2,23 @@ import type { RequestHandler } from "express";
 import type { Logger } from "pino";
 import type { Metrics } from "../metrics.ts";
 
+const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
 /** One log line and one metric sample per request; never the key or the body. */
 export function requestLogging(logger: Logger, metrics: Metrics): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on("finish", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? "unmatched" : req.path);
+      // The matched template, never the path: labels stay bounded whatever is
+      // requested, and logs hold no addresses or ids that a caller put in a path.
+      const template = req.route?.path as string | undefined;
+      const route =
+        (res.locals.route as string | undefined) ??
+        (template === undefined ? "unmatched" : `${req.baseUrl}${template}`);
       const labels = {
-        method: req.method,
-        route: `${req.baseUrl}${route === "unmatched" ? "" : route}` || route,
+        method: KNOWN_METHODS.has(req.method) ? req.method : "other",
+        route,
         status: String(res.statusCode),
       };
       metrics.requests.inc(labels);
@@ -20,7 +27,7 @@ export function requestLogging(logger: Logger, metrics: Metrics): RequestHandler
         {
           requestId: res.locals.requestId,
           method: req.method,
-          path: req.path,
+          route,
           status: res.statusCode,
           ms: Math.round(seconds * 10_000) / 10,
           apiKeyId: res.locals.apiKey?.id,

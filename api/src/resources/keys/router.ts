@@ -1,12 +1,13 @@
-import type { ApiKey, KeyService } from "./service.ts";
+import { type ApiKey, KeyLimitError, type KeyService } from "./service.ts";
 import { apiKeySchema, createKeyBody, createdKeySchema, keyIdParams, keyListSchema } from "./schema.ts";
-import { problems } from "../../problems.ts";
+import { Problem, problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 
 const present = ({ accountId: _account, ...key }: ApiKey) => ({ object: "api_key" as const, ...key });
 
 /** The account's own keys: what the dashboard's API Keys tab calls. */
-export function keyRoutes(keys: KeyService): AnyRoute[] {
+/** Keys of the caller's environment only: a sandbox key neither sees nor touches production keys. */
+export function keyRoutes(keys: KeyService, maxActive: number): AnyRoute[] {
   return [
     route({
       method: "post",
@@ -16,10 +17,24 @@ export function keyRoutes(keys: KeyService): AnyRoute[] {
       tag: "API keys",
       auth: true,
       body: createKeyBody,
-      responses: { 201: { description: "The new key, with its secret", schema: createdKeySchema } },
+      responses: {
+        201: { description: "The new key, with its secret", schema: createdKeySchema },
+        409: { description: "The account holds its allowance of active keys in this environment" },
+      },
       handler: async ({ body }, _req, res) => {
         const caller = res.locals.apiKey as ApiKey;
-        const created = await keys.create(caller.accountId, caller.environment, body.name);
+        const created = await keys
+          .create(caller.accountId, caller.environment, body.name, { maxActive })
+          .catch((error: unknown) => {
+            if (!(error instanceof KeyLimitError)) throw error;
+            throw new Problem(
+              409,
+              "key_limit_reached",
+              "Key limit reached",
+              `This account holds ${error.limit} active ${caller.environment} keys, the most allowed; revoke one first.`,
+              { limit: error.limit },
+            );
+          });
         res.locals.idempotencyRedact = ["secret"];
         return { status: 201, body: present(created) };
       },
@@ -28,13 +43,16 @@ export function keyRoutes(keys: KeyService): AnyRoute[] {
       method: "get",
       path: "/keys",
       operationId: "listApiKeys",
-      summary: "List the account's API keys (prefix and last four characters only)",
+      summary: "List the account's API keys of this environment (prefix and last four characters only)",
       tag: "API keys",
       auth: true,
       responses: { 200: { description: "The keys", schema: keyListSchema } },
       handler: async (_input, _req, res) => {
         const caller = res.locals.apiKey as ApiKey;
-        return { status: 200, body: { object: "list", data: (await keys.list(caller.accountId)).map(present) } };
+        return {
+          status: 200,
+          body: { object: "list", data: (await keys.list(caller.accountId, caller.environment)).map(present) },
+        };
       },
     }),
     route({
@@ -48,7 +66,7 @@ export function keyRoutes(keys: KeyService): AnyRoute[] {
       responses: { 200: { description: "The revoked key", schema: apiKeySchema } },
       handler: async ({ params }, _req, res) => {
         const caller = res.locals.apiKey as ApiKey;
-        const revoked = await keys.revoke(caller.accountId, params.keyId);
+        const revoked = await keys.revoke(caller.accountId, params.keyId, caller.environment);
         if (!revoked) throw problems.resourceNotFound(`API key ${params.keyId}`);
         return { status: 200, body: present(revoked) };
       },

@@ -53,6 +53,13 @@ function toApiKey(row: ApiKeyRow): ApiKey {
   };
 }
 
+/** The account already holds its allowance of active keys in that environment. */
+export class KeyLimitError extends Error {
+  constructor(readonly limit: number) {
+    super(`an account holds at most ${limit} active keys per environment`);
+  }
+}
+
 export type AuthResult =
   | { ok: true; key: ApiKey }
   | { ok: false; reason: "malformed" | "unknown" | "revoked" }
@@ -79,32 +86,55 @@ export class KeyService {
     return (await this.db.query("SELECT 1 FROM accounts WHERE id = $1", [id])).length > 0;
   }
 
-  /** Creates a key; the secret is returned here and never again. */
-  async create(accountId: string, environment: Environment, name: string): Promise<ApiKey & { secret: string }> {
+  /**
+   * Creates a key; the secret is returned here and never again. With
+   * `maxActive`, refuses (KeyLimitError) an account that already holds that
+   * many active keys in the environment; the account row is locked meanwhile,
+   * so concurrent creations cannot pass the cap together.
+   */
+  async create(
+    accountId: string,
+    environment: Environment,
+    name: string,
+    options: { maxActive?: number } = {},
+  ): Promise<ApiKey & { secret: string }> {
     const lookup = base62(16);
     const secret = `${KEY_PREFIX[environment]}${lookup}${base62(32)}`;
-    const rows = await this.db.query<ApiKeyRow>(
-      `INSERT INTO api_keys (id, account_id, environment, lookup, hash, last4, name)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-      [`key_${base62(16)}`, accountId, environment, lookup, sha256(secret).toString("hex"), secret.slice(-4), name],
-    );
-    return { ...toApiKey(rows[0]!), secret };
+    const row = await this.db.transaction(async (tx) => {
+      if (options.maxActive !== undefined) {
+        await tx.query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE", [accountId]);
+        const [active] = await tx.query<{ n: number | string }>(
+          "SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND environment = $2 AND revoked_at IS NULL",
+          [accountId, environment],
+        );
+        if (Number(active?.n ?? 0) >= options.maxActive) throw new KeyLimitError(options.maxActive);
+      }
+      const rows = await tx.query<ApiKeyRow>(
+        `INSERT INTO api_keys (id, account_id, environment, lookup, hash, last4, name)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+        [`key_${base62(16)}`, accountId, environment, lookup, sha256(secret).toString("hex"), secret.slice(-4), name],
+      );
+      return rows[0]!;
+    });
+    return { ...toApiKey(row), secret };
   }
 
-  async list(accountId: string): Promise<ApiKey[]> {
+  /** The account's keys: of one environment, or (for operators) of all. */
+  async list(accountId: string, environment?: Environment): Promise<ApiKey[]> {
     const rows = await this.db.query<ApiKeyRow>(
-      "SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id",
-      [accountId],
+      `SELECT * FROM api_keys WHERE account_id = $1 AND ($2::text IS NULL OR environment = $2)
+       ORDER BY created_at DESC, id`,
+      [accountId, environment ?? null],
     );
     return rows.map(toApiKey);
   }
 
-  /** Revokes a key of the account; undefined when the account has no such key. */
-  async revoke(accountId: string, keyId: string): Promise<ApiKey | undefined> {
+  /** Revokes a key of the account (in `environment` when given); undefined when there is no such key. */
+  async revoke(accountId: string, keyId: string, environment?: Environment): Promise<ApiKey | undefined> {
     const rows = await this.db.query<ApiKeyRow>(
       `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
-       WHERE id = $1 AND account_id = $2 RETURNING *`,
-      [keyId, accountId],
+       WHERE id = $1 AND account_id = $2 AND ($3::text IS NULL OR environment = $3) RETURNING *`,
+      [keyId, accountId, environment ?? null],
     );
     for (const [lookup, entry] of this.#cache) if (entry.key.id === keyId) this.#cache.delete(lookup);
     return rows[0] ? toApiKey(rows[0]) : undefined;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { evmAddress as address } from "../../schemas.ts";
+import { evmAddress as address, zsdNumber } from "../../schemas.ts";
 
 /** Quick-start shape: answers 202 queued at once. */
 export const mintShapeA = z.strictObject({
@@ -11,7 +11,7 @@ export const mintShapeA = z.strictObject({
 
 /** Endpoint-reference shape: waits for the transaction. */
 export const mintShapeB = z.strictObject({
-  amount: z.number().positive().finite().describe("ZSD to mint"),
+  amount: zsdNumber.describe("ZSD to mint"),
   collateralProof: z.string().regex(/^0x[0-9a-f]{64}$/, "a proof hash from POST /v1/proofs/submit"),
 });
 

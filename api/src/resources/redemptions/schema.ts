@@ -1,10 +1,10 @@
 import { ZCASH_ADDRESS_MAX_LENGTH } from "@zsd/sdk/zcash";
 import { z } from "zod";
-import { evmAddress as address } from "../../schemas.ts";
+import { evmAddress as address, zsdNumber } from "../../schemas.ts";
 
 export const redeemBody = z.strictObject({
   amount: z
-    .union([z.number().positive().finite(), z.string().regex(/^\d{1,30}(\.\d{1,18})?$/)])
+    .union([zsdNumber, z.string().regex(/^\d{1,30}(\.\d{1,18})?$/)])
     .describe("ZSD to burn, as a number or a decimal string"),
   withdrawAddress: z
     .string()

@@ -5,6 +5,8 @@ import type { LocalCustody } from "../../custody/local.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 
+const FIELD_ELEMENT = /^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/;
+
 const depositBody = z.strictObject({
   amount: z
     .string()
@@ -12,8 +14,12 @@ const depositBody = z.strictObject({
     .describe("ZEC deposited to the custody address"),
   noteCommitment: z
     .string()
-    .regex(/^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/, "a field element, decimal or 0x-hex")
-    .refine((v) => BigInt(v) > 0n && BigInt(v) < SNARK_SCALAR_FIELD, "must be above 0 and below the field modulus")
+    .regex(FIELD_ELEMENT, "a field element, decimal or 0x-hex")
+    // zod runs this check even when the pattern failed: BigInt must only see what the pattern admits.
+    .refine(
+      (v) => !FIELD_ELEMENT.test(v) || (BigInt(v) > 0n && BigInt(v) < SNARK_SCALAR_FIELD),
+      "must be above 0 and below the field modulus",
+    )
     .describe("Poseidon(secret, nullifierSecret) from the depositor's note, as the shielded memo would carry it"),
 });
 
