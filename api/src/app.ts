@@ -81,14 +81,17 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   let custody: LocalCustody | ZcashdCustody | undefined;
   if (chain && attestor && config.ZCASHD_RPC_URL) {
     if (!config.CUSTODY_ADDRESS) throw new Error("CUSTODY_ADDRESS is required with ZCASHD_RPC_URL");
-    // Refuse at start-up a custody address of the wrong network.
-    parseShieldedAddress(config.CUSTODY_ADDRESS, config.ENVIRONMENT === "production" ? "mainnet" : "testnet");
+    // Refuse at start-up a custody address of the wrong network; use its canonical (lower-case) form.
+    const custodyAddress = parseShieldedAddress(
+      config.CUSTODY_ADDRESS,
+      config.ENVIRONMENT === "production" ? "mainnet" : "testnet",
+    ).address;
     custody = new ZcashdCustody(
       db,
       attestor,
       new ZcashdClient(config.ZCASHD_RPC_URL, { user: config.ZCASHD_RPC_USER, password: config.ZCASHD_RPC_PASSWORD }),
       {
-        address: config.CUSTODY_ADDRESS,
+        address: custodyAddress,
         minConfirmations: config.ZCASHD_MIN_CONFIRMATIONS,
         privacyPolicy: config.ZCASHD_PRIVACY_POLICY,
       },

@@ -25,7 +25,8 @@ describe("API with zcashd custody", () => {
       ZCASHD_RPC_URL: zcashd.url,
       ZCASHD_RPC_USER: zcashd.user,
       ZCASHD_RPC_PASSWORD: zcashd.password,
-      CUSTODY_ADDRESS: CUSTODY,
+      // Configured in upper case: the API must use the canonical form, which the wallet knows.
+      CUSTODY_ADDRESS: CUSTODY.toUpperCase(),
       ZCASHD_MIN_CONFIRMATIONS: "3",
       DEPOSIT_SCAN_MS: "100",
       PAYOUT_MAX_ATTEMPTS: "2",
