@@ -1,6 +1,9 @@
 // Ledger reads through the API against a live Hardhat node and the indexer,
-// with real proofs: every figure equals what the contracts say.
+// with real proofs: every figure equals what the contracts say, and says which
+// block it is as of and how old that is. Readiness notices an indexer that
+// answers but no longer follows the chain.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatUnits } from "viem";
@@ -65,6 +68,64 @@ describe("ledger read endpoints", () => {
     expect(body.asOfBlock).toBeGreaterThan(0);
   });
 
+  it("says in every ledger answer which block it is as of, that block's time and its age", async () => {
+    const head = await s.publicClient.getBlock();
+    for (const path of ["/v1/supply", "/v1/collateral", "/v1/prices/peg", `/v1/wallets/${alice.address}/balances`]) {
+      const body = await (await api.call(path)).json();
+      expect(body.asOfBlock, path).toBe(Number(head.number));
+      expect(body.asOfBlockTime, path).toBe(new Date(Number(head.timestamp) * 1000).toISOString());
+      const age = Math.max(0, Math.floor(Date.now() / 1000) - Number(head.timestamp));
+      expect(Math.abs(body.asOfBlockAgeSeconds - age), path).toBeLessThanOrEqual(1);
+    }
+    const documented = (api.openApi as { components: { schemas: Record<string, { required?: string[] }> } }).components
+      .schemas;
+    for (const schema of ["Supply", "Collateral", "PegPrice", "Balances"]) {
+      expect(documented[schema]!.required, schema).toEqual(
+        expect.arrayContaining(["asOfBlock", "asOfBlockTime", "asOfBlockAgeSeconds"]),
+      );
+    }
+  });
+
+  it("is not ready while the indexer answers but stays behind the chain, and its answers show their age", async () => {
+    // An indexer stuck at block 3 for an hour, as the dev stack's once stayed at block 341.
+    const stuckAt = { number: 3, timestamp: Math.floor(Date.now() / 1000) - 3600 };
+    const stuck: Server = createServer((req, res) => {
+      const answers: Record<string, unknown> = {
+        "/ready": "",
+        "/status": { zsd: { id: 31337, block: stuckAt } },
+        "/supply": { minted: "0", burned: "0", circulating: "0", holders: 0, updatedAtBlock: null },
+      };
+      const answer = answers[req.url ?? ""];
+      if (answer === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
+    });
+    await new Promise<void>((resolve) => stuck.listen(0, "127.0.0.1", resolve));
+    const stuckApi = await startApi(storage.db, {
+      INDEXER_URL: `http://127.0.0.1:${(stuck.address() as { port: number }).port}`,
+      RPC_URL: s.rpcUrl,
+    });
+    try {
+      await s.mineBlocks(1);
+      const chainHead = Number(await s.publicClient.getBlockNumber());
+      const ready = await stuckApi.call("/v1/health/ready", { key: null });
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get("retry-after")).toBeTruthy();
+      expect(await ready.json()).toEqual({
+        status: "not_ready",
+        code: "indexer_lagging",
+        detail: `The indexer is at block 3, ${chainHead - 3} blocks behind the chain (at most 10).`,
+        checks: { database: true, indexer: false, chain: true },
+        indexer: { block: 3, chainHead, lagBlocks: chainHead - 3, maxLagBlocks: 10 },
+      });
+      const supply = await (await stuckApi.call("/v1/supply")).json();
+      expect(supply).toMatchObject({ asOfBlock: 3, asOfBlockTime: new Date(stuckAt.timestamp * 1000).toISOString() });
+      expect(supply.asOfBlockAgeSeconds).toBeGreaterThanOrEqual(3600);
+    } finally {
+      await stuckApi.close();
+      await new Promise((resolve) => stuck.close(resolve));
+    }
+  });
+
   it("GET /v1/collateral equals the registry, redemptions and oracle", async () => {
     const body = await (await api.call("/v1/collateral")).json();
     const outstanding = await s.read.registry.read.totalCollateralZat();
@@ -107,8 +168,14 @@ describe("ledger read endpoints", () => {
   });
 
   it("is ready with the indexer and chain up, and answers 503 with Retry-After once the indexer stops", async () => {
+    const head = Number(await s.publicClient.getBlockNumber());
+    await waitForBlock(indexer.url, BigInt(head));
     const ready = await api.call("/v1/health/ready", { key: null });
-    expect(await ready.json()).toEqual({ status: "ready", checks: { database: true, indexer: true, chain: true } });
+    expect(await ready.json()).toEqual({
+      status: "ready",
+      checks: { database: true, indexer: true, chain: true },
+      indexer: { block: head, chainHead: head, lagBlocks: 0, maxLagBlocks: 10 },
+    });
     await indexer.stop();
     const started = performance.now();
     const response = await api.call("/v1/collateral");

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { configSchema } from "../../config.ts";
 import type { Database } from "../../db/index.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import type { Upstreams } from "../ledger/indexer-client.ts";
@@ -8,10 +9,32 @@ const readinessSchema = z
   .object({
     status: z.enum(["ready", "not_ready"]),
     checks: z.object({ database: z.boolean(), indexer: z.boolean(), chain: z.boolean() }),
+    code: z
+      .enum(["indexer_lagging"])
+      .optional()
+      .describe("Why not ready, when the dependencies answer: the indexer is too far behind the chain"),
+    detail: z.string().optional(),
+    indexer: z
+      .object({
+        block: z.number().int().describe("The newest block the indexer has processed"),
+        chainHead: z.number().int(),
+        lagBlocks: z.number().int(),
+        maxLagBlocks: z.number().int().describe("INDEXER_MAX_LAG_BLOCKS"),
+      })
+      .optional()
+      .describe("Where the indexer is, when it and the chain answer"),
   })
   .meta({ id: "Readiness" });
 
-export function healthRoutes(db: Database, upstreams: Upstreams): AnyRoute[] {
+/**
+ * `maxLagBlocks` is INDEXER_MAX_LAG_BLOCKS: an indexer that answers but has
+ * stopped following the chain must not pass for ready.
+ */
+export function healthRoutes(
+  db: Database,
+  upstreams: Upstreams,
+  maxLagBlocks: number = configSchema.shape.INDEXER_MAX_LAG_BLOCKS.parse(undefined),
+): AnyRoute[] {
   return [
     route({
       method: "get",
@@ -27,7 +50,7 @@ export function healthRoutes(db: Database, upstreams: Upstreams): AnyRoute[] {
       method: "get",
       path: "/health/ready",
       operationId: "getReadiness",
-      summary: "Readiness: database, indexer and chain all answer",
+      summary: "Readiness: database, indexer and chain all answer, and the indexer keeps up with the chain",
       tag: "Operations",
       auth: false,
       responses: {
@@ -35,22 +58,36 @@ export function healthRoutes(db: Database, upstreams: Upstreams): AnyRoute[] {
         503: { description: "Not ready", schema: readinessSchema },
       },
       handler: async (_input, _req, res) => {
-        const [database, indexer, chain] = await Promise.all([
+        const absent = () => undefined;
+        const [database, indexerUp, indexed, head] = await Promise.all([
           db.query("SELECT 1").then(
             () => true,
             () => false,
           ),
           upstreams.indexerReady(),
-          upstreams.chainHead().then(
-            () => true,
-            () => false,
-          ),
+          upstreams.indexedBlock().catch(absent),
+          upstreams.chainHead().catch(absent),
         ]);
+        const chain = head !== undefined;
+        const position =
+          indexed && head !== undefined
+            ? { block: indexed.number, chainHead: head, lagBlocks: head - indexed.number, maxLagBlocks }
+            : undefined;
+        const lagging = position !== undefined && position.lagBlocks > maxLagBlocks;
+        const indexer = indexerUp && indexed !== undefined && !lagging;
         const ready = database && indexer && chain;
         if (!ready) res.setHeader("Retry-After", "5");
         return {
           status: ready ? 200 : 503,
-          body: { status: ready ? "ready" : "not_ready", checks: { database, indexer, chain } },
+          body: {
+            status: ready ? "ready" : "not_ready",
+            checks: { database, indexer, chain },
+            ...(lagging && {
+              code: "indexer_lagging" as const,
+              detail: `The indexer is at block ${position.block}, ${position.lagBlocks} blocks behind the chain (at most ${maxLagBlocks}).`,
+            }),
+            ...(position && { indexer: position }),
+          },
         };
       },
     }),

@@ -2,6 +2,11 @@
 // code). Every call is bounded: a slow or dead upstream becomes a 503.
 import { problems } from "../../problems.ts";
 
+export interface IndexedBlock {
+  number: number;
+  timestamp: number;
+}
+
 export class Upstreams {
   // Ledger figures move once a block: answers are shared for `cacheMs`, and
   // concurrent identical reads wait for one upstream call instead of many.
@@ -38,10 +43,11 @@ export class Upstreams {
     return (await response.json()) as T;
   }
 
-  /** The newest block the indexer has processed. */
-  async indexedBlock(): Promise<number> {
-    const status = await this.indexer<Record<string, { block: { number: number } }>>("/status");
-    return Object.values(status)[0]?.block.number ?? 0;
+  /** The newest block the indexer has processed, and that block's timestamp (Unix seconds). */
+  async indexedBlock(): Promise<IndexedBlock> {
+    const status = await this.indexer<Record<string, { block: IndexedBlock }>>("/status");
+    const block = Object.values(status)[0]?.block;
+    return { number: block?.number ?? 0, timestamp: block?.timestamp ?? 0 };
   }
 
   async indexerReady(): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { formatUnits } from "viem";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
-import type { Upstreams } from "./indexer-client.ts";
+import type { IndexedBlock, Upstreams } from "./indexer-client.ts";
 import { addressParams, balancesSchema, collateralSchema, pegSchema, supplySchema } from "./schema.ts";
 
 interface IndexerSupply {
@@ -26,6 +26,15 @@ const zec = (zat: string) => formatUnits(BigInt(zat), 8);
 const zsd = (wei: string) => formatUnits(BigInt(wei), 18);
 const usd8 = (value: string) => formatUnits(BigInt(value), 8);
 
+/** Every ledger answer says which block it is as of, and how old that block is. */
+function asOf(block: IndexedBlock) {
+  return {
+    asOfBlock: block.number,
+    asOfBlockTime: new Date(block.timestamp * 1000).toISOString(),
+    asOfBlockAgeSeconds: Math.max(0, Math.floor(Date.now() / 1000) - block.timestamp),
+  };
+}
+
 /** Ledger reads, served from the indexer's derived tables. */
 export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
   return [
@@ -38,10 +47,7 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
       auth: true,
       responses: { 200: { description: "Supply", schema: supplySchema } },
       handler: async () => {
-        const [s, asOfBlock] = await Promise.all([
-          upstreams.indexer<IndexerSupply>("/supply"),
-          upstreams.indexedBlock(),
-        ]);
+        const [s, block] = await Promise.all([upstreams.indexer<IndexerSupply>("/supply"), upstreams.indexedBlock()]);
         return {
           status: 200,
           body: {
@@ -52,7 +58,7 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
             minted: zsd(s.minted),
             burned: zsd(s.burned),
             holders: s.holders,
-            asOfBlock,
+            ...asOf(block),
           },
         };
       },
@@ -66,7 +72,7 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
       auth: true,
       responses: { 200: { description: "Collateral", schema: collateralSchema } },
       handler: async () => {
-        const [c, asOfBlock] = await Promise.all([
+        const [c, block] = await Promise.all([
           upstreams.indexer<IndexerCollateral>("/collateral"),
           upstreams.indexedBlock(),
         ]);
@@ -88,7 +94,7 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
               updatedAt: updatedAt === null ? null : new Date(updatedAt * 1000).toISOString(),
               ageSeconds: updatedAt === null ? null : Math.max(0, Math.floor(Date.now() / 1000) - updatedAt),
             },
-            asOfBlock,
+            ...asOf(block),
           },
         };
       },
@@ -102,7 +108,10 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
       auth: true,
       responses: { 200: { description: "Peg price", schema: pegSchema } },
       handler: async () => {
-        const latest = await upstreams.indexer<{ price?: string; updatedAt: string }>("/prices/latest");
+        const [latest, block] = await Promise.all([
+          upstreams.indexer<{ price?: string; updatedAt: string }>("/prices/latest"),
+          upstreams.indexedBlock(),
+        ]);
         if (!latest.price) throw problems.upstreamUnavailable("The price feed");
         return {
           status: 200,
@@ -111,6 +120,7 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
             pegPrice: "1.00",
             zecUsd: usd8(latest.price),
             updatedAt: new Date(Number(latest.updatedAt) * 1000).toISOString(),
+            ...asOf(block),
           },
         };
       },
@@ -125,7 +135,7 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
       params: addressParams,
       responses: { 200: { description: "Balances", schema: balancesSchema } },
       handler: async ({ params }) => {
-        const [account, asOfBlock] = await Promise.all([
+        const [account, block] = await Promise.all([
           upstreams.indexer<{ balance: string }>(`/accounts/${params.address}`),
           upstreams.indexedBlock(),
         ]);
@@ -135,7 +145,7 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
             object: "balances",
             address: params.address,
             balances: [{ asset: "ZSD", amount: zsd(account.balance), decimals: 18, raw: account.balance }],
-            asOfBlock,
+            ...asOf(block),
           },
         };
       },

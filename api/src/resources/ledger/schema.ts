@@ -9,6 +9,19 @@ const decimal = (description: string) =>
 
 export const addressParams = z.object({ address: evmAddress });
 
+/** How current a ledger answer is: the indexer's newest block and its age. */
+const asOf = {
+  asOfBlock: z.number().int().describe("The newest block the figures include"),
+  asOfBlockTime: z.iso.datetime().describe("That block's timestamp"),
+  asOfBlockAgeSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .describe(
+      "Seconds since that block: on a chain that makes blocks regularly, a large age means the figures are stale",
+    ),
+};
+
 export const supplySchema = z
   .object({
     object: z.literal("supply"),
@@ -18,7 +31,7 @@ export const supplySchema = z
     minted: decimal("All tokens ever minted"),
     burned: decimal("All tokens ever burned (redemptions, holder burns)"),
     holders: z.number().int(),
-    asOfBlock: z.number().int(),
+    ...asOf,
   })
   .meta({ id: "Supply" });
 
@@ -38,7 +51,7 @@ export const collateralSchema = z
       updatedAt: z.iso.datetime().nullable(),
       ageSeconds: z.number().int().nullable(),
     }),
-    asOfBlock: z.number().int(),
+    ...asOf,
   })
   .meta({ id: "Collateral" });
 
@@ -48,6 +61,7 @@ export const pegSchema = z
     pegPrice: decimal("The peg target in USD"),
     zecUsd: decimal("USD per ZEC at the oracle"),
     updatedAt: z.iso.datetime(),
+    ...asOf,
   })
   .meta({ id: "PegPrice" });
 
@@ -63,6 +77,6 @@ export const balancesSchema = z
         raw: decimal("Balance in base units"),
       }),
     ),
-    asOfBlock: z.number().int(),
+    ...asOf,
   })
   .meta({ id: "Balances" });
