@@ -1,8 +1,12 @@
 // One query layer over embedded PGlite (default, zero set-up) or PostgreSQL
 // (DATABASE_URL): the same SQL, the same migrations.
 import { PGlite } from "@electric-sql/pglite";
+import { resolve } from "node:path";
 import pg from "pg";
+import { DirectoryInUseError, SOCKET_PORT, holderOf, initialise, serveSocket, socketPath, takeLock } from "./local.ts";
 import { MIGRATIONS } from "./migrations.ts";
+
+export { DirectoryInUseError } from "./local.ts";
 
 export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -44,7 +48,10 @@ class PostgresDatabase implements Database {
 
 class PgliteDatabase implements Database {
   readonly kind = "pglite";
-  constructor(private readonly db: PGlite) {}
+  constructor(
+    private readonly db: PGlite,
+    private readonly onClose: () => Promise<void> = () => db.close(),
+  ) {}
   async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
     return (await this.db.query<T>(sql, params)).rows;
   }
@@ -55,16 +62,89 @@ class PgliteDatabase implements Database {
     return result as T;
   }
   close() {
-    return this.db.close();
+    return this.onClose();
   }
 }
 
-/** Opens the database and applies pending migrations. `memory://` keeps PGlite in memory. */
-export async function openDatabase(options: { url?: string; directory?: string }): Promise<Database> {
-  const db: Database = options.url
-    ? new PostgresDatabase(new pg.Pool({ connectionString: options.url, max: 10 }))
-    : new PgliteDatabase(new PGlite(options.directory ?? "memory://"));
-  await migrate(db);
+/**
+ * Opens the database and applies pending migrations. `memory://` keeps PGlite
+ * in memory. A PGlite directory is this process's alone while it is open
+ * (see ./local.ts): opening one that a live process holds throws
+ * DirectoryInUseError, unless `viaHolder` (a tool such as the key CLI) asks
+ * to use the holder's database through its socket instead.
+ */
+export async function openDatabase(options: {
+  url?: string;
+  directory?: string;
+  viaHolder?: boolean;
+}): Promise<Database> {
+  if (options.url) {
+    const db = new PostgresDatabase(new pg.Pool({ connectionString: options.url, max: 10 }));
+    await migrate(db);
+    return db;
+  }
+  const directory = options.directory ?? "memory://";
+  if (directory.startsWith("memory://")) {
+    const db = new PgliteDatabase(new PGlite(directory));
+    await migrate(db);
+    return db;
+  }
+  return openDirectory(resolve(directory), options.viaHolder ?? false);
+}
+
+async function openDirectory(directory: string, viaHolder: boolean): Promise<Database> {
+  const holder = holderOf(directory);
+  if (holder !== undefined) {
+    if (viaHolder) return connectToHolder(directory, holder);
+    throw new DirectoryInUseError(directory, holder);
+  }
+  await initialise(directory);
+  const unlock = takeLock(directory);
+  try {
+    const pglite = new PGlite(directory);
+    await pglite.waitReady;
+    // Without the socket the API still serves; tools are told they cannot reach it.
+    const stopServing = await serveSocket(pglite, directory).catch((error: Error) => {
+      process.emitWarning(`PGlite ${directory} is not served to local tools: ${error.message}`);
+      return async () => undefined;
+    });
+    const db = new PgliteDatabase(pglite, async () => {
+      await stopServing();
+      await pglite.close();
+      unlock();
+    });
+    await migrate(db);
+    return db;
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+}
+
+/** The database of the process holding `directory`, through its socket; never its files. */
+async function connectToHolder(directory: string, pid: number): Promise<Database> {
+  const pool = new pg.Pool({
+    host: directory,
+    port: SOCKET_PORT,
+    user: "postgres",
+    database: "postgres",
+    max: 1,
+    connectionTimeoutMillis: 5_000,
+  });
+  // The holder stopping under an idle connection is not this process's crash.
+  pool.on("error", () => undefined);
+  const db = new PostgresDatabase(pool);
+  try {
+    await db.query("SELECT 1");
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new DirectoryInUseError(
+      directory,
+      pid,
+      `its socket ${socketPath(directory)} does not answer (${(error as Error).message}), and the files are never opened twice; stop that process or retry.`,
+    );
+  }
+  // The holder applied the migrations it knows; a tool does not change the schema under it.
   return db;
 }
 
