@@ -6,9 +6,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, DirectoryInUseError, openDatabase } from "../../api/src/db/index.ts";
-import { LOCK_FILE, toolDirectory } from "../../api/src/db/local.ts";
+import { HOLD_TIMEOUT_MS, LOCK_FILE, SOCKET_PORT, toolDirectory } from "../../api/src/db/local.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { type RunningApi, startApi } from "./helpers.ts";
 
@@ -49,6 +50,50 @@ describe("key CLI and a running API on one PGlite directory", () => {
     // The API kept its database: it still answers its own key, and the lock is its own.
     expect((await api.call("/v1/keys")).status).toBe(200);
     expect(Number(readFileSync(join(directory, LOCK_FILE), "utf8"))).toBe(process.pid);
+  });
+
+  it("serves tools transactions and errors over the socket without mixing them into the holder's work", async () => {
+    const tool = await openDatabase({ directory, viaHolder: true });
+    try {
+      await expect(tool.query("SELECT $1::int AS n", ["not a number"])).rejects.toThrow(/invalid input syntax/);
+      expect(await tool.query<{ n: number }>("SELECT $1::int AS n", [7])).toEqual([{ n: 7 }]);
+      // The holder's own queries wait for the tool's transaction instead of landing inside it.
+      let holderRead: Promise<unknown> | undefined;
+      await expect(
+        tool.transaction(async (tx) => {
+          await tx.query("INSERT INTO accounts (id, name) VALUES ('acct_rolled_back', 'x')");
+          holderRead = db.query("SELECT count(*) FROM accounts WHERE id = 'acct_rolled_back'");
+          throw new Error("changed my mind");
+        }),
+      ).rejects.toThrow("changed my mind");
+      expect(await holderRead).toEqual([{ count: 0 }]);
+      expect(await db.query("SELECT id FROM accounts WHERE id = 'acct_rolled_back'")).toHaveLength(0);
+    } finally {
+      await tool.close();
+    }
+  });
+
+  it("rolls back what a tool leaves open when it goes away, and the holder goes on", async () => {
+    const client = new pg.Client({ host: directory, port: SOCKET_PORT, user: "postgres", database: "postgres" });
+    client.on("error", () => undefined);
+    await client.connect();
+    await client.query("BEGIN");
+    await client.query("INSERT INTO accounts (id, name) VALUES ('acct_abandoned', 'x')");
+    client.connection.stream.destroy();
+    expect(await db.query("SELECT id FROM accounts WHERE id = 'acct_abandoned'")).toHaveLength(0);
+    expect((await api.call("/v1/keys")).status).toBe(200);
+  });
+
+  it("cuts off a tool that holds a transaction open and says nothing, so the holder is not stuck", async () => {
+    const client = new pg.Client({ host: directory, port: SOCKET_PORT, user: "postgres", database: "postgres" });
+    client.on("error", () => undefined);
+    await client.connect();
+    await client.query("BEGIN");
+    await client.query("INSERT INTO accounts (id, name) VALUES ('acct_forgotten', 'x')");
+    const started = Date.now();
+    expect(await db.query("SELECT id FROM accounts WHERE id = 'acct_forgotten'")).toHaveLength(0);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(HOLD_TIMEOUT_MS - 100);
+    await client.end().catch(() => undefined);
   });
 
   it("refuses to open a directory that a live process holds", async () => {

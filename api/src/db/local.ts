@@ -140,6 +140,8 @@ const HELLO = Buffer.concat([
   message("K", Buffer.alloc(8)),
   message("Z", Buffer.from("I")),
 ]);
+/** How long a client may hold the database (mid-transaction) without a word before it is cut off. */
+export const HOLD_TIMEOUT_MS = 5_000;
 const PROTOCOL_3 = 196608;
 const SSL_REQUEST = 80877103;
 const GSS_REQUEST = 80877104;
@@ -151,7 +153,8 @@ const ROLLBACK = message("Q", Buffer.from("ROLLBACK\0"));
  * while a client is between a message and the ReadyForQuery that says it is
  * idle again (an extended-protocol batch, or an open transaction), it holds
  * PGlite's transaction lock, so the API's own queries and transactions wait
- * rather than interleave with it.
+ * rather than interleave with it; one silent for HOLD_TIMEOUT_MS while
+ * holding it is cut off and its transaction rolled back.
  */
 function bridge(db: PGlite, socket: Socket): Promise<void> {
   let buffer = Buffer.alloc(0);
@@ -207,6 +210,9 @@ function bridge(db: PGlite, socket: Socket): Promise<void> {
       if (answer.length >= 6 && answer[answer.length - 6] === 0x5a && answer[answer.length - 1] === 0x49) {
         release?.();
         release = undefined;
+        socket.setTimeout(0);
+      } else {
+        socket.setTimeout(HOLD_TIMEOUT_MS);
       }
     }
   }
@@ -216,11 +222,17 @@ function bridge(db: PGlite, socket: Socket): Promise<void> {
       queue = queue.then(() => receive(chunk)).catch(() => void socket.destroy());
     });
     socket.on("error", () => undefined);
+    // Silent while holding the database (a forgotten BEGIN): the API must not wait on it for ever.
+    socket.on("timeout", () => socket.destroy());
     socket.on("close", () => {
       queue = queue
         .then(async () => {
           // Left mid-batch or mid-transaction: nothing of it may stay.
-          if (release) await run(Buffer.concat([SYNC, ROLLBACK])).catch(() => undefined);
+          // (One message per call: PGlite reads only the first of several.)
+          if (release) {
+            await run(SYNC).catch(() => undefined);
+            await run(ROLLBACK).catch(() => undefined);
+          }
         })
         .finally(() => {
           release?.();
