@@ -23,7 +23,8 @@ export function proofRoutes(proofs: ProofService): AnyRoute[] {
       method: "get",
       path: "/proofs/:proofId",
       operationId: "getProof",
-      summary: "A submitted proof: verified, consumed (by a mint) or rejected",
+      summary:
+        "A submitted proof: verified (again, if its mint failed), consumed (by a mint) or rejected (it can never mint: its deposit was minted by another proof, or its root expired)",
       tag: "Proofs",
       auth: true,
       params: proofIdParams,
