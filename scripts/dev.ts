@@ -1,12 +1,15 @@
 // `npm start`: the whole stack on one machine with embedded defaults: a local
-// Hardhat chain, the contracts deployed through the deploy script, and the
-// Ponder indexer on embedded PGlite. The relay API joins it when it lands.
+// Hardhat chain, the contracts deployed through the deploy script, the Ponder
+// indexer on embedded PGlite (watched: restarted when it stops following the
+// chain, re-synced when its data no longer matches it; its log in
+// build/dev/indexer.log) and the relay API.
 import { spawn } from "node:child_process";
-import { rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { LOCAL_ROLES, hardhatAccount, hardhatPrivateKey } from "./lib/accounts.ts";
 import { startHardhatNode } from "./lib/hardhat-node.ts";
-import { startIndexer } from "./lib/indexer-process.ts";
+import { type IndexerOptions, startIndexer, wipeIndexerData } from "./lib/indexer-process.ts";
+import { supplyMatches, watchIndexer } from "./lib/indexer-watchdog.ts";
 import { DEPLOYMENTS_DIR, ROOT } from "./lib/paths.ts";
 import { deploy, resolveAccounts } from "./deploy.ts";
 import { openDatabase } from "../api/src/db/index.ts";
@@ -23,27 +26,43 @@ for (const [name, record] of Object.entries(deployment.contracts))
   console.log(`  ${name.padEnd(20)} ${record.address}`);
 console.log(`attestor: ${roles.attestor} (Hardhat account #${LOCAL_ROLES.attestor})`);
 console.log(`relayer:  ${hardhatAccount(LOCAL_ROLES.relayer).address} (Hardhat account #${LOCAL_ROLES.relayer})`);
-// A block a second, as on a real chain, besides one per transaction: the
-// indexer follows new heads, and an idle chain would leave the newest block waiting.
+// A block a second, as on a real chain, besides one per transaction.
 await fetch(node.rpcUrl, {
   method: "POST",
   headers: { "content-type": "application/json" },
   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "evm_setIntervalMining", params: [1000] }),
 });
 
-// A fresh chain reuses chain id and addresses: never let the indexer see the
-// data of a previous run.
-const pgliteDirectory = join(ROOT, "build", "dev", "pglite");
-rmSync(pgliteDirectory, { recursive: true, force: true });
-const indexer = await startIndexer({
+const indexerLog = join(ROOT, "build", "dev", "indexer.log");
+mkdirSync(join(ROOT, "build", "dev"), { recursive: true });
+rmSync(indexerLog, { force: true });
+const indexerOptions: IndexerOptions = {
   rpcUrl: node.rpcUrl,
   deploymentFile: join(DEPLOYMENTS_DIR, "localhost.json"),
-  pgliteDirectory,
+  pgliteDirectory: join(ROOT, "build", "dev", "pglite"),
   databaseUrl: process.env.DATABASE_URL,
   schema: "zsd_dev",
   port: Number(process.env.INDEXER_PORT ?? 42069),
+  logFile: indexerLog,
+};
+const watchdog = await watchIndexer({
+  rpcUrl: node.rpcUrl,
+  // The first start is fresh too: a new chain reuses chain id and addresses,
+  // and the indexer must never serve the data of a previous run.
+  async start(fresh) {
+    if (fresh) await wipeIndexerData(indexerOptions);
+    return startIndexer(indexerOptions);
+  },
+  verify: (indexer) => supplyMatches(indexer.url, node.rpcUrl, deployment.contracts.StableToken!.address),
+  intervalMs: 5_000,
+  stallMs: Number(process.env.INDEXER_STALL_MS ?? 30_000),
+  log(line) {
+    console.log(`indexer:  ${line}`);
+    appendFileSync(indexerLog, `${JSON.stringify({ level: 40, time: Date.now(), msg: `watchdog: ${line}` })}\n`);
+  },
 });
-console.log(`indexer:  ${indexer.url} (try ${indexer.url}/supply, ${indexer.url}/collateral)`);
+const indexerUrl = watchdog.indexer.url;
+console.log(`indexer:  ${indexerUrl} (try ${indexerUrl}/supply, ${indexerUrl}/collateral; log ${indexerLog})`);
 // The relay API (sandbox) with a fresh key.
 const apiData = join(ROOT, "build", "dev", "api");
 rmSync(apiData, { recursive: true, force: true });
@@ -58,7 +77,7 @@ const api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
     ...process.env,
     PORT: String(apiPort),
     PGLITE_DIRECTORY: apiData,
-    INDEXER_URL: indexer.url,
+    INDEXER_URL: indexerUrl,
     RPC_URL: node.rpcUrl,
     DEPLOYMENT_FILE: join(DEPLOYMENTS_DIR, "localhost.json"),
     // Hardhat development keys: the attestor (local custody) and the relayer.
@@ -83,7 +102,7 @@ console.log("Ctrl-C stops everything.");
 
 const stop = async () => {
   api.kill("SIGTERM");
-  await indexer.stop();
+  await watchdog.stop();
   await node.stop();
   process.exit(0);
 };

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, mkdirSync } from "node:fs";
+import { createWriteStream, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
+import pg from "pg";
 import { freePort } from "./hardhat-node.ts";
 import { ROOT } from "./paths.ts";
 
@@ -24,6 +25,24 @@ export interface RunningIndexer {
   process: ChildProcess;
   logs(): string;
   stop(): Promise<void>;
+}
+
+/**
+ * Deletes what the indexer derived, so that it syncs again from the start
+ * blocks: its PostgreSQL schema, or the PGlite directory.
+ */
+export async function wipeIndexerData(options: Pick<IndexerOptions, "databaseUrl" | "pgliteDirectory" | "schema">) {
+  if (!options.databaseUrl) {
+    if (options.pgliteDirectory) rmSync(options.pgliteDirectory, { recursive: true, force: true });
+    return;
+  }
+  const client = new pg.Client({ connectionString: options.databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${options.schema.replaceAll('"', '""')}" CASCADE`);
+  } finally {
+    await client.end();
+  }
 }
 
 /** Starts the Ponder app (`ponder start`) and resolves once /ready answers 200. */
