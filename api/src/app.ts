@@ -138,7 +138,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   const redemptions = new RedemptionService(db, chain, config.ENVIRONMENT, worker !== undefined);
 
   const routes = [
-    ...healthRoutes(db, upstreams),
+    ...healthRoutes(db, upstreams, config.INDEXER_MAX_LAG_BLOCKS),
     ...keyRoutes(keys, config.MAX_ACTIVE_KEYS),
     ...ledgerRoutes(upstreams),
     ...proofRoutes(proofs),

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { configSchema } from "../../config.ts";
 import type { Database } from "../../db/index.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import type { Upstreams } from "../ledger/indexer-client.ts";
@@ -33,7 +32,7 @@ const readinessSchema = z
 export function healthRoutes(
   db: Database,
   upstreams: Upstreams,
-  maxLagBlocks: number = configSchema.shape.INDEXER_MAX_LAG_BLOCKS.parse(undefined),
+  maxLagBlocks: number,
 ): AnyRoute[] {
   return [
     route({
