@@ -29,11 +29,7 @@ const readinessSchema = z
  * `maxLagBlocks` is INDEXER_MAX_LAG_BLOCKS: an indexer that answers but has
  * stopped following the chain must not pass for ready.
  */
-export function healthRoutes(
-  db: Database,
-  upstreams: Upstreams,
-  maxLagBlocks: number,
-): AnyRoute[] {
+export function healthRoutes(db: Database, upstreams: Upstreams, maxLagBlocks: number): AnyRoute[] {
   return [
     route({
       method: "get",
