@@ -1,15 +1,9 @@
 // npm run keys -- create --env sandbox --name "my app" [--account acct_…]
 // npm run keys -- list --account acct_…
 // npm run keys -- revoke --account acct_… --key key_…
-//
-// The database is DATABASE_URL's, else PGLITE_DIRECTORY's, else that of the
-// dev stack (`npm start`, build/dev/api) when there is one. A PGlite
-// directory that a running API holds is used through that API's socket.
-import { fileURLToPath } from "node:url";
+// (the database: see cli/database.ts)
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../config.ts";
-import { DirectoryInUseError, openDatabase } from "../db/index.ts";
-import { toolDirectory } from "../db/local.ts";
+import { openToolDatabase } from "./database.ts";
 import { type Environment, KeyService } from "../resources/keys/service.ts";
 
 const { positionals, values } = parseArgs({
@@ -27,18 +21,7 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-const DEV_STACK_DIRECTORY = fileURLToPath(new URL("../../../build/dev/api", import.meta.url));
-
-let config;
-let db;
-try {
-  config = loadConfig({ ...process.env, PGLITE_DIRECTORY: toolDirectory(process.env, DEV_STACK_DIRECTORY) });
-  if (!config.DATABASE_URL) console.error(`database: PGlite at ${config.PGLITE_DIRECTORY}`);
-  db = await openDatabase({ url: config.DATABASE_URL, directory: config.PGLITE_DIRECTORY, viaHolder: true });
-} catch (error) {
-  if (error instanceof ConfigError || error instanceof DirectoryInUseError) fail(error.message);
-  throw error;
-}
+const { config, db } = await openToolDatabase();
 const keys = new KeyService(db);
 try {
   switch (positionals[0]) {

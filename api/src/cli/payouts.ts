@@ -1,9 +1,9 @@
 // npm run payouts -- list [--status review]
 // npm run payouts -- resolve --redemption 12 --paid <zcash txid>   (the wallet shows it paid)
 // npm run payouts -- resolve --redemption 12 --unpaid              (the wallet shows it was not)
+// (the database: see cli/database.ts)
 import { parseArgs } from "node:util";
-import { loadConfig } from "../config.ts";
-import { openDatabase } from "../db/index.ts";
+import { openToolDatabase } from "./database.ts";
 import { type PayoutRow, resolveReview } from "../relay/payouts.ts";
 
 const { positionals, values } = parseArgs({
@@ -21,8 +21,7 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-const config = loadConfig();
-const db = await openDatabase({ url: config.DATABASE_URL, directory: config.PGLITE_DIRECTORY });
+const { db } = await openToolDatabase();
 try {
   switch (positionals[0]) {
     case "list": {
