@@ -88,6 +88,12 @@ describe("redeem through the relay", () => {
     expect(await code("hello")).toBe("malformed_address");
   });
 
+  it("refuses an address in any form but its canonical lower case, naming that form", async () => {
+    const response = await api.call("/v1/redeem", json(await body(ZSD, SAPLING_TESTNET.toUpperCase())));
+    expect(response.status).toBe(422);
+    expect(await response.json()).toMatchObject({ code: "non_canonical_address", canonical: SAPLING_TESTNET });
+  });
+
   it("answers a signed redemption posted again with 409 and the first one's id, before and after it is relayed", async () => {
     const signed = await body(2n * ZSD);
     const balance = await s.read.token.read.balanceOf([alice.address]);

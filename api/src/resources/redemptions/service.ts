@@ -106,8 +106,12 @@ export class RedemptionService {
     const chain = this.chain;
     if (!chain || !this.relayEnabled)
       throw problems.upstreamUnavailable("Redemptions (no deployment or relayer key is configured)");
+    let canonical: string;
     try {
-      parseShieldedAddress(input.withdrawAddress, this.environment === "production" ? "mainnet" : "testnet");
+      canonical = parseShieldedAddress(
+        input.withdrawAddress,
+        this.environment === "production" ? "mainnet" : "testnet",
+      ).address;
     } catch (error) {
       if (error instanceof ZcashAddressError) {
         throw new Problem(422, error.code, "Unusable withdrawal address", error.message, {
@@ -115,6 +119,17 @@ export class RedemptionService {
         });
       }
       throw error;
+    }
+    // The signature covers the address as written, and the chain keeps it so:
+    // only the one form of each address is signed, stored and paid.
+    if (canonical !== input.withdrawAddress) {
+      throw new Problem(
+        422,
+        "non_canonical_address",
+        "Address not in canonical form",
+        "Sign and send the withdrawal address in lower case.",
+        { canonical, errors: [{ field: "body.withdrawAddress", message: "not in canonical (lower-case) form" }] },
+      );
     }
     let amount: bigint;
     try {
