@@ -147,7 +147,7 @@ contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, R
         if (zatDue == 0) revert RedemptionTooSmall(amount);
         uint256 pending = pendingZatDue;
         uint256 available = registry.totalCollateralZat() - pending;
-        if (zatDue > available) revert InsufficientCollateral(zatDue, available);
+        if (zatDue > available) revert InsufficientAvailableCollateral(zatDue, available);
 
         id = ++redemptionCount;
         pendingZatDue = pending + zatDue;

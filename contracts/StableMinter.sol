@@ -148,7 +148,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer {
     function _checkCollateral(uint256 collateralFloorZat, uint256 mintAmount) private view {
         uint256 value = collateralFloorZat * _latestPrice() * ZAT_PRICE_TO_USD18;
         uint256 required = (mintAmount * _minCollateralRatioBps) / BPS;
-        if (value * BPS < mintAmount * _minCollateralRatioBps) revert InsufficientCollateral(value, required);
+        if (value * BPS < mintAmount * _minCollateralRatioBps) revert InsufficientCollateralValue(value, required);
     }
 
     function _setMinCollateralRatio(uint256 ratioBps) private {

@@ -60,7 +60,7 @@ contract ZecUsdOracle is IZecUsdOracle, AccessControl {
     }
 
     function _record(int256 answer) private returns (uint80 roundId) {
-        if (answer <= 0 || answer > type(int128).max) revert InvalidPrice(answer);
+        if (answer <= 0 || answer > type(int128).max) revert PriceOutOfRange(answer);
         roundId = _latest.roundId + 1;
         Round memory round = Round(uint64(roundId), int128(answer), uint64(block.timestamp));
         _latest = round;

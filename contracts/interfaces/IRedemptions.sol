@@ -23,7 +23,7 @@ interface IRedemptions is IPriceConsumer {
     error InvalidWithdrawAddress(uint256 length);
     error RedemptionTooSmall(uint256 amount);
     /// @notice The ZEC due is more than the collateral not yet promised to other redemptions.
-    error InsufficientCollateral(uint256 zatDue, uint256 availableZat);
+    error InsufficientAvailableCollateral(uint256 zatDue, uint256 availableZat);
     error RedemptionNotPending(uint256 id, Status status);
     error ExpiredSignature(uint256 deadline);
     error InvalidSignature(address owner);

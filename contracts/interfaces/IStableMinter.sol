@@ -41,7 +41,7 @@ interface IStableMinter is IPriceConsumer {
     error FeeExceedsAmount(uint256 fee, uint256 mintAmount);
     error MissingRelayer(uint256 fee);
     /// @notice `collateralFloorZat * price` does not cover `mintAmount * minCollateralRatio`.
-    error InsufficientCollateral(uint256 collateralValueUsd, uint256 requiredValueUsd);
+    error InsufficientCollateralValue(uint256 collateralValueUsd, uint256 requiredValueUsd);
 
     /// @notice Tokens were minted against the deposit behind `nullifierHash`.
     event Minted(

@@ -5,8 +5,8 @@ import {AggregatorV3Interface} from "./AggregatorV3Interface.sol";
 
 /// @title The governed ZEC/USD feed used on local chains and in the sandbox.
 interface IZecUsdOracle is AggregatorV3Interface {
-    /// @notice A price must be strictly positive.
-    error InvalidPrice(int256 answer);
+    /// @notice A price must be strictly positive and fit in 128 bits (a round keeps it in one slot).
+    error PriceOutOfRange(int256 answer);
     /// @notice `getRoundData` was asked for a round that was never written.
     error RoundNotFound(uint80 roundId);
 

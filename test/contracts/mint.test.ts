@@ -141,12 +141,12 @@ describe("StableMinter", () => {
     it("a mint amount the floor does not cover at the current price", async () => {
       // 4 ZEC at $50 = $200 backs at most $133.33 at 150%.
       const { proof, request } = await proved({ mintAmount: 134n * ZSD });
-      await expectRevert(s.as(relayer).minter.write.mint([proof, request]), "InsufficientCollateral");
+      await expectRevert(s.as(relayer).minter.write.mint([proof, request]), "InsufficientCollateralValue");
 
       // The same collateral covers $100 at $50 but not once ZEC falls to $30.
       const ok = await proved({ mintAmount: 100n * ZSD });
       await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([30_00000000n]));
-      await expectRevert(s.as(relayer).minter.write.mint([ok.proof, ok.request]), "InsufficientCollateral");
+      await expectRevert(s.as(relayer).minter.write.mint([ok.proof, ok.request]), "InsufficientCollateralValue");
     });
 
     it("a stale price", async () => {

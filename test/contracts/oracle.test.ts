@@ -19,9 +19,10 @@ describe("ZecUsdOracle", () => {
     await expectRevert(oracle.read.getRoundData([3n]), "RoundNotFound", [3n]);
   });
 
-  it("refuses non-positive prices", async () => {
+  it("refuses non-positive prices and prices beyond 128 bits", async () => {
     const write = s.as(accounts.oracleUpdater).oracle.write;
-    await expectRevert(write.setPrice([0n]), "InvalidPrice", [0n]);
-    await expectRevert(write.setPrice([-1n]), "InvalidPrice", [-1n]);
+    await expectRevert(write.setPrice([0n]), "PriceOutOfRange", [0n]);
+    await expectRevert(write.setPrice([-1n]), "PriceOutOfRange", [-1n]);
+    await expectRevert(write.setPrice([2n ** 127n]), "PriceOutOfRange", [2n ** 127n]);
   });
 });

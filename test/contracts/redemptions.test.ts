@@ -143,10 +143,10 @@ describe("Redemptions", () => {
   it("refuses to promise more ZEC than the collateral not already due", async () => {
     // At $20/ZEC, 148 ZSD would be 7.4 ZEC, more than the 5 ZEC held.
     await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([20_00000000n]));
-    await expectRevert(s.as(alice).redemptions.write.redeem([148n * ZSD, SAPLING]), "InsufficientCollateral");
+    await expectRevert(s.as(alice).redemptions.write.redeem([148n * ZSD, SAPLING]), "InsufficientAvailableCollateral");
     // Pending redemptions count against what is left.
     await s.receipt(await s.as(alice).redemptions.write.redeem([90n * ZSD, SAPLING]));
-    await expectRevert(s.as(alice).redemptions.write.redeem([20n * ZSD, SAPLING]), "InsufficientCollateral");
+    await expectRevert(s.as(alice).redemptions.write.redeem([20n * ZSD, SAPLING]), "InsufficientAvailableCollateral");
   });
 
   it("refuses a stale price and a paused contract", async () => {

@@ -1564,7 +1564,7 @@ export const stableMinterAbi = [
         "type": "uint256"
       }
     ],
-    "name": "InsufficientCollateral",
+    "name": "InsufficientCollateralValue",
     "type": "error"
   },
   {
@@ -2437,7 +2437,7 @@ export const redemptionsAbi = [
         "type": "uint256"
       }
     ],
-    "name": "InsufficientCollateral",
+    "name": "InsufficientAvailableCollateral",
     "type": "error"
   },
   {
@@ -3466,7 +3466,7 @@ export const zecUsdOracleAbi = [
         "type": "int256"
       }
     ],
-    "name": "InvalidPrice",
+    "name": "PriceOutOfRange",
     "type": "error"
   },
   {
