@@ -1,4 +1,4 @@
-// Two app instances on one Redis share each key's rate limit, as replicas do.
+// Two app instances on one Redis share each account's rate limit, as replicas do.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningApi, openStorage, startApi } from "./helpers.ts";
@@ -32,7 +32,7 @@ describe("rate limits in Redis", () => {
     await storage.close();
   });
 
-  it("counts one key's requests across both instances", async () => {
+  it("counts one account's requests across both instances", async () => {
     // Both apps see the same key (same database); alternate between them.
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
@@ -40,7 +40,7 @@ describe("rate limits in Redis", () => {
       statuses.push((await app.call("/v1/keys", { key: a.secret })).status);
     }
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
-    const keys = await redisA.keys("zsd_rl_key*");
+    const keys = await redisA.keys("zsd_rl_account*");
     expect(keys.length).toBeGreaterThan(0);
     const last = await b.call("/v1/keys", { key: a.secret });
     expect(last.headers.get("ratelimit")).toMatch(/^"default";r=0;t=\d+$/);
