@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../api/src/app.ts";
 import { loadConfig } from "../api/src/config.ts";
-import { openDatabase } from "../api/src/db/index.ts";
+import { openDatabase } from "../api/src/adapters/db/index.ts";
 import { hardhatPrivateKey } from "../scripts/lib/accounts.ts";
 import { startHardhatNode } from "../scripts/lib/hardhat-node.ts";
 import { ROOT } from "../scripts/lib/paths.ts";

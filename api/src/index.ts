@@ -5,7 +5,7 @@ import { Redis } from "ioredis";
 import pino from "pino";
 import { createApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { openDatabase } from "./db/index.ts";
+import { openDatabase } from "./adapters/db/index.ts";
 import { createHttpServer } from "./http/server.ts";
 import { createLogger } from "./logger.ts";
 

@@ -8,7 +8,7 @@ import { Redis } from "ioredis";
 import type { Logger } from "../../api/src/logger.ts";
 import { createApp } from "../../api/src/app.ts";
 import { type Config, loadConfig } from "../../api/src/config.ts";
-import { type Database, openDatabase } from "../../api/src/db/index.ts";
+import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
 import { createHttpServer } from "../../api/src/http/server.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, noteCommitment, publicSignalsToArray } from "../../sdk/js/src/notes/index.ts";

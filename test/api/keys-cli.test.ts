@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Database, DirectoryInUseError, openDatabase } from "../../api/src/db/index.ts";
-import { HOLD_TIMEOUT_MS, LOCK_FILE, SOCKET_PORT, toolDirectory } from "../../api/src/db/local.ts";
+import { type Database, DirectoryInUseError, openDatabase } from "../../api/src/adapters/db/index.ts";
+import { HOLD_TIMEOUT_MS, LOCK_FILE, SOCKET_PORT, toolDirectory } from "../../api/src/adapters/db/local.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { type RunningApi, startApi } from "./helpers.ts";
 

@@ -4,11 +4,11 @@
 // outcome is unknown.
 import { bech32 } from "bech32";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Chain } from "../../api/src/chain.ts";
-import { Attestor } from "../../api/src/custody/attestor.ts";
-import type { Custody } from "../../api/src/custody/index.ts";
-import { ZcashdClient, ZcashdCustody } from "../../api/src/custody/zcashd.ts";
-import type { Database } from "../../api/src/db/index.ts";
+import { Chain } from "../../api/src/adapters/chain.ts";
+import { Attestor } from "../../api/src/adapters/custody/attestor.ts";
+import type { Custody } from "../../api/src/adapters/custody/index.ts";
+import { ZcashdClient, ZcashdCustody } from "../../api/src/adapters/custody/zcashd.ts";
+import type { Database } from "../../api/src/adapters/db/index.ts";
 import { type PayoutOptions, type PayoutRow, Payouts, resolveReview } from "../../api/src/relay/payouts.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";

@@ -3,7 +3,7 @@
 import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../api/src/config.ts";
-import type { Database } from "../../api/src/db/index.ts";
+import type { Database } from "../../api/src/adapters/db/index.ts";
 import { type RunningApi, type Storage, json, openStorage, startApi } from "./helpers.ts";
 
 async function problem(response: Response) {

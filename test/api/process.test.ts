@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../api/src/db/index.ts";
+import { openDatabase } from "../../api/src/adapters/db/index.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 

@@ -2,7 +2,7 @@
 // worker at a time holds the key's lease, so nonces are never fought over;
 // when it stops, or goes silent past RELAY_LEASE_MS, the other takes over.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Database, openDatabase } from "../../api/src/db/index.ts";
+import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
 import { releaseProver } from "../../sdk/js/src/notes/index.ts";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";

@@ -1,9 +1,9 @@
 // The zcashd custody adapter against a local server speaking zcashd's JSON-RPC.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Chain } from "../../api/src/chain.ts";
-import { Attestor } from "../../api/src/custody/attestor.ts";
-import { PayoutNotSent, PayoutRefused } from "../../api/src/custody/index.ts";
-import { ZcashdClient, ZcashdCustody, parseDepositMemo } from "../../api/src/custody/zcashd.ts";
+import { Chain } from "../../api/src/adapters/chain.ts";
+import { Attestor } from "../../api/src/adapters/custody/attestor.ts";
+import { PayoutNotSent, PayoutRefused } from "../../api/src/adapters/custody/index.ts";
+import { ZcashdClient, ZcashdCustody, parseDepositMemo } from "../../api/src/adapters/custody/zcashd.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { createNote, depositLeaf, noteCommitment, releaseProver } from "../../sdk/js/src/notes/index.ts";

@@ -4,7 +4,7 @@
 import { bech32, bech32m } from "bech32";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { redeemBody } from "../../api/src/resources/redemptions/schema.ts";
+import { redeemBody } from "../../api/src/http/resources/redemptions/schema.ts";
 import {
   ZCASH_ADDRESS_MAX_LENGTH,
   ZcashAddressError,

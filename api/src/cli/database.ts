@@ -4,8 +4,8 @@
 // through that API's socket, never opened a second time.
 import { fileURLToPath } from "node:url";
 import { type Config, ConfigError, loadConfig } from "../config.ts";
-import { type Database, DirectoryInUseError, openDatabase } from "../db/index.ts";
-import { toolDirectory } from "../db/local.ts";
+import { type Database, DirectoryInUseError, openDatabase } from "../adapters/db/index.ts";
+import { toolDirectory } from "../adapters/db/local.ts";
 
 const DEV_STACK_DIRECTORY = fileURLToPath(new URL("../../../build/dev/api", import.meta.url));
 

@@ -4,7 +4,7 @@
 // (the database: see cli/database.ts)
 import { parseArgs } from "node:util";
 import { openToolDatabase } from "./database.ts";
-import { type Environment, KeyService } from "../resources/keys/service.ts";
+import { type Environment, KeyService } from "../domain/keys.ts";
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,

@@ -4,7 +4,7 @@
 import { type Server, createServer } from "node:http";
 import type { Socket } from "node:net";
 import type { Express } from "express";
-import { PROBLEM_TYPE_BASE } from "../problems.ts";
+import { PROBLEM_TYPE_BASE } from "./problems.ts";
 
 export interface ServerLimits {
   /** Time for the whole request head to arrive. */

@@ -16,11 +16,11 @@
 // in flight at a time, so that two never compete for the wallet's notes.
 import { redemptionsAbi } from "@zsd/sdk";
 import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
-import type { Chain } from "../chain.ts";
-import type { Attestor } from "../custody/attestor.ts";
-import { type Custody, PayoutNotSent, PayoutRefused } from "../custody/index.ts";
-import type { Database, Queryable } from "../db/index.ts";
-import { Problem } from "../problems.ts";
+import type { Chain } from "../adapters/chain.ts";
+import type { Attestor } from "../adapters/custody/attestor.ts";
+import { type Custody, PayoutNotSent, PayoutRefused } from "../adapters/custody/index.ts";
+import type { Database, Queryable } from "../adapters/db/index.ts";
+import { Problem } from "../http/problems.ts";
 
 export type PayoutStatus =
   "pending" | "sending" | "sent" | "settling" | "completed" | "refunding" | "refunded" | "review";

@@ -7,11 +7,11 @@
 import { type Address, type Hex, encodeFunctionData, keccak256, zeroAddress } from "viem";
 import { parseEventLogs, parseTransaction } from "viem";
 import { encodeMintCall, redemptionsAbi, stableMinterAbi, toSolidityProof } from "@zsd/sdk";
-import { randomId } from "../ids.ts";
+import { randomId } from "../domain/ids.ts";
 import type { Payouts } from "./payouts.ts";
-import type { Chain } from "../chain.ts";
-import type { Database, Queryable } from "../db/index.ts";
-import { ROOT_EXPIRED_REASON, rootState } from "../resources/proofs/service.ts";
+import type { Chain } from "../adapters/chain.ts";
+import type { Database, Queryable } from "../adapters/db/index.ts";
+import { ROOT_EXPIRED_REASON, rootState } from "../domain/proofs.ts";
 
 interface JobRow {
   id: string;

@@ -6,7 +6,7 @@
 // replays the answer. Bodies are compared by content, not key order.
 import { createHash } from "node:crypto";
 import type { RequestHandler } from "express";
-import type { Database } from "../db/index.ts";
+import type { Database } from "../../adapters/db/index.ts";
 import { problems } from "../problems.ts";
 
 const KEY = /^[\x21-\x7e]{1,255}$/;

@@ -1,7 +1,7 @@
 import { formatUnits } from "viem";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
-import type { IndexedBlock, Upstreams } from "./indexer-client.ts";
+import type { IndexedBlock, Upstreams } from "../../../adapters/upstreams.ts";
 import { addressParams, balancesSchema, collateralSchema, pegSchema, supplySchema } from "./schema.ts";
 
 interface IndexerSupply {

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import type { Database } from "../../db/index.ts";
+import type { Database } from "../../../adapters/db/index.ts";
 import { type AnyRoute, route } from "../../routes.ts";
-import type { Upstreams } from "../ledger/indexer-client.ts";
+import type { Upstreams } from "../../../adapters/upstreams.ts";
 
 const healthSchema = z.object({ status: z.literal("ok") }).meta({ id: "Health" });
 const readinessSchema = z

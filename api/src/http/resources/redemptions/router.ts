@@ -1,7 +1,7 @@
-import type { ApiKey } from "../keys/service.ts";
+import type { ApiKey } from "../../../domain/keys.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import { redeemBody, redemptionIdParams, redemptionSchema } from "./schema.ts";
-import type { RedemptionService } from "./service.ts";
+import type { RedemptionService } from "../../../domain/redemptions.ts";
 
 export function redemptionRoutes(redemptions: RedemptionService): AnyRoute[] {
   return [

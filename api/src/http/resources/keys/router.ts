@@ -1,4 +1,4 @@
-import { type ApiKey, KeyLimitError, type KeyService } from "./service.ts";
+import { type ApiKey, KeyLimitError, type KeyService } from "../../../domain/keys.ts";
 import { apiKeySchema, createKeyBody, createdKeySchema, keyIdParams, keyListSchema } from "./schema.ts";
 import { Problem, problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";

@@ -1,9 +1,9 @@
 import { formatUnits, parseUnits, zeroAddress } from "viem";
-import type { Chain } from "../../chain.ts";
-import type { Database } from "../../db/index.ts";
-import { randomId } from "../../ids.ts";
-import { Problem, problems } from "../../problems.ts";
-import { ROOT_EXPIRED_REASON, rejectProof, rootState } from "../proofs/service.ts";
+import type { Chain } from "../adapters/chain.ts";
+import type { Database } from "../adapters/db/index.ts";
+import { randomId } from "./ids.ts";
+import { Problem, problems } from "../http/problems.ts";
+import { ROOT_EXPIRED_REASON, rejectProof, rootState } from "./proofs.ts";
 
 interface MintRow {
   id: string;

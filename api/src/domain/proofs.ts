@@ -2,12 +2,12 @@
 // is spent, checked against the chain, and held as one claim per nullifier.
 import { readFileSync } from "node:fs";
 import { type Address, encodeAbiParameters, formatUnits, keccak256, parseUnits, zeroAddress } from "viem";
-import { bindingHash, groth16VerifyRaw } from "./verify.ts";
-import type { Chain } from "../../chain.ts";
-import type { Database, Queryable } from "../../db/index.ts";
-import { randomId } from "../../ids.ts";
-import { Problem, problems } from "../../problems.ts";
-import type { submitProofBody } from "./schema.ts";
+import { bindingHash, groth16VerifyRaw } from "./proof-verifier.ts";
+import type { Chain } from "../adapters/chain.ts";
+import type { Database, Queryable } from "../adapters/db/index.ts";
+import { randomId } from "./ids.ts";
+import { Problem, problems } from "../http/problems.ts";
+import type { submitProofBody } from "../http/resources/proofs/schema.ts";
 import type { z } from "zod";
 
 const CURRENT_ROOT = 2n ** 256n - 1n;

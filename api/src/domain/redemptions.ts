@@ -1,10 +1,10 @@
 import { type Address, type Hex, formatUnits, parseUnits, verifyTypedData } from "viem";
 import { redeemTypedData, redemptionsAbi, stableTokenAbi } from "@zsd/sdk";
 import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
-import type { Chain } from "../../chain.ts";
-import type { Database } from "../../db/index.ts";
-import { randomId } from "../../ids.ts";
-import { Problem, problems } from "../../problems.ts";
+import type { Chain } from "../adapters/chain.ts";
+import type { Database } from "../adapters/db/index.ts";
+import { randomId } from "./ids.ts";
+import { Problem, problems } from "../http/problems.ts";
 
 interface Row {
   id: string;

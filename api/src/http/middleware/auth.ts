@@ -1,7 +1,7 @@
 import type { RequestHandler } from "express";
-import type { Config } from "../config.ts";
+import type { Config } from "../../config.ts";
 import { problems } from "../problems.ts";
-import type { KeyService } from "../resources/keys/service.ts";
+import type { KeyService } from "../../domain/keys.ts";
 
 /** Bearer API keys: 401 with WWW-Authenticate for every way a key can be wrong. */
 export function authenticate(keys: KeyService, config: Config, onFailure: RequestHandler): RequestHandler {

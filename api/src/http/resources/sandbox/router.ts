@@ -1,7 +1,7 @@
 import { formatUnits, parseUnits } from "viem";
 import { z } from "zod";
 import { SNARK_SCALAR_FIELD } from "@zsd/sdk";
-import type { LocalCustody } from "../../custody/local.ts";
+import type { LocalCustody } from "../../../adapters/custody/local.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 

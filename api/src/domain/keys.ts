@@ -2,8 +2,8 @@
 // `<prefix><lookup: 16 base62><secret: 32 base62>` (≈ 285 random bits); the
 // database keeps the lookup part and a SHA-256 of the whole key, never the key.
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { Database } from "../../db/index.ts";
-import { base62 } from "../../ids.ts";
+import type { Database } from "../adapters/db/index.ts";
+import { base62 } from "./ids.ts";
 
 export type Environment = "sandbox" | "production";
 

@@ -1,7 +1,7 @@
-import type { ApiKey } from "../keys/service.ts";
+import type { ApiKey } from "../../../domain/keys.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import { proofIdParams, proofSchema, submitProofBody } from "./schema.ts";
-import type { ProofService } from "./service.ts";
+import type { ProofService } from "../../../domain/proofs.ts";
 
 export function proofRoutes(proofs: ProofService): AnyRoute[] {
   return [

@@ -1,7 +1,7 @@
 import { BaseError, ContractFunctionRevertedError, type Hex, type TransactionReceipt, parseEventLogs } from "viem";
 import { collateralRegistryAbi, redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../chain.ts";
-import { Problem, problems } from "../problems.ts";
+import { Problem, problems } from "../../http/problems.ts";
 
 /** The revert's custom error name, when the contract refused. */
 function revertName(error: unknown): string | undefined {

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { Database } from "./db/index.ts";
+import type { Database } from "../adapters/db/index.ts";
 
 export interface Metrics {
   registry: Registry;

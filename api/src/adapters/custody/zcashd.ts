@@ -4,7 +4,7 @@
 // Payouts start one payout at a time, so two never compete for the same notes).
 import { formatUnits } from "viem";
 import type { Database } from "../db/index.ts";
-import { Problem } from "../problems.ts";
+import { Problem } from "../../http/problems.ts";
 import type { Attestor } from "./attestor.ts";
 import {
   type Custody,

@@ -1,6 +1,6 @@
 // The indexer and the chain, over HTTP only (the API never imports indexer
 // code). Every call is bounded: a slow or dead upstream becomes a 503.
-import { problems } from "../../problems.ts";
+import { problems } from "../http/problems.ts";
 
 export interface IndexedBlock {
   number: number;

@@ -12,7 +12,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { collateralRegistryAbi, stableMinterAbi, zecUsdOracleAbi } from "@zsd/sdk";
-import { problems } from "./problems.ts";
+import { problems } from "../http/problems.ts";
 
 export interface Deployment {
   chainId: number;

@@ -1,8 +1,8 @@
-import type { ApiKey } from "../keys/service.ts";
+import type { ApiKey } from "../../../domain/keys.ts";
 import { Problem } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import { mintBody, mintIdParams, mintSchema, queuedSchema, successSchema } from "./schema.ts";
-import type { MintService } from "./service.ts";
+import type { MintService } from "../../../domain/mints.ts";
 
 export function mintRoutes(mints: MintService, waitMs: number): AnyRoute[] {
   return [
