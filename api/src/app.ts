@@ -17,7 +17,8 @@ import { type Logger, createLogger } from "./logger.ts";
 import { type Metrics, createMetrics, trackRelay } from "./http/metrics.ts";
 import { docsPage } from "./http/openapi/docs.ts";
 import { openApiDocument } from "./http/openapi/document.ts";
-import { Problem, problems, sendProblem } from "./http/problems.ts";
+import { Problem, problems, sendProblem, problemFromDomain } from "./http/problems.ts";
+import { DomainError } from "./domain/errors.ts";
 import { healthRoutes } from "./http/resources/health/router.ts";
 import { KeyService } from "./domain/keys.ts";
 import { keyRoutes } from "./http/resources/keys/router.ts";
@@ -78,7 +79,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     chain && config.ATTESTOR_PRIVATE_KEY
       ? new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`)
       : undefined;
-  let custody: LocalCustody | ZcashdCustody | undefined;
+  let custody: Custody | undefined;
   if (chain && attestor && config.ZCASHD_RPC_URL) {
     if (!config.CUSTODY_ADDRESS) throw new Error("CUSTODY_ADDRESS is required with ZCASHD_RPC_URL");
     // Refuse at start-up a custody address of the wrong network; use its canonical (lower-case) form.
@@ -121,7 +122,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
           confirmations: config.RELAY_CONFIRMATIONS,
           pollMs: config.RELAY_POLL_MS,
           stuckAfterMs: config.RELAY_STUCK_AFTER_MS,
-          scanDeposits: custody instanceof ZcashdCustody ? () => custody.scanDeposits() : undefined,
+          scanDeposits: custody ? () => custody.scanDeposits() : undefined,
           scanEveryMs: config.DEPOSIT_SCAN_MS,
           payouts,
           payoutEveryMs: config.PAYOUT_POLL_MS,
@@ -145,7 +146,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ...mintRoutes(mints, config.MINT_WAIT_MS),
     ...redemptionRoutes(redemptions),
     // Production has no sandbox routes at all: they answer 404 there.
-    ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody instanceof LocalCustody ? custody : undefined) : []),
+    ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody) : []),
   ];
   const baseUrl = config.ENVIRONMENT === "production" ? config.PRODUCTION_BASE_URL : config.SANDBOX_BASE_URL;
   const openApi = openApiDocument(routes, [
@@ -283,6 +284,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
  */
 function requestProblem(error: unknown, bodyLimit: string): Problem | undefined {
   if (error instanceof Problem) return error;
+  if (error instanceof DomainError) return problemFromDomain(error);
   if (error instanceof URIError) return problems.malformedPath();
   const { type, status } = (error ?? {}) as { type?: string; status?: unknown };
   switch (type) {

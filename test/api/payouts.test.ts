@@ -12,7 +12,7 @@ import type { Database } from "../../api/src/adapters/db/index.ts";
 import { type PayoutOptions, type PayoutRow, Payouts, resolveReview } from "../../api/src/relay/payouts.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
-import { releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
 import { eventually, openStorage } from "./helpers.ts";
@@ -287,6 +287,7 @@ describe("payouts", () => {
     const held = new Promise<void>((r) => (release = r));
     const slowWallet: Custody = {
       kind: "zcashd",
+      scanDeposits: () => wallet.scanDeposits(),
       send: (order) => wallet.send(order),
       operation: async (opid) => {
         await held;

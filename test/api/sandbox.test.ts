@@ -1,6 +1,9 @@
 // Sandbox deposits and the local custody, against a live node with real proofs.
 import { toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Chain } from "../../api/src/adapters/chain.ts";
+import { Attestor } from "../../api/src/adapters/custody/attestor.ts";
+import { ContractRevertError } from "../../api/src/domain/errors.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import {
   createNote,
@@ -8,7 +11,7 @@ import {
   noteCommitment,
   publicSignalsToArray,
   releaseProver,
-} from "../../sdk/js/src/notes/index.ts";
+} from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, json, openStorage, startApi, startRelayApi } from "./helpers.ts";
 
@@ -79,6 +82,20 @@ describe("sandbox deposits and local custody", () => {
     );
     expect(new Set(indexes).size).toBe(5);
     expect(await s.read.registry.read.size()).toBe(before + 5n);
+  });
+
+  it("turns a contract's refusal into a typed error carrying the Solidity error's name and arguments", async () => {
+    const attestor = new Attestor(new Chain(s.deployment, s.rpcUrl, 2_000), hardhatPrivateKey(1));
+    const commitment = noteCommitment(createNote());
+    await attestor.recordDeposit(commitment, ZEC);
+    const refusal = await attestor.recordDeposit(commitment, ZEC).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(ContractRevertError);
+    expect(refusal).toMatchObject({
+      errorName: "DepositAlreadyRecorded",
+      args: [depositLeaf(ZEC, commitment)],
+      kind: "conflict",
+      code: "deposit_already_recorded",
+    });
   });
 
   it("refuses a deposit recorded twice and malformed fields", async () => {

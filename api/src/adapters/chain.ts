@@ -12,7 +12,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { collateralRegistryAbi, stableMinterAbi, zecUsdOracleAbi } from "@zsd/sdk";
-import { problems } from "../http/problems.ts";
+import { domainErrors } from "../domain/errors.ts";
 
 export interface Deployment {
   chainId: number;
@@ -62,12 +62,12 @@ export class Chain {
     });
   }
 
-  /** Reads the chain; an unreachable node is a 503, not a 500. */
+  /** Reads the chain; an unreachable node is `unavailable`, not an internal error. */
   async read<T>(call: () => Promise<T>): Promise<T> {
     try {
       return await call();
     } catch {
-      throw problems.upstreamUnavailable("The chain node");
+      throw domainErrors.unavailable("The chain node");
     }
   }
 

@@ -1,6 +1,6 @@
 // The indexer and the chain, over HTTP only (the API never imports indexer
-// code). Every call is bounded: a slow or dead upstream becomes a 503.
-import { problems } from "../http/problems.ts";
+// code). Every call is bounded: a slow or dead upstream is `unavailable`.
+import { domainErrors } from "../domain/errors.ts";
 
 export interface IndexedBlock {
   number: number;
@@ -37,9 +37,9 @@ export class Upstreams {
     try {
       response = await fetch(`${this.indexerUrl}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
     } catch {
-      throw problems.upstreamUnavailable("The ledger indexer");
+      throw domainErrors.unavailable("The ledger indexer");
     }
-    if (!response.ok) throw problems.upstreamUnavailable("The ledger indexer");
+    if (!response.ok) throw domainErrors.unavailable("The ledger indexer");
     return (await response.json()) as T;
   }
 
@@ -70,7 +70,7 @@ export class Upstreams {
       if (!body.result) throw new Error("no result");
       return Number(BigInt(body.result));
     } catch {
-      throw problems.upstreamUnavailable("The chain node");
+      throw domainErrors.unavailable("The chain node");
     }
   }
 }

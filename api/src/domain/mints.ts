@@ -2,7 +2,7 @@ import { formatUnits, parseUnits, zeroAddress } from "viem";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
-import { Problem, problems } from "../http/problems.ts";
+import { DomainError, domainErrors } from "./errors.ts";
 import { ROOT_EXPIRED_REASON, rejectProof, rootState } from "./proofs.ts";
 
 interface MintRow {
@@ -30,7 +30,8 @@ interface ProofRow {
   collateral_floor_zat: string;
 }
 
-const mismatch = (detail: string) => new Problem(422, "proof_mismatch", "Request does not match the proof", detail);
+const mismatch = (detail: string) =>
+  new DomainError("unprocessable", "proof_mismatch", "Request does not match the proof", detail);
 
 export class MintService {
   constructor(
@@ -41,7 +42,7 @@ export class MintService {
 
   #requireRelay(): Chain {
     if (!this.chain || !this.relayer)
-      throw problems.upstreamUnavailable("Minting (no deployment or relayer key is configured)");
+      throw domainErrors.unavailable("Minting (no deployment or relayer key is configured)");
     return this.chain;
   }
 
@@ -50,7 +51,7 @@ export class MintService {
       value,
       accountId,
     ]);
-    if (!proof) throw problems.resourceNotFound(`Proof ${value}`);
+    if (!proof) throw domainErrors.notFound(`Proof ${value}`);
     return proof;
   }
 
@@ -76,9 +77,15 @@ export class MintService {
       throw mismatch(`The proof pays its fee to ${proof.relayer}; this relay is ${this.relayer}.`);
     }
     if (proof.status !== "verified") {
-      throw new Problem(409, "proof_already_used", "Proof already used", `Proof ${proof.id} is ${proof.status}.`, {
-        mintId: proof.mint_id ?? undefined,
-      });
+      throw new DomainError(
+        "conflict",
+        "proof_already_used",
+        "Proof already used",
+        `Proof ${proof.id} is ${proof.status}.`,
+        {
+          mintId: proof.mint_id ?? undefined,
+        },
+      );
     }
 
     // Every chain read comes before anything is written: a node that cannot
@@ -87,7 +94,9 @@ export class MintService {
     if (root === "expired") {
       // It can never mint now; rejecting it frees the deposit for a new proof.
       await rejectProof(this.db, proof.id, "verified", ROOT_EXPIRED_REASON);
-      throw new Problem(422, "root_expired", "Root expired", ROOT_EXPIRED_REASON, { proofId: proof.id });
+      throw new DomainError("unprocessable", "root_expired", "Root expired", ROOT_EXPIRED_REASON, {
+        proofId: proof.id,
+      });
     }
 
     const id = randomId("mint");
@@ -97,8 +106,8 @@ export class MintService {
         [proof.id, id],
       );
       if (claimed.length === 0)
-        throw new Problem(
-          409,
+        throw new DomainError(
+          "conflict",
           "proof_already_used",
           "Proof already used",
           `Proof ${proof.id} was just used by another mint.`,
@@ -117,7 +126,7 @@ export class MintService {
       mintId,
       accountId,
     ]);
-    if (!row) throw problems.resourceNotFound(`Mint ${mintId}`);
+    if (!row) throw domainErrors.notFound(`Mint ${mintId}`);
     const block = row.block_number === null ? null : Number(row.block_number);
     const head =
       block === null || !this.chain

@@ -6,7 +6,7 @@ import { bindingHash, groth16VerifyRaw } from "./proof-verifier.ts";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
-import { Problem, problems } from "../http/problems.ts";
+import { DomainError, type ErrorKind, domainErrors } from "./errors.ts";
 import type { submitProofBody } from "../http/resources/proofs/schema.ts";
 import type { z } from "zod";
 
@@ -46,8 +46,8 @@ export async function rootState(chain: Chain, root: bigint): Promise<"usable" | 
 export const ROOT_EXPIRED_REASON =
   "The deposit tree moved on too long ago: make a new proof of the deposit against the current root.";
 
-const reject = (status: number, code: string, title: string, detail: string, extra: Record<string, unknown> = {}) =>
-  new Problem(status, code, title, detail, extra);
+const reject = (kind: ErrorKind, code: string, title: string, detail: string, extra: Record<string, unknown> = {}) =>
+  new DomainError(kind, code, title, detail, extra);
 
 export function present(row: ProofRow) {
   return {
@@ -93,7 +93,7 @@ export class ProofService {
   }
 
   #requireChain(): Chain {
-    if (!this.chain) throw problems.upstreamUnavailable("Minting (no deployment is configured)");
+    if (!this.chain) throw domainErrors.unavailable("Minting (no deployment is configured)");
     return this.chain;
   }
 
@@ -103,10 +103,10 @@ export class ProofService {
     const mintAmount = parseUnits(input.mintAmount, 18);
     const fee = parseUnits(input.fee ?? "0", 18);
     const relayer: Address = input.relayer ?? zeroAddress;
-    if (mintAmount === 0n) throw problems.validation([{ field: "body.mintAmount", message: "must be above 0" }]);
-    if (fee > mintAmount) throw problems.validation([{ field: "body.fee", message: "cannot exceed mintAmount" }]);
+    if (mintAmount === 0n) throw domainErrors.invalid([{ field: "body.mintAmount", message: "must be above 0" }]);
+    if (fee > mintAmount) throw domainErrors.invalid([{ field: "body.fee", message: "cannot exceed mintAmount" }]);
     if (fee > 0n && relayer === zeroAddress) {
-      throw problems.validation([{ field: "body.relayer", message: "a fee needs a relayer" }]);
+      throw domainErrors.invalid([{ field: "body.relayer", message: "a fee needs a relayer" }]);
     }
 
     // The proof binds recipient, relayer, fee and amount through its fourth signal.
@@ -120,23 +120,33 @@ export class ProofService {
     });
     if (expected !== binding) {
       throw reject(
-        422,
+        "unprocessable",
         "binding_mismatch",
         "Binding mismatch",
         "The proof was not made for this recipient, relayer, fee and amount on this minter.",
       );
     }
     if (!(await groth16VerifyRaw(this.#verificationKey, input.proof, input.publicSignals))) {
-      throw reject(422, "invalid_proof", "Invalid proof", "The proof does not verify against the collateral circuit.");
+      throw reject(
+        "unprocessable",
+        "invalid_proof",
+        "Invalid proof",
+        "The proof does not verify against the collateral circuit.",
+      );
     }
 
     const state = await rootState(chain, root);
     if (state === "unknown")
-      throw reject(422, "unknown_root", "Unknown root", "The proof's deposit-tree root was never recorded.");
-    if (state === "expired") throw reject(422, "root_expired", "Root expired", ROOT_EXPIRED_REASON);
+      throw reject(
+        "unprocessable",
+        "unknown_root",
+        "Unknown root",
+        "The proof's deposit-tree root was never recorded.",
+      );
+    if (state === "expired") throw reject("unprocessable", "root_expired", "Root expired", ROOT_EXPIRED_REASON);
     if (await chain.isSpent(nullifierHash)) {
       throw reject(
-        409,
+        "conflict",
         "nullifier_spent",
         "Deposit already minted",
         "This deposit's nullifier has already backed a mint.",
@@ -183,9 +193,15 @@ export class ProofService {
       const message = String((error as Error).message);
       if (/proofs_proof_hash_key|proof_hash/.test(message)) {
         const [existing] = await this.db.query<ProofRow>("SELECT * FROM proofs WHERE proof_hash = $1", [proofHash]);
-        throw reject(409, "proof_already_submitted", "Proof already submitted", "This proof was submitted before.", {
-          proofId: existing?.account_id === accountId ? existing.id : undefined,
-        });
+        throw reject(
+          "conflict",
+          "proof_already_submitted",
+          "Proof already submitted",
+          "This proof was submitted before.",
+          {
+            proofId: existing?.account_id === accountId ? existing.id : undefined,
+          },
+        );
       }
       if (!/proofs_live_nullifier/.test(message)) throw error;
     }
@@ -200,7 +216,7 @@ export class ProofService {
       }
     }
     throw reject(
-      409,
+      "conflict",
       "nullifier_claimed",
       "Deposit already claimed",
       "Another pending proof already claims this deposit.",
@@ -222,7 +238,7 @@ export class ProofService {
       proofId,
       accountId,
     ]);
-    if (!row) throw problems.resourceNotFound(`Proof ${proofId}`);
+    if (!row) throw domainErrors.notFound(`Proof ${proofId}`);
     return present(row);
   }
 }

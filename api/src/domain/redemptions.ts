@@ -4,7 +4,7 @@ import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
-import { Problem, problems } from "../http/problems.ts";
+import { DomainError, domainErrors } from "./errors.ts";
 
 interface Row {
   id: string;
@@ -105,7 +105,7 @@ export class RedemptionService {
   async request(accountId: string, input: RedeemInput) {
     const chain = this.chain;
     if (!chain || !this.relayEnabled)
-      throw problems.upstreamUnavailable("Redemptions (no deployment or relayer key is configured)");
+      throw domainErrors.unavailable("Redemptions (no deployment or relayer key is configured)");
     let canonical: string;
     try {
       canonical = parseShieldedAddress(
@@ -114,7 +114,7 @@ export class RedemptionService {
       ).address;
     } catch (error) {
       if (error instanceof ZcashAddressError) {
-        throw new Problem(422, error.code, "Unusable withdrawal address", error.message, {
+        throw new DomainError("unprocessable", error.code, "Unusable withdrawal address", error.message, {
           errors: [{ field: "body.withdrawAddress", message: error.message }],
         });
       }
@@ -123,8 +123,8 @@ export class RedemptionService {
     // The signature covers the address as written, and the chain keeps it so:
     // only the one form of each address is signed, stored and paid.
     if (canonical !== input.withdrawAddress) {
-      throw new Problem(
-        422,
+      throw new DomainError(
+        "unprocessable",
         "non_canonical_address",
         "Address not in canonical form",
         "Sign and send the withdrawal address in lower case.",
@@ -135,9 +135,9 @@ export class RedemptionService {
     try {
       amount = parseUnits(String(input.amount), 18);
     } catch {
-      throw problems.validation([{ field: "body.amount", message: "a ZSD amount with at most 18 decimals" }]);
+      throw domainErrors.invalid([{ field: "body.amount", message: "a ZSD amount with at most 18 decimals" }]);
     }
-    if (amount === 0n) throw problems.validation([{ field: "body.amount", message: "must be above 0" }]);
+    if (amount === 0n) throw domainErrors.invalid([{ field: "body.amount", message: "must be above 0" }]);
     const deadline = BigInt(input.permit.deadline);
     const [nonce, balance, now] = await Promise.all([
       chain.read(() =>
@@ -179,8 +179,8 @@ export class RedemptionService {
       for (let n = nonce - 1n; n >= 0n && n >= nonce - USED_NONCE_LOOKBACK; n--) {
         if (await signedAt(n)) throw await this.#alreadySubmitted(accountId, input.owner, n, true);
       }
-      throw new Problem(
-        422,
+      throw new DomainError(
+        "unprocessable",
         "invalid_signature",
         "Invalid signature",
         "The permit is not the owner's signature of this redemption (amount, address, nonce, deadline).",
@@ -192,11 +192,16 @@ export class RedemptionService {
     );
     if (live) throw await this.#alreadySubmitted(accountId, input.owner, nonce, false);
     if (deadline < now) {
-      throw new Problem(422, "expired_signature", "Expired signature", "The signature's deadline has passed.");
+      throw new DomainError(
+        "unprocessable",
+        "expired_signature",
+        "Expired signature",
+        "The signature's deadline has passed.",
+      );
     }
     if (balance < amount) {
-      throw new Problem(
-        422,
+      throw new DomainError(
+        "unprocessable",
         "insufficient_balance",
         "Insufficient balance",
         `The owner holds ${formatUnits(balance, 18)} ZSD.`,
@@ -240,8 +245,8 @@ export class RedemptionService {
       [owner, nonce.toString()],
     );
     const id = existing?.account_id === accountId ? existing.id : undefined;
-    return new Problem(
-      409,
+    return new DomainError(
+      "conflict",
       "redemption_already_submitted",
       "Redemption already submitted",
       onChain
@@ -258,7 +263,7 @@ export class RedemptionService {
        WHERE r.id = $1 AND r.account_id = $2`,
       [id, accountId],
     );
-    if (!row) throw problems.resourceNotFound(`Redemption ${id}`);
+    if (!row) throw domainErrors.notFound(`Redemption ${id}`);
     return presentRedemption(row);
   }
 }

@@ -1,5 +1,6 @@
 // RFC 9457 problem details: every error the API answers is one of these.
 import type { Response } from "express";
+import { DomainError, type ErrorKind } from "../domain/errors.ts";
 
 export const PROBLEM_TYPE_BASE = "https://docs.zsd.example/errors/";
 
@@ -85,6 +86,24 @@ export const problems = {
   internal: () =>
     new Problem(500, "internal_error", "Internal error", "Something went wrong on our side; retry later."),
 };
+
+/** The one place a domain error gets its HTTP status. */
+const STATUS: Record<ErrorKind, number> = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+  unprocessable: 422,
+  unavailable: 503,
+  pending: 504,
+};
+
+export function problemFromDomain(error: DomainError): Problem {
+  const { retryAfter, ...facts } = error.facts;
+  return new Problem(STATUS[error.kind], error.code, error.title, error.detail, {
+    ...facts,
+    ...(retryAfter === undefined ? {} : { headers: { "Retry-After": String(retryAfter) } }),
+  });
+}
 
 export function sendProblem(res: Response, problem: Problem, requestId?: string): void {
   const { headers, ...extensions } = problem.extra;

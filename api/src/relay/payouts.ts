@@ -20,7 +20,7 @@ import type { Chain } from "../adapters/chain.ts";
 import type { Attestor } from "../adapters/custody/attestor.ts";
 import { type Custody, PayoutNotSent, PayoutRefused } from "../adapters/custody/index.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
-import { Problem } from "../http/problems.ts";
+import { isRevert } from "../domain/errors.ts";
 
 export type PayoutStatus =
   "pending" | "sending" | "sent" | "settling" | "completed" | "refunding" | "refunded" | "review";
@@ -295,7 +295,7 @@ export class Payouts {
       const { txHash } = await this.attestor.completeRedemption(BigInt(p.redemption_id), p.zcash_txid as `0x${string}`);
       await this.#move(p, "completed", { settle_tx_hash: txHash });
     } catch (error) {
-      if (!(error instanceof Problem && error.code === "redemption_not_pending")) throw error;
+      if (!isRevert(error, "RedemptionNotPending")) throw error;
       // Settled by an earlier pass that stopped before recording it.
       const onChain = await this.#onChain(BigInt(p.redemption_id));
       if (onChain.status === COMPLETED) await this.#move(p, "completed");
@@ -310,7 +310,7 @@ export class Payouts {
       const { txHash } = await this.attestor.failRedemption(BigInt(p.redemption_id), reason);
       await this.#move(p, "refunded", { settle_tx_hash: txHash });
     } catch (error) {
-      if (!(error instanceof Problem && error.code === "redemption_not_pending")) throw error;
+      if (!isRevert(error, "RedemptionNotPending")) throw error;
       const onChain = await this.#onChain(BigInt(p.redemption_id));
       if (onChain.status === FAILED) await this.#move(p, "refunded");
       else await this.#review(p, "Refund refused: the redemption is no longer pending on-chain.");

@@ -1,20 +1,19 @@
 import { BaseError, ContractFunctionRevertedError, type Hex, type TransactionReceipt, parseEventLogs } from "viem";
 import { collateralRegistryAbi, redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../chain.ts";
-import { Problem, problems } from "../../http/problems.ts";
+import { type ContractError, ContractRevertError, domainErrors } from "../../domain/errors.ts";
 
-/** The revert's custom error name, when the contract refused. */
-function revertName(error: unknown): string | undefined {
+/** The contract's refusal, decoded from its ABI, when the call reverted with a custom error. */
+function revertOf(error: unknown): ContractRevertError | undefined {
   if (!(error instanceof BaseError)) return undefined;
   const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError);
-  return reverted instanceof ContractFunctionRevertedError ? reverted.data?.errorName : undefined;
+  if (!(reverted instanceof ContractFunctionRevertedError) || !reverted.data) return undefined;
+  return new ContractRevertError(reverted.data.errorName as ContractError, reverted.data.args ?? []);
 }
-
-const snake = (name: string) => name.replace(/[A-Z]/g, (c, i: number) => (i ? "_" : "") + c.toLowerCase());
 
 /**
  * The attestor's on-chain calls, sent one at a time so that this process owns
- * the key's nonces. A contract refusal becomes a 409 named after its error.
+ * the key's nonces. A contract refusal is a ContractRevertError naming its error.
  */
 export class Attestor {
   #queue: Promise<unknown> = Promise.resolve();
@@ -39,14 +38,12 @@ export class Attestor {
       try {
         hash = await write();
       } catch (error) {
-        const name = revertName(error);
-        if (name) throw new Problem(409, snake(name), "Refused by the contract", `The contract refused: ${name}.`);
-        throw problems.upstreamUnavailable("The chain node");
+        throw revertOf(error) ?? domainErrors.unavailable("The chain node");
       }
       const receipt = await this.chain.read(() =>
         this.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 }),
       );
-      if (receipt.status !== "success") throw problems.internal();
+      if (receipt.status !== "success") throw new Error(`attestor transaction ${hash} reverted after it was sent`);
       return receipt;
     });
   }

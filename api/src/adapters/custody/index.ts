@@ -1,8 +1,11 @@
-// Custody behind one interface: where ZEC deposits are seen and redemptions
-// paid. LocalCustody (sandbox, development) pays with synthetic Zcash txids;
-// ZcashdCustody sends real payments through zcashd / Zallet. Both leave the
-// bookkeeping of a payout (write-ahead, retries, settlement on-chain, refunds)
-// to the relay's Payouts.
+// Custody behind one interface: where ZEC deposits come in and redemptions
+// are paid. LocalCustody (sandbox, development) simulates deposits and pays
+// with synthetic Zcash txids; ZcashdCustody finds deposits in the wallet and
+// sends real payments through zcashd / Zallet. Both leave the bookkeeping of a
+// payout (write-ahead, retries, settlement on-chain, refunds) to the relay's
+// Payouts, and record a deposit the same way (recordDeposit).
+import type { Database } from "../db/index.ts";
+import type { Attestor } from "./attestor.ts";
 
 export interface RecordedDeposit {
   leafIndex: number;
@@ -43,6 +46,13 @@ export class PayoutNotSent extends Error {
 
 export interface Custody {
   readonly kind: "local" | "zcashd";
+  /** Records the deposits that arrived since the last scan; returns those recorded now. */
+  scanDeposits(): Promise<RecordedDeposit[]>;
+  /**
+   * Sandbox only: records a deposit as if `amountZat` had arrived with this
+   * note commitment in its memo. Absent where deposits are real.
+   */
+  simulateDeposit?(noteCommitment: bigint, amountZat: bigint): Promise<RecordedDeposit>;
   /**
    * Hands one payment to the wallet and returns its operation id. Throws
    * PayoutRefused when the wallet refused it and PayoutNotSent when the
@@ -64,4 +74,32 @@ export function textMemoHex(text: string): string {
   if (Buffer.byteLength(text) > 512) throw new RangeError("a memo holds at most 512 bytes");
   memo.write(text, "utf8");
   return memo.toString("hex");
+}
+
+/** A deposit custody has seen: recorded on-chain by the attestor, then in the ZEC ledger. */
+export async function recordDeposit(
+  db: Database,
+  attestor: Attestor,
+  deposit: { noteCommitment: bigint; amountZat: bigint; zcashTxId: string },
+): Promise<RecordedDeposit> {
+  const recorded = await attestor.recordDeposit(deposit.noteCommitment, deposit.amountZat);
+  await db.query(
+    `INSERT INTO custody_ledger (kind, amount_zat, note_commitment, leaf_index, zcash_txid, tx_hash)
+     VALUES ('deposit', $1, $2, $3, $4, $5)`,
+    [
+      deposit.amountZat.toString(),
+      deposit.noteCommitment.toString(),
+      Number(recorded.index),
+      deposit.zcashTxId,
+      recorded.txHash,
+    ],
+  );
+  return {
+    leafIndex: Number(recorded.index),
+    leaf: recorded.leaf,
+    root: recorded.root,
+    amountZat: deposit.amountZat,
+    noteCommitment: deposit.noteCommitment,
+    txHash: recorded.txHash,
+  };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Database } from "../db/index.ts";
 import type { Attestor } from "./attestor.ts";
-import type { Custody, PayoutOrder, PayoutState, RecordedDeposit } from "./index.ts";
+import { type Custody, type PayoutOrder, type PayoutState, type RecordedDeposit, recordDeposit } from "./index.ts";
 
 const OPERATION = /^local:(0x[0-9a-f]{64})$/;
 
@@ -18,23 +18,15 @@ export class LocalCustody implements Custody {
     private readonly attestor: Attestor,
   ) {}
 
+  /** Deposits arrive only through simulateDeposit: there is no wallet to scan. */
+  async scanDeposits(): Promise<RecordedDeposit[]> {
+    return [];
+  }
+
   /** A sandbox deposit: as if `amountZat` arrived with this note commitment in its memo. */
-  async simulateDeposit(noteCommitment: bigint, amountZat: bigint): Promise<RecordedDeposit> {
-    const recorded = await this.attestor.recordDeposit(noteCommitment, amountZat);
+  simulateDeposit(noteCommitment: bigint, amountZat: bigint): Promise<RecordedDeposit> {
     const zcashTxId = `0x${randomBytes(32).toString("hex")}`;
-    await this.db.query(
-      `INSERT INTO custody_ledger (kind, amount_zat, note_commitment, leaf_index, zcash_txid, tx_hash)
-       VALUES ('deposit', $1, $2, $3, $4, $5)`,
-      [amountZat.toString(), noteCommitment.toString(), Number(recorded.index), zcashTxId, recorded.txHash],
-    );
-    return {
-      leafIndex: Number(recorded.index),
-      leaf: recorded.leaf,
-      root: recorded.root,
-      amountZat,
-      noteCommitment,
-      txHash: recorded.txHash,
-    };
+    return recordDeposit(this.db, this.attestor, { noteCommitment, amountZat, zcashTxId });
   }
 
   async send(_order: PayoutOrder): Promise<string> {

@@ -4,7 +4,7 @@
 // Payouts start one payout at a time, so two never compete for the same notes).
 import { formatUnits } from "viem";
 import type { Database } from "../db/index.ts";
-import { Problem } from "../../http/problems.ts";
+import { isRevert } from "../../domain/errors.ts";
 import type { Attestor } from "./attestor.ts";
 import {
   type Custody,
@@ -15,6 +15,7 @@ import {
   PayoutRefused,
   type PayoutState,
   type RecordedDeposit,
+  recordDeposit,
   textMemoHex,
 } from "./index.ts";
 
@@ -140,23 +141,16 @@ export class ZcashdCustody implements Custody {
       );
       if (seen.length > 0) continue;
       try {
-        const r = await this.attestor.recordDeposit(commitment, BigInt(note.amountZat));
-        await this.db.query(
-          `INSERT INTO custody_ledger (kind, amount_zat, note_commitment, leaf_index, zcash_txid, tx_hash)
-           VALUES ('deposit', $1, $2, $3, $4, $5)`,
-          [String(note.amountZat), commitment.toString(), Number(r.index), zcashTxId, r.txHash],
+        recorded.push(
+          await recordDeposit(this.db, this.attestor, {
+            noteCommitment: commitment,
+            amountZat: BigInt(note.amountZat),
+            zcashTxId,
+          }),
         );
-        recorded.push({
-          leafIndex: Number(r.index),
-          leaf: r.leaf,
-          root: r.root,
-          amountZat: BigInt(note.amountZat),
-          noteCommitment: commitment,
-          txHash: r.txHash,
-        });
       } catch (error) {
         // Recorded before a crash, or the same note twice: the chain already has it.
-        if (error instanceof Problem && error.code === "deposit_already_recorded") continue;
+        if (isRevert(error, "DepositAlreadyRecorded")) continue;
         throw error;
       }
     }

@@ -1,7 +1,7 @@
 import { formatUnits, parseUnits } from "viem";
 import { z } from "zod";
 import { SNARK_SCALAR_FIELD } from "@zsd/sdk";
-import type { LocalCustody } from "../../../adapters/custody/local.ts";
+import type { Custody } from "../../../adapters/custody/index.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 
@@ -37,7 +37,7 @@ const depositSchema = z
   .meta({ id: "SandboxDeposit" });
 
 /** Sandbox only (production answers these paths with 404). */
-export function sandboxRoutes(custody: LocalCustody | undefined): AnyRoute[] {
+export function sandboxRoutes(custody: Custody | undefined): AnyRoute[] {
   return [
     route({
       method: "post",
@@ -49,7 +49,9 @@ export function sandboxRoutes(custody: LocalCustody | undefined): AnyRoute[] {
       body: depositBody,
       responses: { 201: { description: "The recorded deposit and its leaf index", schema: depositSchema } },
       handler: async ({ body }) => {
-        if (!custody) throw problems.upstreamUnavailable("Sandbox custody (no deployment or attestor key configured)");
+        if (!custody?.simulateDeposit) {
+          throw problems.upstreamUnavailable("Sandbox custody (no deployment or attestor key configured)");
+        }
         const amountZat = parseUnits(body.amount, 8);
         if (amountZat === 0n) throw problems.validation([{ field: "body.amount", message: "must be above 0" }]);
         const deposit = await custody.simulateDeposit(BigInt(body.noteCommitment), amountZat);
