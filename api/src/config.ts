@@ -111,7 +111,9 @@ export class ConfigError extends Error {}
 
 /** Validates the environment; the error names every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const result = configSchema.safeParse(env);
+  // An empty variable means unset, as in a copied .env.example (`CUSTODY_ADDRESS=`).
+  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
+  const result = configSchema.safeParse(set);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
   throw new ConfigError(`invalid configuration:\n${problems.join("\n")}`);

@@ -2,7 +2,11 @@
 // rate limits, idempotency, OpenAPI, operations.
 import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../api/src/config.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseEnv } from "node:util";
+import { ConfigError, configSchema, loadConfig } from "../../api/src/config.ts";
+import { ROOT } from "../../scripts/lib/paths.ts";
 import type { Database } from "../../api/src/adapters/db/index.ts";
 import { type RunningApi, type Storage, json, openStorage, startApi } from "./helpers.ts";
 
@@ -460,6 +464,20 @@ describe.each(["pglite", "postgres"] as Storage[])("API platform on %s", (storag
 });
 
 describe("configuration", () => {
+  it("loads api/.env.example as written: an empty variable means unset", () => {
+    const example = parseEnv(readFileSync(join(ROOT, "api", ".env.example"), "utf8"));
+    expect(Object.keys(example).length).toBeGreaterThan(30);
+    const config = loadConfig(example);
+    expect(config.DATABASE_URL).toBeUndefined();
+    expect(config.ENVIRONMENT).toBe("sandbox");
+  });
+
+  it("documents every variable in api/.env.example", () => {
+    const example = readFileSync(join(ROOT, "api", ".env.example"), "utf8");
+    const missing = Object.keys(configSchema.shape).filter((name) => !new RegExp(`^#? ?${name}=`, "m").test(example));
+    expect(missing).toEqual([]);
+  });
+
   it("names every bad variable at start-up", () => {
     expect(() => loadConfig({ ENVIRONMENT: "staging", PORT: "http", INDEXER_URL: "not a url" })).toThrow(ConfigError);
     try {

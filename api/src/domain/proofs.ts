@@ -2,7 +2,7 @@
 // is spent, checked against the chain, and held as one claim per nullifier.
 import { readFileSync } from "node:fs";
 import { type Address, encodeAbiParameters, formatUnits, keccak256, parseUnits, zeroAddress } from "viem";
-import { bindingHash, groth16VerifyRaw } from "./proof-verifier.ts";
+import { type Groth16Proof, bindingHash, publicSignalsFromArray, verifyCollateralProof } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
@@ -126,7 +126,13 @@ export class ProofService {
         "The proof was not made for this recipient, relayer, fee and amount on this minter.",
       );
     }
-    if (!(await groth16VerifyRaw(this.#verificationKey, input.proof, input.publicSignals))) {
+    // A proof whose points are not on the curve makes snarkjs throw: it is simply invalid.
+    const verified = await verifyCollateralProof(
+      this.#verificationKey,
+      input.proof as Groth16Proof,
+      publicSignalsFromArray(input.publicSignals),
+    ).catch(() => false);
+    if (!verified) {
       throw reject(
         "unprocessable",
         "invalid_proof",

@@ -111,13 +111,12 @@ export function idempotency(db: Database, ttlHours: number): RequestHandler {
                  WHERE scope = $1 AND key = $2`,
                 [owner, key, status, text, String(res.getHeader("content-type") ?? "application/json")],
               );
-        stored.then(
-          () => send(payload as never),
-          (error: unknown) => {
-            res.locals.idempotencyError = error;
-            send(payload as never);
-          },
-        );
+        // The answer leaves either way; if it could not be kept, the key is
+        // released so that a retry runs again rather than waits on "in flight".
+        stored
+          .catch(() => db.query("DELETE FROM idempotency_records WHERE scope = $1 AND key = $2", [owner, key]))
+          .catch(() => undefined)
+          .finally(() => send(payload as never));
         return res;
       }) as typeof res.send;
       next();
