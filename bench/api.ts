@@ -5,13 +5,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { openDatabase } from "../api/src/adapters/db/index.ts";
-import { KeyService } from "../api/src/domain/keys.ts";
+import { KeyService, openDatabase } from "@zsd/api";
 import { freePort, startHardhatNode } from "../scripts/lib/hardhat-node.ts";
 import { startIndexer, waitForBlock } from "../scripts/lib/indexer-process.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
-import { releaseProver } from "../sdk/js/src/notes/index.ts";
-import { ZEC, ZSD, accounts, createSystem } from "../test/helpers/system.ts";
+import { releaseProver } from "@zsd/sdk/notes";
+import { ZEC, ZSD, accounts, createSystem } from "@zsd/testkit";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = 20;

@@ -13,8 +13,8 @@ import {
   proveCollateral,
   releaseProver,
   verifyCollateralProof,
-} from "../sdk/js/src/notes/index.ts";
-import { PROVING_ARTIFACTS, VERIFICATION_KEY, ZEC, ZSD, accounts, createSystem } from "../test/helpers/system.ts";
+} from "@zsd/sdk/notes";
+import { PROVING_ARTIFACTS, VERIFICATION_KEY, ZEC, ZSD, accounts, createSystem } from "@zsd/testkit";
 import { summarize } from "./stats.ts";
 
 const TARGETS = { mintGas: 290_000, proofMedianMs: 1_000, verifyMedianMs: 50 };

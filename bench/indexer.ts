@@ -7,9 +7,8 @@ import { type Hex, encodeFunctionData } from "viem";
 import { startHardhatNode } from "../scripts/lib/hardhat-node.ts";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../scripts/lib/indexer-process.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
-import { releaseProver } from "../sdk/js/src/notes/index.ts";
-import { createTestDatabase } from "../test/helpers/postgres.ts";
-import { ZEC, ZSD, accounts, createSystem } from "../test/helpers/system.ts";
+import { releaseProver } from "@zsd/sdk/notes";
+import { ZEC, ZSD, accounts, createSystem, createTestDatabase } from "@zsd/testkit";
 import { summarize } from "./stats.ts";
 
 const LAG_TRANSACTIONS = Number(process.env.LAG_TRANSACTIONS ?? 60);

@@ -4,14 +4,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApp } from "../api/src/app.ts";
-import { loadConfig } from "../api/src/config.ts";
-import { openDatabase } from "../api/src/adapters/db/index.ts";
+import { createApp, loadConfig, openDatabase } from "@zsd/api";
 import { hardhatPrivateKey } from "../scripts/lib/accounts.ts";
 import { startHardhatNode } from "../scripts/lib/hardhat-node.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
-import { createNote, publicSignalsToArray, releaseProver } from "../sdk/js/src/notes/index.ts";
-import { ZEC, ZSD, accounts, createSystem } from "../test/helpers/system.ts";
+import { createNote, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
+import { ZEC, ZSD, accounts, createSystem } from "@zsd/testkit";
 import { summarize } from "./stats.ts";
 
 const MINTS = Number(process.env.RELAY_MINTS ?? 60);

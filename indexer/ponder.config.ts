@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createConfig } from "ponder";
+import { LOCAL_CHAIN_ID, loadDeployment } from "@zsd/sdk/deployment";
 import {
   collateralRegistryAbi,
   redemptionsAbi,
@@ -9,7 +9,7 @@ import {
   stableMinterAbi,
   stableTokenAbi,
   zecUsdOracleAbi,
-} from "../sdk/js/src/generated/abis";
+} from "@zsd/sdk/abis";
 
 // Addresses and start blocks come from the deploy script's manifest:
 // DEPLOYMENT_FILE, or deployments/<DEPLOYMENT_NETWORK | localhost>.json.
@@ -17,21 +17,17 @@ const here = dirname(fileURLToPath(import.meta.url));
 const deploymentFile =
   process.env.DEPLOYMENT_FILE ??
   join(here, "..", "deployments", `${process.env.DEPLOYMENT_NETWORK ?? "localhost"}.json`);
-
-interface Manifest {
-  chainId: number;
-  contracts: Record<string, { address: `0x${string}`; startBlock: number }>;
-}
-let deployment: Manifest;
-try {
-  deployment = JSON.parse(readFileSync(deploymentFile, "utf8")) as Manifest;
-} catch (error) {
-  throw new Error(`cannot read the deployment manifest ${deploymentFile}: run the deploy script first (${error})`);
-}
-const at = (name: string) => {
-  const record = deployment.contracts[name];
-  if (!record) throw new Error(`${deploymentFile} has no ${name}`);
-  return { chain: "zsd" as const, address: record.address, startBlock: record.startBlock };
+const deployment = loadDeployment(deploymentFile, [
+  "StableToken",
+  "CollateralRegistry",
+  "StableMinter",
+  "Redemptions",
+  "ZecUsdOracle",
+  "StableGovernor",
+]);
+const at = (name: keyof typeof deployment.contracts) => {
+  const { address, startBlock } = deployment.contracts[name];
+  return { chain: "zsd" as const, address, startBlock };
 };
 
 const rpcUrl = process.env.RPC_URL ?? "http://127.0.0.1:8545";
@@ -40,7 +36,7 @@ const rpcUrl = process.env.RPC_URL ?? "http://127.0.0.1:8545";
 // requests/s, made for hosted providers. A local node has no such limit, so
 // the backfill spreads over several URL paths of the same node (Hardhat
 // answers on any path). One URL elsewhere, unless RPC_BACKENDS says otherwise.
-const backends = Number(process.env.RPC_BACKENDS ?? (deployment.chainId === 31337 ? 8 : 1));
+const backends = Number(process.env.RPC_BACKENDS ?? (deployment.chainId === LOCAL_CHAIN_ID ? 8 : 1));
 const rpc =
   backends <= 1
     ? rpcUrl
@@ -68,7 +64,7 @@ export default createConfig({
       maxRequestsPerSecond: Number(process.env.RPC_MAX_REQUESTS_PER_SECOND ?? 1000),
       // A restarted Hardhat chain reuses chain id and block numbers: never
       // serve its blocks from the RPC cache of a previous run.
-      disableCache: deployment.chainId === 31337,
+      disableCache: deployment.chainId === LOCAL_CHAIN_ID,
     },
   },
   contracts: {

@@ -23,7 +23,7 @@ import {
   verifierSource,
 } from "./lib/circuit.ts";
 import { CIRCUIT, ROOT } from "./lib/paths.ts";
-import { PUBLIC_SIGNALS } from "../sdk/js/src/notes/constants.ts";
+import { PUBLIC_SIGNALS } from "@zsd/sdk/notes";
 
 const POWER = 13; // 2^13 = 8,192 constraints; the circuit has ~5,850
 

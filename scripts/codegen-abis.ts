@@ -2,7 +2,8 @@
 // `as const` so viem types every call. Runs after `hardhat compile`.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CONTRACTS, type ContractName, readArtifact } from "./lib/artifacts.ts";
+import type { ContractName } from "@zsd/sdk/deployment";
+import { CONTRACTS, readArtifact } from "./lib/artifacts.ts";
 import { ROOT } from "./lib/paths.ts";
 
 const out = join(ROOT, "sdk", "js", "src", "generated", "abis.ts");

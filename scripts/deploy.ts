@@ -21,7 +21,14 @@ import {
   zeroAddress,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { type ContractName, linkBytecode, readArtifact } from "./lib/artifacts.ts";
+import {
+  type ContractName,
+  type Deployment,
+  type DeploymentRoles,
+  LOCAL_CHAIN_ID,
+  zsdChain,
+} from "@zsd/sdk/deployment";
+import { linkBytecode, readArtifact } from "./lib/artifacts.ts";
 import { LOCAL_ROLES, hardhatAccount } from "./lib/accounts.ts";
 import { DEPLOYMENTS_DIR } from "./lib/paths.ts";
 
@@ -62,24 +69,10 @@ export interface DeployOptions {
   network: string;
   rpcUrl: string;
   deployer: Account;
-  roles: { attestor: Address; oracleUpdater: Address; pauser: Address; governanceHolder: Address };
+  roles: DeploymentRoles;
   parameters?: Partial<DeployParameters>;
   /** Write deployments/<network>.json (default true). */
   write?: boolean;
-}
-
-export interface ContractRecord {
-  address: Address;
-  startBlock: number;
-}
-
-export interface Deployment {
-  network: string;
-  chainId: number;
-  deployer: Address;
-  roles: DeployOptions["roles"];
-  parameters: Record<keyof DeployParameters, string | number>;
-  contracts: Record<Exclude<ContractName, "PoseidonT3">, ContractRecord> & { PoseidonT3: ContractRecord };
 }
 
 const role = (name: string): Hex => keccak256(toHex(name));
@@ -90,12 +83,7 @@ export async function deploy(options: DeployOptions): Promise<Deployment> {
   const transport = http(options.rpcUrl);
   const publicClient = createPublicClient({ transport });
   const chainId = await publicClient.getChainId();
-  const chain = {
-    id: chainId,
-    name: options.network,
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [options.rpcUrl] } },
-  } as const;
+  const chain = zsdChain({ chainId, network: options.network }, options.rpcUrl);
   const wallet = createWalletClient({ account: options.deployer, chain, transport });
   const deployer = options.deployer.address;
   const contracts = {} as Deployment["contracts"];
@@ -115,13 +103,13 @@ export async function deploy(options: DeployOptions): Promise<Deployment> {
     });
     const receipt = await confirm(hash);
     const address = getAddress(receipt.contractAddress!);
-    contracts[name as keyof Deployment["contracts"]] = { address, startBlock: Number(receipt.blockNumber) };
+    contracts[name] = { address, startBlock: Number(receipt.blockNumber) };
     return address;
   }
 
   async function call(name: ContractName, functionName: string, args: unknown[]) {
     const { abi } = readArtifact(name);
-    const address = contracts[name as keyof Deployment["contracts"]].address;
+    const address = contracts[name].address;
     await confirm(await wallet.writeContract({ address, abi: abi as Abi, functionName, args }));
   }
 
@@ -225,7 +213,7 @@ async function main() {
   const network = values.network!;
   const rpcUrl = values["rpc-url"] ?? process.env.RPC_URL ?? "http://127.0.0.1:8545";
   const chainId = await createPublicClient({ transport: http(rpcUrl) }).getChainId();
-  const { deployer, roles } = resolveAccounts(process.env, chainId === 31337);
+  const { deployer, roles } = resolveAccounts(process.env, chainId === LOCAL_CHAIN_ID);
   const deployment = await deploy({ network, rpcUrl, deployer, roles });
   console.log(`deployed to ${network} (chain ${chainId}): deployments/${network}.json`);
   for (const [name, record] of Object.entries(deployment.contracts))

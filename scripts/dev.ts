@@ -12,8 +12,7 @@ import { type IndexerOptions, startIndexer, wipeIndexerData } from "./lib/indexe
 import { supplyMatches, watchIndexer } from "./lib/indexer-watchdog.ts";
 import { DEPLOYMENTS_DIR, ROOT } from "./lib/paths.ts";
 import { deploy, resolveAccounts } from "./deploy.ts";
-import { openDatabase } from "../api/src/adapters/db/index.ts";
-import { KeyService } from "../api/src/domain/keys.ts";
+import { KeyService, openDatabase } from "@zsd/api";
 
 const port = Number(process.env.CHAIN_PORT ?? 8545);
 const node = await startHardhatNode(port);

@@ -1,6 +1,6 @@
 import { type Context, ponder } from "ponder:registry";
 import { proposal, vote } from "ponder:schema";
-import { governanceTokenAbi, stableGovernorAbi } from "../../sdk/js/src/generated/abis";
+import { governanceTokenAbi, stableGovernorAbi } from "@zsd/sdk/abis";
 
 ponder.on("StableGovernor:ProposalCreated", async ({ event, context }) => {
   const { proposalId, proposer, targets, values, calldatas, voteStart, voteEnd, description } = event.args;

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Abi, Hex } from "viem";
+import type { ContractName } from "@zsd/sdk/deployment";
 import { ARTIFACTS_DIR } from "./paths.ts";
 
 /** The contracts that make up a deployment, with their source folders. */
@@ -15,9 +16,7 @@ export const CONTRACTS = {
   StableGovernor: "contracts/governance/StableGovernor.sol",
   StableTimelock: "contracts/governance/StableTimelock.sol",
   PoseidonT3: "poseidon-solidity/PoseidonT3.sol",
-} as const;
-
-export type ContractName = keyof typeof CONTRACTS;
+} as const satisfies Record<ContractName, string>;
 
 export interface Artifact {
   contractName: string;

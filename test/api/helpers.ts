@@ -11,9 +11,9 @@ import { type Config, loadConfig } from "../../api/src/config.ts";
 import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
 import { createHttpServer } from "../../api/src/http/server.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
-import { createNote, noteCommitment, publicSignalsToArray } from "../../sdk/js/src/notes/index.ts";
+import { createNote, noteCommitment, publicSignalsToArray } from "@zsd/sdk/notes";
 import type { System } from "../helpers/fixtures.ts";
-import { createTestDatabase } from "../helpers/postgres.ts";
+import { createTestDatabase } from "@zsd/testkit";
 
 export type Storage = "pglite" | "postgres";
 

@@ -4,13 +4,7 @@
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type Note,
-  createNote,
-  noteCommitment,
-  publicSignalsToArray,
-  releaseProver,
-} from "../../sdk/js/src/notes/index.ts";
+import { type Note, createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, settledMint, startRelayApi } from "./helpers.ts";
 

@@ -1,13 +1,7 @@
 // POST /v1/mint (both shapes), GET /v1/mints/{id} and the relay worker, on a
 // live node with real proofs.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type Note,
-  createNote,
-  noteCommitment,
-  publicSignalsToArray,
-  releaseProver,
-} from "../../sdk/js/src/notes/index.ts";
+import { type Note, createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 

@@ -8,7 +8,7 @@ import {
   proveCollateral,
   publicSignalsToArray,
   releaseProver,
-} from "../../sdk/js/src/notes/index.ts";
+} from "@zsd/sdk/notes";
 import { PROVING_ARTIFACTS, type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, json, openStorage, startApi, startRelayApi } from "./helpers.ts";
 

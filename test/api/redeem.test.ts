@@ -1,7 +1,7 @@
 // POST /v1/redeem and GET /v1/redemptions/{id}: the owner's signed redemption
 // relayed, burned on-chain and paid by the (sandbox) custody.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 

@@ -11,9 +11,9 @@ import { KeyService } from "../../api/src/domain/keys.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
-import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { createTestDatabase } from "../helpers/postgres.ts";
+import { createTestDatabase } from "@zsd/testkit";
 
 const MINTS = 3;
 

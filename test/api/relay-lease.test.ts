@@ -3,9 +3,9 @@
 // when it stops, or goes silent past RELAY_LEASE_MS, the other takes over.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
-import { releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { releaseProver } from "@zsd/sdk/notes";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { createTestDatabase } from "../helpers/postgres.ts";
+import { createTestDatabase } from "@zsd/testkit";
 import { type RunningApi, eventually, queueMint, settledMint, startRelayApi } from "./helpers.ts";
 
 const { bob } = accounts;

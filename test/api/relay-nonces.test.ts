@@ -5,7 +5,7 @@
 // again at a fresh nonce and it is confirmed once; nothing stalls meanwhile.
 import { type Hex, parseTransaction } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { releaseProver } from "@zsd/sdk/notes";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { type RunningApi, eventually, openStorage, queueMint, settledMint, startRelayApi } from "./helpers.ts";

@@ -2,7 +2,7 @@
 // without losing or blocking anything, and finishes once the node is back.
 import { type Server, type Socket, connect, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { releaseProver } from "@zsd/sdk/notes";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, openStorage, queueMint, settledMint, startRelayApi } from "./helpers.ts";
 

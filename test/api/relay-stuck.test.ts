@@ -2,7 +2,7 @@
 // higher fees; the replacement is mined and the mint confirmed once.
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { releaseProver } from "@zsd/sdk/notes";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, openStorage, queueMint, settledMint, startRelayApi } from "./helpers.ts";
 

@@ -5,13 +5,7 @@ import { Chain } from "../../api/src/adapters/chain.ts";
 import { Attestor } from "../../api/src/adapters/custody/attestor.ts";
 import { ContractRevertError } from "../../api/src/domain/errors.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
-import {
-  createNote,
-  depositLeaf,
-  noteCommitment,
-  publicSignalsToArray,
-  releaseProver,
-} from "@zsd/sdk/notes";
+import { createNote, depositLeaf, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, json, openStorage, startApi, startRelayApi } from "./helpers.ts";
 

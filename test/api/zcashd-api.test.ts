@@ -2,7 +2,7 @@
 // the custody wallet and pays relayed redemptions with z_sendmany.
 import { formatUnits } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createNote, noteCommitment, releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { createNote, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";

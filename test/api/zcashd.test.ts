@@ -6,7 +6,7 @@ import { PayoutNotSent, PayoutRefused } from "../../api/src/adapters/custody/ind
 import { ZcashdClient, ZcashdCustody, parseDepositMemo } from "../../api/src/adapters/custody/zcashd.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
-import { createNote, depositLeaf, noteCommitment, releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { createNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, deploySystem } from "../helpers/fixtures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
 import { openStorage } from "./helpers.ts";

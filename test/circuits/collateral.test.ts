@@ -24,7 +24,7 @@ import {
   publicSignalsFromArray,
   releaseProver,
   verifyCollateralProof,
-} from "../../sdk/js/src/notes/index.ts";
+} from "@zsd/sdk/notes";
 import { PROVING_ARTIFACTS, VERIFICATION_KEY } from "../helpers/fixtures.ts";
 
 const binding = {

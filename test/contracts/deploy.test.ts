@@ -2,7 +2,8 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createPublicClient, http } from "viem";
 import { describe, expect, inject, it } from "vitest";
-import { type Deployment, deploy } from "../../scripts/deploy.ts";
+import type { Deployment } from "@zsd/sdk/deployment";
+import { deploy } from "../../scripts/deploy.ts";
 import { DEPLOYMENTS_DIR } from "../../scripts/lib/paths.ts";
 import { accounts } from "../helpers/fixtures.ts";
 

@@ -1,6 +1,6 @@
 import { type Address, type Hex, encodeFunctionData, keccak256, toHex, zeroHash } from "viem";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { collateralRegistryAbi, stableMinterAbi } from "../../sdk/js/src/generated/abis.ts";
+import { collateralRegistryAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { type System, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
 const { deployer, attestor, carol, alice, oracleUpdater, pauser } = accounts;

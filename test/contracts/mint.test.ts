@@ -1,7 +1,7 @@
 import { parseEventLogs, zeroAddress } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { stableMinterAbi, stableTokenAbi } from "../../sdk/js/src/generated/abis.ts";
-import { createNote, releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { stableMinterAbi, stableTokenAbi } from "@zsd/sdk/abis";
+import { createNote, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
 const { alice, bob, relayer, attestor, oracleUpdater, pauser, carol } = accounts;

@@ -1,7 +1,7 @@
 import { parseEventLogs } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { redemptionsAbi } from "../../sdk/js/src/generated/abis.ts";
-import { releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { redemptionsAbi } from "@zsd/sdk/abis";
+import { releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
 const { alice, bob, relayer, attestor, oracleUpdater, pauser } = accounts;

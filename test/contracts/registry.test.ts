@@ -1,13 +1,7 @@
 import { parseEventLogs } from "viem";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { collateralRegistryAbi } from "../../sdk/js/src/generated/abis.ts";
-import {
-  DepositTree,
-  SNARK_SCALAR_FIELD,
-  createNote,
-  depositLeaf,
-  noteCommitment,
-} from "../../sdk/js/src/notes/index.ts";
+import { collateralRegistryAbi } from "@zsd/sdk/abis";
+import { DepositTree, SNARK_SCALAR_FIELD, createNote, depositLeaf, noteCommitment } from "@zsd/sdk/notes";
 import { type System, ZEC, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
 const CURRENT = 2n ** 256n - 1n;

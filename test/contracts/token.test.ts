@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { releaseProver } from "../../sdk/js/src/notes/index.ts";
-import { signPermit } from "../helpers/signatures.ts";
+import { releaseProver } from "@zsd/sdk/notes";
+import { signPermit } from "@zsd/testkit";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
 const { alice, bob, carol, relayer } = accounts;

@@ -2,9 +2,9 @@
 import { type Hex, BaseError, ContractFunctionRevertedError, decodeErrorResult } from "viem";
 import { expect, inject } from "vitest";
 import type { DeployParameters } from "../../scripts/deploy.ts";
-import { ALL_ERRORS, type System, createSystem } from "./system.ts";
+import { ALL_ERRORS, type System, createSystem } from "@zsd/testkit";
 
-export * from "./system.ts";
+export * from "@zsd/testkit";
 
 /** The whole system, freshly deployed on the node that global-setup started. */
 export function deploySystem(parameters: Partial<DeployParameters> = {}): Promise<System> {

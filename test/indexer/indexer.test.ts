@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { type Address, type Hex, keccak256, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
-import { DepositTree, createNote, releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { DepositTree, createNote, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { createTestDatabase } from "../helpers/postgres.ts";
+import { createTestDatabase } from "@zsd/testkit";
 import { type ChainProxy, startChainProxy } from "./chain-proxy.ts";
 
 const { alice, bob, carol, relayer, attestor, oracleUpdater, deployer } = accounts;

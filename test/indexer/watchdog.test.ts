@@ -14,9 +14,9 @@ import {
   supplyMatches,
   watchIndexer,
 } from "../../scripts/lib/indexer-watchdog.ts";
-import { releaseProver } from "../../sdk/js/src/notes/index.ts";
+import { releaseProver } from "@zsd/sdk/notes";
 import { ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { createTestDatabase } from "../helpers/postgres.ts";
+import { createTestDatabase } from "@zsd/testkit";
 import { startChainProxy } from "./chain-proxy.ts";
 
 describe("judge", () => {

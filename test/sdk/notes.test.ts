@@ -9,9 +9,9 @@ import {
   encodeMintCall,
   noteCommitment,
   nullifierHash,
-} from "../../sdk/js/src/notes/index.ts";
+} from "@zsd/sdk/notes";
 import { decodeFunctionData } from "viem";
-import { stableMinterAbi } from "../../sdk/js/src/generated/abis.ts";
+import { stableMinterAbi } from "@zsd/sdk/abis";
 
 describe("notes library", () => {
   it("round-trips a note through its string form and rejects anything else", () => {

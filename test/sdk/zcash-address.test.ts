@@ -13,7 +13,7 @@ import {
   f4jumble,
   f4jumbleInverse,
   parseShieldedAddress,
-} from "../../sdk/js/src/zcash/index.ts";
+} from "@zsd/sdk/zcash";
 
 const hex = (s: string) => Uint8Array.from(Buffer.from(s, "hex"));
 

@@ -3,6 +3,7 @@ import { db, publicClients } from "ponder:api";
 import schema from "ponder:schema";
 import { and, asc, desc, eq, gte, replaceBigInts } from "ponder";
 import { type Hex, getAddress, isAddress } from "viem";
+import { PRICE_DECIMALS, usdValueOfZat } from "@zsd/sdk/units";
 import "./internal-only";
 import { PROPOSAL_STATES, proposalState } from "./proposal-state";
 
@@ -71,8 +72,8 @@ app.get("/collateral", async (c) => {
   ]);
   const outstandingZat = row?.outstandingZat ?? 0n;
   const price = row?.price ?? 0n;
-  // zatoshi × (USD × 1e8) × 100 = USD with 18 decimals, the token's unit.
-  const valueUsd = outstandingZat * price * 100n;
+  // USD with 18 decimals, the token's unit.
+  const valueUsd = usdValueOfZat(outstandingZat, price);
   const circulating = (supplyRow?.minted ?? 0n) - (supplyRow?.burned ?? 0n);
   return c.json(
     json({
@@ -82,7 +83,7 @@ app.get("/collateral", async (c) => {
       pendingRedemptionZat: row?.pendingRedemptionZat ?? 0n,
       deposits: row?.deposits ?? 0,
       price,
-      priceDecimals: 8,
+      priceDecimals: PRICE_DECIMALS,
       priceUpdatedAt: row?.priceUpdatedAt ?? null,
       valueUsd,
       circulatingSupply: circulating,

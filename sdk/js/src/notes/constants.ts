@@ -12,8 +12,3 @@ export const MAX_DEPTH = 20;
 
 /** Deposit amounts and collateral floors are range-checked to 64 bits. */
 export const MAX_ZAT = 2n ** 64n - 1n;
-
-/** 1 ZEC = 10^8 zatoshi; the stable token has 18 decimals; prices have 8. */
-export const ZAT_PER_ZEC = 100_000_000n;
-export const TOKEN_DECIMALS = 18;
-export const PRICE_DECIMALS = 8;

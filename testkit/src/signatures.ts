@@ -1,5 +1,5 @@
 import { type Address, type HDAccount, parseSignature } from "viem";
-import { type RedeemMessage, redeemTypedData } from "../../sdk/js/src/redeem.ts";
+import { type RedeemMessage, redeemTypedData } from "@zsd/sdk";
 
 export async function signRedeem(
   account: HDAccount,

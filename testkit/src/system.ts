@@ -1,6 +1,10 @@
 // Test fixture: deploys the whole system through scripts/deploy.ts onto the
 // shared Hardhat node, and offers the steps every test needs (deposit, prove,
 // mint) with real proofs.
+//
+// The deploy path, the Hardhat accounts and the circuit's paths live in the
+// repository root's scripts/, which is not a workspace and so has no name to
+// import it by: those three imports are the only relative ones.
 import { readFileSync } from "node:fs";
 import {
   type Account,
@@ -14,9 +18,11 @@ import {
   http,
   zeroAddress,
 } from "viem";
-import { type DeployParameters, type Deployment, deploy } from "../../scripts/deploy.ts";
+import { type DeployParameters, deploy } from "../../scripts/deploy.ts";
 import { hardhatAccount } from "../../scripts/lib/accounts.ts";
 import { CIRCUIT } from "../../scripts/lib/paths.ts";
+import { type Deployment, zsdChain } from "@zsd/sdk/deployment";
+import { WEI_PER_ZSD, ZAT_PER_ZEC } from "@zsd/sdk/units";
 import { signRedeem } from "./signatures.ts";
 import {
   collateralRegistryAbi,
@@ -27,7 +33,7 @@ import {
   stableTimelockAbi,
   stableTokenAbi,
   zecUsdOracleAbi,
-} from "../../sdk/js/src/generated/abis.ts";
+} from "@zsd/sdk/abis";
 import {
   type Binding,
   type CollateralProof,
@@ -41,7 +47,7 @@ import {
   noteCommitment,
   proveCollateral,
   toSolidityProof,
-} from "../../sdk/js/src/notes/index.ts";
+} from "@zsd/sdk/notes";
 
 export const ALL_ERRORS = [
   collateralRegistryAbi,
@@ -60,8 +66,9 @@ export const PROVING_ARTIFACTS = {
 };
 export const VERIFICATION_KEY: unknown = JSON.parse(readFileSync(CIRCUIT.vkey, "utf8"));
 
-export const ZSD = 10n ** 18n;
-export const ZEC = 100_000_000n;
+/** One ZSD and one ZEC in their smallest units, to write amounts as `100n * ZSD`. */
+export const ZSD = WEI_PER_ZSD;
+export const ZEC = ZAT_PER_ZEC;
 
 export const accounts = {
   deployer: hardhatAccount(0),
@@ -83,12 +90,7 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
   const transport = http(rpcUrl, { retryCount: 0 });
   const publicClient = createPublicClient({ transport, pollingInterval: 50 });
   const chainId = await publicClient.getChainId();
-  const chain = {
-    id: chainId,
-    name: "hardhat",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [rpcUrl] } },
-  } as const;
+  const chain = zsdChain({ chainId, network: "hardhat" }, rpcUrl);
   const testClient = createTestClient({ mode: "hardhat", transport, chain });
 
   const deployment: Deployment = await deploy({
