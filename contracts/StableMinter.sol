@@ -17,7 +17,6 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer {
     uint256 private constant BPS = 10_000;
     /// @dev zatoshi × (USD × 1e8 per ZEC) × 100 = USD with 18 decimals.
     uint256 private constant ZAT_PRICE_TO_USD18 = 100;
-    uint256 private constant CURRENT_ROOT = type(uint256).max;
     uint256 private constant MAX_RATIO_BPS = 100_000;
     uint256 private constant MAX_ROOT_AGE = 30 days;
 
@@ -134,12 +133,13 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer {
         _unpause();
     }
 
+    /// @dev The freshness rule is the registry's (isValidRoot), also asked by
+    /// the relay API; the second read only tells the two refusals apart.
     function _checkRoot(uint256 root) private view {
+        if (registry.isValidRoot(root, _maxRootAge)) return;
         uint256 supersededAt = registry.rootSupersededAt(root);
         if (supersededAt == 0) revert UnknownRoot(root);
-        if (supersededAt != CURRENT_ROOT && block.timestamp > supersededAt + _maxRootAge) {
-            revert RootExpired(root, supersededAt, _maxRootAge);
-        }
+        revert RootExpired(root, supersededAt, _maxRootAge);
     }
 
     /// @dev floor × price × 100 is the USD value (18 decimals) of the proven
