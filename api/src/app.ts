@@ -1,6 +1,7 @@
 // The relay API as an Express app, apart from listening (index.ts), so that
 // tests build as many instances as they need.
 import { timingSafeEqual } from "node:crypto";
+import { parseUnits } from "viem";
 import bytes from "bytes";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
 import helmet from "helmet";
@@ -27,6 +28,7 @@ import { ledgerRoutes } from "./http/resources/ledger/router.ts";
 import { allowedMethods, mount } from "./http/routes.ts";
 import { Chain } from "./adapters/chain.ts";
 import { proofRoutes } from "./http/resources/proofs/router.ts";
+import { relayRoutes } from "./http/resources/relay/router.ts";
 import { ProofService } from "./domain/proofs.ts";
 import type { Custody } from "./adapters/custody/index.ts";
 import { Attestor } from "./adapters/custody/attestor.ts";
@@ -74,7 +76,6 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   const chain = config.DEPLOYMENT_FILE
     ? Chain.load(config.DEPLOYMENT_FILE, config.RPC_URL, config.UPSTREAM_TIMEOUT_MS)
     : undefined;
-  const proofs = new ProofService(db, chain, config.VERIFICATION_KEY_FILE);
   const attestor =
     chain && config.ATTESTOR_PRIVATE_KEY
       ? new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`)
@@ -122,6 +123,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
           confirmations: config.RELAY_CONFIRMATIONS,
           pollMs: config.RELAY_POLL_MS,
           stuckAfterMs: config.RELAY_STUCK_AFTER_MS,
+          maxAttempts: config.RELAY_MAX_ATTEMPTS,
           scanDeposits: custody ? () => custody.scanDeposits() : undefined,
           scanEveryMs: config.DEPOSIT_SCAN_MS,
           payouts,
@@ -135,6 +137,12 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   else if (custody) {
     logger.warn("custody is configured without RELAYER_PRIVATE_KEY: no worker scans deposits or pays redemptions");
   }
+  const proofs = new ProofService(
+    db,
+    chain,
+    config.VERIFICATION_KEY_FILE,
+    worker ? { relayer: worker.address, minimumFee: parseUnits(config.RELAY_MIN_FEE, 18) } : undefined,
+  );
   const mints = new MintService(db, chain, worker?.address);
   const redemptions = new RedemptionService(db, chain, config.ENVIRONMENT, worker !== undefined);
 
@@ -142,6 +150,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ...healthRoutes(db, upstreams, config.INDEXER_MAX_LAG_BLOCKS),
     ...keyRoutes(keys, config.MAX_ACTIVE_KEYS),
     ...ledgerRoutes(upstreams),
+    ...relayRoutes(config, chain, worker?.address),
     ...proofRoutes(proofs),
     ...mintRoutes(mints, config.MINT_WAIT_MS),
     ...redemptionRoutes(redemptions),

@@ -34,6 +34,8 @@ export const configSchema = z.object({
   RELAY_POLL_MS: positiveInt.default(200),
   /** A relayed transaction pending longer than this is replaced with higher fees. */
   RELAY_STUCK_AFTER_MS: positiveInt.default(30_000),
+  /** Refusals of a mint or redemption (a revert when its gas is estimated) before it is failed. */
+  RELAY_MAX_ATTEMPTS: positiveInt.default(20),
   /** How long a worker's lease on its relayer key lasts; a replica takes over a silent worker after it. */
   RELAY_LEASE_MS: positiveInt.default(15_000),
   /** A stable name for this replica's worker, so that after a crash it takes its own lease back at once. */
@@ -46,6 +48,11 @@ export const configSchema = z.object({
   PAYOUT_CONFIRMATIONS: positiveInt.default(12),
   /** Wait before retrying a refused payout; doubles with each attempt, up to an hour. */
   PAYOUT_RETRY_MS: positiveInt.default(60_000),
+  /** The least fee (ZSD) a proof must bind, paid to this relay's relayer, for this relay to mint it. */
+  RELAY_MIN_FEE: z
+    .string()
+    .regex(/^\d{1,30}(\.\d{1,18})?$/, 'a ZSD amount, e.g. "0.5"')
+    .default("0"),
   /** How long POST /v1/mint with a proof hash waits for the transaction. */
   MINT_WAIT_MS: positiveInt.default(30_000),
   /** zcashd / Zallet JSON-RPC of the custody wallet; when set, it is the custody (any environment). */
@@ -69,6 +76,13 @@ export const configSchema = z.object({
     .default("FullPrivacy"),
   /** How often the worker looks for new deposits in the custody wallet. */
   DEPOSIT_SCAN_MS: positiveInt.default(30_000),
+  /** The collateral circuit's wasm and proving key, served at /v1/relay/circuit/ for provers in browsers. */
+  CIRCUIT_WASM_FILE: z
+    .string()
+    .default(fileURLToPath(new URL("../../circuits/build/collateral.wasm", import.meta.url))),
+  CIRCUIT_ZKEY_FILE: z
+    .string()
+    .default(fileURLToPath(new URL("../../circuits/build/collateral.zkey", import.meta.url))),
   /** The collateral circuit's verification key (committed with the circuit). */
   VERIFICATION_KEY_FILE: z
     .string()

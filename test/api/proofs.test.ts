@@ -1,5 +1,9 @@
 // POST /v1/proofs/submit and GET /v1/proofs/{id} with real proofs on a live node.
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "../../scripts/lib/paths.ts";
 import {
   DepositTree,
   createNote,
@@ -60,6 +64,76 @@ describe("proofs", () => {
     expect(response.headers.get("content-type")).toMatch(/problem\+json/);
     return ((await response.json()) as { code: string }).code;
   }
+
+  it("tells a client the relay's terms and serves the circuit it proves with", async () => {
+    const response = await api.call("/v1/relay", { key: null });
+    expect(response.status).toBe(200);
+    const relay = (await response.json()) as {
+      relayer: string;
+      chainId: number;
+      contracts: Record<string, { address: string }>;
+      fee: { minimum: string };
+      circuit: Record<"wasm" | "zkey", { url: string; sha256: string }> & { verificationKeySha256: string };
+    };
+    expect(relay).toMatchObject({
+      object: "relay",
+      environment: "sandbox",
+      relayer: api.worker!.address,
+      chainId: s.deployment.chainId,
+      fee: { minimum: "0" },
+      confirmations: { mint: 1, payout: 1 },
+    });
+    expect(relay.contracts.StableMinter!.address).toBe(s.deployment.contracts.StableMinter!.address);
+    const manifest = JSON.parse(readFileSync(join(ROOT, "circuits", "build", "manifest.json"), "utf8"));
+    expect(relay.circuit.verificationKeySha256).toBe(manifest.verificationKeySha256);
+    for (const name of ["wasm", "zkey"] as const) {
+      const artifact = await api.call(relay.circuit[name].url, { key: null });
+      expect(artifact.status).toBe(200);
+      const bytes = Buffer.from(await artifact.arrayBuffer());
+      expect(createHash("sha256").update(bytes).digest("hex")).toBe(manifest[`${name}Sha256`]);
+      expect(relay.circuit[name].sha256).toBe(manifest[`${name}Sha256`]);
+    }
+  });
+
+  it("refuses at once a proof that pays another relayer, or less than the relay's minimum fee", async () => {
+    const note = createNote();
+    await s.deposit(note, 4n * ZEC);
+    const proved = await s.prove({
+      note,
+      amountZat: 4n * ZEC,
+      mintAmount: 100n * ZSD,
+      recipient: alice.address,
+      relayer: bob.address,
+      fee: ZSD,
+    });
+    const body = {
+      proof: proved.raw.proof,
+      publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+      mintAmount: "100",
+      recipient: alice.address,
+      relayer: bob.address,
+      fee: "1",
+    };
+    const other = await api.call("/v1/proofs/submit", json(body));
+    expect(other.status).toBe(422);
+    expect(await other.json()).toMatchObject({
+      code: "relayer_mismatch",
+      expected: { relayer: api.worker!.address, minimumFee: "0" },
+    });
+
+    const dearer = await startRelayApi(s, storage.db, { RELAY_MIN_FEE: "2" });
+    try {
+      const cheap = await dearer.call("/v1/proofs/submit", json((await provedBody()).body));
+      expect(cheap.status).toBe(422);
+      expect(await cheap.json()).toMatchObject({
+        code: "fee_below_minimum",
+        expected: { relayer: dearer.worker!.address, minimumFee: "2" },
+      });
+      expect((await (await dearer.call("/v1/relay", { key: null })).json()).fee).toEqual({ minimum: "2" });
+    } finally {
+      await dearer.close();
+    }
+  });
 
   it("verifies a proof, stores it, and shows it to its account only", async () => {
     const { body, proved } = await provedBody();

@@ -10,8 +10,6 @@ import { DomainError, type ErrorKind, domainErrors } from "./errors.ts";
 import type { submitProofBody } from "../http/resources/proofs/schema.ts";
 import type { z } from "zod";
 
-const CURRENT_ROOT = 2n ** 256n - 1n;
-
 interface ProofRow {
   id: string;
   account_id: string;
@@ -31,16 +29,14 @@ interface ProofRow {
 }
 
 /**
- * Whether the minter would still take a proof against `root`: "unknown" if
- * the registry never had it, "expired" once it was superseded longer ago than
- * the minter's maxRootAge. A chain that cannot be read is a 503.
+ * Whether the minter would still take a proof against `root`, asked of the
+ * registry as the minter asks it (isValidRoot at the minter's maxRootAge):
+ * "unknown" if the registry never had it, "expired" once it was superseded
+ * too long ago. A chain that cannot be read is `unavailable`.
  */
 export async function rootState(chain: Chain, root: bigint): Promise<"usable" | "unknown" | "expired"> {
-  const supersededAt = await chain.rootSupersededAt(root);
-  if (supersededAt === 0n) return "unknown";
-  if (supersededAt === CURRENT_ROOT) return "usable";
-  const [maxAge, now] = await Promise.all([chain.maxRootAge(), chain.now()]);
-  return now > supersededAt + maxAge ? "expired" : "usable";
+  if (await chain.isValidRoot(root, await chain.maxRootAge())) return "usable";
+  return (await chain.rootSupersededAt(root)) === 0n ? "unknown" : "expired";
 }
 
 export const ROOT_EXPIRED_REASON =
@@ -88,6 +84,8 @@ export class ProofService {
     private readonly db: Database,
     private readonly chain: Chain | undefined,
     verificationKeyFile: string,
+    /** This relay's terms, when it relays: a proof that pays another relayer, or less, could never mint here. */
+    private readonly relay?: { relayer: Address; minimumFee: bigint },
   ) {
     this.#verificationKey = JSON.parse(readFileSync(verificationKeyFile, "utf8"));
   }
@@ -95,6 +93,30 @@ export class ProofService {
   #requireChain(): Chain {
     if (!this.chain) throw domainErrors.unavailable("Minting (no deployment is configured)");
     return this.chain;
+  }
+
+  /** Refuses at once what the mint would refuse later: a fee paid to another relayer, or below this relay's. */
+  #checkRelayTerms(relayer: Address, fee: bigint): void {
+    if (!this.relay) return;
+    const expected = { relayer: this.relay.relayer, minimumFee: formatUnits(this.relay.minimumFee, 18) };
+    if (fee > 0n && relayer.toLowerCase() !== this.relay.relayer.toLowerCase()) {
+      throw new DomainError(
+        "unprocessable",
+        "relayer_mismatch",
+        "Proof made for another relayer",
+        `The proof pays its fee to ${relayer}; this relay is ${this.relay.relayer} (see GET /v1/relay).`,
+        { expected },
+      );
+    }
+    if (fee < this.relay.minimumFee) {
+      throw new DomainError(
+        "unprocessable",
+        "fee_below_minimum",
+        "Fee below this relay's minimum",
+        `The proof binds a fee of ${formatUnits(fee, 18)} ZSD; this relay charges at least ${expected.minimumFee} ZSD (see GET /v1/relay).`,
+        { expected },
+      );
+    }
   }
 
   async submit(accountId: string, input: z.output<typeof submitProofBody>) {
@@ -108,6 +130,7 @@ export class ProofService {
     if (fee > 0n && relayer === zeroAddress) {
       throw domainErrors.invalid([{ field: "body.relayer", message: "a fee needs a relayer" }]);
     }
+    this.#checkRelayTerms(relayer, fee);
 
     // The proof binds recipient, relayer, fee and amount through its fourth signal.
     const expected = bindingHash({

@@ -1,0 +1,102 @@
+// How to use this relay, for wallets and SDKs before they prove anything: the
+// chain and contracts, the relayer a proof must pay and its least fee, and the
+// circuit to prove with (served here so that browsers can fetch it).
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import type { Chain } from "../../../adapters/chain.ts";
+import type { Config } from "../../../config.ts";
+import { type AnyRoute, route } from "../../routes.ts";
+
+const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+
+const artifactSchema = z.object({
+  url: z.string().describe("Path on this API's origin (no Host header is reflected)"),
+  sha256: z.string(),
+  bytes: z.number().int(),
+});
+
+const relaySchema = z
+  .object({
+    object: z.literal("relay"),
+    environment: z.enum(["sandbox", "production"]),
+    chainId: z.number().int().nullable(),
+    contracts: z
+      .record(z.string(), z.object({ address: z.string(), startBlock: z.number().int() }))
+      .nullable()
+      .describe("Addresses and deployment blocks; null when this API relays to no deployment"),
+    relayer: z
+      .string()
+      .nullable()
+      .describe("The address a proof's fee must be paid to (bound in the proof); null when this API does not relay"),
+    fee: z.object({
+      minimum: z.string().describe("The least fee, in ZSD, a proof must bind for this relay to mint it"),
+    }),
+    confirmations: z.object({
+      mint: z.number().int().describe("Blocks on top of a mint before it is confirmed"),
+      payout: z.number().int().describe("Blocks a redemption needs before its ZEC is paid"),
+    }),
+    circuit: z.object({
+      verificationKeySha256: z.string(),
+      wasm: artifactSchema,
+      zkey: artifactSchema.describe("The Groth16 proving key"),
+    }),
+  })
+  .meta({ id: "Relay" });
+
+/** Public: everything a client needs to make a proof this relay will accept. */
+export function relayRoutes(config: Config, chain: Chain | undefined, relayer: string | undefined): AnyRoute[] {
+  // Read once: the files ship with the API and change only with a new circuit.
+  const files = {
+    wasm: readFileSync(config.CIRCUIT_WASM_FILE),
+    zkey: readFileSync(config.CIRCUIT_ZKEY_FILE),
+  };
+  const verificationKeySha256 = sha256(readFileSync(config.VERIFICATION_KEY_FILE));
+  const artifacts = { wasm: { sha256: sha256(files.wasm) }, zkey: { sha256: sha256(files.zkey) } };
+  const artifactRoute = (name: "wasm" | "zkey") =>
+    route({
+      method: "get",
+      path: `/relay/circuit/collateral.${name}`,
+      operationId: name === "wasm" ? "getCircuitWasm" : "getCircuitProvingKey",
+      summary: name === "wasm" ? "The collateral circuit's witness generator" : "The collateral circuit's proving key",
+      tag: "Relay",
+      auth: false,
+      responses: { 200: { description: `collateral.${name} (application/octet-stream)` } },
+      handler: async (_input, _req, res) => {
+        // Public and named by content (see its sha256 in GET /v1/relay): caches may keep it.
+        res.setHeader("Cache-Control", "public, max-age=3600");
+        res.setHeader("ETag", `"${artifacts[name].sha256}"`);
+        res.type("application/octet-stream").send(files[name]);
+      },
+    });
+  return [
+    route({
+      method: "get",
+      path: "/relay",
+      operationId: "getRelay",
+      summary: "This relay: chain, contracts, relayer and fee a proof must bind, confirmations, the circuit",
+      tag: "Relay",
+      auth: false,
+      responses: { 200: { description: "The relay's terms", schema: relaySchema } },
+      handler: async () => ({
+        status: 200,
+        body: {
+          object: "relay",
+          environment: config.ENVIRONMENT,
+          chainId: chain?.deployment.chainId ?? null,
+          contracts: chain?.deployment.contracts ?? null,
+          relayer: relayer ?? null,
+          fee: { minimum: config.RELAY_MIN_FEE },
+          confirmations: { mint: config.RELAY_CONFIRMATIONS, payout: config.PAYOUT_CONFIRMATIONS },
+          circuit: {
+            verificationKeySha256,
+            wasm: { url: "/v1/relay/circuit/collateral.wasm", ...artifacts.wasm, bytes: files.wasm.length },
+            zkey: { url: "/v1/relay/circuit/collateral.zkey", ...artifacts.zkey, bytes: files.zkey.length },
+          },
+        } satisfies z.input<typeof relaySchema>,
+      }),
+    }),
+    artifactRoute("wasm"),
+    artifactRoute("zkey"),
+  ];
+}
