@@ -1,6 +1,5 @@
 // The deployed contracts this API relays to, read through viem. Optional: a
 // deployment without DEPLOYMENT_FILE serves keys and ledger reads only.
-import { readFileSync } from "node:fs";
 import {
   type Address,
   type Hex,
@@ -12,12 +11,10 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { collateralRegistryAbi, stableMinterAbi, zecUsdOracleAbi } from "@zsd/sdk";
+import { type DeploymentOf, loadDeployment, zsdChain } from "@zsd/sdk/deployment";
 import { domainErrors } from "../domain/errors.ts";
 
-export interface Deployment {
-  chainId: number;
-  contracts: Record<string, { address: Address; startBlock: number }>;
-}
+const RELAYED = ["StableMinter", "CollateralRegistry", "Redemptions"] as const;
 
 export class Chain {
   readonly client: PublicClient;
@@ -26,38 +23,25 @@ export class Chain {
   readonly redemptions: Address;
 
   constructor(
-    readonly deployment: Deployment,
+    readonly deployment: DeploymentOf<(typeof RELAYED)[number]>,
     readonly rpcUrl: string,
     timeoutMs: number,
   ) {
     this.client = createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 1 }) });
-    this.minter = getAddress(deployment.contracts.StableMinter!.address);
-    this.registry = getAddress(deployment.contracts.CollateralRegistry!.address);
-    this.redemptions = getAddress(deployment.contracts.Redemptions!.address);
+    this.minter = getAddress(deployment.contracts.StableMinter.address);
+    this.registry = getAddress(deployment.contracts.CollateralRegistry.address);
+    this.redemptions = getAddress(deployment.contracts.Redemptions.address);
   }
 
   static load(file: string, rpcUrl: string, timeoutMs: number): Chain {
-    const deployment = JSON.parse(readFileSync(file, "utf8")) as Deployment;
-    if (
-      !deployment.contracts?.StableMinter ||
-      !deployment.contracts.CollateralRegistry ||
-      !deployment.contracts.Redemptions
-    ) {
-      throw new Error(`${file} is not a deployment manifest (no StableMinter / CollateralRegistry / Redemptions)`);
-    }
-    return new Chain(deployment, rpcUrl, timeoutMs);
+    return new Chain(loadDeployment(file, RELAYED), rpcUrl, timeoutMs);
   }
 
   /** A signer on this chain. No transport retries: the callers decide from the chain what to resend. */
   wallet(privateKey: Hex) {
     return createWalletClient({
       account: privateKeyToAccount(privateKey),
-      chain: {
-        id: this.deployment.chainId,
-        name: "zsd",
-        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-        rpcUrls: { default: { http: [this.rpcUrl] } },
-      },
+      chain: zsdChain(this.deployment, this.rpcUrl),
       transport: http(this.rpcUrl, { retryCount: 0 }),
     });
   }
@@ -69,6 +53,18 @@ export class Chain {
     } catch {
       throw domainErrors.unavailable("The chain node");
     }
+  }
+
+  /** The registry's freshness rule: whether `root` is current or was replaced at most `maxAge` seconds ago. */
+  isValidRoot(root: bigint, maxAge: bigint) {
+    return this.read(() =>
+      this.client.readContract({
+        address: this.registry,
+        abi: collateralRegistryAbi,
+        functionName: "isValidRoot",
+        args: [root, maxAge],
+      }),
+    );
   }
 
   rootSupersededAt(root: bigint) {
