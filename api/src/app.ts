@@ -1,7 +1,6 @@
 // The relay API as an Express app, apart from listening (index.ts), so that
 // tests build as many instances as they need.
 import { timingSafeEqual } from "node:crypto";
-import { parseUnits } from "viem";
 import bytes from "bytes";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
 import helmet from "helmet";
@@ -35,6 +34,7 @@ import { Attestor } from "./adapters/custody/attestor.ts";
 import { LocalCustody } from "./adapters/custody/local.ts";
 import { ZcashdClient, ZcashdCustody } from "./adapters/custody/zcashd.ts";
 import { parseShieldedAddress } from "@zsd/sdk/zcash";
+import { parseZsd } from "@zsd/sdk/units";
 import { sandboxRoutes } from "./http/resources/sandbox/router.ts";
 import { mintRoutes } from "./http/resources/mints/router.ts";
 import { MintService } from "./domain/mints.ts";
@@ -141,7 +141,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     db,
     chain,
     config.VERIFICATION_KEY_FILE,
-    worker ? { relayer: worker.address, minimumFee: parseUnits(config.RELAY_MIN_FEE, 18) } : undefined,
+    worker ? { relayer: worker.address, minimumFee: parseZsd(config.RELAY_MIN_FEE) } : undefined,
   );
   const mints = new MintService(db, chain, worker?.address);
   const redemptions = new RedemptionService(db, chain, config.ENVIRONMENT, worker !== undefined);

@@ -1,7 +1,8 @@
 // Collateral proofs submitted to the relay: verified off-chain before anything
 // is spent, checked against the chain, and held as one claim per nullifier.
 import { readFileSync } from "node:fs";
-import { type Address, encodeAbiParameters, formatUnits, keccak256, parseUnits, zeroAddress } from "viem";
+import { type Address, encodeAbiParameters, keccak256, zeroAddress } from "viem";
+import { formatZsd, parseZsd } from "@zsd/sdk/units";
 import { type Groth16Proof, bindingHash, publicSignalsFromArray, verifyCollateralProof } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
@@ -57,10 +58,10 @@ export function present(row: ProofRow) {
       collateralFloorZat: row.collateral_floor_zat,
       bindingHash: row.binding_hash,
     },
-    mintAmount: formatUnits(BigInt(row.mint_amount), 18),
+    mintAmount: formatZsd(BigInt(row.mint_amount)),
     recipient: row.recipient,
     relayer: row.relayer,
-    fee: formatUnits(BigInt(row.fee), 18),
+    fee: formatZsd(BigInt(row.fee)),
     rejectionReason: row.rejection_reason,
     mintId: row.mint_id,
     createdAt: new Date(row.created_at).toISOString(),
@@ -98,7 +99,7 @@ export class ProofService {
   /** Refuses at once what the mint would refuse later: a fee paid to another relayer, or below this relay's. */
   #checkRelayTerms(relayer: Address, fee: bigint): void {
     if (!this.relay) return;
-    const expected = { relayer: this.relay.relayer, minimumFee: formatUnits(this.relay.minimumFee, 18) };
+    const expected = { relayer: this.relay.relayer, minimumFee: formatZsd(this.relay.minimumFee) };
     if (fee > 0n && relayer.toLowerCase() !== this.relay.relayer.toLowerCase()) {
       throw new DomainError(
         "unprocessable",
@@ -113,7 +114,7 @@ export class ProofService {
         "unprocessable",
         "fee_below_minimum",
         "Fee below this relay's minimum",
-        `The proof binds a fee of ${formatUnits(fee, 18)} ZSD; this relay charges at least ${expected.minimumFee} ZSD (see GET /v1/relay).`,
+        `The proof binds a fee of ${formatZsd(fee)} ZSD; this relay charges at least ${expected.minimumFee} ZSD (see GET /v1/relay).`,
         { expected },
       );
     }
@@ -122,8 +123,8 @@ export class ProofService {
   async submit(accountId: string, input: z.output<typeof submitProofBody>) {
     const chain = this.#requireChain();
     const [root, nullifierHash, floor, binding] = input.publicSignals.map(BigInt) as [bigint, bigint, bigint, bigint];
-    const mintAmount = parseUnits(input.mintAmount, 18);
-    const fee = parseUnits(input.fee ?? "0", 18);
+    const mintAmount = parseZsd(input.mintAmount);
+    const fee = parseZsd(input.fee ?? "0");
     const relayer: Address = input.relayer ?? zeroAddress;
     if (mintAmount === 0n) throw domainErrors.invalid([{ field: "body.mintAmount", message: "must be above 0" }]);
     if (fee > mintAmount) throw domainErrors.invalid([{ field: "body.fee", message: "cannot exceed mintAmount" }]);

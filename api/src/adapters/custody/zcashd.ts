@@ -2,7 +2,7 @@
 // z_listreceivedbyaddress (the memo carries the note commitment), redemptions
 // paid with z_sendmany and followed with z_getoperationstatus (the relay's
 // Payouts start one payout at a time, so two never compete for the same notes).
-import { formatUnits } from "viem";
+import { formatZec } from "@zsd/sdk/units";
 import type { Database } from "../db/index.ts";
 import { isRevert } from "../../domain/errors.ts";
 import type { Attestor } from "./attestor.ts";
@@ -158,7 +158,7 @@ export class ZcashdCustody implements Custody {
   }
 
   async send(order: PayoutOrder): Promise<string> {
-    const amount = formatUnits(order.zat, 8);
+    const amount = formatZec(order.zat);
     let opid: unknown;
     try {
       opid = await this.zcashd.call<unknown>("z_sendmany", [

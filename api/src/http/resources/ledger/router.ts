@@ -1,4 +1,5 @@
 import { formatUnits } from "viem";
+import { ZSD_DECIMALS, formatPrice, formatZec, formatZsd } from "@zsd/sdk/units";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import type { IndexedBlock, Upstreams } from "../../../adapters/upstreams.ts";
@@ -22,9 +23,10 @@ interface IndexerCollateral {
   collateralRatioBps: string | null;
 }
 
-const zec = (zat: string) => formatUnits(BigInt(zat), 8);
-const zsd = (wei: string) => formatUnits(BigInt(wei), 18);
-const usd8 = (value: string) => formatUnits(BigInt(value), 8);
+// The indexer answers integers as decimal strings.
+const zec = (zat: string) => formatZec(BigInt(zat));
+const zsd = (wei: string) => formatZsd(BigInt(wei));
+const usd8 = (value: string) => formatPrice(BigInt(value));
 
 /** Every ledger answer says which block it is as of, and how old that block is. */
 function asOf(block: IndexedBlock) {
@@ -53,7 +55,7 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
           body: {
             object: "supply",
             symbol: "ZSD",
-            decimals: 18,
+            decimals: ZSD_DECIMALS,
             circulating: zsd(s.circulating),
             minted: zsd(s.minted),
             burned: zsd(s.burned),
@@ -144,7 +146,7 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
           body: {
             object: "balances",
             address: params.address,
-            balances: [{ asset: "ZSD", amount: zsd(account.balance), decimals: 18, raw: account.balance }],
+            balances: [{ asset: "ZSD", amount: zsd(account.balance), decimals: ZSD_DECIMALS, raw: account.balance }],
             ...asOf(block),
           },
         };

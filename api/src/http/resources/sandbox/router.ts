@@ -1,4 +1,4 @@
-import { formatUnits, parseUnits } from "viem";
+import { formatZec, parseZec } from "@zsd/sdk/units";
 import { z } from "zod";
 import { SNARK_SCALAR_FIELD } from "@zsd/sdk";
 import type { Custody } from "../../../adapters/custody/index.ts";
@@ -52,7 +52,7 @@ export function sandboxRoutes(custody: Custody | undefined): AnyRoute[] {
         if (!custody?.simulateDeposit) {
           throw problems.upstreamUnavailable("Sandbox custody (no deployment or attestor key configured)");
         }
-        const amountZat = parseUnits(body.amount, 8);
+        const amountZat = parseZec(body.amount);
         if (amountZat === 0n) throw problems.validation([{ field: "body.amount", message: "must be above 0" }]);
         const deposit = await custody.simulateDeposit(BigInt(body.noteCommitment), amountZat);
         return {
@@ -62,7 +62,7 @@ export function sandboxRoutes(custody: Custody | undefined): AnyRoute[] {
             leafIndex: deposit.leafIndex,
             leaf: deposit.leaf.toString(),
             root: deposit.root.toString(),
-            amount: formatUnits(amountZat, 8),
+            amount: formatZec(amountZat),
             amountZat: amountZat.toString(),
             noteCommitment: deposit.noteCommitment.toString(),
             txHash: deposit.txHash,
