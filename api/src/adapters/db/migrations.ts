@@ -200,4 +200,14 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
        WHERE status <> 'failed'`,
     ],
   },
+  {
+    version: 9,
+    name: "a relayed redemption's transaction is replaced when stuck, as a mint's is",
+    statements: [
+      // When its current transaction was signed: one pending longer than
+      // RELAY_STUCK_AFTER_MS is replaced. One already in flight counts from its last change.
+      `ALTER TABLE redemption_requests ADD COLUMN submitted_at timestamptz`,
+      `UPDATE redemption_requests SET submitted_at = updated_at WHERE relay_status = 'submitted'`,
+    ],
+  },
 ];

@@ -1,0 +1,181 @@
+// The redemption relay: an owner's signed redemption (redeemWithPermit) goes
+// out through the transaction sender; once mined it is "burned" and its payout
+// is ./payouts.ts's. A signature whose owner nonce was used is reconciled from
+// the chain: by our call (whichever of a replaced pair was mined, or a copy of
+// it sent by someone else) the redemption went through; by another signed
+// redemption this one never can.
+import { type Address, type Hex, encodeFunctionData, parseEventLogs, parseTransaction } from "viem";
+import { redemptionsAbi } from "@zsd/sdk";
+import type { Chain } from "../adapters/chain.ts";
+import type { Database } from "../adapters/db/index.ts";
+import { updateRow } from "./rows.ts";
+import type { SentTransaction, TransactionSender } from "./sender.ts";
+
+interface RedemptionRow {
+  id: string;
+  status: string;
+  owner: string;
+  amount: string;
+  withdraw_address: string;
+  deadline: string;
+  signature: { v: number; r: string; s: string };
+  tx_hash: string | null;
+  raw_tx: string | null;
+  nonce: number | null;
+  submitted_at: Date | string | null;
+  redemption_id: string | null;
+  attempts: number;
+  /** The owner's Redemptions nonce the signature was made for (null on requests older than migration 8). */
+  owner_nonce: string | null;
+}
+
+/** What the relay keeps of a RedemptionRequested event. */
+interface Burn {
+  transactionHash: Hex;
+  args: { id: bigint; zatDue: bigint };
+}
+
+export interface RedemptionRelayOptions {
+  /** Refusals (a revert at gas estimation) before a redemption is failed. */
+  maxAttempts: number;
+}
+
+export class RedemptionRelay {
+  constructor(
+    private readonly db: Database,
+    private readonly chain: Chain,
+    private readonly sender: TransactionSender,
+    private readonly options: RedemptionRelayOptions,
+  ) {}
+
+  /** Follows submitted redemptions, then submits queued ones. */
+  async pass(): Promise<void> {
+    for (const r of await this.#redemptions("submitted")) await this.#follow(r);
+    for (const r of await this.#redemptions("queued")) await this.#submit(r);
+  }
+
+  async #redemptions(relayStatus: string): Promise<RedemptionRow[]> {
+    return this.db.query<RedemptionRow>(
+      "SELECT * FROM redemption_requests WHERE relay_status = $1 AND status = 'requested' ORDER BY created_at LIMIT 50",
+      [relayStatus],
+    );
+  }
+
+  #set(id: string, fields: Record<string, unknown>, expectedRelayStatus?: string): Promise<boolean> {
+    return updateRow(
+      this.db,
+      "redemption_requests",
+      id,
+      fields,
+      expectedRelayStatus ? { column: "relay_status", value: expectedRelayStatus } : undefined,
+    );
+  }
+
+  async #submit(r: RedemptionRow): Promise<void> {
+    const sig = r.signature;
+    const data = encodeFunctionData({
+      abi: redemptionsAbi,
+      functionName: "redeemWithPermit",
+      args: [
+        r.owner as Address,
+        BigInt(r.amount),
+        r.withdraw_address,
+        BigInt(r.deadline),
+        sig.v,
+        sig.r as Hex,
+        sig.s as Hex,
+      ],
+    });
+    let gas: bigint;
+    try {
+      gas = await this.chain.client.estimateGas({ account: this.sender.address, to: this.chain.redemptions, data });
+    } catch (error) {
+      if (r.owner_nonce !== null && (await this.#ownerNonce(r.owner)) > BigInt(r.owner_nonce)) {
+        await this.#set(r.id, {
+          status: "failed",
+          relay_status: "done",
+          failure_reason: `Another redemption signed by the owner at nonce ${r.owner_nonce} went through first; this one can never go through (sign a new one).`,
+        });
+        return;
+      }
+      const reason = (error as { shortMessage?: string }).shortMessage ?? String(error);
+      const terminal =
+        r.attempts + 1 >= this.options.maxAttempts ||
+        /InvalidSignature|ExpiredSignature|InsufficientBalance/.test(String(error));
+      await this.#set(
+        r.id,
+        terminal
+          ? { status: "failed", relay_status: "done", failure_reason: `The redemption was refused: ${reason}` }
+          : { attempts: r.attempts + 1, failure_reason: reason },
+      );
+      return;
+    }
+    await this.sender.send(this.chain.redemptions, data, gas, (sent) =>
+      this.#set(r.id, { relay_status: "submitted", ...sent, attempts: r.attempts + 1 }, "queued"),
+    );
+  }
+
+  #ownerNonce(owner: string): Promise<bigint> {
+    return this.chain.client.readContract({
+      address: this.chain.redemptions,
+      abi: redemptionsAbi,
+      functionName: "nonces",
+      args: [owner as Address],
+    });
+  }
+
+  async #follow(r: RedemptionRow): Promise<void> {
+    const receipt = await this.sender.receipt(r.tx_hash!);
+    if (!receipt) {
+      const replaced = (sent: SentTransaction) => this.#set(r.id, { ...sent, attempts: r.attempts + 1 });
+      if ((await this.sender.advance(r, replaced)) === "nonce taken") {
+        const burn = await this.#burnOf(r);
+        if (burn) await this.#burned(r.id, burn);
+        else await this.#set(r.id, { relay_status: "queued", tx_hash: null, raw_tx: null, nonce: null });
+      }
+      return;
+    }
+    if (receipt.status === "reverted") {
+      await this.#set(r.id, {
+        status: "failed",
+        relay_status: "done",
+        failure_reason: "The redemption transaction reverted.",
+      });
+      return;
+    }
+    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    await this.#burned(r.id, event!);
+  }
+
+  /** The RedemptionRequested event of a mined transaction carrying this request's signed call, if any. */
+  async #burnOf(r: RedemptionRow): Promise<Burn | undefined> {
+    // An owner nonce not yet used: the signature has not gone through.
+    if (r.owner_nonce !== null && (await this.#ownerNonce(r.owner)) <= BigInt(r.owner_nonce)) return undefined;
+    const call = parseTransaction(r.raw_tx as Hex).data?.toLowerCase();
+    const events = await this.chain.client.getContractEvents({
+      address: this.chain.redemptions,
+      abi: redemptionsAbi,
+      eventName: "RedemptionRequested",
+      args: { owner: r.owner as Address },
+      fromBlock: BigInt(this.chain.deployment.contracts.Redemptions!.startBlock),
+      strict: true,
+    });
+    for (const event of events.reverse()) {
+      const tx = await this.chain.client.getTransaction({ hash: event.transactionHash });
+      if (tx.to?.toLowerCase() === this.chain.redemptions.toLowerCase() && tx.input.toLowerCase() === call) {
+        return event;
+      }
+    }
+    return undefined;
+  }
+
+  async #burned(id: string, burn: Burn): Promise<void> {
+    await this.#set(id, {
+      status: "burned",
+      relay_status: "done",
+      tx_hash: burn.transactionHash,
+      redemption_id: burn.args.id.toString(),
+      zat_due: burn.args.zatDue.toString(),
+    });
+  }
+}
