@@ -147,7 +147,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   const redemptions = new RedemptionService(db, chain, config.ENVIRONMENT, worker !== undefined);
 
   const routes = [
-    ...healthRoutes(db, upstreams, config.INDEXER_MAX_LAG_BLOCKS),
+    ...healthRoutes(db, upstreams, config.INDEXER_MAX_LAG_BLOCKS, chain),
     ...keyRoutes(keys, config.MAX_ACTIVE_KEYS),
     ...ledgerRoutes(upstreams),
     ...relayRoutes(config, chain, worker?.address),

@@ -97,13 +97,25 @@ export class Chain {
 
   /** The minter's ZEC/USD price (8 decimals). */
   async price(): Promise<bigint> {
-    const oracle = await this.read(() =>
-      this.client.readContract({ address: this.minter, abi: stableMinterAbi, functionName: "oracle" }),
-    );
-    const [, answer] = await this.read(() =>
+    return (await this.priceState()).price;
+  }
+
+  /**
+   * The ZEC/USD price as `consumer` (the minter or the redemptions contract,
+   * which share one rule) sees it: with its age against the chain's clock and
+   * the most that consumer accepts.
+   */
+  async priceState(consumer: "minter" | "redemptions" = "minter") {
+    const address = consumer === "minter" ? this.minter : this.redemptions;
+    const [oracle, maxAge, now] = await Promise.all([
+      this.read(() => this.client.readContract({ address, abi: stableMinterAbi, functionName: "oracle" })),
+      this.read(() => this.client.readContract({ address, abi: stableMinterAbi, functionName: "maxPriceAge" })),
+      this.now(),
+    ]);
+    const [, price, , updatedAt] = await this.read(() =>
       this.client.readContract({ address: oracle, abi: zecUsdOracleAbi, functionName: "latestRoundData" }),
     );
-    return answer;
+    return { price, updatedAt, ageSeconds: now - updatedAt, maxAgeSeconds: maxAge };
   }
 
   async now(): Promise<bigint> {

@@ -3,6 +3,7 @@ import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
 import { DomainError, domainErrors } from "./errors.ts";
+import { freshPrice } from "./price.ts";
 import { ROOT_EXPIRED_REASON, rejectProof, rootState } from "./proofs.ts";
 
 interface MintRow {
@@ -90,7 +91,7 @@ export class MintService {
 
     // Every chain read comes before anything is written: a node that cannot
     // answer is a 503 that leaves the proof as it was and no mint queued.
-    const [price, root] = await Promise.all([chain.price(), rootState(chain, BigInt(proof.root))]);
+    const [price, root] = await Promise.all([freshPrice(chain, "minter"), rootState(chain, BigInt(proof.root))]);
     if (root === "expired") {
       // It can never mint now; rejecting it frees the deposit for a new proof.
       await rejectProof(this.db, proof.id, "verified", ROOT_EXPIRED_REASON);

@@ -5,6 +5,7 @@ import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
 import { DomainError, domainErrors } from "./errors.ts";
+import { freshPrice } from "./price.ts";
 
 interface Row {
   id: string;
@@ -162,6 +163,8 @@ export class RedemptionService {
         });
       }),
       chain.now(),
+      // Redemptions are paid at the oracle price: a stale one would revert the burn.
+      freshPrice(chain, "redemptions"),
     ]);
     // Checked here so that a bad signature costs the relayer no gas.
     const signedAt = (n: bigint) =>

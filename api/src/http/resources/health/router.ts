@@ -2,16 +2,27 @@ import { z } from "zod";
 import type { Database } from "../../../adapters/db/index.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import type { Upstreams } from "../../../adapters/upstreams.ts";
+import type { Chain } from "../../../adapters/chain.ts";
+import { DomainError } from "../../../domain/errors.ts";
+import { freshPrice } from "../../../domain/price.ts";
 
 const healthSchema = z.object({ status: z.literal("ok") }).meta({ id: "Health" });
 const readinessSchema = z
   .object({
     status: z.enum(["ready", "not_ready"]),
-    checks: z.object({ database: z.boolean(), indexer: z.boolean(), chain: z.boolean() }),
+    checks: z.object({
+      database: z.boolean(),
+      indexer: z.boolean(),
+      chain: z.boolean(),
+      price: z
+        .boolean()
+        .optional()
+        .describe("With a deployment: the ZEC/USD price is fresh enough for mints and redemptions"),
+    }),
     code: z
-      .enum(["indexer_lagging"])
+      .enum(["indexer_lagging", "price_stale"])
       .optional()
-      .describe("Why not ready, when the dependencies answer: the indexer is too far behind the chain"),
+      .describe("Why not ready, when the dependencies answer: the indexer is behind the chain, or the price is stale"),
     detail: z.string().optional(),
     indexer: z
       .object({
@@ -29,7 +40,12 @@ const readinessSchema = z
  * `maxLagBlocks` is INDEXER_MAX_LAG_BLOCKS: an indexer that answers but has
  * stopped following the chain must not pass for ready.
  */
-export function healthRoutes(db: Database, upstreams: Upstreams, maxLagBlocks: number): AnyRoute[] {
+export function healthRoutes(
+  db: Database,
+  upstreams: Upstreams,
+  maxLagBlocks: number,
+  chain: Chain | undefined,
+): AnyRoute[] {
   return [
     route({
       method: "get",
@@ -54,7 +70,7 @@ export function healthRoutes(db: Database, upstreams: Upstreams, maxLagBlocks: n
       },
       handler: async (_input, _req, res) => {
         const absent = () => undefined;
-        const [database, indexerUp, indexed, head] = await Promise.all([
+        const [database, indexerUp, indexed, head, staleness] = await Promise.all([
           db.query("SELECT 1").then(
             () => true,
             () => false,
@@ -62,25 +78,36 @@ export function healthRoutes(db: Database, upstreams: Upstreams, maxLagBlocks: n
           upstreams.indexerReady(),
           upstreams.indexedBlock().catch(absent),
           upstreams.chainHead().catch(absent),
+          // Both contracts share the rule; the minter's limit stands for both.
+          chain
+            ? freshPrice(chain, "minter").then(
+                () => "fresh" as const,
+                (error: unknown) => (error instanceof DomainError && error.code === "price_stale" ? error : "unknown"),
+              )
+            : undefined,
         ]);
-        const chain = head !== undefined;
+        const chainUp = head !== undefined;
+        const price = chain ? staleness === "fresh" : undefined;
+        const stale = staleness instanceof DomainError ? staleness : undefined;
         const position =
           indexed && head !== undefined
             ? { block: indexed.number, chainHead: head, lagBlocks: head - indexed.number, maxLagBlocks }
             : undefined;
         const lagging = position !== undefined && position.lagBlocks > maxLagBlocks;
         const indexer = indexerUp && indexed !== undefined && !lagging;
-        const ready = database && indexer && chain;
+        const ready = database && indexer && chainUp && price !== false;
         if (!ready) res.setHeader("Retry-After", "5");
         return {
           status: ready ? 200 : 503,
           body: {
             status: ready ? "ready" : "not_ready",
-            checks: { database, indexer, chain },
-            ...(lagging && {
-              code: "indexer_lagging" as const,
-              detail: `The indexer is at block ${position.block}, ${position.lagBlocks} blocks behind the chain (at most ${maxLagBlocks}).`,
-            }),
+            checks: { database, indexer, chain: chainUp, ...(price !== undefined && { price }) },
+            ...(lagging
+              ? {
+                  code: "indexer_lagging" as const,
+                  detail: `The indexer is at block ${position.block}, ${position.lagBlocks} blocks behind the chain (at most ${maxLagBlocks}).`,
+                }
+              : stale && { code: "price_stale" as const, detail: stale.detail }),
             ...(position && { indexer: position }),
           },
         };

@@ -1,0 +1,95 @@
+// A stale ZEC/USD price: the contracts would refuse every mint and redemption
+// (StalePrice), so the relay refuses first — 503 price_stale with Retry-After,
+// nothing queued — and readiness says why.
+import { formatUnits } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
+import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { type RunningApi, json, openStorage, startRelayApi } from "./helpers.ts";
+
+const { alice, oracleUpdater } = accounts;
+const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+
+describe("a stale price", () => {
+  let s: System;
+  let api: RunningApi;
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    storage = await openStorage("pglite");
+    api = await startRelayApi(s, storage.db);
+    await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 200n * ZSD, recipient: alice.address });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await storage?.close();
+    await releaseProver();
+  });
+
+  async function verifiedProofId(): Promise<string> {
+    const note = createNote();
+    const deposit = await api.call(
+      "/v1/sandbox/deposits",
+      json({ amount: "4", noteCommitment: noteCommitment(note).toString() }),
+    );
+    expect(deposit.status).toBe(201);
+    const proved = await s.prove({ note, amountZat: 4n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
+    const submitted = await api.call(
+      "/v1/proofs/submit",
+      json({
+        proof: proved.raw.proof,
+        publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+        mintAmount: "100",
+        recipient: alice.address,
+      }),
+    );
+    expect(submitted.status).toBe(201);
+    return ((await submitted.json()) as { proofId: string }).proofId;
+  }
+
+  const mint = (proofId: string) =>
+    api.call("/v1/mint", json({ amount: "100", collateralType: "ZEC", proofId, recipient: alice.address }));
+
+  async function redeemBody() {
+    const amount = 10n * ZSD;
+    const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);
+    return {
+      amount: formatUnits(amount, 18),
+      withdrawAddress: WITHDRAW,
+      owner: alice.address,
+      permit: { deadline: Number(deadline), ...sig },
+    };
+  }
+
+  it("refuses mints and redemptions before queueing them, says so in readiness, and recovers with a new price", async () => {
+    const proofId = await verifiedProofId();
+    const ready = (await (await api.call("/v1/health/ready", { key: null })).json()) as Record<string, unknown>;
+    expect(ready.checks).toMatchObject({ price: true });
+
+    const [, price] = await s.read.oracle.read.latestRoundData();
+    await s.increaseTime(3_600);
+
+    const refused = await mint(proofId);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("60");
+    const problem = (await refused.json()) as { code: string; detail: string; maxPriceAgeSeconds: number };
+    expect(problem).toMatchObject({ code: "price_stale", maxPriceAgeSeconds: 3_600 });
+    expect(problem.detail).toMatch(/^The ZEC\/USD price is 3,6\d\d s old; mints need one under 3,600 s/);
+    expect(await api.db.query("SELECT 1 FROM mints")).toEqual([]);
+    expect((await (await api.call(`/v1/proofs/${proofId}`)).json()).status).toBe("verified");
+
+    const redeem = await api.call("/v1/redeem", json(await redeemBody()));
+    expect(redeem.status).toBe(503);
+    expect((await redeem.json()).code).toBe("price_stale");
+    expect(await api.db.query("SELECT 1 FROM redemption_requests")).toEqual([]);
+
+    const stale = await api.call("/v1/health/ready", { key: null });
+    expect(stale.status).toBe(503);
+    expect(await stale.json()).toMatchObject({ checks: { price: false }, code: "price_stale" });
+
+    await s.as(oracleUpdater).oracle.write.setPrice([price]);
+    expect((await mint(proofId)).status).toBe(202);
+    expect((await api.call("/v1/redeem", json(await redeemBody()))).status).toBe(202);
+  });
+});
