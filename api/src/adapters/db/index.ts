@@ -21,7 +21,12 @@ export interface Database extends Queryable {
 
 class PostgresDatabase implements Database {
   readonly kind = "postgres";
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool) {
+    // An idle connection the server closes (a restart, a failover, an
+    // administrator) is dropped by the pool and replaced on the next query;
+    // unhandled, its error event would end the process.
+    pool.on("error", () => undefined);
+  }
   async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
     return (await this.pool.query(sql, params)).rows as T[];
   }
