@@ -5,6 +5,7 @@
 // code: callers (the API, the payout worker) rely on nothing else escaping.
 import { bech32, bech32m } from "bech32";
 import { F4JUMBLE_MAX, F4JUMBLE_MIN, f4jumble, f4jumbleInverse } from "./f4jumble.ts";
+import { orchardReceiverProblem, saplingReceiverProblem } from "./receivers.ts";
 
 export type ZcashNetwork = "mainnet" | "testnet";
 
@@ -16,7 +17,9 @@ export type ZcashAddressErrorCode =
   | "malformed_address"
   | "no_shielded_receiver"
   /** Valid by ZIP 316, but not something custody's wallet can pay (Revision 1, too long). */
-  | "unsupported_address";
+  | "unsupported_address"
+  /** A Sapling or Orchard receiver whose diversifier or pk_d no wallet can send to. */
+  | "invalid_receiver";
 
 export class ZcashAddressError extends Error {
   constructor(
@@ -239,7 +242,21 @@ export function parseShieldedAddress(input: string, network: ZcashNetwork): Shie
   if (encoding.kind === "unified" && encoding.revision === 1) {
     fail("unsupported_address", "Revision 1 unified addresses (ur1…) cannot be paid yet: give a u1… address.");
   }
+  // Last, as the dearest check (a few elliptic-curve operations per receiver).
+  if (result.kind === "sapling") checkReceiver("sapling", result.data, "This Sapling address");
+  else for (const item of result.items) checkReceiver(item.kind, item.data, "This unified address");
   return result;
+}
+
+/**
+ * Every shielded receiver must be payable, not just one: a wallet refuses a
+ * unified address whole when any receiver in it is invalid (librustzcash's
+ * UnifiedAddress conversion), so custody could not pay it either.
+ */
+function checkReceiver(kind: ItemKind, data: Uint8Array, what: string): void {
+  const problem =
+    kind === "sapling" ? saplingReceiverProblem(data) : kind === "orchard" ? orchardReceiverProblem(data) : null;
+  if (problem) fail("invalid_receiver", `${what} cannot be paid by any wallet: ${problem}.`);
 }
 
 /**
