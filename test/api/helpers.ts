@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { formatUnits } from "viem";
 import type { Server } from "node:http";
 import { Redis } from "ioredis";
 import type { Logger } from "../../api/src/logger.ts";
@@ -12,6 +11,7 @@ import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts"
 import { createHttpServer } from "../../api/src/http/server.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, noteCommitment, publicSignalsToArray } from "@zsd/sdk/notes";
+import { formatZsd } from "@zsd/sdk/units";
 import type { System } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "@zsd/testkit";
 
@@ -184,7 +184,7 @@ export async function queueMint(
     mintAmount: options.mintAmount,
     recipient: options.recipient,
   });
-  const amount = formatUnits(options.mintAmount, 18);
+  const amount = formatZsd(options.mintAmount);
   const submitted = await api.call(
     "/v1/proofs/submit",
     json({

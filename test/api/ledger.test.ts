@@ -7,6 +7,7 @@ import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatUnits } from "viem";
+import { ZSD_DECIMALS, formatPrice, formatZec, formatZsd, usdValueOfZat } from "@zsd/sdk/units";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
 import { releaseProver } from "@zsd/sdk/notes";
@@ -61,7 +62,7 @@ describe("ledger read endpoints", () => {
     expect(body).toMatchObject({
       object: "supply",
       symbol: "ZSD",
-      circulating: formatUnits(total, 18),
+      circulating: formatZsd(total),
       burned: "10",
       holders: 2,
     });
@@ -131,18 +132,18 @@ describe("ledger read endpoints", () => {
     const outstanding = await s.read.registry.read.totalCollateralZat();
     const [, price, , updatedAt] = await s.read.oracle.read.latestRoundData();
     const supply = await s.read.token.read.totalSupply();
-    const value = outstanding * price * 100n;
+    const value = usdValueOfZat(outstanding, price);
     expect(body).toMatchObject({
       object: "collateral",
       asset: "ZEC",
-      depositedZec: formatUnits(await s.read.registry.read.totalDepositedZat(), 8),
-      outstandingZec: formatUnits(outstanding, 8),
+      depositedZec: formatZec(await s.read.registry.read.totalDepositedZat()),
+      outstandingZec: formatZec(outstanding),
       paidOutZec: "0",
-      pendingRedemptionZec: formatUnits(await s.read.redemptions.read.pendingZatDue(), 8),
-      valueUsd: formatUnits(value, 18),
-      circulatingSupply: formatUnits(supply, 18),
+      pendingRedemptionZec: formatZec(await s.read.redemptions.read.pendingZatDue()),
+      valueUsd: formatZsd(value),
+      circulatingSupply: formatZsd(supply),
       collateralRatio: formatUnits((value * 10_000n) / supply, 4),
-      price: { zecUsd: formatUnits(price, 8), updatedAt: new Date(Number(updatedAt) * 1000).toISOString() },
+      price: { zecUsd: formatPrice(price), updatedAt: new Date(Number(updatedAt) * 1000).toISOString() },
     });
     expect(body.price.ageSeconds).toBeGreaterThanOrEqual(0);
   });
@@ -160,7 +161,7 @@ describe("ledger read endpoints", () => {
       const body = await (await api.call(`/v1/wallets/${account.address}/balances`)).json();
       const balance = await s.read.token.read.balanceOf([account.address]);
       expect(body.balances).toEqual([
-        { asset: "ZSD", amount: formatUnits(balance, 18), decimals: 18, raw: balance.toString() },
+        { asset: "ZSD", amount: formatZsd(balance), decimals: ZSD_DECIMALS, raw: balance.toString() },
       ]);
     }
     const lower = await (await api.call(`/v1/wallets/${bob.address.toLowerCase()}/balances`)).json();

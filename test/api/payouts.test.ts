@@ -13,6 +13,7 @@ import { type PayoutOptions, type PayoutRow, Payouts, resolveReview } from "../.
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { releaseProver } from "@zsd/sdk/notes";
+import { formatZec } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
 import { eventually, openStorage } from "./helpers.ts";
@@ -91,7 +92,7 @@ describe("payouts", () => {
     expect(paid.status).toBe("completed");
     expect(zcashd.sends).toHaveLength(sends + 1);
     expect(zcashd.sends.at(-1)!.amounts).toEqual([
-      { address: WITHDRAW, amount: Number(due) / 1e8, memo: memoHex(`zsd-redemption:${id}`) },
+      { address: WITHDRAW, amount: Number(formatZec(due)), memo: memoHex(`zsd-redemption:${id}`) },
     ]);
     expect(await onChain(id)).toBe(2);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(collateral - due);

@@ -1,8 +1,8 @@
 // The API with zcashd as its custody: the worker records deposits it finds in
 // the custody wallet and pays relayed redemptions with z_sendmany.
-import { formatUnits } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNote, noteCommitment, releaseProver } from "@zsd/sdk/notes";
+import { formatZsd } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
@@ -45,7 +45,7 @@ describe("API with zcashd custody", () => {
     const commitment = noteCommitment(createNote());
     zcashd.notes.push({
       txid: "ab".repeat(32),
-      amountZat: 2 * 1e8,
+      amountZat: 2 * Number(ZEC),
       memo: memoHex(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`),
       confirmations: 4,
     });
@@ -62,7 +62,7 @@ describe("API with zcashd custody", () => {
     const response = await api.call(
       "/v1/redeem",
       json({
-        amount: formatUnits(amount, 18),
+        amount: formatZsd(amount),
         withdrawAddress: WITHDRAW,
         owner: accounts.alice.address,
         permit: { deadline: Number(deadline), ...sig },

@@ -47,8 +47,8 @@ describe("zcashd custody", () => {
     const commitment = noteCommitment(createNote());
     const memo = memoHex(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`);
     zcashd.notes.push(
-      { txid: txid(), amountZat: 3 * 1e8, memo, confirmations: 5 },
-      { txid: txid(), amountZat: 1e8, memo: memoHex("not a deposit"), confirmations: 9 },
+      { txid: txid(), amountZat: 3 * Number(ZEC), memo, confirmations: 5 },
+      { txid: txid(), amountZat: Number(ZEC), memo: memoHex("not a deposit"), confirmations: 9 },
       { txid: txid(), amountZat: 2e8, memo: memoHex(`zsd-note:0x${"1".padStart(64, "0")}`), confirmations: 1 },
     );
     const recorded = await custody.scanDeposits();

@@ -25,15 +25,15 @@ import {
   releaseProver,
   verifyCollateralProof,
 } from "@zsd/sdk/notes";
-import { PROVING_ARTIFACTS, VERIFICATION_KEY } from "../helpers/fixtures.ts";
+import { PROVING_ARTIFACTS, VERIFICATION_KEY, ZSD } from "../helpers/fixtures.ts";
 
 const binding = {
   chainId: 31337n,
   minter: "0x5FC8d32690cc91D4c39d9d3abcBD16989F875707",
   recipient: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
   relayer: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
-  fee: 10n ** 18n,
-  mintAmount: 100n * 10n ** 18n,
+  fee: ZSD,
+  mintAmount: 100n * ZSD,
 } as const;
 
 /** A valid input: the note's deposit sits among others in a tree of 11 leaves. */

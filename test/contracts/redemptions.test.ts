@@ -1,6 +1,7 @@
 import { parseEventLogs } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { redemptionsAbi } from "@zsd/sdk/abis";
+import { usdValueOfZat } from "@zsd/sdk/units";
 import { releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
@@ -134,7 +135,7 @@ describe("Redemptions", () => {
     const r = s.as(alice).redemptions.write;
     await expectRevert(r.redeem([0n, SAPLING]), "InvalidAmount");
     // Less than one zatoshi's worth at $50/ZEC.
-    await expectRevert(r.redeem([50_00000000n * 100n - 1n, SAPLING]), "RedemptionTooSmall");
+    await expectRevert(r.redeem([usdValueOfZat(1n, 50_00000000n) - 1n, SAPLING]), "RedemptionTooSmall");
     await expectRevert(r.redeem([ZSD, ""]), "InvalidWithdrawAddress", [0n]);
     await expectRevert(r.redeem([ZSD, "z".repeat(513)]), "InvalidWithdrawAddress", [513n]);
     await expectRevert(r.redeem([149n * ZSD, SAPLING]), "ERC20InsufficientBalance");

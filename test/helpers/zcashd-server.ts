@@ -3,6 +3,7 @@
 // peer of the zcashd adapter in tests.
 import { randomBytes, randomUUID } from "node:crypto";
 import { type Server, createServer } from "node:http";
+import { ZAT_PER_ZEC } from "@zsd/sdk/units";
 
 export interface TestNote {
   txid: string;
@@ -82,7 +83,7 @@ export async function startZcashdTestServer(custodyAddress: string): Promise<Zca
           return reply(
             state.notes
               .filter((n) => n.confirmations >= (minconf ?? 1))
-              .map((n, i) => ({ ...n, amount: n.amountZat / 1e8, outindex: i, change: false })),
+              .map((n, i) => ({ ...n, amount: n.amountZat / Number(ZAT_PER_ZEC), outindex: i, change: false })),
           );
         }
         case "z_sendmany": {

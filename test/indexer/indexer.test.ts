@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Address, type Hex, keccak256, toHex } from "viem";
+import { usdValueOfZat } from "@zsd/sdk/units";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
 import { DepositTree, createNote, releaseProver } from "@zsd/sdk/notes";
@@ -80,7 +81,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     expect(BigInt(collateral.pendingRedemptionZat!)).toBe(await r.redemptions.read.pendingZatDue());
     const [, answer] = await r.oracle.read.latestRoundData();
     expect(BigInt(collateral.price!)).toBe(answer);
-    const value = (await r.registry.read.totalCollateralZat()) * answer * 100n;
+    const value = usdValueOfZat(await r.registry.read.totalCollateralZat(), answer);
     expect(BigInt(collateral.valueUsd!)).toBe(value);
     if (totalSupply > 0n) expect(BigInt(collateral.collateralRatioBps!)).toBe((value * 10_000n) / totalSupply);
 
