@@ -1,4 +1,5 @@
-import { formatUnits, parseUnits, zeroAddress } from "viem";
+import { formatUnits, zeroAddress } from "viem";
+import { formatZsd, parseZsd, usdValueOfZat } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
@@ -63,9 +64,9 @@ export class MintService {
       "proofId" in ref
         ? await this.#proof(accountId, "id", ref.proofId)
         : await this.#proof(accountId, "proof_hash", ref.proofHash);
-    const wei = parseUnits(amount, 18);
+    const wei = parseZsd(amount);
     if (wei.toString() !== proof.mint_amount) {
-      throw mismatch(`The proof binds ${formatUnits(BigInt(proof.mint_amount), 18)} ZSD, not ${formatUnits(wei, 18)}.`);
+      throw mismatch(`The proof binds ${formatZsd(BigInt(proof.mint_amount))} ZSD, not ${formatZsd(wei)}.`);
     }
     if (recipient && recipient.toLowerCase() !== proof.recipient.toLowerCase()) {
       throw mismatch(`The proof binds recipient ${proof.recipient}, not ${recipient}.`);
@@ -118,7 +119,7 @@ export class MintService {
         [id, accountId, proof.id, proof.mint_amount, proof.recipient],
       );
     });
-    const value = BigInt(proof.collateral_floor_zat) * price * 100n;
+    const value = usdValueOfZat(BigInt(proof.collateral_floor_zat), price);
     return { mintId: id, expectedCollateralRatio: formatUnits((value * 10_000n) / wei, 4) };
   }
 
@@ -138,7 +139,7 @@ export class MintService {
       mintId: row.id,
       status: row.status,
       proofId: row.proof_id,
-      amount: formatUnits(BigInt(row.amount), 18),
+      amount: formatZsd(BigInt(row.amount)),
       recipient: row.recipient,
       txHash: row.tx_hash,
       blockNumber: block,

@@ -1,4 +1,5 @@
-import { type Address, type Hex, formatUnits, parseUnits, verifyTypedData } from "viem";
+import { type Address, type Hex, verifyTypedData } from "viem";
+import { formatZec, formatZsd, parseZsd } from "@zsd/sdk/units";
 import { redeemTypedData, redemptionsAbi, stableTokenAbi } from "@zsd/sdk";
 import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
 import type { Chain } from "../adapters/chain.ts";
@@ -24,6 +25,7 @@ interface Row {
   payout_status?: string | null;
   payout_txid?: string | null;
   settle_tx_hash?: string | null;
+  payout_updated_at?: Date | string | null;
 }
 
 /**
@@ -75,13 +77,16 @@ export function presentRedemption(row: Row) {
     id: row.id,
     ...payoutView(row),
     owner: row.owner,
-    amount: formatUnits(BigInt(row.amount), 18),
+    amount: formatZsd(BigInt(row.amount)),
     withdrawAddress: row.withdraw_address,
     redemptionId: row.redemption_id,
-    zecDue: row.zat_due === null ? null : formatUnits(BigInt(row.zat_due), 8),
+    zecDue: row.zat_due === null ? null : formatZec(BigInt(row.zat_due)),
     txHash: row.tx_hash,
     createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
+    // The payout moves the redemption on after the request's own last change.
+    updatedAt: new Date(
+      Math.max(new Date(row.updated_at).getTime(), row.payout_updated_at ? new Date(row.payout_updated_at).getTime() : 0),
+    ).toISOString(),
   };
 }
 
@@ -134,7 +139,7 @@ export class RedemptionService {
     }
     let amount: bigint;
     try {
-      amount = parseUnits(String(input.amount), 18);
+      amount = parseZsd(String(input.amount));
     } catch {
       throw domainErrors.invalid([{ field: "body.amount", message: "a ZSD amount with at most 18 decimals" }]);
     }
@@ -207,7 +212,7 @@ export class RedemptionService {
         "unprocessable",
         "insufficient_balance",
         "Insufficient balance",
-        `The owner holds ${formatUnits(balance, 18)} ZSD.`,
+        `The owner holds ${formatZsd(balance)} ZSD.`,
       );
     }
     const id = randomId("red");
@@ -261,7 +266,8 @@ export class RedemptionService {
 
   async get(accountId: string, id: string) {
     const [row] = await this.db.query<Row>(
-      `SELECT r.*, p.status AS payout_status, p.zcash_txid AS payout_txid, p.settle_tx_hash
+      `SELECT r.*, p.status AS payout_status, p.zcash_txid AS payout_txid, p.settle_tx_hash,
+              p.updated_at AS payout_updated_at
        FROM redemption_requests r LEFT JOIN payouts p ON p.redemption_id = r.redemption_id::numeric
        WHERE r.id = $1 AND r.account_id = $2`,
       [id, accountId],
