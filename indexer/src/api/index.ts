@@ -145,7 +145,7 @@ app.get("/redemptions/:id", async (c) => {
 
 app.get("/prices/latest", async (c) => {
   const [row] = await db.select().from(schema.priceUpdate).orderBy(desc(schema.priceUpdate.roundId)).limit(1);
-  return row ? c.json(json({ ...row, decimals: 8 })) : c.json(notFound("price"), 404);
+  return row ? c.json(json({ ...row, decimals: PRICE_DECIMALS })) : c.json(notFound("price"), 404);
 });
 
 /**

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ZSD_DECIMALS } from "@zsd/sdk/units";
 import { evmAddress } from "../../schemas.ts";
 
 const decimal = (description: string) =>
@@ -26,7 +27,7 @@ export const supplySchema = z
   .object({
     object: z.literal("supply"),
     symbol: z.literal("ZSD"),
-    decimals: z.literal(18),
+    decimals: z.literal(ZSD_DECIMALS),
     circulating: decimal("Tokens in circulation (minted − burned)"),
     minted: decimal("All tokens ever minted"),
     burned: decimal("All tokens ever burned (redemptions, holder burns)"),
@@ -73,7 +74,7 @@ export const balancesSchema = z
       z.object({
         asset: z.literal("ZSD"),
         amount: decimal("Balance in ZSD"),
-        decimals: z.literal(18),
+        decimals: z.literal(ZSD_DECIMALS),
         raw: decimal("Balance in base units"),
       }),
     ),
