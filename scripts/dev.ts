@@ -13,10 +13,11 @@ import { supplyMatches, watchIndexer } from "./lib/indexer-watchdog.ts";
 import { DEPLOYMENTS_DIR, ROOT } from "./lib/paths.ts";
 import { deploy, resolveAccounts } from "./deploy.ts";
 import { KeyService, openDatabase } from "@zsd/api";
+import { LOCAL_CHAIN_ID } from "@zsd/sdk/deployment";
 
 const port = Number(process.env.CHAIN_PORT ?? 8545);
 const node = await startHardhatNode(port);
-console.log(`chain:    ${node.rpcUrl} (chain id 31337, Hardhat development accounts)`);
+console.log(`chain:    ${node.rpcUrl} (chain id ${LOCAL_CHAIN_ID}, Hardhat development accounts)`);
 
 const { deployer, roles } = resolveAccounts({}, true);
 const deployment = await deploy({ network: "localhost", rpcUrl: node.rpcUrl, deployer, roles });
