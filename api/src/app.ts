@@ -144,7 +144,13 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     worker ? { relayer: worker.address, minimumFee: parseZsd(config.RELAY_MIN_FEE) } : undefined,
   );
   const mints = new MintService(db, chain, worker?.address);
-  const redemptions = new RedemptionService(db, chain, config.ENVIRONMENT, worker !== undefined);
+  const redemptions = new RedemptionService(
+    db,
+    chain,
+    config.ENVIRONMENT,
+    worker !== undefined,
+    BigInt(config.REDEMPTION_MIN_ZAT),
+  );
 
   const routes = [
     ...healthRoutes(db, upstreams, config.INDEXER_MAX_LAG_BLOCKS, chain),

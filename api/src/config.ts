@@ -53,6 +53,12 @@ export const configSchema = z.object({
     .string()
     .regex(/^\d{1,30}(\.\d{1,18})?$/, 'a ZSD amount, e.g. "0.5"')
     .default("0"),
+  /**
+   * The least ZEC, in zatoshi, a relayed redemption may pay out. A shielded
+   * payment costs its sender 10,000 zatoshi under ZIP 317 (5,000 per action,
+   * two actions at least): paying less than that is not worth a transaction.
+   */
+  REDEMPTION_MIN_ZAT: positiveInt.default(10_000),
   /** How long POST /v1/mint with a proof hash waits for the transaction. */
   MINT_WAIT_MS: positiveInt.default(30_000),
   /** zcashd / Zallet JSON-RPC of the custody wallet; when set, it is the custody (any environment). */

@@ -5,7 +5,7 @@ import { type Note, createNote, noteCommitment, publicSignalsToArray, releasePro
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 
-const { alice, bob, relayer } = accounts;
+const { alice, bob, carol, relayer } = accounts;
 
 describe("mint through the relay", () => {
   let s: System;
@@ -100,6 +100,14 @@ describe("mint through the relay", () => {
       status: "consumed",
       mintId: queued.mintId,
     });
+  });
+
+  it("shape B takes the proof hash in either case of hex", async () => {
+    const { record } = await verifiedProof({ recipient: carol.address, amount: 50n * ZSD, fee: 0n });
+    const upper = `0x${record.proofHash.slice(2).toUpperCase()}`;
+    const response = await api.call("/v1/mint", json({ amount: 50, collateralProof: upper }));
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { status: string }).status).toBe("success");
   });
 
   it("shape B: waits for the transaction and answers success with it", async () => {

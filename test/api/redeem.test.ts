@@ -7,8 +7,10 @@ import { type RunningApi, eventually, json, openStorage, startRelayApi } from ".
 
 const { alice, bob } = accounts;
 const SAPLING_TESTNET = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+// Payable receivers (Sapling and Orchard), as in test/sdk/zcash-address.test.ts: the
+// all-zero receiver used before has a pk_d of small order, which no wallet can pay.
 const UNIFIED_TESTNET =
-  "utest10c5kutapazdnf8ztl3pu43nkfsjx89fy3uuff8tsmxm6s86j37pe7uz94z5jhkl49pqe8yz75rlsaygexk6jpaxwx0esjr8wm5ut7d5s";
+  "utest1ysy5dxs0unv4svecfm6wgyw6tjfj6zf0jdr6psv23zz03k638w7ee70cspe5hh72ukn6chtppcguyhnul03agesa0dlygndqjkacmpzkt0qh7vezakr4v9x3f7fap95g3lh6du9sz77hf4zpn4uqyx66pqph9mgjr5477eqz2g75z5cf";
 const SAPLING_MAINNET = "zs1z7rejlpsa98s2rrrfkwmaxu53e4ue0ulcrw0h4x5g8jl04tak0d3mm47vdtahatqrlkngh9slya";
 
 describe("redeem through the relay", () => {
@@ -86,6 +88,29 @@ describe("redeem through the relay", () => {
     expect(await code("tmMcWbZU8t39htCR1fQRfRSHtkW4p3Ax5Se")).toBe("transparent_address");
     expect(await code(SAPLING_TESTNET.slice(0, -3) + "qqq")).toBe("bad_checksum");
     expect(await code("hello")).toBe("malformed_address");
+  });
+
+  it("refuses a redemption worth less than the fee of a shielded payment", async () => {
+    const tiny = 10n ** 12n; // 0.000001 ZSD: a few zatoshi at the test price
+    const { deadline, ...sig } = await s.signedRedeem(alice, tiny, SAPLING_TESTNET, alice.address);
+    const response = await api.call(
+      "/v1/redeem",
+      json({
+        amount: "0.000001",
+        withdrawAddress: SAPLING_TESTNET,
+        owner: alice.address,
+        permit: { deadline: Number(deadline), ...sig },
+      }),
+    );
+    expect(response.status).toBe(422);
+    expect(await response.json()).toMatchObject({ code: "redemption_too_small", minimumZec: "0.0001" });
+  });
+
+  it("moves updatedAt with every change, payment included", async () => {
+    const response = await api.call("/v1/redeem", json(await body(1n * ZSD)));
+    const { id, updatedAt: queuedAt } = (await response.json()) as { id: string; updatedAt: string };
+    const paid = await until(id, ["paid"]);
+    expect(Date.parse(paid.updatedAt as string)).toBeGreaterThan(Date.parse(queuedAt));
   });
 
   it("refuses an address in any form but its canonical lower case, naming that form", async () => {

@@ -78,6 +78,18 @@ describe("sandbox deposits and local custody", () => {
     expect(await s.read.registry.read.size()).toBe(before + 5n);
   });
 
+  it("answers the note commitment in the form it was sent: hex for hex, decimal for decimal", async () => {
+    const hex = noteCommitment(createNote());
+    const asHex = await api.call(
+      "/v1/sandbox/deposits",
+      json({ amount: "1", noteCommitment: toHex(hex, { size: 32 }) }),
+    );
+    expect(((await asHex.json()) as { noteCommitment: string }).noteCommitment).toBe(toHex(hex, { size: 32 }));
+    const decimal = noteCommitment(createNote());
+    const asDecimal = await api.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: decimal.toString() }));
+    expect(((await asDecimal.json()) as { noteCommitment: string }).noteCommitment).toBe(decimal.toString());
+  });
+
   it("turns a contract's refusal into a typed error carrying the Solidity error's name and arguments", async () => {
     const attestor = new Attestor(new Chain(s.deployment, s.rpcUrl, 2_000), hardhatPrivateKey(1));
     const commitment = noteCommitment(createNote());

@@ -85,7 +85,10 @@ export function presentRedemption(row: Row) {
     createdAt: new Date(row.created_at).toISOString(),
     // The payout moves the redemption on after the request's own last change.
     updatedAt: new Date(
-      Math.max(new Date(row.updated_at).getTime(), row.payout_updated_at ? new Date(row.payout_updated_at).getTime() : 0),
+      Math.max(
+        new Date(row.updated_at).getTime(),
+        row.payout_updated_at ? new Date(row.payout_updated_at).getTime() : 0,
+      ),
     ).toISOString(),
   };
 }
@@ -106,6 +109,8 @@ export class RedemptionService {
     private readonly chain: Chain | undefined,
     private readonly environment: "sandbox" | "production",
     private readonly relayEnabled: boolean,
+    /** The least ZEC (zatoshi) a redemption may pay out: below a shielded transaction's fee it is not worth paying. */
+    private readonly minimumZat: bigint,
   ) {}
 
   async request(accountId: string, input: RedeemInput) {
@@ -145,7 +150,7 @@ export class RedemptionService {
     }
     if (amount === 0n) throw domainErrors.invalid([{ field: "body.amount", message: "must be above 0" }]);
     const deadline = BigInt(input.permit.deadline);
-    const [nonce, balance, now] = await Promise.all([
+    const [nonce, balance, now, , [zatDue]] = await Promise.all([
       chain.read(() =>
         chain.client.readContract({
           address: chain.redemptions,
@@ -170,7 +175,24 @@ export class RedemptionService {
       chain.now(),
       // Redemptions are paid at the oracle price: a stale one would revert the burn.
       freshPrice(chain, "redemptions"),
+      chain.read(() =>
+        chain.client.readContract({
+          address: chain.redemptions,
+          abi: redemptionsAbi,
+          functionName: "quote",
+          args: [amount],
+        }),
+      ),
     ]);
+    if (zatDue < this.minimumZat) {
+      throw new DomainError(
+        "unprocessable",
+        "redemption_too_small",
+        "Redemption too small",
+        `This redemption pays ${formatZec(zatDue)} ZEC; the least worth a shielded payment is ${formatZec(this.minimumZat)} ZEC.`,
+        { zecDue: formatZec(zatDue), minimumZec: formatZec(this.minimumZat) },
+      );
+    }
     // Checked here so that a bad signature costs the relayer no gas.
     const signedAt = (n: bigint) =>
       verifyTypedData({

@@ -12,7 +12,11 @@ export const mintShapeA = z.strictObject({
 /** Endpoint-reference shape: waits for the transaction. */
 export const mintShapeB = z.strictObject({
   amount: zsdNumber.describe("ZSD to mint"),
-  collateralProof: z.string().regex(/^0x[0-9a-f]{64}$/, "a proof hash from POST /v1/proofs/submit"),
+  collateralProof: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, "a proof hash from POST /v1/proofs/submit")
+    // Hex is hex in either case; proof hashes are kept in lower case.
+    .transform((hash) => hash.toLowerCase()),
 });
 
 export const mintBody = z.union([mintShapeA, mintShapeB]);

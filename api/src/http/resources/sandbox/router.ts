@@ -64,7 +64,10 @@ export function sandboxRoutes(custody: Custody | undefined): AnyRoute[] {
             root: deposit.root.toString(),
             amount: formatZec(amountZat),
             amountZat: amountZat.toString(),
-            noteCommitment: deposit.noteCommitment.toString(),
+            // Answered in the form it was sent in: 0x-hex for hex, decimal for decimal.
+            noteCommitment: body.noteCommitment.startsWith("0x")
+              ? `0x${deposit.noteCommitment.toString(16).padStart(64, "0")}`
+              : deposit.noteCommitment.toString(),
             txHash: deposit.txHash,
           },
         };
