@@ -111,6 +111,14 @@ describe("redeem through the relay", () => {
     const { id, updatedAt: queuedAt } = (await response.json()) as { id: string; updatedAt: string };
     const paid = await until(id, ["paid"]);
     expect(Date.parse(paid.updatedAt as string)).toBeGreaterThan(Date.parse(queuedAt));
+    // A payout that moves after the request's own last change (as with 12
+    // confirmations) moves the redemption's updatedAt too.
+    const [payout] = await api.db.query<{ updated_at: Date | string }>(
+      "UPDATE payouts SET updated_at = now() + interval '1 minute' WHERE redemption_id = $1 RETURNING updated_at",
+      [paid.redemptionId],
+    );
+    const later = (await (await api.call(`/v1/redemptions/${id}`)).json()) as { updatedAt: string };
+    expect(Date.parse(later.updatedAt)).toBe(new Date(payout!.updated_at).getTime());
   });
 
   it("refuses an address in any form but its canonical lower case, naming that form", async () => {
