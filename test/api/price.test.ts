@@ -1,9 +1,9 @@
 // A stale ZEC/USD price: the contracts would refuse every mint and redemption
 // (StalePrice), so the relay refuses first — 503 price_stale with Retry-After,
 // nothing queued — and readiness says why.
-import { formatUnits } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
+import { formatZsd } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, json, openStorage, startRelayApi } from "./helpers.ts";
 
@@ -55,7 +55,7 @@ describe("a stale price", () => {
     const amount = 10n * ZSD;
     const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);
     return {
-      amount: formatUnits(amount, 18),
+      amount: formatZsd(amount),
       withdrawAddress: WITHDRAW,
       owner: alice.address,
       permit: { deadline: Number(deadline), ...sig },
