@@ -36,6 +36,7 @@ import { ZcashdClient, ZcashdCustody } from "./adapters/custody/zcashd.ts";
 import { parseShieldedAddress } from "@zsd/sdk/zcash";
 import { parseZsd } from "@zsd/sdk/units";
 import { sandboxRoutes } from "./http/resources/sandbox/router.ts";
+import { SandboxPriceFeed } from "./domain/sandbox-price.ts";
 import { mintRoutes } from "./http/resources/mints/router.ts";
 import { MintService } from "./domain/mints.ts";
 import { RelayWorker } from "./relay/worker.ts";
@@ -56,6 +57,8 @@ export interface App {
   custody?: Custody;
   /** The relay worker (not started: index.ts and tests start it). */
   worker?: RelayWorker;
+  /** Sandbox: keeps the ZEC/USD price fresh (not started: index.ts and tests start it). */
+  priceFeed?: SandboxPriceFeed;
   /** Payouts of redemptions (moved on by the worker's passes). */
   payouts?: Payouts;
   metrics: Metrics;
@@ -152,6 +155,15 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     BigInt(config.REDEMPTION_MIN_ZAT),
   );
 
+  const priceFeed =
+    chain && config.ENVIRONMENT === "sandbox" && config.ORACLE_UPDATER_PRIVATE_KEY
+      ? new SandboxPriceFeed(chain, config.ORACLE_UPDATER_PRIVATE_KEY as `0x${string}`, {
+          mode: config.SANDBOX_PRICE_FEED,
+          everyMs: config.SANDBOX_PRICE_FEED_MS,
+          onError: (error) => logger.warn({ err: error }, "sandbox price feed failed; retried next round"),
+        })
+      : undefined;
+
   const routes = [
     ...healthRoutes(db, upstreams, config.INDEXER_MAX_LAG_BLOCKS, chain),
     ...keyRoutes(keys, config.MAX_ACTIVE_KEYS),
@@ -161,7 +173,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ...mintRoutes(mints, config.MINT_WAIT_MS),
     ...redemptionRoutes(redemptions),
     // Production has no sandbox routes at all: they answer 404 there.
-    ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody) : []),
+    ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody, priceFeed) : []),
   ];
   const baseUrl = config.ENVIRONMENT === "production" ? config.PRODUCTION_BASE_URL : config.SANDBOX_BASE_URL;
   const openApi = openApiDocument(routes, [
@@ -290,7 +302,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   };
   app.use(onError);
 
-  return { app, keys, custody, payouts, worker, metrics, openApi };
+  return { app, keys, custody, payouts, worker, priceFeed, metrics, openApi };
 }
 
 /**

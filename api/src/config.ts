@@ -24,6 +24,15 @@ export const configSchema = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key")
     .optional(),
+  /** Sandbox only: private key (0x…) of the oracle updater, for the price feeder and POST /v1/sandbox/price. */
+  ORACLE_UPDATER_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key")
+    .optional(),
+  /** Sandbox: how the feeder keeps the price fresh — the same price, a gentle random walk, or not at all. */
+  SANDBOX_PRICE_FEED: z.enum(["fixed", "walk", "paused"]).default("fixed"),
+  /** Sandbox: how often the feeder posts (well under the contracts' maxPriceAge of an hour). */
+  SANDBOX_PRICE_FEED_MS: positiveInt.default(600_000),
   /** Private key (0x…) of the relayer that submits mints and takes the proofs' fees. */
   RELAYER_PRIVATE_KEY: z
     .string()

@@ -31,8 +31,9 @@ const redis = config.REDIS_URL
 redis?.on("error", (error) =>
   logger.warn({ err: error.message }, "redis unavailable; rate limits fall back to memory"),
 );
-const { app, worker } = createApp({ config, db, redis, logger });
+const { app, worker, priceFeed } = createApp({ config, db, redis, logger });
 worker?.start();
+await priceFeed?.start().catch((error: unknown) => logger.warn({ err: error }, "sandbox price feed did not start"));
 
 const server: Server = createHttpServer(app, {
   headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
@@ -62,6 +63,7 @@ async function shutdown(signal: string) {
     server.close(() => resolve());
     server.closeIdleConnections();
   });
+  priceFeed?.stop();
   // A pass waiting on the chain is not waited for past the timeout: every step
   // is recorded before it acts, so the next start resumes it as after a crash.
   const passEnded = await Promise.race([

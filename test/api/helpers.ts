@@ -26,6 +26,7 @@ export interface RunningApi {
   custody: ReturnType<typeof createApp>["custody"];
   worker: ReturnType<typeof createApp>["worker"];
   payouts: ReturnType<typeof createApp>["payouts"];
+  priceFeed: ReturnType<typeof createApp>["priceFeed"];
   /** An account with one key of the deployment's environment. */
   accountId: string;
   secret: string;
@@ -63,7 +64,7 @@ export async function startApi(
     RPC_URL: "http://127.0.0.1:9",
     ...env,
   });
-  const { app, keys, openApi, custody, payouts, worker } = createApp({
+  const { app, keys, openApi, custody, payouts, worker, priceFeed } = createApp({
     config,
     db,
     redis: options.redis,
@@ -87,6 +88,7 @@ export async function startApi(
     custody,
     payouts,
     worker,
+    priceFeed,
     accountId: account.id,
     secret,
     call: (path, init = {}) => {

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { formatZsd } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { type RunningApi, json, openStorage, startRelayApi } from "./helpers.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 
 const { alice, oracleUpdater } = accounts;
 const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
@@ -91,5 +92,51 @@ describe("a stale price", () => {
     await s.as(oracleUpdater).oracle.write.setPrice([price]);
     expect((await mint(proofId)).status).toBe(202);
     expect((await api.call("/v1/redeem", json(await redeemBody()))).status).toBe(202);
+  });
+
+  it("keeps the sandbox's price fresh with a feeder, and lets a developer set, walk or pause it", async () => {
+    const sandbox = await startRelayApi(s, storage.db, {
+      ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(2),
+      SANDBOX_PRICE_FEED_MS: "100",
+    });
+    try {
+      await s.increaseTime(3_600);
+      const proofId = await verifiedProofId();
+      expect((await mint(proofId)).status).toBe(503);
+      // Started, the feeder posts at once: the same price, fresh.
+      const [, before] = await s.read.oracle.read.latestRoundData();
+      await sandbox.priceFeed!.start();
+      expect((await mint(proofId)).status).toBe(202);
+      expect((await s.read.oracle.read.latestRoundData())[1]).toBe(before);
+
+      const set = await sandbox.call("/v1/sandbox/price", json({ price: "20.5" }));
+      expect(await set.json()).toMatchObject({ object: "sandbox_price", mode: "fixed", price: "20.5" });
+      expect((await s.read.oracle.read.latestRoundData())[1]).toBe(2_050_000_000n);
+
+      // A random walk moves by at most 0.5% a step.
+      await sandbox.call("/v1/sandbox/price", json({ mode: "walk" }));
+      const walked = await eventually(
+        () => s.read.oracle.read.latestRoundData(),
+        ([, answer]) => answer !== 2_050_000_000n,
+        "the walk to move the price",
+      );
+      expect(Number(walked[1]) / 2_050_000_000).toBeGreaterThan(0.95);
+      expect(Number(walked[1]) / 2_050_000_000).toBeLessThan(1.05);
+
+      // Paused, nothing is posted: the price goes stale as on a chain whose oracle stopped.
+      await sandbox.call("/v1/sandbox/price", json({ mode: "paused", price: "30" }));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await s.read.oracle.read.latestRoundData())[1]).toBe(3_000_000_000n);
+      await s.increaseTime(3_600);
+      expect((await (await sandbox.call("/v1/sandbox/price")).json()).mode).toBe("paused");
+      expect((await (await sandbox.call("/v1/health/ready", { key: null })).json()).code).toBe("price_stale");
+
+      for (const bad of [{}, { price: "-1" }, { price: "0" }, { mode: "up" }, { price: 20 }]) {
+        expect((await sandbox.call("/v1/sandbox/price", json(bad))).status).toBe(400);
+      }
+    } finally {
+      sandbox.priceFeed?.stop();
+      await sandbox.close();
+    }
   });
 });

@@ -1,7 +1,8 @@
-import { formatZec, parseZec } from "@zsd/sdk/units";
+import { formatPrice, formatZec, parseZec } from "@zsd/sdk/units";
 import { z } from "zod";
 import { SNARK_SCALAR_FIELD } from "@zsd/sdk";
 import type { Custody } from "../../../adapters/custody/index.ts";
+import type { PriceFeedState, SandboxPriceFeed } from "../../../domain/sandbox-price.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 
@@ -36,9 +37,64 @@ const depositSchema = z
   })
   .meta({ id: "SandboxDeposit" });
 
+const priceBody = z
+  .strictObject({
+    price: z
+      .string()
+      .regex(/^\d{1,12}(\.\d{1,8})?$/, 'a USD price with at most 8 decimals, e.g. "42.5"')
+      .optional()
+      .describe("ZEC/USD to post now; the feeder keeps it (fixed) or walks from it"),
+    mode: z
+      .enum(["fixed", "walk", "paused"])
+      .optional()
+      .describe("fixed: repost the price; walk: a gentle random walk; paused: post nothing, so the price goes stale"),
+  })
+  .refine((b) => b.price !== undefined || b.mode !== undefined, "send a price, a mode or both");
+
+const priceFeedSchema = z
+  .object({
+    object: z.literal("sandbox_price"),
+    mode: z.enum(["fixed", "walk", "paused"]),
+    price: z.string().describe("USD per ZEC"),
+    lastPostedAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: "SandboxPrice" });
+
+const presentFeed = (state: PriceFeedState) => ({
+  object: "sandbox_price" as const,
+  mode: state.mode,
+  price: formatPrice(state.price),
+  lastPostedAt: state.lastPostedAt?.toISOString() ?? null,
+});
+
 /** Sandbox only (production answers these paths with 404). */
-export function sandboxRoutes(custody: Custody | undefined): AnyRoute[] {
+export function sandboxRoutes(custody: Custody | undefined, priceFeed: SandboxPriceFeed | undefined): AnyRoute[] {
+  const requireFeed = () => {
+    if (!priceFeed) throw problems.upstreamUnavailable("The sandbox price feed (no ORACLE_UPDATER_PRIVATE_KEY)");
+    return priceFeed;
+  };
   return [
+    route({
+      method: "get",
+      path: "/sandbox/price",
+      operationId: "getSandboxPrice",
+      summary: "Sandbox: the price feeder's state",
+      tag: "Sandbox",
+      auth: true,
+      responses: { 200: { description: "The feeder", schema: priceFeedSchema } },
+      handler: async () => ({ status: 200, body: presentFeed(requireFeed().state) }),
+    }),
+    route({
+      method: "post",
+      path: "/sandbox/price",
+      operationId: "setSandboxPrice",
+      summary: "Sandbox: set the ZEC/USD price, or how the feeder keeps it (pause it to try a stale price)",
+      tag: "Sandbox",
+      auth: true,
+      body: priceBody,
+      responses: { 200: { description: "The feeder after the change", schema: priceFeedSchema } },
+      handler: async ({ body }) => ({ status: 200, body: presentFeed(await requireFeed().set(body)) }),
+    }),
     route({
       method: "post",
       path: "/sandbox/deposits",
