@@ -115,7 +115,7 @@ export class Chain {
     const [, price, , updatedAt] = await this.read(() =>
       this.client.readContract({ address: oracle, abi: zecUsdOracleAbi, functionName: "latestRoundData" }),
     );
-    return { price, updatedAt, ageSeconds: now - updatedAt, maxAgeSeconds: maxAge };
+    return { oracle, price, updatedAt, ageSeconds: now - updatedAt, maxAgeSeconds: maxAge };
   }
 
   async now(): Promise<bigint> {
