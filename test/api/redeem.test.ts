@@ -1,6 +1,9 @@
 // POST /v1/redeem and GET /v1/redemptions/{id}: the owner's signed redemption
 // relayed, burned on-chain and paid by the (sandbox) custody.
+import { type Hex, parseSignature } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
@@ -88,6 +91,42 @@ describe("redeem through the relay", () => {
     expect(await code("tmMcWbZU8t39htCR1fQRfRSHtkW4p3Ax5Se")).toBe("transparent_address");
     expect(await code(SAPLING_TESTNET.slice(0, -3) + "qqq")).toBe("bad_checksum");
     expect(await code("hello")).toBe("malformed_address");
+  });
+
+  it("gives an owner what to sign (typed data, next nonce, a deadline) and relays what they signed with it", async () => {
+    const missing = await api.call("/v1/redemptions/terms");
+    expect(missing.status).toBe(400);
+    const response = await api.call(`/v1/redemptions/terms?owner=${alice.address}`);
+    expect(response.status).toBe(200);
+    const terms = (await response.json()) as {
+      nonce: string;
+      chainTime: number;
+      suggestedDeadline: number;
+      typedData: { domain: Record<string, unknown>; types: Record<string, unknown>; primaryType: string };
+    };
+    expect(BigInt(terms.nonce)).toBe(await s.read.redemptions.read.nonces([alice.address]));
+    expect(terms.suggestedDeadline).toBe(terms.chainTime + 3_600);
+    const message = {
+      owner: alice.address,
+      amount: ZSD,
+      withdrawAddress: SAPLING_TESTNET,
+      nonce: BigInt(terms.nonce),
+      deadline: BigInt(terms.suggestedDeadline),
+    };
+    const sign = privateKeyToAccount(hardhatPrivateKey(5)).signTypedData as (typed: unknown) => Promise<Hex>;
+    const signature = await sign({ ...terms.typedData, message });
+    const { r, s: sigS, v } = parseSignature(signature);
+    const redeem = await api.call(
+      "/v1/redeem",
+      json({
+        amount: "1",
+        withdrawAddress: SAPLING_TESTNET,
+        owner: alice.address,
+        permit: { deadline: terms.suggestedDeadline, v: Number(v), r, s: sigS },
+      }),
+    );
+    expect(redeem.status).toBe(202);
+    await until(((await redeem.json()) as { id: string }).id, ["paid"]);
   });
 
   it("refuses a redemption worth less than the fee of a shielded payment", async () => {

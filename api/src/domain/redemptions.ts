@@ -93,6 +93,9 @@ export function presentRedemption(row: Row) {
   };
 }
 
+/** A deadline an hour on: long enough to sign and send, short enough that a lost signature expires. */
+const SUGGESTED_DEADLINE_SECONDS = 3_600n;
+
 /** How many of the owner's used nonces a signature is checked against before it is called invalid. */
 const USED_NONCE_LOOKBACK = 64n;
 
@@ -284,6 +287,39 @@ export class RedemptionService {
         : `A redemption the owner signed at nonce ${nonce} was already submitted and is being relayed; only one can go through.`,
       { id },
     );
+  }
+
+  /**
+   * What an owner signs for a relayed redemption: the EIP-712 domain and type,
+   * the owner's next nonce on the contract, and the chain's clock to set a
+   * deadline from (the chain's, not the wallet's: a local chain can run ahead).
+   */
+  async signingTerms(owner: Address) {
+    const chain = this.chain;
+    if (!chain) throw domainErrors.unavailable("Redemptions (no deployment is configured)");
+    const [nonce, now] = await Promise.all([
+      chain.read(() =>
+        chain.client.readContract({
+          address: chain.redemptions,
+          abi: redemptionsAbi,
+          functionName: "nonces",
+          args: [owner],
+        }),
+      ),
+      chain.now(),
+    ]);
+    const { domain, types, primaryType } = redeemTypedData(
+      { chainId: chain.deployment.chainId, verifyingContract: chain.redemptions },
+      { owner, amount: 0n, withdrawAddress: "", nonce, deadline: 0n },
+    );
+    return {
+      object: "redemption_terms" as const,
+      owner,
+      nonce: nonce.toString(),
+      chainTime: Number(now),
+      suggestedDeadline: Number(now + SUGGESTED_DEADLINE_SECONDS),
+      typedData: { domain, types, primaryType },
+    };
   }
 
   async get(accountId: string, id: string) {

@@ -1,6 +1,6 @@
 import type { ApiKey } from "../../../domain/keys.ts";
 import { type AnyRoute, route } from "../../routes.ts";
-import { redeemBody, redemptionIdParams, redemptionSchema } from "./schema.ts";
+import { redeemBody, redemptionIdParams, redemptionSchema, termsQuery, termsSchema } from "./schema.ts";
 import type { RedemptionService } from "../../../domain/redemptions.ts";
 
 export function redemptionRoutes(redemptions: RedemptionService): AnyRoute[] {
@@ -20,6 +20,18 @@ export function redemptionRoutes(redemptions: RedemptionService): AnyRoute[] {
         status: 202,
         body: await redemptions.request((res.locals.apiKey as ApiKey).accountId, body),
       }),
+    }),
+    // Before /redemptions/:id, which would take "terms" for an id.
+    route({
+      method: "get",
+      path: "/redemptions/terms",
+      operationId: "getRedemptionTerms",
+      summary: "What an owner signs to redeem through the relay: EIP-712 domain and type, next nonce, a deadline",
+      tag: "Redeem",
+      auth: true,
+      query: termsQuery,
+      responses: { 200: { description: "The signing terms", schema: termsSchema } },
+      handler: async ({ query }) => ({ status: 200, body: await redemptions.signingTerms(query.owner) }),
     }),
     route({
       method: "get",

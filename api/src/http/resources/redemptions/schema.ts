@@ -50,3 +50,24 @@ export const redemptionSchema = z
     updatedAt: z.iso.datetime(),
   })
   .meta({ id: "Redemption" });
+
+export const termsQuery = z.object({ owner: address.describe("The ZSD holder who will sign") });
+
+export const termsSchema = z
+  .object({
+    object: z.literal("redemption_terms"),
+    owner: z.string(),
+    nonce: z.string().describe("The owner's next nonce on the Redemptions contract"),
+    chainTime: z.number().int().describe("The chain's latest block time (deadlines are judged against it)"),
+    suggestedDeadline: z.number().int().describe("chainTime + 1 hour"),
+    typedData: z
+      .object({
+        domain: z.record(z.string(), z.unknown()),
+        types: z.record(z.string(), z.unknown()),
+        primaryType: z.string(),
+      })
+      .describe(
+        "EIP-712 domain, types and primary type; the message is {owner, amount, withdrawAddress, nonce, deadline}",
+      ),
+  })
+  .meta({ id: "RedemptionTerms" });
