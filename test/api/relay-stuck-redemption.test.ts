@@ -58,6 +58,14 @@ describe("stuck relayed redemptions", () => {
       "the first send",
     );
 
+  // A row names its transaction before it is broadcast (write-ahead): wait for the node to have it.
+  const nodeTransaction = (hash: Hex) =>
+    eventually(
+      () => s.publicClient.getTransaction({ hash }).catch(() => undefined),
+      (tx) => tx !== undefined,
+      `transaction ${hash} to reach the node`,
+    ).then((tx) => tx!);
+
   const settled = (id: string) =>
     eventually(
       async () => (await (await api.call(`/v1/redemptions/${id}`)).json()) as Record<string, unknown>,
@@ -80,13 +88,13 @@ describe("stuck relayed redemptions", () => {
     const id = await redeem(40n * ZSD);
     api.worker!.start();
     const first = await firstSend(id);
-    const firstTx = await s.publicClient.getTransaction({ hash: first.tx_hash as Hex });
+    const firstTx = await nodeTransaction(first.tx_hash as Hex);
     const replaced = await eventually(
       () => relayRow(id),
       (r) => r.tx_hash !== first.tx_hash,
       "a replacement",
     );
-    const replacement = await s.publicClient.getTransaction({ hash: replaced.tx_hash as Hex });
+    const replacement = await nodeTransaction(replaced.tx_hash as Hex);
     expect(replacement.nonce).toBe(firstTx.nonce);
     expect(replacement.input).toBe(firstTx.input);
     expect(replacement.maxFeePerGas! * 100n).toBeGreaterThanOrEqual(firstTx.maxFeePerGas! * 125n);
