@@ -1,24 +1,22 @@
 // The relay API as an Express app, apart from listening (index.ts), so that
 // tests build as many instances as they need.
-import { timingSafeEqual } from "node:crypto";
-import bytes from "bytes";
-import express, { type ErrorRequestHandler, type RequestHandler } from "express";
+import express, { type RequestHandler } from "express";
 import helmet from "helmet";
 import type { Redis } from "ioredis";
 import { type Config, rateLimitFor } from "./config.ts";
 import type { Database } from "./adapters/db/index.ts";
 import { authenticate } from "./http/middleware/auth.ts";
-import { bodyGuard } from "./http/middleware/body-guard.ts";
+import { jsonBodies } from "./http/middleware/body-guard.ts";
 import { idempotency } from "./http/middleware/idempotency.ts";
 import { requestLogging } from "./http/middleware/logging.ts";
 import { createLimiter, rateLimit } from "./http/middleware/rate-limit.ts";
 import { requestId } from "./http/middleware/request-id.ts";
 import { type Logger, createLogger } from "./logger.ts";
-import { type Metrics, createMetrics, trackRelay } from "./http/metrics.ts";
+import { type Metrics, createMetrics, metricsAccess, trackRelay } from "./http/metrics.ts";
+import { errorHandler } from "./http/errors.ts";
 import { docsPage } from "./http/openapi/docs.ts";
 import { openApiDocument } from "./http/openapi/document.ts";
-import { Problem, problems, sendProblem, problemFromDomain } from "./http/problems.ts";
-import { DomainError } from "./domain/errors.ts";
+import { problems } from "./http/problems.ts";
 import { healthRoutes } from "./http/resources/health/router.ts";
 import { KeyService } from "./domain/keys.ts";
 import { keyRoutes } from "./http/resources/keys/router.ts";
@@ -242,25 +240,8 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     next(allowed.length > 0 ? problems.methodNotAllowed("OPTIONS", allowed) : problems.notFound(req.path));
   });
 
-  const requireJson: RequestHandler = (req, _res, next) => {
-    const hasBody =
-      req.headers["content-length"] !== "0" && (req.headers["content-length"] || req.headers["transfer-encoding"]);
-    if (["POST", "PUT", "PATCH"].includes(req.method) && hasBody && !req.is("application/json")) {
-      return next(problems.unsupportedMediaType(req.get("content-type") ?? "no content type"));
-    }
-    next();
-  };
-  app.use(requireJson);
-  // body-parser answers 413 only after reading the whole body off the socket:
-  // a declared length past the limit is refused at once, and the connection closed.
-  const bodyLimit = bytes.parse(config.BODY_LIMIT) ?? 0;
-  app.use((req, res, next) => {
-    if (Number(req.headers["content-length"] ?? 0) <= bodyLimit) return next();
-    res.setHeader("Connection", "close");
-    next(problems.bodyTooLarge(config.BODY_LIMIT));
-  });
-  app.use(express.json({ limit: config.BODY_LIMIT, strict: true }));
-  app.use(bodyGuard());
+  // JSON bodies only, refused early when too large, parsed, then guarded.
+  app.use(jsonBodies(config.BODY_LIMIT));
 
   app.get("/v1/openapi.json", publicLimiter, (_req, res) => void res.json(openApi));
   app.get("/docs", publicLimiter, (_req, res) => void res.type("html").send(docsPage(openApi, baseUrl)));
@@ -287,62 +268,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     next(allowed.length > 0 ? problems.methodNotAllowed(req.method, allowed) : problems.notFound(req.path));
   });
 
-  const onError: ErrorRequestHandler = (error, req, res, next) => {
-    if (res.headersSent) return;
-    // Every response carries rate-limit headers: an error raised before any
-    // limiter ran (a bad body with a key, say) counts against the address.
-    if (!res.getHeader("RateLimit-Policy")) {
-      return ipLimiter(req, res, (limited?: unknown) => onError(limited ?? error, req, res, next));
-    }
-    const id = res.locals.requestId as string | undefined;
-    const known = requestProblem(error, config.BODY_LIMIT);
-    if (known) return sendProblem(res, known, id);
-    logger.error({ err: error, requestId: id }, "unhandled error");
-    sendProblem(res, problems.internal(), id);
-  };
-  app.use(onError);
+  app.use(errorHandler({ bodyLimit: config.BODY_LIMIT, logger, unlimited: ipLimiter }));
 
   return { app, keys, custody, payouts, worker, priceFeed, metrics, openApi };
-}
-
-/**
- * The problem for an error raised while reading the request (Express's router,
- * body-parser, zlib): never their message, which can echo what the caller sent.
- */
-function requestProblem(error: unknown, bodyLimit: string): Problem | undefined {
-  if (error instanceof Problem) return error;
-  if (error instanceof DomainError) return problemFromDomain(error);
-  if (error instanceof URIError) return problems.malformedPath();
-  const { type, status } = (error ?? {}) as { type?: string; status?: unknown };
-  switch (type) {
-    case "entity.parse.failed":
-      return problems.malformedJson();
-    case "entity.too.large":
-      return problems.bodyTooLarge(bodyLimit);
-    case "encoding.unsupported":
-      return problems.unsupportedMediaType("this Content-Encoding");
-    case "charset.unsupported":
-      return problems.unsupportedMediaType("this charset");
-    case "request.size.invalid":
-    case "request.aborted":
-      return problems.malformedBody("The request body is shorter or longer than its Content-Length.");
-  }
-  // zlib's errors for a corrupt gzip / deflate / br body carry status 400.
-  if (typeof status === "number" && status >= 400 && status < 500) {
-    return status === 400
-      ? problems.malformedBody("The request body could not be decoded (check its Content-Encoding).")
-      : problems.badRequest(status);
-  }
-  return undefined;
-}
-
-/** /metrics takes METRICS_TOKEN as a bearer token when one is set; production serves it only then. */
-function metricsAccess(config: Config, authorization: string | undefined): Problem | undefined {
-  if (!config.METRICS_TOKEN) {
-    return config.ENVIRONMENT === "production" ? problems.notFound("/metrics") : undefined;
-  }
-  const presented = Buffer.from(authorization ?? "");
-  const expected = Buffer.from(`Bearer ${config.METRICS_TOKEN}`);
-  if (presented.length === expected.length && timingSafeEqual(presented, expected)) return undefined;
-  return problems.unauthorized("invalid_metrics_token", "Send the metrics token as `Authorization: Bearer <token>`.");
 }

@@ -1,5 +1,8 @@
+import { timingSafeEqual } from "node:crypto";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Database } from "../adapters/db/index.ts";
+import type { Config } from "../config.ts";
+import { type Problem, problems } from "./problems.ts";
 
 export interface Metrics {
   registry: Registry;
@@ -67,4 +70,15 @@ export function trackRelay(metrics: Metrics, db: Database): void {
       this.set(Number(row?.age ?? 0));
     },
   });
+}
+
+/** /metrics takes METRICS_TOKEN as a bearer token when one is set; production serves it only then. */
+export function metricsAccess(config: Config, authorization: string | undefined): Problem | undefined {
+  if (!config.METRICS_TOKEN) {
+    return config.ENVIRONMENT === "production" ? problems.notFound("/metrics") : undefined;
+  }
+  const presented = Buffer.from(authorization ?? "");
+  const expected = Buffer.from(`Bearer ${config.METRICS_TOKEN}`);
+  if (presented.length === expected.length && timingSafeEqual(presented, expected)) return undefined;
+  return problems.unauthorized("invalid_metrics_token", "Send the metrics token as `Authorization: Bearer <token>`.");
 }

@@ -2,7 +2,8 @@
 // enough to overflow a recursive walk (the idempotency hash, zod, logging) and
 // NUL characters, which PostgreSQL text cannot hold. Walked iteratively, so the
 // check itself cannot overflow.
-import type { RequestHandler } from "express";
+import bytes from "bytes";
+import express, { type RequestHandler, Router } from "express";
 import { type FieldError, problems } from "../problems.ts";
 
 export const MAX_JSON_DEPTH = 32;
@@ -31,4 +32,32 @@ export function bodyGuard(): RequestHandler {
     }
     next(errors.length > 0 ? problems.validation(errors) : undefined);
   };
+}
+
+/** A POST, PUT or PATCH with a body must say it is JSON. */
+const requireJson: RequestHandler = (req, _res, next) => {
+  const hasBody =
+    req.headers["content-length"] !== "0" && (req.headers["content-length"] || req.headers["transfer-encoding"]);
+  if (["POST", "PUT", "PATCH"].includes(req.method) && hasBody && !req.is("application/json")) {
+    return next(problems.unsupportedMediaType(req.get("content-type") ?? "no content type"));
+  }
+  next();
+};
+
+/**
+ * body-parser answers 413 only after reading the whole body off the socket: a
+ * declared length past the limit is refused at once, and the connection closed.
+ */
+function declaredLengthWithin(limit: string): RequestHandler {
+  const max = bytes.parse(limit) ?? 0;
+  return (req, res, next) => {
+    if (Number(req.headers["content-length"] ?? 0) <= max) return next();
+    res.setHeader("Connection", "close");
+    next(problems.bodyTooLarge(limit));
+  };
+}
+
+/** Request bodies as the API takes them: JSON, at most `limit`, parsed, then guarded. */
+export function jsonBodies(limit: string): Router {
+  return Router().use(requireJson, declaredLengthWithin(limit), express.json({ limit, strict: true }), bodyGuard());
 }
