@@ -1,5 +1,3 @@
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createConfig } from "ponder";
 import { LOCAL_CHAIN_ID, loadDeployment } from "@zsd/sdk/deployment";
 import {
@@ -10,14 +8,14 @@ import {
   stableTokenAbi,
   zecUsdOracleAbi,
 } from "@zsd/sdk/abis";
+import { loadIndexerConfig } from "./config";
+
+// Every setting from the environment, validated (indexer/config.ts).
+const config = loadIndexerConfig();
 
 // Addresses and start blocks come from the deploy script's manifest:
 // DEPLOYMENT_FILE, or deployments/<DEPLOYMENT_NETWORK | localhost>.json.
-const here = dirname(fileURLToPath(import.meta.url));
-const deploymentFile =
-  process.env.DEPLOYMENT_FILE ??
-  join(here, "..", "deployments", `${process.env.DEPLOYMENT_NETWORK ?? "localhost"}.json`);
-const deployment = loadDeployment(deploymentFile, [
+const deployment = loadDeployment(config.DEPLOYMENT_FILE, [
   "StableToken",
   "CollateralRegistry",
   "StableMinter",
@@ -30,26 +28,24 @@ const at = (name: keyof typeof deployment.contracts) => {
   return { chain: "zsd" as const, address, startBlock };
 };
 
-const rpcUrl = process.env.RPC_URL ?? "http://127.0.0.1:8545";
-
 // Ponder paces each RPC URL with an adaptive limiter that starts at 20
 // requests/s, made for hosted providers. A local node has no such limit, so
 // the backfill spreads over several URL paths of the same node (Hardhat
 // answers on any path). One URL elsewhere, unless RPC_BACKENDS says otherwise.
-const backends = Number(process.env.RPC_BACKENDS ?? (deployment.chainId === LOCAL_CHAIN_ID ? 8 : 1));
+const backends = config.RPC_BACKENDS ?? (deployment.chainId === LOCAL_CHAIN_ID ? 8 : 1);
 const rpc =
   backends <= 1
-    ? rpcUrl
+    ? config.RPC_URL
     : Array.from({ length: backends }, (_, i) => {
-        const url = new URL(rpcUrl);
+        const url = new URL(config.RPC_URL);
         url.pathname = `${url.pathname.replace(/\/$/, "")}/ponder-${i}`;
         return url.toString();
       });
 
 export default createConfig({
-  database: process.env.DATABASE_URL
-    ? { kind: "postgres", connectionString: process.env.DATABASE_URL }
-    : { kind: "pglite", directory: process.env.PGLITE_DIRECTORY ?? join(here, ".ponder", "pglite") },
+  database: config.DATABASE_URL
+    ? { kind: "postgres", connectionString: config.DATABASE_URL }
+    : { kind: "pglite", directory: config.PGLITE_DIRECTORY },
   chains: {
     zsd: {
       id: deployment.chainId,
@@ -58,10 +54,10 @@ export default createConfig({
       // Hardhat 2 drops a newHeads subscription after five minutes (it is a
       // filter nobody polls; Hardhat issue 2053) and Ponder never notices a
       // silent subscription: the dev stack's indexer stopped at block 341.
-      ws: process.env.RPC_WS_URL || undefined,
-      pollingInterval: Number(process.env.POLLING_INTERVAL_MS ?? 100),
+      ws: config.RPC_WS_URL,
+      pollingInterval: config.POLLING_INTERVAL_MS,
       // A local node answers as fast as we ask.
-      maxRequestsPerSecond: Number(process.env.RPC_MAX_REQUESTS_PER_SECOND ?? 1000),
+      maxRequestsPerSecond: config.RPC_MAX_REQUESTS_PER_SECOND,
       // A restarted Hardhat chain reuses chain id and block numbers: never
       // serve its blocks from the RPC cache of a previous run.
       disableCache: deployment.chainId === LOCAL_CHAIN_ID,
