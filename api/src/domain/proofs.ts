@@ -8,8 +8,6 @@ import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
 import { DomainError, type ErrorKind, domainErrors } from "./errors.ts";
-import type { submitProofBody } from "../http/resources/proofs/schema.ts";
-import type { z } from "zod";
 
 interface ProofRow {
   id: string;
@@ -45,6 +43,18 @@ export const ROOT_EXPIRED_REASON =
 
 const reject = (kind: ErrorKind, code: string, title: string, detail: string, extra: Record<string, unknown> = {}) =>
   new DomainError(kind, code, title, detail, extra);
+
+/** A proof as a wallet submits it (the HTTP schema validates the shapes). */
+export interface ProofSubmission {
+  proof: { pi_a: string[]; pi_b: string[][]; pi_c: string[]; protocol: "groth16"; curve: "bn128" };
+  /** [root, nullifierHash, collateralFloorZat, bindingHash], decimal. */
+  publicSignals: string[];
+  /** ZSD, decimal. */
+  mintAmount: string;
+  recipient: Address;
+  relayer?: Address;
+  fee?: string;
+}
 
 export function present(row: ProofRow) {
   return {
@@ -120,7 +130,7 @@ export class ProofService {
     }
   }
 
-  async submit(accountId: string, input: z.output<typeof submitProofBody>) {
+  async submit(accountId: string, input: ProofSubmission) {
     const chain = this.#requireChain();
     const [root, nullifierHash, floor, binding] = input.publicSignals.map(BigInt) as [bigint, bigint, bigint, bigint];
     const mintAmount = parseZsd(input.mintAmount);
