@@ -95,11 +95,6 @@ export class Chain {
     );
   }
 
-  /** The minter's ZEC/USD price (8 decimals). */
-  async price(): Promise<bigint> {
-    return (await this.priceState()).price;
-  }
-
   /**
    * The ZEC/USD price as `consumer` (the minter or the redemptions contract,
    * which share one rule) sees it: with its age against the chain's clock and

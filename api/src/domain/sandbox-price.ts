@@ -40,7 +40,7 @@ export class SandboxPriceFeed {
 
   /** Posts the current price at once (taken from the oracle), then every `everyMs`. */
   async start(): Promise<void> {
-    this.#state.price = await this.chain.price();
+    this.#state.price = (await this.chain.priceState()).price;
     if (this.#state.mode !== "paused") await this.#post(this.#next());
     this.#timer = setInterval(() => {
       if (this.#state.mode !== "paused") this.#post(this.#next()).catch(this.options.onError);

@@ -1,13 +1,10 @@
 // RFC 9457 problem details: every error the API answers is one of these.
 import type { Response } from "express";
-import { DomainError, type ErrorKind } from "../domain/errors.ts";
+import { type DomainError, type ErrorKind, type FieldError, domainErrors } from "../domain/errors.ts";
+
+export type { FieldError };
 
 export const PROBLEM_TYPE_BASE = "https://docs.zsd.example/errors/";
-
-export interface FieldError {
-  field: string;
-  message: string;
-}
 
 export interface ProblemBody {
   type: string;
@@ -34,8 +31,8 @@ export class Problem extends Error {
 }
 
 export const problems = {
-  validation: (errors: FieldError[]) =>
-    new Problem(400, "validation_failed", "Validation failed", "The request has invalid fields.", { errors }),
+  // The domain's own errors, for the HTTP layer's checks of the same kind.
+  validation: (errors: FieldError[]) => problemFromDomain(domainErrors.invalid(errors)),
   malformedJson: () => new Problem(400, "malformed_json", "Malformed JSON", "The request body is not valid JSON."),
   malformedBody: (detail: string) => new Problem(400, "malformed_body", "Malformed body", detail),
   malformedPath: () =>
@@ -49,7 +46,7 @@ export const problems = {
   unsupportedMediaType: (type: string) =>
     new Problem(415, "unsupported_media_type", "Unsupported media type", `Send application/json, not ${type}.`),
   notFound: (path: string) => new Problem(404, "not_found", "Not found", `No route matches ${path}.`),
-  resourceNotFound: (what: string) => new Problem(404, "resource_not_found", "Not found", `${what} not found.`),
+  resourceNotFound: (what: string) => problemFromDomain(domainErrors.notFound(what)),
   methodNotAllowed: (method: string, allowed: string[]) =>
     new Problem(405, "method_not_allowed", "Method not allowed", `${method} is not allowed here.`, {
       headers: { Allow: allowed.join(", ") },
@@ -78,11 +75,7 @@ export const problems = {
       "A request with this Idempotency-Key is still being processed; retry shortly.",
       { headers: { "Retry-After": "1" } },
     ),
-  upstreamUnavailable: (what: string, retryAfter = 5) =>
-    new Problem(503, "upstream_unavailable", "Service unavailable", `${what} is unavailable; retry shortly.`, {
-      headers: { "Retry-After": String(retryAfter) },
-    }),
-  forbidden: (code: string, detail: string) => new Problem(403, code, "Forbidden", detail),
+  upstreamUnavailable: (what: string, retryAfter = 5) => problemFromDomain(domainErrors.unavailable(what, retryAfter)),
   internal: () =>
     new Problem(500, "internal_error", "Internal error", "Something went wrong on our side; retry later."),
 };
