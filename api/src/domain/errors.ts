@@ -66,7 +66,12 @@ export type ContractError =
   | ContractErrorName<typeof stableMinterAbi>
   | ContractErrorName<typeof stableTokenAbi>;
 
-const snake = (name: string) => name.replace(/[A-Z]/g, (c, i: number) => (i ? "_" : "") + c.toLowerCase());
+/** InsufficientCollateralValue → insufficient_collateral_value, ERC20InsufficientBalance → erc20_insufficient_balance. */
+const snake = (name: string) =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/([A-Z])([A-Z][a-z])/g, "$1_$2")
+    .toLowerCase();
 
 /** A contract refused a call: its custom error's name and arguments, decoded from the ABI. */
 export class ContractRevertError extends DomainError {

@@ -15,6 +15,7 @@ interface MintRow {
   recipient: string;
   tx_hash: string | null;
   block_number: string | number | null;
+  failure_code: string | null;
   failure_reason: string | null;
   created_at: Date | string;
   updated_at: Date | string;
@@ -144,6 +145,7 @@ export class MintService {
       txHash: row.tx_hash,
       blockNumber: block,
       confirmations: block === null || head === null ? null : Math.max(0, head - block + 1),
+      failureCode: row.status === "failed" ? row.failure_code : null,
       failureReason: row.status === "failed" ? row.failure_reason : null,
       createdAt: new Date(row.created_at).toISOString(),
       updatedAt: new Date(row.updated_at).toISOString(),

@@ -18,6 +18,7 @@ interface Row {
   zat_due: string | null;
   tx_hash: string | null;
   zcash_txid: string | null;
+  failure_code: string | null;
   failure_reason: string | null;
   created_at: Date | string;
   updated_at: Date | string;
@@ -39,7 +40,9 @@ function payoutView(row: Row) {
     zcashTxId: row.zcash_txid,
     refunded: false,
     settlementTxHash: null as string | null,
-    failureReason: row.failure_reason,
+    // A reason kept while the relay retries is a note for the relay, not the holder's answer yet.
+    failureCode: row.status === "failed" ? row.failure_code : null,
+    failureReason: row.status === "failed" ? row.failure_reason : null,
   };
   switch (row.payout_status) {
     case "completed":
@@ -55,15 +58,21 @@ function payoutView(row: Row) {
         status: "failed" as const,
         refunded: true,
         settlementTxHash: row.settle_tx_hash ?? null,
+        failureCode: "payout_refunded",
         failureReason: "Custody could not pay this redemption, so the ZSD was returned to the owner.",
       };
     case "refunding":
       return {
         ...view,
+        failureCode: "payout_refunding",
         failureReason: "Custody could not pay this redemption; the ZSD is being returned to the owner.",
       };
     case "review":
-      return { ...view, failureReason: "The payout is being checked by an operator before it goes any further." };
+      return {
+        ...view,
+        failureCode: "payout_in_review",
+        failureReason: "The payout is being checked by an operator before it goes any further.",
+      };
     case "settling":
       return { ...view, zcashTxId: row.payout_txid ?? null };
     default:

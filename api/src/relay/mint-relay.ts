@@ -2,11 +2,12 @@
 // followed to confirmation. A deposit whose nullifier is already spent is
 // reconciled from the chain's Minted event (ours, whichever of a replaced pair
 // was mined, or a copy of our proof sent by someone else), never minted twice.
-import { type Address, zeroAddress } from "viem";
+import { type Address, type Hex, parseTransaction, zeroAddress } from "viem";
 import { encodeMintCall, stableMinterAbi, toSolidityProof } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { ROOT_EXPIRED_REASON, rootState } from "../domain/proofs.ts";
+import { type Failure, refusalOf, refusalOfMined } from "../domain/reverts.ts";
 import { updateRow } from "./rows.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
 
@@ -33,9 +34,14 @@ interface JobRow {
 export interface MintRelayOptions {
   /** Blocks on top of a mint's block before it counts as confirmed (1 = mined). */
   confirmations: number;
-  /** Refusals (a revert at gas estimation) before a mint is failed. */
+  /** Failed simulations without a refusal of our contracts (a node error) before a mint is failed. */
   maxAttempts: number;
 }
+
+const SPENT: Failure = {
+  code: "nullifier_already_spent",
+  reason: "The deposit was already minted by another proof (nullifier spent).",
+};
 
 export class MintRelay {
   #leftProofsSettled = false;
@@ -107,12 +113,19 @@ export class MintRelay {
     const data = encodeMintCall(proof, request);
     let gas: bigint;
     try {
+      // The simulation: a mint our contracts refuse now is failed at once, with their reason.
       gas = await this.chain.client.estimateGas({ account: this.sender.address, to: this.chain.minter, data });
     } catch (error) {
-      // A revert now (stale price, paused) may pass later; give up after maxAttempts.
+      const refusal = await refusalOf(this.chain, error);
+      if (refusal?.code === SPENT.code) return this.#reconcileSpent(job);
+      if (refusal) return this.#fail(job, refusal);
+      // No refusal of ours: the node failed to answer; it may answer on a later pass.
       const reason = (error as { shortMessage?: string }).shortMessage ?? String(error);
       if (job.attempts + 1 >= this.options.maxAttempts) {
-        await this.#fail(job, `The mint kept reverting: ${reason}`);
+        await this.#fail(job, {
+          code: "simulation_failed",
+          reason: `The mint could not be simulated ${job.attempts + 1} times: ${reason}`,
+        });
       } else {
         await this.#set(job.id, { attempts: job.attempts + 1, failure_reason: reason });
       }
@@ -143,7 +156,13 @@ export class MintRelay {
       if (await this.chain.isSpent(BigInt(job.nullifier_hash))) {
         return this.#reconcileSpent(job);
       }
-      await this.#fail(job, "The mint transaction reverted.", { block_number: Number(receipt.blockNumber) });
+      const failure = await refusalOfMined(this.chain, {
+        from: this.sender.address,
+        to: this.chain.minter,
+        data: parseTransaction(job.raw_tx as Hex).data!,
+        blockNumber: receipt.blockNumber,
+      });
+      await this.#fail(job, failure, { block_number: Number(receipt.blockNumber) });
       return;
     }
     const head = await this.chain.client.getBlockNumber({ cacheTime: 0 });
@@ -178,7 +197,7 @@ export class MintRelay {
         block_number: Number(event.blockNumber),
       });
     } else {
-      await this.#fail(job, "The deposit was already minted by another proof (nullifier spent).", {}, true);
+      await this.#fail(job, SPENT, {}, true);
     }
   }
 
@@ -191,14 +210,14 @@ export class MintRelay {
    * again and the same proof may be minted once the cause is gone. The chain
    * is read first: if it cannot be, nothing changes and the next pass decides.
    */
-  async #fail(job: JobRow, reason: string, fields: Record<string, unknown> = {}, spent?: boolean): Promise<void> {
+  async #fail(job: JobRow, failure: Failure, fields: Record<string, unknown> = {}, spent?: boolean): Promise<void> {
     const verdict = await this.#proofVerdict(job, spent);
     await this.db.transaction(async (tx) => {
       const failed = await tx.query(
-        `UPDATE mints SET status = 'failed', failure_reason = $3, block_number = coalesce($4, block_number),
-           settled_at = now(), updated_at = now()
+        `UPDATE mints SET status = 'failed', failure_code = $3, failure_reason = $4,
+           block_number = coalesce($5, block_number), settled_at = now(), updated_at = now()
          WHERE id = $1 AND status = $2 RETURNING id`,
-        [job.id, job.status, reason, fields.block_number ?? null],
+        [job.id, job.status, failure.code, failure.reason, fields.block_number ?? null],
       );
       if (failed.length > 0) await this.#settleProof(tx, job.proof_id, job.id, verdict);
     });

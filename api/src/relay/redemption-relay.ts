@@ -8,6 +8,7 @@ import { type Address, type Hex, encodeFunctionData, parseEventLogs, parseTransa
 import { redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
+import { type Failure, refusalOf, refusalOfMined } from "../domain/reverts.ts";
 import { updateRow } from "./rows.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
 
@@ -36,7 +37,7 @@ interface Burn {
 }
 
 export interface RedemptionRelayOptions {
-  /** Refusals (a revert at gas estimation) before a redemption is failed. */
+  /** Failed simulations without a refusal of our contracts (a node error) before a redemption is failed. */
   maxAttempts: number;
 }
 
@@ -88,31 +89,40 @@ export class RedemptionRelay {
     });
     let gas: bigint;
     try {
+      // The simulation: a redemption our contracts refuse now is failed at once, with their reason.
       gas = await this.chain.client.estimateGas({ account: this.sender.address, to: this.chain.redemptions, data });
     } catch (error) {
       if (r.owner_nonce !== null && (await this.#ownerNonce(r.owner)) > BigInt(r.owner_nonce)) {
-        await this.#set(r.id, {
-          status: "failed",
-          relay_status: "done",
-          failure_reason: `Another redemption signed by the owner at nonce ${r.owner_nonce} went through first; this one can never go through (sign a new one).`,
+        return this.#fail(r, {
+          code: "nonce_used",
+          reason: `Another redemption signed by the owner at nonce ${r.owner_nonce} went through first; this one can never go through (sign a new one).`,
         });
-        return;
       }
+      const refusal = await refusalOf(this.chain, error);
+      if (refusal) return this.#fail(r, refusal);
+      // No refusal of ours: the node failed to answer; it may answer on a later pass.
       const reason = (error as { shortMessage?: string }).shortMessage ?? String(error);
-      const terminal =
-        r.attempts + 1 >= this.options.maxAttempts ||
-        /InvalidSignature|ExpiredSignature|InsufficientBalance/.test(String(error));
-      await this.#set(
-        r.id,
-        terminal
-          ? { status: "failed", relay_status: "done", failure_reason: `The redemption was refused: ${reason}` }
-          : { attempts: r.attempts + 1, failure_reason: reason },
-      );
+      if (r.attempts + 1 >= this.options.maxAttempts) {
+        return this.#fail(r, {
+          code: "simulation_failed",
+          reason: `The redemption could not be simulated ${r.attempts + 1} times: ${reason}`,
+        });
+      }
+      await this.#set(r.id, { attempts: r.attempts + 1, failure_reason: reason });
       return;
     }
     await this.sender.send(this.chain.redemptions, data, gas, (sent) =>
       this.#set(r.id, { relay_status: "submitted", ...sent, attempts: r.attempts + 1 }, "queued"),
     );
+  }
+
+  async #fail(r: RedemptionRow, failure: Failure): Promise<void> {
+    await this.#set(r.id, {
+      status: "failed",
+      relay_status: "done",
+      failure_code: failure.code,
+      failure_reason: failure.reason,
+    });
   }
 
   #ownerNonce(owner: string): Promise<bigint> {
@@ -136,12 +146,13 @@ export class RedemptionRelay {
       return;
     }
     if (receipt.status === "reverted") {
-      await this.#set(r.id, {
-        status: "failed",
-        relay_status: "done",
-        failure_reason: "The redemption transaction reverted.",
+      const failure = await refusalOfMined(this.chain, {
+        from: this.sender.address,
+        to: this.chain.redemptions,
+        data: parseTransaction(r.raw_tx as Hex).data!,
+        blockNumber: receipt.blockNumber,
       });
-      return;
+      return this.#fail(r, failure);
     }
     const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
     await this.#burned(r.id, event!);

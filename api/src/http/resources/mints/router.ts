@@ -37,7 +37,10 @@ export function mintRoutes(mints: MintService, waitMs: number): AnyRoute[] {
         const mint = await mints.wait(accountId, mintId, waitMs);
         if (mint.status === "confirmed") return { status: 200, body: { status: "success", mintId, tx: mint.txHash } };
         if (mint.status === "failed") {
-          throw new Problem(422, "mint_failed", "Mint failed", mint.failureReason ?? "The mint failed.", { mintId });
+          throw new Problem(422, "mint_failed", "Mint failed", mint.failureReason ?? "The mint failed.", {
+            mintId,
+            failureCode: mint.failureCode,
+          });
         }
         throw new Problem(
           504,

@@ -47,7 +47,17 @@ export const mintSchema = z
     txHash: z.string().nullable(),
     blockNumber: z.number().int().nullable(),
     confirmations: z.number().int().nullable(),
-    failureReason: z.string().nullable(),
+    failureCode: z
+      .string()
+      .nullable()
+      .describe(
+        "Why a failed mint failed, as a stable code: a contract's refusal in snake case (stale_price, " +
+          "insufficient_collateral_value, enforced_pause, root_expired, unknown_root, invalid_proof, " +
+          "nullifier_already_spent, …), simulation_failed (the node kept failing to simulate it), " +
+          "transaction_reverted (reverted on-chain for a reason that could not be read) or unclassified " +
+          "(failed before codes were recorded)",
+      ),
+    failureReason: z.string().nullable().describe("The failure in words, naming its cause and figures"),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })

@@ -45,7 +45,17 @@ export const redemptionSchema = z
       .string()
       .nullable()
       .describe("The attestor's transaction that marked the redemption paid or refunded on-chain"),
-    failureReason: z.string().nullable(),
+    failureCode: z
+      .string()
+      .nullable()
+      .describe(
+        "Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case " +
+          "(expired_signature, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, " +
+          "stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went " +
+          "through), simulation_failed, transaction_reverted, payout_refunded, payout_refunding, payout_in_review " +
+          "or unclassified (failed before codes were recorded)",
+      ),
+    failureReason: z.string().nullable().describe("The failure in words, naming its cause and figures"),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })

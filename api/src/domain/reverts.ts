@@ -1,0 +1,161 @@
+// Our contracts' refusals, decoded from their ABIs and said in words a holder
+// can act on: a failed mint or redemption carries the custom error's code
+// (snake case, as ContractRevertError names it) and one of these sentences.
+import {
+  type Address,
+  BaseError,
+  ContractFunctionRevertedError,
+  type Hex,
+  decodeErrorResult,
+  formatUnits,
+  isHex,
+  toFunctionSelector,
+} from "viem";
+import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi, stableTokenAbi } from "@zsd/sdk";
+import { formatZec, formatZsd } from "@zsd/sdk/units";
+import type { Chain } from "../adapters/chain.ts";
+import { type ContractError, ContractRevertError } from "./errors.ts";
+
+/**
+ * Every custom error a relayed call can end in: a mint reaches the registry
+ * and the verifier, a redemption burns through the token. One entry per
+ * selector (the same error is declared by several contracts).
+ */
+const ERRORS_ABI = [
+  ...new Map(
+    [stableMinterAbi, redemptionsAbi, collateralRegistryAbi, stableTokenAbi]
+      .flatMap((abi) => abi.filter((item) => item.type === "error"))
+      .map((item) => [toFunctionSelector(item as never), item] as const),
+  ).values(),
+];
+
+/** The revert data somewhere in a viem error's chain (RPC nodes put it in `data` or `data.data`). */
+function revertData(error: BaseError): Hex | undefined {
+  let found: Hex | undefined;
+  error.walk((e) => {
+    const data = (e as { data?: unknown }).data;
+    const candidate = typeof data === "object" && data !== null ? (data as { data?: unknown }).data : data;
+    if (typeof candidate === "string" && isHex(candidate) && candidate.length >= 10) found = candidate;
+    return found !== undefined;
+  });
+  return found;
+}
+
+/** The contract's refusal in `error` (a viem call, estimate or send), if it reverted with one of our errors. */
+export function decodeRevert(error: unknown): ContractRevertError | undefined {
+  if (error instanceof ContractRevertError) return error;
+  if (!(error instanceof BaseError)) return undefined;
+  const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError);
+  if (reverted instanceof ContractFunctionRevertedError && reverted.data?.errorName) {
+    return new ContractRevertError(reverted.data.errorName as ContractError, reverted.data.args ?? []);
+  }
+  const data = revertData(error);
+  if (!data) return undefined;
+  try {
+    const decoded = decodeErrorResult({ abi: ERRORS_ABI, data });
+    return new ContractRevertError(decoded.errorName as ContractError, decoded.args ?? []);
+  } catch {
+    return undefined; // Not one of ours (a panic, a plain string, another contract).
+  }
+}
+
+const usd = (usd18: bigint) =>
+  `$${Number(formatUnits(usd18, 18)).toLocaleString("en-US", { maximumFractionDigits: 2 })}`;
+const seconds = (s: bigint) => `${Number(s).toLocaleString("en-US")} s`;
+const when = (unix: bigint) => new Date(Number(unix) * 1000).toISOString();
+const REDEMPTION_STATUS = ["none", "requested", "completed", "refunded"];
+
+type Args = readonly unknown[];
+type Explain = (args: Args, now: bigint) => string;
+const n = (args: Args, i: number) => BigInt(args[i] as bigint);
+
+/**
+ * A sentence per refusal. Only errors a relayed mint or redemption can meet
+ * are here; any other is named with its arguments.
+ */
+const REASONS: Partial<Record<ContractError, Explain>> = {
+  StalePrice: (a, now) =>
+    `The ZEC/USD price is ${seconds(now - n(a, 0))} old; the contract needs one under ${seconds(n(a, 1))}.`,
+  InvalidPrice: (a) => `The oracle's ZEC/USD answer (${String(a[0])}) is not a usable price.`,
+  EnforcedPause: () => "The contract is paused by the operator; nothing can be minted or redeemed until it resumes.",
+  InvalidProof: () => "The proof does not verify with these public inputs against the minter's verification key.",
+  NullifierAlreadySpent: () => "This deposit was already minted (its nullifier is spent).",
+  UnknownRoot: () => "The proof's deposit-tree root was never a root of the collateral registry.",
+  RootExpired: (a, now) =>
+    `The proof's deposit-tree root was superseded ${seconds(now - n(a, 1))} ago; the minter accepts a root for ${seconds(n(a, 2))} after that. Make a new proof against the current root.`,
+  InsufficientCollateralValue: (a) =>
+    `At the current ZEC/USD price the proven collateral floor is worth ${usd(n(a, 0))}; this mint needs ${usd(n(a, 1))} at the minimum collateral ratio.`,
+  InvalidMintAmount: (a) => `A mint of ${formatZsd(n(a, 0))} ZSD is out of the allowed range.`,
+  InvalidRecipient: (a) => `The recipient ${String(a[0])} cannot receive ZSD.`,
+  FeeExceedsAmount: (a) => `The relayer fee (${formatZsd(n(a, 0))} ZSD) exceeds the mint (${formatZsd(n(a, 1))} ZSD).`,
+  MissingRelayer: (a) => `The proof pays a fee of ${formatZsd(n(a, 0))} ZSD but names no relayer.`,
+  ExpiredSignature: (a) => `The redemption's signature expired at ${when(n(a, 0))} (its deadline).`,
+  InvalidSignature: (a) =>
+    `The signature is not ${String(a[0])}'s for this redemption at the owner's current nonce (wrong signer, amount, address, deadline or nonce).`,
+  InvalidAmount: (a) => `A redemption of ${formatZsd(n(a, 0))} ZSD is not allowed.`,
+  InvalidWithdrawAddress: (a) => `The withdraw address's length (${String(a[0])} bytes) is not allowed.`,
+  RedemptionTooSmall: (a) => `${formatZsd(n(a, 0))} ZSD is worth less than one zatoshi at the current price.`,
+  InsufficientAvailableCollateral: (a) =>
+    `The pool has ${formatZec(n(a, 1))} ZEC available for redemptions; this one needs ${formatZec(n(a, 0))} ZEC.`,
+  RedemptionNotPending: (a) =>
+    `Redemption ${String(a[0])} is ${REDEMPTION_STATUS[Number(a[1])] ?? "settled"}, not requested.`,
+  ERC20InsufficientBalance: (a) =>
+    `${String(a[0])} holds ${formatZsd(n(a, 1))} ZSD; this needs ${formatZsd(n(a, 2))} ZSD.`,
+  AccessControlUnauthorizedAccount: (a) =>
+    `The relay's account ${String(a[0])} lacks a role the contract requires (an operator must grant it).`,
+};
+
+/** The failure a relayed call's refusal becomes: its code and a reason that names the cause. */
+export function explainRevert(revert: ContractRevertError, nowSeconds: bigint): { code: string; reason: string } {
+  const explain = REASONS[revert.errorName];
+  let reason: string | undefined;
+  try {
+    reason = explain?.(revert.args, nowSeconds);
+  } catch {
+    // Arguments of an unexpected shape: fall back to naming the error.
+  }
+  return {
+    code: revert.code,
+    reason: reason ?? `The contract refused with ${revert.errorName}(${revert.args.map((a) => String(a)).join(", ")}).`,
+  };
+}
+
+/** Why a relayed call failed: a stable code and a sentence, stored on the mint or redemption. */
+export interface Failure {
+  code: string;
+  reason: string;
+}
+
+/** The refusal in `error` in words, timed by the chain's clock (a stale price's age is the contract's view). */
+export async function refusalOf(chain: Chain, error: unknown): Promise<Failure | undefined> {
+  const revert = decodeRevert(error);
+  if (!revert) return undefined;
+  const now = await chain.client.getBlock({ blockTag: "latest" }).then(
+    (block) => block.timestamp,
+    () => BigInt(Math.floor(Date.now() / 1000)),
+  );
+  return explainRevert(revert, now);
+}
+
+/**
+ * Why a mined transaction reverted: its call replayed on the state it was
+ * mined on (the block before; exact when it was alone in its block, as on a
+ * node that mines each transaction, and the nearest view otherwise).
+ */
+export async function refusalOfMined(
+  chain: Chain,
+  call: { from: Address; to: Address; data: Hex; blockNumber: bigint },
+): Promise<Failure> {
+  try {
+    await chain.client.call({
+      account: call.from,
+      to: call.to,
+      data: call.data,
+      blockNumber: call.blockNumber - 1n,
+    });
+  } catch (error) {
+    const refusal = await refusalOf(chain, error);
+    if (refusal) return refusal;
+  }
+  return { code: "transaction_reverted", reason: "The transaction reverted on-chain without a refusal we could read." };
+}

@@ -1,0 +1,200 @@
+// Failures that say why: a mint or redemption the contracts refuse is failed
+// at once (simulated before anything is signed) with the refusal's code and a
+// reason naming its figures, decoded from the ABIs.
+import { encodeFunctionData } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeMintCall, stableMinterAbi } from "@zsd/sdk";
+import { createNote, noteCommitment, releaseProver } from "@zsd/sdk/notes";
+import { formatZsd } from "@zsd/sdk/units";
+import { Chain } from "../../api/src/adapters/chain.ts";
+import { ContractRevertError } from "../../api/src/domain/errors.ts";
+import { decodeRevert, explainRevert, refusalOf, refusalOfMined } from "../../api/src/domain/reverts.ts";
+import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { type RunningApi, json, openStorage, queueMint, settledMint, startRelayApi } from "./helpers.ts";
+
+const { alice, bob, oracleUpdater, pauser, relayer } = accounts;
+const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+const PRICE_50 = 5_000_000_000n;
+
+describe("decoded refusals", () => {
+  let s: System;
+  let api: RunningApi;
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+  let chain: Chain;
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    storage = await openStorage("pglite");
+    api = await startRelayApi(s, storage.db);
+    chain = new Chain(s.deployment, s.rpcUrl, 5_000);
+    await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 200n * ZSD, recipient: alice.address });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await storage?.close();
+    await releaseProver();
+  });
+
+  const setPrice = async (price: bigint) => s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([price]));
+
+  /** The relay's bookkeeping of a mint: nothing sent means no attempt and no transaction. */
+  const row = async (id: string) =>
+    (
+      await storage.db.query<{ attempts: number; tx_hash: string | null }>("SELECT * FROM mints WHERE id = $1", [id])
+    )[0]!;
+
+  it("decodes a refusal from a node's error, whatever contract of ours raised it", async () => {
+    const error = await chain.client
+      .estimateGas({
+        account: relayer.address,
+        to: chain.redemptions,
+        data: encodeFunctionData({
+          abi: stableMinterAbi,
+          functionName: "pause",
+        }),
+      })
+      .catch((e: unknown) => e);
+    // pause() is Redemptions' too (the same selector); the relayer lacks the pauser role.
+    const revert = decodeRevert(error);
+    expect(revert).toBeInstanceOf(ContractRevertError);
+    expect(revert!.errorName).toBe("AccessControlUnauthorizedAccount");
+    expect(revert!.code).toBe("access_control_unauthorized_account");
+    expect(explainRevert(revert!, 0n).reason).toContain(relayer.address);
+    // Not a refusal: a node that does not answer.
+    expect(decodeRevert(new Error("socket hang up"))).toBeUndefined();
+    const unreachable = new Chain(s.deployment, "http://127.0.0.1:9", 1_000);
+    const down = await unreachable.client.getBlockNumber().catch((e: unknown) => e);
+    expect(await refusalOf(chain, down)).toBeUndefined();
+  });
+
+  it("fails a mint the minter refuses for its collateral at once, saying by how much; the proof mints later", async () => {
+    api.worker!.stop();
+    // 4 ZEC proven; 100 ZSD needs $150 at the 150% ratio: enough at $50 ($200), not at $30 ($120).
+    const { mintId } = await queueMint(api, s, { recipient: alice.address, mintAmount: 100n * ZSD });
+    await setPrice(3_000_000_000n);
+    api.worker!.start();
+    const failed = (await settledMint(api, mintId)) as Record<string, unknown>;
+    expect(failed).toMatchObject({
+      status: "failed",
+      txHash: null,
+      failureCode: "insufficient_collateral_value",
+      failureReason:
+        "At the current ZEC/USD price the proven collateral floor is worth $120; this mint needs $150 at the minimum collateral ratio.",
+    });
+    // Simulated, refused, failed: no transaction signed and no retry.
+    expect(await row(mintId)).toMatchObject({ attempts: 0, tx_hash: null });
+
+    // The cause gone, the same proof mints.
+    await setPrice(PRICE_50);
+    const [{ proof_id: proofId }] = await storage.db.query<{ proof_id: string }>(
+      "SELECT proof_id FROM mints WHERE id = $1",
+      [mintId],
+    );
+    const again = await api.call(
+      "/v1/mint",
+      json({ amount: "100", collateralType: "ZEC", proofId, recipient: alice.address }),
+    );
+    expect(again.status).toBe(202);
+    const second = await settledMint(api, ((await again.json()) as { mintId: string }).mintId);
+    expect(second).toMatchObject({ status: "confirmed", failureCode: null, failureReason: null });
+  });
+
+  it("names a pause and a stale price, with the price's age by the chain's clock", async () => {
+    await s.receipt(await s.as(pauser).minter.write.pause());
+    try {
+      const { mintId } = await queueMint(api, s, { recipient: alice.address, mintAmount: 10n * ZSD });
+      expect(await settledMint(api, mintId)).toMatchObject({
+        status: "failed",
+        failureCode: "enforced_pause",
+        failureReason: expect.stringMatching(/paused by the operator/),
+      });
+    } finally {
+      await s.receipt(await s.as(pauser).minter.write.unpause());
+    }
+
+    // Queued while the price was fresh; stale (by two hours) when the relay gets to it.
+    api.worker!.stop();
+    const { mintId } = await queueMint(api, s, { recipient: alice.address, mintAmount: 10n * ZSD });
+    await s.increaseTime(7_200);
+    api.worker!.start();
+    try {
+      const failed = await settledMint(api, mintId);
+      expect(failed).toMatchObject({ status: "failed", failureCode: "stale_price" });
+      const [, age, limit] = /price is ([\d,]+) s old; the contract needs one under ([\d,]+) s/.exec(
+        failed.failureReason!,
+      )!;
+      expect(Number(age!.replaceAll(",", ""))).toBeGreaterThanOrEqual(7_200);
+      expect(limit).toBe("3,600");
+    } finally {
+      await setPrice(PRICE_50);
+    }
+  });
+
+  it("fails a redemption whose owner no longer holds the ZSD, with both balances", async () => {
+    api.worker!.stop();
+    const amount = 50n * ZSD;
+    const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);
+    const response = await api.call(
+      "/v1/redeem",
+      json({
+        amount: formatZsd(amount),
+        withdrawAddress: WITHDRAW,
+        owner: alice.address,
+        permit: { deadline: Number(deadline), ...sig },
+      }),
+    );
+    expect(response.status).toBe(202);
+    const { id } = (await response.json()) as { id: string };
+    // Signed, then spent elsewhere before the relay sends it.
+    const balance = await s.read.token.read.balanceOf([alice.address]);
+    await s.receipt(await s.as(alice).token.write.transfer([bob.address, balance]));
+    api.worker!.start();
+    let redemption: Record<string, unknown> = {};
+    for (let i = 0; i < 100 && redemption.status !== "failed"; i++) {
+      redemption = (await (await api.call(`/v1/redemptions/${id}`)).json()) as Record<string, unknown>;
+      if (redemption.status !== "failed") await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(redemption).toMatchObject({
+      status: "failed",
+      txHash: null,
+      failureCode: "erc20_insufficient_balance",
+      failureReason: `${alice.address} holds 0 ZSD; this needs 50 ZSD.`,
+    });
+    await s.receipt(await s.as(bob).token.write.transfer([alice.address, balance]));
+  });
+
+  it("reads why a mined transaction reverted by replaying it on the state it met", async () => {
+    const note = createNote();
+    const { leaf } = await s.deposit(note, 4n * ZEC);
+    expect(leaf).toBeGreaterThan(0n);
+    const proved = await s.prove({ note, amountZat: 4n * ZEC, mintAmount: 10n * ZSD, recipient: alice.address });
+    const data = encodeMintCall(proved.proof, proved.request);
+    const minted = await s.receipt(await s.as(bob).wallet.sendTransaction({ to: chain.minter, data }));
+    expect(minted.status).toBe("success");
+    // The same call mined after it would meet a spent nullifier.
+    const head = await s.publicClient.getBlockNumber();
+    expect(await refusalOfMined(chain, { from: bob.address, to: chain.minter, data, blockNumber: head + 1n })).toEqual({
+      code: "nullifier_already_spent",
+      reason: "This deposit was already minted (its nullifier is spent).",
+    });
+    // Replayed where it went through, there is no refusal to read.
+    expect(
+      await refusalOfMined(chain, { from: bob.address, to: chain.minter, data, blockNumber: minted.blockNumber }),
+    ).toMatchObject({ code: "transaction_reverted" });
+  });
+
+  it("explains each refusal a relayed call can meet, and names any other with its arguments", () => {
+    const say = (name: string, args: unknown[], now = 0n) =>
+      explainRevert(new ContractRevertError(name as never, args), now);
+    expect(say("RootExpired", [1n, 1_000n, 600n], 1_900n).reason).toMatch(/superseded 900 s ago.*for 600 s/);
+    expect(say("InsufficientAvailableCollateral", [150_000_000n, 100_000_000n]).reason).toBe(
+      "The pool has 1 ZEC available for redemptions; this one needs 1.5 ZEC.",
+    );
+    expect(say("ExpiredSignature", [0n]).reason).toContain("1970-01-01T00:00:00.000Z");
+    expect(say("RedemptionNotPending", [7n, 2]).reason).toBe("Redemption 7 is completed, not requested.");
+    expect(say("ReentrancyGuardReentrantCall", [])).toEqual({
+      code: "reentrancy_guard_reentrant_call",
+      reason: "The contract refused with ReentrancyGuardReentrantCall().",
+    });
+  });
+});
