@@ -171,7 +171,7 @@ describe("the README's walkthroughs", () => {
           nonce: BigInt(known.nonce as string),
           deadline: BigInt(known.suggestedDeadline as number),
         };
-        const signature = await alice.signTypedData({ ...(terms.typedData as never), message } as never);
+        const signature = await alice.signTypedData({ ...terms.typedData, message } as never);
         const { v, r, s: sigS } = parseSignature(signature);
         Object.assign(known, { v: Number(v), r, s: sigS });
       }
