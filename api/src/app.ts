@@ -41,6 +41,9 @@ import { RelayWorker } from "./relay/worker.ts";
 import { Payouts } from "./relay/payouts.ts";
 import { redemptionRoutes } from "./http/resources/redemptions/router.ts";
 import { RedemptionService } from "./domain/redemptions.ts";
+import { AgentService } from "./domain/agents.ts";
+import { agentRoutes } from "./http/resources/agents/router.ts";
+import { WebhookWorker } from "./webhooks/worker.ts";
 
 export interface AppDependencies {
   config: Config;
@@ -59,6 +62,8 @@ export interface App {
   priceFeed?: SandboxPriceFeed;
   /** Payouts of redemptions (moved on by the worker's passes). */
   payouts?: Payouts;
+  /** Delivers compliance agents' webhooks from the outbox (not started: index.ts and tests start it). */
+  webhooks: WebhookWorker;
   metrics: Metrics;
   openApi: ReturnType<typeof openApiDocument>;
 }
@@ -162,6 +167,28 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
         })
       : undefined;
 
+  // Production webhooks go over TLS to public addresses only; the sandbox may call a developer's machine.
+  const webhookPolicy = {
+    allowHttp: config.ENVIRONMENT === "sandbox",
+    allowLoopback: config.ENVIRONMENT === "sandbox",
+  };
+  const webhooks = new WebhookWorker(db, {
+    environment: config.ENVIRONMENT,
+    policy: webhookPolicy,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    retryScale: config.WEBHOOK_RETRY_SCALE,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    pollMs: config.WEBHOOK_POLL_MS,
+    leaseMs: config.WEBHOOK_LEASE_MS,
+    workerId: config.RELAY_WORKER_ID,
+    onError: (error) => logger.warn({ err: error }, "webhook worker pass failed"),
+  });
+  const agents = new AgentService(db, {
+    policy: webhookPolicy,
+    secretGraceSeconds: config.WEBHOOK_SECRET_GRACE_SECONDS,
+    onQueued: () => webhooks.wake(),
+  });
+
   const routes = [
     ...healthRoutes(db, upstreams, config.INDEXER_MAX_LAG_BLOCKS, chain),
     ...keyRoutes(keys, config.MAX_ACTIVE_KEYS),
@@ -170,6 +197,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ...proofRoutes(proofs),
     ...mintRoutes(mints, config.MINT_WAIT_MS),
     ...redemptionRoutes(redemptions),
+    ...agentRoutes(agents),
     // Production has no sandbox routes at all: they answer 404 there.
     ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody, priceFeed) : []),
   ];
@@ -270,5 +298,5 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
 
   app.use(errorHandler({ bodyLimit: config.BODY_LIMIT, logger, unlimited: ipLimiter }));
 
-  return { app, keys, custody, payouts, worker, priceFeed, metrics, openApi };
+  return { app, keys, custody, payouts, worker, priceFeed, webhooks, metrics, openApi };
 }

@@ -130,6 +130,18 @@ export const configSchema = z.object({
   /** A request's head must arrive within this; the whole request within REQUEST_TIMEOUT_MS. */
   HEADERS_TIMEOUT_MS: positiveInt.default(10_000),
   REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
+  /** How long a webhook attempt may take (connecting and answering) before it counts as failed. */
+  WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
+  /** Multiplies the webhook retry schedule (about three days at 1); tests compress it, e.g. 0.001. */
+  WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(100).default(1),
+  /** How long a rotated-out webhook signing secret keeps signing beside the new one. */
+  WEBHOOK_SECRET_GRACE_SECONDS: positiveInt.default(86_400),
+  /** How often the webhook worker looks for due deliveries (a ping or a redelivery wakes it at once). */
+  WEBHOOK_POLL_MS: positiveInt.default(1000),
+  /** Webhook attempts made at once. */
+  WEBHOOK_CONCURRENCY: positiveInt.max(256).default(16),
+  /** How long the webhook worker's lease lasts; another replica takes over a silent one after it. */
+  WEBHOOK_LEASE_MS: positiveInt.default(15_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
 });

@@ -31,8 +31,9 @@ const redis = config.REDIS_URL
 redis?.on("error", (error) =>
   logger.warn({ err: error.message }, "redis unavailable; rate limits fall back to memory"),
 );
-const { app, worker, priceFeed } = createApp({ config, db, redis, logger });
+const { app, worker, priceFeed, webhooks } = createApp({ config, db, redis, logger });
 worker?.start();
+webhooks.start();
 await priceFeed?.start().catch((error: unknown) => logger.warn({ err: error }, "sandbox price feed did not start"));
 
 const server: Server = createHttpServer(app, {
@@ -67,10 +68,10 @@ async function shutdown(signal: string) {
   // A pass waiting on the chain is not waited for past the timeout: every step
   // is recorded before it acts, so the next start resumes it as after a crash.
   const passEnded = await Promise.race([
-    worker?.stop().then(() => true),
+    Promise.all([worker?.stop(), webhooks.stop()]).then(() => true),
     new Promise<boolean>((resolve) => setTimeout(() => resolve(false), config!.SHUTDOWN_TIMEOUT_MS).unref()),
   ]);
-  if (passEnded === false) logger.warn("relay pass still running at shutdown; the next start resumes it");
+  if (passEnded === false) logger.warn("relay or webhook pass still running at shutdown; the next start resumes it");
   await db.close();
   await redis?.quit().catch(() => undefined);
   logger.info("stopped");

@@ -27,6 +27,8 @@ export interface RunningApi {
   worker: ReturnType<typeof createApp>["worker"];
   payouts: ReturnType<typeof createApp>["payouts"];
   priceFeed: ReturnType<typeof createApp>["priceFeed"];
+  /** The webhook worker (not started; close stops it). */
+  webhooks: ReturnType<typeof createApp>["webhooks"];
   /** An account with one key of the deployment's environment. */
   accountId: string;
   secret: string;
@@ -64,7 +66,7 @@ export async function startApi(
     RPC_URL: "http://127.0.0.1:9",
     ...env,
   });
-  const { app, keys, openApi, custody, payouts, worker, priceFeed } = createApp({
+  const { app, keys, openApi, custody, payouts, worker, priceFeed, webhooks } = createApp({
     config,
     db,
     redis: options.redis,
@@ -89,6 +91,7 @@ export async function startApi(
     payouts,
     worker,
     priceFeed,
+    webhooks,
     accountId: account.id,
     secret,
     call: (path, init = {}) => {
@@ -101,11 +104,13 @@ export async function startApi(
         },
       });
     },
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await webhooks.stop();
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+    },
   };
 }
 

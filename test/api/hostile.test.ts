@@ -495,9 +495,10 @@ describe("hostile input", () => {
   describe("generated from the OpenAPI document", () => {
     const TABLES = ["accounts", "api_keys", "idempotency_records", "proofs", "custody_ledger", "mints"];
     const TABLES_MORE = ["redemption_requests", "payouts", "relay_cursors", "worker_leases"];
+    const TABLES_AGENTS = ["agents", "webhook_events", "webhook_deliveries", "webhook_attempts"];
     async function state() {
       const counts: Record<string, number> = {};
-      for (const table of [...TABLES, ...TABLES_MORE]) {
+      for (const table of [...TABLES, ...TABLES_MORE, ...TABLES_AGENTS]) {
         const [row] = await api.db.query<{ n: number | string }>(`SELECT count(*) AS n FROM ${table}`);
         counts[table] = Number(row?.n);
       }

@@ -222,4 +222,70 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `UPDATE redemption_requests SET failure_code = 'unclassified' WHERE status = 'failed'`,
     ],
   },
+  {
+    version: 11,
+    name: "compliance agents and their webhooks: agents, events, an outbox of deliveries and their attempts",
+    statements: [
+      `CREATE TABLE agents (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(id),
+        environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+        name text NOT NULL,
+        description text,
+        role text NOT NULL CHECK (role IN ('observer', 'screener')),
+        webhook_url text NOT NULL,
+        events text[] NOT NULL,
+        -- The API signs with it, so it is kept (never a hash); the previous one
+        -- signs too until previous_secret_expires_at, after a rotation.
+        secret text NOT NULL,
+        previous_secret text,
+        previous_secret_expires_at timestamptz,
+        enabled boolean NOT NULL DEFAULT true,
+        disabled_reason text,
+        disabled_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        deleted_at timestamptz
+      )`,
+      `CREATE INDEX agents_account ON agents (account_id, environment) WHERE deleted_at IS NULL`,
+      // The event as sent, byte for byte on every attempt (its id is the webhook-id).
+      `CREATE TABLE webhook_events (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(id),
+        environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+        type text NOT NULL,
+        payload text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      // The outbox: one row per event and agent, written in the transaction of the change.
+      `CREATE TABLE webhook_deliveries (
+        id text PRIMARY KEY,
+        event_id text NOT NULL REFERENCES webhook_events(id),
+        agent_id text NOT NULL REFERENCES agents(id),
+        status text NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+        attempts integer NOT NULL DEFAULT 0,
+        -- Attempts made before the current schedule began (a redelivery on request starts a new one).
+        schedule_start integer NOT NULL DEFAULT 0,
+        -- When pending: when the next attempt is due. A claimed attempt pushes it past its
+        -- timeout, so one cut short by a crash is made again after that.
+        next_attempt_at timestamptz NOT NULL DEFAULT now(),
+        last_response_status integer,
+        last_error text,
+        delivered_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending'`,
+      `CREATE INDEX webhook_deliveries_agent ON webhook_deliveries (agent_id, created_at)`,
+      `CREATE TABLE webhook_attempts (
+        delivery_id text NOT NULL REFERENCES webhook_deliveries(id),
+        attempt integer NOT NULL,
+        started_at timestamptz NOT NULL,
+        latency_ms integer NOT NULL,
+        response_status integer,
+        error text,
+        PRIMARY KEY (delivery_id, attempt)
+      )`,
+    ],
+  },
 ];

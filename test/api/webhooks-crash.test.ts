@@ -1,0 +1,166 @@
+// Webhooks survive the API being killed: the API process is SIGKILLed while
+// deliveries are in flight to a slow receiver, events are emitted into the
+// outbox while it is dead, and after a restart every event reaches the
+// receiver, each under its own webhook-id.
+import { type ChildProcess, spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
+import { emitEvent } from "../../api/src/domain/events.ts";
+import { KeyService } from "../../api/src/domain/keys.ts";
+import { freePort } from "../../scripts/lib/hardhat-node.ts";
+import { ROOT } from "../../scripts/lib/paths.ts";
+import { createTestDatabase } from "@zsd/testkit";
+import { eventually } from "./helpers.ts";
+import { type Receiver, startReceiver, verify } from "./webhook-receiver.ts";
+
+const PINGS = 20;
+const EMITTED = 10;
+
+describe("webhook delivery across a SIGKILL", () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: Database;
+  let accountId: string;
+  let secret: string;
+  let port: number;
+  let child: ChildProcess | undefined;
+  let receiver: Receiver;
+
+  async function start() {
+    child = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DATABASE_URL: database.url,
+        WEBHOOK_POLL_MS: "20",
+        WEBHOOK_TIMEOUT_MS: "1000",
+        WEBHOOK_RETRY_SCALE: "0.001",
+        // The restarted process is the same replica: it takes its lease back without waiting for it to expire.
+        RELAY_WORKER_ID: "webhook-crash-replica",
+        LOG_LEVEL: "silent",
+      },
+      stdio: "ignore",
+    });
+    for (let i = 0; i < 150; i++) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/v1/health`)).ok) return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    throw new Error("the API did not start");
+  }
+
+  async function kill() {
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child!.once("exit", r));
+    child.kill("SIGKILL");
+    await exited;
+    await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
+  }
+
+  const call = (path: string, body?: unknown) =>
+    fetch(`http://127.0.0.1:${port}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  beforeAll(async () => {
+    database = await createTestDatabase("zsd_webhook_crash");
+    db = await openDatabase({ url: database.url });
+    const keys = new KeyService(db);
+    accountId = (await keys.createAccount("webhook crash test")).id;
+    secret = (await keys.create(accountId, "sandbox", "crash")).secret;
+    port = await freePort();
+    // Slow: each answer waits, so that the kill finds attempts in flight.
+    receiver = await startReceiver(() => ({ status: 204, delayMs: 300 }));
+  });
+
+  afterAll(async () => {
+    await kill();
+    await receiver?.close();
+    await db?.close();
+    await database?.drop();
+  });
+
+  it("delivers every event after a restart, those in flight at the kill included", async () => {
+    await start();
+    const registered = await call("/v1/agents/register", {
+      name: "crash observer",
+      webhookUrl: receiver.url,
+      events: ["mint.confirmed"],
+      role: "observer",
+    });
+    expect(registered.status).toBe(201);
+    const agent = (await registered.json()) as { agentId: string; secret: string };
+
+    const eventIds: string[] = [];
+    for (let i = 0; i < PINGS; i++) {
+      const queued = await call(`/v1/agents/${agent.agentId}/test`, {});
+      expect(queued.status).toBe(202);
+      eventIds.push(((await queued.json()) as { eventId: string }).eventId);
+    }
+    // Killed while the receiver holds attempts open: they were sent, and never answered to the API.
+    await eventually(
+      async () => receiver.received.length,
+      (n) => n >= 3,
+      "attempts in flight",
+    );
+    await kill();
+    const inFlight = (
+      await db.query<{ n: string }>(
+        `SELECT count(*) AS n FROM webhook_deliveries WHERE agent_id = $1 AND status = 'pending' AND attempts > 0`,
+        [agent.agentId],
+      )
+    )[0]!;
+    expect(Number(inFlight.n)).toBeGreaterThan(0);
+
+    // While the API is down, changes still emit events in their own transactions (one rolled back emits nothing).
+    for (let i = 0; i < EMITTED; i++) {
+      const { eventId, deliveryIds } = await db.transaction((tx) =>
+        emitEvent(tx, {
+          account: accountId,
+          environment: "sandbox",
+          type: "mint.confirmed",
+          data: { mintId: `mint_${i}` },
+        }),
+      );
+      expect(deliveryIds).toHaveLength(1);
+      eventIds.push(eventId);
+    }
+    await expect(
+      db.transaction(async (tx) => {
+        await emitEvent(tx, { account: accountId, environment: "sandbox", type: "mint.confirmed", data: {} });
+        throw new Error("the change failed");
+      }),
+    ).rejects.toThrow("the change failed");
+
+    await start();
+    await eventually(
+      async () =>
+        (
+          await db.query<{ status: string }>(
+            "SELECT status FROM webhook_deliveries WHERE agent_id = $1 AND status <> 'succeeded'",
+            [agent.agentId],
+          )
+        ).length,
+      (n) => n === 0,
+      "every delivery to succeed",
+      30_000,
+    );
+    const received = receiver.received.map((r) => verify(agent.secret, r).id);
+    // Every event arrived, and nothing else (the rolled-back one never existed).
+    expect(new Set(received)).toEqual(new Set(eventIds));
+    expect(await db.query("SELECT id FROM webhook_events WHERE account_id = $1", [accountId])).toHaveLength(
+      PINGS + EMITTED,
+    );
+    // At least once: an attempt cut short by the kill is sent again under the same webhook-id, and only those.
+    expect(received.length - eventIds.length).toBeLessThanOrEqual(Number(inFlight.n));
+    const log = (await (await call(`/v1/agents/${agent.agentId}/deliveries?limit=100`)).json()) as {
+      data: { eventId: string; status: string; attemptCount: number }[];
+    };
+    expect(log.data).toHaveLength(PINGS + EMITTED);
+    expect(log.data.every((d) => d.status === "succeeded")).toBe(true);
+  });
+});
