@@ -13,8 +13,8 @@ import { createLimiter, rateLimit } from "./http/middleware/rate-limit.ts";
 import { requestId } from "./http/middleware/request-id.ts";
 import { type Logger, createLogger } from "./logger.ts";
 import { type Metrics, createMetrics, metricsAccess, trackRelay } from "./http/metrics.ts";
-import { errorHandler } from "./http/errors.ts";
-import { docsPage } from "./http/openapi/docs.ts";
+import { type UndeclaredProblem, errorHandler, undeclaredProblems } from "./http/errors.ts";
+import { docsRouter } from "./http/openapi/docs.ts";
 import { openApiDocument } from "./http/openapi/document.ts";
 import { problems } from "./http/problems.ts";
 import { healthRoutes } from "./http/resources/health/router.ts";
@@ -66,6 +66,8 @@ export interface App {
   webhooks: WebhookWorker;
   metrics: Metrics;
   openApi: ReturnType<typeof openApiDocument>;
+  /** Problems answered that the OpenAPI document does not declare for their operation, once each. */
+  undeclaredProblems: ReadonlyMap<string, UndeclaredProblem>;
 }
 
 export function createApp({ config, db, redis, logger: given }: AppDependencies): App {
@@ -201,11 +203,22 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     // Production has no sandbox routes at all: they answer 404 there.
     ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody, priceFeed) : []),
   ];
-  const baseUrl = config.ENVIRONMENT === "production" ? config.PRODUCTION_BASE_URL : config.SANDBOX_BASE_URL;
-  const openApi = openApiDocument(routes, [
-    { url: config.PRODUCTION_BASE_URL.replace(/\/v1\/?$/, ""), description: "Production" },
-    { url: config.SANDBOX_BASE_URL.replace(/\/v1\/?$/, ""), description: "Sandbox (testnet)" },
-  ]);
+  // The document's paths start with /v1: a server is the address before it.
+  const root = (baseUrl: string) => baseUrl.replace(/\/v1\/?$/, "");
+  const environments = [
+    { environment: "production", baseUrl: config.PRODUCTION_BASE_URL, description: "Production" },
+    { environment: "sandbox", baseUrl: config.SANDBOX_BASE_URL, description: "Sandbox (testnet)" },
+  ] as const;
+  const own = environments.find((e) => e.environment === config.ENVIRONMENT)!;
+  // Without a configured address this server names itself relatively, as no placeholder could.
+  const servers = [
+    { url: own.baseUrl ? root(own.baseUrl) : "/", description: `${own.description}: this server` },
+    ...environments
+      .filter((e) => e !== own && e.baseUrl)
+      .map((e) => ({ url: root(e.baseUrl!), description: e.description })),
+  ];
+  const problemTypeBase = config.PROBLEM_TYPE_BASE ?? `${own.baseUrl ? root(own.baseUrl) : ""}/docs/problems#`;
+  const openApi = openApiDocument(routes, servers, problemTypeBase);
 
   const points = rateLimitFor(config);
   const window = config.RATE_LIMIT_WINDOW_SECONDS;
@@ -227,6 +240,8 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
 
   const app = express();
   app.disable("x-powered-by");
+  // For the problems Node answers itself (http/server.ts).
+  app.locals.problemTypeBase = problemTypeBase;
   // Ledger answers change every block and carry asOfBlock: no ETag hashing per response.
   app.set("etag", false);
   app.set("trust proxy", config.TRUST_PROXY);
@@ -234,7 +249,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   app.use(requestLogging(logger, metrics));
   app.use(
     helmet({
-      // JSON answers and one self-contained docs page (inline style, no script).
+      // JSON answers and HTML pages with inline style and no script; /docs sets its own (openapi/docs.ts).
       contentSecurityPolicy: {
         useDefaults: false,
         directives: {
@@ -272,7 +287,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   app.use(jsonBodies(config.BODY_LIMIT));
 
   app.get("/v1/openapi.json", publicLimiter, (_req, res) => void res.json(openApi));
-  app.get("/docs", publicLimiter, (_req, res) => void res.type("html").send(docsPage(openApi, baseUrl)));
+  app.use(docsRouter(openApi.info.title, routes, publicLimiter));
   app.get("/metrics", publicLimiter, async (req, res, next) => {
     const problem = metricsAccess(config, req.get("authorization"));
     if (problem) return next(problem);
@@ -296,7 +311,22 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     next(allowed.length > 0 ? problems.methodNotAllowed(req.method, allowed) : problems.notFound(req.path));
   });
 
-  app.use(errorHandler({ bodyLimit: config.BODY_LIMIT, logger, unlimited: ipLimiter }));
+  const undeclared = new Map<string, UndeclaredProblem>();
+  app.use(
+    errorHandler({
+      bodyLimit: config.BODY_LIMIT,
+      logger,
+      unlimited: ipLimiter,
+      problemTypeBase,
+      // Kept once per operation and code, so this stays small however long the process runs.
+      inspect: undeclaredProblems(routes, (found) => {
+        const key = `${found.operation} ${found.code}`;
+        if (undeclared.has(key)) return;
+        undeclared.set(key, found);
+        logger.warn(found, "answered a problem the OpenAPI document does not declare");
+      }),
+    }),
+  );
 
-  return { app, keys, custody, payouts, worker, priceFeed, webhooks, metrics, openApi };
+  return { app, keys, custody, payouts, worker, priceFeed, webhooks, metrics, openApi, undeclaredProblems: undeclared };
 }

@@ -10,8 +10,19 @@ export const configSchema = z.object({
   ENVIRONMENT: z.enum(["sandbox", "production"]).default("sandbox"),
   HOST: z.string().default("127.0.0.1"),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  PRODUCTION_BASE_URL: url.default("https://api.zsd.example/v1"),
-  SANDBOX_BASE_URL: url.default("https://sandbox.api.zsd.example/v1"),
+  /**
+   * Public base addresses (…/v1) of each environment, as clients call them:
+   * the OpenAPI document's servers and the 401 a key of the other environment
+   * gets. Unset, the document names this server by a relative address.
+   */
+  PRODUCTION_BASE_URL: url.optional(),
+  SANDBOX_BASE_URL: url.optional(),
+  /**
+   * Each problem's `type` is this prefix and its code. Unset: this server's
+   * own /docs/problems# page (absolute when this environment's base address
+   * is set, else relative to this server).
+   */
+  PROBLEM_TYPE_BASE: url.optional(),
   DATABASE_URL: z.string().startsWith("postgres").optional(),
   PGLITE_DIRECTORY: z.string().default("./.data/api"),
   REDIS_URL: z.string().startsWith("redis").optional(),

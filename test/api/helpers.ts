@@ -29,6 +29,8 @@ export interface RunningApi {
   priceFeed: ReturnType<typeof createApp>["priceFeed"];
   /** The webhook worker (not started; close stops it). */
   webhooks: ReturnType<typeof createApp>["webhooks"];
+  /** Problems answered that the OpenAPI document does not declare: close fails when there are any. */
+  undeclaredProblems: ReturnType<typeof createApp>["undeclaredProblems"];
   /** An account with one key of the deployment's environment. */
   accountId: string;
   secret: string;
@@ -66,7 +68,7 @@ export async function startApi(
     RPC_URL: "http://127.0.0.1:9",
     ...env,
   });
-  const { app, keys, openApi, custody, payouts, worker, priceFeed, webhooks } = createApp({
+  const { app, keys, openApi, custody, payouts, worker, priceFeed, webhooks, undeclaredProblems } = createApp({
     config,
     db,
     redis: options.redis,
@@ -92,6 +94,7 @@ export async function startApi(
     worker,
     priceFeed,
     webhooks,
+    undeclaredProblems,
     accountId: account.id,
     secret,
     call: (path, init = {}) => {
@@ -110,6 +113,11 @@ export async function startApi(
         server.closeAllConnections();
         server.close(() => resolve());
       });
+      // Every test that meets an error checks the document promises it, for the operation that answered it.
+      if (undeclaredProblems.size > 0) {
+        const found = [...undeclaredProblems.values()].map((p) => `${p.operation} ${p.status} ${p.code}: ${p.why}`);
+        throw new Error(`problems the OpenAPI document does not declare:\n${found.join("\n")}`);
+      }
     },
   };
 }

@@ -4,7 +4,8 @@ import { type DomainError, type ErrorKind, type FieldError, domainErrors } from 
 
 export type { FieldError };
 
-export const PROBLEM_TYPE_BASE = "https://docs.zsd.example/errors/";
+/** Where a code's documentation is: PROBLEM_TYPE_BASE, else this server's /docs/problems page. */
+export const problemType = (base: string, code: string) => `${base}${code}`;
 
 export interface ProblemBody {
   type: string;
@@ -98,11 +99,11 @@ export function problemFromDomain(error: DomainError): Problem {
   });
 }
 
-export function sendProblem(res: Response, problem: Problem, requestId?: string): void {
+export function sendProblem(res: Response, problem: Problem, typeBase: string, requestId?: string): void {
   const { headers, ...extensions } = problem.extra;
   for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
   const body: ProblemBody = {
-    type: `${PROBLEM_TYPE_BASE}${problem.code}`,
+    type: problemType(typeBase, problem.code),
     title: problem.title,
     status: problem.status,
     detail: problem.detail,

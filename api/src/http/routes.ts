@@ -3,6 +3,7 @@
 import type { NextFunction, Request, RequestHandler, Response, Router } from "express";
 import { z } from "zod";
 import { type FieldError, problems } from "./problems.ts";
+import type { ProblemCode } from "./problem-catalog.ts";
 
 export type Method = "get" | "post" | "delete";
 
@@ -17,8 +18,16 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   params?: P;
   query?: Q;
   body?: B;
-  /** Status → response schema (problems are documented for every route). */
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  /** Status → response schema, with an example answer that the schema takes. */
+  responses: Record<number, { description: string; schema?: z.ZodType; example?: unknown }>;
+  /** Example request bodies by name; each one passes `body`. */
+  requestExamples?: Record<string, { summary: string; value: unknown }>;
+  /**
+   * The problem codes this operation answers beyond those every operation of
+   * its kind shares (validation, authentication, idempotency, limits: see
+   * operationProblems). A code answered but not declared fails the tests.
+   */
+  problems?: readonly ProblemCode[];
   handler: (
     input: { params: z.output<P>; query: z.output<Q>; body: z.output<B> },
     req: Request,
@@ -101,12 +110,18 @@ export function mount(
   }
 }
 
+const pattern = (spec: AnyRoute) => new RegExp(`^${spec.path.replace(/:[A-Za-z]+/g, "[^/]+")}/?$`);
+
+/** The route Express would run for a method and a path below /v1, as it runs the first that matches. */
+export function findRoute(routes: AnyRoute[], method: string, path: string): AnyRoute | undefined {
+  return routes.find((spec) => spec.method === method.toLowerCase() && pattern(spec).test(path));
+}
+
 /** The methods declared for a concrete path, for 405 answers. */
 export function allowedMethods(routes: AnyRoute[], path: string): string[] {
   const methods = new Set<string>();
   for (const spec of routes) {
-    const pattern = new RegExp(`^${spec.path.replace(/:[A-Za-z]+/g, "[^/]+")}/?$`);
-    if (pattern.test(path)) methods.add(spec.method.toUpperCase());
+    if (pattern(spec).test(path)) methods.add(spec.method.toUpperCase());
   }
   return [...methods];
 }

@@ -4,7 +4,7 @@
 import { type Server, createServer } from "node:http";
 import type { Socket } from "node:net";
 import type { Express } from "express";
-import { PROBLEM_TYPE_BASE } from "./problems.ts";
+import { problemType } from "./problems.ts";
 
 export interface ServerLimits {
   /** Time for the whole request head to arrive. */
@@ -35,13 +35,13 @@ function clientErrorStatus(error: NodeJS.ErrnoException): number {
 }
 
 /** The problem Node would otherwise answer as a bare `400 Bad Request`. */
-function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+function onClientError(typeBase: string, error: NodeJS.ErrnoException, socket: Socket): void {
   if (socket.destroyed) return;
   if (error.code === "ECONNRESET" || !socket.writable) return void socket.destroy();
   const status = clientErrorStatus(error);
   const [code, title] = STATUS_TITLE[status]!;
   const body = JSON.stringify({
-    type: `${PROBLEM_TYPE_BASE}${code}`,
+    type: problemType(typeBase, code),
     title,
     status,
     detail: "The server could not read this HTTP request.",
@@ -64,6 +64,8 @@ export function createHttpServer(app: Express, limits: ServerLimits): Server {
     app,
   );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  server.on("clientError", onClientError);
+  // createApp keeps PROBLEM_TYPE_BASE (or its default) there.
+  const typeBase = String(app.locals.problemTypeBase ?? "");
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => onClientError(typeBase, error, socket));
   return server;
 }

@@ -25,8 +25,9 @@ export function authenticate(keys: KeyService, config: Config, onFailure: Reques
             const baseUrl = result.environment === "production" ? config.PRODUCTION_BASE_URL : config.SANDBOX_BASE_URL;
             throw problems.unauthorized(
               "wrong_environment",
-              `This is a ${result.environment} key; this server is the ${config.ENVIRONMENT} environment. Call ${baseUrl} with it.`,
-              { keyEnvironment: result.environment, baseUrl },
+              `This is a ${result.environment} key; this server is the ${config.ENVIRONMENT} environment.` +
+                (baseUrl ? ` Call ${baseUrl} with it.` : ""),
+              { keyEnvironment: result.environment, ...(baseUrl && { baseUrl }) },
             );
           }
           default:

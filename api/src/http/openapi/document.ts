@@ -1,32 +1,95 @@
 // OpenAPI 3.1 from the routes' zod schemas (JSON Schema 2020-12, which 3.1 uses).
 import { z } from "zod";
 import type { AnyRoute } from "../routes.ts";
+import {
+  PROBLEM_CATALOG,
+  PROBLEM_FIELDS,
+  type ProblemCode,
+  type ProblemEntry,
+  type ProblemField,
+  operationProblems,
+  problemExample,
+} from "../problem-catalog.ts";
 
-const problemSchema = {
-  type: "object",
-  required: ["type", "title", "status", "detail", "code"],
-  properties: {
-    type: { type: "string", format: "uri" },
-    title: { type: "string" },
-    status: { type: "integer" },
-    detail: { type: "string" },
-    code: { type: "string", description: "Stable machine-readable error code" },
-    requestId: { type: "string" },
-    errors: {
-      type: "array",
-      items: {
-        type: "object",
-        required: ["field", "message"],
-        properties: { field: { type: "string" }, message: { type: "string" } },
-      },
+/** RFC 9457 problem details, with every extension member some code carries. */
+function problemSchema() {
+  const carriers = (field: ProblemField) =>
+    (Object.keys(PROBLEM_CATALOG) as ProblemCode[]).filter((code) =>
+      (PROBLEM_CATALOG[code] as ProblemEntry).fields?.includes(field),
+    );
+  return {
+    type: "object",
+    description: "An error (RFC 9457). Branch on `code`, never on `title` or `detail`, which are words for people.",
+    required: ["type", "title", "status", "detail", "code"],
+    properties: {
+      type: { type: "string", format: "uri-reference", description: "Where this code is documented" },
+      title: { type: "string" },
+      status: { type: "integer" },
+      detail: { type: "string", description: "What went wrong with this request, for people" },
+      code: { type: "string", description: "Stable machine-readable error code (see each operation's answers)" },
+      requestId: { type: "string", description: "This request's id, also in the X-Request-Id header" },
+      ...Object.fromEntries(
+        (Object.entries(PROBLEM_FIELDS) as [ProblemField, (typeof PROBLEM_FIELDS)[ProblemField]][]).map(
+          ([name, field]) => [
+            name,
+            {
+              ...field.schema,
+              description: `${field.description}. With ${carriers(name)
+                .map((code) => `\`${code}\``)
+                .join(", ")}.`,
+            },
+          ],
+        ),
+      ),
     },
-  },
+  };
+}
+
+const HEADERS: Record<string, { description: string; schema: JsonSchema }> = {
+  "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } },
+  "WWW-Authenticate": { description: 'Bearer realm="zsd"', schema: { type: "string" } },
+  Allow: { description: "The methods the path has", schema: { type: "string" } },
 };
+
+/** One response per status: each code it can carry, what it means, and an example body. */
+function problemResponses(codes: ProblemCode[], typeBase: string) {
+  const byStatus = new Map<number, ProblemCode[]>();
+  for (const code of codes) {
+    const { status } = PROBLEM_CATALOG[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return new Map(
+    [...byStatus].map(([status, group]) => {
+      const entries = group.map((code) => [code, PROBLEM_CATALOG[code] as ProblemEntry] as const);
+      const headers = [...new Set(entries.flatMap(([, e]) => e.headers ?? []))];
+      return [
+        status,
+        {
+          description: entries.map(([code, e]) => `- \`${code}\`: ${e.meaning}`).join("\n"),
+          ...(headers.length > 0 ? { headers: Object.fromEntries(headers.map((h) => [h, HEADERS[h]])) } : {}),
+          content: {
+            "application/problem+json": {
+              schema: { $ref: "#/components/schemas/Problem" },
+              examples: Object.fromEntries(
+                entries.map(([code, e]) => [code, { summary: e.title, value: problemExample(code, typeBase) }]),
+              ),
+            },
+          },
+        },
+      ] as const;
+    }),
+  );
+}
 
 type JsonSchema = Record<string, unknown>;
 
-export function openApiDocument(routes: AnyRoute[], servers: { url: string; description: string }[]) {
-  const components: Record<string, JsonSchema> = { Problem: problemSchema };
+export function openApiDocument(
+  routes: AnyRoute[],
+  servers: { url: string; description: string }[],
+  /** Prefix of each problem's `type` link, for the examples. */
+  problemTypeBase: string,
+) {
+  const components: Record<string, JsonSchema> = { Problem: problemSchema() };
 
   /** A schema as JSON Schema; schemas with a meta id become shared components. */
   const toSchema = (schema: z.ZodType, io: "input" | "output"): JsonSchema => {
@@ -75,27 +138,28 @@ export function openApiDocument(routes: AnyRoute[], servers: { url: string; desc
       responses[status] = {
         description: response.description,
         ...(response.schema
-          ? { content: { "application/json": { schema: toSchema(response.schema, "output") } } }
+          ? {
+              content: {
+                "application/json": {
+                  schema: toSchema(response.schema, "output"),
+                  ...(response.example === undefined ? {} : { example: response.example }),
+                },
+              },
+            }
           : {}),
       };
     }
-    const problem = (description: string) => ({
-      description,
-      content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
-    });
-    if (r.params || r.query || r.body) responses["400"] = problem("Invalid request");
-    // Every route is rate limited: per API key, or per client address before a key is known.
-    responses["429"] = problem("Rate limit exceeded");
-    if (r.auth) {
-      responses["401"] = problem("Missing, malformed, unknown or revoked API key, or a key of the other environment");
-      responses["503"] ??= problem("The indexer or the chain is unavailable");
+    for (const [status, problem] of problemResponses(operationProblems(r), problemTypeBase)) {
+      const declared = responses[status] as { description: string; content?: object } | undefined;
+      // A status the route answers with its own body too (none today) keeps both.
+      responses[status] = declared
+        ? {
+            ...problem,
+            description: `${declared.description}, or a problem:\n${problem.description}`,
+            content: { ...declared.content, ...problem.content },
+          }
+        : problem;
     }
-    if (r.method === "post") {
-      responses["409"] = problem("A request with the same Idempotency-Key is in progress");
-      responses["422"] = problem("The Idempotency-Key was used with a different body");
-    }
-    if (r.params) responses["404"] = problem("Not found");
-    responses["500"] = problem("Internal error");
     if (r.method === "post") {
       parameters.push({
         name: "Idempotency-Key",
@@ -113,7 +177,17 @@ export function openApiDocument(routes: AnyRoute[], servers: { url: string; desc
       ...(r.auth ? {} : { security: [] }),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(r.body
-        ? { requestBody: { required: true, content: { "application/json": { schema: toSchema(r.body, "input") } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: {
+                "application/json": {
+                  schema: toSchema(r.body, "input"),
+                  ...(r.requestExamples ? { examples: r.requestExamples } : {}),
+                },
+              },
+            },
+          }
         : {}),
       responses,
     };
@@ -126,7 +200,11 @@ export function openApiDocument(routes: AnyRoute[], servers: { url: string; desc
       version: "1.0.0",
       description:
         "Relay API of the Shielded Dollar (ZSD), a stable token minted against attested shielded ZEC. " +
-        "Errors are RFC 9457 problem details; every response carries RateLimit headers; POSTs take an Idempotency-Key.",
+        "Every response carries RateLimit headers; POSTs take an Idempotency-Key.\n\n" +
+        "Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`: each operation " +
+        "lists the codes it answers, what each means and an example. Every code, with the few any request can " +
+        "meet (`not_found`, `method_not_allowed`, `request_timeout`, `uri_too_long`, `headers_too_large`), is " +
+        "described at [/docs/problems](/docs/problems), where each problem's `type` points.",
       license: { name: "MIT", identifier: "MIT" },
     },
     servers,

@@ -54,7 +54,7 @@ export function healthRoutes(
       summary: "Liveness: the process answers",
       tag: "Operations",
       auth: false,
-      responses: { 200: { description: "Alive", schema: healthSchema } },
+      responses: { 200: { description: "Alive", schema: healthSchema, example: { status: "ok" } } },
       handler: async () => ({ status: 200, body: { status: "ok" } }),
     }),
     route({
@@ -65,8 +65,26 @@ export function healthRoutes(
       tag: "Operations",
       auth: false,
       responses: {
-        200: { description: "Ready", schema: readinessSchema },
-        503: { description: "Not ready", schema: readinessSchema },
+        200: {
+          description: "Ready",
+          schema: readinessSchema,
+          example: {
+            status: "ready",
+            checks: { database: true, indexer: true, chain: true, price: true },
+            indexer: { block: 1204, chainHead: 1205, lagBlocks: 1, maxLagBlocks: 10 },
+          },
+        },
+        503: {
+          description: "Not ready",
+          schema: readinessSchema,
+          example: {
+            status: "not_ready",
+            checks: { database: true, indexer: true, chain: true, price: false },
+            code: "price_stale",
+            detail: "The ZEC/USD price is 3,700 s old; mints need one under 3,600 s. Retry once the oracle is updated.",
+            indexer: { block: 1204, chainHead: 1205, lagBlocks: 1, maxLagBlocks: 10 },
+          },
+        },
       },
       handler: async (_input, _req, res) => {
         const absent = () => undefined;

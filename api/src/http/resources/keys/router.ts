@@ -3,6 +3,18 @@ import { apiKeySchema, createKeyBody, createdKeySchema, keyIdParams, keyListSche
 import { Problem, problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 
+const EXAMPLE_KEY = {
+  object: "api_key",
+  id: "key_3kTm9QxZ2bLw7VfA",
+  name: "checkout backend",
+  environment: "sandbox",
+  prefix: "sk_test_",
+  last4: "x9Qa",
+  createdAt: "2026-03-02T10:15:00.000Z",
+  lastUsedAt: null,
+  revokedAt: null,
+};
+
 const present = ({ accountId: _account, ...key }: ApiKey) => ({ object: "api_key" as const, ...key });
 
 /** The account's own keys: what the dashboard's API Keys tab calls. */
@@ -17,10 +29,15 @@ export function keyRoutes(keys: KeyService, maxActive: number): AnyRoute[] {
       tag: "API keys",
       auth: true,
       body: createKeyBody,
+      requestExamples: { key: { summary: "A key for one app", value: { name: "checkout backend" } } },
       responses: {
-        201: { description: "The new key, with its secret", schema: createdKeySchema },
-        409: { description: "The account holds its allowance of active keys in this environment" },
+        201: {
+          description: "The new key, with its secret",
+          schema: createdKeySchema,
+          example: { ...EXAMPLE_KEY, secret: `sk_test_${"7Hq2".repeat(12)}` },
+        },
       },
+      problems: ["key_limit_reached"],
       handler: async ({ body }, _req, res) => {
         const caller = res.locals.apiKey as ApiKey;
         const created = await keys
@@ -46,7 +63,9 @@ export function keyRoutes(keys: KeyService, maxActive: number): AnyRoute[] {
       summary: "List the account's API keys of this environment (prefix and last four characters only)",
       tag: "API keys",
       auth: true,
-      responses: { 200: { description: "The keys", schema: keyListSchema } },
+      responses: {
+        200: { description: "The keys", schema: keyListSchema, example: { object: "list", data: [EXAMPLE_KEY] } },
+      },
       handler: async (_input, _req, res) => {
         const caller = res.locals.apiKey as ApiKey;
         return {
@@ -63,7 +82,14 @@ export function keyRoutes(keys: KeyService, maxActive: number): AnyRoute[] {
       tag: "API keys",
       auth: true,
       params: keyIdParams,
-      responses: { 200: { description: "The revoked key", schema: apiKeySchema } },
+      responses: {
+        200: {
+          description: "The revoked key",
+          schema: apiKeySchema,
+          example: { ...EXAMPLE_KEY, revokedAt: "2026-03-09T08:00:00.000Z" },
+        },
+      },
+      problems: ["resource_not_found"],
       handler: async ({ params }, _req, res) => {
         const caller = res.locals.apiKey as ApiKey;
         const revoked = await keys.revoke(caller.accountId, params.keyId, caller.environment);

@@ -37,6 +37,8 @@ function asOf(block: IndexedBlock) {
   };
 }
 
+const AS_OF = { asOfBlock: 1204, asOfBlockTime: "2026-03-02T10:15:00.000Z", asOfBlockAgeSeconds: 4 };
+
 /** Ledger reads, served from the indexer's derived tables. */
 export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
   return [
@@ -47,7 +49,23 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
       summary: "Supply of the stable token",
       tag: "Ledger",
       auth: true,
-      responses: { 200: { description: "Supply", schema: supplySchema } },
+      responses: {
+        200: {
+          description: "Supply",
+          schema: supplySchema,
+          example: {
+            object: "supply",
+            symbol: "ZSD",
+            decimals: 18,
+            circulating: "1250.5",
+            minted: "1500.5",
+            burned: "250.0",
+            holders: 7,
+            ...AS_OF,
+          },
+        },
+      },
+      problems: ["upstream_unavailable"],
       handler: async () => {
         const [s, block] = await Promise.all([upstreams.indexer<IndexerSupply>("/supply"), upstreams.indexedBlock()]);
         return {
@@ -72,7 +90,26 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
       summary: "System-wide ZEC backing",
       tag: "Ledger",
       auth: true,
-      responses: { 200: { description: "Collateral", schema: collateralSchema } },
+      responses: {
+        200: {
+          description: "Collateral",
+          schema: collateralSchema,
+          example: {
+            object: "collateral",
+            asset: "ZEC",
+            depositedZec: "60.0",
+            paidOutZec: "5.0",
+            outstandingZec: "55.0",
+            pendingRedemptionZec: "1.5",
+            valueUsd: "2337.5",
+            circulatingSupply: "1250.5",
+            collateralRatio: "1.8692",
+            price: { zecUsd: "42.5", updatedAt: "2026-03-02T10:10:00.000Z", ageSeconds: 304 },
+            ...AS_OF,
+          },
+        },
+      },
+      problems: ["upstream_unavailable"],
       handler: async () => {
         const [c, block] = await Promise.all([
           upstreams.indexer<IndexerCollateral>("/collateral"),
@@ -108,7 +145,20 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
       summary: "Peg target and the ZEC/USD oracle price",
       tag: "Ledger",
       auth: true,
-      responses: { 200: { description: "Peg price", schema: pegSchema } },
+      responses: {
+        200: {
+          description: "Peg price",
+          schema: pegSchema,
+          example: {
+            object: "peg_price",
+            pegPrice: "1.00",
+            zecUsd: "42.5",
+            updatedAt: "2026-03-02T10:10:00.000Z",
+            ...AS_OF,
+          },
+        },
+      },
+      problems: ["upstream_unavailable"],
       handler: async () => {
         const [latest, block] = await Promise.all([
           upstreams.indexer<{ price?: string; updatedAt: string }>("/prices/latest"),
@@ -135,7 +185,19 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
       tag: "Ledger",
       auth: true,
       params: addressParams,
-      responses: { 200: { description: "Balances", schema: balancesSchema } },
+      responses: {
+        200: {
+          description: "Balances",
+          schema: balancesSchema,
+          example: {
+            object: "balances",
+            address: "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+            balances: [{ asset: "ZSD", amount: "99.5", decimals: 18, raw: "99500000000000000000" }],
+            ...AS_OF,
+          },
+        },
+      },
+      problems: ["upstream_unavailable"],
       handler: async ({ params }) => {
         const [account, block] = await Promise.all([
           upstreams.indexer<{ balance: string }>(`/accounts/${params.address}`),

@@ -77,7 +77,28 @@ export function relayRoutes(config: Config, chain: Chain | undefined, relayer: s
       summary: "This relay: chain, contracts, relayer and fee a proof must bind, confirmations, the circuit",
       tag: "Relay",
       auth: false,
-      responses: { 200: { description: "The relay's terms", schema: relaySchema } },
+      responses: {
+        200: {
+          description: "The relay's terms",
+          schema: relaySchema,
+          example: {
+            object: "relay",
+            environment: "sandbox",
+            chainId: 31337,
+            contracts: {
+              StableMinter: { address: "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0", startBlock: 5 },
+            },
+            relayer: "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65",
+            fee: { minimum: "0.5" },
+            confirmations: { mint: 1, payout: 12 },
+            circuit: {
+              verificationKeySha256: "3f1c…",
+              wasm: { url: "/v1/relay/circuit/collateral.wasm", sha256: "9a0e…", bytes: 2_391_204 },
+              zkey: { url: "/v1/relay/circuit/collateral.zkey", sha256: "c41b…", bytes: 11_785_310 },
+            },
+          },
+        },
+      },
       handler: async () => ({
         status: 200,
         body: {

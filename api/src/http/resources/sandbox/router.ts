@@ -60,6 +60,13 @@ const priceFeedSchema = z
   })
   .meta({ id: "SandboxPrice" });
 
+const EXAMPLE_FEED = {
+  object: "sandbox_price" as const,
+  mode: "fixed" as const,
+  price: "42.5",
+  lastPostedAt: "2026-03-02T10:10:00.000Z",
+};
+
 const presentFeed = (state: PriceFeedState) => ({
   object: "sandbox_price" as const,
   mode: state.mode,
@@ -81,7 +88,8 @@ export function sandboxRoutes(custody: Custody | undefined, priceFeed: SandboxPr
       summary: "Sandbox: the price feeder's state",
       tag: "Sandbox",
       auth: true,
-      responses: { 200: { description: "The feeder", schema: priceFeedSchema } },
+      responses: { 200: { description: "The feeder", schema: priceFeedSchema, example: EXAMPLE_FEED } },
+      problems: ["upstream_unavailable"],
       handler: async () => ({ status: 200, body: presentFeed(requireFeed().state) }),
     }),
     route({
@@ -92,7 +100,14 @@ export function sandboxRoutes(custody: Custody | undefined, priceFeed: SandboxPr
       tag: "Sandbox",
       auth: true,
       body: priceBody,
-      responses: { 200: { description: "The feeder after the change", schema: priceFeedSchema } },
+      requestExamples: {
+        set: { summary: "Post 42.5 USD and keep it", value: { price: "42.5", mode: "fixed" } },
+        stale: { summary: "Stop posting, to try a stale price", value: { mode: "paused" } },
+      },
+      responses: {
+        200: { description: "The feeder after the change", schema: priceFeedSchema, example: EXAMPLE_FEED },
+      },
+      problems: ["upstream_unavailable", "price_not_set"],
       handler: async ({ body }) => ({ status: 200, body: presentFeed(await requireFeed().set(body)) }),
     }),
     route({
@@ -103,7 +118,38 @@ export function sandboxRoutes(custody: Custody | undefined, priceFeed: SandboxPr
       tag: "Sandbox",
       auth: true,
       body: depositBody,
-      responses: { 201: { description: "The recorded deposit and its leaf index", schema: depositSchema } },
+      requestExamples: {
+        deposit: {
+          summary: "5 ZEC with the note commitment of a note the SDK made",
+          value: {
+            amount: "5",
+            noteCommitment: "14744269619966411208579211824598458697587494354926760081771325075741142829156",
+          },
+        },
+      },
+      responses: {
+        201: {
+          description: "The recorded deposit and its leaf index",
+          schema: depositSchema,
+          example: {
+            object: "deposit",
+            leafIndex: 0,
+            leaf: "9310212785467612390829371018263547581920384756102938475610293847561029",
+            root: "2150831829738264937502917346018264739102837465019283746501928374650192837465",
+            amount: "5.0",
+            amountZat: "500000000",
+            noteCommitment: "14744269619966411208579211824598458697587494354926760081771325075741142829156",
+            txHash: "0x7d9f1b3d5f7a9c1e3a5c7e9a1c3e5a7c9e1a3c5e7a9c1e3a5c7e9a1c3e5a7c9e",
+          },
+        },
+      },
+      // Contract refusals of recordDeposit that the schema does not rule out.
+      problems: [
+        "upstream_unavailable",
+        "deposit_already_recorded",
+        "tree_full",
+        "access_control_unauthorized_account",
+      ],
       handler: async ({ body }) => {
         if (!custody?.simulateDeposit) {
           throw problems.upstreamUnavailable("Sandbox custody (no deployment or attestor key configured)");
