@@ -43,6 +43,9 @@ import { redemptionRoutes } from "./http/resources/redemptions/router.ts";
 import { RedemptionService } from "./domain/redemptions.ts";
 import { AgentService } from "./domain/agents.ts";
 import { agentRoutes } from "./http/resources/agents/router.ts";
+import { ComplianceService } from "./domain/compliance.ts";
+import { loadDenyList } from "./domain/rules.ts";
+import { alertRoutes } from "./http/resources/alerts/router.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
 
 export interface AppDependencies {
@@ -110,9 +113,27 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     custody = new LocalCustody(db, attestor);
   }
 
+  // Alerts, holds and the rules agent; every change's events go to the webhook outbox.
+  const compliance = new ComplianceService(db, {
+    environment: config.ENVIRONMENT,
+    screening: config.COMPLIANCE_SCREENING,
+    verdictTimeoutMs: config.COMPLIANCE_VERDICT_TIMEOUT_MS,
+    defaultVerdict: config.COMPLIANCE_DEFAULT_VERDICT,
+    rules: {
+      enabled: config.RULES_AGENT === "on",
+      largeAmountWei: parseZsd(String(config.RULES_LARGE_AMOUNT_ZSD)),
+      velocityMax: config.RULES_VELOCITY_MAX,
+      velocityWindowSeconds: config.RULES_VELOCITY_WINDOW_SECONDS,
+      denied: loadDenyList(config.RULES_DENY_LIST_FILE),
+      magicValues: config.ENVIRONMENT === "sandbox",
+    },
+    onQueued: () => webhooks.wake(),
+  });
+
   const payouts =
     chain && attestor && custody
       ? new Payouts(db, chain, custody, attestor, {
+          compliance,
           network: config.ENVIRONMENT === "production" ? "mainnet" : "testnet",
           confirmations: config.PAYOUT_CONFIRMATIONS,
           maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
@@ -135,6 +156,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
           scanDeposits: custody ? () => custody.scanDeposits() : undefined,
           scanEveryMs: config.DEPOSIT_SCAN_MS,
           payouts,
+          compliance,
           payoutEveryMs: config.PAYOUT_POLL_MS,
           leaseMs: config.RELAY_LEASE_MS,
           workerId: config.RELAY_WORKER_ID,
@@ -151,13 +173,14 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     config.VERIFICATION_KEY_FILE,
     worker ? { relayer: worker.address, minimumFee: parseZsd(config.RELAY_MIN_FEE) } : undefined,
   );
-  const mints = new MintService(db, chain, worker?.address);
+  const mints = new MintService(db, chain, worker?.address, compliance);
   const redemptions = new RedemptionService(
     db,
     chain,
     config.ENVIRONMENT,
     worker !== undefined,
     BigInt(config.REDEMPTION_MIN_ZAT),
+    compliance,
   );
 
   const priceFeed =
@@ -199,6 +222,8 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ...proofRoutes(proofs),
     ...mintRoutes(mints, config.MINT_WAIT_MS),
     ...redemptionRoutes(redemptions),
+    // Before the agents' routes, whose /agents/:agentId would take "alerts" for an id.
+    ...alertRoutes(compliance),
     ...agentRoutes(agents),
     // Production has no sandbox routes at all: they answer 404 there.
     ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody, priceFeed) : []),

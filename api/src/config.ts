@@ -153,6 +153,20 @@ export const configSchema = z.object({
   WEBHOOK_CONCURRENCY: positiveInt.max(256).default(16),
   /** How long the webhook worker's lease lasts; another replica takes over a silent one after it. */
   WEBHOOK_LEASE_MS: positiveInt.default(15_000),
+  /** required: every new mint and redemption waits for a screener agent's verdict (or the default after the timeout). */
+  COMPLIANCE_SCREENING: z.enum(["off", "required"]).default("off"),
+  COMPLIANCE_VERDICT_TIMEOUT_MS: positiveInt.default(300_000),
+  /** What a verdict that does not come in time becomes: fail closed by default. */
+  COMPLIANCE_DEFAULT_VERDICT: z.enum(["PASSED", "REJECTED"]).default("REJECTED"),
+  /** The built-in rules agent (large amounts, velocity, deny list); the sandbox's magic values fire its rules. */
+  RULES_AGENT: z.enum(["on", "off"]).default("on"),
+  /** A single mint or redemption above this many ZSD raises a large_amount alert. */
+  RULES_LARGE_AMOUNT_ZSD: positiveInt.default(10_000),
+  /** More than RULES_VELOCITY_MAX mints to one recipient (redemptions by one owner) within the window raise a velocity alert. */
+  RULES_VELOCITY_MAX: positiveInt.default(10),
+  RULES_VELOCITY_WINDOW_SECONDS: positiveInt.default(3_600),
+  /** A file of denied EVM addresses, one per line (# comments); the compliance_deny_list table adds to it. */
+  RULES_DENY_LIST_FILE: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
 });

@@ -5,6 +5,7 @@ import type { Database } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
 import { DomainError, domainErrors } from "./errors.ts";
 import { freshPrice } from "./price.ts";
+import type { ComplianceService } from "./compliance.ts";
 import { ROOT_EXPIRED_REASON, rejectProof, rootState } from "./proofs.ts";
 
 interface MintRow {
@@ -41,6 +42,8 @@ export class MintService {
     private readonly db: Database,
     private readonly chain: Chain | undefined,
     private readonly relayer: string | undefined,
+    /** Events, the rules agent and screening, in the transaction that queues a mint. */
+    private readonly compliance?: ComplianceService,
   ) {}
 
   #requireRelay(): Chain {
@@ -119,7 +122,14 @@ export class MintService {
         `INSERT INTO mints (id, account_id, proof_id, status, amount, recipient) VALUES ($1, $2, $3, 'queued', $4, $5)`,
         [id, accountId, proof.id, proof.mint_amount, proof.recipient],
       );
+      await this.compliance?.admit(
+        tx,
+        accountId,
+        { type: "mint", id, amount: wei, address: proof.recipient },
+        { mintId: id, amount: formatZsd(wei), recipient: proof.recipient },
+      );
     });
+    this.compliance?.queued();
     const value = usdValueOfZat(BigInt(proof.collateral_floor_zat), price);
     return { mintId: id, expectedCollateralRatio: formatUnits((value * 10_000n) / wei, 4) };
   }

@@ -7,6 +7,7 @@ import type { Database } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
 import { DomainError, domainErrors } from "./errors.ts";
 import { freshPrice } from "./price.ts";
+import type { ComplianceService } from "./compliance.ts";
 
 interface Row {
   id: string;
@@ -27,6 +28,8 @@ interface Row {
   payout_txid?: string | null;
   settle_tx_hash?: string | null;
   payout_updated_at?: Date | string | null;
+  /** The compliance hold on the request, if one was placed. */
+  hold_state?: string | null;
 }
 
 /**
@@ -58,8 +61,15 @@ function payoutView(row: Row) {
         status: "failed" as const,
         refunded: true,
         settlementTxHash: row.settle_tx_hash ?? null,
-        failureCode: "payout_refunded",
-        failureReason: "Custody could not pay this redemption, so the ZSD was returned to the owner.",
+        ...(row.hold_state === "rejected"
+          ? {
+              failureCode: "compliance_rejected",
+              failureReason: "Refused by compliance review, so the ZSD was returned to the owner.",
+            }
+          : {
+              failureCode: "payout_refunded",
+              failureReason: "Custody could not pay this redemption, so the ZSD was returned to the owner.",
+            }),
       };
     case "refunding":
       return {
@@ -123,6 +133,8 @@ export class RedemptionService {
     private readonly relayEnabled: boolean,
     /** The least ZEC (zatoshi) a redemption may pay out: below a shielded transaction's fee it is not worth paying. */
     private readonly minimumZat: bigint,
+    /** Events, the rules agent and screening, in the transaction that writes a request. */
+    private readonly compliance?: ComplianceService,
   ) {}
 
   async request(accountId: string, input: RedeemInput) {
@@ -251,22 +263,33 @@ export class RedemptionService {
     }
     const id = randomId("red");
     try {
-      const [row] = await this.db.query<Row>(
-        `INSERT INTO redemption_requests (id, account_id, status, owner, amount, withdraw_address, deadline, signature,
-           owner_nonce)
-         VALUES ($1, $2, 'requested', $3, $4, $5, $6, $7, $8) RETURNING *`,
-        [
-          id,
+      const row = await this.db.transaction(async (tx) => {
+        const [inserted] = await tx.query<Row>(
+          `INSERT INTO redemption_requests (id, account_id, status, owner, amount, withdraw_address, deadline,
+             signature, owner_nonce)
+           VALUES ($1, $2, 'requested', $3, $4, $5, $6, $7, $8) RETURNING *`,
+          [
+            id,
+            accountId,
+            input.owner,
+            amount.toString(),
+            input.withdrawAddress,
+            deadline.toString(),
+            JSON.stringify(input.permit),
+            nonce.toString(),
+          ],
+        );
+        const view = presentRedemption(inserted!);
+        await this.compliance?.admit(
+          tx,
           accountId,
-          input.owner,
-          amount.toString(),
-          input.withdrawAddress,
-          deadline.toString(),
-          JSON.stringify(input.permit),
-          nonce.toString(),
-        ],
-      );
-      return presentRedemption(row!);
+          { type: "redemption", id, amount, address: input.owner },
+          { redemptionId: id, owner: view.owner, amount: view.amount, withdrawAddress: view.withdrawAddress },
+        );
+        return inserted!;
+      });
+      this.compliance?.queued();
+      return presentRedemption(row);
     } catch (error) {
       // The same signed redemption posted at the same moment: the other one won.
       if (/redemption_requests_live_nonce/.test(String((error as Error).message))) {
@@ -334,8 +357,9 @@ export class RedemptionService {
   async get(accountId: string, id: string) {
     const [row] = await this.db.query<Row>(
       `SELECT r.*, p.status AS payout_status, p.zcash_txid AS payout_txid, p.settle_tx_hash,
-              p.updated_at AS payout_updated_at
+              p.updated_at AS payout_updated_at, h.state AS hold_state
        FROM redemption_requests r LEFT JOIN payouts p ON p.redemption_id = r.redemption_id::numeric
+       LEFT JOIN compliance_holds h ON h.subject_type = 'redemption' AND h.subject_id = r.id
        WHERE r.id = $1 AND r.account_id = $2`,
       [id, accountId],
     );

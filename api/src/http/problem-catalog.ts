@@ -58,6 +58,11 @@ export const PROBLEM_FIELDS = {
   zecDue: { description: "ZEC this redemption would pay", schema: { type: "string" } },
   minimumZec: { description: "The least ZEC a redemption may pay out", schema: { type: "string" } },
   priceAgeSeconds: { description: "Age of the oracle's ZEC/USD price", schema: { type: "integer" } },
+  agentId: { description: "The agent that acted", schema: { type: "string" } },
+  alertStatus: {
+    description: "Where the alert stands now",
+    schema: { enum: ["open", "in_review", "dismissed", "confirmed"] },
+  },
   maxPriceAgeSeconds: { description: "The oldest price the contracts take", schema: { type: "integer" } },
 } as const satisfies Record<string, { description: string; schema: JsonSchema }>;
 
@@ -544,6 +549,53 @@ export const PROBLEM_CATALOG = {
       detail:
         'Agent agt_00000000000000000000 is disabled; enable it (POST /v1/agents/agt_00000000000000000000 with {"enabled": true}) first.',
     },
+  },
+  screener_required: {
+    status: 422,
+    title: "Screener required",
+    meaning:
+      "Holding, releasing, rejecting and verdicts are for screener agents; this agent is an observer. " +
+      "Change its role (POST /v1/agents/{agentId} with role: screener) or act with a screener.",
+    fields: ["agentId"],
+    example: {
+      detail:
+        "Agent agt_00000000000000000000 is an observer; only a screener agent may hold, release, reject or give verdicts.",
+      agentId: "agt_00000000000000000000",
+    },
+  },
+  not_holdable: {
+    status: 409,
+    title: "Cannot be held",
+    meaning:
+      "Only a queued mint, or a redemption whose burn or payout has not started, can be held: this one has moved on. " +
+      "Raise the alert with action none.",
+    example: {
+      detail:
+        "The mint mint_00000000000000000000 is confirmed; only a queued mint, or a redemption whose burn or payout has not started, can be held.",
+    },
+  },
+  not_held: {
+    status: 409,
+    title: "Nothing held",
+    meaning: "The alert's subject is not held (it was released or rejected already, or never held): nothing to decide.",
+    example: { detail: "The mint mint_00000000000000000000 is not held (its hold was released)." },
+  },
+  alert_transition_invalid: {
+    status: 409,
+    title: "Alert cannot move so",
+    meaning: "Alerts move open → in_review → dismissed | confirmed; a closed alert does not move again.",
+    fields: ["alertStatus"],
+    example: {
+      detail: "The alert is dismissed; it can move to nothing (it is closed).",
+      alertStatus: "dismissed",
+    },
+  },
+  verdict_not_awaited: {
+    status: 409,
+    title: "No verdict awaited",
+    meaning:
+      "The mint or redemption is not waiting for a verdict (screening is off, the verdict came already, or its timeout applied the default).",
+    example: { detail: "The mint mint_00000000000000000000 is not waiting for a verdict (it is released)." },
   },
 } as const satisfies Record<string, ProblemEntry>;
 

@@ -8,11 +8,14 @@ import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { ROOT_EXPIRED_REASON, rootState } from "../domain/proofs.ts";
 import { type Failure, refusalOf, refusalOfMined } from "../domain/reverts.ts";
+import { type ComplianceService, notHeld } from "../domain/compliance.ts";
+import { formatZsd } from "@zsd/sdk/units";
 import { updateRow } from "./rows.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
 
 interface JobRow {
   id: string;
+  account_id: string;
   proof_id: string;
   submitted_at: Date | string | null;
   status: "queued" | "submitted" | "confirmed" | "failed";
@@ -36,6 +39,8 @@ export interface MintRelayOptions {
   confirmations: number;
   /** Failed simulations without a refusal of our contracts (a node error) before a mint is failed. */
   maxAttempts: number;
+  /** Holds (a held mint is not sent) and the account's mint.confirmed / mint.failed events. */
+  compliance?: ComplianceService;
 }
 
 const SPENT: Failure = {
@@ -73,13 +78,39 @@ export class MintRelay {
     if (rows.length < 100) this.#leftProofsSettled = true;
   }
 
-  async #jobs(status: string): Promise<JobRow[]> {
+  async #jobs(status: "queued" | "submitted"): Promise<JobRow[]> {
+    // A queued mint held by compliance waits; one already sent is followed whatever happens.
+    const held = status === "queued" && this.options.compliance ? ` AND ${notHeld("mint", "m.id")}` : "";
     return this.db.query<JobRow>(
       `SELECT m.*, p.proof, p.root, p.nullifier_hash, p.collateral_floor_zat, p.recipient AS proof_recipient, p.relayer, p.fee
        FROM mints m JOIN proofs p ON p.id = m.proof_id
-       WHERE m.status = $1 ORDER BY m.created_at LIMIT 50`,
+       WHERE m.status = $1${held} ORDER BY m.created_at LIMIT 50`,
       [status],
     );
+  }
+
+  /** Confirms a mint (if no other pass moved it) and tells the account's agents, in one transaction. */
+  async #confirm(job: JobRow, fields: { tx_hash?: string; block_number: number }): Promise<void> {
+    const confirmed = await this.db.transaction(async (tx) => {
+      const moved = await updateRow(
+        tx,
+        "mints",
+        job.id,
+        { status: "confirmed", settled_at: new Date(), ...fields },
+        { column: "status", value: job.status },
+      );
+      if (moved) {
+        await this.options.compliance?.emitIn(tx, job.account_id, "mint.confirmed", {
+          mintId: job.id,
+          amount: formatZsd(BigInt(job.amount)),
+          recipient: job.recipient,
+          txHash: fields.tx_hash ?? job.tx_hash,
+          blockNumber: fields.block_number,
+        });
+      }
+      return moved;
+    });
+    if (confirmed) this.options.compliance?.queued();
   }
 
   async #set(id: string, changes: Record<string, unknown>, expectedStatus?: string): Promise<boolean> {
@@ -167,7 +198,7 @@ export class MintRelay {
     }
     const head = await this.chain.client.getBlockNumber({ cacheTime: 0 });
     if (head - receipt.blockNumber + 1n >= BigInt(this.options.confirmations)) {
-      await this.#set(job.id, { status: "confirmed", block_number: Number(receipt.blockNumber) });
+      await this.#confirm(job, { block_number: Number(receipt.blockNumber) });
     }
   }
 
@@ -191,11 +222,7 @@ export class MintRelay {
       event.args.recipient?.toLowerCase() === job.recipient.toLowerCase() &&
       String(event.args.mintAmount) === job.amount
     ) {
-      await this.#set(job.id, {
-        status: "confirmed",
-        tx_hash: event.transactionHash,
-        block_number: Number(event.blockNumber),
-      });
+      await this.#confirm(job, { tx_hash: event.transactionHash, block_number: Number(event.blockNumber) });
     } else {
       await this.#fail(job, SPENT, {}, true);
     }
@@ -219,8 +246,16 @@ export class MintRelay {
          WHERE id = $1 AND status = $2 RETURNING id`,
         [job.id, job.status, failure.code, failure.reason, fields.block_number ?? null],
       );
-      if (failed.length > 0) await this.#settleProof(tx, job.proof_id, job.id, verdict);
+      if (failed.length > 0) {
+        await this.#settleProof(tx, job.proof_id, job.id, verdict);
+        await this.options.compliance?.emitIn(tx, job.account_id, "mint.failed", {
+          mintId: job.id,
+          failureCode: failure.code,
+          failureReason: failure.reason,
+        });
+      }
     });
+    this.options.compliance?.queued();
   }
 
   async #proofVerdict(proof: { nullifier_hash: string; root: string }, spent?: boolean) {

@@ -15,12 +15,14 @@
 // replica moved the row meanwhile) can neither send nor refund. One payout is
 // in flight at a time, so that two never compete for the wallet's notes.
 import { redemptionsAbi } from "@zsd/sdk";
+import { formatZec } from "@zsd/sdk/units";
 import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
 import type { Chain } from "../adapters/chain.ts";
 import type { Attestor } from "../adapters/custody/attestor.ts";
 import { type Custody, PayoutNotSent, PayoutRefused } from "../adapters/custody/index.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { isRevert } from "../domain/errors.ts";
+import type { ComplianceService } from "../domain/compliance.ts";
 
 export type PayoutStatus =
   "pending" | "sending" | "sent" | "settling" | "completed" | "refunding" | "refunded" | "review";
@@ -51,6 +53,8 @@ export interface PayoutOptions {
   onError?: (error: unknown) => void;
   /** Told of every payout held for an operator. */
   onReview?: (redemptionId: string, reason: string) => void;
+  /** Holds (a held redemption is not paid, a rejected one is refunded) and redemption.paid / .failed events. */
+  compliance?: ComplianceService;
 }
 
 const CURSOR = "redemptions";
@@ -58,9 +62,20 @@ const BLOCKS_PER_QUERY = 2_000n;
 /** Blocks below the cursor read again each pass, for a redemption re-mined there by a reorganisation. */
 const RESCAN_BLOCKS = 64n;
 /** The reason written on-chain with a refund: a code, never the wallet's words (they may reveal balances). */
-const REFUND_REASON = { unpayable: "unpayable_address", failed: "payout_failed" } as const;
+const REFUND_REASON = {
+  unpayable: "unpayable_address",
+  failed: "payout_failed",
+  rejected: "compliance_rejected",
+} as const;
 /** How a refund for an address that cannot be paid is noted on its row (and told apart on a later pass). */
 const NOT_PAYABLE = "Not payable: ";
+/** How a refund a screener asked for is noted on its row. */
+const REJECTED = "Rejected by compliance: ";
+/** SQL: the compliance hold of a payout's redemption request, if any, is in one of `states`. */
+const holdIn = (states: string) =>
+  `EXISTS (SELECT 1 FROM redemption_requests r JOIN compliance_holds h
+     ON h.subject_type = 'redemption' AND h.subject_id = r.id
+     WHERE r.redemption_id::numeric = payouts.redemption_id AND h.state IN (${states}))`;
 const MAX_RETRY_MS = 3_600_000;
 /** Contract status of a redemption. */
 const REQUESTED = 1;
@@ -86,10 +101,26 @@ export class Payouts {
     for (const p of await this.#rows("sent")) await this.#isolated(p, () => this.#follow(p));
     for (const p of await this.#rows("settling")) await this.#isolated(p, () => this.#settle(p));
     for (const p of await this.#rows("refunding")) await this.#isolated(p, () => this.#refund(p));
+    if (this.options.compliance) {
+      // A screener rejected it before it was paid: the ZSD goes back to the owner.
+      const rejected = await this.db.query<PayoutRow>(
+        `SELECT * FROM payouts WHERE status = 'pending' AND ${holdIn("'rejected'")} ORDER BY redemption_id LIMIT 20`,
+      );
+      for (const p of rejected) {
+        await this.#isolated(p, async () => {
+          if (await this.#move(p, "refunding", { last_error: `${REJECTED}${await this.#rejectionCode(p)}` })) {
+            await this.#refund(p);
+          }
+        });
+      }
+    }
     const [inFlight] = await this.db.query("SELECT 1 FROM payouts WHERE status IN ('sending', 'sent') LIMIT 1");
     if (inFlight) return;
+    // A redemption held by compliance (or waiting for a verdict) is not paid until it is released.
+    const held = this.options.compliance ? ` AND NOT ${holdIn("'awaiting_verdict', 'held', 'rejected'")}` : "";
     const [next] = await this.db.query<PayoutRow>(
-      "SELECT * FROM payouts WHERE status = 'pending' AND next_attempt_at <= now() ORDER BY redemption_id LIMIT 1",
+      `SELECT * FROM payouts WHERE status = 'pending' AND next_attempt_at <= now()${held}
+       ORDER BY redemption_id LIMIT 1`,
     );
     if (next) await this.#isolated(next, () => this.#start(next));
   }
@@ -175,6 +206,30 @@ export class Payouts {
     fields: Record<string, unknown> = {},
     db: Queryable = this.db,
   ): Promise<boolean> {
+    const { compliance } = this.options;
+    if (compliance && (to === "completed" || to === "refunded") && db === this.db) {
+      // The end of a redemption the API relayed is told to its account's agents, in the same transaction.
+      const moved = await this.db.transaction(async (tx) => {
+        if (!(await this.#move(p, to, fields, tx))) return false;
+        const [request] = await tx.query<{ id: string; account_id: string }>(
+          "SELECT id, account_id FROM redemption_requests WHERE redemption_id = $1",
+          [p.redemption_id],
+        );
+        if (request) {
+          await compliance.emitIn(
+            tx,
+            request.account_id,
+            to === "completed" ? "redemption.paid" : "redemption.failed",
+            to === "completed"
+              ? { redemptionId: request.id, zecPaid: formatZec(BigInt(p.zat_due)), zcashTxId: p.zcash_txid }
+              : { redemptionId: request.id, failureCode: refundReason(p), refunded: true },
+          );
+        }
+        return true;
+      });
+      if (moved) compliance.queued();
+      return moved;
+    }
     const keys = Object.keys(fields);
     const sets = keys.map((k, i) => `, ${k} = $${i + 4}`).join("");
     const rows = await db.query(
@@ -304,8 +359,17 @@ export class Payouts {
   }
 
   /** Returns the burned ZSD to the owner. */
+  async #rejectionCode(p: PayoutRow): Promise<string> {
+    const [hold] = await this.db.query<{ reason_code: string | null }>(
+      `SELECT h.reason_code FROM redemption_requests r JOIN compliance_holds h
+         ON h.subject_type = 'redemption' AND h.subject_id = r.id WHERE r.redemption_id = $1`,
+      [p.redemption_id],
+    );
+    return hold?.reason_code ?? "rejected";
+  }
+
   async #refund(p: PayoutRow): Promise<void> {
-    const reason = p.last_error?.startsWith(NOT_PAYABLE) ? REFUND_REASON.unpayable : REFUND_REASON.failed;
+    const reason = refundReason(p);
     try {
       const { txHash } = await this.attestor.failRedemption(BigInt(p.redemption_id), reason);
       await this.#move(p, "refunded", { settle_tx_hash: txHash });
@@ -316,6 +380,13 @@ export class Payouts {
       else await this.#review(p, "Refund refused: the redemption is no longer pending on-chain.");
     }
   }
+}
+
+/** The code written on-chain with a refund, from why the payout is being refunded. */
+function refundReason(p: PayoutRow): string {
+  if (p.last_error?.startsWith(NOT_PAYABLE)) return REFUND_REASON.unpayable;
+  if (p.last_error?.startsWith(REJECTED)) return REFUND_REASON.rejected;
+  return REFUND_REASON.failed;
 }
 
 /** The custody's ZEC ledger: one payout line per redemption. */

@@ -9,12 +9,15 @@ import { redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { type Failure, refusalOf, refusalOfMined } from "../domain/reverts.ts";
+import { type ComplianceService, notHeld } from "../domain/compliance.ts";
 import { updateRow } from "./rows.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
 
 interface RedemptionRow {
   id: string;
+  account_id: string;
   status: string;
+  relay_status: "queued" | "submitted" | "done";
   owner: string;
   amount: string;
   withdraw_address: string;
@@ -39,6 +42,8 @@ interface Burn {
 export interface RedemptionRelayOptions {
   /** Failed simulations without a refusal of our contracts (a node error) before a redemption is failed. */
   maxAttempts: number;
+  /** Holds (a held redemption is not sent) and the account's redemption.failed events. */
+  compliance?: ComplianceService;
 }
 
 export class RedemptionRelay {
@@ -55,9 +60,12 @@ export class RedemptionRelay {
     for (const r of await this.#redemptions("queued")) await this.#submit(r);
   }
 
-  async #redemptions(relayStatus: string): Promise<RedemptionRow[]> {
+  async #redemptions(relayStatus: "queued" | "submitted"): Promise<RedemptionRow[]> {
+    // A queued redemption held by compliance waits; one already sent is followed whatever happens.
+    const held = relayStatus === "queued" && this.options.compliance ? ` AND ${notHeld("redemption", "id")}` : "";
     return this.db.query<RedemptionRow>(
-      "SELECT * FROM redemption_requests WHERE relay_status = $1 AND status = 'requested' ORDER BY created_at LIMIT 50",
+      `SELECT * FROM redemption_requests WHERE relay_status = $1 AND status = 'requested'${held}
+       ORDER BY created_at LIMIT 50`,
       [relayStatus],
     );
   }
@@ -117,12 +125,24 @@ export class RedemptionRelay {
   }
 
   async #fail(r: RedemptionRow, failure: Failure): Promise<void> {
-    await this.#set(r.id, {
-      status: "failed",
-      relay_status: "done",
-      failure_code: failure.code,
-      failure_reason: failure.reason,
+    await this.db.transaction(async (tx) => {
+      const failed = await updateRow(
+        tx,
+        "redemption_requests",
+        r.id,
+        { status: "failed", relay_status: "done", failure_code: failure.code, failure_reason: failure.reason },
+        { column: "relay_status", value: r.relay_status },
+      );
+      if (failed) {
+        await this.options.compliance?.emitIn(tx, r.account_id, "redemption.failed", {
+          redemptionId: r.id,
+          failureCode: failure.code,
+          failureReason: failure.reason,
+          refunded: false,
+        });
+      }
     });
+    this.options.compliance?.queued();
   }
 
   #ownerNonce(owner: string): Promise<bigint> {

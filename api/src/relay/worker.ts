@@ -8,6 +8,7 @@
 import type { Address, Hex } from "viem";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
+import type { ComplianceService } from "../domain/compliance.ts";
 import { Lease } from "./lease.ts";
 import { MintRelay } from "./mint-relay.ts";
 import type { Payouts } from "./payouts.ts";
@@ -32,6 +33,8 @@ export interface RelayWorkerOptions {
   scanDeposits?: () => Promise<unknown>;
   scanEveryMs: number;
   payouts?: Payouts;
+  /** Holds the relays respect, verdicts that time out, and the events of mints and redemptions. */
+  compliance?: ComplianceService;
   /** Payouts move on at most this often (they need no faster than the Zcash side moves). */
   payoutEveryMs: number;
   onError?: (error: unknown) => void;
@@ -98,6 +101,8 @@ export class RelayWorker {
       this.#nextScan = Date.now() + this.options.scanEveryMs;
       await this.#part(scanDeposits);
     }
+    const { compliance } = this.options;
+    if (compliance) await this.#part(() => compliance.expireVerdicts());
     await this.#part(() => this.#mints.settleLeftProofs());
     await this.#part(() => this.#mints.pass());
     await this.#part(() => this.#redemptions.pass());

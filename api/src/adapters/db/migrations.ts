@@ -288,4 +288,48 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       )`,
     ],
   },
+  {
+    version: 12,
+    name: "compliance: alerts, holds on mints and redemptions, a deny list",
+    statements: [
+      `CREATE TABLE compliance_alerts (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(id),
+        environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+        raised_by text NOT NULL,
+        subject_type text NOT NULL CHECK (subject_type IN ('mint', 'redemption', 'deposit', 'address')),
+        subject_id text NOT NULL,
+        severity text NOT NULL CHECK (severity IN ('low', 'medium', 'high', 'severe')),
+        category text NOT NULL,
+        reason text NOT NULL,
+        action text NOT NULL CHECK (action IN ('none', 'hold')),
+        status text NOT NULL CHECK (status IN ('open', 'in_review', 'dismissed', 'confirmed')),
+        close_reason text,
+        history jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE INDEX compliance_alerts_account ON compliance_alerts (account_id, environment, created_at DESC, id DESC)`,
+      `CREATE INDEX compliance_alerts_subject ON compliance_alerts (subject_type, subject_id)`,
+      `CREATE TABLE compliance_holds (
+        subject_type text NOT NULL CHECK (subject_type IN ('mint', 'redemption')),
+        subject_id text NOT NULL,
+        account_id text NOT NULL REFERENCES accounts(id),
+        state text NOT NULL CHECK (state IN ('awaiting_verdict', 'held', 'released', 'rejected')),
+        alert_id text REFERENCES compliance_alerts(id),
+        verdict_deadline timestamptz,
+        decided_by text,
+        reason_code text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (subject_type, subject_id)
+      )`,
+      `CREATE INDEX compliance_holds_waiting ON compliance_holds (verdict_deadline) WHERE state = 'awaiting_verdict'`,
+      `CREATE TABLE compliance_deny_list (
+        address text PRIMARY KEY,
+        reason text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      )`,
+    ],
+  },
 ];

@@ -1,0 +1,602 @@
+// Compliance: alerts raised by agents (or the built-in rules agent) about a
+// mint, a redemption, a deposit or an address, and holds that keep a mint or
+// a redemption from moving until a screener releases or rejects it. A hold
+// is a row the relay worker and the payouts consult (HOLD_BLOCKS); every
+// change is written with its events in one transaction.
+import type { Database, Queryable } from "../adapters/db/index.ts";
+import { DomainError, domainErrors } from "./errors.ts";
+import { emitEvent } from "./events.ts";
+import { randomId } from "./ids.ts";
+import type { Environment } from "./keys.ts";
+import { type NewSubject, RulesAgent, type RulesOptions } from "./rules.ts";
+
+export type SubjectType = "mint" | "redemption" | "deposit" | "address";
+export type HoldableType = "mint" | "redemption";
+export type Severity = "low" | "medium" | "high" | "severe";
+export type AlertStatus = "open" | "in_review" | "dismissed" | "confirmed";
+export type Verdict = "PASSED" | "REJECTED";
+/** awaiting_verdict: screening is required and no verdict came yet. */
+export type HoldState = "awaiting_verdict" | "held" | "released" | "rejected";
+
+export interface Subject {
+  type: SubjectType;
+  id: string;
+}
+
+/** Who acted: a registered agent, the built-in rules agent, or the verdict timeout's default. */
+export type Actor = { agentId: string } | { builtIn: "rules" | "verdict_timeout" };
+
+export interface AlertInput {
+  subject: Subject;
+  severity: Severity;
+  category: string;
+  reason: string;
+  action: "none" | "hold";
+}
+
+export interface HistoryEntry {
+  status: AlertStatus | "released" | "rejected";
+  at: string;
+  by: string;
+  note?: string;
+}
+
+export interface Alert {
+  alertId: string;
+  raisedBy: string;
+  subject: Subject;
+  severity: Severity;
+  category: string;
+  reason: string;
+  action: "none" | "hold";
+  status: AlertStatus;
+  closeReason: string | null;
+  /** The hold the alert placed, while it exists: its state now. */
+  hold: HoldState | null;
+  history: HistoryEntry[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface AlertRow {
+  id: string;
+  raised_by: string;
+  subject_type: SubjectType;
+  subject_id: string;
+  severity: Severity;
+  category: string;
+  reason: string;
+  action: "none" | "hold";
+  status: AlertStatus;
+  close_reason: string | null;
+  history: HistoryEntry[] | string;
+  hold_state: HoldState | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+/** The states in which a mint or a redemption does not move. */
+export const BLOCKING_STATES = ["awaiting_verdict", "held", "rejected"] as const;
+
+/** SQL: true when the subject `idColumn` of `type` is not kept from moving by a hold. */
+export const notHeld = (type: HoldableType, idColumn: string) =>
+  `NOT EXISTS (SELECT 1 FROM compliance_holds h WHERE h.subject_type = '${type}' AND h.subject_id = ${idColumn}
+     AND h.state IN ('awaiting_verdict', 'held', 'rejected'))`;
+
+export interface ComplianceOptions {
+  environment: Environment;
+  /** "required": every new mint and redemption waits for a screener's verdict. */
+  screening: "off" | "required";
+  verdictTimeoutMs: number;
+  /** What a verdict that does not come in time becomes. */
+  defaultVerdict: Verdict;
+  /** The built-in rules agent's settings (off when absent). */
+  rules?: RulesOptions;
+  /** Called after a transaction that queued webhook deliveries. */
+  onQueued?: () => void;
+}
+
+const TRANSITIONS: Record<AlertStatus, AlertStatus[]> = {
+  open: ["in_review", "dismissed", "confirmed"],
+  in_review: ["dismissed", "confirmed"],
+  dismissed: [],
+  confirmed: [],
+};
+
+const actorName = (actor: Actor) => ("agentId" in actor ? actor.agentId : actor.builtIn);
+
+const alertNotFound = (id: string) => domainErrors.notFound(`Alert ${id}`);
+
+export class ComplianceService {
+  readonly #rules: RulesAgent | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly options: ComplianceOptions,
+  ) {
+    this.#rules = options.rules?.enabled ? new RulesAgent(this, options.rules) : undefined;
+  }
+
+  /**
+   * A new mint or redemption, inside the transaction that writes it: its
+   * event (mint.queued, redemption.requested), the rules agent's look at it,
+   * and a wait for a verdict when screening is required.
+   */
+  async admit(tx: Queryable, accountId: string, subject: NewSubject, data: Record<string, unknown>): Promise<void> {
+    await this.#emit(tx, accountId, subject.type === "mint" ? "mint.queued" : "redemption.requested", data);
+    // A rule's hold wins over a wait for a verdict: it is written last.
+    await this.screenIn(tx, accountId, subject);
+    await this.#rules?.inspect(tx, accountId, subject);
+  }
+
+  /** An event of the account, inside the caller's transaction (the relays' confirmations and failures). */
+  emitIn(tx: Queryable, accountId: string, type: string, data: Record<string, unknown>) {
+    return this.#emit(tx, accountId, type, data);
+  }
+
+  /** Wakes the webhook worker after a transaction that queued deliveries. */
+  queued(): void {
+    this.options.onQueued?.();
+  }
+
+  get environment(): Environment {
+    return this.options.environment;
+  }
+
+  /** The acting agent: one of the account's, enabled; a screener when `screener` is asked. */
+  async #agent(tx: Queryable, accountId: string, agentId: string, screener: boolean): Promise<void> {
+    const [agent] = await tx.query<{ role: string; enabled: boolean }>(
+      `SELECT role, enabled FROM agents WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL`,
+      [agentId, accountId, this.options.environment],
+    );
+    if (!agent) throw domainErrors.notFound(`Agent ${agentId}`);
+    if (!agent.enabled) {
+      throw new DomainError("conflict", "agent_disabled", "Agent disabled", `Agent ${agentId} is disabled.`, {
+        agentId,
+      });
+    }
+    if (screener && agent.role !== "screener") {
+      throw new DomainError(
+        "unprocessable",
+        "screener_required",
+        "Screener required",
+        `Agent ${agentId} is an observer; only a screener agent may hold, release, reject or give verdicts.`,
+        { agentId },
+      );
+    }
+  }
+
+  /** The account's mint or redemption, locked, with where it stands for a hold. */
+  async #holdable(tx: Queryable, accountId: string, subject: Subject): Promise<{ movable: boolean; state: string }> {
+    if (subject.type === "mint") {
+      const [mint] = await tx.query<{ status: string }>(
+        "SELECT status FROM mints WHERE id = $1 AND account_id = $2 FOR UPDATE",
+        [subject.id, accountId],
+      );
+      if (!mint) throw domainErrors.notFound(`Mint ${subject.id}`);
+      return { movable: mint.status === "queued", state: mint.status };
+    }
+    const [request] = await tx.query<{ status: string; relay_status: string; payout_status: string | null }>(
+      `SELECT r.status, r.relay_status, p.status AS payout_status FROM redemption_requests r
+       LEFT JOIN payouts p ON p.redemption_id = r.redemption_id::numeric
+       WHERE r.id = $1 AND r.account_id = $2 FOR UPDATE OF r`,
+      [subject.id, accountId],
+    );
+    if (!request) throw domainErrors.notFound(`Redemption ${subject.id}`);
+    // Before the burn is sent, or burned with its payout not yet started.
+    const movable =
+      (request.status === "requested" && request.relay_status === "queued") ||
+      (request.status === "burned" && (request.payout_status === null || request.payout_status === "pending"));
+    return {
+      movable,
+      state: request.payout_status ? `${request.status} (payout ${request.payout_status})` : request.status,
+    };
+  }
+
+  async #subjectExists(tx: Queryable, accountId: string, subject: Subject): Promise<void> {
+    if (subject.type === "mint" || subject.type === "redemption") await this.#holdable(tx, accountId, subject);
+  }
+
+  /** Raises an alert (and, with action "hold", holds its mint or redemption) for an agent of the account. */
+  async raise(accountId: string, agentId: string, input: AlertInput): Promise<Alert> {
+    const id = await this.db.transaction(async (tx) => {
+      await this.#agent(tx, accountId, agentId, input.action === "hold");
+      return this.raiseIn(tx, accountId, { agentId }, input);
+    });
+    this.options.onQueued?.();
+    return this.get(accountId, id);
+  }
+
+  /** The same, inside the caller's transaction (the rules agent raises alerts as a mint or redemption is written). */
+  async raiseIn(tx: Queryable, accountId: string, actor: Actor, input: AlertInput): Promise<string> {
+    if (input.action === "hold") {
+      if (input.subject.type !== "mint" && input.subject.type !== "redemption") {
+        throw domainErrors.invalid([{ field: "body.action", message: "only a mint or a redemption can be held" }]);
+      }
+      const { movable, state } = await this.#holdable(tx, accountId, input.subject);
+      if (!movable) {
+        throw new DomainError(
+          "conflict",
+          "not_holdable",
+          "Cannot be held",
+          `The ${input.subject.type} ${input.subject.id} is ${state}; only a queued mint, or a redemption whose ` +
+            "burn or payout has not started, can be held.",
+        );
+      }
+    } else {
+      await this.#subjectExists(tx, accountId, input.subject);
+    }
+    const id = randomId("alt");
+    const by = actorName(actor);
+    const [{ now }] = (await tx.query<{ now: Date | string }>("SELECT now() AS now")) as [{ now: Date | string }];
+    const history: HistoryEntry[] = [{ status: "open", at: new Date(now).toISOString(), by }];
+    await tx.query(
+      `INSERT INTO compliance_alerts (id, account_id, environment, raised_by, subject_type, subject_id, severity,
+         category, reason, action, status, history)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'open', $11)`,
+      [
+        id,
+        accountId,
+        this.options.environment,
+        by,
+        input.subject.type,
+        input.subject.id,
+        input.severity,
+        input.category,
+        input.reason,
+        input.action,
+        JSON.stringify(history),
+      ],
+    );
+    await this.#emit(tx, accountId, "alert.raised", { alert: await this.#present(tx, accountId, id) });
+    if (input.action === "hold") {
+      await this.#setHold(tx, accountId, input.subject as { type: HoldableType; id: string }, "held", id, null);
+    }
+    return id;
+  }
+
+  async #setHold(
+    tx: Queryable,
+    accountId: string,
+    subject: { type: HoldableType; id: string },
+    state: "held" | "awaiting_verdict",
+    alertId: string | null,
+    deadline: Date | null,
+  ): Promise<void> {
+    await tx.query(
+      `INSERT INTO compliance_holds (subject_type, subject_id, account_id, state, alert_id, verdict_deadline)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (subject_type, subject_id) DO UPDATE SET state = EXCLUDED.state,
+         alert_id = coalesce(EXCLUDED.alert_id, compliance_holds.alert_id), updated_at = now()`,
+      [subject.type, subject.id, accountId, state, alertId, deadline],
+    );
+    await this.#emit(tx, accountId, `${subject.type}.held`, {
+      [subject.type === "mint" ? "mintId" : "redemptionId"]: subject.id,
+      alertId,
+      awaitingVerdict: state === "awaiting_verdict",
+    });
+  }
+
+  /** Screening required: a new mint or redemption waits for a verdict (inside the transaction that writes it). */
+  async screenIn(tx: Queryable, accountId: string, subject: { type: HoldableType; id: string }): Promise<void> {
+    if (this.options.screening !== "required") return;
+    await this.#setHold(
+      tx,
+      accountId,
+      subject,
+      "awaiting_verdict",
+      null,
+      new Date(Date.now() + this.options.verdictTimeoutMs),
+    );
+  }
+
+  async list(
+    accountId: string,
+    filters: {
+      status?: AlertStatus;
+      severity?: Severity;
+      subjectType?: SubjectType;
+      subjectId?: string;
+      raisedBy?: string;
+      limit: number;
+      startingAfter?: string;
+    },
+  ): Promise<{ data: Alert[]; hasMore: boolean }> {
+    const where = ["a.account_id = $1", "a.environment = $2"];
+    const values: unknown[] = [accountId, this.options.environment];
+    const add = (sql: string, value: unknown) => {
+      values.push(value);
+      where.push(sql.replace("?", `$${values.length}`));
+    };
+    if (filters.status) add("a.status = ?", filters.status);
+    if (filters.severity) add("a.severity = ?", filters.severity);
+    if (filters.subjectType) add("a.subject_type = ?", filters.subjectType);
+    if (filters.subjectId) add("a.subject_id = ?", filters.subjectId);
+    if (filters.raisedBy) add("a.raised_by = ?", filters.raisedBy);
+    // Newest first; the cursor is the last alert of the previous page.
+    if (filters.startingAfter) {
+      add("(a.created_at, a.id) < (SELECT created_at, id FROM compliance_alerts WHERE id = ?)", filters.startingAfter);
+    }
+    values.push(filters.limit + 1);
+    const rows = await this.db.query<AlertRow>(
+      `${SELECT_ALERT} WHERE ${where.join(" AND ")} ORDER BY a.created_at DESC, a.id DESC LIMIT $${values.length}`,
+      values,
+    );
+    return { data: rows.slice(0, filters.limit).map(toAlert), hasMore: rows.length > filters.limit };
+  }
+
+  async get(accountId: string, alertId: string, db: Queryable = this.db): Promise<Alert> {
+    return this.#present(db, accountId, alertId);
+  }
+
+  async #present(db: Queryable, accountId: string, alertId: string): Promise<Alert> {
+    const [row] = await db.query<AlertRow>(
+      `${SELECT_ALERT} WHERE a.id = $1 AND a.account_id = $2 AND a.environment = $3`,
+      [alertId, accountId, this.options.environment],
+    );
+    if (!row) throw alertNotFound(alertId);
+    return toAlert(row);
+  }
+
+  /** Moves an alert on (open → in_review → dismissed | confirmed), saying who and why. */
+  async update(
+    accountId: string,
+    agentId: string,
+    alertId: string,
+    change: { status: AlertStatus; closeReason?: string },
+  ): Promise<Alert> {
+    await this.db.transaction(async (tx) => {
+      await this.#agent(tx, accountId, agentId, false);
+      const alert = await this.#locked(tx, accountId, alertId);
+      if (!TRANSITIONS[alert.status].includes(change.status)) {
+        throw new DomainError(
+          "conflict",
+          "alert_transition_invalid",
+          "Alert cannot move so",
+          `The alert is ${alert.status}; it can move to ${TRANSITIONS[alert.status].join(", ") || "nothing (it is closed)"}.`,
+          { alertStatus: alert.status },
+        );
+      }
+      const closing = change.status === "dismissed" || change.status === "confirmed";
+      if (closing && !change.closeReason) {
+        throw domainErrors.invalid([{ field: "body.closeReason", message: "a closed alert says why" }]);
+      }
+      await this.#record(
+        tx,
+        accountId,
+        alertId,
+        { status: change.status, by: agentId, note: change.closeReason },
+        {
+          status: change.status,
+          closeReason: closing ? change.closeReason! : null,
+        },
+      );
+    });
+    this.options.onQueued?.();
+    return this.get(accountId, alertId);
+  }
+
+  async #locked(tx: Queryable, accountId: string, alertId: string): Promise<AlertRow> {
+    const [row] = await tx.query<AlertRow>(
+      `SELECT * FROM compliance_alerts WHERE id = $1 AND account_id = $2 AND environment = $3 FOR UPDATE`,
+      [alertId, accountId, this.options.environment],
+    );
+    if (!row) throw alertNotFound(alertId);
+    return row;
+  }
+
+  /** Appends to an alert's history (and changes its status) and says so in alert.updated. */
+  async #record(
+    tx: Queryable,
+    accountId: string,
+    alertId: string,
+    entry: Omit<HistoryEntry, "at">,
+    change: { status?: AlertStatus; closeReason?: string | null } = {},
+  ): Promise<void> {
+    const [{ now }] = (await tx.query<{ now: Date | string }>("SELECT now() AS now")) as [{ now: Date | string }];
+    const full: HistoryEntry = { ...entry, at: new Date(now).toISOString() };
+    if (full.note === undefined) delete full.note;
+    await tx.query(
+      `UPDATE compliance_alerts SET history = history || $2::jsonb, status = coalesce($3, status),
+         close_reason = CASE WHEN $3::text IS NULL THEN close_reason ELSE $4 END, updated_at = now()
+       WHERE id = $1`,
+      [alertId, JSON.stringify([full]), change.status ?? null, change.closeReason ?? null],
+    );
+    await this.#emit(tx, accountId, "alert.updated", { alert: await this.#present(tx, accountId, alertId) });
+  }
+
+  /** A screener lets the alert's held mint or redemption move on. */
+  async release(accountId: string, agentId: string, alertId: string, note?: string): Promise<Alert> {
+    await this.db.transaction(async (tx) => {
+      await this.#agent(tx, accountId, agentId, true);
+      const alert = await this.#locked(tx, accountId, alertId);
+      const subject = await this.#heldSubject(tx, alert);
+      await this.#decide(tx, accountId, subject, "PASSED", { agentId }, note);
+      await this.#record(tx, accountId, alertId, { status: "released", by: agentId, note });
+    });
+    this.options.onQueued?.();
+    return this.get(accountId, alertId);
+  }
+
+  /** A screener refuses the alert's held mint (failed, its proof given back) or redemption (refunded). */
+  async reject(accountId: string, agentId: string, alertId: string, reasonCode: string): Promise<Alert> {
+    await this.db.transaction(async (tx) => {
+      await this.#agent(tx, accountId, agentId, true);
+      const alert = await this.#locked(tx, accountId, alertId);
+      const subject = await this.#heldSubject(tx, alert);
+      await this.#decide(tx, accountId, subject, "REJECTED", { agentId }, reasonCode);
+      await this.#record(tx, accountId, alertId, { status: "rejected", by: agentId, note: reasonCode });
+    });
+    this.options.onQueued?.();
+    return this.get(accountId, alertId);
+  }
+
+  async #heldSubject(tx: Queryable, alert: AlertRow): Promise<{ type: HoldableType; id: string }> {
+    const [hold] = await tx.query<{ state: HoldState }>(
+      "SELECT state FROM compliance_holds WHERE subject_type = $1 AND subject_id = $2 FOR UPDATE",
+      [alert.subject_type, alert.subject_id],
+    );
+    if (!hold || (hold.state !== "held" && hold.state !== "awaiting_verdict")) {
+      throw new DomainError(
+        "conflict",
+        "not_held",
+        "Nothing held",
+        `The ${alert.subject_type} ${alert.subject_id} is not held${hold ? ` (its hold was ${hold.state})` : ""}.`,
+      );
+    }
+    return { type: alert.subject_type as HoldableType, id: alert.subject_id };
+  }
+
+  /** A screener's verdict on a mint or redemption waiting for one (screening required). */
+  async verdict(
+    accountId: string,
+    agentId: string,
+    subject: { type: HoldableType; id: string },
+    verdict: Verdict,
+    reason?: string,
+  ): Promise<{ state: HoldState }> {
+    const state = await this.db.transaction(async (tx) => {
+      await this.#agent(tx, accountId, agentId, true);
+      await this.#holdable(tx, accountId, subject);
+      const [hold] = await tx.query<{ state: HoldState }>(
+        "SELECT state FROM compliance_holds WHERE subject_type = $1 AND subject_id = $2 FOR UPDATE",
+        [subject.type, subject.id],
+      );
+      if (hold?.state !== "awaiting_verdict") {
+        throw new DomainError(
+          "conflict",
+          "verdict_not_awaited",
+          "No verdict awaited",
+          `The ${subject.type} ${subject.id} is not waiting for a verdict${hold ? ` (it is ${hold.state})` : ""}.`,
+        );
+      }
+      return this.#decide(tx, accountId, subject, verdict, { agentId }, reason);
+    });
+    this.options.onQueued?.();
+    return { state };
+  }
+
+  /** Verdicts that did not come in time take the configured default. Returns how many. */
+  async expireVerdicts(): Promise<number> {
+    const due = await this.db.query<{ subject_type: HoldableType; subject_id: string; account_id: string }>(
+      `SELECT subject_type, subject_id, account_id FROM compliance_holds
+       WHERE state = 'awaiting_verdict' AND verdict_deadline <= now() ORDER BY verdict_deadline LIMIT 50`,
+    );
+    let count = 0;
+    for (const hold of due) {
+      await this.db.transaction(async (tx) => {
+        const [still] = await tx.query(
+          `SELECT 1 FROM compliance_holds WHERE subject_type = $1 AND subject_id = $2 AND state = 'awaiting_verdict'
+           FOR UPDATE`,
+          [hold.subject_type, hold.subject_id],
+        );
+        if (!still) return;
+        await this.#decide(
+          tx,
+          hold.account_id,
+          { type: hold.subject_type, id: hold.subject_id },
+          this.options.defaultVerdict,
+          { builtIn: "verdict_timeout" },
+          "no verdict in time",
+        );
+        count++;
+      });
+    }
+    if (count > 0) this.options.onQueued?.();
+    return count;
+  }
+
+  /**
+   * Applies a decision to a held subject. PASSED releases it. REJECTED fails
+   * a queued mint (its proof given back) or a redemption not yet burned; a
+   * burned one stays rejected until the payouts refund it on-chain.
+   */
+  async #decide(
+    tx: Queryable,
+    accountId: string,
+    subject: { type: HoldableType; id: string },
+    verdict: Verdict,
+    actor: Actor,
+    note?: string,
+  ): Promise<HoldState> {
+    const key = subject.type === "mint" ? "mintId" : "redemptionId";
+    const by = actorName(actor);
+    if (verdict === "PASSED") {
+      await tx.query(
+        `UPDATE compliance_holds SET state = 'released', decided_by = $3, updated_at = now()
+         WHERE subject_type = $1 AND subject_id = $2`,
+        [subject.type, subject.id, by],
+      );
+      await this.#emit(tx, accountId, `${subject.type}.released`, { [key]: subject.id, by });
+      return "released";
+    }
+    await tx.query(
+      `UPDATE compliance_holds SET state = 'rejected', decided_by = $3, reason_code = $4, updated_at = now()
+       WHERE subject_type = $1 AND subject_id = $2`,
+      [subject.type, subject.id, by, note ?? "rejected"],
+    );
+    const reason = `Refused by compliance (${by}${note ? `: ${note}` : ""}).`;
+    if (subject.type === "mint") {
+      const failed = await tx.query(
+        `UPDATE mints SET status = 'failed', failure_code = 'compliance_rejected', failure_reason = $2,
+           settled_at = now(), updated_at = now()
+         WHERE id = $1 AND status = 'queued' RETURNING id`,
+        [subject.id, reason],
+      );
+      if (failed.length > 0) {
+        // Its proof is given back: the deposit is the holder's to use otherwise.
+        await tx.query(
+          `UPDATE proofs SET status = 'verified', mint_id = NULL, updated_at = now()
+           WHERE mint_id = $1 AND status = 'consumed'`,
+          [subject.id],
+        );
+        await this.#emit(tx, accountId, "mint.failed", {
+          mintId: subject.id,
+          failureCode: "compliance_rejected",
+          failureReason: reason,
+        });
+      }
+    } else {
+      const failed = await tx.query(
+        `UPDATE redemption_requests SET status = 'failed', relay_status = 'done', failure_code = 'compliance_rejected',
+           failure_reason = $2, updated_at = now()
+         WHERE id = $1 AND status = 'requested' AND relay_status = 'queued' RETURNING id`,
+        [subject.id, reason],
+      );
+      if (failed.length > 0) {
+        await this.#emit(tx, accountId, "redemption.failed", {
+          redemptionId: subject.id,
+          failureCode: "compliance_rejected",
+          failureReason: reason,
+          refunded: false,
+        });
+      }
+    }
+    return "rejected";
+  }
+
+  #emit(tx: Queryable, accountId: string, type: string, data: Record<string, unknown>) {
+    return emitEvent(tx, { account: accountId, environment: this.options.environment, type: type as never, data });
+  }
+}
+
+const SELECT_ALERT = `SELECT a.*, h.state AS hold_state FROM compliance_alerts a
+  LEFT JOIN compliance_holds h ON h.alert_id = a.id AND h.subject_type = a.subject_type AND h.subject_id = a.subject_id`;
+
+function toAlert(row: AlertRow): Alert {
+  return {
+    alertId: row.id,
+    raisedBy: row.raised_by,
+    subject: { type: row.subject_type, id: row.subject_id },
+    severity: row.severity,
+    category: row.category,
+    reason: row.reason,
+    action: row.action,
+    status: row.status,
+    closeReason: row.close_reason,
+    hold: row.action === "hold" ? row.hold_state : null,
+    history: typeof row.history === "string" ? (JSON.parse(row.history) as HistoryEntry[]) : row.history,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}

@@ -1,0 +1,120 @@
+// The built-in rules agent: it looks at each new mint and redemption as it is
+// written and raises alerts through the same path as an external agent
+// (ComplianceService.raiseIn, in the same transaction). Three rules: a single
+// amount over a threshold, too many in a window for one address, and an
+// address on the deny list. In the sandbox, magic values fire each rule:
+// an amount ending in .13 (large amount), .14 (velocity), and an address
+// ending in "dead" (deny list).
+import { readFileSync } from "node:fs";
+import type { Queryable } from "../adapters/db/index.ts";
+import { formatZsd } from "@zsd/sdk/units";
+import type { ComplianceService, HoldableType, Severity } from "./compliance.ts";
+
+export interface RulesOptions {
+  enabled: boolean;
+  /** A single mint or redemption above this many ZSD raises an alert (in wei). */
+  largeAmountWei: bigint;
+  /** More than `velocityMax` mints to one recipient (or redemptions by one owner) within the window raise an alert. */
+  velocityMax: number;
+  velocityWindowSeconds: number;
+  /** Addresses (lower case) denied besides those in the compliance_deny_list table. */
+  denied: ReadonlySet<string>;
+  /** The sandbox's magic values fire the rules. */
+  magicValues: boolean;
+}
+
+export interface NewSubject {
+  type: HoldableType;
+  id: string;
+  /** Wei. */
+  amount: bigint;
+  /** The mint's recipient or the redemption's owner. */
+  address: string;
+}
+
+interface Finding {
+  severity: Severity;
+  category: string;
+  reason: string;
+  action: "none" | "hold";
+}
+
+const WEI_PER_CENT = 10n ** 16n;
+
+/** The amount's cents, as the magic values read them ("100.13" → 13). */
+const cents = (wei: bigint) => Number((wei / WEI_PER_CENT) % 100n);
+
+export class RulesAgent {
+  constructor(
+    private readonly compliance: ComplianceService,
+    private readonly options: RulesOptions,
+  ) {}
+
+  /** Looks at a new mint or redemption inside the transaction that writes it; raises what it finds. */
+  async inspect(tx: Queryable, accountId: string, subject: NewSubject): Promise<void> {
+    if (!this.options.enabled) return;
+    const findings = await this.#findings(tx, subject);
+    for (const finding of findings) {
+      await this.compliance.raiseIn(tx, accountId, { builtIn: "rules" }, { subject, ...finding });
+    }
+  }
+
+  async #findings(tx: Queryable, subject: NewSubject): Promise<Finding[]> {
+    const o = this.options;
+    const address = subject.address.toLowerCase();
+    const magic = o.magicValues;
+    const found: Finding[] = [];
+
+    const [listed] = await tx.query<{ reason: string }>("SELECT reason FROM compliance_deny_list WHERE address = $1", [
+      address,
+    ]);
+    if (listed || o.denied.has(address) || (magic && address.endsWith("dead"))) {
+      found.push({
+        severity: "severe",
+        category: "denied_address",
+        reason: `${subject.address} is on the deny list${listed ? ` (${listed.reason})` : ""}.`,
+        action: "hold",
+      });
+    }
+
+    if (subject.amount > o.largeAmountWei || (magic && cents(subject.amount) === 13)) {
+      found.push({
+        severity: "high",
+        category: "large_amount",
+        reason: `A single ${subject.type} of ${formatZsd(subject.amount)} ZSD (the threshold is ${formatZsd(o.largeAmountWei)}).`,
+        action: "none",
+      });
+    }
+
+    const [recent] = await tx.query<{ n: number | string }>(
+      subject.type === "mint"
+        ? `SELECT count(*) AS n FROM mints WHERE lower(recipient) = $1
+             AND created_at > now() - make_interval(secs => $2)`
+        : `SELECT count(*) AS n FROM redemption_requests WHERE lower(owner) = $1
+             AND created_at > now() - make_interval(secs => $2)`,
+      [address, o.velocityWindowSeconds],
+    );
+    const count = Number(recent?.n ?? 0);
+    if (count > o.velocityMax || (magic && cents(subject.amount) === 14)) {
+      found.push({
+        severity: "medium",
+        category: "velocity",
+        reason: `${count} ${subject.type}s for ${subject.address} within ${o.velocityWindowSeconds} s (the most expected is ${o.velocityMax}).`,
+        action: "none",
+      });
+    }
+    return found;
+  }
+}
+
+/** The deny list file: one EVM address per line, # starts a comment; none without a file. */
+export function loadDenyList(file: string | undefined): ReadonlySet<string> {
+  if (!file) return new Set();
+  const addresses = readFileSync(file, "utf8")
+    .split("\n")
+    .map((line) => line.replace(/#.*/, "").trim().toLowerCase())
+    .filter(Boolean);
+  const bad = addresses.find((a) => !/^0x[0-9a-f]{40}$/.test(a));
+  if (bad) throw new Error(`RULES_DENY_LIST_FILE: "${bad}" is not an EVM address`);
+  return new Set(addresses);
+}

@@ -1,0 +1,382 @@
+// Compliance on the local chain: agents hear of every mint and redemption
+// through signed webhooks (verified with the standardwebhooks library), a
+// screener's hold stops a mint or a redemption until it is released or
+// rejected, the built-in rules agent fires on the sandbox's magic values,
+// and required screening waits for a verdict or applies the default.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
+import { formatZsd } from "@zsd/sdk/units";
+import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
+import { type Receiver, startReceiver, verify } from "./webhook-receiver.ts";
+
+const { alice, bob } = accounts;
+const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+/** An address the sandbox's deny-list rule takes as denied (it ends in "dead"). */
+const DENIED = "0x000000000000000000000000000000000000dEaD";
+const EVENTS = [
+  "mint.queued",
+  "mint.confirmed",
+  "mint.failed",
+  "mint.held",
+  "mint.released",
+  "redemption.requested",
+  "redemption.paid",
+  "redemption.failed",
+  "redemption.held",
+  "redemption.released",
+  "alert.raised",
+  "alert.updated",
+];
+
+interface Event {
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+async function setUp(s: System, env: Record<string, string> = {}) {
+  const storage = await openStorage("pglite");
+  const api = await startRelayApi(s, storage.db, {
+    WEBHOOK_POLL_MS: "50",
+    WEBHOOK_RETRY_SCALE: "0.001",
+    MINT_WAIT_MS: "20000",
+    ...env,
+  });
+  api.webhooks.start();
+  const receiver = await startReceiver();
+  // Other agents post to a receiver of their own: the screener's receiver holds only what was signed for it.
+  const others = await startReceiver();
+  const agent = async (role: "screener" | "observer", webhookUrl = others.url) => {
+    const response = await api.call(
+      "/v1/agents/register",
+      json({ name: `${role} desk`, webhookUrl, events: EVENTS, role }),
+    );
+    expect(response.status).toBe(201);
+    return (await response.json()) as { agentId: string; secret: string };
+  };
+  const screener = await agent("screener", receiver.url);
+  /** Every verified event the screener received (a bad signature throws). */
+  const events = () => receiver.received.map((r) => verify(screener.secret, r) as Event);
+  const eventOf = (type: string, match: (data: Record<string, unknown>) => boolean) =>
+    eventually(
+      async () => events().find((e) => e.type === type && match(e.data)),
+      (e) => e !== undefined,
+      `a ${type} event`,
+    ) as Promise<Event>;
+  return {
+    api,
+    receiver,
+    screener,
+    agent,
+    events,
+    eventOf,
+    close: async () => {
+      await api.close();
+      await receiver.close();
+      await others.close();
+      await storage.close();
+    },
+  };
+}
+
+/** Deposit, prove and submit: a verified proof of `amount` ZSD to `recipient`. */
+async function proofFor(api: RunningApi, s: System, amount: bigint, recipient: `0x${string}`): Promise<string> {
+  const note = createNote();
+  const deposit = await api.call(
+    "/v1/sandbox/deposits",
+    json({ amount: "4", noteCommitment: noteCommitment(note).toString() }),
+  );
+  expect(deposit.status).toBe(201);
+  const proved = await s.prove({ note, amountZat: 4n * ZEC, mintAmount: amount, recipient });
+  const submitted = await api.call(
+    "/v1/proofs/submit",
+    json({
+      proof: proved.raw.proof,
+      publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+      mintAmount: formatZsd(amount),
+      recipient,
+    }),
+  );
+  expect(submitted.status).toBe(201);
+  return ((await submitted.json()) as { proofId: string }).proofId;
+}
+
+async function mint(api: RunningApi, proofId: string, amount: bigint, recipient: string): Promise<string> {
+  const response = await api.call(
+    "/v1/mint",
+    json({ amount: formatZsd(amount), collateralType: "ZEC", proofId, recipient }),
+  );
+  expect(response.status).toBe(202);
+  return ((await response.json()) as { mintId: string }).mintId;
+}
+
+const mintOf = async (api: RunningApi, id: string) =>
+  (await (await api.call(`/v1/mints/${id}`)).json()) as Record<string, unknown>;
+
+describe("compliance agents on the local chain", () => {
+  let s: System;
+  let t: Awaited<ReturnType<typeof setUp>>;
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    // Payouts wait for 4 blocks: time to hold a burned redemption before it is paid.
+    t = await setUp(s, { PAYOUT_CONFIRMATIONS: "4" });
+    await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 200n * ZSD, recipient: alice.address });
+    t.api.worker!.start();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await releaseProver();
+  });
+
+  it("tells agents of a mint queued and confirmed, signed, with nothing that links it to its deposit", async () => {
+    const proofId = await proofFor(t.api, s, 50n * ZSD, alice.address);
+    const mintId = await mint(t.api, proofId, 50n * ZSD, alice.address);
+    const confirmed = await t.eventOf("mint.confirmed", (d) => d.mintId === mintId);
+    const queued = await t.eventOf("mint.queued", (d) => d.mintId === mintId);
+    expect(queued.data).toEqual({ mintId, amount: "50", recipient: alice.address });
+    expect(confirmed.data).toMatchObject({ mintId, amount: "50", txHash: expect.stringMatching(/^0x/) });
+    const text = JSON.stringify(t.events());
+    expect(text).not.toContain(proofId);
+    expect(text).not.toMatch(/nullifier|commitment|leaf|proof/i);
+  });
+
+  it("holds a mint to a denied address (the rules agent), and a screener's release lets it confirm", async () => {
+    const proofId = await proofFor(t.api, s, 20n * ZSD, DENIED);
+    const mintId = await mint(t.api, proofId, 20n * ZSD, DENIED);
+    const raised = await t.eventOf(
+      "alert.raised",
+      (d) => (d.alert as { subject: { id: string } }).subject.id === mintId,
+    );
+    const alert = raised.data.alert as { alertId: string; raisedBy: string; category: string; hold: string };
+    expect(alert).toMatchObject({ raisedBy: "rules", category: "denied_address", severity: "severe", action: "hold" });
+    await t.eventOf("mint.held", (d) => d.mintId === mintId);
+    // The worker passes every 50 ms: a second later the mint is still queued, nothing sent.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await mintOf(t.api, mintId)).toMatchObject({ status: "queued", txHash: null });
+
+    const observer = await t.agent("observer");
+    const refused = await t.api.call(`/v1/alerts/${alert.alertId}/release`, json({ agentId: observer.agentId }));
+    expect(refused.status).toBe(422);
+    expect(((await refused.json()) as { code: string }).code).toBe("screener_required");
+
+    const released = await t.api.call(
+      `/v1/alerts/${alert.alertId}/release`,
+      json({ agentId: t.screener.agentId, note: "a test address" }),
+    );
+    expect(released.status).toBe(200);
+    expect(await released.json()).toMatchObject({
+      hold: "released",
+      history: [
+        { status: "open", by: "rules" },
+        { status: "released", by: t.screener.agentId, note: "a test address" },
+      ],
+    });
+    await t.eventOf("mint.released", (d) => d.mintId === mintId);
+    await t.eventOf("mint.confirmed", (d) => d.mintId === mintId);
+    expect(await s.read.token.read.balanceOf([DENIED])).toBe(20n * ZSD);
+    // Released once: a second decision finds nothing held.
+    const again = await t.api.call(
+      `/v1/alerts/${alert.alertId}/reject`,
+      json({ agentId: t.screener.agentId, reasonCode: "late" }),
+    );
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { code: string }).code).toBe("not_held");
+  });
+
+  it("fails a mint a screener holds and rejects, giving its proof back", async () => {
+    t.api.worker!.stop();
+    const proofId = await proofFor(t.api, s, 10n * ZSD, bob.address);
+    const mintId = await mint(t.api, proofId, 10n * ZSD, bob.address);
+    const raised = await t.api.call(
+      "/v1/agents/alerts",
+      json({
+        agentId: t.screener.agentId,
+        subject: { type: "mint", id: mintId },
+        severity: "high",
+        category: "sanctions",
+        reason: "The recipient matches a list entry.",
+        action: "hold",
+      }),
+    );
+    expect(raised.status).toBe(201);
+    const { alertId } = (await raised.json()) as { alertId: string };
+    t.api.worker!.start();
+    const rejected = await t.api.call(
+      `/v1/alerts/${alertId}/reject`,
+      json({ agentId: t.screener.agentId, reasonCode: "sanctions_match" }),
+    );
+    expect(rejected.status).toBe(200);
+    expect(await mintOf(t.api, mintId)).toMatchObject({
+      status: "failed",
+      txHash: null,
+      failureCode: "compliance_rejected",
+      failureReason: expect.stringContaining("sanctions_match"),
+    });
+    await t.eventOf("mint.failed", (d) => d.mintId === mintId && d.failureCode === "compliance_rejected");
+    const proof = (await (await t.api.call(`/v1/proofs/${proofId}`)).json()) as { status: string };
+    expect(proof.status).toBe("verified");
+    expect(await s.read.token.read.balanceOf([bob.address])).toBe(0n);
+
+    // The alert is then closed by the agent, with its reason; a closed alert does not move again.
+    const closed = await t.api.call(
+      `/v1/alerts/${alertId}`,
+      json({ agentId: t.screener.agentId, status: "confirmed", closeReason: "True match." }),
+    );
+    expect(await closed.json()).toMatchObject({ status: "confirmed", closeReason: "True match." });
+    const reopened = await t.api.call(
+      `/v1/alerts/${alertId}`,
+      json({ agentId: t.screener.agentId, status: "in_review" }),
+    );
+    expect(reopened.status).toBe(409);
+    await t.eventOf("alert.updated", (d) => (d.alert as { status: string }).status === "confirmed");
+  });
+
+  it("raises the rules' alerts on magic amounts without holding, and lists alerts with filters", async () => {
+    const proofId = await proofFor(t.api, s, 10_130n * (ZSD / 1000n), alice.address);
+    const mintId = await mint(t.api, proofId, 10_130n * (ZSD / 1000n), alice.address);
+    await t.eventOf("mint.confirmed", (d) => d.mintId === mintId);
+    const list = (await (await t.api.call(`/v1/agents/alerts?subjectId=${mintId}&raisedBy=rules`)).json()) as {
+      data: { category: string; action: string; hold: string | null }[];
+    };
+    expect(list.data).toEqual([expect.objectContaining({ category: "large_amount", action: "none", hold: null })]);
+    const severe = (await (await t.api.call("/v1/agents/alerts?severity=severe")).json()) as {
+      data: { category: string }[];
+    };
+    expect(severe.data.map((a) => a.category)).toEqual(["denied_address"]);
+    const page = (await (await t.api.call("/v1/agents/alerts?limit=1")).json()) as {
+      data: { alertId: string }[];
+      hasMore: boolean;
+    };
+    expect(page.hasMore).toBe(true);
+    const next = (await (
+      await t.api.call(`/v1/agents/alerts?limit=100&startingAfter=${page.data[0]!.alertId}`)
+    ).json()) as { data: { alertId: string }[] };
+    expect(next.data.map((a) => a.alertId)).not.toContain(page.data[0]!.alertId);
+  });
+
+  it("refunds on-chain a burned redemption a screener holds and rejects", async () => {
+    const amount = 30n * ZSD;
+    const before = await s.read.token.read.balanceOf([alice.address]);
+    const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);
+    const response = await t.api.call(
+      "/v1/redeem",
+      json({
+        amount: formatZsd(amount),
+        withdrawAddress: WITHDRAW,
+        owner: alice.address,
+        permit: { deadline: Number(deadline), ...sig },
+      }),
+    );
+    expect(response.status).toBe(202);
+    const { id } = (await response.json()) as { id: string };
+    await t.eventOf("redemption.requested", (d) => d.redemptionId === id);
+    const burned = await eventually(
+      async () => (await (await t.api.call(`/v1/redemptions/${id}`)).json()) as Record<string, unknown>,
+      (r) => r.status === "burned",
+      "the burn",
+    );
+    const raised = await t.api.call(
+      "/v1/agents/alerts",
+      json({
+        agentId: t.screener.agentId,
+        subject: { type: "redemption", id },
+        severity: "severe",
+        category: "sanctions",
+        reason: "The owner matches a list entry.",
+        action: "hold",
+      }),
+    );
+    expect(raised.status).toBe(201);
+    const { alertId } = (await raised.json()) as { alertId: string };
+    await t.eventOf("redemption.held", (d) => d.redemptionId === id);
+    // Past its confirmations, a held payout still is not paid.
+    await s.mineBlocks(6);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await (await t.api.call(`/v1/redemptions/${id}`)).json()).toMatchObject({ status: "burned" });
+
+    const rejected = await t.api.call(
+      `/v1/alerts/${alertId}/reject`,
+      json({ agentId: t.screener.agentId, reasonCode: "sanctions_match" }),
+    );
+    expect(rejected.status).toBe(200);
+    const refunded = await eventually(
+      async () => (await (await t.api.call(`/v1/redemptions/${id}`)).json()) as Record<string, unknown>,
+      (r) => r.status === "failed",
+      "the refund",
+    );
+    expect(refunded).toMatchObject({ refunded: true, failureCode: "compliance_rejected" });
+    expect((await s.redemptionFailed(BigInt(burned.redemptionId as string)))?.reason).toBe("compliance_rejected");
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(before);
+    await t.eventOf("redemption.failed", (d) => d.redemptionId === id && d.refunded === true);
+  });
+
+  it("pays a redemption nobody holds and says so", async () => {
+    const amount = 5n * ZSD;
+    const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);
+    const response = await t.api.call(
+      "/v1/redeem",
+      json({
+        amount: formatZsd(amount),
+        withdrawAddress: WITHDRAW,
+        owner: alice.address,
+        permit: { deadline: Number(deadline), ...sig },
+      }),
+    );
+    const { id } = (await response.json()) as { id: string };
+    await eventually(
+      async () => (await (await t.api.call(`/v1/redemptions/${id}`)).json()) as Record<string, unknown>,
+      (r) => r.status === "burned",
+      "the burn",
+    );
+    await s.mineBlocks(4);
+    const paid = await t.eventOf("redemption.paid", (d) => d.redemptionId === id);
+    expect(paid.data).toMatchObject({ zecPaid: "0.0995", zcashTxId: expect.stringMatching(/^0x/) });
+  });
+});
+
+describe("required screening", () => {
+  let s: System;
+  let t: Awaited<ReturnType<typeof setUp>>;
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    t = await setUp(s, {
+      COMPLIANCE_SCREENING: "required",
+      COMPLIANCE_VERDICT_TIMEOUT_MS: "1500",
+      COMPLIANCE_DEFAULT_VERDICT: "REJECTED",
+    });
+    t.api.worker!.start();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await releaseProver();
+  });
+
+  it("waits for a screener's verdict: PASSED mints, none in time takes the default (rejected)", async () => {
+    const passedId = await mint(t.api, await proofFor(t.api, s, 10n * ZSD, alice.address), 10n * ZSD, alice.address);
+    const timedOutId = await mint(t.api, await proofFor(t.api, s, 10n * ZSD, bob.address), 10n * ZSD, bob.address);
+    await t.eventOf("mint.held", (d) => d.mintId === passedId && d.awaitingVerdict === true);
+    expect(await mintOf(t.api, passedId)).toMatchObject({ status: "queued" });
+
+    const verdict = await t.api.call(
+      "/v1/agents/verdicts",
+      json({ agentId: t.screener.agentId, subject: { type: "mint", id: passedId }, verdict: "PASSED" }),
+    );
+    expect(verdict.status).toBe(200);
+    expect(await verdict.json()).toMatchObject({ verdict: "PASSED", hold: "released" });
+    await t.eventOf("mint.confirmed", (d) => d.mintId === passedId);
+
+    const failed = await t.eventOf("mint.failed", (d) => d.mintId === timedOutId);
+    expect(failed.data).toMatchObject({ failureCode: "compliance_rejected" });
+    expect(failed.data.failureReason).toContain("verdict_timeout");
+    // Too late now: the default was applied.
+    const late = await t.api.call(
+      "/v1/agents/verdicts",
+      json({ agentId: t.screener.agentId, subject: { type: "mint", id: timedOutId }, verdict: "PASSED" }),
+    );
+    expect(late.status).toBe(409);
+    expect(((await late.json()) as { code: string }).code).toBe("verdict_not_awaited");
+  });
+});
