@@ -32,7 +32,7 @@ import { Attestor } from "./adapters/custody/attestor.ts";
 import { LocalCustody } from "./adapters/custody/local.ts";
 import { ZcashdClient, ZcashdCustody } from "./adapters/custody/zcashd.ts";
 import { parseShieldedAddress } from "@zsd/sdk/zcash";
-import { parseZsd } from "@zsd/sdk/units";
+import { formatZec, parseZsd } from "@zsd/sdk/units";
 import { sandboxRoutes } from "./http/resources/sandbox/router.ts";
 import { SandboxPriceFeed } from "./domain/sandbox-price.ts";
 import { mintRoutes } from "./http/resources/mints/router.ts";
@@ -110,7 +110,14 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
       },
     );
   } else if (attestor && config.ENVIRONMENT === "sandbox") {
-    custody = new LocalCustody(db, attestor);
+    custody = new LocalCustody(db, attestor, (tx, accountId, deposit) =>
+      compliance.emitIn(tx, accountId, "deposit.recorded", {
+        leafIndex: deposit.leafIndex,
+        amount: formatZec(deposit.amountZat),
+        amountZat: deposit.amountZat.toString(),
+        noteCommitment: deposit.noteCommitment.toString(),
+      }),
+    );
   }
 
   // Alerts, holds and the rules agent; every change's events go to the webhook outbox.

@@ -27,6 +27,7 @@ const EVENTS = [
   "redemption.released",
   "alert.raised",
   "alert.updated",
+  "deposit.recorded",
 ];
 
 interface Event {
@@ -136,10 +137,19 @@ describe("compliance agents on the local chain", () => {
     const confirmed = await t.eventOf("mint.confirmed", (d) => d.mintId === mintId);
     const queued = await t.eventOf("mint.queued", (d) => d.mintId === mintId);
     expect(queued.data).toEqual({ mintId, amount: "50", recipient: alice.address });
+    // The deposit is told of on its own, by its leaf: nothing in either event names the other.
+    const deposits = t.events().filter((e) => e.type === "deposit.recorded");
+    expect(deposits.at(-1)!.data).toEqual({
+      leafIndex: expect.any(Number),
+      amount: "4",
+      amountZat: "400000000",
+      noteCommitment: expect.stringMatching(/^\d+$/),
+    });
     expect(confirmed.data).toMatchObject({ mintId, amount: "50", txHash: expect.stringMatching(/^0x/) });
     const text = JSON.stringify(t.events());
     expect(text).not.toContain(proofId);
-    expect(text).not.toMatch(/nullifier|commitment|leaf|proof/i);
+    const mintEvents = JSON.stringify(t.events().filter((e) => e.type.startsWith("mint.")));
+    expect(mintEvents).not.toMatch(/nullifier|commitment|leaf|proof/i);
   });
 
   it("holds a mint to a denied address (the rules agent), and a screener's release lets it confirm", async () => {
@@ -237,6 +247,20 @@ describe("compliance agents on the local chain", () => {
     const proofId = await proofFor(t.api, s, 10_130n * (ZSD / 1000n), alice.address);
     const mintId = await mint(t.api, proofId, 10_130n * (ZSD / 1000n), alice.address);
     await t.eventOf("mint.confirmed", (d) => d.mintId === mintId);
+    const fastAmount = 1_114n * (ZSD / 100n); // 11.14: the velocity rule's magic cents
+    const fast = await mint(t.api, await proofFor(t.api, s, fastAmount, alice.address), fastAmount, alice.address);
+    const velocity = await t.eventOf(
+      "alert.raised",
+      (d) => (d.alert as { subject: { id: string } }).subject.id === fast,
+    );
+    // Alerted, not held: it mints (and later balances count it).
+    await t.eventOf("mint.confirmed", (d) => d.mintId === fast);
+    expect(velocity.data.alert).toMatchObject({
+      raisedBy: "rules",
+      category: "velocity",
+      severity: "medium",
+      action: "none",
+    });
     const list = (await (await t.api.call(`/v1/agents/alerts?subjectId=${mintId}&raisedBy=rules`)).json()) as {
       data: { category: string; action: string; hold: string | null }[];
     };
@@ -344,7 +368,7 @@ describe("required screening", () => {
     s = await deploySystem();
     t = await setUp(s, {
       COMPLIANCE_SCREENING: "required",
-      COMPLIANCE_VERDICT_TIMEOUT_MS: "1500",
+      COMPLIANCE_VERDICT_TIMEOUT_MS: "3000",
       COMPLIANCE_DEFAULT_VERDICT: "REJECTED",
     });
     t.api.worker!.start();
@@ -355,10 +379,15 @@ describe("required screening", () => {
   });
 
   it("waits for a screener's verdict: PASSED mints, none in time takes the default (rejected)", async () => {
-    const passedId = await mint(t.api, await proofFor(t.api, s, 10n * ZSD, alice.address), 10n * ZSD, alice.address);
-    const timedOutId = await mint(t.api, await proofFor(t.api, s, 10n * ZSD, bob.address), 10n * ZSD, bob.address);
-    await t.eventOf("mint.held", (d) => d.mintId === passedId && d.awaitingVerdict === true);
+    // Proved first: the verdict's clock starts when a mint is queued.
+    const [proofA, proofB] = [
+      await proofFor(t.api, s, 10n * ZSD, alice.address),
+      await proofFor(t.api, s, 10n * ZSD, bob.address),
+    ];
+    const passedId = await mint(t.api, proofA, 10n * ZSD, alice.address);
+    const timedOutId = await mint(t.api, proofB, 10n * ZSD, bob.address);
     expect(await mintOf(t.api, passedId)).toMatchObject({ status: "queued" });
+    await t.eventOf("mint.held", (d) => d.mintId === passedId && d.awaitingVerdict === true);
 
     const verdict = await t.api.call(
       "/v1/agents/verdicts",

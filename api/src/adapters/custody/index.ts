@@ -4,7 +4,7 @@
 // sends real payments through zcashd / Zallet. Both leave the bookkeeping of a
 // payout (write-ahead, retries, settlement on-chain, refunds) to the relay's
 // Payouts, and record a deposit the same way (recordDeposit).
-import type { Database } from "../db/index.ts";
+import type { Database, Queryable } from "../db/index.ts";
 import type { Attestor } from "./attestor.ts";
 
 export interface RecordedDeposit {
@@ -52,7 +52,7 @@ export interface Custody {
    * Sandbox only: records a deposit as if `amountZat` had arrived with this
    * note commitment in its memo. Absent where deposits are real.
    */
-  simulateDeposit?(noteCommitment: bigint, amountZat: bigint): Promise<RecordedDeposit>;
+  simulateDeposit?(noteCommitment: bigint, amountZat: bigint, accountId: string): Promise<RecordedDeposit>;
   /**
    * Hands one payment to the wallet and returns its operation id. Throws
    * PayoutRefused when the wallet refused it and PayoutNotSent when the
@@ -81,25 +81,31 @@ export async function recordDeposit(
   db: Database,
   attestor: Attestor,
   deposit: { noteCommitment: bigint; amountZat: bigint; zcashTxId: string },
+  /** Runs in the transaction that writes the ledger line (the deposit.recorded event of its account). */
+  alsoIn?: (tx: Queryable, recorded: RecordedDeposit) => Promise<unknown>,
 ): Promise<RecordedDeposit> {
-  const recorded = await attestor.recordDeposit(deposit.noteCommitment, deposit.amountZat);
-  await db.query(
-    `INSERT INTO custody_ledger (kind, amount_zat, note_commitment, leaf_index, zcash_txid, tx_hash)
-     VALUES ('deposit', $1, $2, $3, $4, $5)`,
-    [
-      deposit.amountZat.toString(),
-      deposit.noteCommitment.toString(),
-      Number(recorded.index),
-      deposit.zcashTxId,
-      recorded.txHash,
-    ],
-  );
-  return {
-    leafIndex: Number(recorded.index),
-    leaf: recorded.leaf,
-    root: recorded.root,
+  const onChain = await attestor.recordDeposit(deposit.noteCommitment, deposit.amountZat);
+  const recorded: RecordedDeposit = {
+    leafIndex: Number(onChain.index),
+    leaf: onChain.leaf,
+    root: onChain.root,
     amountZat: deposit.amountZat,
     noteCommitment: deposit.noteCommitment,
-    txHash: recorded.txHash,
+    txHash: onChain.txHash,
   };
+  await db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO custody_ledger (kind, amount_zat, note_commitment, leaf_index, zcash_txid, tx_hash)
+       VALUES ('deposit', $1, $2, $3, $4, $5)`,
+      [
+        deposit.amountZat.toString(),
+        deposit.noteCommitment.toString(),
+        recorded.leafIndex,
+        deposit.zcashTxId,
+        recorded.txHash,
+      ],
+    );
+    await alsoIn?.(tx, recorded);
+  });
+  return recorded;
 }

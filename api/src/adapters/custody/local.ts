@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Database } from "../db/index.ts";
+import type { Database, Queryable } from "../db/index.ts";
 import type { Attestor } from "./attestor.ts";
 import { type Custody, type PayoutOrder, type PayoutState, type RecordedDeposit, recordDeposit } from "./index.ts";
 
@@ -16,6 +16,8 @@ export class LocalCustody implements Custody {
   constructor(
     private readonly db: Database,
     private readonly attestor: Attestor,
+    /** Tells the depositing account's agents, in the ledger line's transaction. */
+    private readonly onDeposit?: (tx: Queryable, accountId: string, deposit: RecordedDeposit) => Promise<unknown>,
   ) {}
 
   /** Deposits arrive only through simulateDeposit: there is no wallet to scan. */
@@ -24,9 +26,14 @@ export class LocalCustody implements Custody {
   }
 
   /** A sandbox deposit: as if `amountZat` arrived with this note commitment in its memo. */
-  simulateDeposit(noteCommitment: bigint, amountZat: bigint): Promise<RecordedDeposit> {
+  simulateDeposit(noteCommitment: bigint, amountZat: bigint, accountId: string): Promise<RecordedDeposit> {
     const zcashTxId = `0x${randomBytes(32).toString("hex")}`;
-    return recordDeposit(this.db, this.attestor, { noteCommitment, amountZat, zcashTxId });
+    return recordDeposit(
+      this.db,
+      this.attestor,
+      { noteCommitment, amountZat, zcashTxId },
+      this.onDeposit && ((tx, deposit) => this.onDeposit!(tx, accountId, deposit)),
+    );
   }
 
   async send(_order: PayoutOrder): Promise<string> {

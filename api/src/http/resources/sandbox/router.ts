@@ -1,3 +1,4 @@
+import type { ApiKey } from "../../../domain/keys.ts";
 import { formatPrice, formatZec, parseZec } from "@zsd/sdk/units";
 import { z } from "zod";
 import { SNARK_SCALAR_FIELD } from "@zsd/sdk";
@@ -150,13 +151,17 @@ export function sandboxRoutes(custody: Custody | undefined, priceFeed: SandboxPr
         "tree_full",
         "access_control_unauthorized_account",
       ],
-      handler: async ({ body }) => {
+      handler: async ({ body }, _req, res) => {
         if (!custody?.simulateDeposit) {
           throw problems.upstreamUnavailable("Sandbox custody (no deployment or attestor key configured)");
         }
         const amountZat = parseZec(body.amount);
         if (amountZat === 0n) throw problems.validation([{ field: "body.amount", message: "must be above 0" }]);
-        const deposit = await custody.simulateDeposit(BigInt(body.noteCommitment), amountZat);
+        const deposit = await custody.simulateDeposit(
+          BigInt(body.noteCommitment),
+          amountZat,
+          (res.locals.apiKey as ApiKey).accountId,
+        );
         return {
           status: 201,
           body: {
