@@ -3,18 +3,25 @@ pragma solidity 0.8.30;
 
 import {Governor} from "@openzeppelin/contracts/governance/Governor.sol";
 import {GovernorCountingSimple} from "@openzeppelin/contracts/governance/extensions/GovernorCountingSimple.sol";
+import {GovernorNoncesKeyed} from "@openzeppelin/contracts/governance/extensions/GovernorNoncesKeyed.sol";
 import {GovernorSettings} from "@openzeppelin/contracts/governance/extensions/GovernorSettings.sol";
 import {GovernorTimelockControl} from "@openzeppelin/contracts/governance/extensions/GovernorTimelockControl.sol";
 import {GovernorVotes} from "@openzeppelin/contracts/governance/extensions/GovernorVotes.sol";
 import {GovernorVotesQuorumFraction} from "@openzeppelin/contracts/governance/extensions/GovernorVotesQuorumFraction.sol";
 import {IVotes} from "@openzeppelin/contracts/governance/utils/IVotes.sol";
 import {TimelockController} from "@openzeppelin/contracts/governance/TimelockController.sol";
+import {Nonces} from "@openzeppelin/contracts/utils/Nonces.sol";
 
 /// @title Governor of the Shielded Dollar; every change it passes runs through the timelock.
+/// @notice Ballots signed for relaying may use a nonce keyed by their proposal
+/// (`nonces(voter, uint192(proposalId))`): with one sequential nonce per voter,
+/// any vote the voter casts meanwhile, or a newer signature relayed first,
+/// would invalidate every ballot still waiting at a relay (OpenZeppelin issue 5565).
 contract StableGovernor is
     Governor,
     GovernorSettings,
     GovernorCountingSimple,
+    GovernorNoncesKeyed,
     GovernorVotes,
     GovernorVotesQuorumFraction,
     GovernorTimelockControl
@@ -54,6 +61,30 @@ contract StableGovernor is
         uint256 proposalId
     ) public view override(Governor, GovernorTimelockControl) returns (bool) {
         return super.proposalNeedsQueuing(proposalId);
+    }
+
+    function _validateVoteSig(
+        uint256 proposalId,
+        uint8 support,
+        address voter,
+        bytes memory signature
+    ) internal override(Governor, GovernorNoncesKeyed) returns (bool) {
+        return super._validateVoteSig(proposalId, support, voter, signature);
+    }
+
+    function _validateExtendedVoteSig(
+        uint256 proposalId,
+        uint8 support,
+        address voter,
+        string memory reason,
+        bytes memory params,
+        bytes memory signature
+    ) internal override(Governor, GovernorNoncesKeyed) returns (bool) {
+        return super._validateExtendedVoteSig(proposalId, support, voter, reason, params, signature);
+    }
+
+    function _useCheckedNonce(address owner, uint256 nonce) internal override(Nonces, GovernorNoncesKeyed) {
+        super._useCheckedNonce(owner, nonce);
     }
 
     function _queueOperations(

@@ -82,6 +82,59 @@ describe("governance", () => {
     expect(await s.read.registry.read.hasRole([role("ATTESTOR_ROLE"), attestor.address])).toBe(false);
   });
 
+  it("keys ballot nonces by proposal: two signed ballots of one voter count in either order", async () => {
+    const g = s.as(deployer).governor;
+    await s.receipt(await s.as(deployer).governanceToken.write.transfer([alice.address, 100_000n * 10n ** 18n]));
+    await s.receipt(await s.as(alice).governanceToken.write.delegate([alice.address]));
+    const propose = async (ratio: bigint) => {
+      const calldata = encodeFunctionData({
+        abi: stableMinterAbi,
+        functionName: "setMinCollateralRatio",
+        args: [ratio],
+      });
+      const description = `Set the minimum collateral ratio to ${ratio} bps`;
+      await s.receipt(await g.write.propose([[s.read.minter.address], [0n], [calldata], description]));
+      return g.read.hashProposal([[s.read.minter.address], [0n], [calldata], keccak256(toHex(description))]);
+    };
+    const first = await propose(16_000n);
+    const second = await propose(17_000n);
+    await s.mineBlocks(Number(await g.read.votingDelay()) + 1);
+
+    const [, name, version, chainId, verifyingContract] = await g.read.eip712Domain();
+    const ballot = async (proposalId: bigint, nonce: bigint) =>
+      alice.signTypedData({
+        domain: { name, version, chainId, verifyingContract },
+        types: {
+          Ballot: [
+            { name: "proposalId", type: "uint256" },
+            { name: "support", type: "uint8" },
+            { name: "voter", type: "address" },
+            { name: "nonce", type: "uint256" },
+          ],
+        },
+        primaryType: "Ballot",
+        message: { proposalId, support: 1, voter: alice.address, nonce },
+      });
+    const keyed = (proposalId: bigint) => g.read.nonces([alice.address, BigInt.asUintN(192, proposalId)]);
+    // Both signed before either is sent, each at its proposal's own nonce.
+    const forFirst = await ballot(first, await keyed(first));
+    const forSecond = await ballot(second, await keyed(second));
+    // Relayed in the other order: with one sequential nonce the second would now be refused.
+    await s.receipt(await s.as(carol).governor.write.castVoteBySig([second, 1, alice.address, forSecond]));
+    await s.receipt(await s.as(carol).governor.write.castVoteBySig([first, 1, alice.address, forFirst]));
+    for (const id of [first, second]) {
+      expect(await g.read.hasVoted([id, alice.address])).toBe(true);
+      expect((await g.read.proposalVotes([id]))[1]).toBe(100_000n * 10n ** 18n);
+    }
+    // The sequential nonce is untouched; a replayed ballot's keyed nonce moved on, so it no longer verifies.
+    expect(await g.read.nonces([alice.address])).toBe(0n);
+    expect(await keyed(first)).toBe((BigInt.asUintN(192, first) << 64n) + 1n);
+    await expectRevert(
+      s.as(carol).governor.write.castVoteBySig([first, 1, alice.address, forFirst]),
+      "GovernorInvalidSignature",
+    );
+  });
+
   it("refuses the same changes from any other account, the deployer included", async () => {
     for (const account of [deployer, attestor, pauser, alice]) {
       await expectRevert(

@@ -217,17 +217,25 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     await s.receipt(await g.write.execute([targets, values, calldatas, descriptionHash]));
     await expectMatchesChain(); // executed
 
-    const p = await get<{
-      state: string;
-      description: string;
-      votes: { voter: string; support: number; reason: string }[];
-    }>(indexer, `/proposals/${proposal.id}`);
+    const p = await get<{ state: string; description: string }>(indexer, `/proposals/${proposal.id}`);
     expect(p.state).toBe("executed");
     expect(p.description).toBe(description);
-    expect(p.votes.map((v) => [v.voter, v.support, v.reason])).toEqual([
+    type Votes = { votes: { voter: string; support: number; reason: string }[]; hasMore: boolean };
+    const all = await get<Votes>(indexer, `/proposals/${proposal.id}/votes`);
+    expect(all.votes.map((v) => [v.voter, v.support, v.reason])).toEqual([
       [deployer.address, 1, ""],
       [alice.address, 0, "fees fund custody"],
     ]);
+    // Pages of one, each after the last voter of the page before.
+    const first = await get<Votes>(indexer, `/proposals/${proposal.id}/votes?limit=1`);
+    expect([first.votes.map((v) => v.voter), first.hasMore]).toEqual([[deployer.address], true]);
+    const second = await get<Votes>(
+      indexer,
+      `/proposals/${proposal.id}/votes?limit=1&startingAfter=${deployer.address}`,
+    );
+    expect([second.votes.map((v) => v.voter), second.hasMore]).toEqual([[alice.address], false]);
+    const listed = await get<{ proposals: { id: string; state: string }[] }>(indexer, "/proposals?state=executed");
+    expect(listed.proposals.map((x) => x.id)).toContain(proposal.id.toString());
     expect(await s.read.redemptions.read.redemptionFeeBps()).toBe(30n);
   });
 

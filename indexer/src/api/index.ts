@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { db, publicClients } from "ponder:api";
 import schema from "ponder:schema";
-import { and, asc, desc, eq, gte, replaceBigInts } from "ponder";
+import { and, asc, desc, eq, gt, gte, or, replaceBigInts } from "ponder";
 import { type Hex, getAddress, isAddress } from "viem";
 import { PRICE_DECIMALS, usdValueOfZat } from "@zsd/sdk/units";
 import "./internal-only";
@@ -156,19 +156,41 @@ async function clock(): Promise<bigint> {
   return (await publicClients.zsd.getBlockNumber({ cacheTime: 0 })) + 1n;
 }
 
+/** A page size from the query: 1 to 100, `fallback` when absent; undefined when invalid. */
+function pageSize(value: string | undefined, fallback: number): number | undefined {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  return /^[0-9]{1,3}$/.test(value) && n >= 1 && n <= 100 ? n : undefined;
+}
+
+/**
+ * Proposals newest first (by creation block, then id), with their state at
+ * the chain's clock: ?state=<state>&limit=<1..100>&startingAfter=<id>. The
+ * state is computed per row, so the filter runs after the read; governors
+ * see tens of proposals, not millions.
+ */
 app.get("/proposals", async (c) => {
   const state = c.req.query("state");
-  if (state && !(PROPOSAL_STATES as readonly string[]).includes(state)) {
+  const limit = pageSize(c.req.query("limit"), 100);
+  const after = c.req.query("startingAfter");
+  const afterId = after === undefined ? undefined : parseBigInt(after);
+  if ((state && !(PROPOSAL_STATES as readonly string[]).includes(state)) || limit === undefined) {
     return c.json({ error: "invalid_query", detail: `state must be one of ${PROPOSAL_STATES.join(", ")}` }, 400);
   }
+  if (after !== undefined && afterId === undefined) {
+    return c.json({ error: "invalid_query", detail: "startingAfter is a proposal id" }, 400);
+  }
   const [rows, now] = await Promise.all([
-    db.select().from(schema.proposal).orderBy(desc(schema.proposal.createdAtBlock)),
+    db.select().from(schema.proposal).orderBy(desc(schema.proposal.createdAtBlock), desc(schema.proposal.id)),
     clock(),
   ]);
-  const proposals = rows
-    .map((p) => ({ ...p, state: proposalState(p, now) }))
-    .filter((p) => !state || p.state === state);
-  return c.json(json({ proposals, clock: now }));
+  let proposals = rows.map((p) => ({ ...p, state: proposalState(p, now) })).filter((p) => !state || p.state === state);
+  if (afterId !== undefined) {
+    const at = proposals.findIndex((p) => p.id === afterId);
+    if (at < 0) return c.json(notFound("proposal"), 404);
+    proposals = proposals.slice(at + 1);
+  }
+  return c.json(json({ proposals: proposals.slice(0, limit), hasMore: proposals.length > limit, clock: now }));
 });
 
 app.get("/proposals/:id", async (c) => {
@@ -176,12 +198,36 @@ app.get("/proposals/:id", async (c) => {
   if (id === undefined) return c.json({ error: "invalid_id", detail: "a proposal id is a decimal integer" }, 400);
   const [row, now] = await Promise.all([db.query.proposal.findFirst({ where: eq(schema.proposal.id, id) }), clock()]);
   if (!row) return c.json(notFound("proposal"), 404);
-  const votes = await db
+  return c.json(json({ ...row, state: proposalState(row, now), clock: now }));
+});
+
+/** A proposal's votes in the order they were cast: ?limit=<1..100>&startingAfter=<voter address>. */
+app.get("/proposals/:id/votes", async (c) => {
+  const id = parseBigInt(c.req.param("id"));
+  const limit = pageSize(c.req.query("limit"), 20);
+  const after = c.req.query("startingAfter");
+  if (id === undefined || limit === undefined || (after !== undefined && !isAddress(after, { strict: false }))) {
+    return c.json({ error: "invalid_query", detail: "a proposal id, limit 1 to 100, startingAfter a voter" }, 400);
+  }
+  let where = eq(schema.vote.proposalId, id);
+  if (after !== undefined) {
+    const cursor = await db.query.vote.findFirst({ where: eq(schema.vote.id, `${id}-${after.toLowerCase()}`) });
+    if (!cursor) return c.json(notFound("vote"), 404);
+    where = and(
+      where,
+      or(
+        gt(schema.vote.blockNumber, cursor.blockNumber),
+        and(eq(schema.vote.blockNumber, cursor.blockNumber), gt(schema.vote.id, cursor.id)),
+      ),
+    )!;
+  }
+  const rows = await db
     .select()
     .from(schema.vote)
-    .where(and(eq(schema.vote.proposalId, id)))
-    .orderBy(asc(schema.vote.blockNumber));
-  return c.json(json({ ...row, state: proposalState(row, now), clock: now, votes }));
+    .where(where)
+    .orderBy(asc(schema.vote.blockNumber), asc(schema.vote.id))
+    .limit(limit + 1);
+  return c.json(json({ votes: rows.slice(0, limit), hasMore: rows.length > limit }));
 });
 
 app.get("/transactions/:hash/mint", async (c) => {
