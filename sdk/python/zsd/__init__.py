@@ -1,0 +1,61 @@
+"""ZSD, the Shielded Dollar: the Python SDK of the relay API.
+
+>>> import zsd
+>>> client = zsd.Client("sk_test_…")
+>>> client.ledger.collateral()["collateralRatio"]
+"""
+
+from . import _generated as types
+from ._http import VERSION as __version__
+from .client import (
+    Client,
+    MintFailedError,
+    NewNote,
+    RedemptionFailedError,
+    Signature,
+    TypedData,
+    WaitTimeoutError,
+    to_wei,
+)
+from .errors import (
+    APIConnectionError,
+    APIError,
+    AuthenticationError,
+    ConflictError,
+    IdempotencyError,
+    InvalidRequestError,
+    NodeNotFoundError,
+    NotFoundError,
+    PermissionError,
+    ProverError,
+    RateLimitError,
+    ZsdError,
+)
+from .webhook import Webhook, WebhookVerificationError
+
+__all__ = [
+    "__version__",
+    "types",
+    "Client",
+    "NewNote",
+    "Signature",
+    "TypedData",
+    "to_wei",
+    "Webhook",
+    "WebhookVerificationError",
+    "ZsdError",
+    "APIConnectionError",
+    "APIError",
+    "AuthenticationError",
+    "ConflictError",
+    "IdempotencyError",
+    "InvalidRequestError",
+    "MintFailedError",
+    "NodeNotFoundError",
+    "NotFoundError",
+    "PermissionError",
+    "ProverError",
+    "RateLimitError",
+    "RedemptionFailedError",
+    "WaitTimeoutError",
+]

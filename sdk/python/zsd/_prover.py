@@ -1,0 +1,103 @@
+"""Proving without a proof in the caller's hands: the JavaScript CLI, run as a subprocess.
+
+The note is handed to a local ``node`` process only; it never leaves the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from .errors import NodeNotFoundError, ProverError
+
+CLI_IN_REPOSITORY = Path("sdk") / "js" / "bin" / "zsd.js"
+
+
+def find_node() -> str:
+    """``ZSD_NODE``, else ``node`` on PATH; a clear error when Node.js is missing."""
+    configured = os.environ.get("ZSD_NODE")
+    if configured:
+        if shutil.which(configured) is None:
+            raise NodeNotFoundError(f"ZSD_NODE is {configured!r}, which is not an executable.")
+        return configured
+    found = shutil.which("node")
+    if found is None:
+        raise NodeNotFoundError(
+            "Node.js (node) is not on PATH: the ZSD prover runs in Node.js >= 20. "
+            "Install it from https://nodejs.org, or set ZSD_NODE to its path."
+        )
+    return found
+
+
+def find_cli() -> Path:
+    """``ZSD_CLI``, else the JavaScript SDK's CLI beside this package or above the working directory."""
+    configured = os.environ.get("ZSD_CLI")
+    if configured:
+        path = Path(configured)
+        if not path.is_file():
+            raise ProverError(f"ZSD_CLI is {configured!r}, which is not a file.")
+        return path
+    here = Path(__file__).resolve()
+    # In the repository (or an editable install) the CLI is at sdk/js/bin beside sdk/python.
+    candidates: List[Path] = [parent / CLI_IN_REPOSITORY for parent in here.parents]
+    cwd = Path.cwd().resolve()
+    for parent in [cwd, *cwd.parents]:
+        candidates.append(parent / CLI_IN_REPOSITORY)
+        candidates.append(parent / "node_modules" / "@zsd" / "sdk" / "bin" / "zsd.js")
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    raise ProverError(
+        "The ZSD command line (sdk/js/bin/zsd.js) was not found: set ZSD_CLI to its path, "
+        "or run from a checkout of the ZSD repository."
+    )
+
+
+def run_cli(
+    arguments: Sequence[str],
+    *,
+    api_key: Optional[str] = None,
+    base_url: Optional[str] = None,
+    timeout: float = 600.0,
+) -> Dict[str, Any]:
+    """Runs ``node zsd.js <arguments> --json`` and returns the one JSON object it prints."""
+    node = find_node()
+    cli = find_cli()
+    env = dict(os.environ)
+    if api_key is not None:
+        env["ZSD_API_KEY"] = api_key
+    if base_url is not None:
+        env["ZSD_BASE_URL"] = base_url
+    command = [node, str(cli), *arguments, "--json"]
+    try:
+        done = subprocess.run(
+            command,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as e:
+        raise ProverError(f"`zsd {arguments[0]}` did not finish within {timeout:.0f} s") from e
+    except OSError as e:
+        raise NodeNotFoundError(f"Could not run {node}: {e}") from e
+    if done.returncode != 0:
+        raise ProverError(f"`zsd {' '.join(arguments[:2])}` failed (exit {done.returncode}): {_tail(done.stderr)}")
+    try:
+        parsed: Any = json.loads(done.stdout)
+    except ValueError as e:
+        raise ProverError(f"`zsd {arguments[0]}` printed no JSON: {_tail(done.stdout)}") from e
+    if not isinstance(parsed, dict):
+        raise ProverError(f"`zsd {arguments[0]}` printed {type(parsed).__name__}, not an object")
+    return parsed  # pyright: ignore[reportUnknownVariableType]
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    kept = [line for line in text.strip().splitlines() if line.strip()][-lines:]
+    return "\n".join(kept) or "(no output)"

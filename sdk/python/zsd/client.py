@@ -1,0 +1,241 @@
+"""The client: one resource per area of the API, and the whole mint and redemption flows."""
+
+from __future__ import annotations
+
+import time
+from decimal import Decimal, InvalidOperation
+from typing import Any, Callable, Dict, Mapping, Optional, TypedDict, Union, cast
+
+from . import _generated as t
+from ._http import Requestor
+from ._prover import run_cli
+from .errors import ZsdError
+from .resources import Agents, Alerts, Keys, Ledger, Mints, Proofs, Redemptions, RelayInfo, Sandbox
+
+__all__ = ["Client", "NewNote", "Signature", "TypedData", "MintFailedError", "RedemptionFailedError", "WaitTimeoutError"]
+
+SANDBOX_BASE_URL = "http://127.0.0.1:3000"
+WEI_PER_ZSD = 10**18
+
+
+class NewNote(TypedDict):
+    """A deposit note (keep it secret: it spends the deposit) and the commitment a deposit carries."""
+
+    note: str
+    noteCommitment: str
+
+
+class Signature(TypedDict):
+    """An EIP-712 signature split as the contracts take it."""
+
+    v: int
+    r: str
+    s: str
+
+
+class TypedData(TypedDict):
+    """EIP-712 typed data, as ``eth_signTypedData_v4`` and viem's ``signTypedData`` take it."""
+
+    domain: Dict[str, Any]
+    types: Dict[str, Any]
+    primaryType: str
+    message: Dict[str, Any]
+
+
+Signer = Callable[[TypedData], Mapping[str, Any]]
+
+
+class MintFailedError(ZsdError):
+    """The mint was refused or failed on-chain: ``mint`` has its failureCode and failureReason."""
+
+    mint: t.Mint
+
+    def __init__(self, mint: t.Mint) -> None:
+        reason = mint.get("failureReason") or "no reason given"
+        super().__init__(f"Mint {mint['mintId']} failed: {reason}", code=mint.get("failureCode"))
+        self.mint = mint
+
+
+class RedemptionFailedError(ZsdError):
+    """The redemption failed (and was refunded when ZSD had been burned): see ``redemption``."""
+
+    redemption: t.Redemption
+
+    def __init__(self, redemption: t.Redemption) -> None:
+        reason = redemption.get("failureReason") or "no reason given"
+        super().__init__(f"Redemption {redemption['id']} failed: {reason}", code=redemption.get("failureCode"))
+        self.redemption = redemption
+
+
+class WaitTimeoutError(ZsdError):
+    """A mint or redemption did not reach the awaited status in time; it may still do so later."""
+
+
+class Notes:
+    """Deposit notes, made locally by the JavaScript CLI (the note never reaches the API)."""
+
+    def __init__(self, client: "Client") -> None:
+        self._client = client
+
+    def create(self) -> NewNote:
+        made = run_cli(["note", "new"], timeout=self._client.prover_timeout)
+        return cast(NewNote, made)
+
+
+class Client:
+    """A ZSD API client.
+
+    >>> client = zsd.Client("sk_test_…")
+    >>> client.ledger.supply()["circulating"]
+    """
+
+    def __init__(
+        self,
+        api_key: str,
+        base_url: Optional[str] = None,
+        *,
+        timeout: float = 30.0,
+        max_network_retries: int = 2,
+        prover_timeout: float = 600.0,
+        poll_interval: float = 1.0,
+    ) -> None:
+        if api_key.startswith("sk_test_"):
+            base = base_url or SANDBOX_BASE_URL
+        elif api_key.startswith("sk_live_"):
+            if not base_url:
+                raise ValueError("A production key (sk_live_…) needs the production base_url")
+            base = base_url
+        else:
+            raise ValueError("API keys look like sk_test_… (sandbox) or sk_live_… (production)")
+        # The resources' paths start with /v1: accept the base URL with or without it.
+        base = base.rstrip("/")
+        if base.endswith("/v1"):
+            base = base[: -len("/v1")]
+        self.api_key = api_key
+        self.base_url = base
+        self.prover_timeout = prover_timeout
+        self.poll_interval = poll_interval
+        self.requestor = Requestor(
+            api_key=api_key, base_url=base, timeout=timeout, max_network_retries=max_network_retries
+        )
+        self.keys = Keys(self.requestor)
+        self.ledger = Ledger(self.requestor)
+        self.relay = RelayInfo(self.requestor)
+        self.proofs = Proofs(self.requestor)
+        self.mints = Mints(self.requestor)
+        self.redemptions = Redemptions(self.requestor)
+        self.sandbox = Sandbox(self.requestor)
+        self.agents = Agents(self.requestor)
+        self.alerts = Alerts(self.requestor)
+        self.notes = Notes(self)
+
+    @property
+    def sleep(self) -> Callable[[float], None]:
+        return self.requestor.sleep
+
+    def mint(
+        self,
+        *,
+        note: str,
+        amount: Union[str, int, Decimal],
+        recipient: str,
+        floor: Optional[Union[str, Decimal]] = None,
+        wait: bool = True,
+        timeout: float = 120.0,
+    ) -> t.Mint:
+        """Proves locally (Node.js), submits the proof, mints and, with ``wait``, waits for ``confirmed``."""
+        arguments = ["prove", "--note", note, "--amount", str(amount), "--recipient", recipient]
+        if floor is not None:
+            arguments += ["--floor", str(floor)]
+        body = run_cli(arguments, api_key=self.api_key, base_url=self.base_url, timeout=self.prover_timeout)
+        proof = self.proofs.submit(cast(t.SubmitProofRequest, body))
+        queued = self.mints.create(proof_id=proof["proofId"], amount=proof["mintAmount"], recipient=recipient)
+        mint = self.mints.retrieve(queued["mintId"])
+        if not wait:
+            return mint
+        return self.wait_for_mint(mint["mintId"], timeout=timeout)
+
+    def wait_for_mint(self, mint_id: str, *, timeout: float = 120.0) -> t.Mint:
+        """Polls the mint until ``confirmed``; raises MintFailedError when it fails."""
+        deadline = time.monotonic() + timeout
+        while True:
+            mint = self.mints.retrieve(mint_id)
+            if mint["status"] == "confirmed":
+                return mint
+            if mint["status"] == "failed":
+                raise MintFailedError(mint)
+            if time.monotonic() > deadline:
+                raise WaitTimeoutError(f"Mint {mint_id} is still {mint['status']} after {timeout:.0f} s")
+            self.sleep(self.poll_interval)
+
+    def redeem(
+        self,
+        *,
+        amount: Union[str, int, Decimal],
+        withdraw_address: str,
+        owner: str,
+        sign: Signer,
+        wait: bool = True,
+        timeout: float = 120.0,
+    ) -> t.Redemption:
+        """Burns ``amount`` ZSD of ``owner`` for ZEC to ``withdraw_address``.
+
+        ``sign`` is the owner's wallet: it gets EIP-712 typed data and returns ``{v, r, s}``.
+        """
+        terms = self.redemptions.terms(owner)
+        deadline = terms["suggestedDeadline"]
+        typed = terms["typedData"]
+        typed_data: TypedData = {
+            "domain": typed["domain"],
+            "types": typed["types"],
+            "primaryType": typed["primaryType"],
+            "message": {
+                "owner": owner,
+                "amount": str(to_wei(amount)),
+                "withdrawAddress": withdraw_address,
+                "nonce": terms["nonce"],
+                "deadline": str(deadline),
+            },
+        }
+        signature = sign(typed_data)
+        permit: t.RedeemRequestPermit = {
+            "deadline": deadline,
+            "v": int(signature["v"]),
+            "r": str(signature["r"]),
+            "s": str(signature["s"]),
+        }
+        redemption = self.redemptions.create(
+            amount=str(amount), withdraw_address=withdraw_address, owner=owner, permit=permit
+        )
+        if not wait:
+            return redemption
+        return self.wait_for_redemption(redemption["id"], timeout=timeout)
+
+    def wait_for_redemption(self, redemption_id: str, *, timeout: float = 120.0) -> t.Redemption:
+        """Polls the redemption until ``paid``; raises RedemptionFailedError when it fails."""
+        deadline = time.monotonic() + timeout
+        while True:
+            redemption = self.redemptions.retrieve(redemption_id)
+            if redemption["status"] == "paid":
+                return redemption
+            if redemption["status"] == "failed":
+                raise RedemptionFailedError(redemption)
+            if time.monotonic() > deadline:
+                raise WaitTimeoutError(
+                    f"Redemption {redemption_id} is still {redemption['status']} after {timeout:.0f} s"
+                )
+            self.sleep(self.poll_interval)
+
+
+def to_wei(amount: Union[str, int, Decimal]) -> int:
+    """ZSD (a decimal string, never a float: floats lose cents) in its smallest unit."""
+    try:
+        value = Decimal(str(amount))
+    except InvalidOperation:
+        raise ValueError(f"Not a ZSD amount: {amount!r}") from None
+    wei = value * WEI_PER_ZSD
+    if wei != wei.to_integral_value() or wei <= 0:
+        raise ValueError(f"A ZSD amount is positive with at most 18 decimals: {amount!r}")
+    return int(wei)
+
+

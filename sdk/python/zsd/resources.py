@@ -1,0 +1,264 @@
+"""One class per area of the API; every method is one operation of the OpenAPI document."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Union, cast
+from urllib.parse import quote
+
+from . import _generated as t
+from ._http import Requestor
+
+__all__ = [
+    "Keys",
+    "Ledger",
+    "RelayInfo",
+    "Proofs",
+    "Mints",
+    "Redemptions",
+    "Sandbox",
+    "Agents",
+    "Alerts",
+]
+
+Amount = Union[str, int, float]
+
+
+def _id(value: str) -> str:
+    """A path segment: ids are never allowed to add segments or a query."""
+    return quote(value, safe="")
+
+
+def _compact(**fields: Any) -> Dict[str, Any]:
+    """The body without the arguments left out (None), so the API applies its defaults."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+class _Resource:
+    def __init__(self, requestor: Requestor) -> None:
+        self._requestor = requestor
+
+    def _get(self, path: str, query: Optional[Mapping[str, Any]] = None) -> Any:
+        return self._requestor.request("GET", path, query=query)
+
+    def _post(self, path: str, body: Optional[Mapping[str, Any]], idempotency_key: Optional[str] = None) -> Any:
+        return self._requestor.request("POST", path, body=body, idempotency_key=idempotency_key)
+
+    def _delete(self, path: str) -> Any:
+        return self._requestor.request("DELETE", path)
+
+
+class Keys(_Resource):
+    """API keys of the caller's account (``/v1/keys``)."""
+
+    def create(self, name: str, *, idempotency_key: Optional[str] = None) -> t.CreatedApiKey:
+        return cast(t.CreatedApiKey, self._post("/v1/keys", {"name": name}, idempotency_key))
+
+    def list(self) -> t.ApiKeyList:
+        return cast(t.ApiKeyList, self._get("/v1/keys"))
+
+    def revoke(self, key_id: str) -> t.ApiKey:
+        return cast(t.ApiKey, self._delete(f"/v1/keys/{_id(key_id)}"))
+
+
+class Ledger(_Resource):
+    """Public figures read from the chain through the indexer."""
+
+    def supply(self) -> t.Supply:
+        return cast(t.Supply, self._get("/v1/supply"))
+
+    def collateral(self) -> t.Collateral:
+        return cast(t.Collateral, self._get("/v1/collateral"))
+
+    def peg_price(self) -> t.PegPrice:
+        return cast(t.PegPrice, self._get("/v1/prices/peg"))
+
+    def balances(self, address: str) -> t.Balances:
+        return cast(t.Balances, self._get(f"/v1/wallets/{_id(address)}/balances"))
+
+    def deposit_leaves(self, *, start: Optional[int] = None, limit: Optional[int] = None) -> t.DepositLeaves:
+        """One page of every deposit's leaf, in tree order (``start`` is the API's ``from``)."""
+        return cast(t.DepositLeaves, self._get("/v1/deposits/leaves", _compact(**{"from": start, "limit": limit})))
+
+    def all_deposit_leaves(self) -> Iterator[t.DepositLeavesDataItem]:
+        """Every leaf, page after page: the whole list, never one deposit's."""
+        start: Optional[int] = None
+        while True:
+            page = self.deposit_leaves(start=start)
+            yield from page["data"]
+            if page["next"] is None:
+                return
+            start = page["next"]
+
+
+class RelayInfo(_Resource):
+    """This relay's terms: relayer, fee, confirmations, circuit, contracts."""
+
+    def retrieve(self) -> t.Relay:
+        return cast(t.Relay, self._get("/v1/relay"))
+
+
+class Proofs(_Resource):
+    """Collateral proofs (``/v1/proofs``): usually made and sent by ``Client.mint``."""
+
+    def submit(self, body: t.SubmitProofRequest, *, idempotency_key: Optional[str] = None) -> t.Proof:
+        return cast(t.Proof, self._post("/v1/proofs/submit", body, idempotency_key))
+
+    def retrieve(self, proof_id: str) -> t.Proof:
+        return cast(t.Proof, self._get(f"/v1/proofs/{_id(proof_id)}"))
+
+
+class Mints(_Resource):
+    """Mints of a submitted proof (``/v1/mint``, ``/v1/mints/{id}``)."""
+
+    def create(
+        self,
+        *,
+        proof_id: str,
+        amount: str,
+        recipient: str,
+        collateral_type: str = "ZEC",
+        idempotency_key: Optional[str] = None,
+    ) -> Union[t.MintQueued, t.MintSuccess]:
+        body = {"amount": amount, "collateralType": collateral_type, "proofId": proof_id, "recipient": recipient}
+        return cast(Union[t.MintQueued, t.MintSuccess], self._post("/v1/mint", body, idempotency_key))
+
+    def retrieve(self, mint_id: str) -> t.Mint:
+        return cast(t.Mint, self._get(f"/v1/mints/{_id(mint_id)}"))
+
+
+class Redemptions(_Resource):
+    """Redemptions of ZSD for ZEC (``/v1/redeem``, ``/v1/redemptions``): usually made by ``Client.redeem``."""
+
+    def terms(self, owner: str) -> t.RedemptionTerms:
+        return cast(t.RedemptionTerms, self._get("/v1/redemptions/terms", {"owner": owner}))
+
+    def create(
+        self,
+        *,
+        amount: Amount,
+        withdraw_address: str,
+        owner: str,
+        permit: t.RedeemRequestPermit,
+        idempotency_key: Optional[str] = None,
+    ) -> t.Redemption:
+        body = {"amount": str(amount), "withdrawAddress": withdraw_address, "owner": owner, "permit": permit}
+        return cast(t.Redemption, self._post("/v1/redeem", body, idempotency_key))
+
+    def retrieve(self, redemption_id: str) -> t.Redemption:
+        return cast(t.Redemption, self._get(f"/v1/redemptions/{_id(redemption_id)}"))
+
+
+class Sandbox(_Resource):
+    """Sandbox only: simulated ZEC deposits and the ZEC/USD price."""
+
+    def deposit(
+        self, *, amount: Amount, note_commitment: str, idempotency_key: Optional[str] = None
+    ) -> t.SandboxDeposit:
+        body = {"amount": str(amount), "noteCommitment": note_commitment}
+        return cast(t.SandboxDeposit, self._post("/v1/sandbox/deposits", body, idempotency_key))
+
+    def price(self) -> t.SandboxPrice:
+        return cast(t.SandboxPrice, self._get("/v1/sandbox/price"))
+
+    def set_price(
+        self,
+        *,
+        price: Optional[Amount] = None,
+        mode: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> t.SandboxPrice:
+        body = _compact(price=None if price is None else str(price), mode=mode)
+        return cast(t.SandboxPrice, self._post("/v1/sandbox/price", body, idempotency_key))
+
+
+class Agents(_Resource):
+    """Compliance agents and their webhooks (``/v1/agents``)."""
+
+    def register(
+        self,
+        *,
+        name: str,
+        webhook_url: str,
+        events: Sequence[str],
+        description: Optional[str] = None,
+        role: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> t.AgentWithSecret:
+        body = _compact(
+            name=name, webhookUrl=webhook_url, events=list(events), description=description, role=role
+        )
+        return cast(t.AgentWithSecret, self._post("/v1/agents/register", body, idempotency_key))
+
+    def list(self) -> t.AgentList:
+        return cast(t.AgentList, self._get("/v1/agents"))
+
+    def retrieve(self, agent_id: str) -> t.Agent:
+        return cast(t.Agent, self._get(f"/v1/agents/{_id(agent_id)}"))
+
+    def update(
+        self, agent_id: str, changes: t.UpdateAgentRequest, *, idempotency_key: Optional[str] = None
+    ) -> t.Agent:
+        """Changes name, webhookUrl, events, description, role or enabled (the API's field names)."""
+        return cast(t.Agent, self._post(f"/v1/agents/{_id(agent_id)}", changes, idempotency_key))
+
+    def delete(self, agent_id: str) -> t.DeletedAgent:
+        return cast(t.DeletedAgent, self._delete(f"/v1/agents/{_id(agent_id)}"))
+
+    def rotate_secret(self, agent_id: str, *, idempotency_key: Optional[str] = None) -> t.AgentWithSecret:
+        """A new signing secret; the previous one keeps signing for a grace period."""
+        path = f"/v1/agents/{_id(agent_id)}/rotate-secret"
+        return cast(t.AgentWithSecret, self._post(path, None, idempotency_key))
+
+    def test(self, agent_id: str, *, idempotency_key: Optional[str] = None) -> t.WebhookDelivery:
+        """Sends a ``ping`` event to the agent's webhook."""
+        return cast(t.WebhookDelivery, self._post(f"/v1/agents/{_id(agent_id)}/test", None, idempotency_key))
+
+    def deliveries(
+        self, agent_id: str, *, status: Optional[str] = None, limit: Optional[int] = None
+    ) -> t.WebhookDeliveryList:
+        query = _compact(status=status, limit=limit)
+        return cast(t.WebhookDeliveryList, self._get(f"/v1/agents/{_id(agent_id)}/deliveries", query))
+
+    def retry_deliveries(
+        self, agent_id: str, *, since: str, idempotency_key: Optional[str] = None
+    ) -> t.DeliveryRetry:
+        path = f"/v1/agents/{_id(agent_id)}/deliveries/retry"
+        return cast(t.DeliveryRetry, self._post(path, {"since": since}, idempotency_key))
+
+    def retry_delivery(
+        self, agent_id: str, delivery_id: str, *, idempotency_key: Optional[str] = None
+    ) -> t.WebhookDelivery:
+        path = f"/v1/agents/{_id(agent_id)}/deliveries/{_id(delivery_id)}/retry"
+        return cast(t.WebhookDelivery, self._post(path, None, idempotency_key))
+
+
+class Alerts(_Resource):
+    """Compliance alerts, holds and verdicts raised by agents."""
+
+    def create(self, body: t.RaiseAlertRequest, *, idempotency_key: Optional[str] = None) -> t.Alert:
+        return cast(t.Alert, self._post("/v1/agents/alerts", body, idempotency_key))
+
+    def list(self, **query: Any) -> t.ListAlertsResponse:
+        """Filters by the API's query names: status, severity, subjectType, subjectId, raisedBy, limit, startingAfter."""
+        return cast(t.ListAlertsResponse, self._get("/v1/agents/alerts", _compact(**query)))
+
+    def retrieve(self, alert_id: str) -> t.Alert:
+        return cast(t.Alert, self._get(f"/v1/alerts/{_id(alert_id)}"))
+
+    def update(self, alert_id: str, body: t.UpdateAlertRequest, *, idempotency_key: Optional[str] = None) -> t.Alert:
+        return cast(t.Alert, self._post(f"/v1/alerts/{_id(alert_id)}", body, idempotency_key))
+
+    def release(
+        self, alert_id: str, *, agent_id: str, note: Optional[str] = None, idempotency_key: Optional[str] = None
+    ) -> t.Alert:
+        body = _compact(agentId=agent_id, note=note)
+        return cast(t.Alert, self._post(f"/v1/alerts/{_id(alert_id)}/release", body, idempotency_key))
+
+    def reject(
+        self, alert_id: str, *, agent_id: str, reason_code: str, idempotency_key: Optional[str] = None
+    ) -> t.Alert:
+        body = {"agentId": agent_id, "reasonCode": reason_code}
+        return cast(t.Alert, self._post(f"/v1/alerts/{_id(alert_id)}/reject", body, idempotency_key))
+
+    def verdict(self, body: t.GiveVerdictRequest, *, idempotency_key: Optional[str] = None) -> t.GiveVerdictResponse:
+        return cast(t.GiveVerdictResponse, self._post("/v1/agents/verdicts", body, idempotency_key))
