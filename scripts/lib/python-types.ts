@@ -199,7 +199,9 @@ export function pythonTypes(doc: OpenApiDocument): string {
         const type = typeOf(schema, `${base}Response`);
         if (type !== `${base}Response`) classes.push(`${base}Response = ${type}\n`);
       }
-      operations.push(`    ${JSON.stringify(op.operationId)}: (${JSON.stringify(method.toUpperCase())}, ${JSON.stringify(path)}),\n`);
+      operations.push(
+        `    ${JSON.stringify(op.operationId)}: (${JSON.stringify(method.toUpperCase())}, ${JSON.stringify(path)}),\n`,
+      );
     }
   }
 
