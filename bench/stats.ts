@@ -8,6 +8,7 @@ export function summarize(samples: number[]) {
     median: round(sorted.length % 2 ? at(0.5) : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2),
     min: round(sorted[0]!),
     p90: round(at(0.9)),
+    p99: round(at(0.99)),
     max: round(sorted[sorted.length - 1]!),
   };
 }

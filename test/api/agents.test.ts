@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../api/src/logger.ts";
 import { retryDelayMs } from "../../api/src/webhooks/worker.ts";
 import { type RunningApi, eventually, json, openStorage, startApi } from "./helpers.ts";
-import { type Receiver, signaturesBy, startReceiver, verify } from "./webhook-receiver.ts";
+import { type Receiver, signaturesBy, startReceiver, verify, webhookSchemaCheck } from "./webhook-receiver.ts";
 
 interface AgentBody {
   agentId: string;
@@ -452,6 +452,13 @@ describe("compliance agents", () => {
     expect((await api.call(`/v1/agents/${agent.agentId}/deliveries/retry`, json({ since: "yesterday" }))).status).toBe(
       400,
     );
+  });
+
+  it("delivered only events that match their webhooks in /v1/openapi.json", async () => {
+    const check = webhookSchemaCheck(await (await api.call("/v1/openapi.json")).json());
+    const delivered = receiver.received.map((r) => JSON.parse(r.body) as { type: string });
+    expect(delivered.flatMap(check)).toEqual([]);
+    expect(new Set(delivered.map((e) => e.type))).toEqual(new Set(["ping", "agent.disabled"]));
   });
 });
 

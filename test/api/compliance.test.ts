@@ -8,7 +8,7 @@ import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from 
 import { formatZsd } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
-import { type Receiver, startReceiver, verify } from "./webhook-receiver.ts";
+import { type Receiver, startReceiver, verify, webhookSchemaCheck } from "./webhook-receiver.ts";
 
 const { alice, bob } = accounts;
 const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
@@ -65,6 +65,16 @@ async function setUp(s: System, env: Record<string, string> = {}) {
       (e) => e !== undefined,
       `a ${type} event`,
     ) as Promise<Event>;
+  /**
+   * What is wrong with any event either receiver got, against its webhook in
+   * /v1/openapi.json (the observers' secrets are theirs: read unsigned), and
+   * the types checked.
+   */
+  const conformance = async () => {
+    const check = webhookSchemaCheck(await (await api.call("/v1/openapi.json")).json());
+    const delivered = [...receiver.received, ...others.received].map((r) => JSON.parse(r.body) as Event);
+    return { problems: delivered.flatMap(check), types: new Set(delivered.map((e) => e.type)) };
+  };
   return {
     api,
     receiver,
@@ -72,6 +82,7 @@ async function setUp(s: System, env: Record<string, string> = {}) {
     agent,
     events,
     eventOf,
+    conformance,
     close: async () => {
       await api.close();
       await receiver.close();
@@ -358,6 +369,13 @@ describe("compliance agents on the local chain", () => {
     const paid = await t.eventOf("redemption.paid", (d) => d.redemptionId === id);
     expect(paid.data).toMatchObject({ zecPaid: "0.0995", zcashTxId: expect.stringMatching(/^0x/) });
   });
+
+  it("delivered only events that match their webhooks in /v1/openapi.json", async () => {
+    const { problems, types } = await t.conformance();
+    expect(problems).toEqual([]);
+    // Every type the flows above make was checked (a flow that stopped making one would leave it unchecked).
+    expect([...types].sort()).toEqual(EVENTS.filter((e) => e !== "redemption.released").sort());
+  });
 });
 
 describe("required screening", () => {
@@ -407,5 +425,11 @@ describe("required screening", () => {
     );
     expect(late.status).toBe(409);
     expect(((await late.json()) as { code: string }).code).toBe("verdict_not_awaited");
+  });
+
+  it("delivered only events that match their webhooks in /v1/openapi.json (waits for verdicts included)", async () => {
+    const { problems, types } = await t.conformance();
+    expect(problems).toEqual([]);
+    expect([...types]).toEqual(expect.arrayContaining(["mint.held", "mint.released", "mint.failed"]));
   });
 });

@@ -15,7 +15,9 @@ import {
 import { type UndeclaredProblem, undeclaredProblems } from "../../api/src/http/errors.ts";
 import { Problem } from "../../api/src/http/problems.ts";
 import { route } from "../../api/src/http/routes.ts";
+import { EVENT_TYPES } from "../../api/src/domain/events.ts";
 import { type RunningApi, openStorage, startApi } from "./helpers.ts";
+import { webhookSchemaCheck } from "./webhook-receiver.ts";
 
 type Json = Record<string, unknown>;
 interface MediaType {
@@ -31,6 +33,10 @@ interface Operation {
 interface Document {
   servers: { url: string }[];
   paths: Record<string, Record<string, Operation>>;
+  webhooks: Record<
+    string,
+    { post: Operation & { parameters: { name: string; in: string; required: boolean }[]; tags: string[] } }
+  >;
   components: { schemas: { Problem: { properties: Record<string, { description?: string }> } } };
 }
 
@@ -169,6 +175,32 @@ describe("the OpenAPI document and /docs", () => {
         expect(response.content!["application/json"]!.example, `${name} ${status}`).toBeDefined();
       const success = Object.keys(op.responses).filter((s) => s.startsWith("2"));
       expect(success.length, name).toBeGreaterThan(0);
+    }
+  });
+
+  it("documents every event type as a webhook: the Standard Webhooks headers, its body's schema, an example", () => {
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_TYPES, "ping"].sort());
+    const check = webhookSchemaCheck(doc);
+    for (const [type, { post }] of Object.entries(doc.webhooks)) {
+      expect(
+        post.parameters.map((p) => `${p.in} ${p.name} ${p.required}`),
+        type,
+      ).toEqual(["header webhook-id true", "header webhook-timestamp true", "header webhook-signature true"]);
+      expect(
+        Object.keys(post.responses).some((s) => s.startsWith("2")),
+        type,
+      ).toBe(true);
+      const body = post.requestBody!.content["application/json"]!;
+      const example = body.example as { type: string; data: Record<string, unknown> };
+      expect(example.type).toBe(type);
+      expect(check(example), type).toEqual([]);
+      // The check can fail: a payload with a field more or less, or under another type, is refused.
+      expect(check({ ...example, data: { ...example.data, proofId: "prf_x" } }).length, type).toBeGreaterThan(0);
+      const [first] = Object.keys(example.data);
+      const { [first!]: _dropped, ...fewer } = example.data;
+      expect(check({ ...example, data: fewer }).length, `${type} without ${first}`).toBeGreaterThan(0);
+      const other = type === "ping" ? "mint.queued" : "ping";
+      expect(check({ ...example, type: other }).length, type).toBeGreaterThan(0);
     }
   });
 

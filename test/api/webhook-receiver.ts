@@ -3,6 +3,8 @@
 // Retry-After, or nothing at all while it is down).
 import { type IncomingHttpHeaders, type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { Webhook } from "standardwebhooks";
 
 export interface Received {
@@ -96,4 +98,25 @@ export function signaturesBy(secret: string, request: Received): boolean[] {
       return false;
     }
   });
+}
+
+/**
+ * Checks events against the webhooks of an OpenAPI document (GET
+ * /v1/openapi.json), with a JSON Schema validator of its own rather than the
+ * zod that generated them: what receivers are told is what they get. Returns
+ * what is wrong with an event, nothing when it matches.
+ */
+export function webhookSchemaCheck(document: { webhooks?: Record<string, unknown> }) {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  ajv.addSchema(document, "openapi.json");
+  return (event: { type: string; data?: unknown }): string[] => {
+    if (!document.webhooks?.[event.type]) return [`${event.type}: not in the document's webhooks`];
+    const pointer = `openapi.json#/webhooks/${event.type}/post/requestBody/content/application~1json/schema`;
+    const validate = ajv.getSchema(pointer)!;
+    if (validate(event)) return [];
+    return (validate.errors ?? []).map(
+      (e) => `${event.type}: ${e.instancePath || "/"} ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ""}`,
+    );
+  };
 }

@@ -1,6 +1,8 @@
 // OpenAPI 3.1 from the routes' zod schemas (JSON Schema 2020-12, which 3.1 uses).
 import { z } from "zod";
 import type { AnyRoute } from "../routes.ts";
+import { EVENT_EXAMPLES, EVENT_PAYLOADS, EVENT_SUMMARIES } from "../resources/agents/events.ts";
+import type { EventType } from "../../domain/events.ts";
 import {
   PROBLEM_CATALOG,
   PROBLEM_FIELDS,
@@ -193,6 +195,9 @@ export function openApiDocument(
     };
   }
 
+  const webhooks = webhookOperations(toSchema);
+  tags.add(WEBHOOK_TAG);
+
   return {
     openapi: "3.1.0",
     info: {
@@ -211,6 +216,7 @@ export function openApiDocument(
     security: [{ bearerAuth: [] }],
     tags: [...tags].map((name) => ({ name, description: `${name} endpoints` })),
     paths,
+    webhooks,
     components: {
       schemas: components,
       securitySchemes: {
@@ -222,4 +228,102 @@ export function openApiDocument(
       },
     },
   };
+}
+
+const WEBHOOK_TAG = "Compliance agents";
+
+/** The Standard Webhooks headers of every delivery. */
+const DELIVERY_HEADERS = [
+  {
+    name: "webhook-id",
+    description: "The event's id (evt_…), the same on every retry of it: receivers deduplicate on it",
+    schema: { type: "string", pattern: "^evt_[0-9A-Za-z]{20}$" },
+    example: "evt_2bN4mQ6wE8rT0yU2iO4p",
+  },
+  {
+    name: "webhook-timestamp",
+    description: "When this attempt was signed, in Unix seconds; refuse a delivery far from now (replays)",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+    example: "1773043200",
+  },
+  {
+    name: "webhook-signature",
+    description:
+      "`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the agent's secret " +
+      "(the base64 after `whsec_`); during a secret rotation's grace period, two such signatures separated by a " +
+      "space (old and new). Check with a Standard Webhooks library: `new Webhook(secret).verify(body, headers)`",
+    schema: { type: "string", pattern: "^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$" },
+    example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+  },
+].map((header) => ({ ...header, in: "header", required: true }));
+
+/** The envelope of an event of `type`, with its payload as `data`. */
+const eventSchema = (type: EventType) =>
+  z
+    .strictObject({
+      id: z
+        .string()
+        .regex(/^evt_[0-9A-Za-z]{20}$/)
+        .describe("The event's id, also in the webhook-id header"),
+      type: z.literal(type),
+      createdAt: z.iso.datetime().describe("When the change happened (the time of its database transaction)"),
+      environment: z.enum(["sandbox", "production"]),
+      data: EVENT_PAYLOADS[type],
+    })
+    .meta({
+      id: `${type
+        .split(/[._]/)
+        .map((w) => w[0]!.toUpperCase() + w.slice(1))
+        .join("")}Event`,
+    });
+
+/**
+ * One POST per event type, as agents receive it: OpenAPI 3.1's `webhooks`.
+ * The payloads are EVENT_PAYLOADS, the single definition the tests check
+ * delivered events against.
+ */
+function webhookOperations(toSchema: (schema: z.ZodType, io: "input" | "output") => JsonSchema) {
+  return Object.fromEntries(
+    (Object.keys(EVENT_PAYLOADS) as EventType[]).map((type) => [
+      type,
+      {
+        post: {
+          operationId: `${type.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase())}Event`,
+          summary: EVENT_SUMMARIES[type],
+          description:
+            (type === "ping"
+              ? "Sent to the one agent asked, whatever it subscribes to."
+              : `Sent to every enabled agent of the account and environment that subscribes to \`${type}\`.`) +
+            " Delivered at least once, retried with back-off for about three days until a 2xx answer.",
+          tags: [WEBHOOK_TAG],
+          security: [],
+          parameters: DELIVERY_HEADERS,
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: toSchema(eventSchema(type), "output"),
+                example: {
+                  id: "evt_2bN4mQ6wE8rT0yU2iO4p",
+                  type,
+                  createdAt: "2026-03-09T08:00:00.000Z",
+                  environment: "sandbox",
+                  data: EVENT_EXAMPLES[type],
+                },
+              },
+            },
+          },
+          responses: {
+            "200": { description: "Received: any 2xx ends the delivery (the body is ignored)" },
+            "410": { description: "Gone: the agent is disabled and nothing more is sent to it" },
+            "503": {
+              description:
+                "Not now: sent again later, no sooner than a Retry-After header asks (as after any other answer, " +
+                "or none, but a 2xx or a 410)",
+            },
+          },
+        },
+      },
+    ]),
+  );
 }

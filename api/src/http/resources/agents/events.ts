@@ -1,0 +1,180 @@
+// What each event's `data` holds, defined once: the OpenAPI document's
+// `webhooks` are generated from it, and the tests check every delivered
+// event against that document, so a payload the code emits differently fails
+// them. Keyed by every event type: a new type does not compile without one.
+import { z } from "zod";
+import type { EventType } from "../../../domain/events.ts";
+import { alertSchema } from "../alerts/schema.ts";
+
+const id = (prefix: string, what: string) =>
+  z.string().regex(new RegExp(`^${prefix}_[0-9A-Za-z]{20}$`), `${what} id (${prefix}_…)`);
+const mintId = id("mint", "a mint").describe("The mint (GET /v1/mints/{mintId})");
+const redemptionId = id("red", "a redemption").describe("The redemption (GET /v1/redemptions/{redemptionId})");
+const alertId = id("alt", "an alert");
+const agentId = id("agt", "an agent");
+const decimal = z.string().regex(/^\d+(\.\d+)?$/, "a decimal amount");
+const zsd = decimal.describe("ZSD, a decimal string");
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "an EVM address");
+const failureCode = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]*$/)
+  .describe("Why, as a stable snake-case code (compliance_rejected, erc20_insufficient_balance, …)");
+const by = z.string().describe("Who decided: a screener agent's id, or verdict_timeout (the configured default)");
+
+/** An alert as GET /v1/alerts/{alertId} answers it, without `object`. */
+const eventAlert = alertSchema.omit({ object: true }).meta({
+  id: "EventAlert",
+  description: "The alert as it stands after the change, as GET /v1/alerts/{alertId} answers it (without `object`)",
+});
+
+const holdFields = {
+  alertId: alertId.nullable().describe("The alert that placed the hold; null when it waits for a verdict"),
+  awaitingVerdict: z.boolean().describe("Screening is required: it waits for POST /v1/agents/verdicts"),
+};
+
+export const EVENT_PAYLOADS = {
+  "mint.queued": z.strictObject({ mintId, amount: zsd, recipient: evmAddress }),
+  "mint.confirmed": z.strictObject({
+    mintId,
+    amount: zsd,
+    recipient: evmAddress,
+    txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+    blockNumber: z.number().int().nonnegative(),
+  }),
+  "mint.failed": z.strictObject({
+    mintId,
+    failureCode,
+    failureReason: z.string().describe("Why, for people"),
+  }),
+  "mint.held": z.strictObject({ mintId, ...holdFields }),
+  "mint.released": z.strictObject({ mintId, by }),
+  "redemption.requested": z.strictObject({
+    redemptionId,
+    owner: evmAddress,
+    amount: zsd,
+    withdrawAddress: z.string().describe("The shielded Zcash address the ZEC goes to"),
+  }),
+  "redemption.paid": z.strictObject({
+    redemptionId,
+    zecPaid: decimal.describe("ZEC sent, a decimal string"),
+    zcashTxId: z.string().describe("The Zcash transaction that paid it"),
+  }),
+  "redemption.failed": z.strictObject({
+    redemptionId,
+    failureCode,
+    failureReason: z.string().optional().describe("Why, for people (absent for a refund after a failed payout)"),
+    refunded: z.boolean().describe("The burned ZSD was minted back to the owner on-chain"),
+  }),
+  "redemption.held": z.strictObject({ redemptionId, ...holdFields }),
+  "redemption.released": z.strictObject({ redemptionId, by }),
+  "deposit.recorded": z.strictObject({
+    leafIndex: z.number().int().nonnegative().describe("The deposit's leaf in the commitment tree"),
+    amount: decimal.describe("ZEC, a decimal string"),
+    amountZat: z.string().regex(/^\d+$/).describe("The same in zatoshi"),
+    noteCommitment: z.string().regex(/^\d+$/).describe("The note commitment, a decimal field element"),
+  }),
+  "alert.raised": z.strictObject({ alert: eventAlert }),
+  "alert.updated": z.strictObject({ alert: eventAlert }),
+  "agent.disabled": z.strictObject({
+    agentId,
+    name: z.string(),
+    reason: z
+      .enum(["requested", "gone", "failing"])
+      .describe("requested (by the account), gone (its endpoint answered 410), failing (every retry failed)"),
+    disabledAt: z.iso.datetime(),
+  }),
+  ping: z.strictObject({ agentId, message: z.string() }),
+} satisfies Record<EventType, z.ZodType>;
+
+/** What each event tells of, for the document. */
+export const EVENT_SUMMARIES: Record<EventType, string> = {
+  "mint.queued": "A mint was accepted and queued for the relay",
+  "mint.confirmed": "A mint's transaction was mined: the ZSD is the recipient's",
+  "mint.failed": "A mint failed (refused on-chain, or rejected by compliance); its proof says whether it can be reused",
+  "mint.held": "A queued mint is held by an alert, or waits for a screener's verdict",
+  "mint.released": "A held mint was released and moves on",
+  "redemption.requested": "A signed redemption was accepted and queued",
+  "redemption.paid": "A redemption's ZEC was sent",
+  "redemption.failed": "A redemption failed before its burn, or its burned ZSD was refunded",
+  "redemption.held": "A redemption is held by an alert, or waits for a screener's verdict",
+  "redemption.released": "A held redemption was released and moves on",
+  "deposit.recorded": "A deposit's note commitment was added to the tree (nothing links it to a mint)",
+  "alert.raised": "An alert was raised (by an agent or the built-in rules agent)",
+  "alert.updated": "An alert moved on: reviewed, closed, or its hold released or rejected",
+  "agent.disabled": "An agent of the account was disabled",
+  ping: "A test event, sent to one agent by POST /v1/agents/{agentId}/test",
+};
+
+const MINT = "mint_7KpX2mN9qR4tV6wY8zA1";
+const REDEMPTION = "red_3FgH5jK7lZ9xC1vB3nM5";
+const ALERT = "alt_8HwV2nQk5TzR1mXb6LcP";
+const AGENT = "agt_4kQ9zR2mT7vB1nX8cL5p";
+const RECIPIENT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const EXAMPLE_ALERT = {
+  alertId: ALERT,
+  raisedBy: "rules",
+  subject: { type: "mint", id: MINT },
+  severity: "high",
+  category: "denied_address",
+  reason: "The recipient is on the deny list.",
+  action: "hold",
+  status: "open",
+  closeReason: null,
+  hold: "held",
+  history: [{ status: "open", at: "2026-03-09T08:00:00.000Z", by: "rules" }],
+  createdAt: "2026-03-09T08:00:00.000Z",
+  updatedAt: "2026-03-09T08:00:00.000Z",
+};
+
+/** An example `data` per event type (each passes its schema: test/api/openapi.test.ts). */
+export const EVENT_EXAMPLES: { [T in EventType]: z.input<(typeof EVENT_PAYLOADS)[T]> } = {
+  "mint.queued": { mintId: MINT, amount: "100", recipient: RECIPIENT },
+  "mint.confirmed": {
+    mintId: MINT,
+    amount: "100",
+    recipient: RECIPIENT,
+    txHash: "0x8f3c2a9e1b7d4f6a0c5e8b2d9f1a3c7e5b0d2f4a6c8e1b3d5f7a9c0e2b4d6f8a",
+    blockNumber: 1842,
+  },
+  "mint.failed": {
+    mintId: MINT,
+    failureCode: "compliance_rejected",
+    failureReason: "Refused by compliance (agt_4kQ9zR2mT7vB1nX8cL5p: sanctions).",
+  },
+  "mint.held": { mintId: MINT, alertId: ALERT, awaitingVerdict: false },
+  "mint.released": { mintId: MINT, by: AGENT },
+  "redemption.requested": {
+    redemptionId: REDEMPTION,
+    owner: RECIPIENT,
+    amount: "25.5",
+    withdrawAddress: "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
+  },
+  "redemption.paid": {
+    redemptionId: REDEMPTION,
+    zecPaid: "0.6375",
+    zcashTxId: "0x1d4b6e8a0c2f4d6b8e0a2c4f6d8b0e2a4c6f8d0b2e4a6c8f0d2b4e6a8c0f2d4b",
+  },
+  "redemption.failed": { redemptionId: REDEMPTION, failureCode: "unpayable_address", refunded: true },
+  "redemption.held": { redemptionId: REDEMPTION, alertId: null, awaitingVerdict: true },
+  "redemption.released": { redemptionId: REDEMPTION, by: "verdict_timeout" },
+  "deposit.recorded": {
+    leafIndex: 41,
+    amount: "4",
+    amountZat: "400000000",
+    noteCommitment: "8123904712390487123094871230948712309487123094871230948712309487",
+  },
+  "alert.raised": { alert: EXAMPLE_ALERT as z.input<typeof eventAlert> },
+  "alert.updated": {
+    alert: {
+      ...EXAMPLE_ALERT,
+      hold: "released",
+      history: [
+        ...EXAMPLE_ALERT.history,
+        { status: "released", at: "2026-03-09T08:04:00.000Z", by: AGENT, note: "Customer verified" },
+      ],
+      updatedAt: "2026-03-09T08:04:00.000Z",
+    } as z.input<typeof eventAlert>,
+  },
+  "agent.disabled": { agentId: AGENT, name: "Screening desk", reason: "gone", disabledAt: "2026-03-09T08:00:00.000Z" },
+  ping: { agentId: AGENT, message: "A test event sent on request (POST /v1/agents/{agentId}/test)." },
+};
