@@ -85,7 +85,7 @@ class Requestor:
             except APIConnectionError:
                 if attempt >= self.max_network_retries:
                     raise
-                self.sleep(self._backoff(attempt))
+                self.sleep(self.backoff(attempt))
                 attempt += 1
                 continue
             self.last_response = response
@@ -97,7 +97,7 @@ class Requestor:
                 raise error
             if retry_after is not None and retry_after > self.max_retry_after:
                 raise error
-            delay = self._backoff(attempt)
+            delay = self.backoff(attempt)
             if retry_after is not None:
                 delay = max(delay, retry_after)
             self.sleep(delay)
@@ -108,7 +108,7 @@ class Requestor:
             return error.code == "idempotency_request_in_progress"
         return response.status in RETRYABLE_STATUSES
 
-    def _backoff(self, attempt: int) -> float:
+    def backoff(self, attempt: int) -> float:
         """Exponential, capped, with jitter in [50 %, 100 %] so that clients do not retry in step."""
         delay = min(self.max_retry_delay, self.initial_retry_delay * (2**attempt))
         return delay * (0.5 + self.random() / 2)

@@ -10,7 +10,7 @@ from . import _generated as t
 from ._http import Requestor
 from ._prover import run_cli
 from .errors import ZsdError
-from .resources import Agents, Alerts, Keys, Ledger, Mints, Proofs, Redemptions, RelayInfo, Sandbox
+from .resources import Agents, Alerts, Governance, Keys, Ledger, Mints, Proofs, Redemptions, RelayInfo, Sandbox
 
 __all__ = ["Client", "NewNote", "Signature", "TypedData", "MintFailedError", "RedemptionFailedError", "WaitTimeoutError"]
 
@@ -127,6 +127,7 @@ class Client:
         self.sandbox = Sandbox(self.requestor)
         self.agents = Agents(self.requestor)
         self.alerts = Alerts(self.requestor)
+        self.governance = Governance(self.requestor)
         self.notes = Notes(self)
 
     @property
@@ -150,10 +151,9 @@ class Client:
         body = run_cli(arguments, api_key=self.api_key, base_url=self.base_url, timeout=self.prover_timeout)
         proof = self.proofs.submit(cast(t.SubmitProofRequest, body))
         queued = self.mints.create(proof_id=proof["proofId"], amount=proof["mintAmount"], recipient=recipient)
-        mint = self.mints.retrieve(queued["mintId"])
         if not wait:
-            return mint
-        return self.wait_for_mint(mint["mintId"], timeout=timeout)
+            return self.mints.retrieve(queued["mintId"])
+        return self.wait_for_mint(queued["mintId"], timeout=timeout)
 
     def wait_for_mint(self, mint_id: str, *, timeout: float = 120.0) -> t.Mint:
         """Polls the mint until ``confirmed``; raises MintFailedError when it fails."""

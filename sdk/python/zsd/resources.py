@@ -18,6 +18,7 @@ __all__ = [
     "Sandbox",
     "Agents",
     "Alerts",
+    "Governance",
 ]
 
 Amount = Union[str, int, float]
@@ -262,3 +263,36 @@ class Alerts(_Resource):
 
     def verdict(self, body: t.GiveVerdictRequest, *, idempotency_key: Optional[str] = None) -> t.GiveVerdictResponse:
         return cast(t.GiveVerdictResponse, self._post("/v1/agents/verdicts", body, idempotency_key))
+
+
+class Governance(_Resource):
+    """The governor's proposals and votes, and gasless votes and delegations relayed by the API."""
+
+    def retrieve(self, **query: Any) -> t.Governance:
+        """The governor's parameters and proposals; filters by state, limit, startingAfter."""
+        return cast(t.Governance, self._get("/v1/governance", _compact(**query)))
+
+    def proposals(self, **query: Any) -> t.ProposalList:
+        """Filters by the API's query names: state, limit, startingAfter."""
+        return cast(t.ProposalList, self._get("/v1/governance/proposals", _compact(**query)))
+
+    def proposal(self, proposal_id: str) -> t.ProposalDetail:
+        return cast(t.ProposalDetail, self._get(f"/v1/governance/proposals/{_id(proposal_id)}"))
+
+    def proposal_votes(self, proposal_id: str, **query: Any) -> t.VoteCastList:
+        path = f"/v1/governance/proposals/{_id(proposal_id)}/votes"
+        return cast(t.VoteCastList, self._get(path, _compact(**query)))
+
+    def cast_vote(self, body: t.CastVoteRequest, *, idempotency_key: Optional[str] = None) -> t.Vote:
+        """Relays a ballot the voter signed (EIP-712): the voter pays no gas."""
+        return cast(t.Vote, self._post("/v1/governance/votes", body, idempotency_key))
+
+    def vote(self, vote_id: str) -> t.Vote:
+        return cast(t.Vote, self._get(f"/v1/governance/votes/{_id(vote_id)}"))
+
+    def delegate(self, body: t.DelegateRequest, *, idempotency_key: Optional[str] = None) -> t.Delegation:
+        """Relays a delegation the delegator signed (EIP-712)."""
+        return cast(t.Delegation, self._post("/v1/governance/delegations", body, idempotency_key))
+
+    def delegation(self, delegation_id: str) -> t.Delegation:
+        return cast(t.Delegation, self._get(f"/v1/governance/delegations/{_id(delegation_id)}"))

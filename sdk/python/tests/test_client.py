@@ -1,0 +1,303 @@
+"""The client against a scripted local server: retries, back-off, idempotency keys, error mapping, coverage."""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+import unittest
+from typing import Any, Callable, List, Set, Tuple
+
+import zsd
+from zsd import types
+
+from .fake_server import Answer, FakeServer, problem
+
+
+class ClientTestCase(unittest.TestCase):
+    def setUp(self) -> None:
+        self.server = FakeServer()
+        self.addCleanup(self.server.close)
+        self.client = zsd.Client("sk_test_unit", self.server.url, max_network_retries=3)
+        self.sleeps: List[float] = []
+        self.client.requestor.sleep = self.sleeps.append
+        # Jitter at its midpoint unless a test says otherwise: delays are then exact.
+        self.client.requestor.random = lambda: 0.5
+
+    def script(self, *answers: Answer) -> None:
+        self.server.answers.extend(answers)
+
+
+class RetryTest(ClientTestCase):
+    def test_retries_5xx_then_returns_the_answer(self) -> None:
+        self.script(Answer(503, problem(503, "upstream_unavailable")), Answer(500, problem(500, "internal_error")))
+        self.script(Answer(200, {"object": "supply", "circulating": "1"}))
+        supply = self.client.ledger.supply()
+        self.assertEqual(supply["circulating"], "1")
+        self.assertEqual(len(self.server.received), 3)
+        self.assertEqual(self.sleeps, [0.375, 0.75])
+
+    def test_a_post_keeps_its_idempotency_key_across_retries(self) -> None:
+        self.script(Answer(drop=True), Answer(502, None), Answer(201, {"object": "deposit", "leafIndex": 0}))
+        self.client.sandbox.deposit(amount="1.5", note_commitment="42")
+        keys = [r.headers.get("idempotency-key") for r in self.server.received]
+        self.assertEqual(len(keys), 3)
+        self.assertIsNotNone(keys[0])
+        self.assertEqual(len(set(keys)), 1)
+        self.assertRegex(keys[0] or "", r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+        self.assertEqual(self.server.received[0].body, {"amount": "1.5", "noteCommitment": "42"})
+
+    def test_each_post_gets_its_own_key_and_a_given_key_is_sent_as_is(self) -> None:
+        self.client.keys.create("one")
+        self.client.keys.create("two")
+        self.client.keys.create("three", idempotency_key="mine-1")
+        self.client.ledger.supply()
+        keys = [r.headers.get("idempotency-key") for r in self.server.received]
+        self.assertNotEqual(keys[0], keys[1])
+        self.assertEqual(keys[2], "mine-1")
+        self.assertIsNone(keys[3], "a GET has no Idempotency-Key")
+
+    def test_in_flight_409_is_retried_after_retry_after(self) -> None:
+        self.script(
+            Answer(409, problem(409, "idempotency_request_in_progress"), {"Retry-After": "2"}),
+            Answer(202, {"status": "queued", "mintId": "mint_1"}),
+        )
+        queued = self.client.mints.create(proof_id="prf_1", amount="1", recipient="0x" + "1" * 40)
+        self.assertEqual(queued["mintId"], "mint_1")
+        self.assertEqual(self.sleeps, [2.0])
+        self.assertEqual(
+            self.server.received[0].headers["idempotency-key"], self.server.received[1].headers["idempotency-key"]
+        )
+
+    def test_other_409s_are_not_retried(self) -> None:
+        self.script(Answer(409, problem(409, "proof_already_used", mintId="mint_9")))
+        with self.assertRaises(zsd.ConflictError) as raised:
+            self.client.mints.create(proof_id="prf_1", amount="1", recipient="0x" + "1" * 40)
+        self.assertEqual(raised.exception.code, "proof_already_used")
+        self.assertEqual((raised.exception.problem or {}).get("mintId"), "mint_9")
+        self.assertEqual(len(self.server.received), 1)
+        self.assertEqual(self.sleeps, [])
+
+    def test_429_honours_retry_after_then_raises_rate_limit_error(self) -> None:
+        limited = Answer(429, problem(429, "rate_limited"), {"Retry-After": "3"})
+        self.script(limited, limited, limited, limited)
+        with self.assertRaises(zsd.RateLimitError) as raised:
+            self.client.ledger.collateral()
+        self.assertEqual(raised.exception.retry_after, 3.0)
+        self.assertEqual(raised.exception.request_id, "req_rate_limited")
+        self.assertEqual(len(self.server.received), 4, "the first attempt and three retries")
+        # Retry-After wins over a shorter back-off, the back-off over a shorter Retry-After.
+        self.assertEqual(self.sleeps, [3.0, 3.0, 3.0])
+
+    def test_back_off_longer_than_retry_after_is_kept(self) -> None:
+        self.client.requestor.initial_retry_delay = 4.0
+        self.script(Answer(503, problem(503, "upstream_unavailable"), {"Retry-After": "1"}), Answer(200, {}))
+        self.client.ledger.supply()
+        self.assertEqual(self.sleeps, [3.0])
+
+    def test_retry_after_as_an_http_date(self) -> None:
+        when = email.utils.formatdate(time.time() + 30, usegmt=True)
+        self.script(Answer(429, problem(429, "rate_limited"), {"Retry-After": when}), Answer(200, {}))
+        self.client.ledger.supply()
+        self.assertEqual(len(self.sleeps), 1)
+        self.assertTrue(25 <= self.sleeps[0] <= 31, self.sleeps)
+
+    def test_a_retry_after_beyond_the_limit_is_not_waited_for(self) -> None:
+        self.script(Answer(429, problem(429, "rate_limited"), {"Retry-After": "3600"}))
+        with self.assertRaises(zsd.RateLimitError) as raised:
+            self.client.ledger.supply()
+        self.assertEqual(raised.exception.retry_after, 3600.0)
+        self.assertEqual(self.sleeps, [])
+
+    def test_back_off_is_exponential_capped_and_jittered(self) -> None:
+        requestor = self.client.requestor
+        requestor.max_network_retries = 6
+        for _ in range(7):
+            self.script(Answer(drop=True))
+        with self.assertRaises(zsd.APIConnectionError):
+            self.client.ledger.supply()
+        self.assertEqual(self.sleeps, [0.375, 0.75, 1.5, 3.0, 6.0, 6.0])
+        requestor.random = lambda: 0.0
+        self.assertEqual([requestor.backoff(n) for n in range(6)], [0.25, 0.5, 1.0, 2.0, 4.0, 4.0])
+        requestor.random = lambda: 0.999999
+        self.assertAlmostEqual(requestor.backoff(3), 4.0, places=4)
+
+    def test_connection_refused_is_retried_then_raised(self) -> None:
+        self.server.close()
+        with self.assertRaises(zsd.APIConnectionError) as raised:
+            self.client.keys.create("offline")
+        self.assertIn("Could not reach", str(raised.exception))
+        self.assertEqual(len(self.sleeps), 3)
+
+    def test_4xx_are_not_retried(self) -> None:
+        self.script(Answer(400, problem(400, "validation_failed")))
+        with self.assertRaises(zsd.InvalidRequestError):
+            self.client.keys.create("x")
+        self.assertEqual(len(self.server.received), 1)
+
+    def test_no_retries_when_max_network_retries_is_0(self) -> None:
+        client = zsd.Client("sk_test_unit", self.server.url, max_network_retries=0)
+        self.script(Answer(503, problem(503, "upstream_unavailable")))
+        with self.assertRaises(zsd.APIError):
+            client.ledger.supply()
+        self.assertEqual(len(self.server.received), 1)
+
+
+class ErrorMappingTest(ClientTestCase):
+    CASES: List[Tuple[int, str, type]] = [
+        (400, "validation_failed", zsd.InvalidRequestError),
+        (401, "invalid_api_key", zsd.AuthenticationError),
+        (403, "forbidden", zsd.PermissionError),
+        (404, "resource_not_found", zsd.NotFoundError),
+        (409, "mint_pending", zsd.ConflictError),
+        (413, "body_too_large", zsd.InvalidRequestError),
+        (422, "idempotency_key_reused", zsd.IdempotencyError),
+        (422, "redemption_too_small", zsd.InvalidRequestError),
+        (429, "rate_limited", zsd.RateLimitError),
+        (500, "internal_error", zsd.APIError),
+        (503, "price_stale", zsd.APIError),
+        (504, "mint_timeout", zsd.APIError),
+    ]
+
+    def test_each_status_and_code_has_its_class_with_the_problem_and_request_id(self) -> None:
+        self.client.requestor.max_network_retries = 0
+        for status, code, cls in self.CASES:
+            with self.subTest(code=code):
+                self.script(Answer(status, problem(status, code, detail=f"about {code}"), {"X-Request-Id": "hdr"}))
+                with self.assertRaises(zsd.ZsdError) as raised:
+                    self.client.proofs.retrieve("prf_x")
+                error = raised.exception
+                self.assertIs(type(error), cls)
+                self.assertEqual(error.status, status)
+                self.assertEqual(error.code, code)
+                self.assertEqual(error.request_id, f"req_{code}")
+                self.assertEqual((error.problem or {}).get("detail"), f"about {code}")
+                self.assertIn(f"about {code}", str(error))
+                self.assertIn(f"req_{code}", str(error))
+
+    def test_invalid_request_error_names_the_failing_fields(self) -> None:
+        errors = [{"field": "body.amount", "message": "must be above 0"}]
+        self.script(Answer(400, problem(400, "validation_failed", errors=errors)))
+        with self.assertRaises(zsd.InvalidRequestError) as raised:
+            self.client.sandbox.deposit(amount="0", note_commitment="1")
+        self.assertEqual(raised.exception.errors, errors)
+
+    def test_a_body_that_is_not_a_problem_still_maps_by_status_with_the_header_request_id(self) -> None:
+        self.client.requestor.max_network_retries = 0
+        self.script(Answer(502, None, {"X-Request-Id": "req_from_header"}))
+        with self.assertRaises(zsd.APIError) as raised:
+            self.client.ledger.supply()
+        self.assertIsNone(raised.exception.code)
+        self.assertEqual(raised.exception.request_id, "req_from_header")
+
+
+class RequestShapeTest(ClientTestCase):
+    def test_sends_the_key_and_encodes_paths_and_queries(self) -> None:
+        self.client.redemptions.terms("0xabc")
+        self.client.proofs.retrieve("prf_1/../keys")
+        self.client.alerts.list(status="open", limit=5, raisedBy=None)
+        first, second, third = self.server.received
+        self.assertEqual(first.headers["authorization"], "Bearer sk_test_unit")
+        self.assertEqual(first.path, "/v1/redemptions/terms?owner=0xabc")
+        self.assertEqual(second.path, "/v1/proofs/prf_1%2F..%2Fkeys")
+        self.assertEqual(third.path, "/v1/agents/alerts?status=open&limit=5")
+
+    def test_base_url_follows_from_the_key(self) -> None:
+        self.assertEqual(zsd.Client("sk_test_x").base_url, "http://127.0.0.1:3000")
+        self.assertEqual(zsd.Client("sk_test_x", "https://api.example/v1/").base_url, "https://api.example")
+        with self.assertRaises(ValueError):
+            zsd.Client("sk_live_x")
+        self.assertEqual(zsd.Client("sk_live_x", "https://api.example").base_url, "https://api.example")
+        with self.assertRaises(ValueError):
+            zsd.Client("pk_nope")
+
+    def test_to_wei_is_exact(self) -> None:
+        self.assertEqual(zsd.to_wei("1.5"), 1_500_000_000_000_000_000)
+        self.assertEqual(zsd.to_wei("0.000000000000000001"), 1)
+        for bad in ("0", "-1", "1.0000000000000000001", "abc"):
+            with self.assertRaises(ValueError, msg=bad):
+                zsd.to_wei(bad)
+
+
+# Binary downloads the prover fetches, and the health checks: not the SDK's business.
+NOT_IN_THE_SDK = {"getHealth", "getReadiness", "getCircuitWasm", "getCircuitProvingKey"}
+
+
+class CoverageTest(ClientTestCase):
+    def test_every_operation_of_the_document_has_a_method(self) -> None:
+        self.server.default = Answer(200, {"data": [], "next": None, "mintId": "m", "proofId": "p"})
+        c = self.client
+        a = "agt_1"
+        calls: List[Callable[[], Any]] = [
+            lambda: c.keys.create("k"),
+            c.keys.list,
+            lambda: c.keys.revoke("key_1"),
+            c.ledger.supply,
+            c.ledger.collateral,
+            c.ledger.peg_price,
+            lambda: c.ledger.balances("0x1"),
+            lambda: list(c.ledger.all_deposit_leaves()),
+            c.relay.retrieve,
+            lambda: c.proofs.submit({"proof": {}, "publicSignals": [], "mintAmount": "1", "recipient": "0x"}),  # type: ignore[typeddict-item]
+            lambda: c.proofs.retrieve("prf_1"),
+            lambda: c.mints.create(proof_id="prf_1", amount="1", recipient="0x1"),
+            lambda: c.mints.retrieve("mint_1"),
+            lambda: c.redemptions.terms("0x1"),
+            lambda: c.redemptions.create(
+                amount="1", withdraw_address="z", owner="0x1", permit={"deadline": 1, "v": 27, "r": "0x", "s": "0x"}
+            ),
+            lambda: c.redemptions.retrieve("red_1"),
+            c.sandbox.price,
+            lambda: c.sandbox.set_price(price="50"),
+            lambda: c.sandbox.deposit(amount="1", note_commitment="1"),
+            lambda: c.agents.register(name="n", webhook_url="http://x", events=["ping"]),
+            c.agents.list,
+            lambda: c.agents.retrieve(a),
+            lambda: c.agents.update(a, {"name": "m"}),
+            lambda: c.agents.delete(a),
+            lambda: c.agents.rotate_secret(a),
+            lambda: c.agents.test(a),
+            lambda: c.agents.deliveries(a),
+            lambda: c.agents.retry_deliveries(a, since="2026-01-01T00:00:00Z"),
+            lambda: c.agents.retry_delivery(a, "dlv_1"),
+            lambda: c.alerts.create(
+                {"agentId": a, "subject": {"type": "mint", "id": "m"}, "severity": "low", "category": "c", "reason": "r"}
+            ),
+            c.alerts.list,
+            lambda: c.alerts.retrieve("alr_1"),
+            lambda: c.alerts.update("alr_1", {"agentId": a, "status": "in_review"}),
+            lambda: c.alerts.release("alr_1", agent_id=a),
+            lambda: c.alerts.reject("alr_1", agent_id=a, reason_code="r"),
+            lambda: c.alerts.verdict({"agentId": a, "subject": {"type": "mint", "id": "m"}, "verdict": "PASSED"}),
+        ]
+        calls += governance_calls(c)
+        for call in calls:
+            call()
+        covered: Set[str] = set()
+        for received in self.server.received:
+            path = received.path.split("?")[0]
+            for operation_id, (method, template) in types.OPERATIONS.items():
+                pattern = "^" + re.sub(r"\\\{[A-Za-z]+\\\}", "[^/]+", re.escape(template)) + "$"
+                if method == received.method and re.match(pattern, path):
+                    covered.add(operation_id)
+        missing = set(types.OPERATIONS) - NOT_IN_THE_SDK - covered
+        self.assertEqual(missing, set(), "operations of the OpenAPI document without a method in the SDK")
+
+
+def governance_calls(c: zsd.Client) -> List[Callable[[], Any]]:
+    g = c.governance
+    signature = "0x" + "11" * 65
+    return [
+        g.retrieve,
+        lambda: g.proposals(state="active"),
+        lambda: g.proposal("1"),
+        lambda: g.proposal_votes("1"),
+        lambda: g.cast_vote({"proposalId": "1", "support": "for", "voter": "0x1", "signature": signature}),
+        lambda: g.vote("vote_1"),
+        lambda: g.delegate({"delegatee": "0x1", "delegator": "0x1", "nonce": "0", "expiry": 1, "signature": signature}),
+        lambda: g.delegation("dlg_1"),
+    ]
+
+
+if __name__ == "__main__":
+    unittest.main()

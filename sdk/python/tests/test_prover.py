@@ -1,0 +1,120 @@
+"""Client.mint's use of the JavaScript CLI: arguments, environment, output, failures, and Node.js missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import unittest
+from pathlib import Path
+from typing import Dict
+from unittest import mock
+
+import zsd
+
+from .fake_server import Answer, FakeServer
+
+# Prints what it was given, as the proof body: the test checks that the client passed it on unchanged.
+RECORDING_CLI = """
+const args = process.argv.slice(2);
+if (args.includes("--fail")) { console.error("prove: the deposit is not in the tree"); process.exit(3); }
+if (args[0] === "note") { console.log(JSON.stringify({ note: "zsdnote1abc", noteCommitment: "123" })); process.exit(0); }
+const value = (name) => args[args.indexOf(name) + 1];
+console.log(JSON.stringify({
+  proof: { pi_a: ["1"], pi_b: [["2"]], pi_c: ["3"], protocol: "groth16", curve: "bn128" },
+  publicSignals: ["1", "2", "3", "4"],
+  mintAmount: value("--amount"),
+  recipient: value("--recipient"),
+  relayer: "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65",
+  fee: "0",
+  seen: { args, apiKey: process.env.ZSD_API_KEY, baseUrl: process.env.ZSD_BASE_URL },
+}));
+"""
+
+RECIPIENT = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
+
+
+class ProverTest(unittest.TestCase):
+    def setUp(self) -> None:
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.cli = Path(directory.name) / "zsd.js"
+        self.cli.write_text(RECORDING_CLI)
+        self.server = FakeServer()
+        self.addCleanup(self.server.close)
+        patcher = mock.patch.dict(os.environ, {"ZSD_CLI": str(self.cli)})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.client = zsd.Client("sk_test_prover", self.server.url, poll_interval=0)
+
+    def test_mint_proves_with_the_cli_submits_its_body_mints_and_waits_for_confirmed(self) -> None:
+        mint = {"object": "mint", "mintId": "mint_1", "status": "queued", "failureReason": None}
+        self.server.answers.extend(
+            [
+                Answer(201, {"object": "proof", "proofId": "prf_1", "mintAmount": "12.5"}),
+                Answer(202, {"status": "queued", "mintId": "mint_1"}),
+                Answer(200, mint),
+                Answer(200, {**mint, "status": "submitted"}),
+                Answer(200, {**mint, "status": "confirmed", "txHash": "0xabc"}),
+            ]
+        )
+        result = self.client.mint(note="zsdnote1secret", amount="12.5", recipient=RECIPIENT, floor="0.5")
+        self.assertEqual(result["status"], "confirmed")
+        submit, create, *polls = self.server.received
+        self.assertEqual((submit.method, submit.path), ("POST", "/v1/proofs/submit"))
+        seen: Dict[str, object] = submit.body.pop("seen")
+        self.assertEqual(
+            seen["args"],
+            ["prove", "--note", "zsdnote1secret", "--amount", "12.5", "--recipient", RECIPIENT, "--floor", "0.5", "--json"],
+        )
+        self.assertEqual(seen["apiKey"], "sk_test_prover")
+        self.assertEqual(seen["baseUrl"], self.server.url)
+        self.assertEqual(submit.body["mintAmount"], "12.5")
+        self.assertEqual(
+            create.body, {"amount": "12.5", "collateralType": "ZEC", "proofId": "prf_1", "recipient": RECIPIENT}
+        )
+        self.assertEqual([p.path for p in polls], ["/v1/mints/mint_1"] * 3)
+        # The note never goes to the API.
+        for received in self.server.received:
+            self.assertNotIn("zsdnote1secret", json.dumps(received.body) + received.path)
+
+    def test_a_failed_mint_raises_with_its_failure(self) -> None:
+        failed = {"mintId": "mint_2", "status": "failed", "failureCode": "stale_price", "failureReason": "old price"}
+        self.server.answers.extend(
+            [Answer(201, {"proofId": "prf_2", "mintAmount": "1"}), Answer(202, {"mintId": "mint_2"}), Answer(200, failed)]
+        )
+        with self.assertRaises(zsd.MintFailedError) as raised:
+            self.client.mint(note="zsdnote1x", amount="1", recipient=RECIPIENT)
+        self.assertEqual(raised.exception.code, "stale_price")
+        self.assertIn("old price", str(raised.exception))
+
+    def test_notes_create_runs_note_new(self) -> None:
+        self.assertEqual(self.client.notes.create(), {"note": "zsdnote1abc", "noteCommitment": "123"})
+
+    def test_a_failing_cli_raises_prover_error_with_its_message(self) -> None:
+        with self.assertRaises(zsd.ProverError) as raised:
+            self.client.mint(note="zsdnote1x", amount="1", recipient=RECIPIENT, floor="--fail")
+        self.assertIn("the deposit is not in the tree", str(raised.exception))
+        self.assertEqual(self.server.received, [])
+
+    def test_says_clearly_when_node_is_missing(self) -> None:
+        with tempfile.TemporaryDirectory() as empty:
+            environment = {k: v for k, v in os.environ.items() if k != "ZSD_NODE"}
+            with mock.patch.dict(os.environ, {**environment, "PATH": empty}, clear=True):
+                with self.assertRaises(zsd.NodeNotFoundError) as raised:
+                    self.client.mint(note="zsdnote1x", amount="1", recipient=RECIPIENT)
+        self.assertIn("Node.js", str(raised.exception))
+        with mock.patch.dict(os.environ, {"ZSD_NODE": "/nonexistent/node"}):
+            with self.assertRaises(zsd.NodeNotFoundError):
+                self.client.notes.create()
+
+    def test_says_clearly_when_the_cli_is_missing(self) -> None:
+        with mock.patch.dict(os.environ, {"ZSD_CLI": "/nonexistent/zsd.js"}):
+            with self.assertRaises(zsd.ProverError) as raised:
+                self.client.notes.create()
+        self.assertIn("ZSD_CLI", str(raised.exception))
+
+
+
+if __name__ == "__main__":
+    unittest.main()
