@@ -10,6 +10,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { createApp, loadConfig, openDatabase } from "@zsd/api";
@@ -150,7 +151,7 @@ try {
   await produceAt(LIVE, RATE);
   const madeSeconds = (performance.now() - liveStart) / 1000;
   const live = made - backlog;
-  await until("the live events", () => receiver.answered.size >= made);
+  const liveDone = await until("the live events", () => receiver.answered.size >= made);
   const liveSeconds = (performance.now() - liveStart) / 1000;
   await webhooks.stop();
 
@@ -161,6 +162,8 @@ try {
     machine:
       "2 cores, PGlite in memory (one connection the API and the worker share), API, worker and receiver " +
       "in one process; noisy",
+    // Other work on the machine moves these figures most: the load while measured.
+    loadAverage1m: Math.round(loadavg()[0]! * 10) / 10,
     settings: {
       concurrency: config.WEBHOOK_CONCURRENCY,
       pollMs: config.WEBHOOK_POLL_MS,
@@ -178,6 +181,7 @@ try {
     live: {
       events: live,
       delivered: receiver.answered.size - liveFrom,
+      complete: liveDone && live === LIVE,
       madePerSecond: round(live / madeSeconds),
       deliveredPerSecond: round((receiver.answered.size - liveFrom) / liveSeconds),
       // Whether delivery kept up with the changes: 1 when every event was delivered as fast as it was made.
