@@ -47,6 +47,9 @@ import { ComplianceService } from "./domain/compliance.ts";
 import { loadDenyList } from "./domain/rules.ts";
 import { alertRoutes } from "./http/resources/alerts/router.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
+import { GovernanceChain } from "./adapters/governance.ts";
+import { GovernanceService } from "./domain/governance.ts";
+import { governanceRoutes } from "./http/resources/governance/router.ts";
 
 export interface AppDependencies {
   config: Config;
@@ -87,6 +90,8 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   const chain = config.DEPLOYMENT_FILE
     ? Chain.load(config.DEPLOYMENT_FILE, config.RPC_URL, config.UPSTREAM_TIMEOUT_MS)
     : undefined;
+  const governanceChain =
+    chain && config.DEPLOYMENT_FILE ? GovernanceChain.load(config.DEPLOYMENT_FILE, chain) : undefined;
   const attestor =
     chain && config.ATTESTOR_PRIVATE_KEY
       ? new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`)
@@ -164,6 +169,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
           scanEveryMs: config.DEPOSIT_SCAN_MS,
           payouts,
           compliance,
+          governance: governanceChain,
           payoutEveryMs: config.PAYOUT_POLL_MS,
           leaseMs: config.RELAY_LEASE_MS,
           workerId: config.RELAY_WORKER_ID,
@@ -189,6 +195,12 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     BigInt(config.REDEMPTION_MIN_ZAT),
     compliance,
   );
+
+  const governance = new GovernanceService(db, governanceChain, upstreams, {
+    environment: config.ENVIRONMENT,
+    delegationsPerDay: config.GOVERNANCE_DELEGATIONS_PER_DAY,
+    relaying: worker !== undefined,
+  });
 
   const priceFeed =
     chain && config.ENVIRONMENT === "sandbox" && config.ORACLE_UPDATER_PRIVATE_KEY
@@ -232,6 +244,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     // Before the agents' routes, whose /agents/:agentId would take "alerts" for an id.
     ...alertRoutes(compliance),
     ...agentRoutes(agents),
+    ...governanceRoutes(governance),
     // Production has no sandbox routes at all: they answer 404 there.
     ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody, priceFeed) : []),
   ];

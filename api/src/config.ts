@@ -79,6 +79,8 @@ export const configSchema = z.object({
    * two actions at least): paying less than that is not worth a transaction.
    */
   REDEMPTION_MIN_ZAT: positiveInt.default(10_000),
+  /** Gasless delegations (POST /v1/governance/delegations) an account may submit per 24 hours: the relay pays their gas. */
+  GOVERNANCE_DELEGATIONS_PER_DAY: positiveInt.default(20),
   /** How long POST /v1/mint with a proof hash waits for the transaction. */
   MINT_WAIT_MS: positiveInt.default(30_000),
   /** zcashd / Zallet JSON-RPC of the custody wallet; when set, it is the custody (any environment). */

@@ -43,6 +43,19 @@ export class Upstreams {
     return (await response.json()) as T;
   }
 
+  /** An uncached indexer read whose 404 means "no such object": undefined then. */
+  async indexerOrNotFound<T>(path: string): Promise<T | undefined> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.indexerUrl}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
+    } catch {
+      throw domainErrors.unavailable("The ledger indexer");
+    }
+    if (response.status === 404) return undefined;
+    if (!response.ok) throw domainErrors.unavailable("The ledger indexer");
+    return (await response.json()) as T;
+  }
+
   /** The newest block the indexer has processed, and that block's timestamp (Unix seconds). */
   async indexedBlock(): Promise<IndexedBlock> {
     const status = await this.indexer<Record<string, { block: IndexedBlock }>>("/status");

@@ -2,7 +2,14 @@
 // stable code, words for people, the facts a client needs) and never how HTTP
 // answers it: http/problems.ts maps each kind to a status.
 import type { ContractErrorName } from "viem";
-import type { collateralRegistryAbi, redemptionsAbi, stableMinterAbi, stableTokenAbi } from "@zsd/sdk";
+import type {
+  collateralRegistryAbi,
+  governanceTokenAbi,
+  redemptionsAbi,
+  stableGovernorAbi,
+  stableMinterAbi,
+  stableTokenAbi,
+} from "@zsd/sdk";
 
 export type ErrorKind =
   /** The request is malformed or a field is out of range. */
@@ -64,7 +71,9 @@ export type ContractError =
   | ContractErrorName<typeof collateralRegistryAbi>
   | ContractErrorName<typeof redemptionsAbi>
   | ContractErrorName<typeof stableMinterAbi>
-  | ContractErrorName<typeof stableTokenAbi>;
+  | ContractErrorName<typeof stableTokenAbi>
+  | ContractErrorName<typeof stableGovernorAbi>
+  | ContractErrorName<typeof governanceTokenAbi>;
 
 /** InsufficientCollateralValue → insufficient_collateral_value, ERC20InsufficientBalance → erc20_insufficient_balance. */
 const snake = (name: string) =>

@@ -22,6 +22,10 @@ export const EVENT_TYPES = [
   "alert.raised",
   "alert.updated",
   "agent.disabled",
+  "governance.proposal.created",
+  "governance.proposal.queued",
+  "governance.proposal.executed",
+  "governance.vote.confirmed",
 ] as const;
 
 export type SubscribableEventType = (typeof EVENT_TYPES)[number];

@@ -11,19 +11,27 @@ import {
   isHex,
   toFunctionSelector,
 } from "viem";
-import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi, stableTokenAbi } from "@zsd/sdk";
+import {
+  collateralRegistryAbi,
+  governanceTokenAbi,
+  redemptionsAbi,
+  stableGovernorAbi,
+  stableMinterAbi,
+  stableTokenAbi,
+} from "@zsd/sdk";
 import { formatZec, formatZsd } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
 import { type ContractError, ContractRevertError } from "./errors.ts";
 
 /**
  * Every custom error a relayed call can end in: a mint reaches the registry
- * and the verifier, a redemption burns through the token. One entry per
+ * and the verifier, a redemption burns through the token, a relayed vote or
+ * delegation meets the governor or its token. One entry per
  * selector (the same error is declared by several contracts).
  */
 const ERRORS_ABI = [
   ...new Map(
-    [stableMinterAbi, redemptionsAbi, collateralRegistryAbi, stableTokenAbi]
+    [stableMinterAbi, redemptionsAbi, collateralRegistryAbi, stableTokenAbi, stableGovernorAbi, governanceTokenAbi]
       .flatMap((abi) => abi.filter((item) => item.type === "error"))
       .map((item) => [toFunctionSelector(item as never), item] as const),
   ).values(),
@@ -64,6 +72,7 @@ const usd = (usd18: bigint) =>
 const seconds = (s: bigint) => `${Number(s).toLocaleString("en-US")} s`;
 const when = (unix: bigint) => new Date(Number(unix) * 1000).toISOString();
 const REDEMPTION_STATUS = ["none", "requested", "completed", "refunded"];
+const PROPOSAL_STATES = ["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"];
 
 type Args = readonly unknown[];
 type Explain = (args: Args, now: bigint) => string;
@@ -101,6 +110,14 @@ const REASONS: Partial<Record<ContractError, Explain>> = {
     `Redemption ${String(a[0])} is ${REDEMPTION_STATUS[Number(a[1])] ?? "settled"}, not requested.`,
   ERC20InsufficientBalance: (a) =>
     `${String(a[0])} holds ${formatZsd(n(a, 1))} ZSD; this needs ${formatZsd(n(a, 2))} ZSD.`,
+  GovernorInvalidSignature: (a) =>
+    `The ballot is not ${String(a[0])}'s signature of this proposal and support at a nonce the governor takes now.`,
+  GovernorAlreadyCastVote: (a) => `${String(a[0])} has already voted on this proposal.`,
+  GovernorUnexpectedProposalState: (a) =>
+    `Proposal ${String(a[0])} is ${PROPOSAL_STATES[Number(a[1])] ?? "not active"}; votes are taken while it is active.`,
+  GovernorNonexistentProposal: (a) => `No proposal ${String(a[0])} exists on the governor.`,
+  VotesExpiredSignature: (a) => `The delegation's signature expired at ${when(n(a, 0))}.`,
+  InvalidAccountNonce: (a) => `${String(a[0])}'s nonce is ${String(a[1])}; the signature was made for another.`,
   AccessControlUnauthorizedAccount: (a) =>
     `The relay's account ${String(a[0])} lacks a role the contract requires (an operator must grant it).`,
 };

@@ -7,7 +7,7 @@ import type { Queryable } from "../adapters/db/index.ts";
  */
 export async function updateRow(
   db: Queryable,
-  table: "mints" | "redemption_requests",
+  table: "mints" | "redemption_requests" | "governance_votes" | "governance_delegations",
   id: string,
   fields: Record<string, unknown>,
   guard?: { column: "status" | "relay_status"; value: string },

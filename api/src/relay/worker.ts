@@ -9,6 +9,9 @@ import type { Address, Hex } from "viem";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
 import type { ComplianceService } from "../domain/compliance.ts";
+import type { GovernanceChain } from "../adapters/governance.ts";
+import { GovernanceEvents } from "./governance-events.ts";
+import { GovernanceRelay } from "./governance-relay.ts";
 import { Lease } from "./lease.ts";
 import { MintRelay } from "./mint-relay.ts";
 import type { Payouts } from "./payouts.ts";
@@ -35,6 +38,8 @@ export interface RelayWorkerOptions {
   payouts?: Payouts;
   /** Holds the relays respect, verdicts that time out, and the events of mints and redemptions. */
   compliance?: ComplianceService;
+  /** Relays signed votes and delegations, and tells agents of proposals (needs `compliance`). */
+  governance?: GovernanceChain;
   /** Payouts move on at most this often (they need no faster than the Zcash side moves). */
   payoutEveryMs: number;
   onError?: (error: unknown) => void;
@@ -45,6 +50,8 @@ export class RelayWorker {
   readonly #lease: Lease;
   readonly #mints: MintRelay;
   readonly #redemptions: RedemptionRelay;
+  readonly #governance: GovernanceRelay | undefined;
+  readonly #governanceEvents: GovernanceEvents | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = true;
@@ -61,6 +68,17 @@ export class RelayWorker {
     this.#lease = new Lease(db, `relayer:${this.address.toLowerCase()}`, options.leaseMs, options.workerId);
     this.#mints = new MintRelay(db, chain, this.#sender, options);
     this.#redemptions = new RedemptionRelay(db, chain, this.#sender, options);
+    const { governance, compliance } = options;
+    if (governance) {
+      this.#governance = new GovernanceRelay(db, governance, this.#sender, options);
+      if (compliance) {
+        this.#governanceEvents = new GovernanceEvents(db, governance, {
+          environment: compliance.environment,
+          confirmations: options.confirmations,
+          onQueued: () => compliance.queued(),
+        });
+      }
+    }
   }
 
   /** The relayer's address, which signs every transaction and takes the mints' fees. */
@@ -106,6 +124,10 @@ export class RelayWorker {
     await this.#part(() => this.#mints.settleLeftProofs());
     await this.#part(() => this.#mints.pass());
     await this.#part(() => this.#redemptions.pass());
+    const governance = this.#governance;
+    if (governance) await this.#part(() => governance.pass());
+    const governanceEvents = this.#governanceEvents;
+    if (governanceEvents) await this.#part(() => governanceEvents.pass());
     if (payouts && Date.now() >= this.#nextPayouts) {
       this.#nextPayouts = Date.now() + this.options.payoutEveryMs;
       await this.#part(() => payouts.tick());

@@ -184,12 +184,13 @@ app.get("/proposals", async (c) => {
     db.select().from(schema.proposal).orderBy(desc(schema.proposal.createdAtBlock), desc(schema.proposal.id)),
     clock(),
   ]);
-  let proposals = rows.map((p) => ({ ...p, state: proposalState(p, now) })).filter((p) => !state || p.state === state);
-  if (afterId !== undefined) {
-    const at = proposals.findIndex((p) => p.id === afterId);
-    if (at < 0) return c.json(notFound("proposal"), 404);
-    proposals = proposals.slice(at + 1);
-  }
+  // The cursor is placed among all proposals: it may have left the filtered state since its page.
+  const at = afterId === undefined ? -1 : rows.findIndex((p) => p.id === afterId);
+  if (afterId !== undefined && at < 0) return c.json(notFound("proposal"), 404);
+  const proposals = rows
+    .slice(at + 1)
+    .map((p) => ({ ...p, state: proposalState(p, now) }))
+    .filter((p) => !state || p.state === state);
   return c.json(json({ proposals: proposals.slice(0, limit), hasMore: proposals.length > limit, clock: now }));
 });
 

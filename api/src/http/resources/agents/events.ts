@@ -5,6 +5,11 @@
 import { z } from "zod";
 import type { EventType } from "../../../domain/events.ts";
 import { alertSchema } from "../alerts/schema.ts";
+import {
+  GOVERNANCE_EVENT_EXAMPLES,
+  GOVERNANCE_EVENT_PAYLOADS,
+  GOVERNANCE_EVENT_SUMMARIES,
+} from "../governance/events.ts";
 
 const id = (prefix: string, what: string) =>
   z.string().regex(new RegExp(`^${prefix}_[0-9A-Za-z]{20}$`), `${what} id (${prefix}_…)`);
@@ -84,6 +89,7 @@ export const EVENT_PAYLOADS = {
     disabledAt: z.iso.datetime(),
   }),
   ping: z.strictObject({ agentId, message: z.string() }),
+  ...GOVERNANCE_EVENT_PAYLOADS,
 } satisfies Record<EventType, z.ZodType>;
 
 /** What each event tells of, for the document. */
@@ -103,6 +109,7 @@ export const EVENT_SUMMARIES: Record<EventType, string> = {
   "alert.updated": "An alert moved on: reviewed, closed, or its hold released or rejected",
   "agent.disabled": "An agent of the account was disabled",
   ping: "A test event, sent to one agent by POST /v1/agents/{agentId}/test",
+  ...GOVERNANCE_EVENT_SUMMARIES,
 };
 
 const MINT = "mint_7KpX2mN9qR4tV6wY8zA1";
@@ -177,4 +184,5 @@ export const EVENT_EXAMPLES: { [T in EventType]: z.input<(typeof EVENT_PAYLOADS)
   },
   "agent.disabled": { agentId: AGENT, name: "Screening desk", reason: "gone", disabledAt: "2026-03-09T08:00:00.000Z" },
   ping: { agentId: AGENT, message: "A test event sent on request (POST /v1/agents/{agentId}/test)." },
+  ...GOVERNANCE_EVENT_EXAMPLES,
 };

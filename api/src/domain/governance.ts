@@ -1,0 +1,714 @@
+// Governance through the relay: proposals as the indexer derives them (with
+// their calls said in words, tallies, quorum and times), and gasless votes and
+// delegations. A signed ballot or delegation is checked off-chain against the
+// chain as it is now (the proposal is active, the voter has weight at its
+// snapshot and has not voted, the signature is the voter's at an unused nonce)
+// before anything is spent, then queued; the relay worker sends it
+// (relay/governance-relay.ts).
+import {
+  type Address,
+  type Hex,
+  type TypedDataDomain,
+  formatUnits,
+  getAddress,
+  parseSignature,
+  recoverTypedDataAddress,
+} from "viem";
+import { governanceTokenAbi, stableGovernorAbi, stableTimelockAbi } from "@zsd/sdk";
+import type { Database } from "../adapters/db/index.ts";
+import type { GovernanceChain } from "../adapters/governance.ts";
+import type { Upstreams } from "../adapters/upstreams.ts";
+import { DomainError, domainErrors } from "./errors.ts";
+import { randomId } from "./ids.ts";
+import type { Environment } from "./keys.ts";
+
+/** OpenZeppelin Governor's ProposalState, in its enum order. */
+export const PROPOSAL_STATES = [
+  "pending",
+  "active",
+  "canceled",
+  "defeated",
+  "succeeded",
+  "queued",
+  "expired",
+  "executed",
+] as const;
+export type ProposalState = (typeof PROPOSAL_STATES)[number];
+
+/** GovernorCountingSimple's vote types. */
+export const SUPPORT = ["against", "for", "abstain"] as const;
+export type Support = (typeof SUPPORT)[number];
+
+/** The governance token has 18 decimals, as ZSD. */
+const votes = (raw: string | bigint) => formatUnits(BigInt(raw), 18);
+
+export const BALLOT_TYPES = {
+  Ballot: [
+    { name: "proposalId", type: "uint256" },
+    { name: "support", type: "uint8" },
+    { name: "voter", type: "address" },
+    { name: "nonce", type: "uint256" },
+  ],
+} as const;
+
+export const EXTENDED_BALLOT_TYPES = {
+  ExtendedBallot: [
+    { name: "proposalId", type: "uint256" },
+    { name: "support", type: "uint8" },
+    { name: "voter", type: "address" },
+    { name: "nonce", type: "uint256" },
+    { name: "reason", type: "string" },
+    { name: "params", type: "bytes" },
+  ],
+} as const;
+
+export const DELEGATION_TYPES = {
+  Delegation: [
+    { name: "delegatee", type: "address" },
+    { name: "nonce", type: "uint256" },
+    { name: "expiry", type: "uint256" },
+  ],
+} as const;
+
+interface IndexedProposal {
+  id: string;
+  proposer: string;
+  description: string;
+  targets: string[];
+  values: string[];
+  calldatas: Hex[];
+  voteStart: string;
+  voteEnd: string;
+  quorum: string;
+  forVotes: string;
+  againstVotes: string;
+  abstainVotes: string;
+  eta: string | null;
+  queuedAt: string | null;
+  executedAt: string | null;
+  canceledAt: string | null;
+  createdAtBlock: string;
+  txHash: string;
+  state: ProposalState;
+}
+
+interface IndexedVote {
+  voter: string;
+  support: number;
+  weight: string;
+  reason: string;
+  blockNumber: string;
+  txHash: string;
+}
+
+interface VoteRow {
+  id: string;
+  status: "queued" | "submitted" | "confirmed" | "failed";
+  proposal_id: string;
+  voter: string;
+  support: number;
+  reason: string | null;
+  weight: string;
+  tx_hash: string | null;
+  block_number: string | number | null;
+  failure_code: string | null;
+  failure_reason: string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+interface DelegationRow {
+  id: string;
+  status: "queued" | "submitted" | "confirmed" | "failed";
+  delegator: string;
+  delegatee: string;
+  delegation_nonce: string;
+  expiry: string;
+  tx_hash: string | null;
+  block_number: string | number | null;
+  failure_code: string | null;
+  failure_reason: string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+export interface Page {
+  limit: number;
+  startingAfter?: string;
+}
+
+export interface VoteInput {
+  proposalId: string;
+  support: Support;
+  voter: Address;
+  signature: Hex;
+  reason?: string;
+  /** The nonce the ballot was signed at, when the client says (else the current keyed and sequential nonces are tried). */
+  nonce?: string;
+}
+
+export interface DelegationInput {
+  delegatee: Address;
+  delegator: Address;
+  nonce: string;
+  expiry: number;
+  signature: Hex;
+}
+
+export interface GovernanceOptions {
+  environment: Environment;
+  /** Gasless delegations an account may submit per 24 hours. */
+  delegationsPerDay: number;
+  /** Whether a relay worker sends what is queued. */
+  relaying: boolean;
+}
+
+const iso = (seconds: string | bigint | null) =>
+  seconds === null ? null : new Date(Number(seconds) * 1000).toISOString();
+const dateIso = (d: Date | string) => new Date(d).toISOString();
+
+/** The description's first line, without a Markdown heading's marks: what Tally and Snapshot show as the title. */
+export function titleOf(description: string): string {
+  const line = description.split(/\r?\n/).find((l) => l.trim() !== "") ?? "";
+  return line.replace(/^\s*#+\s*/, "").trim();
+}
+
+/** What the governor has and the indexer does not yet: a vote's voter as a cursor is the caller's to get right. */
+const notIndexed = (what: string) =>
+  what.startsWith("Vote of")
+    ? domainErrors.notFound(what)
+    : domainErrors.unavailable(`${what} (the indexer is catching up)`, 2);
+const conflict = (code: string, title: string, detail: string, facts = {}) =>
+  new DomainError("conflict", code, title, detail, facts);
+const unprocessable = (code: string, title: string, detail: string, facts = {}) =>
+  new DomainError("unprocessable", code, title, detail, facts);
+
+export class GovernanceService {
+  readonly #blockTimes = new Map<bigint, bigint>();
+  #domains: Promise<{ governor: TypedDataDomain; token: TypedDataDomain }> | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly gov: GovernanceChain | undefined,
+    private readonly upstreams: Upstreams,
+    private readonly options: GovernanceOptions,
+  ) {}
+
+  #requireChain(): GovernanceChain {
+    if (!this.gov) throw domainErrors.unavailable("Governance (no deployment with a governor is configured)");
+    return this.gov;
+  }
+
+  #requireRelay(): GovernanceChain {
+    const gov = this.#requireChain();
+    if (!this.options.relaying) throw domainErrors.unavailable("Gasless governance (no relayer key is configured)");
+    return gov;
+  }
+
+  /** The governor's parameters now. */
+  async parameters() {
+    const gov = this.#requireChain();
+    const g = { address: gov.governor, abi: stableGovernorAbi } as const;
+    const head = await gov.read(() => gov.client.getBlockNumber({ cacheTime: 0 }));
+    const [delay, period, threshold, numerator, denominator, quorum, minDelay] = await gov.read(() =>
+      Promise.all([
+        gov.client.readContract({ ...g, functionName: "votingDelay" }),
+        gov.client.readContract({ ...g, functionName: "votingPeriod" }),
+        gov.client.readContract({ ...g, functionName: "proposalThreshold" }),
+        gov.client.readContract({ ...g, functionName: "quorumNumerator" }),
+        gov.client.readContract({ ...g, functionName: "quorumDenominator" }),
+        // Quorum is defined for past blocks only: the newest mined one.
+        gov.client.readContract({ ...g, functionName: "quorum", args: [head > 0n ? head - 1n : 0n] }),
+        gov.client.readContract({ address: gov.timelock, abi: stableTimelockAbi, functionName: "getMinDelay" }),
+      ]),
+    );
+    return {
+      governor: gov.governor,
+      token: gov.token,
+      timelock: gov.timelock,
+      votingDelayBlocks: Number(delay),
+      votingPeriodBlocks: Number(period),
+      proposalThreshold: votes(threshold),
+      quorum: votes(quorum),
+      quorumPercent: formatUnits((numerator * 100n * 10_000n) / denominator, 4),
+      timelockDelaySeconds: Number(minDelay),
+    };
+  }
+
+  /** Proposals newest first, optionally in one state. */
+  async listProposals(query: Page & { state?: ProposalState }) {
+    if (query.startingAfter) await this.#exists(query.startingAfter);
+    const params = new URLSearchParams({ limit: String(query.limit) });
+    if (query.state) params.set("state", query.state);
+    if (query.startingAfter) params.set("startingAfter", query.startingAfter);
+    const page = await this.#indexer<{ proposals: IndexedProposal[]; hasMore: boolean }>(
+      `/proposals?${params}`,
+      query.startingAfter ? `Proposal ${query.startingAfter}` : "Proposals",
+    );
+    const times = await this.#times(page.proposals.flatMap((p) => [BigInt(p.voteStart), BigInt(p.voteEnd)]));
+    return { data: page.proposals.map((p) => this.#present(p, times)), hasMore: page.hasMore };
+  }
+
+  /**
+   * The governor is the authority on which proposals exist: one it never had
+   * is not found whatever the indexer says, and one it has that the indexer
+   * has not reached yet is a lag (unavailable), not a 404.
+   */
+  async #exists(id: string): Promise<void> {
+    const gov = this.#requireChain();
+    const snapshot = await gov.read(() =>
+      gov.client.readContract({
+        address: gov.governor,
+        abi: stableGovernorAbi,
+        functionName: "proposalSnapshot",
+        args: [BigInt(id)],
+      }),
+    );
+    if (snapshot === 0n) throw domainErrors.notFound(`Proposal ${id}`);
+  }
+
+  /** One proposal with its first page of votes. */
+  async proposal(id: string, votesPage: Page) {
+    await this.#exists(id);
+    const p = await this.#indexer<IndexedProposal>(`/proposals/${id}`, `Proposal ${id}`);
+    const [times, votesList] = await Promise.all([
+      this.#times([BigInt(p.voteStart), BigInt(p.voteEnd)]),
+      this.votes(id, votesPage, true),
+    ]);
+    return { ...this.#present(p, times), votes: votesList };
+  }
+
+  /** A proposal's votes in the order they were cast. */
+  async votes(id: string, page: Page, known = false) {
+    if (!known) await this.#exists(id);
+    const params = new URLSearchParams({ limit: String(page.limit) });
+    if (page.startingAfter) params.set("startingAfter", page.startingAfter);
+    const result = await this.#indexer<{ votes: IndexedVote[]; hasMore: boolean }>(
+      `/proposals/${id}/votes?${params}`,
+      page.startingAfter ? `Vote of ${page.startingAfter} on proposal ${id}` : `Proposal ${id}`,
+    );
+    return {
+      object: "list" as const,
+      data: result.votes.map((v) => ({
+        voter: v.voter,
+        support: SUPPORT[v.support] ?? "abstain",
+        weight: votes(v.weight),
+        reason: v.reason,
+        blockNumber: Number(v.blockNumber),
+        txHash: v.txHash,
+      })),
+      hasMore: result.hasMore,
+    };
+  }
+
+  /** An indexer read; its 404 is this API's not found (of `what`), anything else unavailable. */
+  async #indexer<T>(path: string, what: string): Promise<T> {
+    const result = await this.upstreams.indexerOrNotFound<T>(path);
+    if (result === undefined) throw notIndexed(what);
+    return result;
+  }
+
+  #present(p: IndexedProposal, times: Map<bigint, { time: string; estimated: boolean }>) {
+    const gov = this.gov;
+    const quorumReached = BigInt(p.forVotes) + BigInt(p.abstainVotes) >= BigInt(p.quorum);
+    const at = (block: string) => ({ block: Number(block), ...times.get(BigInt(block))! });
+    return {
+      object: "proposal" as const,
+      id: p.id,
+      proposer: p.proposer,
+      title: titleOf(p.description),
+      description: p.description,
+      state: p.state,
+      calls: p.targets.map((target, i) => {
+        const value = BigInt(p.values[i] ?? "0");
+        const calldata = p.calldatas[i] ?? "0x";
+        const decoded = gov?.decode(target, value, calldata) ?? { contract: null, signature: null, summary: null };
+        return { target, value: formatUnits(value, 18), calldata, ...decoded };
+      }),
+      tally: { for: votes(p.forVotes), against: votes(p.againstVotes), abstain: votes(p.abstainVotes) },
+      quorum: votes(p.quorum),
+      quorumReached,
+      start: at(p.voteStart),
+      end: at(p.voteEnd),
+      eta: iso(p.eta),
+      queuedAt: iso(p.queuedAt),
+      executedAt: iso(p.executedAt),
+      canceledAt: iso(p.canceledAt),
+      createdAtBlock: Number(p.createdAtBlock),
+      txHash: p.txHash,
+    };
+  }
+
+  /**
+   * Times of blocks: a mined block's own timestamp, a future one's estimated
+   * from the head at the chain's average block time over the last 1,000 blocks.
+   */
+  async #times(blocks: bigint[]): Promise<Map<bigint, { time: string; estimated: boolean }>> {
+    const out = new Map<bigint, { time: string; estimated: boolean }>();
+    if (blocks.length === 0) return out;
+    const gov = this.#requireChain();
+    const head = await gov.read(() => gov.client.getBlock({ blockTag: "latest" }));
+    const sampleNumber = head.number > 1000n ? head.number - 1000n : 0n;
+    const sampleTime = await this.#blockTime(gov, sampleNumber);
+    const span = head.number - sampleNumber;
+    // Seconds per block, in thousandths; 12 s when the chain has no history to measure.
+    const perBlockMs =
+      span > 0n && head.timestamp > sampleTime ? ((head.timestamp - sampleTime) * 1000n) / span : 12_000n;
+    for (const block of new Set(blocks)) {
+      if (block <= head.number) {
+        out.set(block, { time: iso(await this.#blockTime(gov, block))!, estimated: false });
+      } else {
+        const seconds = head.timestamp + ((block - head.number) * perBlockMs) / 1000n;
+        out.set(block, { time: iso(seconds)!, estimated: true });
+      }
+    }
+    return out;
+  }
+
+  async #blockTime(gov: GovernanceChain, block: bigint): Promise<bigint> {
+    const known = this.#blockTimes.get(block);
+    if (known !== undefined) return known;
+    const { timestamp } = await gov.read(() => gov.client.getBlock({ blockNumber: block }));
+    if (this.#blockTimes.size > 10_000) this.#blockTimes.clear();
+    this.#blockTimes.set(block, timestamp);
+    return timestamp;
+  }
+
+  /** The EIP-712 domains as the contracts report them (ERC-5267). */
+  #domainsOf(gov: GovernanceChain) {
+    const domain = async (address: Address, abi: typeof stableGovernorAbi | typeof governanceTokenAbi) => {
+      const [, name, version, chainId, verifyingContract] = await gov.read(() =>
+        gov.client.readContract({ address, abi, functionName: "eip712Domain" }),
+      );
+      return { name, version, chainId: Number(chainId), verifyingContract };
+    };
+    this.#domains ??= Promise.all([
+      domain(gov.governor, stableGovernorAbi),
+      domain(gov.token, governanceTokenAbi),
+    ]).then(([governor, token]) => ({ governor, token }));
+    this.#domains.catch(() => (this.#domains = undefined));
+    return this.#domains;
+  }
+
+  /** Checks a signed ballot against the chain now and queues it for the relay worker. */
+  async submitVote(accountId: string, input: VoteInput) {
+    const gov = this.#requireRelay();
+    const proposalId = BigInt(input.proposalId);
+    const voter = getAddress(input.voter);
+    const support = SUPPORT.indexOf(input.support);
+    const g = { address: gov.governor, abi: stableGovernorAbi } as const;
+
+    const snapshot = await gov.read(() =>
+      gov.client.readContract({ ...g, functionName: "proposalSnapshot", args: [proposalId] }),
+    );
+    if (snapshot === 0n) throw domainErrors.notFound(`Proposal ${input.proposalId}`);
+    const [stateIndex, voted, weight, keyedNonce, sequentialNonce] = await gov.read(() =>
+      Promise.all([
+        gov.client.readContract({ ...g, functionName: "state", args: [proposalId] }),
+        gov.client.readContract({ ...g, functionName: "hasVoted", args: [proposalId, voter] }),
+        gov.client.readContract({ ...g, functionName: "getVotes", args: [voter, snapshot] }).catch(() => 0n),
+        gov.client.readContract({ ...g, functionName: "nonces", args: [voter, BigInt.asUintN(192, proposalId)] }),
+        gov.client.readContract({ ...g, functionName: "nonces", args: [voter] }),
+      ]),
+    );
+    const state = PROPOSAL_STATES[stateIndex] ?? "pending";
+    if (state !== "active") {
+      throw conflict(
+        "proposal_not_active",
+        "Proposal not active",
+        `Proposal ${input.proposalId} is ${state}; votes are taken while it is active.`,
+        { proposalState: state },
+      );
+    }
+    if (voted) {
+      throw conflict("already_voted", "Already voted", `${voter} has already voted on proposal ${input.proposalId}.`);
+    }
+    const [pending] = await this.db.query<{ id: string }>(
+      `SELECT id FROM governance_votes WHERE proposal_id = $1 AND voter = $2 AND status IN ('queued', 'submitted')`,
+      [input.proposalId, voter],
+    );
+    if (pending) {
+      throw conflict(
+        "already_voted",
+        "Already voted",
+        `A ballot of ${voter} on proposal ${input.proposalId} is already being relayed (${pending.id}).`,
+        { voteId: pending.id },
+      );
+    }
+    if (weight === 0n) {
+      throw unprocessable(
+        "no_voting_power",
+        "No voting power",
+        `${voter} had no votes delegated to it at the proposal's snapshot (block ${snapshot}); ` +
+          "tokens count once delegated, before the snapshot (POST /v1/governance/delegations).",
+      );
+    }
+
+    const { governor: domain } = await this.#domainsOf(gov);
+    const signedBy = async (nonce: bigint) => {
+      try {
+        const message = { proposalId, support, voter, nonce };
+        const recovered =
+          input.reason === undefined
+            ? await recoverTypedDataAddress({
+                domain,
+                types: BALLOT_TYPES,
+                primaryType: "Ballot",
+                message,
+                signature: input.signature,
+              })
+            : await recoverTypedDataAddress({
+                domain,
+                types: EXTENDED_BALLOT_TYPES,
+                primaryType: "ExtendedBallot",
+                message: { ...message, reason: input.reason, params: "0x" },
+                signature: input.signature,
+              });
+        return recovered === voter;
+      } catch {
+        return false;
+      }
+    };
+    const current = [keyedNonce, sequentialNonce];
+    const given = input.nonce === undefined ? undefined : BigInt(input.nonce);
+    const candidates = given === undefined ? current : [given];
+    let nonce: bigint | undefined;
+    for (const candidate of candidates) if (await signedBy(candidate)) nonce ??= candidate;
+    if (nonce !== undefined && !current.includes(nonce)) {
+      // Signed by the voter at a nonce that is not one the governor takes now.
+      throw this.#nonceRefusal(nonce, keyedNonce, sequentialNonce);
+    }
+    if (nonce === undefined && given === undefined) {
+      // A ballot at an older sequential nonce: another signature of the voter went through first.
+      for (let n = sequentialNonce - 1n; n >= 0n && n >= sequentialNonce - 3n; n--) {
+        if (await signedBy(n)) throw this.#nonceRefusal(n, keyedNonce, sequentialNonce);
+      }
+    }
+    if (nonce === undefined) {
+      throw unprocessable(
+        "ballot_signature_invalid",
+        "Invalid ballot signature",
+        `The signature is not ${voter}'s EIP-712 ${input.reason === undefined ? "Ballot" : "ExtendedBallot"} ` +
+          `for this proposal and support at its current nonce (${keyedNonce} keyed by the proposal, or ${sequentialNonce}).`,
+      );
+    }
+
+    const id = randomId("vote");
+    try {
+      await this.db.query(
+        `INSERT INTO governance_votes
+           (id, account_id, environment, proposal_id, voter, support, reason, signature, ballot_nonce, weight, status)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'queued')`,
+        [
+          id,
+          accountId,
+          this.options.environment,
+          input.proposalId,
+          voter,
+          support,
+          input.reason ?? null,
+          input.signature,
+          nonce.toString(),
+          weight.toString(),
+        ],
+      );
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      throw conflict(
+        "already_voted",
+        "Already voted",
+        `A ballot of ${voter} on proposal ${input.proposalId} was just queued.`,
+      );
+    }
+    return this.vote(accountId, id);
+  }
+
+  /** A ballot signed by the voter at a nonce the governor does not take now: used, or not reached yet. */
+  #nonceRefusal(nonce: bigint, keyed: bigint, sequential: bigint) {
+    // Keyed nonces carry their key in the high 192 bits; sequential ones have none.
+    const key = nonce >> 64n;
+    const used = key === 0n ? nonce < sequential : key === keyed >> 64n && nonce < keyed;
+    if (!used) {
+      return unprocessable(
+        "nonce_invalid",
+        "Nonce not usable",
+        `The ballot is signed at nonce ${nonce}; the governor takes ${keyed} (keyed by this proposal) or ${sequential}.`,
+      );
+    }
+    return conflict(
+      "nonce_used",
+      "Nonce already used",
+      `The ballot is signed at nonce ${nonce}, which another signature of the voter already used; sign again at ` +
+        `${keyed} (keyed by this proposal: no other ballot can use it).`,
+    );
+  }
+
+  async vote(accountId: string, voteId: string) {
+    const [row] = await this.db.query<VoteRow>(
+      `SELECT * FROM governance_votes WHERE id = $1 AND account_id = $2 AND environment = $3`,
+      [voteId, accountId, this.options.environment],
+    );
+    if (!row) throw domainErrors.notFound(`Vote ${voteId}`);
+    return {
+      object: "vote" as const,
+      voteId: row.id,
+      status: row.status,
+      proposalId: row.proposal_id,
+      voter: row.voter,
+      support: SUPPORT[row.support]!,
+      weight: votes(row.weight),
+      reason: row.reason,
+      txHash: row.tx_hash,
+      blockNumber: row.block_number === null ? null : Number(row.block_number),
+      failureCode: row.status === "failed" ? row.failure_code : null,
+      failureReason: row.status === "failed" ? row.failure_reason : null,
+      createdAt: dateIso(row.created_at),
+      updatedAt: dateIso(row.updated_at),
+    };
+  }
+
+  /** Checks a signed delegation (delegateBySig) and queues it, within the account's daily allowance. */
+  async submitDelegation(accountId: string, input: DelegationInput) {
+    const gov = this.#requireRelay();
+    const delegator = getAddress(input.delegator);
+    const delegatee = getAddress(input.delegatee);
+    const nonce = BigInt(input.nonce);
+    const expiry = BigInt(input.expiry);
+    const [current, now] = await Promise.all([
+      gov.read(() =>
+        gov.client.readContract({
+          address: gov.token,
+          abi: governanceTokenAbi,
+          functionName: "nonces",
+          args: [delegator],
+        }),
+      ),
+      gov.chain.now(),
+    ]);
+    if (expiry <= now) {
+      throw unprocessable(
+        "delegation_expired",
+        "Delegation expired",
+        `The delegation expired at ${iso(expiry)} by the chain's clock (${iso(now)}): sign again with a later expiry.`,
+      );
+    }
+    const { token: domain } = await this.#domainsOf(gov);
+    let signer: Address | undefined;
+    try {
+      signer = await recoverTypedDataAddress({
+        domain,
+        types: DELEGATION_TYPES,
+        primaryType: "Delegation",
+        message: { delegatee, nonce, expiry },
+        signature: input.signature,
+      });
+    } catch {
+      signer = undefined;
+    }
+    if (signer !== delegator) {
+      throw unprocessable(
+        "delegation_signature_invalid",
+        "Invalid delegation signature",
+        `The signature is not ${delegator}'s EIP-712 Delegation to ${delegatee} at nonce ${nonce} with this expiry.`,
+      );
+    }
+    if (nonce < current) {
+      throw conflict(
+        "nonce_used",
+        "Nonce already used",
+        `${delegator}'s nonce ${nonce} on the governance token is used (it is at ${current}): sign again at ${current}.`,
+      );
+    }
+    if (nonce > current) {
+      throw unprocessable(
+        "nonce_invalid",
+        "Nonce not yet usable",
+        `${delegator}'s nonce on the governance token is ${current}, not ${nonce}: sign at ${current}.`,
+      );
+    }
+    const { v, r, s } = parseSignature(input.signature);
+    const id = randomId("dlg");
+    const queue = this.db.transaction(async (tx) => {
+      // One submission of the account at a time counts against its allowance.
+      await tx.query(`SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, [accountId]);
+      const [{ count }] = (await tx.query<{ count: string | number }>(
+        `SELECT count(*) AS count FROM governance_delegations
+         WHERE account_id = $1 AND environment = $2 AND created_at > now() - interval '1 day'`,
+        [accountId, this.options.environment],
+      )) as [{ count: string | number }];
+      if (Number(count) >= this.options.delegationsPerDay) {
+        throw conflict(
+          "delegation_limit_reached",
+          "Delegation limit reached",
+          `This account submitted ${count} delegations in the last 24 hours, the most allowed; ` +
+            "retry later, or delegate directly with the token's delegate().",
+          { perDay: this.options.delegationsPerDay },
+        );
+      }
+      const [taken] = await tx.query<{ id: string }>(
+        `SELECT id FROM governance_delegations WHERE delegator = $1 AND delegation_nonce = $2 AND status <> 'failed'`,
+        [delegator, nonce.toString()],
+      );
+      if (taken) {
+        throw conflict(
+          "nonce_used",
+          "Nonce already used",
+          `A delegation of ${delegator} at nonce ${nonce} is already being relayed (${taken.id}).`,
+          { delegationId: taken.id },
+        );
+      }
+      await tx.query(
+        `INSERT INTO governance_delegations
+           (id, account_id, environment, delegator, delegatee, delegation_nonce, expiry, signature, status)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued')`,
+        [
+          id,
+          accountId,
+          this.options.environment,
+          delegator,
+          delegatee,
+          nonce.toString(),
+          expiry.toString(),
+          { v: Number(v ?? 0n), r, s },
+        ],
+      );
+    });
+    await queue.catch((error: unknown) => {
+      if (!isUniqueViolation(error)) throw error;
+      throw conflict(
+        "nonce_used",
+        "Nonce already used",
+        `A delegation of ${delegator} at nonce ${nonce} was just queued.`,
+      );
+    });
+    return this.delegation(accountId, id);
+  }
+
+  async delegation(accountId: string, delegationId: string) {
+    const [row] = await this.db.query<DelegationRow>(
+      `SELECT * FROM governance_delegations WHERE id = $1 AND account_id = $2 AND environment = $3`,
+      [delegationId, accountId, this.options.environment],
+    );
+    if (!row) throw domainErrors.notFound(`Delegation ${delegationId}`);
+    return {
+      object: "delegation" as const,
+      delegationId: row.id,
+      status: row.status,
+      delegator: row.delegator,
+      delegatee: row.delegatee,
+      nonce: row.delegation_nonce,
+      expiry: iso(row.expiry)!,
+      txHash: row.tx_hash,
+      blockNumber: row.block_number === null ? null : Number(row.block_number),
+      failureCode: row.status === "failed" ? row.failure_code : null,
+      failureReason: row.status === "failed" ? row.failure_reason : null,
+      createdAt: dateIso(row.created_at),
+      updatedAt: dateIso(row.updated_at),
+    };
+  }
+}
+
+/** A unique index refused the row (PostgreSQL and PGlite both say 23505). */
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string } | undefined)?.code === "23505";
+}
