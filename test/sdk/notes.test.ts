@@ -16,8 +16,17 @@ import { stableMinterAbi } from "@zsd/sdk/abis";
 describe("notes library", () => {
   it("round-trips a note through its string form and rejects anything else", () => {
     const note = createNote();
-    expect(decodeNote(encodeNote(note))).toEqual(note);
+    const encoded = encodeNote(note);
+    expect(encoded).toMatch(/^zsdnote1[02-9ac-hj-np-z]{109}$/);
+    expect(decodeNote(encoded)).toEqual(note);
     expect(() => decodeNote("zsdnote1xyz")).toThrow(/not a zsd note/);
+    // One character changed or one dropped: the checksum refuses it.
+    const typo = encoded.slice(0, 20) + (encoded[20] === "q" ? "p" : "q") + encoded.slice(21);
+    expect(() => decodeNote(typo)).toThrow(/not a zsd note/);
+    expect(() => decodeNote(encoded.slice(0, -1))).toThrow(/not a zsd note/);
+    // The first releases' form (128 hex digits, no checksum) still reads.
+    const hex = (v: bigint) => v.toString(16).padStart(64, "0");
+    expect(decodeNote(`zsdnote1${hex(note.secret)}${hex(note.nullifierSecret)}`)).toEqual(note);
     expect(() => decodeNote(`zsdnote1${"0".repeat(128)}`)).toThrow(/secret must be/);
   });
 

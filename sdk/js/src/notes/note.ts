@@ -1,3 +1,4 @@
+import { bech32m } from "bech32";
 import { poseidon2 } from "poseidon-lite";
 import { MAX_ZAT, SNARK_SCALAR_FIELD } from "./constants.ts";
 
@@ -7,7 +8,9 @@ export interface Note {
   nullifierSecret: bigint;
 }
 
-const NOTE_PREFIX = "zsdnote1";
+const NOTE_HRP = "zsdnote";
+/** bech32m's usual 90-character cap is for addresses; a note is 64 bytes. */
+const NOTE_LIMIT = 120;
 
 /** 31 random bytes: uniform below 2^248, hence below the field modulus. */
 function randomFieldElement(): bigint {
@@ -49,17 +52,43 @@ export function nullifierHash(note: Note, leaf: bigint): bigint {
   return poseidon2([note.nullifierSecret, leaf]);
 }
 
-/** A note as one copyable string, e.g. for a wallet backup. */
+/**
+ * A note as one copyable string with a checksum (bech32m, prefix "zsdnote"):
+ * a mistyped or truncated backup is refused instead of proving nothing.
+ */
 export function encodeNote(note: Note): string {
-  const hex = (v: bigint) => v.toString(16).padStart(64, "0");
-  return `${NOTE_PREFIX}${hex(note.secret)}${hex(note.nullifierSecret)}`;
+  assertField("secret", note.secret);
+  assertField("nullifierSecret", note.nullifierSecret);
+  const bytes = new Uint8Array(64);
+  for (const [offset, value] of [
+    [0, note.secret],
+    [32, note.nullifierSecret],
+  ] as const) {
+    for (let i = 0; i < 32; i++) bytes[offset + 31 - i] = Number((value >> BigInt(8 * i)) & 0xffn);
+  }
+  return bech32m.encode(NOTE_HRP, bech32m.toWords(bytes), NOTE_LIMIT);
 }
 
 export function decodeNote(encoded: string): Note {
-  const body = encoded.startsWith(NOTE_PREFIX) ? encoded.slice(NOTE_PREFIX.length) : "";
-  if (!/^[0-9a-f]{128}$/.test(body))
-    throw new SyntaxError("not a zsd note: expected zsdnote1 followed by 128 hex digits");
-  const note = { secret: BigInt(`0x${body.slice(0, 64)}`), nullifierSecret: BigInt(`0x${body.slice(64)}`) };
+  const text = encoded.trim();
+  let bytes: Uint8Array;
+  const legacy = /^zsdnote1([0-9a-f]{128})$/.exec(text);
+  if (legacy) {
+    // The first releases wrote 128 hex digits without a checksum; still read.
+    bytes = Uint8Array.from(legacy[1]!.match(/../g)!.map((h) => parseInt(h, 16)));
+  } else {
+    let decoded;
+    try {
+      decoded = bech32m.decode(text as `${string}1${string}`, NOTE_LIMIT);
+    } catch (error) {
+      throw new SyntaxError(`not a zsd note (${(error as Error).message}): expected zsdnote1… with a valid checksum`);
+    }
+    if (decoded.prefix !== NOTE_HRP) throw new SyntaxError(`not a zsd note: prefix ${decoded.prefix}, not zsdnote`);
+    bytes = Uint8Array.from(bech32m.fromWords(decoded.words));
+    if (bytes.length !== 64) throw new SyntaxError(`not a zsd note: ${bytes.length} bytes, not 64`);
+  }
+  const read = (offset: number) => bytes.slice(offset, offset + 32).reduce((v, b) => (v << 8n) | BigInt(b), 0n);
+  const note = { secret: read(0), nullifierSecret: read(32) };
   assertField("secret", note.secret);
   assertField("nullifierSecret", note.nullifierSecret);
   return note;

@@ -3,7 +3,15 @@ import { ZSD_DECIMALS, formatPrice, formatZec, formatZsd } from "@zsd/sdk/units"
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import type { IndexedBlock, Upstreams } from "../../../adapters/upstreams.ts";
-import { addressParams, balancesSchema, collateralSchema, pegSchema, supplySchema } from "./schema.ts";
+import {
+  addressParams,
+  balancesSchema,
+  collateralSchema,
+  leavesQuery,
+  leavesSchema,
+  pegSchema,
+  supplySchema,
+} from "./schema.ts";
 
 interface IndexerSupply {
   minted: string;
@@ -39,9 +47,67 @@ function asOf(block: IndexedBlock) {
 
 const AS_OF = { asOfBlock: 1204, asOfBlockTime: "2026-03-02T10:15:00.000Z", asOfBlockAgeSeconds: 4 };
 
+interface IndexerDeposits {
+  deposits: { index: number; leaf: string; root: string; amountZat: string; noteCommitment: string }[];
+  next: number | null;
+}
+
 /** Ledger reads, served from the indexer's derived tables. */
 export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
   return [
+    route({
+      method: "get",
+      path: "/deposits/leaves",
+      operationId: "listDepositLeaves",
+      summary:
+        "Every deposit leaf in tree order, to rebuild the deposit tree and prove locally " +
+        "(a wallet fetches them all: asking for one deposit's path would say which is its own)",
+      tag: "Ledger",
+      auth: true,
+      query: leavesQuery,
+      responses: {
+        200: {
+          description: "A page of leaves",
+          schema: leavesSchema,
+          example: {
+            object: "deposit_leaves",
+            data: [
+              {
+                index: 0,
+                leaf: "9310212785467612390829371018263547581920384756102938475610293847561029",
+                amountZat: "400000000",
+                noteCommitment: "14744269619966411208579211824598458697587494354926760081771325075741142829156",
+              },
+            ],
+            root: "2150831829738264937502917346018264739102837465019283746501928374650192837465",
+            next: null,
+            ...AS_OF,
+          },
+        },
+      },
+      problems: ["upstream_unavailable"],
+      handler: async ({ query }) => {
+        const [page, block] = await Promise.all([
+          upstreams.indexer<IndexerDeposits>(`/deposits?from=${query.from}&limit=${query.limit}`),
+          upstreams.indexedBlock(),
+        ]);
+        return {
+          status: 200,
+          body: {
+            object: "deposit_leaves",
+            data: page.deposits.map((d) => ({
+              index: d.index,
+              leaf: d.leaf,
+              amountZat: d.amountZat,
+              noteCommitment: d.noteCommitment,
+            })),
+            root: page.deposits.at(-1)?.root ?? null,
+            next: page.next,
+            ...asOf(block),
+          },
+        };
+      },
+    }),
     route({
       method: "get",
       path: "/supply",

@@ -81,3 +81,36 @@ export const balancesSchema = z
     ...asOf,
   })
   .meta({ id: "Balances" });
+
+export const leavesQuery = z.strictObject({
+  from: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1)
+    .default(0)
+    .describe("The first leaf index of the page"),
+  limit: z.coerce.number().int().min(1).max(5000).default(1000).describe("At most this many leaves"),
+});
+
+export const leavesSchema = z
+  .object({
+    object: z.literal("deposit_leaves"),
+    data: z
+      .array(
+        z.object({
+          index: z.number().int(),
+          leaf: z.string().describe("Poseidon(amountZat, noteCommitment)"),
+          amountZat: z.string(),
+          noteCommitment: z.string().describe("As recorded on-chain (public): a wallet finds its own deposit by it"),
+        }),
+      )
+      .describe("Every recorded deposit's leaf, in tree order"),
+    root: z
+      .string()
+      .nullable()
+      .describe("The registry's root right after the page's last leaf: a rebuilt tree must have this root"),
+    next: z.number().int().nullable().describe("The `from` of the next page; null on the last"),
+    ...asOf,
+  })
+  .meta({ id: "DepositLeaves" });

@@ -6,6 +6,9 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { Chain } from "../../../adapters/chain.ts";
 import type { Config } from "../../../config.ts";
+import { formatUnits } from "viem";
+import { stableMinterAbi } from "@zsd/sdk";
+import { formatPrice } from "@zsd/sdk/units";
 import { type AnyRoute, route } from "../../routes.ts";
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
@@ -41,6 +44,19 @@ const relaySchema = z
       wasm: artifactSchema,
       zkey: artifactSchema.describe("The Groth16 proving key"),
     }),
+    minting: z
+      .object({
+        minCollateralRatio: z
+          .string()
+          .describe("The proven collateral's USD value over the mint, at least (1.5 = 150%)"),
+        zecUsdPrice: z.string().describe("The oracle's ZEC/USD price the minter reads now"),
+        priceAgeSeconds: z.number().int().describe("Its age by the chain's clock"),
+        maxPriceAgeSeconds: z.number().int().describe("The oldest price the minter accepts"),
+      })
+      .nullable()
+      .describe(
+        "What a mint's collateral floor must cover now (floor × price ≥ amount × ratio); null without a deployment",
+      ),
   })
   .meta({ id: "Relay" });
 
@@ -96,12 +112,15 @@ export function relayRoutes(config: Config, chain: Chain | undefined, relayer: s
               wasm: { url: "/v1/relay/circuit/collateral.wasm", sha256: "9a0e…", bytes: 2_391_204 },
               zkey: { url: "/v1/relay/circuit/collateral.zkey", sha256: "c41b…", bytes: 11_785_310 },
             },
+            minting: { minCollateralRatio: "1.5", zecUsdPrice: "50", priceAgeSeconds: 12, maxPriceAgeSeconds: 3600 },
           },
         },
       },
+      problems: ["upstream_unavailable"],
       handler: async () => ({
         status: 200,
         body: {
+          minting: chain ? await mintingTerms(chain) : null,
           object: "relay",
           environment: config.ENVIRONMENT,
           chainId: chain?.deployment.chainId ?? null,
@@ -120,4 +139,20 @@ export function relayRoutes(config: Config, chain: Chain | undefined, relayer: s
     artifactRoute("wasm"),
     artifactRoute("zkey"),
   ];
+}
+
+/** The minter's ratio and the price it reads now: what a wallet sizes a mint's collateral floor by. */
+async function mintingTerms(chain: Chain) {
+  const [ratioBps, price] = await Promise.all([
+    chain.read(() =>
+      chain.client.readContract({ address: chain.minter, abi: stableMinterAbi, functionName: "minCollateralRatioBps" }),
+    ),
+    chain.priceState("minter"),
+  ]);
+  return {
+    minCollateralRatio: formatUnits(ratioBps, 4),
+    zecUsdPrice: formatPrice(price.price),
+    priceAgeSeconds: Number(price.ageSeconds),
+    maxPriceAgeSeconds: Number(price.maxAgeSeconds),
+  };
 }

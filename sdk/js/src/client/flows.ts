@@ -1,0 +1,284 @@
+// The whole flows, with no proof in the caller's hands. A mint fetches every
+// deposit leaf (asking for one deposit's path would tell the API which is
+// yours), rebuilds the tree and checks it against the chain's root, picks a
+// collateral floor that does not single out the deposit, proves on this
+// machine, submits, mints and waits. A redemption is signed by the caller's
+// wallet and followed until it is paid.
+import { type Address, type Hex, parseSignature, parseUnits } from "viem";
+import {
+  type Note,
+  DepositTree,
+  depositLeaf,
+  noteCommitment,
+  proveCollateral,
+  publicSignalsToArray,
+} from "../notes/index.ts";
+import { formatZec, formatZsd, parseZec, parseZsd, usdValueOfZat } from "../units/index.ts";
+import { FlowError } from "./errors.ts";
+import { type HttpClient, sleep } from "./http.ts";
+import type { LedgerResource, MintsResource, ProofsResource, RedemptionsResource, RelayResource } from "./resources.ts";
+import type { Body, Mint, Redemption, Relay } from "./types.ts";
+
+export type MintStep =
+  | { step: "tree"; leaves: number }
+  | { step: "proving"; collateralFloor: string }
+  | { step: "submitted"; proofId: string }
+  | { step: "confirming"; mintId: string; status: string };
+
+export type RedeemStep = { step: "signing" } | { step: "following"; id: string; status: string };
+
+export interface MintParams {
+  note: Note;
+  /** ZSD to mint, e.g. "100". */
+  amount: string;
+  recipient: Address;
+  /** The collateral floor to prove, in ZEC; by default the smallest round figure that covers the mint. */
+  floor?: string;
+  onProgress?: (step: MintStep) => void;
+  /** How long to wait for `confirmed` (default 2 minutes). */
+  timeoutMs?: number;
+}
+
+/** Signs EIP-712 typed data: a viem local account, or a wallet client with its account. */
+export interface TypedDataSigner {
+  address?: Address;
+  account?: { address: Address };
+  signTypedData(typedData: never): Promise<Hex>;
+}
+
+export interface RedeemParams {
+  /** ZSD to redeem. */
+  amount: string;
+  /** A shielded Zcash address of the environment's network. */
+  withdrawAddress: string;
+  signer: TypedDataSigner;
+  onProgress?: (step: RedeemStep) => void;
+  /** How long to wait for `paid` (default 5 minutes). */
+  timeoutMs?: number;
+}
+
+/** Two significant figures, rounded up: many deposits prove the same floor. */
+export function roundFloorUp(zat: bigint): bigint {
+  if (zat <= 100n) return zat;
+  const scale = 10n ** BigInt(zat.toString().length - 2);
+  return ((zat + scale - 1n) / scale) * scale;
+}
+
+/**
+ * The smallest collateral floor (zatoshi) worth `amount` × ratio at `price`,
+ * with 2% for the price moving before the mint is mined, rounded up.
+ */
+export function chooseFloor(amountWei: bigint, minting: NonNullable<Relay["minting"]>): bigint {
+  const ratioBps = parseUnits(minting.minCollateralRatio, 4);
+  const price = parseUnits(minting.zecUsdPrice, 8);
+  const requiredUsd = (amountWei * ratioBps * 102n) / (10_000n * 100n);
+  const perZat = usdValueOfZat(1n, price);
+  return roundFloorUp((requiredUsd + perZat - 1n) / perZat);
+}
+
+export class Flows {
+  #artifacts: Promise<{ wasm: Uint8Array; zkey: Uint8Array }> | undefined;
+
+  constructor(
+    private readonly http: HttpClient,
+    private readonly r: {
+      relay: RelayResource;
+      ledger: LedgerResource;
+      proofs: ProofsResource;
+      mints: MintsResource;
+      redemptions: RedemptionsResource;
+    },
+  ) {}
+
+  async mint(params: MintParams): Promise<Mint> {
+    const body = await this.prove(params);
+    const proof = await this.r.proofs.submit(body);
+    params.onProgress?.({ step: "submitted", proofId: proof.proofId });
+    const queued = (await this.r.mints.create({
+      amount: body.mintAmount,
+      collateralType: "ZEC",
+      proofId: proof.proofId,
+      recipient: params.recipient,
+    })) as { mintId: string };
+    return this.waitForMint(queued.mintId, params);
+  }
+
+  /** The proof of a mint, made on this machine, as POST /v1/proofs/submit takes it. */
+  async prove(params: Omit<MintParams, "timeoutMs">): Promise<Body<"submitProof">> {
+    const amountWei = parseZsd(params.amount);
+    const relay = await this.r.relay.get();
+    const minter = relay.contracts?.StableMinter?.address;
+    if (!relay.relayer || !relay.minting || relay.chainId === null || !minter) {
+      throw new FlowError("This API does not relay mints (no deployment or relayer).", { code: "relay_unavailable" });
+    }
+    const commitment = noteCommitment(params.note);
+    const { tree, amountZat } = await this.#tree(commitment, params.onProgress);
+    const floorZat = params.floor !== undefined ? parseZec(params.floor) : chooseFloor(amountWei, relay.minting);
+    if (floorZat > amountZat) {
+      throw new FlowError(
+        `The deposit holds ${formatZec(amountZat)} ZEC; ${params.amount} ZSD needs a floor of ${formatZec(floorZat)} ZEC.`,
+        { code: "collateral_insufficient" },
+      );
+    }
+    params.onProgress?.({ step: "proving", collateralFloor: formatZec(floorZat) });
+    const fee = parseZsd(relay.fee.minimum);
+    const binding = {
+      chainId: BigInt(relay.chainId),
+      minter: minter as Address,
+      recipient: params.recipient,
+      relayer: relay.relayer as Address,
+      fee,
+      mintAmount: amountWei,
+    };
+    const proved = await proveCollateral(
+      {
+        note: params.note,
+        amountZat,
+        path: tree.path({ leaf: depositLeaf(amountZat, commitment) }),
+        collateralFloorZat: floorZat,
+        binding,
+      },
+      await this.#circuit(relay),
+    );
+    return {
+      proof: proved.proof as Body<"submitProof">["proof"],
+      publicSignals: publicSignalsToArray(proved.publicSignals),
+      mintAmount: formatZsd(amountWei),
+      recipient: params.recipient,
+      relayer: relay.relayer,
+      fee: formatZsd(fee),
+    };
+  }
+
+  /** Follows a mint until it is confirmed (a failed one throws FlowError with its failureCode). */
+  async waitForMint(mintId: string, params: Pick<MintParams, "onProgress" | "timeoutMs"> = {}): Promise<Mint> {
+    const deadline = Date.now() + (params.timeoutMs ?? 120_000);
+    for (let last = ""; ;) {
+      const mint = await this.r.mints.get(mintId);
+      if (mint.status !== last) params.onProgress?.({ step: "confirming", mintId, status: (last = mint.status) });
+      if (mint.status === "confirmed") return mint;
+      if (mint.status === "failed") {
+        throw new FlowError(`Mint ${mintId} failed: ${mint.failureReason ?? "no reason given"}`, {
+          code: mint.failureCode ?? "mint_failed",
+        });
+      }
+      if (Date.now() > deadline) {
+        throw new FlowError(`Mint ${mintId} is still ${mint.status}; follow it with mints.get().`, {
+          code: "flow_timeout",
+        });
+      }
+      await sleep(500);
+    }
+  }
+
+  /**
+   * Every leaf, in order, into a tree whose root is checked page by page
+   * against the chain's. A deposit recorded a moment ago may not be indexed
+   * yet: the whole list is read again for a few seconds before giving up.
+   */
+  async #tree(commitment: bigint, onProgress?: (step: MintStep) => void) {
+    for (let attempt = 1; ; attempt++) {
+      const found = await this.#readTree(commitment, onProgress);
+      if (found.amountZat !== undefined) return { tree: found.tree, amountZat: found.amountZat };
+      if (attempt >= 20) {
+        throw new FlowError(
+          "No recorded deposit carries this note's commitment (yet): deposit first, or retry once it is recorded.",
+          { code: "deposit_not_found" },
+        );
+      }
+      await sleep(500);
+    }
+  }
+
+  async #readTree(commitment: bigint, onProgress?: (step: MintStep) => void) {
+    const tree = new DepositTree();
+    let amountZat: bigint | undefined;
+    for (let from: number | null = 0; from !== null;) {
+      const page = await this.r.ledger.depositLeaves({ from, limit: 5000 });
+      for (const item of page.data) {
+        if (item.index !== tree.size) {
+          throw new FlowError(`The API skipped leaf ${tree.size}.`, { code: "tree_mismatch" });
+        }
+        tree.insert(BigInt(item.leaf));
+        if (BigInt(item.noteCommitment) === commitment) amountZat = BigInt(item.amountZat);
+      }
+      if (page.root !== null && BigInt(page.root) !== tree.root) {
+        throw new FlowError("The rebuilt deposit tree does not have the chain's root.", { code: "tree_mismatch" });
+      }
+      onProgress?.({ step: "tree", leaves: tree.size });
+      from = page.next;
+    }
+    return { tree, amountZat };
+  }
+
+  /** The circuit's files from the API (the same for every proof: fetched once per client). */
+  #circuit(relay: Relay) {
+    const fetchBytes = async (path: string) => {
+      const response = await this.http.fetch(new URL(path, this.http.baseUrl));
+      if (!response.ok) throw new FlowError(`${path} answered ${response.status}`, { code: "circuit_unavailable" });
+      return new Uint8Array(await response.arrayBuffer());
+    };
+    this.#artifacts ??= Promise.all([fetchBytes(relay.circuit.wasm.url), fetchBytes(relay.circuit.zkey.url)]).then(
+      ([wasm, zkey]) => ({ wasm, zkey }),
+      (error: unknown) => {
+        this.#artifacts = undefined;
+        throw error;
+      },
+    );
+    return this.#artifacts;
+  }
+
+  async redeem(params: RedeemParams): Promise<Redemption> {
+    const owner = params.signer.address ?? params.signer.account?.address;
+    if (!owner) throw new FlowError("The signer has no address.", { code: "signer_without_address" });
+    params.onProgress?.({ step: "signing" });
+    const terms = await this.r.redemptions.terms(owner);
+    const amountWei = parseZsd(params.amount);
+    const typed = terms.typedData as { domain: unknown; types: unknown; primaryType: string };
+    const signature = await params.signer.signTypedData({
+      ...typed,
+      ...(params.signer.account ? { account: params.signer.account } : {}),
+      message: {
+        owner,
+        amount: amountWei,
+        withdrawAddress: params.withdrawAddress,
+        nonce: BigInt(terms.nonce),
+        deadline: BigInt(terms.suggestedDeadline),
+      },
+    } as never);
+    const { v, r, s } = parseSignature(signature);
+    const created = await this.r.redemptions.create({
+      amount: formatZsd(amountWei),
+      withdrawAddress: params.withdrawAddress,
+      owner,
+      permit: { deadline: terms.suggestedDeadline, v: Number(v), r, s },
+    });
+    return this.waitForRedemption(created.id, params);
+  }
+
+  /** Follows a redemption until it is paid (a failed one throws FlowError with its failureCode). */
+  async waitForRedemption(
+    id: string,
+    params: Pick<RedeemParams, "onProgress" | "timeoutMs"> = {},
+  ): Promise<Redemption> {
+    const deadline = Date.now() + (params.timeoutMs ?? 300_000);
+    for (let last = ""; ;) {
+      const redemption = await this.r.redemptions.get(id);
+      if (redemption.status !== last) {
+        params.onProgress?.({ step: "following", id, status: (last = redemption.status) });
+      }
+      if (redemption.status === "paid") return redemption;
+      if (redemption.status === "failed") {
+        throw new FlowError(`Redemption ${id} failed: ${redemption.failureReason ?? "no reason given"}`, {
+          code: redemption.failureCode ?? "redemption_failed",
+        });
+      }
+      if (Date.now() > deadline) {
+        throw new FlowError(`Redemption ${id} is still ${redemption.status}; follow it with redemptions.get().`, {
+          code: "flow_timeout",
+        });
+      }
+      await sleep(500);
+    }
+  }
+}

@@ -1,0 +1,118 @@
+// One request with the SDK's manners: the key, a timeout, an automatic
+// Idempotency-Key per POST reused across its retries, and retries with
+// exponential back-off and full jitter on connection errors, 409 in flight,
+// 429 and 5xx, honouring Retry-After.
+import { APIConnectionError, type Problem, RateLimitError, type ZsdError, errorFromProblem } from "./errors.ts";
+
+export interface HttpOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** Per attempt, in milliseconds. */
+  timeout: number;
+  /** Retries after the first attempt. */
+  maxNetworkRetries: number;
+  /** First back-off step, in milliseconds (doubles each retry, at most maxRetryDelay). */
+  initialRetryDelay?: number;
+  maxRetryDelay?: number;
+  fetch?: typeof fetch;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  /** Sent as Idempotency-Key; one is made for every POST without one. */
+  idempotencyKey?: string;
+}
+
+/** Answers never worth repeating: a shape-B mint that is still pending has its own answer (mintId). */
+const NOT_RETRIED = new Set(["mint_pending"]);
+
+export class HttpClient {
+  constructor(private readonly options: HttpOptions) {}
+
+  get baseUrl(): string {
+    return this.options.baseUrl;
+  }
+
+  /** The fetch every request goes through (the circuit's files too). */
+  get fetch(): typeof fetch {
+    return this.options.fetch ?? fetch;
+  }
+
+  async request<T>(method: "GET" | "POST" | "DELETE", path: string, options: RequestOptions = {}): Promise<T> {
+    const url = new URL(path.replace(/^\//, ""), this.options.baseUrl.replace(/\/?$/, "/"));
+    for (const [name, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.options.apiKey}`,
+      accept: "application/json",
+    };
+    if (options.body !== undefined) headers["content-type"] = "application/json";
+    if (method === "POST") headers["idempotency-key"] = options.idempotencyKey ?? crypto.randomUUID();
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+
+    for (let attempt = 0; ; attempt++) {
+      let error: ZsdError;
+      let retryAfter: number | undefined;
+      try {
+        const response = await this.fetch(url, {
+          method,
+          headers,
+          body,
+          signal: AbortSignal.timeout(this.options.timeout),
+        });
+        const text = await response.text();
+        if (response.ok) return (text ? JSON.parse(text) : undefined) as T;
+        retryAfter = parseRetryAfter(response.headers.get("retry-after"));
+        error = errorFromProblem(response.status, parseProblem(response.status, text, response), retryAfter);
+      } catch (cause) {
+        error = new APIConnectionError(`Could not reach ${url.origin}: ${(cause as Error).message}`, {
+          code: "connection_error",
+        });
+      }
+      if (attempt >= this.options.maxNetworkRetries || !retryable(error)) throw error;
+      await sleep(this.#delay(attempt, retryAfter));
+    }
+  }
+
+  /** Full jitter over an exponential step; a server's Retry-After is a floor. */
+  #delay(attempt: number, retryAfter: number | undefined): number {
+    const initial = this.options.initialRetryDelay ?? 500;
+    const max = this.options.maxRetryDelay ?? 8_000;
+    const step = Math.min(max, initial * 2 ** attempt);
+    const jittered = step / 2 + Math.random() * (step / 2);
+    return Math.max(jittered, (retryAfter ?? 0) * 1000);
+  }
+}
+
+function retryable(error: ZsdError): boolean {
+  if (error instanceof APIConnectionError || error instanceof RateLimitError) return true;
+  if (error.code === "idempotency_request_in_progress") return true;
+  return error.status !== undefined && error.status >= 500 && !NOT_RETRIED.has(error.code);
+}
+
+function parseProblem(status: number, text: string, response: Response): Problem {
+  try {
+    const parsed = JSON.parse(text) as Problem;
+    if (typeof parsed.code === "string") return parsed;
+  } catch {
+    // Not a problem body (a proxy's page): described below.
+  }
+  return {
+    status,
+    code: status >= 500 ? "api_error" : "invalid_request",
+    detail: text.slice(0, 200) || response.statusText,
+    requestId: response.headers.get("x-request-id") ?? undefined,
+  };
+}
+
+function parseRetryAfter(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

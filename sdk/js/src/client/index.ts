@@ -1,0 +1,139 @@
+// The Shielded Dollar API client, shaped like stripe-node:
+//
+//   const zsd = new Zsd(process.env.ZSD_API_KEY);
+//   const note = zsd.notes.create();
+//   await zsd.sandbox.deposit({ amount: "4", noteCommitment: zsd.notes.commitment(note) });
+//   const mint = await zsd.mint({ note, amount: "100", recipient });
+import { Webhook } from "standardwebhooks";
+import { type Note, createNote, decodeNote, encodeNote, noteCommitment } from "../notes/index.ts";
+import { Flows, type MintParams, type RedeemParams } from "./flows.ts";
+import { HttpClient, type HttpOptions } from "./http.ts";
+import {
+  AgentsResource,
+  AlertsResource,
+  KeysResource,
+  LedgerResource,
+  MintsResource,
+  ProofsResource,
+  RedemptionsResource,
+  RelayResource,
+  SandboxResource,
+} from "./resources.ts";
+
+export * from "./errors.ts";
+export type * from "./types.ts";
+export { chooseFloor, roundFloorUp } from "./flows.ts";
+export type { MintParams, MintStep, RedeemParams, RedeemStep, TypedDataSigner } from "./flows.ts";
+
+export interface ZsdOptions {
+  /** The API's base address, without /v1. Default: the local sandbox for sk_test_ keys. */
+  baseUrl?: string;
+  /** Per attempt, in milliseconds (default 30 s). */
+  timeout?: number;
+  /** Retries after the first attempt (default 2). */
+  maxNetworkRetries?: number;
+  /** For tests: the first back-off step and its cap, in milliseconds. */
+  initialRetryDelay?: number;
+  maxRetryDelay?: number;
+  /** The fetch to send requests with (a proxy's, or a recorder in tests). */
+  fetch?: typeof fetch;
+}
+
+/** Where a sandbox key talks to unless told: the stack `npm start` runs. */
+export const SANDBOX_BASE_URL = "http://127.0.0.1:3000";
+
+/** A webhook delivery's event, once its signature is verified. */
+export interface WebhookEvent {
+  id: string;
+  type: string;
+  createdAt: string;
+  environment: "sandbox" | "production";
+  data: Record<string, unknown>;
+}
+
+export class Zsd {
+  readonly relay: RelayResource;
+  readonly keys: KeysResource;
+  readonly ledger: LedgerResource;
+  readonly proofs: ProofsResource;
+  readonly mints: MintsResource;
+  readonly redemptions: RedemptionsResource;
+  readonly sandbox: SandboxResource & {
+    depositNote(note: Note, amount: string): ReturnType<SandboxResource["deposit"]>;
+  };
+  readonly agents: AgentsResource;
+  readonly alerts: AlertsResource;
+  readonly #flows: Flows;
+
+  /** Notes: the depositor's secrets, and their copyable string form (zsdnote1…, with a checksum). */
+  readonly notes = {
+    create: (): Note => createNote(),
+    commitment: (note: Note): string => noteCommitment(note).toString(),
+    encode: (note: Note): string => encodeNote(note),
+    decode: (encoded: string): Note => decodeNote(encoded),
+  };
+
+  /** Standard Webhooks signatures of the deliveries agents receive. */
+  readonly webhooks = {
+    /** The event, if `headers` sign `payload` (the raw body) with `secret` (whsec_…); throws otherwise. */
+    verify: (payload: string, headers: Record<string, string | string[] | undefined>, secret: string): WebhookEvent => {
+      const flat = Object.fromEntries(
+        Object.entries(headers).map(([name, value]) => [name.toLowerCase(), Array.isArray(value) ? value[0] : value]),
+      ) as Record<string, string>;
+      return new Webhook(secret).verify(payload, flat) as WebhookEvent;
+    },
+  };
+
+  constructor(apiKey: string | undefined, options: ZsdOptions = {}) {
+    if (!apiKey) throw new TypeError("An API key is required (sk_test_… or sk_live_…), e.g. from ZSD_API_KEY.");
+    const baseUrl = options.baseUrl ?? (apiKey.startsWith("sk_test_") ? SANDBOX_BASE_URL : undefined);
+    if (!baseUrl) throw new TypeError("A production key (sk_live_…) needs the API's baseUrl.");
+    const http = new HttpClient({
+      baseUrl,
+      apiKey,
+      timeout: options.timeout ?? 30_000,
+      maxNetworkRetries: options.maxNetworkRetries ?? 2,
+      initialRetryDelay: options.initialRetryDelay,
+      maxRetryDelay: options.maxRetryDelay,
+      fetch: options.fetch,
+    } satisfies HttpOptions);
+    this.relay = new RelayResource(http);
+    this.keys = new KeysResource(http);
+    this.ledger = new LedgerResource(http);
+    this.proofs = new ProofsResource(http);
+    this.mints = new MintsResource(http);
+    this.redemptions = new RedemptionsResource(http);
+    const sandbox = new SandboxResource(http);
+    this.sandbox = Object.assign(sandbox, {
+      /** A simulated deposit of `amount` ZEC for this note. */
+      depositNote: (note: Note, amount: string) =>
+        sandbox.deposit({ amount, noteCommitment: noteCommitment(note).toString() }),
+    });
+    this.agents = new AgentsResource(http);
+    this.alerts = new AlertsResource(http);
+    this.#flows = new Flows(http, this);
+  }
+
+  /** Proves on this machine and mints; resolves once the mint is confirmed. */
+  mint(params: MintParams) {
+    return this.#flows.mint(params);
+  }
+
+  /** Only the proof of a mint, made on this machine: the body for proofs.submit (the CLI's `zsd prove`). */
+  prove(params: Omit<MintParams, "timeoutMs">) {
+    return this.#flows.prove(params);
+  }
+
+  /** Signs with the caller's wallet and redeems; resolves once the ZEC is paid. */
+  redeem(params: RedeemParams) {
+    return this.#flows.redeem(params);
+  }
+
+  waitForMint(mintId: string, params?: Pick<MintParams, "onProgress" | "timeoutMs">) {
+    return this.#flows.waitForMint(mintId, params);
+  }
+
+  waitForRedemption(id: string, params?: Pick<RedeemParams, "onProgress" | "timeoutMs">) {
+    return this.#flows.waitForRedemption(id, params);
+  }
+}

@@ -1,0 +1,162 @@
+// One class per area of the API, each method one operation: typed from the
+// OpenAPI document, sent through HttpClient (retries, idempotency keys).
+import type { HttpClient, RequestOptions } from "./http.ts";
+import type { Answer, Body, Query } from "./types.ts";
+
+/** Per-call options: an Idempotency-Key of the caller's own (one is made otherwise). */
+export type CallOptions = Pick<RequestOptions, "idempotencyKey">;
+
+const seg = (value: string) => encodeURIComponent(value);
+
+abstract class Resource {
+  constructor(protected readonly http: HttpClient) {}
+}
+
+export class RelayResource extends Resource {
+  /** The relay's terms: chain, contracts, relayer and least fee, the circuit, the minter's ratio and price. */
+  get(): Promise<Answer<"getRelay">> {
+    return this.http.request("GET", "/v1/relay");
+  }
+}
+
+export class KeysResource extends Resource {
+  create(body: Body<"createApiKey">, options?: CallOptions): Promise<Answer<"createApiKey", 201>> {
+    return this.http.request("POST", "/v1/keys", { body, ...options });
+  }
+  list(): Promise<Answer<"listApiKeys">> {
+    return this.http.request("GET", "/v1/keys");
+  }
+  revoke(keyId: string): Promise<Answer<"revokeApiKey">> {
+    return this.http.request("DELETE", `/v1/keys/${seg(keyId)}`);
+  }
+}
+
+export class LedgerResource extends Resource {
+  supply(): Promise<Answer<"getSupply">> {
+    return this.http.request("GET", "/v1/supply");
+  }
+  collateral(): Promise<Answer<"getCollateral">> {
+    return this.http.request("GET", "/v1/collateral");
+  }
+  pegPrice(): Promise<Answer<"getPegPrice">> {
+    return this.http.request("GET", "/v1/prices/peg");
+  }
+  balances(address: string): Promise<Answer<"getWalletBalances">> {
+    return this.http.request("GET", `/v1/wallets/${seg(address)}/balances`);
+  }
+  /** One page of deposit leaves; `allDepositLeaves` pages through them all. */
+  depositLeaves(query: Query<"listDepositLeaves"> = {}): Promise<Answer<"listDepositLeaves">> {
+    return this.http.request("GET", "/v1/deposits/leaves", { query });
+  }
+}
+
+export class ProofsResource extends Resource {
+  submit(body: Body<"submitProof">, options?: CallOptions): Promise<Answer<"submitProof", 201>> {
+    return this.http.request("POST", "/v1/proofs/submit", { body, ...options });
+  }
+  get(proofId: string): Promise<Answer<"getProof">> {
+    return this.http.request("GET", `/v1/proofs/${seg(proofId)}`);
+  }
+}
+
+export class MintsResource extends Resource {
+  /** Queues a mint of a verified proof (202); the proof-hash shape waits for the transaction (200). */
+  create(body: Body<"mint">, options?: CallOptions): Promise<Answer<"mint", 202> | Answer<"mint", 200>> {
+    return this.http.request("POST", "/v1/mint", { body, ...options });
+  }
+  get(mintId: string): Promise<Answer<"getMint">> {
+    return this.http.request("GET", `/v1/mints/${seg(mintId)}`);
+  }
+}
+
+export class RedemptionsResource extends Resource {
+  /** What `owner` signs: the EIP-712 typed data, their next nonce and a deadline. */
+  terms(owner: string): Promise<Answer<"getRedemptionTerms">> {
+    return this.http.request("GET", "/v1/redemptions/terms", { query: { owner } });
+  }
+  create(body: Body<"redeem">, options?: CallOptions): Promise<Answer<"redeem", 202>> {
+    return this.http.request("POST", "/v1/redeem", { body, ...options });
+  }
+  get(id: string): Promise<Answer<"getRedemption">> {
+    return this.http.request("GET", `/v1/redemptions/${seg(id)}`);
+  }
+}
+
+export class SandboxResource extends Resource {
+  /** A simulated shielded deposit of `amount` ZEC for a note commitment (decimal or 0x-hex). */
+  deposit(body: Body<"simulateDeposit">, options?: CallOptions): Promise<Answer<"simulateDeposit", 201>> {
+    return this.http.request("POST", "/v1/sandbox/deposits", { body, ...options });
+  }
+  price(): Promise<Answer<"getSandboxPrice">> {
+    return this.http.request("GET", "/v1/sandbox/price");
+  }
+  setPrice(body: Body<"setSandboxPrice">, options?: CallOptions): Promise<Answer<"setSandboxPrice">> {
+    return this.http.request("POST", "/v1/sandbox/price", { body, ...options });
+  }
+}
+
+export class AgentsResource extends Resource {
+  register(body: Body<"registerAgent">, options?: CallOptions): Promise<Answer<"registerAgent", 201>> {
+    return this.http.request("POST", "/v1/agents/register", { body, ...options });
+  }
+  list(): Promise<Answer<"listAgents">> {
+    return this.http.request("GET", "/v1/agents");
+  }
+  get(agentId: string): Promise<Answer<"getAgent">> {
+    return this.http.request("GET", `/v1/agents/${seg(agentId)}`);
+  }
+  update(agentId: string, body: Body<"updateAgent">, options?: CallOptions): Promise<Answer<"updateAgent">> {
+    return this.http.request("POST", `/v1/agents/${seg(agentId)}`, { body, ...options });
+  }
+  delete(agentId: string): Promise<Answer<"deleteAgent">> {
+    return this.http.request("DELETE", `/v1/agents/${seg(agentId)}`);
+  }
+  rotateSecret(agentId: string, options?: CallOptions): Promise<Answer<"rotateAgentSecret">> {
+    return this.http.request("POST", `/v1/agents/${seg(agentId)}/rotate-secret`, options);
+  }
+  /** Sends the agent a `ping` event. */
+  test(agentId: string, options?: CallOptions): Promise<Answer<"testAgent", 202>> {
+    return this.http.request("POST", `/v1/agents/${seg(agentId)}/test`, options);
+  }
+  deliveries(agentId: string, query: Query<"listAgentDeliveries"> = {}): Promise<Answer<"listAgentDeliveries">> {
+    return this.http.request("GET", `/v1/agents/${seg(agentId)}/deliveries`, { query });
+  }
+  retryDelivery(agentId: string, deliveryId: string, options?: CallOptions) {
+    return this.http.request<Answer<"retryAgentDelivery", 202>>(
+      "POST",
+      `/v1/agents/${seg(agentId)}/deliveries/${seg(deliveryId)}/retry`,
+      options,
+    );
+  }
+  retryFailedSince(agentId: string, since: string, options?: CallOptions) {
+    return this.http.request<Answer<"retryFailedAgentDeliveries", 202>>(
+      "POST",
+      `/v1/agents/${seg(agentId)}/deliveries/retry`,
+      { body: { since }, ...options },
+    );
+  }
+}
+
+export class AlertsResource extends Resource {
+  raise(body: Body<"raiseAlert">, options?: CallOptions): Promise<Answer<"raiseAlert", 201>> {
+    return this.http.request("POST", "/v1/agents/alerts", { body, ...options });
+  }
+  list(query: Query<"listAlerts"> = {}): Promise<Answer<"listAlerts">> {
+    return this.http.request("GET", "/v1/agents/alerts", { query });
+  }
+  get(alertId: string): Promise<Answer<"getAlert">> {
+    return this.http.request("GET", `/v1/alerts/${seg(alertId)}`);
+  }
+  update(alertId: string, body: Body<"updateAlert">, options?: CallOptions): Promise<Answer<"updateAlert">> {
+    return this.http.request("POST", `/v1/alerts/${seg(alertId)}`, { body, ...options });
+  }
+  release(alertId: string, body: Body<"releaseHold">, options?: CallOptions): Promise<Answer<"releaseHold">> {
+    return this.http.request("POST", `/v1/alerts/${seg(alertId)}/release`, { body, ...options });
+  }
+  reject(alertId: string, body: Body<"rejectHold">, options?: CallOptions): Promise<Answer<"rejectHold">> {
+    return this.http.request("POST", `/v1/alerts/${seg(alertId)}/reject`, { body, ...options });
+  }
+  verdict(body: Body<"giveVerdict">, options?: CallOptions): Promise<Answer<"giveVerdict">> {
+    return this.http.request("POST", "/v1/agents/verdicts", { body, ...options });
+  }
+}

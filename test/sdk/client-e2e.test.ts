@@ -1,0 +1,173 @@
+// The JS SDK and the zsd CLI against the real stack (chain, indexer, relay
+// API with its worker, sandbox custody): a note minted and redeemed without
+// the caller touching a proof, and the mint's requests never singling out
+// its deposit.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type MintStep, Zsd } from "@zsd/sdk/client";
+import { depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { type RunningIndexer, startIndexer } from "../../scripts/lib/indexer-process.ts";
+import { ROOT } from "../../scripts/lib/paths.ts";
+import { type RunningApi, openStorage, startRelayApi } from "../api/helpers.ts";
+import { startReceiver } from "../api/webhook-receiver.ts";
+import { type System, ZEC, accounts, deploySystem } from "../helpers/fixtures.ts";
+
+const { alice, bob } = accounts;
+const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+const CLI = join(ROOT, "sdk", "js", "bin", "zsd.js");
+
+describe("the SDK and the CLI on the real stack", () => {
+  let s: System;
+  let indexer: RunningIndexer;
+  let api: RunningApi;
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+  let dir: string;
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    dir = mkdtempSync(join(tmpdir(), "zsd-sdk-"));
+    const deploymentFile = join(dir, "deployment.json");
+    writeFileSync(deploymentFile, JSON.stringify(s.deployment));
+    indexer = await startIndexer({
+      rpcUrl: s.rpcUrl,
+      deploymentFile,
+      pgliteDirectory: join(dir, "pglite"),
+      schema: "zsd_sdk",
+    });
+    storage = await openStorage("pglite");
+    api = await startRelayApi(s, storage.db, { INDEXER_URL: indexer.url, WEBHOOK_POLL_MS: "50" });
+    api.worker!.start();
+    api.webhooks.start();
+    // Other people's deposits: the tree a wallet rebuilds holds more than its own.
+    for (let i = 0; i < 3; i++) {
+      const other = new Zsd(api.secret, { baseUrl: api.url });
+      await other.sandbox.depositNote(other.notes.create(), "2");
+    }
+  });
+  afterAll(async () => {
+    await api?.close();
+    await indexer?.stop();
+    await storage?.close();
+    rmSync(dir, { recursive: true, force: true });
+    await releaseProver();
+  });
+
+  it("mints with a note alone, asking for every leaf and never for its own; then redeems to paid", async () => {
+    const sent: { url: string; body: string }[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      sent.push({ url: String(input), body: typeof init?.body === "string" ? init.body : "" });
+      return fetch(input, init);
+    };
+    const zsd = new Zsd(api.secret, { baseUrl: api.url, fetch: recording });
+    const note = zsd.notes.create();
+    const deposit = await zsd.sandbox.depositNote(note, "4");
+    expect(deposit).toMatchObject({ object: "deposit", amount: "4" });
+
+    sent.length = 0;
+    const steps: MintStep[] = [];
+    const mint = await zsd.mint({
+      note: zsd.notes.decode(zsd.notes.encode(note)),
+      amount: "100",
+      recipient: alice.address,
+      onProgress: (step) => steps.push(step),
+    });
+    expect(mint).toMatchObject({ object: "mint", status: "confirmed", amount: "100", recipient: alice.address });
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(100n * 10n ** 18n);
+    expect(steps.map((step) => step.step)).toEqual(
+      expect.arrayContaining(["tree", "proving", "submitted", "confirming"]),
+    );
+    // 100 ZSD at 150% and $50 is 3 ZEC (3.06 with the 2% margin): the floor is a round 3.1 ZEC, not the deposit's 4.
+    expect(steps.find((step) => step.step === "proving")).toEqual({ step: "proving", collateralFloor: "3.1" });
+
+    const leafRequests = sent.filter((r) => r.url.includes("/v1/deposits"));
+    expect(leafRequests.length).toBeGreaterThan(0);
+    for (const r of leafRequests) expect(new URL(r.url).pathname).toBe("/v1/deposits/leaves");
+    // Nothing the mint sent names the deposit: not its commitment, not its leaf, in decimal or hex.
+    const commitment = noteCommitment(note);
+    const leaf = depositLeaf(4n * ZEC, commitment);
+    const said = sent.map((r) => `${decodeURIComponent(r.url)} ${r.body}`.toLowerCase()).join("\n");
+    for (const secret of [commitment, leaf]) {
+      expect(said).not.toContain(secret.toString());
+      expect(said).not.toContain(secret.toString(16));
+    }
+
+    const redemption = await zsd.redeem({ amount: "25", withdrawAddress: WITHDRAW, signer: alice });
+    expect(redemption).toMatchObject({ status: "paid", amount: "25", zecDue: "0.4975" });
+    expect(redemption.zcashTxId).toMatch(/^0x[0-9a-f]{64}$/);
+  });
+
+  it("verifies a webhook delivery the API signed", async () => {
+    const zsd = new Zsd(api.secret, { baseUrl: api.url });
+    const receiver = await startReceiver();
+    try {
+      const agent = await zsd.agents.register({
+        name: "sdk test",
+        webhookUrl: receiver.url,
+        events: ["mint.queued"],
+        role: "observer",
+      });
+      await zsd.agents.test(agent.agentId);
+      for (let i = 0; i < 100 && receiver.received.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      const [delivery] = receiver.received;
+      const event = zsd.webhooks.verify(delivery!.body, delivery!.headers, agent.secret!);
+      expect(event).toMatchObject({ type: "ping", environment: "sandbox" });
+      expect(() => zsd.webhooks.verify(`${delivery!.body} `, delivery!.headers, agent.secret!)).toThrow();
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  /** Runs the CLI; resolves with its exit code and output. */
+  function zsd(args: string[], env: Record<string, string> = {}) {
+    return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [CLI, ...args], {
+        env: { ...process.env, ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url, ...env },
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d));
+      child.stderr.on("data", (d: Buffer) => (stderr += d));
+      child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    });
+  }
+
+  it("does the same from the command line, with --json for scripts and clear errors", async () => {
+    const made = await zsd(["note", "new", "--json"]);
+    expect(made.code).toBe(0);
+    const { note } = JSON.parse(made.stdout) as { note: string };
+    expect(note).toMatch(/^zsdnote1/);
+
+    expect((await zsd(["deposit", "--note", note, "--amount", "2", "--json"])).code).toBe(0);
+    const minted = await zsd(["mint", "--note", note, "--amount", "40", "--recipient", bob.address]);
+    expect(minted.stderr).toMatch(/proving with a collateral floor of 1\.3 ZEC/);
+    expect(minted.stdout).toMatch(/^minted 40 ZSD to 0x/);
+    expect(minted.code).toBe(0);
+    const mintId = /\((mint_[0-9A-Za-z]{20}),/.exec(minted.stdout)![1]!;
+    const status = await zsd(["status", mintId, "--json"]);
+    expect(JSON.parse(status.stdout)).toMatchObject({ mintId, status: "confirmed" });
+
+    const redeemed = await zsd(["redeem", "--amount", "10", "--to", WITHDRAW, "--json"], {
+      ZSD_PRIVATE_KEY: hardhatPrivateKey(6),
+    });
+    expect(redeemed.code).toBe(0);
+    expect(JSON.parse(redeemed.stdout)).toMatchObject({ status: "paid", amount: "10" });
+
+    const ledger = await zsd(["ledger", "--json"]);
+    expect(JSON.parse(ledger.stdout)).toMatchObject({ supply: { object: "supply" } });
+
+    // The same note again: its deposit is spent; the error names why, with the code.
+    const again = await zsd(["mint", "--note", note, "--amount", "40", "--recipient", bob.address, "--json"]);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stderr.trim().split("\n").at(-1)!)).toMatchObject({ code: "nullifier_spent" });
+    const badKey = await zsd(["ledger"], { ZSD_API_KEY: "sk_test_wrong" });
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr).toMatch(/^zsd: .*401/);
+    const usage = await zsd(["mint", "--amount", "1"]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/--note is required/);
+  });
+});
