@@ -185,7 +185,7 @@ try {
       madePerSecond: round(live / madeSeconds),
       deliveredPerSecond: round((receiver.answered.size - liveFrom) / liveSeconds),
       // Whether delivery kept up with the changes: 1 when every event was delivered as fast as it was made.
-      keptUpRatio: Math.round((madeSeconds / liveSeconds) * 100) / 100,
+      keptUpRatio: Math.round(((receiver.answered.size - liveFrom) / liveSeconds / (live / madeSeconds)) * 100) / 100,
       // The live rate as a share of the backlog's throughput: how loaded the worker was while timed.
       loadRatio:
         Math.round((live / madeSeconds / (Math.min(receiver.answered.size, backlog) / drainSeconds)) * 100) / 100,
