@@ -1,0 +1,162 @@
+// Relayed votes survive the API being killed: the process is SIGKILLed right
+// after accepting a ballot (while its worker signs, records and sends it),
+// restarted, and every vote a client was told is queued ends confirmed, each
+// counted once by the governor.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { encodeFunctionData } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stableMinterAbi } from "@zsd/sdk/abis";
+import { openDatabase } from "../../api/src/adapters/db/index.ts";
+import { KeyService } from "../../api/src/domain/keys.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { freePort } from "../../scripts/lib/hardhat-node.ts";
+import { ROOT } from "../../scripts/lib/paths.ts";
+import { type System, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { createTestDatabase } from "@zsd/testkit";
+
+const { deployer, alice, bob, carol } = accounts;
+const ZSDG = 10n ** 18n;
+
+describe("relayed votes across crashes", () => {
+  let s: System;
+  let dir: string;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let secret: string;
+  let port: number;
+  let child: ChildProcess | undefined;
+
+  async function start() {
+    child = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DATABASE_URL: database.url,
+        DEPLOYMENT_FILE: join(dir, "deployment.json"),
+        RPC_URL: s.rpcUrl,
+        RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
+        RELAY_POLL_MS: "10",
+        RELAY_WORKER_ID: "governance-crash-replica",
+        LOG_LEVEL: "silent",
+      },
+      stdio: "ignore",
+    });
+    for (let i = 0; i < 150; i++) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/v1/health`)).ok) return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    throw new Error("the API did not start");
+  }
+
+  async function kill() {
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child!.once("exit", r));
+    child.kill("SIGKILL");
+    await exited;
+    await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
+  }
+
+  const call = (path: string, body?: unknown) =>
+    fetch(`http://127.0.0.1:${port}${path}`, {
+      method: body ? "POST" : "GET",
+      headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    dir = mkdtempSync(join(tmpdir(), "zsd-governance-crash-"));
+    writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
+    database = await createTestDatabase("zsd_governance_crash");
+    const db = await openDatabase({ url: database.url });
+    const keys = new KeyService(db);
+    secret = (await keys.create((await keys.createAccount("crash test")).id, "sandbox", "crash")).secret;
+    await db.close();
+    port = await freePort();
+  });
+
+  afterAll(async () => {
+    await kill();
+    await database?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("confirms every accepted ballot, each counted once, after SIGKILLs", async () => {
+    const voters = [alice, bob, carol];
+    for (const voter of voters) {
+      await s.receipt(await s.as(deployer).governanceToken.write.transfer([voter.address, 1_000n * ZSDG]));
+      await s.receipt(await s.as(voter).governanceToken.write.delegate([voter.address]));
+    }
+    const targets = [s.read.minter.address];
+    const calldatas = [
+      encodeFunctionData({ abi: stableMinterAbi, functionName: "setMinCollateralRatio", args: [16_000n] }),
+    ];
+    const description = "Set the minimum collateral ratio to 160%";
+    await s.receipt(await s.as(deployer).governor.write.propose([targets, [0n], calldatas, description]));
+    const [created] = await s.publicClient.getContractEvents({
+      address: s.read.governor.address,
+      abi: s.read.governor.abi,
+      eventName: "ProposalCreated",
+      fromBlock: BigInt(s.deployment.contracts.StableGovernor.startBlock),
+    });
+    const proposalId = created!.args.proposalId!;
+    await s.mineBlocks(Number(await s.read.governor.read.votingDelay()) + 1);
+    const [, name, version, chainId, verifyingContract] = await s.read.governor.read.eip712Domain();
+
+    const voteIds: string[] = [];
+    for (const [i, voter] of voters.entries()) {
+      await start();
+      const nonce = await s.read.governor.read.nonces([voter.address, BigInt.asUintN(192, proposalId)]);
+      const signature = await voter.signTypedData({
+        domain: { name, version, chainId, verifyingContract },
+        types: {
+          Ballot: [
+            { name: "proposalId", type: "uint256" },
+            { name: "support", type: "uint8" },
+            { name: "voter", type: "address" },
+            { name: "nonce", type: "uint256" },
+          ],
+        },
+        primaryType: "Ballot",
+        message: { proposalId, support: 1, voter: voter.address, nonce },
+      });
+      const queued = await call("/v1/governance/votes", {
+        proposalId: proposalId.toString(),
+        support: "for",
+        voter: voter.address,
+        signature,
+      });
+      expect(queued.status, await queued.clone().text()).toBe(202);
+      voteIds.push(((await queued.json()) as { voteId: string }).voteId);
+      // Killed while the worker picks the ballot up: before, during or after it sends.
+      await new Promise((r) => setTimeout(r, [0, 15, 40][i]));
+      await kill();
+    }
+
+    await start();
+    for (const voteId of voteIds) {
+      let vote: { status: string; txHash: string } | undefined;
+      for (let i = 0; i < 300 && vote?.status !== "confirmed"; i++) {
+        vote = (await (await call(`/v1/governance/votes/${voteId}`)).json()) as { status: string; txHash: string };
+        if (vote.status === "failed") throw new Error(`vote ${voteId} failed: ${JSON.stringify(vote)}`);
+        if (vote.status !== "confirmed") await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(vote).toMatchObject({ status: "confirmed", txHash: expect.stringMatching(/^0x/) });
+    }
+    const [, forVotes] = await s.read.governor.read.proposalVotes([proposalId]);
+    expect(forVotes).toBe(3_000n * ZSDG);
+    const cast = await s.publicClient.getContractEvents({
+      address: s.read.governor.address,
+      abi: s.read.governor.abi,
+      eventName: "VoteCast",
+      fromBlock: BigInt(s.deployment.contracts.StableGovernor.startBlock),
+    });
+    expect(cast.map((e) => e.args.voter).sort()).toEqual(voters.map((v) => v.address).sort());
+  });
+});
