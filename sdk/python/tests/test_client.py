@@ -250,7 +250,7 @@ class CoverageTest(ClientTestCase):
             c.sandbox.price,
             lambda: c.sandbox.set_price(price="50"),
             lambda: c.sandbox.deposit(amount="1", note_commitment="1"),
-            lambda: c.agents.register(name="n", webhook_url="http://x", events=["ping"]),
+            lambda: c.agents.register(name="n", webhook_url="http://x", events=["mint.confirmed"], role="observer"),
             c.agents.list,
             lambda: c.agents.retrieve(a),
             lambda: c.agents.update(a, {"name": "m"}),

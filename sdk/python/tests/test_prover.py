@@ -18,6 +18,10 @@ from .fake_server import Answer, FakeServer
 RECORDING_CLI = """
 const args = process.argv.slice(2);
 if (args.includes("--fail")) { console.error("prove: the deposit is not in the tree"); process.exit(3); }
+if (args.includes("--fail-json")) {
+  console.error(JSON.stringify({ error: "no deposit of this note", code: "deposit_not_found", requestId: null }));
+  process.exit(1);
+}
 if (args[0] === "note") { console.log(JSON.stringify({ note: "zsdnote1abc", noteCommitment: "123" })); process.exit(0); }
 const value = (name) => args[args.indexOf(name) + 1];
 console.log(JSON.stringify({
@@ -96,6 +100,12 @@ class ProverTest(unittest.TestCase):
             self.client.mint(note="zsdnote1x", amount="1", recipient=RECIPIENT, floor="--fail")
         self.assertIn("the deposit is not in the tree", str(raised.exception))
         self.assertEqual(self.server.received, [])
+
+    def test_the_cli_json_error_gives_message_and_code(self) -> None:
+        with self.assertRaises(zsd.ProverError) as raised:
+            self.client.mint(note="zsdnote1x", amount="1", recipient=RECIPIENT, floor="--fail-json")
+        self.assertEqual(raised.exception.code, "deposit_not_found")
+        self.assertIn("no deposit of this note", str(raised.exception))
 
     def test_says_clearly_when_node_is_missing(self) -> None:
         with tempfile.TemporaryDirectory() as empty:

@@ -10,7 +10,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, cast
 
 from .errors import NodeNotFoundError, ProverError
 
@@ -88,7 +88,7 @@ def run_cli(
     except OSError as e:
         raise NodeNotFoundError(f"Could not run {node}: {e}") from e
     if done.returncode != 0:
-        raise ProverError(f"`zsd {' '.join(arguments[:2])}` failed (exit {done.returncode}): {_tail(done.stderr)}")
+        raise _failure(arguments, done.returncode, done.stderr)
     try:
         parsed: Any = json.loads(done.stdout)
     except ValueError as e:
@@ -96,6 +96,25 @@ def run_cli(
     if not isinstance(parsed, dict):
         raise ProverError(f"`zsd {arguments[0]}` printed {type(parsed).__name__}, not an object")
     return parsed  # pyright: ignore[reportUnknownVariableType]
+
+
+def _failure(arguments: Sequence[str], exit_code: int, stderr: str) -> ProverError:
+    """The CLI's error: with --json its last line is {error, code, requestId}."""
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    try:
+        detail: Any = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        detail = None
+    if isinstance(detail, dict) and isinstance(detail.get("error"), str):  # pyright: ignore[reportUnknownMemberType]
+        found = cast(Dict[str, Any], detail)
+        code = found.get("code")
+        request_id = found.get("requestId")
+        return ProverError(
+            f"`zsd {arguments[0]}` failed: {found['error']}",
+            code=code if isinstance(code, str) else None,
+            request_id=request_id if isinstance(request_id, str) else None,
+        )
+    return ProverError(f"`zsd {' '.join(arguments[:2])}` failed (exit {exit_code}): {_tail(stderr)}")
 
 
 def _tail(text: str, lines: int = 15) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Union, cast
+from typing import Any, Dict, Iterator, Literal, Mapping, Optional, Sequence, Union, cast
 from urllib.parse import quote
 
 from . import _generated as t
@@ -181,10 +181,11 @@ class Agents(_Resource):
         name: str,
         webhook_url: str,
         events: Sequence[str],
+        role: Literal["observer", "screener"],
         description: Optional[str] = None,
-        role: Optional[str] = None,
         idempotency_key: Optional[str] = None,
     ) -> t.AgentWithSecret:
+        """An observer receives events; a screener may also hold mints and redemptions and give verdicts."""
         body = _compact(
             name=name, webhookUrl=webhook_url, events=list(events), description=description, role=role
         )

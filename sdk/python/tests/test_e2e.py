@@ -1,0 +1,199 @@
+"""The SDK against the real stack (scripts/test-stack.ts): chain, contracts, indexer, API and its workers."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import unittest
+import uuid
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Dict, Tuple
+
+import zsd
+
+from .stack import hardhat_account, sign_with_viem, stack
+
+WITHDRAW_ADDRESS = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
+
+Delivery = Tuple[bytes, Dict[str, str]]
+
+
+def client() -> zsd.Client:
+    running = stack()
+    return zsd.Client(running.api_key, running.base_url, poll_interval=0.2)
+
+
+class LedgerTest(unittest.TestCase):
+    def test_reads_supply_collateral_peg_balances_and_relay(self) -> None:
+        c = client()
+        supply = c.ledger.supply()
+        self.assertEqual((supply["object"], supply["symbol"], supply["decimals"]), ("supply", "ZSD", 18))
+        self.assertGreater(supply["asOfBlock"], 0)
+        collateral = c.ledger.collateral()
+        self.assertEqual(collateral["asset"], "ZEC")
+        Decimal(collateral["outstandingZec"])
+        peg = c.ledger.peg_price()
+        self.assertGreater(Decimal(peg["zecUsd"]), 0)
+        nobody = "0x" + "ab" * 20
+        self.assertEqual(c.ledger.balances(nobody)["balances"][0]["amount"], "0")
+        relay = c.relay.retrieve()
+        self.assertEqual(relay["environment"], "sandbox")
+        self.assertRegex(relay["relayer"] or "", r"^0x[0-9a-fA-F]{40}$")
+
+    def test_a_deposit_shows_in_the_whole_leaf_list(self) -> None:
+        c = client()
+        deposit = c.sandbox.deposit(amount="0.5", note_commitment=str(uuid.uuid4().int))
+        # The list is the indexer's: it follows the chain a moment behind.
+        leaves: Dict[int, str] = {}
+        for _ in range(60):
+            leaves = {leaf["index"]: leaf["leaf"] for leaf in c.ledger.all_deposit_leaves()}
+            if deposit["leafIndex"] in leaves:
+                break
+            c.sleep(0.5)
+        self.assertEqual(leaves.get(deposit["leafIndex"]), deposit["leaf"])
+        self.assertEqual(sorted(leaves), list(range(len(leaves))), "every leaf, in tree order")
+
+
+class ErrorsTest(unittest.TestCase):
+    def test_a_wrong_key_is_an_authentication_error_with_its_request_id(self) -> None:
+        wrong = zsd.Client("sk_test_" + "x" * 48, stack().base_url)
+        with self.assertRaises(zsd.AuthenticationError) as raised:
+            wrong.ledger.supply()
+        self.assertEqual(raised.exception.code, "invalid_api_key")
+        self.assertRegex(raised.exception.request_id or "", r"^req_")
+
+    def test_an_unknown_mint_is_not_found(self) -> None:
+        with self.assertRaises(zsd.NotFoundError) as raised:
+            client().mints.retrieve("mint_" + "A" * 20)
+        self.assertEqual(raised.exception.code, "resource_not_found")
+
+    def test_invalid_fields_are_named(self) -> None:
+        with self.assertRaises(zsd.InvalidRequestError) as raised:
+            client().sandbox.deposit(amount="1.123456789", note_commitment="1")
+        self.assertEqual([e["field"] for e in raised.exception.errors], ["body.amount"])
+
+    def test_an_idempotency_key_replays_its_answer_and_refuses_another_body(self) -> None:
+        c = client()
+        key = f"python-e2e-{uuid.uuid4()}"
+        commitment = str(uuid.uuid4().int)
+        first = c.sandbox.deposit(amount="0.25", note_commitment=commitment, idempotency_key=key)
+        again = c.sandbox.deposit(amount="0.25", note_commitment=commitment, idempotency_key=key)
+        self.assertEqual(again, first)
+        with self.assertRaises(zsd.IdempotencyError) as raised:
+            c.sandbox.deposit(amount="0.3", note_commitment=commitment, idempotency_key=key)
+        self.assertEqual(raised.exception.code, "idempotency_key_reused")
+        self.assertEqual(raised.exception.status, 422)
+
+
+class Receiver:
+    """A webhook endpoint on 127.0.0.1 that keeps each delivery's raw body and headers."""
+
+    def __init__(self) -> None:
+        self.deliveries: "queue.Queue[Delivery]" = queue.Queue()
+        deliveries = self.deliveries
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                deliveries.put((body, {k.lower(): v for k, v in self.headers.items()}))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=lambda: self.server.serve_forever(poll_interval=0.05), daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class AgentsTest(unittest.TestCase):
+    def test_a_delivery_signed_by_the_api_verifies_and_a_rotated_secret_signs_with_both(self) -> None:
+        c = client()
+        receiver = Receiver()
+        self.addCleanup(receiver.close)
+        agent = c.agents.register(
+            name="python e2e", webhook_url=receiver.url, events=["mint.confirmed"], role="observer"
+        )
+        self.addCleanup(lambda: c.agents.delete(agent["agentId"]))
+        secret = agent["secret"]
+        self.assertEqual(agent["agentId"], c.agents.retrieve(agent["agentId"])["agentId"])
+        self.assertIn(agent["agentId"], [a["agentId"] for a in c.agents.list()["data"]])
+
+        c.agents.test(agent["agentId"])
+        body, headers = receiver.deliveries.get(timeout=30)
+        assert secret is not None, "a registration shows the secret"
+        event = zsd.Webhook(secret).verify(body, headers)
+        self.assertEqual(event["type"], "ping")
+        self.assertEqual(event["data"]["agentId"], agent["agentId"])
+        with self.assertRaises(zsd.WebhookVerificationError):
+            zsd.Webhook(secret).verify(body.replace(b"ping", b"pong"), headers)
+
+        new_secret = c.agents.rotate_secret(agent["agentId"])["secret"]
+        assert new_secret is not None, "a rotation shows the new secret"
+        self.assertNotEqual(new_secret, secret)
+        c.agents.test(agent["agentId"])
+        body, headers = receiver.deliveries.get(timeout=30)
+        self.assertEqual(len(headers["webhook-signature"].split(" ")), 2)
+        for each in (secret, new_secret):
+            self.assertEqual(zsd.Webhook(each).verify(body, headers)["type"], "ping")
+
+        deliveries = c.agents.deliveries(agent["agentId"])
+        self.assertGreaterEqual(len(deliveries["data"]), 2)
+
+
+class MintAndRedeemTest(unittest.TestCase):
+    """The whole flow from Python: the proof is made by the JavaScript CLI, never handled here."""
+
+    def test_mints_to_confirmed_and_redeems_to_paid(self) -> None:
+        c = client()
+        owner = hardhat_account(7)
+        before = Decimal(c.ledger.balances(owner)["balances"][0]["amount"])
+
+        note = c.notes.create()
+        self.assertTrue(note["note"].startswith("zsdnote1"))
+        c.sandbox.deposit(amount="3", note_commitment=note["noteCommitment"])
+        mint = c.mint(note=note["note"], amount="60", recipient=owner)
+        self.assertEqual(mint["status"], "confirmed")
+        self.assertEqual((mint["amount"], mint["recipient"]), ("60", owner))
+        # The same note cannot mint twice: its nullifier is spent.
+        with self.assertRaises(zsd.ZsdError):
+            c.mint(note=note["note"], amount="1", recipient=owner)
+
+        def sign(typed_data: zsd.TypedData) -> Dict[str, str]:
+            self.assertEqual(typed_data["message"]["owner"], owner)
+            self.assertEqual(typed_data["message"]["amount"], str(20 * 10**18))
+            return sign_with_viem("typed", {"index": 7, "typedData": typed_data})
+
+        redemption = c.redeem(amount="20", withdraw_address=WITHDRAW_ADDRESS, owner=owner, sign=sign)
+        self.assertEqual(redemption["status"], "paid")
+        self.assertGreater(Decimal(redemption["zecDue"] or "0"), 0)
+        self.assertEqual(c.redemptions.retrieve(redemption["id"])["status"], "paid")
+        # Ledger reads come from the indexer: wait for it to see the burn.
+        after = before
+        for _ in range(60):
+            after = Decimal(c.ledger.balances(owner)["balances"][0]["amount"])
+            if after == before + 40:
+                break
+            c.sleep(0.5)
+        self.assertEqual(after, before + 40)
+
+    def test_a_wrong_signature_fails_the_redemption_with_a_problem(self) -> None:
+        c = client()
+        owner = hardhat_account(8)
+
+        def sign_as_someone_else(typed_data: zsd.TypedData) -> Dict[str, str]:
+            return sign_with_viem("typed", {"index": 9, "typedData": typed_data})
+
+        with self.assertRaises(zsd.ZsdError) as raised:
+            c.redeem(amount="1", withdraw_address=WITHDRAW_ADDRESS, owner=owner, sign=sign_as_someone_else)
+        self.assertEqual(raised.exception.code, "invalid_signature")
+
+
+if __name__ == "__main__":
+    unittest.main()
