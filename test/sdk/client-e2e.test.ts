@@ -135,6 +135,39 @@ describe("the SDK and the CLI on the real stack", () => {
     });
   }
 
+  /** Runs an example as a user would (npx tsx examples/…); resolves with its exit code and output. */
+  function example(file: string, env: Record<string, string>) {
+    return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ["--import", "tsx", join("examples", "js", file)], {
+        cwd: ROOT,
+        env: { ...process.env, ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url, ...env },
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d));
+      child.stderr.on("data", (d: Buffer) => (stderr += d));
+      child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    });
+  }
+
+  it("runs the JS examples: the SDK's mint and redeem, and a wallet without the relay", async () => {
+    const sdk = await example("mint-and-redeem.ts", { ZSD_PRIVATE_KEY: hardhatPrivateKey(7) });
+    expect(sdk.stderr).toBe("");
+    expect(sdk.code).toBe(0);
+    expect(sdk.stdout).toMatch(/minted 100 ZSD to 0x/);
+    expect(sdk.stdout).toMatch(/redeemed 25 ZSD for 0\.4975 ZEC/);
+
+    const direct = await example("wallet-without-relay.ts", {
+      ZSD_PRIVATE_KEY: hardhatPrivateKey(8),
+      DEPLOYMENT_FILE: join(dir, "deployment.json"),
+      RPC_URL: s.rpcUrl,
+    });
+    expect(direct.stderr).toBe("");
+    expect(direct.code).toBe(0);
+    expect(direct.stdout).toMatch(/minted 50 ZSD/);
+    expect(direct.stdout).toMatch(/redemption \d+ paid in ZEC/);
+  });
+
   it("does the same from the command line, with --json for scripts and clear errors", async () => {
     const made = await zsd(["note", "new", "--json"]);
     expect(made.code).toBe(0);
