@@ -402,13 +402,13 @@ export class GovernanceService {
       gov.client.readContract({ ...g, functionName: "proposalSnapshot", args: [proposalId] }),
     );
     if (snapshot === 0n) throw domainErrors.notFound(`Proposal ${input.proposalId}`);
-    const [stateIndex, voted, weight, keyedNonce, sequentialNonce] = await gov.read(() =>
+    const [stateIndex, voted, keyedNonce, sequentialNonce, code] = await gov.read(() =>
       Promise.all([
         gov.client.readContract({ ...g, functionName: "state", args: [proposalId] }),
         gov.client.readContract({ ...g, functionName: "hasVoted", args: [proposalId, voter] }),
-        gov.client.readContract({ ...g, functionName: "getVotes", args: [voter, snapshot] }).catch(() => 0n),
         gov.client.readContract({ ...g, functionName: "nonces", args: [voter, BigInt.asUintN(192, proposalId)] }),
         gov.client.readContract({ ...g, functionName: "nonces", args: [voter] }),
+        gov.client.getCode({ address: voter }),
       ]),
     );
     const state = PROPOSAL_STATES[stateIndex] ?? "pending";
@@ -435,6 +435,10 @@ export class GovernanceService {
         { voteId: pending.id },
       );
     }
+    // Votes at the snapshot can be read once it is past, as it is while the proposal is active.
+    const weight = await gov.read(() =>
+      gov.client.readContract({ ...g, functionName: "getVotes", args: [voter, snapshot] }),
+    );
     if (weight === 0n) {
       throw unprocessable(
         "no_voting_power",
@@ -464,10 +468,23 @@ export class GovernanceService {
                 message: { ...message, reason: input.reason, params: "0x" },
                 signature: input.signature,
               });
-        return recovered === voter;
+        if (recovered === voter) return true;
       } catch {
-        return false;
+        // Not a wallet's signature: a smart account may still accept it below.
       }
+      // A voter with code signs as its contract says (ERC-1271), as the governor's SignatureChecker checks.
+      if (!code || code === "0x") return false;
+      const typed =
+        input.reason === undefined
+          ? { types: BALLOT_TYPES, primaryType: "Ballot" as const, message: { proposalId, support, voter, nonce } }
+          : {
+              types: EXTENDED_BALLOT_TYPES,
+              primaryType: "ExtendedBallot" as const,
+              message: { proposalId, support, voter, nonce, reason: input.reason, params: "0x" as const },
+            };
+      return gov.client
+        .verifyTypedData({ address: voter, domain, ...typed, signature: input.signature } as never)
+        .catch(() => false);
     };
     const current = [keyedNonce, sequentialNonce];
     const given = input.nonce === undefined ? undefined : BigInt(input.nonce);
