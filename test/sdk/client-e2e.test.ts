@@ -3,7 +3,7 @@
 // the caller touching a proof, and the mint's requests never singling out
 // its deposit.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -166,6 +166,30 @@ describe("the SDK and the CLI on the real stack", () => {
     expect(direct.code).toBe(0);
     expect(direct.stdout).toMatch(/minted 50 ZSD/);
     expect(direct.stdout).toMatch(/redemption \d+ paid in ZEC/);
+  });
+
+  it("runs the README's quick start as written (the key and base address from the environment)", async () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const block = /```sh\n([\s\S]*?)```/.exec(readme.split("## Quick start")[1]!)![1]!;
+    // The key line is the reader's own: the test's key is in the environment instead.
+    const script = block.replace(/^export ZSD_API_KEY=.*$/m, "");
+    expect(script).toContain("npx zsd mint");
+    const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn("bash", ["-euo", "pipefail", "-c", script], {
+        cwd: ROOT,
+        env: { ...process.env, ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url },
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d));
+      child.stderr.on("data", (d: Buffer) => (stderr += d));
+      child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    });
+    expect(run.stderr).not.toMatch(/^zsd: /m);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^minted 100 ZSD to 0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc/m);
+    expect(run.stdout).toMatch(/^redeemed 25 ZSD for 0\.4975 ZEC/m);
+    expect(run.stdout.match(/^minted 100 ZSD/gm)).toHaveLength(2);
   });
 
   it("does the same from the command line, with --json for scripts and clear errors", async () => {
