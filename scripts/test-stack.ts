@@ -19,9 +19,17 @@ const dir = mkdtempSync(join(tmpdir(), "zsd-test-stack-"));
 const node = await startHardhatNode();
 let indexer: RunningIndexer | undefined;
 let api: ChildProcess | undefined;
+let stopping = false;
 
 async function stop(code = 0) {
-  api?.kill("SIGTERM");
+  if (stopping) return;
+  stopping = true;
+  // The API drains and closes its database before the directory holding it goes.
+  if (api && api.exitCode === null) {
+    const exited = new Promise((resolve) => api!.once("exit", resolve));
+    api.kill("SIGTERM");
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  }
   await indexer?.stop();
   await node.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -82,6 +90,7 @@ try {
     stdio: ["ignore", "inherit", "inherit"],
   });
   api.once("exit", (code) => {
+    if (stopping) return;
     console.error(`test stack: the API exited (${code})`);
     void stop(1);
   });
@@ -94,7 +103,9 @@ try {
       await new Promise((r) => setTimeout(r, 200));
     }
   }
-  console.log(JSON.stringify({ baseUrl, apiKey: secret, rpcUrl: node.rpcUrl, indexerUrl: indexer.url, deploymentFile }));
+  console.log(
+    JSON.stringify({ baseUrl, apiKey: secret, rpcUrl: node.rpcUrl, indexerUrl: indexer.url, deploymentFile }),
+  );
 } catch (error) {
   console.error(error);
   await stop(1);

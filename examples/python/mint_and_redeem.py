@@ -28,7 +28,8 @@ import { readFileSync } from "node:fs";
 import { mnemonicToAccount } from "viem/accounts";
 import { parseSignature } from "viem";
 const { index, typedData } = JSON.parse(readFileSync(0, "utf8"));
-const account = mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: index });
+const mnemonic = "test test test test test test test test test test test junk";
+const account = mnemonicToAccount(mnemonic, { addressIndex: index });
 if (!typedData) {
   console.log(JSON.stringify({ address: account.address }));
 } else {

@@ -238,7 +238,9 @@ class CoverageTest(ClientTestCase):
             lambda: c.ledger.balances("0x1"),
             lambda: list(c.ledger.all_deposit_leaves()),
             c.relay.retrieve,
-            lambda: c.proofs.submit({"proof": {}, "publicSignals": [], "mintAmount": "1", "recipient": "0x"}),  # type: ignore[typeddict-item]
+            lambda: c.proofs.submit(
+                {"proof": {}, "publicSignals": [], "mintAmount": "1", "recipient": "0x"}  # type: ignore[typeddict-item]
+            ),
             lambda: c.proofs.retrieve("prf_1"),
             lambda: c.mints.create(proof_id="prf_1", amount="1", recipient="0x1"),
             lambda: c.mints.retrieve("mint_1"),
@@ -261,7 +263,13 @@ class CoverageTest(ClientTestCase):
             lambda: c.agents.retry_deliveries(a, since="2026-01-01T00:00:00Z"),
             lambda: c.agents.retry_delivery(a, "dlv_1"),
             lambda: c.alerts.create(
-                {"agentId": a, "subject": {"type": "mint", "id": "m"}, "severity": "low", "category": "c", "reason": "r"}
+                {
+                    "agentId": a,
+                    "subject": {"type": "mint", "id": "m"},
+                    "severity": "low",
+                    "category": "c",
+                    "reason": "r",
+                }
             ),
             c.alerts.list,
             lambda: c.alerts.retrieve("alr_1"),

@@ -22,7 +22,10 @@ if (args.includes("--fail-json")) {
   console.error(JSON.stringify({ error: "no deposit of this note", code: "deposit_not_found", requestId: null }));
   process.exit(1);
 }
-if (args[0] === "note") { console.log(JSON.stringify({ note: "zsdnote1abc", noteCommitment: "123" })); process.exit(0); }
+if (args[0] === "note") {
+  console.log(JSON.stringify({ note: "zsdnote1abc", noteCommitment: "123" }));
+  process.exit(0);
+}
 const value = (name) => args[args.indexOf(name) + 1];
 console.log(JSON.stringify({
   proof: { pi_a: ["1"], pi_b: [["2"]], pi_c: ["3"], protocol: "groth16", curve: "bn128" },
@@ -69,7 +72,8 @@ class ProverTest(unittest.TestCase):
         seen: Dict[str, object] = submit.body.pop("seen")
         self.assertEqual(
             seen["args"],
-            ["prove", "--note", "zsdnote1secret", "--amount", "12.5", "--recipient", RECIPIENT, "--floor", "0.5", "--json"],
+            ["prove", "--note", "zsdnote1secret", "--amount", "12.5", "--recipient", RECIPIENT]
+            + ["--floor", "0.5", "--json"],
         )
         self.assertEqual(seen["apiKey"], "sk_test_prover")
         self.assertEqual(seen["baseUrl"], self.server.url)
@@ -85,7 +89,11 @@ class ProverTest(unittest.TestCase):
     def test_a_failed_mint_raises_with_its_failure(self) -> None:
         failed = {"mintId": "mint_2", "status": "failed", "failureCode": "stale_price", "failureReason": "old price"}
         self.server.answers.extend(
-            [Answer(201, {"proofId": "prf_2", "mintAmount": "1"}), Answer(202, {"mintId": "mint_2"}), Answer(200, failed)]
+            [
+                Answer(201, {"proofId": "prf_2", "mintAmount": "1"}),
+                Answer(202, {"mintId": "mint_2"}),
+                Answer(200, failed),
+            ]
         )
         with self.assertRaises(zsd.MintFailedError) as raised:
             self.client.mint(note="zsdnote1x", amount="1", recipient=RECIPIENT)

@@ -12,7 +12,15 @@ from ._prover import run_cli
 from .errors import ZsdError
 from .resources import Agents, Alerts, Governance, Keys, Ledger, Mints, Proofs, Redemptions, RelayInfo, Sandbox
 
-__all__ = ["Client", "NewNote", "Signature", "TypedData", "MintFailedError", "RedemptionFailedError", "WaitTimeoutError"]
+__all__ = [
+    "Client",
+    "NewNote",
+    "Signature",
+    "TypedData",
+    "MintFailedError",
+    "RedemptionFailedError",
+    "WaitTimeoutError",
+]
 
 SANDBOX_BASE_URL = "http://127.0.0.1:3000"
 WEI_PER_ZSD = 10**18

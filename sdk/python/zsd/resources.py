@@ -241,7 +241,10 @@ class Alerts(_Resource):
         return cast(t.Alert, self._post("/v1/agents/alerts", body, idempotency_key))
 
     def list(self, **query: Any) -> t.ListAlertsResponse:
-        """Filters by the API's query names: status, severity, subjectType, subjectId, raisedBy, limit, startingAfter."""
+        """Filters by the API's query names.
+
+        status, severity, subjectType, subjectId, raisedBy, limit, startingAfter.
+        """
         return cast(t.ListAlertsResponse, self._get("/v1/agents/alerts", _compact(**query)))
 
     def retrieve(self, alert_id: str) -> t.Alert:
