@@ -121,24 +121,10 @@ describe("the SDK and the CLI on the real stack", () => {
     }
   });
 
-  /** Runs the CLI; resolves with its exit code and output. */
-  function zsd(args: string[], env: Record<string, string> = {}) {
+  /** Runs a program from the repository's root with the stack's key and address; its exit code and output. */
+  function run(command: string, args: string[], env: Record<string, string> = {}) {
     return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [CLI, ...args], {
-        env: { ...process.env, ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url, ...env },
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d));
-      child.stderr.on("data", (d: Buffer) => (stderr += d));
-      child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    });
-  }
-
-  /** Runs an example as a user would (npx tsx examples/…); resolves with its exit code and output. */
-  function example(file: string, env: Record<string, string>) {
-    return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ["--import", "tsx", join("examples", "js", file)], {
+      const child = spawn(command, args, {
         cwd: ROOT,
         env: { ...process.env, ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url, ...env },
       });
@@ -149,6 +135,10 @@ describe("the SDK and the CLI on the real stack", () => {
       child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
     });
   }
+  const zsd = (args: string[], env?: Record<string, string>) => run(process.execPath, [CLI, ...args], env);
+  /** An example run as a user would (npx tsx examples/js/…). */
+  const example = (file: string, env: Record<string, string>) =>
+    run(process.execPath, ["--import", "tsx", join("examples", "js", file)], env);
 
   it("runs the JS examples: the SDK's mint and redeem, and a wallet without the relay", async () => {
     const sdk = await example("mint-and-redeem.ts", { ZSD_PRIVATE_KEY: hardhatPrivateKey(7) });
@@ -174,22 +164,12 @@ describe("the SDK and the CLI on the real stack", () => {
     // The key line is the reader's own: the test's key is in the environment instead.
     const script = block.replace(/^export ZSD_API_KEY=.*$/m, "");
     expect(script).toContain("npx zsd mint");
-    const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn("bash", ["-euo", "pipefail", "-c", script], {
-        cwd: ROOT,
-        env: { ...process.env, ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url },
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d));
-      child.stderr.on("data", (d: Buffer) => (stderr += d));
-      child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    });
-    expect(run.stderr).not.toMatch(/^zsd: /m);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^minted 100 ZSD to 0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc/m);
-    expect(run.stdout).toMatch(/^redeemed 25 ZSD for 0\.4975 ZEC/m);
-    expect(run.stdout.match(/^minted 100 ZSD/gm)).toHaveLength(2);
+    const quick = await run("bash", ["-euo", "pipefail", "-c", script]);
+    expect(quick.stderr).not.toMatch(/^zsd: /m);
+    expect(quick.code).toBe(0);
+    expect(quick.stdout).toMatch(/^minted 100 ZSD to 0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc/m);
+    expect(quick.stdout).toMatch(/^redeemed 25 ZSD for 0\.4975 ZEC/m);
+    expect(quick.stdout.match(/^minted 100 ZSD/gm)).toHaveLength(2);
   });
 
   it("does the same from the command line, with --json for scripts and clear errors", async () => {
