@@ -435,6 +435,53 @@ describe("governance through the relay", () => {
     expect(await count()).toBe(before);
   });
 
+  it("reconciles a ballot the chain took meanwhile: a copy of its call confirms it, the voter's own vote fails it", async () => {
+    await api.worker!.stop();
+    // Bob's ballot on the second proposal is queued; someone sends the very same call first.
+    const signature = await ballot(bob, second, "for", await keyedNonce(bob.address, second));
+    const copied = await vote({ proposalId: second, support: "for", voter: bob.address, signature });
+    const copy = await s.receipt(
+      await s.as(carol).governor.write.castVoteBySig([second, SUPPORT.for, bob.address, signature]),
+    );
+
+    // Dave delegates, a third proposal opens, his ballot is queued, and he then votes in person.
+    const dave = accounts.pauser;
+    await s.receipt(await s.as(deployer).governanceToken.write.transfer([dave.address, 50_000n * ZSDG]));
+    await s.receipt(await s.as(dave).governanceToken.write.delegate([dave.address]));
+    const calldata = encodeFunctionData({ abi: stableMinterAbi, functionName: "setMaxPriceAge", args: [1_800n] });
+    await s.receipt(
+      await s.as(deployer).governor.write.propose([[s.read.minter.address], [0n], [calldata], "Price age 30 min"]),
+    );
+    const third = await g().read.hashProposal([
+      [s.read.minter.address],
+      [0n],
+      [calldata],
+      keccak256(toHex("Price age 30 min")),
+    ]);
+    const opens = await g().read.proposalSnapshot([third]);
+    await s.mineBlocks(Number(opens - (await s.publicClient.getBlockNumber())) + 1);
+    const overtaken = await vote({
+      proposalId: third,
+      support: "for",
+      voter: dave.address,
+      signature: await ballot(dave, third, "for", await keyedNonce(dave.address, third)),
+    });
+    await s.receipt(await s.as(dave).governor.write.castVote([third, SUPPORT.against]));
+
+    api.worker!.start();
+    expect(await settled(`/v1/governance/votes/${copied}`)).toMatchObject({
+      status: "confirmed",
+      txHash: copy.transactionHash,
+    });
+    expect(await settled(`/v1/governance/votes/${overtaken}`)).toMatchObject({
+      status: "failed",
+      failureCode: "already_voted",
+    });
+    // Counted once each: Bob's for on the second proposal, Dave's own against on the third.
+    expect((await g().read.proposalVotes([third]))[0]).toBe(50_000n * ZSDG);
+    await expectTallies(second);
+  });
+
   it("queues and executes the proposal through the timelock: the minter's ratio changes, and agents hear of it", async () => {
     await s.mineBlocks(Number(await g().read.votingPeriod()));
     expect((await proposal(first)).state).toBe("succeeded");
@@ -454,7 +501,10 @@ describe("governance through the relay", () => {
 
     // Each event exactly once, and as the document's webhooks describe it.
     const created = events().filter((e) => e.type === "governance.proposal.created");
-    expect(created.map((e) => e.data.proposalId).sort()).toEqual([first.toString(), second.toString()].sort());
+    const ids = created.map((e) => e.data.proposalId);
+    expect(ids).toHaveLength(3);
+    expect(new Set(ids).size).toBe(3);
+    expect(ids).toEqual(expect.arrayContaining([first.toString(), second.toString()]));
     const check = webhookSchemaCheck(await (await api.call("/v1/openapi.json")).json());
     expect(receiver.received.flatMap((r) => check(JSON.parse(r.body)))).toEqual([]);
   });
