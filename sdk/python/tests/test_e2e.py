@@ -5,10 +5,13 @@ from __future__ import annotations
 import queue
 import threading
 import unittest
+import urllib.error
+import urllib.parse
+import urllib.request
 import uuid
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Tuple
 
 import zsd
 
@@ -145,6 +148,82 @@ class AgentsTest(unittest.TestCase):
 
         deliveries = c.agents.deliveries(agent["agentId"])
         self.assertGreaterEqual(len(deliveries["data"]), 2)
+
+
+class RecordingProxy:
+    """Forwards to the API and keeps every request (method, path with query, body) the client side made."""
+
+    HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
+
+    def __init__(self, upstream: str) -> None:
+        self.requests: List[Tuple[str, str, bytes]] = []
+        requests = self.requests
+        hop_by_hop = self.HOP_BY_HOP
+
+        class Handler(BaseHTTPRequestHandler):
+            def _forward(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                requests.append((self.command, self.path, body))
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in hop_by_hop}
+                request = urllib.request.Request(
+                    upstream + self.path, data=body or None, headers=headers, method=self.command
+                )
+                try:
+                    with urllib.request.urlopen(request, timeout=60) as answer:
+                        status, answer_headers, payload = answer.status, answer.headers, answer.read()
+                except urllib.error.HTTPError as answer:
+                    status, answer_headers, payload = answer.code, answer.headers, answer.read()
+                self.send_response(status)
+                for name, value in answer_headers.items():
+                    if name.lower() not in hop_by_hop:
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = _forward
+            do_POST = _forward
+            do_DELETE = _forward
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=lambda: self.server.serve_forever(poll_interval=0.05), daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class PrivacyTest(unittest.TestCase):
+    def test_a_mint_reads_the_whole_leaf_list_and_sends_nothing_of_the_note(self) -> None:
+        proxy = RecordingProxy(stack().base_url)
+        self.addCleanup(proxy.close)
+        c = zsd.Client(stack().api_key, proxy.url, poll_interval=0.2)
+        owner = hardhat_account(10)
+        # Other deposits around ours: a tree of one leaf has that leaf for its root, which every proof shows.
+        c.sandbox.deposit(amount="1", note_commitment=str(uuid.uuid4().int))
+        note = c.notes.create()
+        deposit = c.sandbox.deposit(amount="2", note_commitment=note["noteCommitment"])
+        c.sandbox.deposit(amount="3", note_commitment=str(uuid.uuid4().int))
+        start = len(proxy.requests)
+
+        self.assertEqual(c.mint(note=note["note"], amount="10", recipient=owner)["status"], "confirmed")
+
+        made = proxy.requests[start:]
+        leaf_reads = [urllib.parse.urlsplit(path) for _, path, _ in made if "/deposits" in path]
+        self.assertTrue(leaf_reads, "the prover rebuilt the tree from the API's leaf list")
+        for read in leaf_reads:
+            self.assertEqual(read.path, "/v1/deposits/leaves", "only the whole list, never one deposit's leaf")
+        self.assertIn(urllib.parse.parse_qs(leaf_reads[0].query).get("from", ["0"]), [["0"]])
+        secrets = [note["note"], note["noteCommitment"], deposit["leaf"], hex(int(note["noteCommitment"]))[2:]]
+        for method, path, body in made:
+            sent = urllib.parse.unquote(path) + body.decode("utf-8", "replace")
+            for secret in secrets:
+                self.assertNotIn(secret.lower(), sent.lower(), f"{method} {path} carries the note or its deposit")
+        self.assertIn("/v1/proofs/submit", [path for _, path, _ in made])
 
 
 class MintAndRedeemTest(unittest.TestCase):
