@@ -40,9 +40,9 @@ class Problem(_ProblemRequired, total=False):
     errors: List[ProblemErrorsItem]
     # The mint concerned: follow it with GET /v1/mints/{mintId}. With `proof_already_used`, `mint_failed`, `mint_pending`.
     mintId: str
-    # The proof concerned (for proof_already_submitted, only when this account submitted it). With `root_expired`, `proof_already_submitted`.
+    # The proof concerned (for proof_already_submitted, only when this account submitted it). With `root_expired`, `proof_already_submitted`, `mint_would_revert`.
     proofId: str
-    # Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`.
+    # Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`.
     failureCode: Optional[str]
     # The redemption request that took this signature (red_…), when this account made it. With `redemption_already_submitted`.
     id: str
