@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List
@@ -20,6 +21,8 @@ class Answer:
     headers: Dict[str, str] = field(default_factory=lambda: _no_headers())
     # Close the connection without answering: a network failure as the client sees it.
     drop: bool = False
+    # Seconds to wait before answering: longer than the client's timeout, a timeout.
+    delay: float = 0.0
 
 
 @dataclass
@@ -53,6 +56,8 @@ class FakeServer:
                     )
                 )
                 answer = server.answers.pop(0) if server.answers else server.default
+                if answer.delay:
+                    time.sleep(answer.delay)
                 if answer.drop:
                     self.close_connection = True
                     self.connection.close()

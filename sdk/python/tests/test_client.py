@@ -129,6 +129,14 @@ class RetryTest(ClientTestCase):
         self.assertIn("Could not reach", str(raised.exception))
         self.assertEqual(len(self.sleeps), 3)
 
+    def test_a_timeout_is_retried_with_the_same_key(self) -> None:
+        self.client.requestor.timeout = 0.2
+        self.script(Answer(201, {"late": True}, delay=0.6), Answer(201, {"object": "api_key"}))
+        self.assertEqual(self.client.keys.create("slow")["object"], "api_key")
+        first, second = self.server.received
+        self.assertEqual(first.headers["idempotency-key"], second.headers["idempotency-key"])
+        self.assertEqual(len(self.sleeps), 1)
+
     def test_4xx_are_not_retried(self) -> None:
         self.script(Answer(400, problem(400, "validation_failed")))
         with self.assertRaises(zsd.InvalidRequestError):

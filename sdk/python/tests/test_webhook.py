@@ -33,6 +33,13 @@ class WebhookTest(unittest.TestCase):
         self.assertEqual(self.hook.verify(PAYLOAD, self.signed())["type"], "ping")
         self.assertEqual(self.hook.verify(PAYLOAD.encode(), self.signed())["id"], "evt_1")
 
+    def test_signs_the_bytes_as_sent(self) -> None:
+        raw = b'{"type":"ping","data":{"message":"caf\xc3\xa9"}}'
+        signed = headers("msg_b", self.now, self.hook.sign("msg_b", self.now, raw))
+        self.assertEqual(self.hook.verify(raw, signed)["data"]["message"], "caf\u00e9")
+        with self.assertRaises(zsd.WebhookVerificationError):
+            self.hook.verify(raw.replace(b"\xc3\xa9", b"e"), signed)
+
     def test_header_names_are_case_insensitive(self) -> None:
         upper = {k.title(): v for k, v in self.signed().items()}
         self.assertEqual(self.hook.verify(PAYLOAD, upper)["type"], "ping")
