@@ -60,10 +60,12 @@ export async function startApi(
   env: Record<string, string> = {},
   options: { redis?: Redis; logger?: Logger } = {},
 ): Promise<RunningApi> {
-  // No read cache in tests: each read must show the indexer at that moment.
+  // No read cache in tests: each read must show the indexer at that moment. Tests poll
+  // (every 50 ms, for seconds on a loaded machine): the rate limiter is tested on its own.
   const config = loadConfig({
     LOG_LEVEL: "silent",
     INDEXER_CACHE_MS: "0",
+    RATE_LIMIT_SANDBOX: "100000",
     INDEXER_URL: "http://127.0.0.1:9",
     RPC_URL: "http://127.0.0.1:9",
     ...env,

@@ -107,13 +107,14 @@ describe("proof and mint lifecycle", () => {
     const note = createNote();
     await deposit(note);
     const proofId = await verifiedProof(note);
+    // Queued before the pause (a mint refused at once would queue nothing): the relay meets it.
+    const first = await mint(proofId);
+    expect(first.status).toBe(202);
     await s.receipt(await s.as(pauser).minter.write.pause());
     api.worker!.start();
     try {
-      const first = await mint(proofId);
-      expect(first.status).toBe(202);
       const { mintId } = (await first.json()) as { mintId: string };
-      expect(await settledMint(api, mintId)).toMatchObject({ status: "failed" });
+      expect(await settledMint(api, mintId)).toMatchObject({ status: "failed", failureCode: "enforced_pause" });
       expect(await proof(proofId)).toMatchObject({ status: "verified", mintId: null });
     } finally {
       await s.receipt(await s.as(pauser).minter.write.unpause());

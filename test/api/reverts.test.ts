@@ -4,7 +4,7 @@
 import { encodeFunctionData } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeMintCall, stableMinterAbi } from "@zsd/sdk";
-import { createNote, noteCommitment, releaseProver } from "@zsd/sdk/notes";
+import { createNote, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { formatZsd } from "@zsd/sdk/units";
 import { Chain } from "../../api/src/adapters/chain.ts";
 import { ContractRevertError } from "../../api/src/domain/errors.ts";
@@ -99,10 +99,56 @@ describe("decoded refusals", () => {
     expect(second).toMatchObject({ status: "confirmed", failureCode: null, failureReason: null });
   });
 
-  it("names a pause and a stale price, with the price's age by the chain's clock", async () => {
-    await s.receipt(await s.as(pauser).minter.write.pause());
+  it("refuses at once a mint the minter would refuse now, queueing nothing and keeping the proof", async () => {
+    const note = createNote();
+    await s.deposit(note, 4n * ZEC);
+    const proved = await s.prove({ note, amountZat: 4n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
+    const submitted = await api.call(
+      "/v1/proofs/submit",
+      json({
+        proof: proved.raw.proof,
+        publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+        mintAmount: "100",
+        recipient: alice.address,
+      }),
+    );
+    const { proofId } = (await submitted.json()) as { proofId: string };
+    const mint = () =>
+      api.call("/v1/mint", json({ amount: "100", collateralType: "ZEC", proofId, recipient: alice.address }));
+    const [{ n: before }] = await storage.db.query<{ n: string }>("SELECT count(*) AS n FROM mints");
+    await setPrice(3_000_000_000n);
     try {
-      const { mintId } = await queueMint(api, s, { recipient: alice.address, mintAmount: 10n * ZSD });
+      const refused = await mint();
+      expect(refused.status).toBe(422);
+      expect(await refused.json()).toMatchObject({
+        code: "mint_would_revert",
+        proofId,
+        failureCode: "insufficient_collateral_value",
+        detail: expect.stringContaining("worth $120; this mint needs $150"),
+      });
+      await s.receipt(await s.as(pauser).minter.write.pause());
+      try {
+        expect(await (await mint()).json()).toMatchObject({ code: "mint_would_revert", failureCode: "enforced_pause" });
+      } finally {
+        await s.receipt(await s.as(pauser).minter.write.unpause());
+      }
+    } finally {
+      await setPrice(PRICE_50);
+    }
+    const [{ n: after }] = await storage.db.query<{ n: string }>("SELECT count(*) AS n FROM mints");
+    expect(after).toBe(before);
+    expect(((await (await api.call(`/v1/proofs/${proofId}`)).json()) as { status: string }).status).toBe("verified");
+    expect((await mint()).status).toBe(202);
+  });
+
+  it("names a pause and a stale price, with the price's age by the chain's clock", async () => {
+    // Queued before the pause: the relay's simulation meets it.
+    api.worker!.stop();
+    const paused = await queueMint(api, s, { recipient: alice.address, mintAmount: 10n * ZSD });
+    await s.receipt(await s.as(pauser).minter.write.pause());
+    api.worker!.start();
+    try {
+      const mintId = paused.mintId;
       expect(await settledMint(api, mintId)).toMatchObject({
         status: "failed",
         failureCode: "enforced_pause",

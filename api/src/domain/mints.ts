@@ -1,10 +1,12 @@
-import { formatUnits, zeroAddress } from "viem";
+import { type Address, formatUnits, zeroAddress } from "viem";
+import { encodeMintCall, toSolidityProof } from "@zsd/sdk";
 import { formatZsd, parseZsd, usdValueOfZat } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
 import { DomainError, domainErrors } from "./errors.ts";
 import { freshPrice } from "./price.ts";
+import { refusalOf } from "./reverts.ts";
 import type { ComplianceService } from "./compliance.ts";
 import { ROOT_EXPIRED_REASON, rejectProof, rootState } from "./proofs.ts";
 
@@ -32,6 +34,9 @@ interface ProofRow {
   relayer: string;
   fee: string;
   collateral_floor_zat: string;
+  nullifier_hash: string;
+  /** The Groth16 proof as snarkjs wrote it. */
+  proof: unknown;
 }
 
 const mismatch = (detail: string) =>
@@ -96,12 +101,24 @@ export class MintService {
 
     // Every chain read comes before anything is written: a node that cannot
     // answer is a 503 that leaves the proof as it was and no mint queued.
-    const [price, root] = await Promise.all([freshPrice(chain, "minter"), rootState(chain, BigInt(proof.root))]);
+    const [price, root, refusal] = await Promise.all([
+      freshPrice(chain, "minter"),
+      rootState(chain, BigInt(proof.root)),
+      this.#simulate(chain, proof),
+    ]);
     if (root === "expired") {
       // It can never mint now; rejecting it frees the deposit for a new proof.
       await rejectProof(this.db, proof.id, "verified", ROOT_EXPIRED_REASON);
       throw new DomainError("unprocessable", "root_expired", "Root expired", ROOT_EXPIRED_REASON, {
         proofId: proof.id,
+      });
+    }
+
+    // A spent nullifier is left to the relay: it tells this proof's own mint (made elsewhere) from another's.
+    if (refusal && refusal.code !== "nullifier_already_spent") {
+      throw new DomainError("unprocessable", "mint_would_revert", "The minter would refuse this mint", refusal.reason, {
+        proofId: proof.id,
+        failureCode: refusal.code,
       });
     }
 
@@ -132,6 +149,32 @@ export class MintService {
     this.compliance?.queued();
     const value = usdValueOfZat(BigInt(proof.collateral_floor_zat), price);
     return { mintId: id, expectedCollateralRatio: formatUnits((value * 10_000n) / wei, 4) };
+  }
+
+  /**
+   * The mint as the relay would send it, simulated now: a refusal the
+   * contracts would make (collateral worth too little at today's price, a
+   * pause) is answered before anything is queued. A node that cannot answer
+   * is the chain being unavailable.
+   */
+  async #simulate(chain: Chain, proof: ProofRow) {
+    const data = encodeMintCall(toSolidityProof(proof.proof as never), {
+      root: BigInt(proof.root),
+      nullifierHash: BigInt(proof.nullifier_hash),
+      collateralFloorZat: BigInt(proof.collateral_floor_zat),
+      mintAmount: BigInt(proof.mint_amount),
+      recipient: proof.recipient as Address,
+      relayer: (proof.relayer || zeroAddress) as Address,
+      fee: BigInt(proof.fee),
+    });
+    try {
+      await chain.client.call({ account: this.relayer as Address, to: chain.minter, data });
+      return undefined;
+    } catch (error) {
+      const refusal = await refusalOf(chain, error);
+      if (!refusal) throw domainErrors.unavailable("The chain node");
+      return refusal;
+    }
   }
 
   async get(accountId: string, mintId: string) {

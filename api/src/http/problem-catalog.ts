@@ -427,6 +427,21 @@ export const PROBLEM_CATALOG = {
       failureCode: "stale_price",
     },
   },
+  mint_would_revert: {
+    status: 422,
+    title: "The minter would refuse this mint",
+    meaning:
+      "Simulated before anything is queued, the mint would revert: `failureCode` names the contract's refusal " +
+      "(insufficient_collateral_value at today's price, enforced_pause, invalid_proof, …), `detail` its figures. " +
+      "Nothing was queued and the proof stays verified: mint it once the cause is gone.",
+    fields: ["proofId", "failureCode"],
+    example: {
+      detail:
+        "At the current ZEC/USD price the proven collateral floor is worth $120; this mint needs $150 at the minimum collateral ratio.",
+      proofId: "prf_00000000000000000000",
+      failureCode: "insufficient_collateral_value",
+    },
+  },
   mint_pending: {
     status: 504,
     title: "Mint still pending",

@@ -52,6 +52,7 @@ export function mintRoutes(mints: MintService, waitMs: number): AnyRoute[] {
         "proof_already_used",
         "root_expired",
         "price_stale",
+        "mint_would_revert",
         "upstream_unavailable",
         "mint_failed",
         "mint_pending",
