@@ -423,16 +423,19 @@ export class GovernanceService {
     if (voted) {
       throw conflict("already_voted", "Already voted", `${voter} has already voted on proposal ${input.proposalId}.`);
     }
-    const [pending] = await this.db.query<{ id: string }>(
-      `SELECT id FROM governance_votes WHERE proposal_id = $1 AND voter = $2 AND status IN ('queued', 'submitted')`,
+    const [pending] = await this.db.query<{ id: string; account_id: string }>(
+      `SELECT id, account_id FROM governance_votes
+       WHERE proposal_id = $1 AND voter = $2 AND status IN ('queued', 'submitted')`,
       [input.proposalId, voter],
     );
     if (pending) {
+      // Its id is named to the account that relays it only.
+      const own = pending.account_id === accountId;
       throw conflict(
         "already_voted",
         "Already voted",
-        `A ballot of ${voter} on proposal ${input.proposalId} is already being relayed (${pending.id}).`,
-        { voteId: pending.id },
+        `A ballot of ${voter} on proposal ${input.proposalId} is already being relayed${own ? ` (${pending.id})` : ""}.`,
+        own ? { voteId: pending.id } : {},
       );
     }
     // Votes at the snapshot can be read once it is past, as it is while the proposal is active.
@@ -662,16 +665,18 @@ export class GovernanceService {
           { perDay: this.options.delegationsPerDay },
         );
       }
-      const [taken] = await tx.query<{ id: string }>(
-        `SELECT id FROM governance_delegations WHERE delegator = $1 AND delegation_nonce = $2 AND status <> 'failed'`,
+      const [taken] = await tx.query<{ id: string; account_id: string }>(
+        `SELECT id, account_id FROM governance_delegations
+         WHERE delegator = $1 AND delegation_nonce = $2 AND status <> 'failed'`,
         [delegator, nonce.toString()],
       );
       if (taken) {
+        const own = taken.account_id === accountId;
         throw conflict(
           "nonce_used",
           "Nonce already used",
-          `A delegation of ${delegator} at nonce ${nonce} is already being relayed (${taken.id}).`,
-          { delegationId: taken.id },
+          `A delegation of ${delegator} at nonce ${nonce} is already being relayed${own ? ` (${taken.id})` : ""}.`,
+          own ? { delegationId: taken.id } : {},
         );
       }
       await tx.query(
