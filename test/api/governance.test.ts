@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Address, type HDAccount, type Hex, encodeFunctionData, keccak256, toHex } from "viem";
+import { type Address, type HDAccount, type Hex, encodeFunctionData, keccak256, parseSignature, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stableMinterAbi } from "@zsd/sdk/abis";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
@@ -507,5 +507,31 @@ describe("governance through the relay", () => {
     expect(ids).toEqual(expect.arrayContaining([first.toString(), second.toString()]));
     const check = webhookSchemaCheck(await (await api.call("/v1/openapi.json")).json());
     expect(receiver.received.flatMap((r) => check(JSON.parse(r.body)))).toEqual([]);
+  });
+  it("fails a queued delegation whose nonce another signature of the delegator used first", async () => {
+    await api.worker!.stop();
+    // A fresh account (the daily allowance of three is spent): the same database, its own key.
+    const other = await api.keys.createAccount("second desk");
+    const { secret: key } = await api.keys.create(other.id, api.config.ENVIRONMENT, "delegations");
+    const nonce = await s.read.governanceToken.read.nonces([alice.address]);
+    const body = await delegation(alice, { nonce });
+    const answer = await api.call("/v1/governance/delegations", { ...json(body), key });
+    expect(answer.status).toBe(202);
+    const { delegationId } = (await answer.json()) as { delegationId: string };
+    // Alice signs again at the same nonce and sends it herself.
+    const again = await delegation(alice, { nonce, expiry: BigInt(body.expiry) + 1n });
+    const { v, r, s: sigS } = parseSignature(again.signature);
+    await s.receipt(
+      await s
+        .as(alice)
+        .governanceToken.write.delegateBySig([alice.address, nonce, BigInt(again.expiry), Number(v), r, sigS]),
+    );
+    api.worker!.start();
+    const settledDelegation = await eventually(
+      async () => (await (await api.call(`/v1/governance/delegations/${delegationId}`, { key })).json()) as Relayed,
+      (d) => d.status === "confirmed" || d.status === "failed",
+      "the delegation to settle",
+    );
+    expect(settledDelegation).toMatchObject({ status: "failed", failureCode: "nonce_used" });
   });
 });
