@@ -11,6 +11,7 @@ import { HttpClient, type HttpOptions } from "./http.ts";
 import {
   AgentsResource,
   AlertsResource,
+  GovernanceResource,
   KeysResource,
   LedgerResource,
   MintsResource,
@@ -63,6 +64,7 @@ export class Zsd {
   };
   readonly agents: AgentsResource;
   readonly alerts: AlertsResource;
+  readonly governance: GovernanceResource;
   readonly #flows: Flows;
 
   /** Notes: the depositor's secrets, and their copyable string form (zsdnote1…, with a checksum). */
@@ -111,6 +113,7 @@ export class Zsd {
     });
     this.agents = new AgentsResource(http);
     this.alerts = new AlertsResource(http);
+    this.governance = new GovernanceResource(http);
     this.#flows = new Flows(http, this);
   }
 

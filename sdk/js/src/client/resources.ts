@@ -160,3 +160,33 @@ export class AlertsResource extends Resource {
     return this.http.request("POST", "/v1/agents/verdicts", { body, ...options });
   }
 }
+
+export class GovernanceResource extends Resource {
+  /** The governor's parameters and the proposals. */
+  overview(): Promise<Answer<"getGovernance">> {
+    return this.http.request("GET", "/v1/governance");
+  }
+  proposals(query: Query<"listProposals"> = {}): Promise<Answer<"listProposals">> {
+    return this.http.request("GET", "/v1/governance/proposals", { query });
+  }
+  proposal(proposalId: string): Promise<Answer<"getProposal">> {
+    return this.http.request("GET", `/v1/governance/proposals/${seg(proposalId)}`);
+  }
+  votesOf(proposalId: string, query: Query<"listProposalVotes"> = {}): Promise<Answer<"listProposalVotes">> {
+    return this.http.request("GET", `/v1/governance/proposals/${seg(proposalId)}/votes`, { query });
+  }
+  /** Relays a signed ballot (no gas for the voter). */
+  vote(body: Body<"castVote">, options?: CallOptions): Promise<Answer<"castVote", 202>> {
+    return this.http.request("POST", "/v1/governance/votes", { body, ...options });
+  }
+  getVote(voteId: string): Promise<Answer<"getVote">> {
+    return this.http.request("GET", `/v1/governance/votes/${seg(voteId)}`);
+  }
+  /** Relays a signed delegation (delegateBySig). */
+  delegate(body: Body<"delegate">, options?: CallOptions): Promise<Answer<"delegate", 202>> {
+    return this.http.request("POST", "/v1/governance/delegations", { body, ...options });
+  }
+  getDelegation(delegationId: string): Promise<Answer<"getDelegation">> {
+    return this.http.request("GET", `/v1/governance/delegations/${seg(delegationId)}`);
+  }
+}
