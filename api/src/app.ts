@@ -50,6 +50,9 @@ import { WebhookWorker } from "./webhooks/worker.ts";
 import { GovernanceChain } from "./adapters/governance.ts";
 import { GovernanceService } from "./domain/governance.ts";
 import { governanceRoutes } from "./http/resources/governance/router.ts";
+import { AccountService } from "./domain/accounts.ts";
+import { RequestAnalytics } from "./domain/analytics.ts";
+import { dashboardRouter } from "./http/dashboard/router.ts";
 
 export interface AppDependencies {
   config: Config;
@@ -72,6 +75,8 @@ export interface App {
   webhooks: WebhookWorker;
   metrics: Metrics;
   openApi: ReturnType<typeof openApiDocument>;
+  /** Per-key request analytics for the dashboard (not started: index.ts starts its flushes). */
+  analytics: RequestAnalytics;
   /** Problems answered that the OpenAPI document does not declare for their operation, once each. */
   undeclaredProblems: ReadonlyMap<string, UndeclaredProblem>;
 }
@@ -80,6 +85,12 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   const logger = given ?? createLogger(config.LOG_LEVEL);
   const metrics = createMetrics();
   const keys = new KeyService(db);
+  const analytics = new RequestAnalytics(db, {
+    retentionDays: config.ANALYTICS_RETENTION_DAYS,
+    logPerKey: config.REQUEST_LOG_PER_KEY,
+    flushMs: config.ANALYTICS_FLUSH_MS,
+    onError: (error) => logger.warn({ err: error }, "request analytics flush failed; retried next time"),
+  });
   const upstreams = new Upstreams(
     config.INDEXER_URL,
     config.RPC_URL,
@@ -291,7 +302,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   app.set("etag", false);
   app.set("trust proxy", config.TRUST_PROXY);
   app.use(requestId);
-  app.use(requestLogging(logger, metrics));
+  app.use(requestLogging(logger, metrics, analytics));
   app.use(
     helmet({
       // JSON answers and HTML pages with inline style and no script; /docs sets its own (openapi/docs.ts).
@@ -327,6 +338,23 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     const allowed = path ? allowedMethods(routes, path) : [];
     next(allowed.length > 0 ? problems.methodNotAllowed("OPTIONS", allowed) : problems.notFound(req.path));
   });
+
+  // The developer dashboard: HTML forms, its own CSP and error pages, before the API's JSON-only body parsing.
+  const dashboard = dashboardRouter({
+    accounts: new AccountService(db, config.DASHBOARD_SESSION_HOURS),
+    keys,
+    analytics,
+    agents,
+    custody,
+    environment: config.ENVIRONMENT,
+    maxActiveKeys: config.MAX_ACTIVE_KEYS,
+    sessionHours: config.DASHBOARD_SESSION_HOURS,
+    redis,
+    logger,
+  });
+  app.use((req, res, next) =>
+    req.path === "/dashboard" || req.path.startsWith("/dashboard/") ? dashboard(req, res, next) : next(),
+  );
 
   // JSON bodies only, refused early when too large, parsed, then guarded.
   app.use(jsonBodies(config.BODY_LIMIT));
@@ -373,5 +401,17 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     }),
   );
 
-  return { app, keys, custody, payouts, worker, priceFeed, webhooks, metrics, openApi, undeclaredProblems: undeclared };
+  return {
+    app,
+    keys,
+    custody,
+    payouts,
+    worker,
+    priceFeed,
+    webhooks,
+    metrics,
+    openApi,
+    analytics,
+    undeclaredProblems: undeclared,
+  };
 }

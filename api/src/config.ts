@@ -169,6 +169,14 @@ export const configSchema = z.object({
   RULES_VELOCITY_WINDOW_SECONDS: positiveInt.default(3_600),
   /** A file of denied EVM addresses, one per line (# comments); the compliance_deny_list table adds to it. */
   RULES_DENY_LIST_FILE: z.string().optional(),
+  /** How long a dashboard sign-in lasts. */
+  DASHBOARD_SESSION_HOURS: positiveInt.max(720).default(12),
+  /** Days of per-minute request analytics and request log kept for the dashboard (its longest view is 30). */
+  ANALYTICS_RETENTION_DAYS: positiveInt.max(3650).default(90),
+  /** How often request analytics held in memory are written to the database. */
+  ANALYTICS_FLUSH_MS: positiveInt.default(10_000),
+  /** Requests kept per key in the dashboard's request log. */
+  REQUEST_LOG_PER_KEY: positiveInt.max(10_000).default(200),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
 });

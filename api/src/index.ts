@@ -31,7 +31,8 @@ const redis = config.REDIS_URL
 redis?.on("error", (error) =>
   logger.warn({ err: error.message }, "redis unavailable; rate limits fall back to memory"),
 );
-const { app, worker, priceFeed, webhooks } = createApp({ config, db, redis, logger });
+const { app, worker, priceFeed, webhooks, analytics } = createApp({ config, db, redis, logger });
+analytics.start();
 worker?.start();
 webhooks.start();
 await priceFeed?.start().catch((error: unknown) => logger.warn({ err: error }, "sandbox price feed did not start"));
@@ -72,6 +73,9 @@ async function shutdown(signal: string) {
     new Promise<boolean>((resolve) => setTimeout(() => resolve(false), config!.SHUTDOWN_TIMEOUT_MS).unref()),
   ]);
   if (passEnded === false) logger.warn("relay or webhook pass still running at shutdown; the next start resumes it");
+  await analytics
+    .stop()
+    .catch((error: unknown) => logger.warn({ err: error }, "request analytics not written at shutdown"));
   await db.close();
   await redis?.quit().catch(() => undefined);
   logger.info("stopped");

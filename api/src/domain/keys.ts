@@ -2,6 +2,7 @@
 // `<prefix><lookup: 16 base62><secret: 32 base62>` (≈ 285 random bits); the
 // database keeps the lookup part and a SHA-256 of the whole key, never the key.
 import { createHash, timingSafeEqual } from "node:crypto";
+import ipaddr from "ipaddr.js";
 import type { Database } from "../adapters/db/index.ts";
 import { base62 } from "./ids.ts";
 
@@ -11,6 +12,89 @@ export const KEY_PREFIX: Record<Environment, string> = { sandbox: "sk_test_", pr
 const KEY_PATTERN = /^sk_(test|live)_([0-9A-Za-z]{16})([0-9A-Za-z]{32})$/;
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest();
+
+/**
+ * What a restricted key may call, by the first segment of the route below
+ * /v1. A resource-restricted key reaches only these; a route outside every
+ * group (one added later) is refused to it, so a restriction never widens.
+ */
+export const KEY_RESOURCES = {
+  mints: ["mint", "mints"],
+  redemptions: ["redeem", "redemptions"],
+  proofs: ["proofs"],
+  ledger: ["collateral", "supply", "prices", "wallets", "deposits", "relay"],
+  agents: ["agents", "alerts"],
+  governance: ["governance"],
+  keys: ["keys"],
+  sandbox: ["sandbox"],
+} as const satisfies Record<string, readonly string[]>;
+
+export type KeyResource = keyof typeof KEY_RESOURCES;
+export const isKeyResource = (v: string): v is KeyResource => Object.hasOwn(KEY_RESOURCES, v);
+
+export interface KeyRestrictions {
+  /** GET and HEAD only. */
+  readOnly: boolean;
+  /** Only these resources; null: all. */
+  resources: KeyResource[] | null;
+  /** Only from these addresses or CIDR ranges; null: from anywhere. */
+  allowedIps: string[] | null;
+}
+
+export const UNRESTRICTED: KeyRestrictions = { readOnly: false, resources: null, allowedIps: null };
+
+/** An IP address or CIDR range in canonical form, or undefined when it is neither. */
+export function parseIpRule(text: string): string | undefined {
+  const value = text.trim();
+  try {
+    if (value.includes("/")) {
+      const [address, bits] = ipaddr.parseCIDR(value);
+      return `${address.toString()}/${bits}`;
+    }
+    return normalise(ipaddr.parse(value)).toString();
+  } catch {
+    return undefined;
+  }
+}
+
+// An IPv4 client on a dual-stack socket shows as ::ffff:a.b.c.d: compare it as IPv4.
+const normalise = (address: ipaddr.IPv4 | ipaddr.IPv6) =>
+  address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (address as ipaddr.IPv6).toIPv4Address()
+    : address;
+
+function ipAllowed(rules: readonly string[], ip: string | undefined): boolean {
+  if (!ip || !ipaddr.isValid(ip)) return false;
+  const client = normalise(ipaddr.parse(ip));
+  return rules.some((rule) => {
+    try {
+      if (!rule.includes("/")) return normalise(ipaddr.parse(rule)).toString() === client.toString();
+      const [range, bits] = ipaddr.parseCIDR(rule);
+      return range.kind() === client.kind() && client.match(range, bits);
+    } catch {
+      return false;
+    }
+  });
+}
+
+export type KeyRefusal = "read_only" | "resource" | "ip";
+
+/** Whether a key's restrictions let it call `route` (the template, /v1/…) with `method` from `ip`. */
+export function checkRestrictions(
+  restrictions: KeyRestrictions,
+  method: string,
+  route: string | undefined,
+  ip: string | undefined,
+): KeyRefusal | undefined {
+  if (restrictions.allowedIps && !ipAllowed(restrictions.allowedIps, ip)) return "ip";
+  if (restrictions.resources) {
+    const segment = route?.replace(/^\/v1\//, "").split("/")[0] ?? "";
+    const allowed = restrictions.resources.some((r) => (KEY_RESOURCES[r] as readonly string[]).includes(segment));
+    if (!allowed) return "resource";
+  }
+  if (restrictions.readOnly && method !== "GET" && method !== "HEAD") return "read_only";
+  return undefined;
+}
 
 export interface ApiKey {
   id: string;
@@ -22,6 +106,7 @@ export interface ApiKey {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  restrictions: KeyRestrictions;
 }
 
 interface ApiKeyRow {
@@ -35,6 +120,9 @@ interface ApiKeyRow {
   created_at: Date | string;
   last_used_at: Date | string | null;
   revoked_at: Date | string | null;
+  read_only: boolean;
+  resources: string[] | null;
+  allowed_ips: string[] | null;
 }
 
 const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
@@ -50,6 +138,11 @@ function toApiKey(row: ApiKeyRow): ApiKey {
     createdAt: iso(row.created_at)!,
     lastUsedAt: iso(row.last_used_at),
     revokedAt: iso(row.revoked_at),
+    restrictions: {
+      readOnly: row.read_only,
+      resources: row.resources ? row.resources.filter(isKeyResource) : null,
+      allowedIps: row.allowed_ips,
+    },
   };
 }
 
@@ -96,8 +189,9 @@ export class KeyService {
     accountId: string,
     environment: Environment,
     name: string,
-    options: { maxActive?: number } = {},
+    options: { maxActive?: number; restrictions?: KeyRestrictions } = {},
   ): Promise<ApiKey & { secret: string }> {
+    const r = options.restrictions ?? UNRESTRICTED;
     const lookup = base62(16);
     const secret = `${KEY_PREFIX[environment]}${lookup}${base62(32)}`;
     const row = await this.db.transaction(async (tx) => {
@@ -110,9 +204,20 @@ export class KeyService {
         if (Number(active?.n ?? 0) >= options.maxActive) throw new KeyLimitError(options.maxActive);
       }
       const rows = await tx.query<ApiKeyRow>(
-        `INSERT INTO api_keys (id, account_id, environment, lookup, hash, last4, name)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-        [`key_${base62(16)}`, accountId, environment, lookup, sha256(secret).toString("hex"), secret.slice(-4), name],
+        `INSERT INTO api_keys (id, account_id, environment, lookup, hash, last4, name, read_only, resources, allowed_ips)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+        [
+          `key_${base62(16)}`,
+          accountId,
+          environment,
+          lookup,
+          sha256(secret).toString("hex"),
+          secret.slice(-4),
+          name,
+          r.readOnly,
+          r.resources,
+          r.allowedIps,
+        ],
       );
       return rows[0]!;
     });
@@ -135,6 +240,17 @@ export class KeyService {
       `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
        WHERE id = $1 AND account_id = $2 AND ($3::text IS NULL OR environment = $3) RETURNING *`,
       [keyId, accountId, environment ?? null],
+    );
+    for (const [lookup, entry] of this.#cache) if (entry.key.id === keyId) this.#cache.delete(lookup);
+    return rows[0] ? toApiKey(rows[0]) : undefined;
+  }
+
+  /** Replaces a key's restrictions; this process's cache forgets the key at once, others within seconds. */
+  async restrict(accountId: string, keyId: string, restrictions: KeyRestrictions): Promise<ApiKey | undefined> {
+    const rows = await this.db.query<ApiKeyRow>(
+      `UPDATE api_keys SET read_only = $3, resources = $4, allowed_ips = $5
+       WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL RETURNING *`,
+      [keyId, accountId, restrictions.readOnly, restrictions.resources, restrictions.allowedIps],
     );
     for (const [lookup, entry] of this.#cache) if (entry.key.id === keyId) this.#cache.delete(lookup);
     return rows[0] ? toApiKey(rows[0]) : undefined;

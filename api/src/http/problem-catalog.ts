@@ -247,6 +247,27 @@ export const PROBLEM_CATALOG = {
       baseUrl: "https://api.zsd.test/v1",
     },
   },
+  key_read_only: {
+    status: 403,
+    title: "Key is read-only",
+    meaning:
+      "The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.",
+    example: { detail: "This API key is read-only: POST is refused." },
+  },
+  key_resource_not_allowed: {
+    status: 403,
+    title: "Resource not allowed for this key",
+    meaning:
+      "The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.",
+    example: { detail: "This API key may not call /v1/mint." },
+  },
+  key_ip_not_allowed: {
+    status: 403,
+    title: "Address not allowed for this key",
+    meaning:
+      "The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.",
+    example: { detail: "This API key may not be used from this address." },
+  },
   invalid_metrics_token: auth(
     "GET /metrics needs METRICS_TOKEN as a bearer token.",
     "Send the metrics token as `Authorization: Bearer <token>`.",
@@ -748,6 +769,9 @@ const AUTH: readonly ProblemCode[] = [
   "invalid_api_key",
   "revoked_api_key",
   "wrong_environment",
+  "key_read_only",
+  "key_resource_not_allowed",
+  "key_ip_not_allowed",
 ];
 
 /** Every code an operation can answer: what all operations of its kind share, then its own. */

@@ -393,4 +393,56 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `CREATE INDEX governance_delegations_status ON governance_delegations (status, created_at)`,
     ],
   },
+  {
+    version: 14,
+    name: "developer dashboard: sign-in, key restrictions, request analytics",
+    statements: [
+      // The account a CLI-made key belongs to is the one a developer signs in to: one table, an optional login.
+      `ALTER TABLE accounts ADD COLUMN email text`,
+      `ALTER TABLE accounts ADD COLUMN password_hash text`,
+      `CREATE UNIQUE INDEX accounts_email ON accounts (email) WHERE email IS NOT NULL`,
+      `CREATE TABLE dashboard_sessions (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        csrf_token text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz NOT NULL
+      )`,
+      `CREATE INDEX dashboard_sessions_account ON dashboard_sessions (account_id)`,
+      `CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at)`,
+      // NULL resources or allowed_ips: no restriction of that kind.
+      `ALTER TABLE api_keys ADD COLUMN read_only boolean NOT NULL DEFAULT false`,
+      `ALTER TABLE api_keys ADD COLUMN resources text[]`,
+      `ALTER TABLE api_keys ADD COLUMN allowed_ips text[]`,
+      // One row per key, minute, method, route template and status: a histogram of latencies, not the requests.
+      `CREATE TABLE request_stats (
+        minute timestamptz NOT NULL,
+        api_key_id text NOT NULL,
+        account_id text NOT NULL,
+        method text NOT NULL,
+        route text NOT NULL,
+        status integer NOT NULL,
+        count integer NOT NULL,
+        total_ms double precision NOT NULL,
+        buckets integer[] NOT NULL,
+        PRIMARY KEY (api_key_id, minute, method, route, status)
+      )`,
+      `CREATE INDEX request_stats_account ON request_stats (account_id, minute)`,
+      `CREATE INDEX request_stats_minute ON request_stats (minute)`,
+      `CREATE TABLE request_log (
+        id bigserial PRIMARY KEY,
+        api_key_id text NOT NULL,
+        account_id text NOT NULL,
+        at timestamptz NOT NULL,
+        method text NOT NULL,
+        route text NOT NULL,
+        status integer NOT NULL,
+        latency_ms double precision NOT NULL,
+        request_id text NOT NULL,
+        idempotency_key text
+      )`,
+      `CREATE INDEX request_log_key ON request_log (api_key_id, id DESC)`,
+      `CREATE INDEX request_log_at ON request_log (at)`,
+    ],
+  },
 ];

@@ -1,7 +1,7 @@
 import type { RequestHandler } from "express";
 import type { Config } from "../../config.ts";
-import { problems } from "../problems.ts";
-import type { KeyService } from "../../domain/keys.ts";
+import { Problem, problems } from "../problems.ts";
+import { type KeyService, checkRestrictions } from "../../domain/keys.ts";
 
 /** Bearer API keys: 401 with WWW-Authenticate for every way a key can be wrong. */
 export function authenticate(keys: KeyService, config: Config, onFailure: RequestHandler): RequestHandler {
@@ -34,7 +34,32 @@ export function authenticate(keys: KeyService, config: Config, onFailure: Reques
             throw problems.unauthorized("invalid_api_key", "This API key does not exist.");
         }
       }
+      // Known before the restrictions are checked, so that a refused call shows in the key's request log.
       res.locals.apiKey = result.key;
+      const route = res.locals.route as string | undefined;
+      switch (checkRestrictions(result.key.restrictions, req.method, route, req.ip)) {
+        case "ip":
+          throw new Problem(
+            403,
+            "key_ip_not_allowed",
+            "Address not allowed for this key",
+            "This API key may not be used from this address.",
+          );
+        case "resource":
+          throw new Problem(
+            403,
+            "key_resource_not_allowed",
+            "Resource not allowed for this key",
+            `This API key may not call ${route ?? req.path}.`,
+          );
+        case "read_only":
+          throw new Problem(
+            403,
+            "key_read_only",
+            "Key is read-only",
+            `This API key is read-only: ${req.method} is refused.`,
+          );
+      }
       next();
     } catch (error) {
       // A failed authentication still counts, against the client address.

@@ -1,11 +1,13 @@
 import type { RequestHandler } from "express";
 import type { Logger } from "pino";
 import type { Metrics } from "../metrics.ts";
+import type { RequestAnalytics } from "../../domain/analytics.ts";
+import type { ApiKey } from "../../domain/keys.ts";
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
 /** One log line and one metric sample per request; never the key or the body. */
-export function requestLogging(logger: Logger, metrics: Metrics): RequestHandler {
+export function requestLogging(logger: Logger, metrics: Metrics, analytics?: RequestAnalytics): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on("finish", () => {
@@ -23,6 +25,22 @@ export function requestLogging(logger: Logger, metrics: Metrics): RequestHandler
       };
       metrics.requests.inc(labels);
       metrics.duration.observe(labels, seconds);
+      // Requests with a known key feed the dashboard's analytics and request log (in memory until flushed).
+      const apiKey = res.locals.apiKey as ApiKey | undefined;
+      if (analytics && apiKey) {
+        const idempotencyKey = req.get("idempotency-key");
+        analytics.record({
+          apiKeyId: apiKey.id,
+          accountId: apiKey.accountId,
+          method: labels.method,
+          route,
+          status: res.statusCode,
+          latencyMs: seconds * 1000,
+          requestId: String(res.locals.requestId ?? ""),
+          // Bounded: the header is the caller's, and the log keeps it only to find a request by it.
+          idempotencyKey: idempotencyKey ? idempotencyKey.slice(0, 255) : undefined,
+        });
+      }
       logger.info(
         {
           requestId: res.locals.requestId,

@@ -15,7 +15,11 @@ const EXAMPLE_KEY = {
   revokedAt: null,
 };
 
-const present = ({ accountId: _account, ...key }: ApiKey) => ({ object: "api_key" as const, ...key });
+// Restrictions are set on the dashboard and not (yet) part of this resource's schema.
+const present = ({ accountId: _account, restrictions: _restrictions, ...key }: ApiKey) => ({
+  object: "api_key" as const,
+  ...key,
+});
 
 /** The account's own keys: what the dashboard's API Keys tab calls. */
 /** Keys of the caller's environment only: a sandbox key neither sees nor touches production keys. */

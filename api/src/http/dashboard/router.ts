@@ -1,0 +1,642 @@
+// /dashboard: the developer dashboard, server-rendered. Sign-in by email and
+// password (sessions in the database, the cookie HttpOnly and SameSite=Lax,
+// Secure unless served over plain HTTP to a loopback address), a CSRF token in
+// every form, and the API Keys, Analytics, Request log, Agents and Sandbox tabs.
+import { createRequire } from "node:module";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import express, { type NextFunction, type Request, type RequestHandler, type Response, Router } from "express";
+import { RateLimiterRes } from "rate-limiter-flexible";
+import type { Redis } from "ioredis";
+import { createNote, encodeNote, noteCommitment, SNARK_SCALAR_FIELD } from "@zsd/sdk/notes";
+import { parseZec } from "@zsd/sdk/units";
+import {
+  type Account,
+  AccountService,
+  EMAIL_PATTERN,
+  EmailTakenError,
+  PASSWORD_MAX,
+  PASSWORD_MIN,
+  type Session,
+} from "../../domain/accounts.ts";
+import { type Period, PERIODS, type RequestAnalytics } from "../../domain/analytics.ts";
+import type { AgentService } from "../../domain/agents.ts";
+import { DomainError } from "../../domain/errors.ts";
+import {
+  type Environment,
+  type KeyRestrictions,
+  KeyLimitError,
+  type KeyService,
+  isKeyResource,
+  parseIpRule,
+} from "../../domain/keys.ts";
+import type { Custody } from "../../adapters/custody/index.ts";
+import type { Logger } from "../../logger.ts";
+import { createLimiter } from "../middleware/rate-limit.ts";
+import { problemFromDomain } from "../problems.ts";
+import * as views from "./views.ts";
+
+export interface DashboardDependencies {
+  accounts: AccountService;
+  keys: KeyService;
+  analytics: RequestAnalytics;
+  agents: AgentService;
+  custody?: Custody;
+  environment: Environment;
+  maxActiveKeys: number;
+  sessionHours: number;
+  redis?: Redis;
+  logger: Logger;
+}
+
+/** Pages use this origin's scripts and styles only; forms post to this origin only. */
+const DASHBOARD_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'none'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join("; ");
+
+const require = createRequire(import.meta.url);
+const packageDir = (name: string) => dirname(require.resolve(`${name}/package.json`));
+const here = dirname(fileURLToPath(import.meta.url));
+const ASSET_FILES: Record<string, string> = {
+  [views.ASSETS.pico]: join(packageDir("@picocss/pico"), "css", "pico.classless.min.css"),
+  [views.ASSETS.uplotCss]: join(packageDir("uplot"), "dist", "uPlot.min.css"),
+  [views.ASSETS.uplotJs]: join(packageDir("uplot"), "dist", "uPlot.iife.min.js"),
+  [views.ASSETS.css]: join(here, "assets", "dashboard.css"),
+  [views.ASSETS.js]: join(here, "assets", "dashboard.js"),
+};
+
+const SESSION_COOKIE = "zsd_session";
+const CSRF_COOKIE = "zsd_csrf";
+
+// Sign-in attempts: per address and per email, so that neither one client nor many can guess a password quickly.
+const LOGIN_WINDOW_SECONDS = 15 * 60;
+export const LOGIN_ATTEMPTS_PER_EMAIL = 10;
+const LOGIN_ATTEMPTS_PER_IP = 100;
+const GENERIC_LOGIN_ERROR = "Email or password is incorrect.";
+
+class Refused extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function cookies(req: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (req.headers.cookie ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    // The first wins, as browsers send the most specific path first.
+    if (name && !(name in out)) out[name] = part.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+const sameToken = (a: unknown, b: string | undefined) =>
+  typeof a === "string" &&
+  b !== undefined &&
+  a.length === b.length &&
+  a.length > 0 &&
+  timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/** Plain HTTP to this machine is local development: there the cookie cannot be Secure. */
+const isLocalDevelopment = (req: Request) =>
+  !req.secure && ["localhost", "127.0.0.1", "[::1]", "::1"].includes(req.hostname);
+
+function setCookie(req: Request, res: Response, name: string, value: string, maxAgeSeconds: number) {
+  res.cookie(name, value, {
+    httpOnly: true,
+    sameSite: "lax",
+    secure: !isLocalDevelopment(req),
+    path: "/dashboard",
+    maxAge: maxAgeSeconds * 1000,
+  });
+}
+
+const text = (value: unknown, max: number): string | undefined =>
+  typeof value === "string" && value.length <= max && !value.includes("\u0000") ? value : undefined;
+
+const list = (value: unknown): unknown[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+/** The restriction fields of a key form; a list of what is wrong otherwise. */
+function parseRestrictions(body: Record<string, unknown>): KeyRestrictions | string[] {
+  const errors: string[] = [];
+  const readOnly = body.readOnly === undefined ? false : body.readOnly === "on" ? true : undefined;
+  if (readOnly === undefined) errors.push("Read-only must be ticked or not.");
+  const resources = list(body.resources);
+  if (resources.length > 20 || !resources.every((r) => typeof r === "string" && isKeyResource(r)))
+    errors.push("Choose resources from the list.");
+  const ipsText = body.allowedIps === undefined ? "" : text(body.allowedIps, 2000);
+  const ips: string[] = [];
+  if (ipsText === undefined) errors.push("Allowed IP addresses: at most 2000 characters.");
+  else {
+    for (const item of ipsText.split(/[\s,]+/).filter(Boolean)) {
+      const rule = parseIpRule(item);
+      if (rule) ips.push(rule);
+      else errors.push(`Not an IP address or CIDR range: ${item.slice(0, 60)}`);
+    }
+    if (ips.length > 50) errors.push("At most 50 IP addresses or ranges.");
+  }
+  if (errors.length) return errors;
+  return {
+    readOnly: readOnly!,
+    resources: resources.length ? [...new Set(resources as string[])].filter(isKeyResource) : null,
+    allowedIps: ips.length ? [...new Set(ips)] : null,
+  };
+}
+
+export function dashboardRouter(deps: DashboardDependencies): Router {
+  const { accounts, keys, analytics, agents, environment } = deps;
+  const router = Router();
+  const emailLimiter = createLimiter({
+    name: "login_email",
+    points: LOGIN_ATTEMPTS_PER_EMAIL,
+    windowSeconds: LOGIN_WINDOW_SECONDS,
+    redis: deps.redis,
+  });
+  const ipLimiter = createLimiter({
+    name: "login_ip",
+    points: LOGIN_ATTEMPTS_PER_IP,
+    windowSeconds: LOGIN_WINDOW_SECONDS,
+    redis: deps.redis,
+  });
+
+  const base = (req: Request, title: string): views.PageContext => ({
+    title,
+    environment,
+    account: (req.res?.locals.session as Session | undefined)?.account,
+    csrfToken: (req.res?.locals.session as Session | undefined)?.csrfToken,
+  });
+
+  router.use((_req, res, next) => {
+    res.setHeader("Content-Security-Policy", DASHBOARD_CSP);
+    // The API's no-referrer makes browsers send `Origin: null` with a form; same-origin keeps the origin check useful.
+    res.setHeader("Referrer-Policy", "same-origin");
+    next();
+  });
+
+  router.get(Object.keys(ASSET_FILES), (req, res, next) => {
+    res.setHeader("Cache-Control", "public, max-age=3600");
+    res.sendFile(ASSET_FILES[req.path]!, (error) => error && next(error));
+  });
+
+  // Forms only, small; anything else is refused before it is read.
+  router.use(express.urlencoded({ extended: false, limit: "16kb", parameterLimit: 100 }));
+  router.use((req, _res, next) => {
+    if (req.method === "POST" && !req.is("application/x-www-form-urlencoded"))
+      return next(new Refused(415, "The dashboard takes form submissions only."));
+    next();
+  });
+
+  // A request from another site never acts, whatever it carries (the CSRF token is checked as well, below).
+  router.use((req, _res, next) => {
+    if (req.method !== "POST") return next();
+    const site = req.get("sec-fetch-site");
+    const origin = req.get("origin");
+    const own = `${req.protocol}://${req.get("host")}`;
+    if ((site && site !== "same-origin" && site !== "none") || (origin && origin !== "null" && origin !== own))
+      return next(new Refused(403, "This form was sent from another site, so it was refused."));
+    if (origin === "null")
+      return next(new Refused(403, "This form was sent from an opaque origin, so it was refused."));
+    next();
+  });
+
+  router.use(async (req, res, next) => {
+    try {
+      const token = cookies(req)[SESSION_COOKIE];
+      if (token && token.length <= 100) res.locals.session = await accounts.session(token);
+      next();
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  const signedIn: RequestHandler = (req, res, next) => {
+    const session = res.locals.session as Session | undefined;
+    if (!session) {
+      if (req.method === "GET") return res.redirect(303, "/dashboard/signin");
+      return next(new Refused(403, "Sign in first."));
+    }
+    if (req.method === "POST" && !sameToken((req.body as Record<string, unknown>)?._csrf, session.csrfToken))
+      return next(new Refused(403, "The form's security token is missing or stale; reload the page and try again."));
+    next();
+  };
+
+  /** Sign-in and sign-up forms: a double-submit token, as there is no session yet. */
+  const anonymousCsrf = (req: Request, res: Response): string => {
+    let token = cookies(req)[CSRF_COOKIE];
+    if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) {
+      token = randomBytes(32).toString("base64url");
+      setCookie(req, res, CSRF_COOKIE, token, 3600);
+    }
+    return token;
+  };
+  const checkAnonymousCsrf: RequestHandler = (req, _res, next) => {
+    if (!sameToken((req.body as Record<string, unknown>)?._csrf, cookies(req)[CSRF_COOKIE]))
+      return next(new Refused(403, "The form's security token is missing or stale; reload the page and try again."));
+    next();
+  };
+
+  const signIn = async (req: Request, res: Response, account: Account) => {
+    // A new session token at every sign-in: one planted in the browser beforehand is ended, never promoted.
+    const { token, session } = await accounts.startSession(account.id, cookies(req)[SESSION_COOKIE]);
+    setCookie(req, res, SESSION_COOKIE, token, deps.sessionHours * 3600);
+    res.locals.session = session;
+    res.redirect(303, "/dashboard/keys");
+  };
+
+  const wrap =
+    (handler: (req: Request, res: Response) => Promise<unknown>): RequestHandler =>
+    (req, res, next) =>
+      void handler(req, res).catch(next);
+
+  router.get("/dashboard", (_req, res) =>
+    res.redirect(303, res.locals.session ? "/dashboard/keys" : "/dashboard/signin"),
+  );
+
+  router.get("/dashboard/signin", (req, res) => {
+    if (res.locals.session) return res.redirect(303, "/dashboard/keys");
+    res.type("html").send(views.signInPage(base(req, "Sign in"), anonymousCsrf(req, res)));
+  });
+
+  router.post(
+    "/dashboard/signin",
+    checkAnonymousCsrf,
+    wrap(async (req, res) => {
+      const body = req.body as Record<string, unknown>;
+      const email = text(body.email, 254) ?? "";
+      const password = text(body.password, PASSWORD_MAX) ?? "";
+      const again = (status: number, error: string) =>
+        res
+          .status(status)
+          .type("html")
+          .send(views.signInPage({ ...base(req, "Sign in"), errors: [error] }, anonymousCsrf(req, res), email));
+      try {
+        await ipLimiter.consume(`ip:${req.ip}`);
+        await emailLimiter.consume(`email:${email.trim().toLowerCase()}`);
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        res.setHeader("Retry-After", String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
+        return again(429, "Too many sign-in attempts; wait a few minutes and try again.");
+      }
+      const account = email && password ? await accounts.verify(email, password) : undefined;
+      if (!account) return again(401, GENERIC_LOGIN_ERROR);
+      await signIn(req, res, account);
+    }),
+  );
+
+  router.get("/dashboard/signup", (req, res) => {
+    if (res.locals.session) return res.redirect(303, "/dashboard/keys");
+    res.type("html").send(views.signUpPage(base(req, "Create an account"), anonymousCsrf(req, res)));
+  });
+
+  router.post(
+    "/dashboard/signup",
+    checkAnonymousCsrf,
+    wrap(async (req, res) => {
+      const body = req.body as Record<string, unknown>;
+      const email = text(body.email, 254)?.trim() ?? "";
+      const password = text(body.password, PASSWORD_MAX + 1);
+      const errors: string[] = [];
+      if (!EMAIL_PATTERN.test(email)) errors.push("Enter an email address.");
+      if (password === undefined || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
+        errors.push(`A password has ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`);
+      const again = (status: number, problems: string[]) =>
+        res
+          .status(status)
+          .type("html")
+          .send(
+            views.signUpPage({ ...base(req, "Create an account"), errors: problems }, anonymousCsrf(req, res), email),
+          );
+      if (errors.length) return again(400, errors);
+      // Sign-ups share the sign-in budget per address: account creation costs a scrypt too.
+      try {
+        await ipLimiter.consume(`ip:${req.ip}`);
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        return again(429, ["Too many attempts from this address; wait a few minutes."]);
+      }
+      let account: Account;
+      try {
+        account = await accounts.signUp(email, password!);
+      } catch (error) {
+        if (!(error instanceof EmailTakenError)) throw error;
+        return again(409, ["An account with this email exists: sign in instead."]);
+      }
+      await signIn(req, res, account);
+    }),
+  );
+
+  router.post(
+    "/dashboard/signout",
+    signedIn,
+    wrap(async (req, res) => {
+      await accounts.endSession(cookies(req)[SESSION_COOKIE]!);
+      res.clearCookie(SESSION_COOKIE, { path: "/dashboard" });
+      res.redirect(303, "/dashboard/signin");
+    }),
+  );
+
+  router.get("/dashboard/account", signedIn, (req, res) => {
+    res.type("html").send(views.accountPage({ ...base(req, "Account"), tab: "account" }));
+  });
+
+  router.post(
+    "/dashboard/account/password",
+    signedIn,
+    wrap(async (req, res) => {
+      const session = res.locals.session as Session;
+      const body = req.body as Record<string, unknown>;
+      const current = text(body.current, PASSWORD_MAX) ?? "";
+      const next = text(body.next, PASSWORD_MAX + 1);
+      const ctx = { ...base(req, "Account"), tab: "account" as const };
+      if (next === undefined || next.length < PASSWORD_MIN || next.length > PASSWORD_MAX)
+        return res
+          .status(400)
+          .type("html")
+          .send(
+            views.accountPage({ ...ctx, errors: [`A password has ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`] }),
+          );
+      if (!(await accounts.changePassword(session.account.id, current, next)))
+        return res
+          .status(400)
+          .type("html")
+          .send(views.accountPage({ ...ctx, errors: ["The current password is not right."] }));
+      // Other browsers signed in with the old password are signed out; this one gets a fresh session.
+      await accounts.endOtherSessions(session.account.id, cookies(req)[SESSION_COOKIE]);
+      const { token, session: fresh } = await accounts.startSession(session.account.id, cookies(req)[SESSION_COOKIE]);
+      setCookie(req, res, SESSION_COOKIE, token, deps.sessionHours * 3600);
+      res.locals.session = fresh;
+      res
+        .type("html")
+        .send(views.accountPage({ ...base(req, "Account"), tab: "account", notice: "Password changed." }));
+    }),
+  );
+
+  // API Keys
+  const accountOf = (res: Response) => (res.locals.session as Session).account;
+  const ownKey = async (res: Response, keyId: unknown) => {
+    const key =
+      typeof keyId === "string" ? (await keys.list(accountOf(res).id)).find((k) => k.id === keyId) : undefined;
+    if (!key) throw new Refused(404, "No such key in this account.");
+    return key;
+  };
+
+  router.get(
+    "/dashboard/keys",
+    signedIn,
+    wrap(async (req, res) => {
+      const list = await keys.list(accountOf(res).id);
+      res.type("html").send(views.keysPage({ ...base(req, "API Keys"), tab: "keys" }, list));
+    }),
+  );
+
+  router.post(
+    "/dashboard/keys",
+    signedIn,
+    wrap(async (req, res) => {
+      const body = req.body as Record<string, unknown>;
+      const account = accountOf(res);
+      const errors: string[] = [];
+      const name = text(body.name, 100)?.trim();
+      if (!name) errors.push("Give the key a name (at most 100 characters).");
+      const env = body.environment;
+      if (env !== "sandbox" && env !== "production") errors.push("Choose sandbox or production.");
+      const restrictions = parseRestrictions(body);
+      if (Array.isArray(restrictions)) errors.push(...restrictions);
+      const ctx = { ...base(req, "API Keys"), tab: "keys" as const };
+      if (errors.length)
+        return res
+          .status(400)
+          .type("html")
+          .send(views.keysPage({ ...ctx, errors }, await keys.list(account.id)));
+      try {
+        const created = await keys.create(account.id, env as Environment, name!, {
+          maxActive: deps.maxActiveKeys,
+          restrictions: restrictions as KeyRestrictions,
+        });
+        res.type("html").send(views.keysPage(ctx, await keys.list(account.id), created));
+      } catch (error) {
+        if (!(error instanceof KeyLimitError)) throw error;
+        res
+          .status(409)
+          .type("html")
+          .send(
+            views.keysPage(
+              {
+                ...ctx,
+                errors: [`An account holds at most ${error.limit} active ${String(env)} keys: revoke one first.`],
+              },
+              await keys.list(account.id),
+            ),
+          );
+      }
+    }),
+  );
+
+  router.get(
+    "/dashboard/keys/:keyId",
+    signedIn,
+    wrap(async (req, res) => {
+      const key = await ownKey(res, req.params.keyId);
+      res.type("html").send(views.keyPage({ ...base(req, key.name), tab: "keys" }, key));
+    }),
+  );
+
+  router.post(
+    "/dashboard/keys/:keyId/restrictions",
+    signedIn,
+    wrap(async (req, res) => {
+      const key = await ownKey(res, req.params.keyId);
+      const restrictions = parseRestrictions(req.body as Record<string, unknown>);
+      const ctx = { ...base(req, key.name), tab: "keys" as const };
+      if (Array.isArray(restrictions))
+        return res
+          .status(400)
+          .type("html")
+          .send(views.keyPage({ ...ctx, errors: restrictions }, key));
+      const updated = await keys.restrict(accountOf(res).id, key.id, restrictions);
+      if (!updated) throw new Refused(409, "This key was revoked; its restrictions no longer matter.");
+      res.type("html").send(views.keyPage({ ...ctx, notice: "Restrictions saved." }, updated));
+    }),
+  );
+
+  router.get(
+    "/dashboard/keys/:keyId/revoke",
+    signedIn,
+    wrap(async (req, res) => {
+      const key = await ownKey(res, req.params.keyId);
+      if (key.revokedAt) return res.redirect(303, `/dashboard/keys/${key.id}`);
+      res.type("html").send(views.revokePage({ ...base(req, "Revoke key"), tab: "keys" }, key));
+    }),
+  );
+
+  router.post(
+    "/dashboard/keys/:keyId/revoke",
+    signedIn,
+    wrap(async (req, res) => {
+      const key = await ownKey(res, req.params.keyId);
+      await keys.revoke(accountOf(res).id, key.id);
+      const list = await keys.list(accountOf(res).id);
+      res
+        .type("html")
+        .send(views.keysPage({ ...base(req, "API Keys"), tab: "keys", notice: `Key “${key.name}” revoked.` }, list));
+    }),
+  );
+
+  // Analytics and the request log: this process's pending samples are written first, so a call shows at once.
+  router.get(
+    "/dashboard/analytics",
+    signedIn,
+    wrap(async (req, res) => {
+      const account = accountOf(res);
+      const period = (Object.hasOwn(PERIODS, String(req.query.period)) ? req.query.period : "24h") as Period;
+      const list = await keys.list(account.id);
+      const keyId = list.some((k) => k.id === req.query.key) ? (req.query.key as string) : undefined;
+      await analytics.flush();
+      const report = await analytics.report(account.id, period, keyId);
+      res.type("html").send(views.analyticsPage({ ...base(req, "Analytics"), tab: "analytics" }, report, list, keyId));
+    }),
+  );
+
+  router.get(
+    "/dashboard/requests",
+    signedIn,
+    wrap(async (req, res) => {
+      const account = accountOf(res);
+      const list = await keys.list(account.id);
+      const q = req.query;
+      const key = list.some((k) => k.id === q.key) ? (q.key as string) : undefined;
+      const status = typeof q.status === "string" && /^[1-5](\d\d|xx)$/.test(q.status) ? q.status : undefined;
+      await analytics.flush();
+      const routes = await analytics.loggedRoutes(account.id);
+      const route = typeof q.route === "string" && routes.includes(q.route) ? q.route : undefined;
+      const filter = { key, status, route };
+      const entries = await analytics.requests(account.id, { apiKeyId: key, status, route, limit: 200 });
+      res
+        .type("html")
+        .send(views.requestsPage({ ...base(req, "Request log"), tab: "requests" }, entries, list, routes, filter));
+    }),
+  );
+
+  // Agents
+  router.get(
+    "/dashboard/agents",
+    signedIn,
+    wrap(async (req, res) => {
+      const list = await agents.list(accountOf(res).id, environment);
+      res.type("html").send(views.agentsPage({ ...base(req, "Agents"), tab: "agents" }, list));
+    }),
+  );
+
+  const agentView = async (req: Request, res: Response, notice?: string) => {
+    const agentId = String(req.params.agentId);
+    const account = accountOf(res).id;
+    const agent = await agents.get(account, environment, agentId);
+    const deliveries = await agents.deliveries(account, environment, agentId, { limit: 50 });
+    res.type("html").send(views.agentPage({ ...base(req, agent.name), tab: "agents", notice }, agent, deliveries));
+  };
+
+  router.get("/dashboard/agents/:agentId", signedIn, wrap(agentView));
+
+  router.post(
+    "/dashboard/agents/:agentId/deliveries/:deliveryId/redeliver",
+    signedIn,
+    wrap(async (req, res) => {
+      await agents.retry(accountOf(res).id, environment, String(req.params.agentId), String(req.params.deliveryId));
+      await agentView(req, res, "Delivery queued again.");
+    }),
+  );
+
+  // Sandbox helpers
+  if (environment === "sandbox") {
+    router.get("/dashboard/sandbox", signedIn, (req, res) => {
+      res
+        .type("html")
+        .send(views.sandboxPage({ ...base(req, "Sandbox"), tab: "sandbox" }, Boolean(deps.custody?.simulateDeposit)));
+    });
+
+    router.post(
+      "/dashboard/sandbox/deposits",
+      signedIn,
+      wrap(async (req, res) => {
+        const body = req.body as Record<string, unknown>;
+        const ctx = { ...base(req, "Sandbox"), tab: "sandbox" as const };
+        const available = Boolean(deps.custody?.simulateDeposit);
+        const errors: string[] = [];
+        const amount = text(body.amount, 20)?.trim() ?? "";
+        if (!/^\d{1,11}(\.\d{1,8})?$/.test(amount) || parseZec(amount) === 0n)
+          errors.push("Amount: a ZEC amount above 0 with at most 8 decimals, e.g. 1.5.");
+        const given = text(body.noteCommitment, 80)?.trim() ?? "";
+        let commitment: bigint | undefined;
+        if (given) {
+          if (
+            /^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/.test(given) &&
+            BigInt(given) > 0n &&
+            BigInt(given) < SNARK_SCALAR_FIELD
+          )
+            commitment = BigInt(given);
+          else errors.push("Note commitment: a field element, decimal or 0x-hex.");
+        }
+        if (errors.length)
+          return res
+            .status(400)
+            .type("html")
+            .send(views.sandboxPage({ ...ctx, errors }, available));
+        if (!available) throw new Refused(503, "The sandbox custody is not configured on this server.");
+        const note = commitment === undefined ? createNote() : undefined;
+        commitment ??= noteCommitment(note!);
+        const deposit = await deps.custody!.simulateDeposit!(commitment, parseZec(amount), accountOf(res).id);
+        res
+          .status(201)
+          .type("html")
+          .send(
+            views.sandboxPage({ ...ctx, notice: "Deposit recorded." }, available, {
+              amount,
+              leafIndex: deposit.leafIndex,
+              txHash: deposit.txHash,
+              noteCommitment: `0x${commitment.toString(16).padStart(64, "0")}`,
+              note: note ? encodeNote(note) : undefined,
+            }),
+          );
+      }),
+    );
+  }
+
+  router.use("/dashboard", (req, _res, next) => next(new Refused(404, `No dashboard page at ${req.path}.`)));
+
+  // Errors answer as pages; a domain error keeps its status and its words, anything else is logged.
+  router.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (!req.path.startsWith("/dashboard")) return next(error);
+    let status = 500;
+    let message = "Something went wrong on our side; try again later.";
+    if (error instanceof Refused) ({ status, message } = error);
+    else if (error instanceof DomainError) {
+      const problem = problemFromDomain(error);
+      status = problem.status;
+      message = problem.detail;
+    } else if (typeof (error as { status?: unknown }).status === "number") {
+      // body-parser: too large, malformed encoding.
+      status = (error as { status: number }).status;
+      message = status === 413 ? "The form is too large." : "The form could not be read.";
+    } else deps.logger.error({ err: error, requestId: res.locals.requestId }, "dashboard page failed");
+    if (status >= 500 && status !== 503) status = 500;
+    res
+      .status(status)
+      .type("html")
+      .send(views.errorPage(base(req, ""), status, message));
+  });
+
+  return router;
+}
