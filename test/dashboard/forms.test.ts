@@ -306,6 +306,24 @@ describe("developer dashboard (HTTP)", () => {
       expect(((await after.json()) as { code: string }).code).toBe("revoked_api_key");
     });
 
+    it("lets a restricted key make only keys as restricted as itself through /v1/keys", async () => {
+      const { client } = await signedUp();
+      const { secret } = await createKey(client, { resources: ["keys"], allowedIps: "127.0.0.1" });
+      const made = await api.call("/v1/keys", {
+        key: secret,
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "child" }),
+      });
+      expect(made.status).toBe(201);
+      const child = (await made.json()) as { secret: string; id: string };
+      const ledger = await api.call("/v1/supply", { key: child.secret });
+      expect(ledger.status).toBe(403);
+      expect(((await ledger.json()) as { code: string }).code).toBe("key_resource_not_allowed");
+      const page = await client.get(`/dashboard/keys/${child.id}`);
+      expect(page.html).toContain("resources: keys; IPs: 127.0.0.1");
+    });
+
     it("logs the key's calls (no bodies, no secrets) and counts them in analytics", async () => {
       const { client } = await signedUp();
       const { secret, id } = await createKey(client);

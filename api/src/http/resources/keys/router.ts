@@ -45,7 +45,8 @@ export function keyRoutes(keys: KeyService, maxActive: number): AnyRoute[] {
       handler: async ({ body }, _req, res) => {
         const caller = res.locals.apiKey as ApiKey;
         const created = await keys
-          .create(caller.accountId, caller.environment, body.name, { maxActive })
+          // A restricted key makes keys no wider than itself (the dashboard sets restrictions).
+          .create(caller.accountId, caller.environment, body.name, { maxActive, restrictions: caller.restrictions })
           .catch((error: unknown) => {
             if (!(error instanceof KeyLimitError)) throw error;
             throw new Problem(
