@@ -1,10 +1,13 @@
 // npm run keys -- create --env sandbox --name "my app" [--account acct_…]
 // npm run keys -- list --account acct_…
 // npm run keys -- revoke --account acct_… --key key_…
+// printf '%s' "$PASSWORD" | npm run keys -- login --account acct_… --email you@example.com
+//   (gives a CLI-made account a dashboard sign-in; the password comes on standard input, never in argv)
 // (the database: see cli/database.ts)
 import { parseArgs } from "node:util";
 import { openToolDatabase } from "./database.ts";
 import { type Environment, KeyService } from "../domain/keys.ts";
+import { AccountService, EMAIL_PATTERN, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN } from "../domain/accounts.ts";
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -13,6 +16,7 @@ const { positionals, values } = parseArgs({
     name: { type: "string" },
     account: { type: "string" },
     key: { type: "string" },
+    email: { type: "string" },
   },
 });
 
@@ -55,9 +59,26 @@ try {
       console.log(`revoked ${revoked.id}`);
       break;
     }
+    case "login": {
+      if (!values.account || !values.email) fail("--account and --email are required");
+      if (!EMAIL_PATTERN.test(values.email.trim())) fail("--email is not an email address");
+      let input = "";
+      for await (const chunk of process.stdin) input += String(chunk);
+      const password = input.replace(/\r?\n$/, "");
+      if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
+        fail(`the password (on standard input) has ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+      const accounts = new AccountService(db, config.DASHBOARD_SESSION_HOURS);
+      const account = await accounts.setLogin(values.account, values.email, password).catch((error: unknown) => {
+        if (error instanceof EmailTakenError) fail("another account signs in with this email");
+        throw error;
+      });
+      if (!account) fail(`no account ${values.account}`);
+      console.log(`${account.id} signs in to /dashboard as ${account.email}`);
+      break;
+    }
     default:
       fail(
-        "usage: keys create --env sandbox|production --name NAME [--account ID] | list --account ID | revoke --account ID --key ID",
+        "usage: keys create --env sandbox|production --name NAME [--account ID] | list --account ID | revoke --account ID --key ID | login --account ID --email EMAIL (password on stdin)",
       );
   }
 } finally {
