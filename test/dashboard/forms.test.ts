@@ -3,7 +3,7 @@
 // log and analytics, and hostile form input (answered 4xx, changing nothing).
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningApi, openStorage, startApi } from "../api/helpers.ts";
+import { type RunningApi, type Storage, openStorage, startApi } from "../api/helpers.ts";
 import { FormClient, shownSecret } from "./client.ts";
 import { LOGIN_ATTEMPTS_PER_EMAIL } from "../../api/src/http/dashboard/router.ts";
 import { LATENCY_BOUNDS_MS, RequestAnalytics, quantile } from "../../api/src/domain/analytics.ts";
@@ -12,12 +12,13 @@ const PASSWORD = "correct horse battery";
 let counter = 0;
 const email = () => `dev${++counter}-${Date.now()}@example.com`;
 
-describe("developer dashboard (HTTP)", () => {
+// Both storages: the sessions' and the analytics' SQL (arrays, partial unique index) must run on each.
+describe.each(["pglite", "postgres"] as Storage[])("developer dashboard (HTTP) on %s", (kind) => {
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
 
   beforeAll(async () => {
-    storage = await openStorage("pglite");
+    storage = await openStorage(kind);
     api = await startApi(storage.db, { ANALYTICS_FLUSH_MS: "600000" });
   });
   afterAll(async () => {
@@ -151,6 +152,14 @@ describe("developer dashboard (HTTP)", () => {
       });
       expect(replay.status).toBe(303);
       expect(replay.headers.get("location")).toBe("/dashboard/signin");
+    });
+
+    it("refuses an expired session, and the next sign-in sweeps it away", async () => {
+      const { client, address } = await signedUp();
+      await api.db.query("UPDATE dashboard_sessions SET expires_at = now() - interval '1 minute'");
+      expect((await client.get("/dashboard/keys")).status).toBe(303);
+      expect((await new FormClient(api.url).signIn(address, PASSWORD)).status).toBe(303);
+      expect(await api.db.query("SELECT 1 FROM dashboard_sessions WHERE expires_at <= now()")).toHaveLength(0);
     });
 
     it("changes the password: the current one is checked, other sessions end, the new one signs in", async () => {
@@ -483,56 +492,59 @@ describe("request analytics", () => {
     expect(quantile(new Array<number>(57).fill(0), 0.5)).toBeNull();
   });
 
-  it("adds up what two replicas flush for the same minute, trims the log per key and prunes past retention", async () => {
-    const storage = await openStorage("pglite");
-    try {
-      const db = storage.db;
-      await db.query("INSERT INTO accounts (id, name) VALUES ('acct_a', 'a')");
-      const options = { retentionDays: 1, logPerKey: 3, flushMs: 60_000 };
-      const one = new RequestAnalytics(db, options);
-      const two = new RequestAnalytics(db, options);
-      const at = new Date();
-      const sample = (status: number, latencyMs: number, n: number) => ({
-        apiKeyId: "key_a",
-        accountId: "acct_a",
-        method: "GET",
-        route: "/v1/supply",
-        status,
-        latencyMs,
-        requestId: `req_${n}`,
-        at,
-      });
-      one.record(sample(200, 1, 1));
-      one.record(sample(200, 2, 2));
-      two.record(sample(200, 100, 3));
-      two.record(sample(500, 5, 4));
-      await one.flush();
-      await two.flush();
-      const rows = await db.query<{ status: number; count: number }>(
-        "SELECT status, count FROM request_stats ORDER BY status",
-      );
-      expect(rows.map((r) => [Number(r.status), Number(r.count)])).toEqual([
-        [200, 3],
-        [500, 1],
-      ]);
-      const report = await one.report("acct_a", "24h");
-      expect(report.total.requests).toBe(4);
-      expect(report.total.errors).toBe(1);
-      expect(report.byRoute[0]!.label).toBe("GET /v1/supply");
-      expect(report.total.p99).toBeGreaterThanOrEqual(100);
-      // The log keeps the last three of the key.
-      const log = await one.requests("acct_a", { limit: 10 });
-      expect(log.map((e) => e.requestId)).toEqual(["req_4", "req_3", "req_2"]);
+  it.each(["pglite", "postgres"] as Storage[])(
+    "adds up what two replicas flush for the same minute, trims the log per key and prunes past retention (%s)",
+    async (kind) => {
+      const storage = await openStorage(kind);
+      try {
+        const db = storage.db;
+        await db.query("INSERT INTO accounts (id, name) VALUES ('acct_a', 'a')");
+        const options = { retentionDays: 1, logPerKey: 3, flushMs: 60_000 };
+        const one = new RequestAnalytics(db, options);
+        const two = new RequestAnalytics(db, options);
+        const at = new Date();
+        const sample = (status: number, latencyMs: number, n: number) => ({
+          apiKeyId: "key_a",
+          accountId: "acct_a",
+          method: "GET",
+          route: "/v1/supply",
+          status,
+          latencyMs,
+          requestId: `req_${n}`,
+          at,
+        });
+        one.record(sample(200, 1, 1));
+        one.record(sample(200, 2, 2));
+        two.record(sample(200, 100, 3));
+        two.record(sample(500, 5, 4));
+        await one.flush();
+        await two.flush();
+        const rows = await db.query<{ status: number; count: number }>(
+          "SELECT status, count FROM request_stats ORDER BY status",
+        );
+        expect(rows.map((r) => [Number(r.status), Number(r.count)])).toEqual([
+          [200, 3],
+          [500, 1],
+        ]);
+        const report = await one.report("acct_a", "24h");
+        expect(report.total.requests).toBe(4);
+        expect(report.total.errors).toBe(1);
+        expect(report.byRoute[0]!.label).toBe("GET /v1/supply");
+        expect(report.total.p99).toBeGreaterThanOrEqual(100);
+        // The log keeps the last three of the key.
+        const log = await one.requests("acct_a", { limit: 10 });
+        expect(log.map((e) => e.requestId)).toEqual(["req_4", "req_3", "req_2"]);
 
-      // Older than the retention: pruned.
-      const old = new Date(Date.now() - 2 * 86_400_000);
-      one.record({ ...sample(200, 1, 5), at: old });
-      await one.flush();
-      await one.prune();
-      expect(await db.query("SELECT 1 FROM request_stats WHERE minute < now() - interval '1 day'")).toHaveLength(0);
-      expect((await one.report("acct_a", "24h")).total.requests).toBe(4);
-    } finally {
-      await storage.close();
-    }
-  });
+        // Older than the retention: pruned.
+        const old = new Date(Date.now() - 2 * 86_400_000);
+        one.record({ ...sample(200, 1, 5), at: old });
+        await one.flush();
+        await one.prune();
+        expect(await db.query("SELECT 1 FROM request_stats WHERE minute < now() - interval '1 day'")).toHaveLength(0);
+        expect((await one.report("acct_a", "24h")).total.requests).toBe(4);
+      } finally {
+        await storage.close();
+      }
+    },
+  );
 });

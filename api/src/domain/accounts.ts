@@ -140,6 +140,8 @@ export class AccountService {
    */
   async startSession(accountId: string, replacing?: string): Promise<{ token: string; session: Session }> {
     if (replacing) await this.endSession(replacing);
+    // Sign-ins sweep expired sessions: the table holds about as many rows as there are live sign-ins.
+    await this.pruneSessions();
     const token = randomBytes(32).toString("base64url");
     const csrfToken = randomBytes(32).toString("base64url");
     const expiresAt = new Date(Date.now() + this.sessionHours * 3_600_000);
