@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningApi, type Storage, openStorage, startApi } from "../api/helpers.ts";
 import { FormClient, shownSecret } from "./client.ts";
 import { LOGIN_ATTEMPTS_PER_EMAIL } from "../../api/src/http/dashboard/router.ts";
-import { LATENCY_BOUNDS_MS, RequestAnalytics, quantile } from "../../api/src/domain/analytics.ts";
+import { LATENCY_BOUNDS_MS, MAX_PENDING_LOG, RequestAnalytics, quantile } from "../../api/src/domain/analytics.ts";
 
 const PASSWORD = "correct horse battery";
 let counter = 0;
@@ -490,6 +490,34 @@ describe("request analytics", () => {
     expect(quantile(buckets, 0.99)).toBeGreaterThanOrEqual(300);
     expect(quantile(buckets, 0.99)).toBeLessThan(300 * 1.25);
     expect(quantile(new Array<number>(57).fill(0), 0.5)).toBeNull();
+  });
+
+  it("holds at most MAX_PENDING_LOG log entries between flushes, the newest, and every request in the counts", async () => {
+    const storage = await openStorage("pglite");
+    try {
+      await storage.db.query("INSERT INTO accounts (id, name) VALUES ('acct_b', 'b')");
+      const analytics = new RequestAnalytics(storage.db, { retentionDays: 1, logPerKey: 100_000, flushMs: 60_000 });
+      const total = 2 * MAX_PENDING_LOG + 7;
+      for (let i = 0; i < total; i++)
+        analytics.record({
+          apiKeyId: "key_b",
+          accountId: "acct_b",
+          method: "GET",
+          route: "/v1/supply",
+          status: 200,
+          latencyMs: 1,
+          requestId: `req_${i}`,
+        });
+      await analytics.flush();
+      const [logged] = await storage.db.query<{ n: number; first: string }>(
+        "SELECT count(*)::int AS n, min(substr(request_id, 5)::int)::text AS first FROM request_log",
+      );
+      expect(Number(logged!.n)).toBe(MAX_PENDING_LOG);
+      expect(Number(logged!.first)).toBe(total - MAX_PENDING_LOG);
+      expect((await analytics.report("acct_b", "24h")).total.requests).toBe(total);
+    } finally {
+      await storage.close();
+    }
   });
 
   it.each(["pglite", "postgres"] as Storage[])(
