@@ -13,4 +13,13 @@ describe("units", () => {
     expect(formatZec(1n)).toBe("0.00000001");
     expect(formatPrice(50_25000000n)).toBe("50.25");
   });
+
+  it("refuses more decimals than the unit has instead of rounding", () => {
+    // viem's parseUnits rounds: 1.999999999 ZEC would become 2 ZEC, and a sub-wei ZSD amount one wei.
+    expect(() => parseZec("1.999999999")).toThrow(/at most 8 decimals/);
+    expect(() => parseZec("0.000000009")).toThrow(/at most 8 decimals/);
+    expect(() => parseZsd("1.0000000000000000005")).toThrow(/at most 18 decimals/);
+    expect(parseZec("1.50000000")).toBe(150_000_000n);
+    expect(parseZsd("0.000000000000000001")).toBe(1n);
+  });
 });

@@ -21,12 +21,25 @@ export function usdValueOfZat(zat: bigint, price: bigint): bigint {
   return zat * price * ZAT_PRICE_TO_USD18;
 }
 
+/**
+ * parseUnits rounds digits beyond `decimals` (1.999999999 ZEC → 2 ZEC): an
+ * amount that cannot be represented exactly is refused instead, so that no
+ * caller signs or sends a different amount than it was given.
+ */
+function parseExact(amount: string, decimals: number, unit: string): bigint {
+  const fraction = amount.split(".")[1] ?? "";
+  if (/[1-9]/.test(fraction.slice(decimals))) {
+    throw new RangeError(`${unit} amounts have at most ${decimals} decimals: ${amount}`);
+  }
+  return parseUnits(amount, decimals);
+}
+
 /** "100.5" ZSD → wei. */
-export const parseZsd = (amount: string): bigint => parseUnits(amount, ZSD_DECIMALS);
+export const parseZsd = (amount: string): bigint => parseExact(amount, ZSD_DECIMALS, "ZSD");
 /** wei → "100.5" ZSD (also for USD values with 18 decimals). */
 export const formatZsd = (wei: bigint): string => formatUnits(wei, ZSD_DECIMALS);
 /** "1.5" ZEC → zatoshi. */
-export const parseZec = (amount: string): bigint => parseUnits(amount, ZEC_DECIMALS);
+export const parseZec = (amount: string): bigint => parseExact(amount, ZEC_DECIMALS, "ZEC");
 /** zatoshi → "1.5" ZEC. */
 export const formatZec = (zat: bigint): string => formatUnits(zat, ZEC_DECIMALS);
 /** A ZEC/USD price with 8 decimals → "50.25". */
