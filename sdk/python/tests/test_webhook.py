@@ -53,6 +53,12 @@ class WebhookTest(unittest.TestCase):
         with self.assertRaises(zsd.WebhookVerificationError):
             self.hook.verify(PAYLOAD, changed)
 
+    def test_refuses_an_empty_secret(self) -> None:
+        # An empty HMAC key is one anyone can sign with: a secret read from an unset variable must not verify.
+        for empty in ("", "whsec_", b""):
+            with self.subTest(secret=empty), self.assertRaises(ValueError):
+                zsd.Webhook(empty)
+
     def test_refuses_timestamps_outside_five_minutes(self) -> None:
         self.assertEqual(self.hook.verify(PAYLOAD, self.signed(at=self.now - 290))["type"], "ping")
         for at in (self.now - 310, self.now + 310):

@@ -38,6 +38,9 @@ class Webhook:
                 self._key = base64.b64decode(encoded, validate=True)
             except (binascii.Error, ValueError) as e:
                 raise ValueError("A webhook secret is whsec_ followed by base64") from e
+        # An empty key is one anyone can sign with (a secret read from an unset variable, say).
+        if not self._key:
+            raise ValueError("The webhook secret is empty")
         self._now = now
 
     def verify(self, payload: Union[str, bytes], headers: Mapping[str, str]) -> Any:
