@@ -69,6 +69,18 @@ class RetryTest(ClientTestCase):
             self.server.received[0].headers["idempotency-key"], self.server.received[1].headers["idempotency-key"]
         )
 
+    def test_a_pending_mint_is_not_posted_again(self) -> None:
+        # The API's answer is "poll GET /v1/mints/{mintId} (do not post again)", as the JavaScript SDK does.
+        self.script(
+            Answer(504, problem(504, "mint_pending", mintId="mint_7"), {"Retry-After": "1"}),
+            Answer(202, {"status": "queued", "mintId": "mint_7"}),
+        )
+        with self.assertRaises(zsd.APIError) as raised:
+            self.client.mints.create(proof_id="prf_1", amount="1", recipient="0x" + "1" * 40)
+        self.assertEqual(raised.exception.code, "mint_pending")
+        self.assertEqual((raised.exception.problem or {}).get("mintId"), "mint_7")
+        self.assertEqual(len(self.server.received), 1)
+
     def test_other_409s_are_not_retried(self) -> None:
         self.script(Answer(409, problem(409, "proof_already_used", mintId="mint_9")))
         with self.assertRaises(zsd.ConflictError) as raised:
@@ -222,7 +234,9 @@ class RequestShapeTest(ClientTestCase):
     def test_to_wei_is_exact(self) -> None:
         self.assertEqual(zsd.to_wei("1.5"), 1_500_000_000_000_000_000)
         self.assertEqual(zsd.to_wei("0.000000000000000001"), 1)
-        for bad in ("0", "-1", "1.0000000000000000001", "abc"):
+        # 29 significant digits: beyond the default decimal context's 28, where a product is rounded.
+        self.assertEqual(zsd.to_wei("12345678901.123456789012345679"), 12345678901123456789012345679)
+        for bad in ("0", "-1", "1.0000000000000000001", "abc", "NaN", "Infinity", "sNaN", "1e999999"):
             with self.assertRaises(ValueError, msg=bad):
                 zsd.to_wei(bad)
 

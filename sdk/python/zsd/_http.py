@@ -21,6 +21,7 @@ VERSION = "0.1.0"
 
 # Statuses worth another attempt: the same request may well succeed later.
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+NOT_RETRIED = frozenset({"mint_pending"})
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,9 @@ class Requestor:
             attempt += 1
 
     def _should_retry(self, response: Response, error: ZsdError) -> bool:
+        # A mint queued but not yet confirmed: the API says to poll it, never to post it again.
+        if error.code in NOT_RETRIED:
+            return False
         if response.status == 409:
             return error.code == "idempotency_request_in_progress"
         return response.status in RETRYABLE_STATUSES

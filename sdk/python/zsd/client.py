@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_PREC, Context, Decimal, DecimalException, Inexact, InvalidOperation, Rounded
 from typing import Any, Callable, Dict, Mapping, Optional, TypedDict, Union, cast
 
 from . import _generated as t
@@ -241,7 +241,13 @@ def to_wei(amount: Union[str, int, Decimal]) -> int:
         value = Decimal(str(amount))
     except InvalidOperation:
         raise ValueError(f"Not a ZSD amount: {amount!r}") from None
-    wei = value * WEI_PER_ZSD
+    if not value.is_finite():
+        raise ValueError(f"Not a ZSD amount: {amount!r}")
+    # Shifting the exponent is exact, where multiplying rounds to the context's 28 significant digits.
+    try:
+        wei = value.scaleb(18, Context(prec=MAX_PREC, traps=[Inexact, Rounded]))
+    except DecimalException:
+        raise ValueError(f"Not a ZSD amount: {amount!r}") from None
     if wei != wei.to_integral_value() or wei <= 0:
         raise ValueError(f"A ZSD amount is positive with at most 18 decimals: {amount!r}")
     return int(wei)
