@@ -176,13 +176,19 @@ export class ComplianceService {
       if (!mint) throw domainErrors.notFound(`Mint ${subject.id}`);
       return { movable: mint.status === "queued", state: mint.status };
     }
-    const [request] = await tx.query<{ status: string; relay_status: string; payout_status: string | null }>(
-      `SELECT r.status, r.relay_status, p.status AS payout_status FROM redemption_requests r
-       LEFT JOIN payouts p ON p.redemption_id = r.redemption_id::numeric
-       WHERE r.id = $1 AND r.account_id = $2 FOR UPDATE OF r`,
+    const [locked] = await tx.query<{ status: string; relay_status: string; redemption_id: string | null }>(
+      "SELECT status, relay_status, redemption_id FROM redemption_requests WHERE id = $1 AND account_id = $2 FOR UPDATE",
       [subject.id, accountId],
     );
-    if (!request) throw domainErrors.notFound(`Redemption ${subject.id}`);
+    if (!locked) throw domainErrors.notFound(`Redemption ${subject.id}`);
+    // The payout is read after the lock, in a statement of its own: the payouts lock the request before
+    // they start a payment, and a join in the locking statement would show the payout as it was before.
+    const [payout] = locked.redemption_id
+      ? await tx.query<{ status: string }>("SELECT status FROM payouts WHERE redemption_id = $1::numeric", [
+          locked.redemption_id,
+        ])
+      : [];
+    const request = { ...locked, payout_status: payout?.status ?? null };
     // Before the burn is sent, or burned with its payout not yet started.
     const movable =
       (request.status === "requested" && request.relay_status === "queued") ||
@@ -213,8 +219,16 @@ export class ComplianceService {
       if (input.subject.type !== "mint" && input.subject.type !== "redemption") {
         throw domainErrors.invalid([{ field: "body.action", message: "only a mint or a redemption can be held" }]);
       }
-      const { movable, state } = await this.#holdable(tx, accountId, input.subject);
-      if (!movable) {
+      const holdable = await this.#holdable(tx, accountId, input.subject);
+      const { movable } = holdable;
+      let { state } = holdable;
+      // A rejection is final: a new hold (then released) would otherwise pay a redemption awaiting its refund.
+      const [previous] = await tx.query<{ state: HoldState }>(
+        "SELECT state FROM compliance_holds WHERE subject_type = $1 AND subject_id = $2",
+        [input.subject.type, input.subject.id],
+      );
+      if (previous?.state === "rejected") state = `${state}, rejected by compliance`;
+      if (!movable || previous?.state === "rejected") {
         throw new DomainError(
           "conflict",
           "not_holdable",

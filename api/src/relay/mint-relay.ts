@@ -163,12 +163,31 @@ export class MintRelay {
       return;
     }
     await this.sender.send(this.chain.minter, data, gas, (sent) =>
-      this.#set(
-        job.id,
-        { status: "submitted", ...sent, relayer: this.sender.address, attempts: job.attempts + 1 },
-        "queued",
-      ),
+      this.#recordSend(job.id, {
+        status: "submitted",
+        ...sent,
+        relayer: this.sender.address,
+        attempts: job.attempts + 1,
+      }),
     );
+  }
+
+  /**
+   * Records the signed mint unless the row moved on or a screener held it
+   * since the queue was read (the simulation leaves time for both): false and
+   * nothing is broadcast. The row is locked before the hold is read, in a
+   * statement of its own, as a hold locks it before it is written: one
+   * committed while we waited is seen.
+   */
+  async #recordSend(id: string, fields: Record<string, unknown>): Promise<boolean> {
+    if (!this.options.compliance) return this.#set(id, fields, "queued");
+    return this.db.transaction(async (tx) => {
+      const [queued] = await tx.query("SELECT 1 FROM mints WHERE id = $1 AND status = 'queued' FOR UPDATE", [id]);
+      if (!queued) return false;
+      const [free] = await tx.query<{ free: boolean }>(`SELECT ${notHeld("mint", "$1")} AS free`, [id]);
+      if (!free?.free) return false;
+      return updateRow(tx, "mints", id, fields, { column: "status", value: "queued" });
+    });
   }
 
   async #follow(job: JobRow): Promise<void> {

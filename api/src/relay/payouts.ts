@@ -279,7 +279,7 @@ export class Payouts {
       if (await this.#move(p, "refunding", { last_error: `${NOT_PAYABLE}${reason}` })) await this.#refund(p);
       return;
     }
-    if (!(await this.#move(p, "sending", { attempts: p.attempts + 1 }))) return;
+    if (!(await this.#claim(p))) return;
     let operationId: string;
     try {
       // The canonical (lower-case) form: the one the wallet is sure to read as we did.
@@ -307,6 +307,26 @@ export class Payouts {
       return;
     }
     await this.#follow(p);
+  }
+
+  /**
+   * Moves a payout to "sending" unless a screener held it since this pass read
+   * it (reading the chain leaves time for that). Its redemption request is
+   * locked first, as a hold locks it before it reads the payout: a hold
+   * committed while we waited is seen by the next statement, and a hold
+   * after us finds the payout no longer pending.
+   */
+  async #claim(p: PayoutRow): Promise<boolean> {
+    if (!this.options.compliance) return this.#move(p, "sending", { attempts: p.attempts + 1 });
+    return this.db.transaction(async (tx) => {
+      await tx.query("SELECT 1 FROM redemption_requests WHERE redemption_id = $1 FOR UPDATE", [p.redemption_id]);
+      const [held] = await tx.query(
+        `SELECT 1 FROM payouts WHERE redemption_id = $1 AND ${holdIn("'awaiting_verdict', 'held', 'rejected'")}`,
+        [p.redemption_id],
+      );
+      if (held) return false;
+      return this.#move(p, "sending", { attempts: p.attempts + 1 }, tx);
+    });
   }
 
   async #follow(p: PayoutRow): Promise<void> {

@@ -120,8 +120,29 @@ export class RedemptionRelay {
       return;
     }
     await this.sender.send(this.chain.redemptions, data, gas, (sent) =>
-      this.#set(r.id, { relay_status: "submitted", ...sent, attempts: r.attempts + 1 }, "queued"),
+      this.#recordSend(r.id, { relay_status: "submitted", ...sent, attempts: r.attempts + 1 }),
     );
+  }
+
+  /**
+   * Records the signed burn unless the row moved on or a screener held it
+   * since the queue was read (the simulation leaves time for both): false and
+   * nothing is broadcast. The row is locked before the hold is read, in a
+   * statement of its own, as a hold locks it before it is written: one
+   * committed while we waited is seen.
+   */
+  async #recordSend(id: string, fields: Record<string, unknown>): Promise<boolean> {
+    if (!this.options.compliance) return this.#set(id, fields, "queued");
+    return this.db.transaction(async (tx) => {
+      const [queued] = await tx.query(
+        "SELECT 1 FROM redemption_requests WHERE id = $1 AND relay_status = 'queued' FOR UPDATE",
+        [id],
+      );
+      if (!queued) return false;
+      const [free] = await tx.query<{ free: boolean }>(`SELECT ${notHeld("redemption", "$1")} AS free`, [id]);
+      if (!free?.free) return false;
+      return updateRow(tx, "redemption_requests", id, fields, { column: "relay_status", value: "queued" });
+    });
   }
 
   async #fail(r: RedemptionRow, failure: Failure): Promise<void> {

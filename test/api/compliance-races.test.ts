@@ -1,0 +1,219 @@
+// A screener acting while the relay or the payouts are between reading a row
+// and moving it: the hold must win over a send or a payment that has not yet
+// been recorded, and a rejection is final. The chain, the sender and the
+// wallet are stand-ins whose calls let the screener act at the worst moment.
+import { afterEach, describe, expect, it } from "vitest";
+import type { Chain } from "../../api/src/adapters/chain.ts";
+import type { Attestor } from "../../api/src/adapters/custody/attestor.ts";
+import type { Custody } from "../../api/src/adapters/custody/index.ts";
+import type { Database } from "../../api/src/adapters/db/index.ts";
+import { ComplianceService } from "../../api/src/domain/compliance.ts";
+import { DomainError } from "../../api/src/domain/errors.ts";
+import { Payouts } from "../../api/src/relay/payouts.ts";
+import { RedemptionRelay } from "../../api/src/relay/redemption-relay.ts";
+import type { TransactionSender } from "../../api/src/relay/sender.ts";
+import { MintRelay } from "../../api/src/relay/mint-relay.ts";
+import { type Storage, openStorage } from "./helpers.ts";
+
+const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+const OWNER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const REDEMPTIONS = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
+
+async function setUp(kind: Storage) {
+  const storage = await openStorage(kind);
+  close = storage.close;
+  const db: Database = storage.db;
+  await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
+  await db.query(
+    `INSERT INTO agents (id, account_id, environment, name, role, webhook_url, events, secret)
+     VALUES ('agt_1', 'acct_1', 'sandbox', 'screener', 'screener', 'https://example.com/hook', '{}', 'whsec_x')`,
+  );
+  const compliance = new ComplianceService(db, {
+    environment: "sandbox",
+    screening: "off",
+    verdictTimeoutMs: 60_000,
+    defaultVerdict: "REJECTED",
+  });
+  const hold = (type: "mint" | "redemption", id: string) =>
+    compliance.raise("acct_1", "agt_1", {
+      subject: { type, id },
+      severity: "severe",
+      category: "sanctions",
+      reason: "a list entry",
+      action: "hold",
+    });
+  return { db, compliance, hold };
+}
+
+async function redemptionRequest(
+  db: Database,
+  id: string,
+  fields: { status: string; relayStatus: string; redemptionId?: string },
+) {
+  await db.query(
+    `INSERT INTO redemption_requests (id, account_id, status, relay_status, owner, amount, withdraw_address, deadline,
+       signature, redemption_id)
+     VALUES ($1, 'acct_1', $2, $3, $4, '1000000000000000000', $5, '99999999999', $6, $7)`,
+    [
+      id,
+      fields.status,
+      fields.relayStatus,
+      OWNER,
+      WITHDRAW,
+      JSON.stringify({ v: 27, r: `0x${"11".repeat(32)}`, s: `0x${"22".repeat(32)}` }),
+      fields.redemptionId ?? null,
+    ],
+  );
+}
+
+async function payout(db: Database, redemptionId: string) {
+  await db.query(
+    `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, request_tx_hash, status)
+     VALUES ($1, $2, '1000000000000000000', '100000', $3, '0xabc', 'pending')`,
+    [redemptionId, OWNER, WITHDRAW],
+  );
+}
+
+describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and the payouts on %s", (kind) => {
+  it("keeps a mint a screener holds while the relay simulates it from being sent", async () => {
+    const { db, compliance, hold } = await setUp(kind);
+    await db.query(
+      `INSERT INTO proofs (id, account_id, proof_hash, status, root, nullifier_hash, collateral_floor_zat, binding_hash,
+         mint_amount, recipient, relayer, fee, proof, mint_id)
+       VALUES ('prf_1', 'acct_1', 'h1', 'consumed', '1', '2', '3', 'b', '1000000000000000000', $1, '', '0', $2, 'mnt_1')`,
+      [
+        OWNER,
+        JSON.stringify({
+          pi_a: ["1", "2"],
+          pi_b: [
+            ["1", "2"],
+            ["3", "4"],
+          ],
+          pi_c: ["5", "6"],
+        }),
+      ],
+    );
+    await db.query(
+      `INSERT INTO mints (id, account_id, proof_id, status, amount, recipient)
+       VALUES ('mnt_1', 'acct_1', 'prf_1', 'queued', '1000000000000000000', $1)`,
+      [OWNER],
+    );
+    const chain = {
+      minter: REDEMPTIONS,
+      isSpent: async () => false,
+      client: {
+        estimateGas: async () => {
+          await hold("mint", "mnt_1");
+          return 100_000n;
+        },
+      },
+    } as unknown as Chain;
+    const recorded: boolean[] = [];
+    const sender = {
+      address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+      send: async (_to: unknown, _data: unknown, _gas: unknown, record: (sent: unknown) => Promise<boolean>) => {
+        recorded.push(await record({ tx_hash: "0x01", raw_tx: "0x02", nonce: 0, submitted_at: new Date() }));
+      },
+    } as unknown as TransactionSender;
+
+    await new MintRelay(db, chain, sender, { confirmations: 1, maxAttempts: 3, compliance }).pass();
+
+    expect(recorded).toEqual([false]);
+    const [row] = await db.query<{ status: string; tx_hash: string | null }>(
+      "SELECT status, tx_hash FROM mints WHERE id = 'mnt_1'",
+    );
+    expect(row).toEqual({ status: "queued", tx_hash: null });
+  });
+
+  it("keeps a redemption a screener holds while the relay simulates it from being sent", async () => {
+    const { db, compliance, hold } = await setUp(kind);
+    await redemptionRequest(db, "red_1", { status: "requested", relayStatus: "queued" });
+    const chain = {
+      redemptions: REDEMPTIONS,
+      client: {
+        // The screener's hold lands between the relay's read of the queue and its send.
+        estimateGas: async () => {
+          await hold("redemption", "red_1");
+          return 100_000n;
+        },
+      },
+    } as unknown as Chain;
+    const recorded: boolean[] = [];
+    const sender = {
+      address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+      send: async (_to: unknown, _data: unknown, _gas: unknown, record: (sent: unknown) => Promise<boolean>) => {
+        recorded.push(await record({ tx_hash: "0x01", raw_tx: "0x02", nonce: 0, submitted_at: new Date() }));
+      },
+    } as unknown as TransactionSender;
+
+    await new RedemptionRelay(db, chain, sender, { maxAttempts: 3, compliance }).pass();
+
+    // false: nothing is broadcast.
+    expect(recorded).toEqual([false]);
+    const [row] = await db.query<{ relay_status: string; tx_hash: string | null }>(
+      "SELECT relay_status, tx_hash FROM redemption_requests WHERE id = 'red_1'",
+    );
+    expect(row).toEqual({ relay_status: "queued", tx_hash: null });
+  });
+
+  it("does not pay a burned redemption a screener holds while the payouts read the chain", async () => {
+    const { db, compliance, hold } = await setUp(kind);
+    await redemptionRequest(db, "red_2", { status: "burned", relayStatus: "done", redemptionId: "7" });
+    await payout(db, "7");
+    const chain = {
+      redemptions: REDEMPTIONS,
+      client: {
+        getBlockNumber: async () => {
+          throw new Error("no discovery in this test");
+        },
+        readContract: async () => {
+          await hold("redemption", "red_2");
+          return { status: 1, owner: OWNER, amount: 10n ** 18n, zatDue: 100_000n };
+        },
+      },
+    } as unknown as Chain;
+    const sends: unknown[] = [];
+    const custody = {
+      send: async (payment: unknown) => {
+        sends.push(payment);
+        return "opid-1";
+      },
+    } as unknown as Custody;
+    const payouts = new Payouts(db, chain, custody, {} as Attestor, {
+      network: "testnet",
+      confirmations: 1,
+      maxAttempts: 3,
+      retryMs: 1,
+      compliance,
+    });
+
+    await payouts.tick();
+
+    expect(sends).toEqual([]);
+    const [row] = await db.query<{ status: string }>("SELECT status FROM payouts WHERE redemption_id = 7");
+    expect(row!.status).toBe("pending");
+  });
+
+  it("does not let a new hold (and its release) undo a rejection waiting for its refund", async () => {
+    const { db, compliance, hold } = await setUp(kind);
+    await redemptionRequest(db, "red_3", { status: "burned", relayStatus: "done", redemptionId: "8" });
+    await payout(db, "8");
+    const first = await hold("redemption", "red_3");
+    await compliance.reject("acct_1", "agt_1", first.alertId, "sanctions_match");
+
+    const again = await hold("redemption", "red_3").catch((error: unknown) => error);
+
+    expect(again).toBeInstanceOf(DomainError);
+    expect((again as DomainError).code).toBe("not_holdable");
+    const [state] = await db.query<{ state: string }>(
+      "SELECT state FROM compliance_holds WHERE subject_type = 'redemption' AND subject_id = 'red_3'",
+    );
+    expect(state!.state).toBe("rejected");
+  });
+});
