@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import traceback
 import unittest
 from pathlib import Path
 from typing import Dict
@@ -22,12 +23,13 @@ if (args.includes("--fail-json")) {
   console.error(JSON.stringify({ error: "no deposit of this note", code: "deposit_not_found", requestId: null }));
   process.exit(1);
 }
-if (args[0] === "note") {
+if (args.includes("--hang")) setInterval(() => {}, 1000);
+else if (args[0] === "note") {
   console.log(JSON.stringify({ note: "zsdnote1abc", noteCommitment: "123" }));
   process.exit(0);
 }
 const value = (name) => args[args.indexOf(name) + 1];
-console.log(JSON.stringify({
+if (!args.includes("--hang")) console.log(JSON.stringify({
   proof: { pi_a: ["1"], pi_b: [["2"]], pi_c: ["3"], protocol: "groth16", curve: "bn128" },
   publicSignals: ["1", "2", "3", "4"],
   mintAmount: value("--amount"),
@@ -114,6 +116,17 @@ class ProverTest(unittest.TestCase):
             self.client.mint(note="zsdnote1x", amount="1", recipient=RECIPIENT, floor="--fail-json")
         self.assertEqual(raised.exception.code, "deposit_not_found")
         self.assertIn("no deposit of this note", str(raised.exception))
+
+    def test_a_timed_out_prover_does_not_carry_the_note(self) -> None:
+        # subprocess.TimeoutExpired names the whole command line, the note included; a logged
+        # traceback prints the cause of the error with it.
+        self.client.prover_timeout = 1
+        with self.assertRaises(zsd.ProverError) as raised:
+            self.client.mint(note="zsdnote1secret", amount="1", recipient=RECIPIENT, floor="--hang")
+        error = raised.exception
+        shown = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        self.assertIn("did not finish within", shown)
+        self.assertNotIn("zsdnote1secret", shown)
 
     def test_says_clearly_when_node_is_missing(self) -> None:
         with tempfile.TemporaryDirectory() as empty:

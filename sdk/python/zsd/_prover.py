@@ -83,8 +83,9 @@ def run_cli(
             timeout=timeout,
             check=False,
         )
-    except subprocess.TimeoutExpired as e:
-        raise ProverError(f"`zsd {arguments[0]}` did not finish within {timeout:.0f} s") from e
+    except subprocess.TimeoutExpired:
+        # Not chained: TimeoutExpired names the command line, which holds the note.
+        raise ProverError(f"`zsd {arguments[0]}` did not finish within {timeout:.0f} s") from None
     except OSError as e:
         raise NodeNotFoundError(f"Could not run {node}: {e}") from e
     if done.returncode != 0:
