@@ -30,6 +30,31 @@ describe("notes library", () => {
     expect(() => decodeNote(`zsdnote1${"0".repeat(128)}`)).toThrow(/secret must be/);
   });
 
+  it("never repeats the note it refuses in its error (a one-character typo is nearly the secret)", () => {
+    const encoded = encodeNote(createNote());
+    const body = encoded.slice("zsdnote1".length);
+    const typo = encoded.slice(0, 20) + (encoded[20] === "q" ? "p" : "q") + encoded.slice(21);
+    const mixed = encoded.slice(0, 30).toUpperCase() + encoded.slice(30);
+    for (const given of [
+      typo,
+      `${encoded}q`,
+      mixed,
+      encoded.slice(0, -1),
+      `${encoded.slice(0, 60)}b${encoded.slice(61)}`,
+    ]) {
+      let message = "";
+      try {
+        decodeNote(given);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/not a zsd note/);
+      // Any 12 characters of the note's data part would narrow the secret down.
+      for (let i = 0; i + 12 <= body.length; i += 6) expect(message).not.toContain(body.slice(i, i + 12));
+      expect(message.toLowerCase()).not.toContain(body.slice(40, 52));
+    }
+  });
+
   it("makes fresh secrets and distinct commitments, leaves and nullifiers", () => {
     const [a, b] = [createNote(), createNote()];
     expect(a.secret).not.toBe(b.secret);

@@ -81,7 +81,17 @@ export function decodeNote(encoded: string): Note {
     try {
       decoded = bech32m.decode(text as `${string}1${string}`, NOTE_LIMIT);
     } catch (error) {
-      throw new SyntaxError(`not a zsd note (${(error as Error).message}): expected zsdnote1… with a valid checksum`);
+      // The library's messages quote the whole string ("Invalid checksum for zsdnote1…"): a mistyped
+      // note is the secret but for a character, and this message reaches logs and stderr.
+      const message = (error as Error).message;
+      const reason = /checksum/i.test(message)
+        ? "the checksum does not match: a character is wrong, missing or extra"
+        : /mixed-case/i.test(message)
+          ? "upper and lower case mixed"
+          : /^Unknown character .$/.test(message)
+            ? message
+            : "not bech32m";
+      throw new SyntaxError(`not a zsd note (${reason}): expected zsdnote1… with a valid checksum`);
     }
     if (decoded.prefix !== NOTE_HRP) throw new SyntaxError(`not a zsd note: prefix ${decoded.prefix}, not zsdnote`);
     bytes = Uint8Array.from(bech32m.fromWords(decoded.words));
