@@ -3,6 +3,7 @@
 // across its retries, and errors mapped to classes by status and code.
 import { type IncomingMessage, type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { inspect } from "node:util";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   APIConnectionError,
@@ -176,6 +177,14 @@ describe("the JS client over HTTP", () => {
     expect(error).toBeInstanceOf(APIConnectionError);
     expect((error as APIConnectionError).code).toBe("connection_error");
     expect(Date.now() - started).toBeGreaterThanOrEqual(20);
+  });
+
+  it("keeps the key out of a logged or serialised client", () => {
+    const key = `sk_test_${"K".repeat(48)}`;
+    const zsd = new Zsd(key, { baseUrl });
+    expect(inspect(zsd, { depth: Infinity, showHidden: true })).not.toContain(key);
+    expect(inspect(zsd.mints, { depth: Infinity })).not.toContain(key);
+    expect(JSON.stringify(zsd)).not.toContain(key);
   });
 
   it("needs a key, and a base address for a production key", () => {

@@ -28,24 +28,29 @@ export interface RequestOptions {
 const NOT_RETRIED = new Set(["mint_pending"]);
 
 export class HttpClient {
-  constructor(private readonly options: HttpOptions) {}
+  // A # field, not a TypeScript private one: console.log and JSON.stringify of a client never show the key.
+  readonly #options: HttpOptions;
+
+  constructor(options: HttpOptions) {
+    this.#options = options;
+  }
 
   get baseUrl(): string {
-    return this.options.baseUrl;
+    return this.#options.baseUrl;
   }
 
   /** The fetch every request goes through (the circuit's files too). */
   get fetch(): typeof fetch {
-    return this.options.fetch ?? fetch;
+    return this.#options.fetch ?? fetch;
   }
 
   async request<T>(method: "GET" | "POST" | "DELETE", path: string, options: RequestOptions = {}): Promise<T> {
-    const url = new URL(path.replace(/^\//, ""), this.options.baseUrl.replace(/\/?$/, "/"));
+    const url = new URL(path.replace(/^\//, ""), this.#options.baseUrl.replace(/\/?$/, "/"));
     for (const [name, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
     const headers: Record<string, string> = {
-      authorization: `Bearer ${this.options.apiKey}`,
+      authorization: `Bearer ${this.#options.apiKey}`,
       accept: "application/json",
     };
     if (options.body !== undefined) headers["content-type"] = "application/json";
@@ -60,7 +65,7 @@ export class HttpClient {
           method,
           headers,
           body,
-          signal: AbortSignal.timeout(this.options.timeout),
+          signal: AbortSignal.timeout(this.#options.timeout),
         });
         const text = await response.text();
         if (response.ok) return (text ? JSON.parse(text) : undefined) as T;
@@ -71,15 +76,15 @@ export class HttpClient {
           code: "connection_error",
         });
       }
-      if (attempt >= this.options.maxNetworkRetries || !retryable(error)) throw error;
+      if (attempt >= this.#options.maxNetworkRetries || !retryable(error)) throw error;
       await sleep(this.#delay(attempt, retryAfter));
     }
   }
 
   /** Full jitter over an exponential step; a server's Retry-After is a floor. */
   #delay(attempt: number, retryAfter: number | undefined): number {
-    const initial = this.options.initialRetryDelay ?? 500;
-    const max = this.options.maxRetryDelay ?? 8_000;
+    const initial = this.#options.initialRetryDelay ?? 500;
+    const max = this.#options.maxRetryDelay ?? 8_000;
     const step = Math.min(max, initial * 2 ** attempt);
     const jittered = step / 2 + Math.random() * (step / 2);
     return Math.max(jittered, (retryAfter ?? 0) * 1000);
