@@ -222,6 +222,11 @@ class RequestShapeTest(ClientTestCase):
         self.assertEqual(second.path, "/v1/proofs/prf_1%2F..%2Fkeys")
         self.assertEqual(third.path, "/v1/agents/alerts?status=open&limit=5")
 
+    def test_the_key_is_not_in_the_requestors_repr(self) -> None:
+        # A dataclass repr lists every field; a logged requestor (or a debugger's locals) would show the key.
+        self.assertNotIn("sk_test_unit", repr(self.client.requestor))
+        self.assertIn(self.server.url, repr(self.client.requestor))
+
     def test_base_url_follows_from_the_key(self) -> None:
         self.assertEqual(zsd.Client("sk_test_x").base_url, "http://127.0.0.1:3000")
         self.assertEqual(zsd.Client("sk_test_x", "https://api.example/v1/").base_url, "https://api.example")

@@ -38,7 +38,8 @@ class Response:
 class Requestor:
     """Sends requests to one API with one key; ``sleep`` and ``random`` are replaceable for tests."""
 
-    api_key: str
+    # Out of the dataclass repr: a logged requestor must not print the key.
+    api_key: str = field(repr=False)
     base_url: str
     timeout: float = 30.0
     max_network_retries: int = 2
