@@ -216,4 +216,50 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
     );
     expect(state!.state).toBe("rejected");
   });
+
+  it("refunds a rejected redemption as compliance_rejected even after a refund attempt failed midway", async () => {
+    const { db, compliance, hold } = await setUp(kind);
+    await redemptionRequest(db, "red_4", { status: "burned", relayStatus: "done", redemptionId: "9" });
+    await payout(db, "9");
+    const alert = await hold("redemption", "red_4");
+    await compliance.reject("acct_1", "agt_1", alert.alertId, "sanctions_match");
+    const chain = {
+      redemptions: REDEMPTIONS,
+      client: {
+        getBlockNumber: async () => {
+          throw new Error("no discovery in this test");
+        },
+      },
+    } as unknown as Chain;
+    const reasons: string[] = [];
+    const attestor = {
+      failRedemption: async (_id: bigint, reason: string) => {
+        reasons.push(reason);
+        // The first refund meets a node that does not answer; the next pass tries again.
+        if (reasons.length === 1) throw new Error("fetch failed");
+        return { txHash: "0xfeed" };
+      },
+    } as unknown as Attestor;
+    const payouts = new Payouts(db, chain, {} as Custody, attestor, {
+      network: "testnet",
+      confirmations: 1,
+      maxAttempts: 3,
+      retryMs: 1,
+      compliance,
+    });
+
+    await payouts.tick();
+    await payouts.tick();
+
+    expect(reasons).toEqual(["compliance_rejected", "compliance_rejected"]);
+    const [row] = await db.query<{ status: string }>("SELECT status FROM payouts WHERE redemption_id = 9");
+    expect(row!.status).toBe("refunded");
+    const [event] = await db.query<{ payload: string }>(
+      "SELECT payload FROM webhook_events WHERE type = 'redemption.failed' ORDER BY created_at DESC LIMIT 1",
+    );
+    expect(JSON.parse(event!.payload).data).toMatchObject({
+      redemptionId: "red_4",
+      failureCode: "compliance_rejected",
+    });
+  });
 });

@@ -134,10 +134,12 @@ export class Payouts {
     try {
       await step();
     } catch (error) {
-      await this.db.query("UPDATE payouts SET last_error = $2, updated_at = now() WHERE redemption_id = $1", [
-        p.redemption_id,
-        String((error as Error).message).slice(0, 500),
-      ]);
+      // A refunding row's last_error says why it is refunded (refundReason reads it for the on-chain reason
+      // and the event): a step's trouble goes to onError only, or a retried refund would say "payout_failed".
+      await this.db.query(
+        "UPDATE payouts SET last_error = $2, updated_at = now() WHERE redemption_id = $1 AND status <> 'refunding'",
+        [p.redemption_id, String((error as Error).message).slice(0, 500)],
+      );
       this.options.onError?.(error);
     }
   }
