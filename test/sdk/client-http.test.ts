@@ -121,6 +121,20 @@ describe("the JS client over HTTP", () => {
     expect(seen).toHaveLength(3);
   });
 
+  it("does not sleep through a Retry-After longer than a minute: it throws the RateLimitError at once", async () => {
+    // As the Python SDK's max_retry_after: an hour's Retry-After would otherwise hang the call for an hour.
+    replies = [problem(429, "rate_limited"), { status: 200, body: { object: "supply" } }];
+    replies[0]!.headers = { ...replies[0]!.headers, "retry-after": "3600" };
+    const started = Date.now();
+    const error = await client()
+      .ledger.supply()
+      .catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect((error as RateLimitError).retryAfter).toBe(3600);
+    expect(seen).toHaveLength(1);
+  }, 10_000);
+
   it("backs off exponentially with jitter between retries", async () => {
     replies = [problem(500, "internal_error"), problem(502, "bad_gateway"), problem(503, "upstream_unavailable")];
     const zsd = new Zsd("sk_test_abc", { baseUrl, initialRetryDelay: 100, maxRetryDelay: 1_000, maxNetworkRetries: 3 });

@@ -14,6 +14,8 @@ export interface HttpOptions {
   /** First back-off step, in milliseconds (doubles each retry, at most maxRetryDelay). */
   initialRetryDelay?: number;
   maxRetryDelay?: number;
+  /** A Retry-After longer than this (milliseconds, default 60 s) is not waited for: the error is thrown. */
+  maxRetryAfter?: number;
   fetch?: typeof fetch;
 }
 
@@ -77,6 +79,8 @@ export class HttpClient {
         });
       }
       if (attempt >= this.#options.maxNetworkRetries || !retryable(error)) throw error;
+      // The caller decides whether to wait that long; a silent hour-long sleep looks like a hang.
+      if (retryAfter !== undefined && retryAfter * 1000 > (this.#options.maxRetryAfter ?? 60_000)) throw error;
       await sleep(this.#delay(attempt, retryAfter));
     }
   }

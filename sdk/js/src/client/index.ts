@@ -36,6 +36,8 @@ export interface ZsdOptions {
   /** For tests: the first back-off step and its cap, in milliseconds. */
   initialRetryDelay?: number;
   maxRetryDelay?: number;
+  /** A 429 or 503 asking to wait longer than this (milliseconds, default 60 s) throws at once instead. */
+  maxRetryAfter?: number;
   /** The fetch to send requests with (a proxy's, or a recorder in tests). */
   fetch?: typeof fetch;
 }
@@ -97,6 +99,7 @@ export class Zsd {
       maxNetworkRetries: options.maxNetworkRetries ?? 2,
       initialRetryDelay: options.initialRetryDelay,
       maxRetryDelay: options.maxRetryDelay,
+      maxRetryAfter: options.maxRetryAfter,
       fetch: options.fetch,
     } satisfies HttpOptions);
     this.relay = new RelayResource(http);
