@@ -102,7 +102,8 @@ export class AccountService {
 
   /**
    * Gives an existing account (one the CLI made) a login, so that its owner
-   * sees its keys on the dashboard.
+   * sees its keys on the dashboard; for an account that has one, replaces it
+   * and signs the account out everywhere.
    */
   async setLogin(accountId: string, email: string, password: string): Promise<Account | undefined> {
     const address = normaliseEmail(email);
@@ -112,7 +113,10 @@ export class AccountService {
         "UPDATE accounts SET email = $2, password_hash = $3 WHERE id = $1 RETURNING *",
         [accountId, address, hash],
       );
-      return rows[0] ? toAccount(rows[0]) : undefined;
+      if (!rows[0]) return undefined;
+      // Run again, this is a password reset: sessions signed in with the old password end with it.
+      await this.db.query("DELETE FROM dashboard_sessions WHERE account_id = $1", [accountId]);
+      return toAccount(rows[0]);
     } catch (error) {
       if ((error as { code?: string }).code === "23505") throw new EmailTakenError(address);
       throw error;
