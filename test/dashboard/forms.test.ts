@@ -183,6 +183,23 @@ describe.each(["pglite", "postgres"] as Storage[])("developer dashboard (HTTP) o
       expect((await new FormClient(api.url).signIn(address, PASSWORD)).status).toBe(401);
       expect((await new FormClient(api.url).signIn(address, "a brand new passphrase")).status).toBe(303);
     });
+    it("counts wrong current passwords against the sign-in budget: a session cannot guess the password freely", async () => {
+      // A stolen session would otherwise learn the password (reused elsewhere, perhaps) at scrypt speed.
+      const { client } = await signedUp();
+      for (let i = 0; i < LOGIN_ATTEMPTS_PER_EMAIL; i++) {
+        const wrong = await client.submit("/dashboard/account", "/dashboard/account/password", {
+          current: `guess number ${i}`,
+          next: "a brand new passphrase",
+        });
+        expect(wrong.status).toBe(400);
+      }
+      const limited = await client.submit("/dashboard/account", "/dashboard/account/password", {
+        current: PASSWORD,
+        next: "a brand new passphrase",
+      });
+      expect(limited.status).toBe(429);
+      expect(limited.html).toContain("Too many attempts");
+    });
   });
 
   describe("CSRF and session fixation", () => {

@@ -368,6 +368,17 @@ export function dashboardRouter(deps: DashboardDependencies): Router {
           .send(
             views.accountPage({ ...ctx, errors: [`A password has ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`] }),
           );
+      // The sign-in budget of the account's email: a stolen session must not guess the password faster than sign-in.
+      try {
+        await emailLimiter.consume(`email:${session.account.email ?? session.account.id}`);
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        res.setHeader("Retry-After", String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
+        return res
+          .status(429)
+          .type("html")
+          .send(views.accountPage({ ...ctx, errors: ["Too many attempts; wait a few minutes and try again."] }));
+      }
       if (!(await accounts.changePassword(session.account.id, current, next)))
         return res
           .status(400)
