@@ -72,6 +72,32 @@ async function redemptionRequest(
   );
 }
 
+async function queuedMint(db: Database, mintId: string, proofId: string) {
+  await db.query(
+    `INSERT INTO proofs (id, account_id, proof_hash, status, root, nullifier_hash, collateral_floor_zat, binding_hash,
+       mint_amount, recipient, relayer, fee, proof, mint_id)
+     VALUES ($1, 'acct_1', $1, 'consumed', '1', '2', '3', 'b', '1000000000000000000', $2, '', '0', $3, $4)`,
+    [
+      proofId,
+      OWNER,
+      JSON.stringify({
+        pi_a: ["1", "2"],
+        pi_b: [
+          ["1", "2"],
+          ["3", "4"],
+        ],
+        pi_c: ["5", "6"],
+      }),
+      mintId,
+    ],
+  );
+  await db.query(
+    `INSERT INTO mints (id, account_id, proof_id, status, amount, recipient)
+     VALUES ($1, 'acct_1', $2, 'queued', '1000000000000000000', $3)`,
+    [mintId, proofId, OWNER],
+  );
+}
+
 async function payout(db: Database, redemptionId: string) {
   await db.query(
     `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, request_tx_hash, status)
@@ -83,27 +109,7 @@ async function payout(db: Database, redemptionId: string) {
 describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and the payouts on %s", (kind) => {
   it("keeps a mint a screener holds while the relay simulates it from being sent", async () => {
     const { db, compliance, hold } = await setUp(kind);
-    await db.query(
-      `INSERT INTO proofs (id, account_id, proof_hash, status, root, nullifier_hash, collateral_floor_zat, binding_hash,
-         mint_amount, recipient, relayer, fee, proof, mint_id)
-       VALUES ('prf_1', 'acct_1', 'h1', 'consumed', '1', '2', '3', 'b', '1000000000000000000', $1, '', '0', $2, 'mnt_1')`,
-      [
-        OWNER,
-        JSON.stringify({
-          pi_a: ["1", "2"],
-          pi_b: [
-            ["1", "2"],
-            ["3", "4"],
-          ],
-          pi_c: ["5", "6"],
-        }),
-      ],
-    );
-    await db.query(
-      `INSERT INTO mints (id, account_id, proof_id, status, amount, recipient)
-       VALUES ('mnt_1', 'acct_1', 'prf_1', 'queued', '1000000000000000000', $1)`,
-      [OWNER],
-    );
+    await queuedMint(db, "mnt_1", "prf_1");
     const chain = {
       minter: REDEMPTIONS,
       isSpent: async () => false,
@@ -261,5 +267,126 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
       redemptionId: "red_4",
       failureCode: "compliance_rejected",
     });
+  });
+});
+
+describe("a hold and a worker in two connections to PostgreSQL", () => {
+  it("does not pay a redemption whose hold commits while the payouts wait to start it", async () => {
+    const { db, compliance } = await setUp("postgres");
+    await redemptionRequest(db, "red_5", { status: "burned", relayStatus: "done", redemptionId: "10" });
+    await payout(db, "10");
+    const chain = {
+      redemptions: REDEMPTIONS,
+      client: {
+        getBlockNumber: async () => {
+          throw new Error("no discovery in this test");
+        },
+        readContract: async () => ({ status: 1, owner: OWNER, amount: 10n ** 18n, zatDue: 100_000n }),
+      },
+    } as unknown as Chain;
+    const sends: unknown[] = [];
+    const custody = {
+      send: async (payment: unknown) => {
+        sends.push(payment);
+        return "opid-1";
+      },
+    } as unknown as Custody;
+    const payouts = new Payouts(db, chain, custody, {} as Attestor, {
+      network: "testnet",
+      confirmations: 1,
+      maxAttempts: 3,
+      retryMs: 1,
+      compliance,
+    });
+    // A hold's transaction as the service writes one (the request locked, then the hold), left open.
+    let placed!: () => void;
+    let commit!: () => void;
+    const isPlaced = new Promise<void>((resolve) => (placed = resolve));
+    const committed = new Promise<void>((resolve) => (commit = resolve));
+    const holding = db.transaction(async (tx) => {
+      await tx.query("SELECT 1 FROM redemption_requests WHERE id = 'red_5' FOR UPDATE");
+      await tx.query(
+        `INSERT INTO compliance_holds (subject_type, subject_id, account_id, state) VALUES ('redemption', 'red_5', 'acct_1', 'held')`,
+      );
+      placed();
+      await committed;
+    });
+    await isPlaced;
+
+    const ticking = payouts.tick();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    commit();
+    await holding;
+    await ticking;
+
+    expect(sends).toEqual([]);
+    const [row] = await db.query<{ status: string }>("SELECT status FROM payouts WHERE redemption_id = 10");
+    expect(row!.status).toBe("pending");
+  });
+
+  it("refuses a hold that waited for the payouts to start the payment", async () => {
+    const { db, hold } = await setUp("postgres");
+    await redemptionRequest(db, "red_6", { status: "burned", relayStatus: "done", redemptionId: "11" });
+    await payout(db, "11");
+    // The payouts' side, as #claim writes it (the request locked, the payout moved to sending), left open.
+    let moved!: () => void;
+    let commit!: () => void;
+    const isMoved = new Promise<void>((resolve) => (moved = resolve));
+    const committed = new Promise<void>((resolve) => (commit = resolve));
+    const claiming = db.transaction(async (tx) => {
+      await tx.query("SELECT 1 FROM redemption_requests WHERE redemption_id = '11' FOR UPDATE");
+      await tx.query("UPDATE payouts SET status = 'sending', version = version + 1 WHERE redemption_id = 11");
+      moved();
+      await committed;
+    });
+    await isMoved;
+
+    const holding = hold("redemption", "red_6").catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    commit();
+    await claiming;
+    const refused = await holding;
+
+    expect(refused).toBeInstanceOf(DomainError);
+    expect((refused as DomainError).code).toBe("not_holdable");
+  });
+
+  it("does not send a mint whose hold commits while the relay waits to record the send", async () => {
+    const { db, compliance } = await setUp("postgres");
+    await queuedMint(db, "mnt_2", "prf_2");
+    let placed!: () => void;
+    let commit!: () => void;
+    const isPlaced = new Promise<void>((resolve) => (placed = resolve));
+    const committed = new Promise<void>((resolve) => (commit = resolve));
+    // A hold's transaction as the service writes one (the mint locked, then the hold), left open.
+    const holding = db.transaction(async (tx) => {
+      await tx.query("SELECT 1 FROM mints WHERE id = 'mnt_2' FOR UPDATE");
+      await tx.query(
+        `INSERT INTO compliance_holds (subject_type, subject_id, account_id, state) VALUES ('mint', 'mnt_2', 'acct_1', 'held')`,
+      );
+      placed();
+      await committed;
+    });
+    await isPlaced;
+    const chain = {
+      minter: REDEMPTIONS,
+      isSpent: async () => false,
+      client: { estimateGas: async () => 100_000n },
+    } as unknown as Chain;
+    const recorded: boolean[] = [];
+    const sender = {
+      address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+      send: async (_to: unknown, _data: unknown, _gas: unknown, record: (sent: unknown) => Promise<boolean>) => {
+        recorded.push(await record({ tx_hash: "0x01", raw_tx: "0x02", nonce: 0, submitted_at: new Date() }));
+      },
+    } as unknown as TransactionSender;
+
+    const passing = new MintRelay(db, chain, sender, { confirmations: 1, maxAttempts: 3, compliance }).pass();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    commit();
+    await holding;
+    await passing;
+
+    expect(recorded).toEqual([false]);
   });
 });
