@@ -6,7 +6,8 @@ import email.utils
 import re
 import time
 import unittest
-from typing import Any, Callable, List, Set, Tuple
+from decimal import Decimal
+from typing import Any, Callable, Dict, List, Set, Tuple
 
 import zsd
 from zsd import types
@@ -221,6 +222,28 @@ class RequestShapeTest(ClientTestCase):
         self.assertEqual(first.path, "/v1/redemptions/terms?owner=0xabc")
         self.assertEqual(second.path, "/v1/proofs/prf_1%2F..%2Fkeys")
         self.assertEqual(third.path, "/v1/agents/alerts?status=open&limit=5")
+
+    def test_redeem_sends_the_amount_it_signed_in_plain_decimal(self) -> None:
+        # str(Decimal("0.0000001")) is "1E-7", which the API's amount pattern refuses after the owner signed.
+        terms: Dict[str, Any] = {
+            "nonce": "0",
+            "suggestedDeadline": 1_900_000_000,
+            "typedData": {"domain": {}, "types": {}, "primaryType": "Redeem"},
+        }
+        signed: List[Any] = []
+
+        def sign(typed: Any) -> Any:
+            signed.append(typed)
+            return {"v": 27, "r": "0x" + "1" * 64, "s": "0x" + "2" * 64}
+
+        for given, sent in ((Decimal("0.0000001"), "0.0000001"), (Decimal("1E+2"), "100"), (" 2.50 ", "2.5")):
+            with self.subTest(amount=given):
+                self.server.received.clear()
+                self.script(Answer(200, terms), Answer(201, {"id": "red_1", "status": "pending"}))
+                self.client.redeem(amount=given, withdraw_address="ztestsapling1x", owner="0xabc", sign=sign, wait=False)
+                create = self.server.received[1]
+                self.assertEqual(create.body["amount"], sent)
+                self.assertEqual(signed[-1]["message"]["amount"], str(zsd.to_wei(sent)))
 
     def test_the_key_is_not_in_the_requestors_repr(self) -> None:
         # A dataclass repr lists every field; a logged requestor (or a debugger's locals) would show the key.

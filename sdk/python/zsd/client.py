@@ -193,13 +193,14 @@ class Client:
         terms = self.redemptions.terms(owner)
         deadline = terms["suggestedDeadline"]
         typed = terms["typedData"]
+        wei = to_wei(amount)
         typed_data: TypedData = {
             "domain": typed["domain"],
             "types": typed["types"],
             "primaryType": typed["primaryType"],
             "message": {
                 "owner": owner,
-                "amount": str(to_wei(amount)),
+                "amount": str(wei),
                 "withdrawAddress": withdraw_address,
                 "nonce": terms["nonce"],
                 "deadline": str(deadline),
@@ -213,7 +214,7 @@ class Client:
             "s": str(signature["s"]),
         }
         redemption = self.redemptions.create(
-            amount=str(amount), withdraw_address=withdraw_address, owner=owner, permit=permit
+            amount=_plain_zsd(wei), withdraw_address=withdraw_address, owner=owner, permit=permit
         )
         if not wait:
             return redemption
@@ -253,3 +254,8 @@ def to_wei(amount: Union[str, int, Decimal]) -> int:
     return int(wei)
 
 
+def _plain_zsd(wei: int) -> str:
+    """The amount the permit signs, as the API's pattern reads it: str(Decimal) may say 1E-7 or 1E+2."""
+    whole, fraction = divmod(wei, WEI_PER_ZSD)
+    decimals = f"{fraction:018d}".rstrip("0")
+    return f"{whole}.{decimals}" if decimals else str(whole)
