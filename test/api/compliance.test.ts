@@ -347,6 +347,52 @@ describe("compliance agents on the local chain", () => {
     await t.eventOf("redemption.failed", (d) => d.redemptionId === id && d.refunded === true);
   });
 
+  it("fails a redemption rejected before its burn, and refuses the same signature posted again", async () => {
+    t.api.worker!.stop();
+    const amount = 7n * ZSD;
+    const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);
+    const body = json({
+      amount: formatZsd(amount),
+      withdrawAddress: WITHDRAW,
+      owner: alice.address,
+      permit: { deadline: Number(deadline), ...sig },
+    });
+    const response = await t.api.call("/v1/redeem", body);
+    expect(response.status).toBe(202);
+    const { id } = (await response.json()) as { id: string };
+    const raised = await t.api.call(
+      "/v1/agents/alerts",
+      json({
+        agentId: t.screener.agentId,
+        subject: { type: "redemption", id },
+        severity: "high",
+        category: "sanctions",
+        reason: "The owner matches a list entry.",
+        action: "hold",
+      }),
+    );
+    const { alertId } = (await raised.json()) as { alertId: string };
+    const rejected = await t.api.call(
+      `/v1/alerts/${alertId}/reject`,
+      json({ agentId: t.screener.agentId, reasonCode: "sanctions_match" }),
+    );
+    expect(rejected.status).toBe(200);
+    t.api.worker!.start();
+    expect(await (await t.api.call(`/v1/redemptions/${id}`)).json()).toMatchObject({
+      status: "failed",
+      refunded: false,
+      failureCode: "compliance_rejected",
+    });
+    // The same signed permit again: refused, nothing queued, nothing burned.
+    const before = await s.read.token.read.balanceOf([alice.address]);
+    const again = await t.api.call("/v1/redeem", body);
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ code: "redemption_rejected", id });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(before);
+    // A new signature at the same nonce is a new request, reviewed on its own (the next test's).
+  });
+
   it("pays a redemption nobody holds and says so", async () => {
     const amount = 5n * ZSD;
     const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);

@@ -245,6 +245,23 @@ export class RedemptionService {
       [input.owner, nonce.toString()],
     );
     if (live) throw await this.#alreadySubmitted(accountId, input.owner, nonce, false);
+    // A signature compliance refused stays refused: posting it again is not a way round the review
+    // (a new signature at the same nonce is a new request, reviewed as such).
+    const [rejected] = await this.db.query<{ id: string; account_id: string }>(
+      `SELECT id, account_id FROM redemption_requests WHERE lower(owner) = lower($1) AND owner_nonce = $2
+         AND status = 'failed' AND failure_code = 'compliance_rejected'
+         AND lower(signature->>'r') = lower($3) AND lower(signature->>'s') = lower($4) LIMIT 1`,
+      [input.owner, nonce.toString(), input.permit.r, input.permit.s],
+    );
+    if (rejected) {
+      throw new DomainError(
+        "conflict",
+        "redemption_rejected",
+        "Redemption rejected",
+        `A redemption the owner signed at nonce ${nonce} was refused by compliance review; this signature is not relayed again.`,
+        { id: rejected.account_id === accountId ? rejected.id : undefined },
+      );
+    }
     if (deadline < now) {
       throw new DomainError(
         "unprocessable",

@@ -448,6 +448,19 @@ export const PROBLEM_CATALOG = {
       failureCode: "stale_price",
     },
   },
+  redemption_rejected: {
+    status: 409,
+    title: "Redemption rejected",
+    meaning:
+      "This very signature was refused by compliance review (`id`, to its account): it is not relayed again. " +
+      "Nothing was burned by the API for it.",
+    fields: ["id"],
+    example: {
+      detail:
+        "A redemption the owner signed at nonce 3 was refused by compliance review; this signature is not relayed again.",
+      id: "red_00000000000000000000",
+    },
+  },
   mint_would_revert: {
     status: 422,
     title: "The minter would refuse this mint",

@@ -44,7 +44,7 @@ class Problem(_ProblemRequired, total=False):
     proofId: str
     # Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`.
     failureCode: Optional[str]
-    # The redemption request that took this signature (red_…), when this account made it. With `redemption_already_submitted`.
+    # The redemption request that took this signature (red_…), when this account made it. With `redemption_rejected`, `redemption_already_submitted`.
     id: str
     # This relay's terms a proof must bind (also in GET /v1/relay). With `relayer_mismatch`, `fee_below_minimum`.
     expected: ProblemExpected

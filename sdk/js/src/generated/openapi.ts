@@ -1133,7 +1133,7 @@ export type components = {
             proofId?: string;
             /** @description Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`. */
             failureCode?: string | null;
-            /** @description The redemption request that took this signature (red_…), when this account made it. With `redemption_already_submitted`. */
+            /** @description The redemption request that took this signature (red_…), when this account made it. With `redemption_rejected`, `redemption_already_submitted`. */
             id?: string;
             /** @description This relay's terms a proof must bind (also in GET /v1/relay). With `relayer_mismatch`, `fee_below_minimum`. */
             expected?: {
@@ -4272,6 +4272,7 @@ export interface operations {
             /**
              * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
              *     - `redemption_already_submitted`: This signed redemption was already submitted or went through on-chain: a signature redeems once. `id` names the request when this account made it.
+             *     - `redemption_rejected`: This very signature was refused by compliance review (`id`, to its account): it is not relayed again. Nothing was burned by the API for it.
              */
             409: {
                 headers: {

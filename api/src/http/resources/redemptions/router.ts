@@ -78,6 +78,7 @@ export function redemptionRoutes(redemptions: RedemptionService): AnyRoute[] {
         "expired_signature",
         "insufficient_balance",
         "redemption_already_submitted",
+        "redemption_rejected",
         "upstream_unavailable",
       ],
       handler: async ({ body }, _req, res) => ({
