@@ -36,7 +36,7 @@ if (!args.includes("--hang")) console.log(JSON.stringify({
   recipient: value("--recipient"),
   relayer: "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65",
   fee: "0",
-  seen: { args, apiKey: process.env.ZSD_API_KEY, baseUrl: process.env.ZSD_BASE_URL },
+  seen: { args, apiKey: process.env.ZSD_API_KEY, baseUrl: process.env.ZSD_BASE_URL, note: process.env.ZSD_NOTE },
 }));
 """
 
@@ -74,9 +74,10 @@ class ProverTest(unittest.TestCase):
         seen: Dict[str, object] = submit.body.pop("seen")
         self.assertEqual(
             seen["args"],
-            ["prove", "--note", "zsdnote1secret", "--amount", "12.5", "--recipient", RECIPIENT]
-            + ["--floor", "0.5", "--json"],
+            ["prove", "--amount", "12.5", "--recipient", RECIPIENT] + ["--floor", "0.5", "--json"],
         )
+        # The note reaches the prover in its environment, never on its command line (readable with ps).
+        self.assertEqual(seen["note"], "zsdnote1secret")
         self.assertEqual(seen["apiKey"], "sk_test_prover")
         self.assertEqual(seen["baseUrl"], self.server.url)
         self.assertEqual(submit.body["mintAmount"], "12.5")

@@ -63,6 +63,7 @@ def run_cli(
     api_key: Optional[str] = None,
     base_url: Optional[str] = None,
     timeout: float = 600.0,
+    note: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Runs ``node zsd.js <arguments> --json`` and returns the one JSON object it prints."""
     node = find_node()
@@ -72,6 +73,8 @@ def run_cli(
         env["ZSD_API_KEY"] = api_key
     if base_url is not None:
         env["ZSD_BASE_URL"] = base_url
+    if note is not None:
+        env["ZSD_NOTE"] = note
     command = [node, str(cli), *arguments, "--json"]
     try:
         done = subprocess.run(

@@ -153,10 +153,13 @@ class Client:
         timeout: float = 120.0,
     ) -> t.Mint:
         """Proves locally (Node.js), submits the proof, mints and, with ``wait``, waits for ``confirmed``."""
-        arguments = ["prove", "--note", note, "--amount", str(amount), "--recipient", recipient]
+        # The note goes in the environment: a command line is readable by every local user (ps).
+        arguments = ["prove", "--amount", str(amount), "--recipient", recipient]
         if floor is not None:
             arguments += ["--floor", str(floor)]
-        body = run_cli(arguments, api_key=self.api_key, base_url=self.base_url, timeout=self.prover_timeout)
+        body = run_cli(
+            arguments, api_key=self.api_key, base_url=self.base_url, timeout=self.prover_timeout, note=note
+        )
         proof = self.proofs.submit(cast(t.SubmitProofRequest, body))
         queued = self.mints.create(proof_id=proof["proofId"], amount=proof["mintAmount"], recipient=recipient)
         if not wait:

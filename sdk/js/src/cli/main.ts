@@ -1,6 +1,7 @@
 // zsd: the SDK's flows from a shell. The key comes from ZSD_API_KEY (never a
-// flag: flags show in process lists), the base address from --base-url or
-// ZSD_BASE_URL. Results go to stdout (--json for scripts), progress to stderr.
+// flag: flags show in process lists), the note from --note or ZSD_NOTE (the
+// private way), the base address from --base-url or ZSD_BASE_URL. Results go
+// to stdout (--json for scripts), progress to stderr.
 import { parseArgs } from "node:util";
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -9,7 +10,7 @@ import { type MintStep, type RedeemStep, Zsd, ZsdError } from "../client/index.t
 const USAGE = `usage: zsd <command> [options]
 
   note new                                   a fresh note (keep it secret: it is the deposit)
-  deposit --note N --amount ZEC              sandbox: a simulated deposit for the note
+  deposit --note N --amount ZEC              sandbox: a simulated deposit for the note (N may be in ZSD_NOTE)
   prove --note N --amount ZSD --recipient 0x [--floor ZEC]
                                              the proof of a mint, made here (the body of POST /v1/proofs/submit)
   mint --note N --amount ZSD --recipient 0x [--floor ZEC]
@@ -42,7 +43,8 @@ const out = (result: unknown, human: string): void => {
 };
 
 function need(name: "note" | "amount" | "recipient" | "to"): string {
-  const value = values[name];
+  // A note may come from ZSD_NOTE instead: a command line is readable by every local user (ps).
+  const value = values[name] ?? (name === "note" ? process.env.ZSD_NOTE : undefined);
   if (!value) throw new UsageError(`--${name} is required`);
   return value;
 }
