@@ -2,7 +2,6 @@
 // after accepting a ballot (while its worker signs, records and sends it),
 // restarted, and every vote a client was told is queued ends confirmed, each
 // counted once by the governor.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,10 +11,9 @@ import { stableMinterAbi } from "@zsd/sdk/abis";
 import { openDatabase } from "../../api/src/adapters/db/index.ts";
 import { KeyService } from "../../api/src/domain/keys.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
-import { freePort } from "../../scripts/lib/hardhat-node.ts";
-import { ROOT } from "../../scripts/lib/paths.ts";
 import { type System, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "@zsd/testkit";
+import { type ApiProcess, apiProcess } from "./helpers.ts";
 
 const { deployer, alice, bob, carol } = accounts;
 const ZSDG = 10n ** 18n;
@@ -25,49 +23,7 @@ describe("relayed votes across crashes", () => {
   let dir: string;
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let secret: string;
-  let port: number;
-  let child: ChildProcess | undefined;
-
-  async function start() {
-    child = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        DATABASE_URL: database.url,
-        DEPLOYMENT_FILE: join(dir, "deployment.json"),
-        RPC_URL: s.rpcUrl,
-        RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
-        RELAY_POLL_MS: "10",
-        RELAY_WORKER_ID: "governance-crash-replica",
-        LOG_LEVEL: "silent",
-      },
-      stdio: "ignore",
-    });
-    for (let i = 0; i < 150; i++) {
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/v1/health`)).ok) return;
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    throw new Error("the API did not start");
-  }
-
-  async function kill() {
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((r) => child!.once("exit", r));
-    child.kill("SIGKILL");
-    await exited;
-    await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
-  }
-
-  const call = (path: string, body?: unknown) =>
-    fetch(`http://127.0.0.1:${port}${path}`, {
-      method: body ? "POST" : "GET",
-      headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-      body: body ? JSON.stringify(body) : undefined,
-    });
+  let api: ApiProcess;
 
   beforeAll(async () => {
     s = await deploySystem();
@@ -78,11 +34,18 @@ describe("relayed votes across crashes", () => {
     const keys = new KeyService(db);
     secret = (await keys.create((await keys.createAccount("crash test")).id, "sandbox", "crash")).secret;
     await db.close();
-    port = await freePort();
+    api = await apiProcess(secret, {
+      DATABASE_URL: database.url,
+      DEPLOYMENT_FILE: join(dir, "deployment.json"),
+      RPC_URL: s.rpcUrl,
+      RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
+      RELAY_POLL_MS: "10",
+      RELAY_WORKER_ID: "governance-crash-replica",
+    });
   });
 
   afterAll(async () => {
-    await kill();
+    await api.kill();
     await database?.drop();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -111,7 +74,7 @@ describe("relayed votes across crashes", () => {
 
     const voteIds: string[] = [];
     for (const [i, voter] of voters.entries()) {
-      await start();
+      await api.start();
       const nonce = await s.read.governor.read.nonces([voter.address, BigInt.asUintN(192, proposalId)]);
       const signature = await voter.signTypedData({
         domain: { name, version, chainId, verifyingContract },
@@ -126,7 +89,7 @@ describe("relayed votes across crashes", () => {
         primaryType: "Ballot",
         message: { proposalId, support: 1, voter: voter.address, nonce },
       });
-      const queued = await call("/v1/governance/votes", {
+      const queued = await api.call("/v1/governance/votes", {
         proposalId: proposalId.toString(),
         support: "for",
         voter: voter.address,
@@ -136,14 +99,14 @@ describe("relayed votes across crashes", () => {
       voteIds.push(((await queued.json()) as { voteId: string }).voteId);
       // Killed while the worker picks the ballot up: before, during or after it sends.
       await new Promise((r) => setTimeout(r, [0, 15, 40][i]));
-      await kill();
+      await api.kill();
     }
 
-    await start();
+    await api.start();
     for (const voteId of voteIds) {
       let vote: { status: string; txHash: string } | undefined;
       for (let i = 0; i < 300 && vote?.status !== "confirmed"; i++) {
-        vote = (await (await call(`/v1/governance/votes/${voteId}`)).json()) as { status: string; txHash: string };
+        vote = (await (await api.call(`/v1/governance/votes/${voteId}`)).json()) as { status: string; txHash: string };
         if (vote.status === "failed") throw new Error(`vote ${voteId} failed: ${JSON.stringify(vote)}`);
         if (vote.status !== "confirmed") await new Promise((r) => setTimeout(r, 50));
       }

@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -10,6 +11,8 @@ import { type Config, loadConfig } from "../../api/src/config.ts";
 import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
 import { createHttpServer } from "../../api/src/http/server.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { freePort } from "../../scripts/lib/hardhat-node.ts";
+import { ROOT } from "../../scripts/lib/paths.ts";
 import { createNote, noteCommitment, publicSignalsToArray } from "@zsd/sdk/notes";
 import { formatZsd } from "@zsd/sdk/units";
 import type { System } from "../helpers/fixtures.ts";
@@ -233,4 +236,61 @@ export function settledMint(api: RunningApi, mintId: string) {
     (m) => m.status === "confirmed" || m.status === "failed",
     `mint ${mintId} to settle`,
   );
+}
+
+export interface ApiProcess {
+  port: number;
+  /** Starts api/src/index.ts and waits until it answers. */
+  start(): Promise<void>;
+  /** SIGKILL, as a crash: nothing is drained or flushed. */
+  kill(): Promise<void>;
+  /** A request with the key: a POST when there is a body. */
+  call(path: string, body?: unknown): Promise<Response>;
+}
+
+/**
+ * The API as a real process on a free port, for crash tests: started, killed
+ * with SIGKILL and started again on the same port and settings (`env`, on top
+ * of this process's environment).
+ */
+export async function apiProcess(secret: string, env: Record<string, string>): Promise<ApiProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  return {
+    port,
+    async start() {
+      child = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
+        cwd: ROOT,
+        env: { ...process.env, PORT: String(port), LOG_LEVEL: "silent", ...env },
+        stdio: "ignore",
+      });
+      for (let i = 0; i < 150; i++) {
+        try {
+          if ((await fetch(`${url}/v1/health`)).ok) return;
+        } catch {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      throw new Error("the API did not start");
+    },
+    async kill() {
+      if (!child || child.exitCode !== null) return;
+      const exited = new Promise((r) => child!.once("exit", r));
+      child.kill("SIGKILL");
+      await exited;
+      // The API itself is gone (no wrapper process left serving).
+      const answered = await fetch(`${url}/v1/health`).then(
+        () => true,
+        () => false,
+      );
+      if (answered) throw new Error("the API still answers after SIGKILL");
+    },
+    call: (path, body) =>
+      fetch(`${url}${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+  };
 }

@@ -1,7 +1,6 @@
 // The relay survives being killed: the API process is SIGKILLed right after
 // accepting mints (while its worker signs, records and sends), restarted, and
 // every mint a client was told is queued ends confirmed exactly once.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,11 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../api/src/adapters/db/index.ts";
 import { KeyService } from "../../api/src/domain/keys.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
-import { freePort } from "../../scripts/lib/hardhat-node.ts";
-import { ROOT } from "../../scripts/lib/paths.ts";
 import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "@zsd/testkit";
+import { type ApiProcess, apiProcess } from "./helpers.ts";
 
 const MINTS = 3;
 
@@ -22,52 +20,7 @@ describe("relay worker across crashes", () => {
   let dir: string;
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let secret: string;
-  let port: number;
-  let child: ChildProcess | undefined;
-
-  async function start() {
-    child = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        DATABASE_URL: database.url,
-        DEPLOYMENT_FILE: join(dir, "deployment.json"),
-        RPC_URL: s.rpcUrl,
-        ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
-        RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
-        RELAY_POLL_MS: "10",
-        // The restarted process is the same replica: it takes its lease back without waiting for it to expire.
-        RELAY_WORKER_ID: "crash-test-replica",
-        LOG_LEVEL: "silent",
-      },
-      stdio: "ignore",
-    });
-    for (let i = 0; i < 150; i++) {
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/v1/health`)).ok) return;
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    throw new Error("the API did not start");
-  }
-
-  async function kill() {
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((r) => child!.once("exit", r));
-    child.kill("SIGKILL");
-    await exited;
-    // The API itself is gone (no wrapper process left serving).
-    await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
-  }
-
-  const call = (path: string, body?: unknown) =>
-    fetch(`http://127.0.0.1:${port}${path}`, {
-      method: body ? "POST" : "GET",
-      headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-      body: body ? JSON.stringify(body) : undefined,
-    });
+  let api: ApiProcess;
 
   beforeAll(async () => {
     s = await deploySystem();
@@ -78,11 +31,20 @@ describe("relay worker across crashes", () => {
     const keys = new KeyService(db);
     secret = (await keys.create((await keys.createAccount("crash test")).id, "sandbox", "crash")).secret;
     await db.close();
-    port = await freePort();
+    api = await apiProcess(secret, {
+      DATABASE_URL: database.url,
+      DEPLOYMENT_FILE: join(dir, "deployment.json"),
+      RPC_URL: s.rpcUrl,
+      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
+      RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
+      RELAY_POLL_MS: "10",
+      // The restarted process is the same replica: it takes its lease back without waiting for it to expire.
+      RELAY_WORKER_ID: "crash-test-replica",
+    });
   });
 
   afterAll(async () => {
-    await kill();
+    await api.kill();
     await database?.drop();
     rmSync(dir, { recursive: true, force: true });
     await releaseProver();
@@ -92,10 +54,11 @@ describe("relay worker across crashes", () => {
     const supply = await s.read.token.read.totalSupply();
     const mintIds: string[] = [];
     for (let i = 0; i < MINTS; i++) {
-      await start();
+      await api.start();
       const note = createNote();
       expect(
-        (await call("/v1/sandbox/deposits", { amount: "3", noteCommitment: noteCommitment(note).toString() })).status,
+        (await api.call("/v1/sandbox/deposits", { amount: "3", noteCommitment: noteCommitment(note).toString() }))
+          .status,
       ).toBe(201);
       const proved = await s.prove({
         note,
@@ -104,14 +67,14 @@ describe("relay worker across crashes", () => {
         recipient: accounts.carol.address,
       });
       const proof = (await (
-        await call("/v1/proofs/submit", {
+        await api.call("/v1/proofs/submit", {
           proof: proved.raw.proof,
           publicSignals: publicSignalsToArray(proved.raw.publicSignals),
           mintAmount: "10",
           recipient: accounts.carol.address,
         })
       ).json()) as { proofId: string };
-      const queued = await call("/v1/mint", {
+      const queued = await api.call("/v1/mint", {
         amount: "10",
         collateralType: "ZEC",
         proofId: proof.proofId,
@@ -121,14 +84,14 @@ describe("relay worker across crashes", () => {
       mintIds.push(((await queued.json()) as { mintId: string }).mintId);
       // Killed while the worker picks the mint up: before, during or after it sends.
       await new Promise((r) => setTimeout(r, [0, 15, 40][i]));
-      await kill();
+      await api.kill();
     }
 
-    await start();
+    await api.start();
     for (const mintId of mintIds) {
       let mint: { status: string; txHash: string } | undefined;
       for (let i = 0; i < 300 && mint?.status !== "confirmed"; i++) {
-        mint = (await (await call(`/v1/mints/${mintId}`)).json()) as { status: string; txHash: string };
+        mint = (await (await api.call(`/v1/mints/${mintId}`)).json()) as { status: string; txHash: string };
         if (mint.status === "failed") throw new Error(`mint ${mintId} failed: ${JSON.stringify(mint)}`);
         if (mint.status !== "confirmed") await new Promise((r) => setTimeout(r, 50));
       }

@@ -2,15 +2,12 @@
 // deliveries are in flight to a slow receiver, events are emitted into the
 // outbox while it is dead, and after a restart every event reaches the
 // receiver, each under its own webhook-id.
-import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
 import { emitEvent } from "../../api/src/domain/events.ts";
 import { KeyService } from "../../api/src/domain/keys.ts";
-import { freePort } from "../../scripts/lib/hardhat-node.ts";
-import { ROOT } from "../../scripts/lib/paths.ts";
 import { createTestDatabase } from "@zsd/testkit";
-import { eventually } from "./helpers.ts";
+import { type ApiProcess, apiProcess, eventually } from "./helpers.ts";
 import { type Receiver, startReceiver, verify } from "./webhook-receiver.ts";
 
 const PINGS = 20;
@@ -21,50 +18,8 @@ describe("webhook delivery across a SIGKILL", () => {
   let db: Database;
   let accountId: string;
   let secret: string;
-  let port: number;
-  let child: ChildProcess | undefined;
+  let api: ApiProcess;
   let receiver: Receiver;
-
-  async function start() {
-    child = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        DATABASE_URL: database.url,
-        WEBHOOK_POLL_MS: "20",
-        WEBHOOK_TIMEOUT_MS: "1000",
-        WEBHOOK_RETRY_SCALE: "0.001",
-        // The restarted process is the same replica: it takes its lease back without waiting for it to expire.
-        RELAY_WORKER_ID: "webhook-crash-replica",
-        LOG_LEVEL: "silent",
-      },
-      stdio: "ignore",
-    });
-    for (let i = 0; i < 150; i++) {
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/v1/health`)).ok) return;
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    throw new Error("the API did not start");
-  }
-
-  async function kill() {
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((r) => child!.once("exit", r));
-    child.kill("SIGKILL");
-    await exited;
-    await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
-  }
-
-  const call = (path: string, body?: unknown) =>
-    fetch(`http://127.0.0.1:${port}${path}`, {
-      method: body === undefined ? "GET" : "POST",
-      headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
 
   beforeAll(async () => {
     database = await createTestDatabase("zsd_webhook_crash");
@@ -72,21 +27,28 @@ describe("webhook delivery across a SIGKILL", () => {
     const keys = new KeyService(db);
     accountId = (await keys.createAccount("webhook crash test")).id;
     secret = (await keys.create(accountId, "sandbox", "crash")).secret;
-    port = await freePort();
+    api = await apiProcess(secret, {
+      DATABASE_URL: database.url,
+      WEBHOOK_POLL_MS: "20",
+      WEBHOOK_TIMEOUT_MS: "1000",
+      WEBHOOK_RETRY_SCALE: "0.001",
+      // The restarted process is the same replica: it takes its lease back without waiting for it to expire.
+      RELAY_WORKER_ID: "webhook-crash-replica",
+    });
     // Slow: each answer waits, so that the kill finds attempts in flight.
     receiver = await startReceiver(() => ({ status: 204, delayMs: 300 }));
   });
 
   afterAll(async () => {
-    await kill();
+    await api.kill();
     await receiver?.close();
     await db?.close();
     await database?.drop();
   });
 
   it("delivers every event after a restart, those in flight at the kill included", async () => {
-    await start();
-    const registered = await call("/v1/agents/register", {
+    await api.start();
+    const registered = await api.call("/v1/agents/register", {
       name: "crash observer",
       webhookUrl: receiver.url,
       events: ["mint.confirmed"],
@@ -97,7 +59,7 @@ describe("webhook delivery across a SIGKILL", () => {
 
     const eventIds: string[] = [];
     for (let i = 0; i < PINGS; i++) {
-      const queued = await call(`/v1/agents/${agent.agentId}/test`, {});
+      const queued = await api.call(`/v1/agents/${agent.agentId}/test`, {});
       expect(queued.status).toBe(202);
       eventIds.push(((await queued.json()) as { eventId: string }).eventId);
     }
@@ -107,7 +69,7 @@ describe("webhook delivery across a SIGKILL", () => {
       (n) => n >= 3,
       "attempts in flight",
     );
-    await kill();
+    await api.kill();
     const inFlight = (
       await db.query<{ n: string }>(
         `SELECT count(*) AS n FROM webhook_deliveries WHERE agent_id = $1 AND status = 'pending' AND attempts > 0`,
@@ -136,7 +98,7 @@ describe("webhook delivery across a SIGKILL", () => {
       }),
     ).rejects.toThrow("the change failed");
 
-    await start();
+    await api.start();
     await eventually(
       async () =>
         (
@@ -157,7 +119,7 @@ describe("webhook delivery across a SIGKILL", () => {
     );
     // At least once: an attempt cut short by the kill is sent again under the same webhook-id, and only those.
     expect(received.length - eventIds.length).toBeLessThanOrEqual(Number(inFlight.n));
-    const log = (await (await call(`/v1/agents/${agent.agentId}/deliveries?limit=100`)).json()) as {
+    const log = (await (await api.call(`/v1/agents/${agent.agentId}/deliveries?limit=100`)).json()) as {
       data: { eventId: string; status: string; attemptCount: number }[];
     };
     expect(log.data).toHaveLength(PINGS + EMITTED);
