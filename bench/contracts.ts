@@ -99,6 +99,7 @@ try {
     relayer: relayer.address,
     fee: 1n,
     mintAmount: 10n * ZSD,
+    owner: alice.address,
   };
   const input = { note, amountZat, path, collateralFloorZat: amountZat, binding };
   await proveCollateral(input, PROVING_ARTIFACTS);

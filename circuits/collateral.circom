@@ -2,14 +2,22 @@ pragma circom 2.1.5;
 
 // Collateral proof for the Shielded Dollar minter.
 //
+// A note is a private ZEC balance in the pool. One proof spends one note: it
+// takes collateralFloorZat out of it (to open a position, add to one, or pay
+// out to a Zcash address) and puts whatever is left into a new note, the
+// change leaf, so a round floor that hides the deposit loses nothing.
+//
 // Public signals, in this order (the order is also written in
-// contracts/interfaces/IStableMinter.sol and sdk/js/src/notes/constants.ts):
-//   0 root                 LeanIMT root of the deposit tree
-//   1 nullifierHash        Poseidon(nullifierSecret, leaf): one per deposit leaf
-//   2 collateralFloorZat   the proven lower bound on the deposit, in zatoshi
-//   3 bindingHash          keccak256(chainId, minter, recipient, relayer, fee,
-//                          mintAmount) mod p, computed by the minter; the circuit
-//                          only has to tie the proof to it
+// contracts/interfaces/IStableMinter.sol and sdk/js/src/notes/constants.ts;
+// snarkjs puts the output first):
+//   0 changeLeaf           Poseidon(amountZat - collateralFloorZat,
+//                          changeCommitment), or 0 when nothing is left
+//   1 root                 LeanIMT root of the note tree
+//   2 nullifierHash        Poseidon(nullifierSecret, leaf): one per note leaf
+//   3 collateralFloorZat   the amount this spend takes from the note, in zatoshi
+//   4 bindingHash          keccak256 of the action and its parameters mod p,
+//                          computed by the minter; the circuit only has to tie
+//                          the proof to it
 
 include "poseidon.circom";
 include "bitify.circom";
@@ -52,6 +60,19 @@ template AtLeast64() {
     ok === 1;
 }
 
+// The rest of the note as a new leaf of the same form as a deposit's, so a
+// change note is spent exactly like one. Zero rest gives no leaf (0), which
+// the minter does not insert. changeCommitment is only used when rest > 0.
+template ChangeLeaf() {
+    signal input rest;
+    signal input changeCommitment;
+    signal output leaf;
+
+    signal hash <== Poseidon(2)([rest, changeCommitment]);
+    signal empty <== IsZero()(rest);
+    leaf <== (1 - empty) * hash;
+}
+
 // BinaryMerkleRoot answers 0 for a depth above MAX_DEPTH, so the depth is
 // bounded here (5 bits, then <= MAX_DEPTH).
 template DepthAtMost(MAX_DEPTH) {
@@ -74,8 +95,12 @@ template CollateralProof(MAX_DEPTH) {
     signal input pathLength;
     signal input leafIndex;
     signal input siblings[MAX_DEPTH];
+    signal input changeCommitment;
+    signal output changeLeaf;
 
+    // Both sides are 64-bit and amount >= floor, so the rest is in [0, 2^64).
     AtLeast64()(amountZat, collateralFloorZat);
+    changeLeaf <== ChangeLeaf()(amountZat - collateralFloorZat, changeCommitment);
 
     signal commitment, leaf;
     (commitment, leaf) <== NoteLeaf()(amountZat, secret, nullifierSecret);
@@ -88,7 +113,7 @@ template CollateralProof(MAX_DEPTH) {
     computedNullifierHash === nullifierHash;
 
     // A quadratic constraint on the binding so that the optimiser cannot drop
-    // it and a proof stays tied to its recipient, relayer, fee and amount.
+    // it and a proof stays tied to its action and parameters.
     signal bindingSquare <== bindingHash * bindingHash;
 }
 

@@ -15,6 +15,7 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
 
     bytes32 public constant ATTESTOR_ROLE = keccak256("ATTESTOR_ROLE");
     bytes32 public constant PAYOUT_ROLE = keccak256("PAYOUT_ROLE");
+    bytes32 public constant NOTE_ROLE = keccak256("NOTE_ROLE");
 
     /// @notice The circuit proves paths of at most 20 levels.
     uint256 public constant MAX_DEPTH = 20;
@@ -27,6 +28,8 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     uint256 public totalCollateralZat;
     uint256 public totalDepositedZat;
     uint256 public totalPaidOutZat;
+    /// @inheritdoc ICollateralRegistry
+    uint256 public unmintedZat;
 
     constructor(address admin, address attestor) {
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
@@ -40,21 +43,40 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     ) external onlyRole(ATTESTOR_ROLE) returns (uint256 index) {
         if (amountZat == 0 || amountZat > type(uint64).max) revert InvalidDepositAmount(amountZat);
         if (noteCommitment == 0 || noteCommitment >= SNARK_SCALAR_FIELD) revert InvalidNoteCommitment(noteCommitment);
-        index = _tree.size;
-        if (index >= CAPACITY) revert TreeFull(CAPACITY);
-
         uint256 leaf = PoseidonT3.hash([amountZat, noteCommitment]);
-        if (_tree._has(leaf)) revert DepositAlreadyRecorded(leaf);
-
-        uint256 previousRoot = _tree._root();
-        uint256 newRoot = _tree._insert(leaf);
-        if (previousRoot != 0) _rootSupersededAt[previousRoot] = block.timestamp;
-        _rootSupersededAt[newRoot] = CURRENT_ROOT;
-
+        uint256 newRoot;
+        (index, newRoot) = _insert(leaf);
         uint256 total = totalCollateralZat + amountZat;
         totalCollateralZat = total;
         totalDepositedZat += amountZat;
+        unmintedZat += amountZat;
         emit DepositRecorded(index, leaf, noteCommitment, amountZat, newRoot, total);
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function insertChangeLeaf(uint256 leaf) external onlyRole(NOTE_ROLE) returns (uint256 index) {
+        uint256 newRoot;
+        (index, newRoot) = _insert(leaf);
+        emit NoteInserted(index, leaf, 0, newRoot);
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function insertNote(uint256 noteCommitment, uint256 amountZat) external onlyRole(NOTE_ROLE) returns (uint256 index) {
+        if (amountZat == 0 || amountZat > type(uint64).max) revert InvalidDepositAmount(amountZat);
+        if (noteCommitment == 0 || noteCommitment >= SNARK_SCALAR_FIELD) revert InvalidNoteCommitment(noteCommitment);
+        uint256 leaf = PoseidonT3.hash([amountZat, noteCommitment]);
+        uint256 newRoot;
+        (index, newRoot) = _insert(leaf);
+        unmintedZat += amountZat;
+        emit NoteInserted(index, leaf, amountZat, newRoot);
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function spendNote(uint256 amountZat) external onlyRole(NOTE_ROLE) {
+        // Cannot underflow for a sound proof: a spend takes at most the note's amount.
+        uint256 left = unmintedZat - amountZat;
+        unmintedZat = left;
+        emit NoteSpent(amountZat, left);
     }
 
     /// @inheritdoc ICollateralRegistry
@@ -65,6 +87,17 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         totalCollateralZat = total;
         totalPaidOutZat += amountZat;
         emit CollateralPaidOut(amountZat, total);
+    }
+
+    /// @dev Leaves are unique: a repeated one would be a second claim on the same ZEC.
+    function _insert(uint256 leaf) private returns (uint256 index, uint256 newRoot) {
+        index = _tree.size;
+        if (index >= CAPACITY) revert TreeFull(CAPACITY);
+        if (_tree._has(leaf)) revert DepositAlreadyRecorded(leaf);
+        uint256 previousRoot = _tree._root();
+        newRoot = _tree._insert(leaf);
+        if (previousRoot != 0) _rootSupersededAt[previousRoot] = block.timestamp;
+        _rootSupersededAt[newRoot] = CURRENT_ROOT;
     }
 
     /// @inheritdoc ICollateralRegistry

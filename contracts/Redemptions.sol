@@ -8,12 +8,17 @@ import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol";
 import {ICollateralRegistry} from "./interfaces/ICollateralRegistry.sol";
 import {IRedemptions} from "./interfaces/IRedemptions.sol";
+import {IStableMinter} from "./interfaces/IStableMinter.sol";
 import {IStableToken} from "./interfaces/IStableToken.sol";
 import {PriceConsumer} from "./PriceConsumer.sol";
 
 /// @title Burns the stable token for ZEC paid by custody to a shielded address.
-/// @notice The ZEC due is fixed at request time at the oracle price, less the
-/// redemption fee; the attestor then completes (paid) or fails (refunded) it.
+/// @notice The ZEC due is fixed at request time by the minter, out of the
+/// positions' collateral only (at the oracle price, or pro rata when the
+/// positions are worth less than the supply), less the redemption fee; the
+/// attestor then completes (paid) or fails (refunded) it. The minter also
+/// queues here the ZEC released from positions and notes, so custody pays
+/// every shielded payout through one path.
 contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, ReentrancyGuard {
     bytes32 public constant ATTESTOR_ROLE = keccak256("ATTESTOR_ROLE");
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
@@ -22,13 +27,13 @@ contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, R
     );
 
     uint256 private constant BPS = 10_000;
-    uint256 private constant USD18_PER_ZAT_PRICE = 100;
     uint256 private constant MAX_FEE_BPS = 1_000;
     /// @dev Unified addresses with several receivers stay well below this.
     uint256 private constant MAX_ADDRESS_LENGTH = 512;
 
     IStableToken public immutable token;
     ICollateralRegistry public immutable registry;
+    IStableMinter public immutable minter;
 
     uint256 public redemptionFeeBps;
     /// @notice ZEC promised to requested, not yet completed or failed redemptions.
@@ -42,12 +47,14 @@ contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, R
         address pauser,
         IStableToken token_,
         ICollateralRegistry registry_,
+        IStableMinter minter_,
         address oracle_,
         uint256 maxPriceAge_,
         uint256 redemptionFeeBps_
     ) PriceConsumer(oracle_, maxPriceAge_) EIP712("ZSD Redemptions", "1") {
         token = token_;
         registry = registry_;
+        minter = minter_;
         _setRedemptionFee(redemptionFeeBps_);
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
         _grantRole(ATTESTOR_ROLE, attestor);
@@ -82,6 +89,25 @@ contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, R
     }
 
     /// @inheritdoc IRedemptions
+    function requestPayout(
+        address beneficiary,
+        uint256 zatDue,
+        string calldata withdrawAddress
+    ) external nonReentrant returns (uint256 id) {
+        if (msg.sender != address(minter)) revert CallerNotMinter(msg.sender);
+        if (zatDue == 0 || zatDue > type(uint64).max) revert InvalidAmount(zatDue);
+        id = ++redemptionCount;
+        pendingZatDue += zatDue;
+        _redemptions[id] = Redemption({
+            owner: beneficiary,
+            status: Status.Requested,
+            zatDue: uint64(zatDue),
+            amount: 0
+        });
+        emit RedemptionRequested(id, beneficiary, 0, zatDue, 0, 0, withdrawAddress);
+    }
+
+    /// @inheritdoc IRedemptions
     function completeRedemption(uint256 id, bytes32 zcashTxId) external onlyRole(ATTESTOR_ROLE) nonReentrant {
         Redemption storage redemption = _pending(id);
         redemption.status = Status.Completed;
@@ -94,8 +120,11 @@ contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, R
     /// @inheritdoc IRedemptions
     function failRedemption(uint256 id, string calldata reason) external onlyRole(ATTESTOR_ROLE) nonReentrant {
         Redemption storage redemption = _pending(id);
+        // Released collateral has no tokens to give back; custody must pay it.
+        if (redemption.amount == 0) revert PayoutNotRefundable(id);
         redemption.status = Status.Failed;
         pendingZatDue -= redemption.zatDue;
+        minter.restoreRedemption(redemption.amount, redemption.zatDue);
         token.mint(redemption.owner, redemption.amount);
         emit RedemptionFailed(id, redemption.owner, redemption.amount, reason);
     }
@@ -107,11 +136,7 @@ contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, R
 
     /// @inheritdoc IRedemptions
     function quote(uint256 amount) public view returns (uint256 zatDue, uint256 feeZat, int256 price) {
-        uint256 latest = _latestPrice();
-        uint256 grossZat = amount / (latest * USD18_PER_ZAT_PRICE);
-        feeZat = (grossZat * redemptionFeeBps) / BPS;
-        zatDue = grossZat - feeZat;
-        price = int256(latest);
+        return minter.quoteRedemption(amount, redemptionFeeBps);
     }
 
     /// @inheritdoc IRedemptions
@@ -143,14 +168,12 @@ contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, R
         uint256 length = bytes(withdrawAddress).length;
         if (length == 0 || length > MAX_ADDRESS_LENGTH) revert InvalidWithdrawAddress(length);
 
-        (uint256 zatDue, uint256 feeZat, int256 price) = quote(amount);
+        // Only positions pay: the minter lowers their debt and collateral.
+        (uint256 zatDue, uint256 feeZat, int256 price) = minter.redeemFromPositions(amount, redemptionFeeBps);
         if (zatDue == 0) revert RedemptionTooSmall(amount);
-        uint256 pending = pendingZatDue;
-        uint256 available = registry.totalCollateralZat() - pending;
-        if (zatDue > available) revert InsufficientAvailableCollateral(zatDue, available);
 
         id = ++redemptionCount;
-        pendingZatDue = pending + zatDue;
+        pendingZatDue += zatDue;
         _redemptions[id] = Redemption({owner: owner, status: Status.Requested, zatDue: uint64(zatDue), amount: amount});
         token.burnForRedemption(owner, amount);
         emit RedemptionRequested(id, owner, amount, zatDue, feeZat, price, withdrawAddress);

@@ -1,35 +1,107 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
+import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
+import {Nonces} from "@openzeppelin/contracts/utils/Nonces.sol";
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
+import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol";
 import {SNARK_SCALAR_FIELD} from "@zk-kit/lean-imt.sol/Constants.sol";
 import {ICollateralRegistry} from "./interfaces/ICollateralRegistry.sol";
 import {IGroth16Verifier} from "./interfaces/IGroth16Verifier.sol";
+import {IRedemptions} from "./interfaces/IRedemptions.sol";
 import {IStableMinter} from "./interfaces/IStableMinter.sol";
 import {IStableToken} from "./interfaces/IStableToken.sol";
 import {PriceConsumer} from "./PriceConsumer.sol";
 
-/// @title Mints the stable token against a zero-knowledge proof of attested ZEC.
-/// @notice One deposit leaf backs one mint: its nullifier is spent here.
-contract StableMinter is IStableMinter, Pausable, PriceConsumer {
+/// @title Spends private ZEC notes with a proof and keeps the positions they open.
+/// @notice Redemptions lower every position's debt by the same fraction and
+/// take its collateral in proportion to that debt at the oracle price (or, when
+/// the system is worth less than its debt, the same fraction of collateral), so
+/// a redemption neither picks a victim nor touches notes nobody minted against.
+/// Per position this is lazy: the system keeps one affine map
+/// `collateral' = a·collateral − b·debt, debt' = f·debt` composed over every
+/// redemption, and a position applies the part composed since it last changed.
+contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces, ReentrancyGuard {
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
+
+    bytes32 public constant REPAY_TYPEHASH =
+        keccak256("Repay(uint256 positionId,uint256 amount,address payer,uint256 nonce,uint256 deadline)");
+    bytes32 public constant WITHDRAW_TYPEHASH =
+        keccak256(
+            "WithdrawCollateral(uint256 positionId,uint256 amountZat,string zcashAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
+        );
+    bytes32 public constant CLOSE_TYPEHASH =
+        keccak256(
+            "Close(uint256 positionId,string zcashAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
+        );
+    bytes32 public constant LIQUIDATE_TYPEHASH =
+        keccak256(
+            "Liquidate(uint256 positionId,string zcashAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
+        );
 
     uint256 private constant BPS = 10_000;
     /// @dev zatoshi × (USD × 1e8 per ZEC) × 100 = USD with 18 decimals.
     uint256 private constant ZAT_PRICE_TO_USD18 = 100;
     uint256 private constant MAX_RATIO_BPS = 100_000;
+    uint256 private constant MAX_BONUS_BPS = 2_000;
     uint256 private constant MAX_ROOT_AGE = 30 days;
+    uint256 private constant MAX_ADDRESS_LENGTH = 512;
+    /// @dev Fixed-point unit of the redemption map.
+    uint256 private constant ONE = 1e36;
+
+    /// @dev The composed redemption map; b is zatoshi per debt wei, scaled by ONE.
+    struct Accumulator {
+        uint256 a;
+        uint256 b;
+        uint256 f;
+    }
+
+    /// @dev Debt and backing collateral as of the snapshot of the map in `at`.
+    /// A position with no debt holds free collateral that redemptions never touch.
+    struct Position {
+        address owner;
+        PositionStatus status;
+        uint32 epoch;
+        uint64 collateralZat;
+        uint256 debt;
+        Accumulator at;
+    }
 
     IStableToken public immutable token;
     ICollateralRegistry public immutable registry;
     IGroth16Verifier public immutable verifier;
+    /// @notice Pays released collateral and takes redemptions; set once by the admin after deployment.
+    IRedemptions public redemptions;
 
-    // Packed with the oracle address and maxPriceAge of PriceConsumer: a mint
-    // reads all of its parameters in one SLOAD.
     uint32 private _minCollateralRatioBps;
     uint32 private _maxRootAge;
+    uint32 private _liquidationRatioBps;
+    uint32 private _liquidationBonusBps;
+    uint32 private _systemFloorRatioBps;
 
     mapping(uint256 nullifierHash => bool) private _spent;
+    mapping(uint256 positionId => Position) private _positions;
+    uint256 public positionCount;
+
+    /// @inheritdoc IStableMinter
+    uint256 public totalDebt;
+    /// @notice Collateral backing debt (the part redemptions draw on).
+    uint256 public backingCollateralZat;
+    /// @notice Collateral of positions without debt (repaid or liquidated): the owner's to take.
+    uint256 public freeCollateralZat;
+    /// @dev Starts a new map when all debt is gone; old positions read the last map of their epoch.
+    uint32 public epoch;
+    Accumulator private _map;
+    mapping(uint32 epoch => Accumulator) private _finalMap;
+
+    event RedemptionsSet(address redemptions);
+
+    modifier onlyRedemptions() {
+        if (msg.sender != address(redemptions)) revert CallerNotRedemptions(msg.sender);
+        _;
+    }
 
     constructor(
         address admin,
@@ -41,38 +113,59 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer {
         uint256 maxPriceAge_,
         uint256 minCollateralRatioBps_,
         uint256 maxRootAge_
-    ) PriceConsumer(oracle_, maxPriceAge_) {
+    ) PriceConsumer(oracle_, maxPriceAge_) EIP712("ZSD Minter", "1") {
         token = token_;
         registry = registry_;
         verifier = verifier_;
+        _map = Accumulator(ONE, 0, ONE);
         _setMinCollateralRatio(minCollateralRatioBps_);
+        // Defaults a governance vote can change: liquidation at 4/5 of the
+        // minimum ratio (120% for 150%) with a 5% bonus, and the recovery floor
+        // at the minimum ratio (raise it to make recovery mode bite earlier).
+        _setLiquidationRatio((minCollateralRatioBps_ * 12) / 15 < BPS ? BPS : (minCollateralRatioBps_ * 12) / 15);
+        _setLiquidationBonus(500);
+        _setSystemFloorRatio(minCollateralRatioBps_);
         _setMaxRootAge(maxRootAge_);
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
         _grantRole(PAUSER_ROLE, pauser);
     }
 
+    /// @notice Names the redemptions contract. Admin only.
+    function setRedemptions(IRedemptions redemptions_) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        redemptions = redemptions_;
+        emit RedemptionsSet(address(redemptions_));
+    }
+
+    // ---------------------------------------------------------------- notes
+
     /// @inheritdoc IStableMinter
-    function mint(Proof calldata proof, MintRequest calldata request) external whenNotPaused {
+    function mint(
+        Proof calldata proof,
+        MintRequest calldata request
+    ) external whenNotPaused nonReentrant returns (uint256 positionId) {
         uint256 mintAmount = request.mintAmount;
         if (mintAmount == 0 || mintAmount > type(uint128).max) revert InvalidMintAmount(mintAmount);
         if (request.recipient == address(0)) revert InvalidRecipient(address(0));
+        if (request.owner == address(0)) revert InvalidOwner(address(0));
         if (request.fee > mintAmount) revert FeeExceedsAmount(request.fee, mintAmount);
         if (request.fee != 0 && request.relayer == address(0)) revert MissingRelayer(request.fee);
-        if (_spent[request.nullifierHash]) revert NullifierAlreadySpent(request.nullifierHash);
 
-        _checkRoot(request.root);
-        _checkCollateral(request.collateralFloorZat, mintAmount);
+        uint256 floor = request.collateralFloorZat;
+        uint256 price = _latestPrice();
+        _checkMintCollateral(floor, mintAmount, price);
 
-        uint256 binding = bindingHash(request.recipient, request.relayer, request.fee, mintAmount);
-        bool valid = verifier.verifyProof(
-            proof.a,
-            proof.b,
-            proof.c,
-            [request.root, request.nullifierHash, request.collateralFloorZat, binding]
+        uint256 binding = mintBinding(request.recipient, request.relayer, request.fee, mintAmount, request.owner);
+        _spend(
+            proof,
+            NoteSpend(request.root, request.nullifierHash, floor, request.changeLeaf),
+            binding
         );
-        if (!valid) revert InvalidProof();
 
-        _spent[request.nullifierHash] = true;
+        positionId = ++positionCount;
+        Position storage position = _positions[positionId];
+        position.owner = request.owner;
+        position.status = PositionStatus.Open;
+        _write(position, floor, mintAmount);
         token.mint(request.recipient, mintAmount - request.fee);
         if (request.fee != 0) token.mint(request.relayer, request.fee);
         emit Minted(
@@ -81,21 +174,242 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer {
             request.relayer,
             mintAmount,
             request.fee,
-            request.collateralFloorZat,
+            floor,
             request.root
         );
+        emit PositionOpened(positionId, request.owner, floor, mintAmount);
     }
 
     /// @inheritdoc IStableMinter
-    function bindingHash(
+    function topUp(
+        Proof calldata proof,
+        NoteSpend calldata spend,
+        uint256 positionId
+    ) external whenNotPaused nonReentrant {
+        Position storage position = _open(positionId);
+        _spend(proof, spend, topUpBinding(positionId));
+        (uint256 collateral, uint256 debt) = _read(position);
+        _write(position, collateral + spend.collateralFloorZat, debt);
+        emit PositionToppedUp(positionId, spend.nullifierHash, spend.collateralFloorZat);
+    }
+
+    /// @inheritdoc IStableMinter
+    function withdrawNote(
+        Proof calldata proof,
+        NoteSpend calldata spend,
+        string calldata zcashAddress
+    ) external whenNotPaused nonReentrant returns (uint256 payoutId) {
+        _checkAddress(zcashAddress);
+        _spend(proof, spend, withdrawBinding(zcashAddress));
+        payoutId = redemptions.requestPayout(msg.sender, spend.collateralFloorZat, zcashAddress);
+        emit NoteWithdrawn(spend.nullifierHash, spend.collateralFloorZat, payoutId);
+    }
+
+    // ------------------------------------------------------------ positions
+
+    /// @inheritdoc IStableMinter
+    function repay(uint256 positionId, uint256 amount) external nonReentrant {
+        _repay(positionId, amount, msg.sender);
+    }
+
+    /// @inheritdoc IStableMinter
+    function repayWithSig(
+        uint256 positionId,
+        uint256 amount,
+        address payer,
+        uint256 deadline,
+        bytes calldata signature
+    ) external nonReentrant {
+        _checkSignature(
+            payer,
+            deadline,
+            keccak256(abi.encode(REPAY_TYPEHASH, positionId, amount, payer, _useNonce(payer), deadline)),
+            signature
+        );
+        _repay(positionId, amount, payer);
+    }
+
+    /// @inheritdoc IStableMinter
+    function withdrawCollateral(
+        uint256 positionId,
+        uint256 amountZat,
+        Destination calldata to
+    ) external whenNotPaused nonReentrant {
+        _withdrawCollateral(positionId, amountZat, to, msg.sender);
+    }
+
+    /// @inheritdoc IStableMinter
+    function withdrawCollateralWithSig(
+        uint256 positionId,
+        uint256 amountZat,
+        Destination calldata to,
+        uint256 deadline,
+        bytes calldata signature
+    ) external whenNotPaused nonReentrant {
+        address owner = _positions[positionId].owner;
+        _checkSignature(
+            owner,
+            deadline,
+            keccak256(
+                abi.encode(
+                    WITHDRAW_TYPEHASH,
+                    positionId,
+                    amountZat,
+                    keccak256(bytes(to.zcashAddress)),
+                    to.noteCommitment,
+                    _useNonce(owner),
+                    deadline
+                )
+            ),
+            signature
+        );
+        _withdrawCollateral(positionId, amountZat, to, owner);
+    }
+
+    /// @inheritdoc IStableMinter
+    function close(uint256 positionId, Destination calldata to) external nonReentrant {
+        _close(positionId, to, msg.sender);
+    }
+
+    /// @inheritdoc IStableMinter
+    function closeWithSig(
+        uint256 positionId,
+        Destination calldata to,
+        uint256 deadline,
+        bytes calldata signature
+    ) external nonReentrant {
+        address owner = _positions[positionId].owner;
+        _checkSignature(owner, deadline, _destinationHash(CLOSE_TYPEHASH, positionId, to, owner, deadline), signature);
+        _close(positionId, to, owner);
+    }
+
+    /// @inheritdoc IStableMinter
+    function liquidate(uint256 positionId, Destination calldata to) external nonReentrant {
+        _liquidate(positionId, to, msg.sender);
+    }
+
+    /// @inheritdoc IStableMinter
+    function liquidateWithSig(
+        uint256 positionId,
+        address liquidator,
+        Destination calldata to,
+        uint256 deadline,
+        bytes calldata signature
+    ) external nonReentrant {
+        _checkSignature(
+            liquidator,
+            deadline,
+            _destinationHash(LIQUIDATE_TYPEHASH, positionId, to, liquidator, deadline),
+            signature
+        );
+        _liquidate(positionId, to, liquidator);
+    }
+
+    // ---------------------------------------------------------- redemptions
+
+    /// @inheritdoc IStableMinter
+    function redeemFromPositions(
+        uint256 amount,
+        uint256 feeBps
+    ) external onlyRedemptions returns (uint256 zatDue, uint256 feeZat, int256 price) {
+        uint256 debtBefore = totalDebt;
+        if (amount > debtBefore) revert RedemptionExceedsDebt(amount, debtBefore);
+        (zatDue, feeZat, price) = quoteRedemption(amount, feeBps);
+        if (zatDue == 0) return (0, feeZat, price);
+        uint256 backing = backingCollateralZat;
+        bool solvent = backing * uint256(price) * ZAT_PRICE_TO_USD18 >= debtBefore;
+
+        Accumulator memory map = _map;
+        uint256 debtAfter = debtBefore - amount;
+        uint256 f = (ONE * debtAfter) / debtBefore;
+        if (solvent) {
+            // Each position gives zatDue / totalDebt zatoshi per unit of its debt.
+            map.b = map.b + Math.mulDiv(map.f, Math.mulDiv(zatDue, ONE, debtBefore), ONE);
+        } else {
+            // Each position gives the same fraction of its collateral: its ratio is unchanged.
+            uint256 a = (ONE * (backing - zatDue)) / backing;
+            map.a = Math.mulDiv(map.a, a, ONE);
+            map.b = Math.mulDiv(map.b, a, ONE);
+        }
+        map.f = Math.mulDiv(map.f, f, ONE);
+        _map = map;
+        totalDebt = debtAfter;
+        backingCollateralZat = backing - zatDue;
+        if (debtAfter == 0) _newEpoch();
+        emit RedeemedFromPositions(amount, zatDue, debtAfter, backingCollateralZat);
+    }
+
+    /// @inheritdoc IStableMinter
+    function restoreRedemption(uint256 amount, uint256 zat) external onlyRedemptions {
+        uint256 debtBefore = totalDebt;
+        uint256 backing = backingCollateralZat;
+        if (debtBefore == 0 || backing == 0) revert NothingToRestore();
+        Accumulator memory map = _map;
+        uint256 a = (ONE * (backing + zat)) / backing;
+        map.a = Math.mulDiv(map.a, a, ONE);
+        map.b = Math.mulDiv(map.b, a, ONE);
+        map.f = Math.mulDiv(map.f, (ONE * (debtBefore + amount)) / debtBefore, ONE);
+        _map = map;
+        totalDebt = debtBefore + amount;
+        backingCollateralZat = backing + zat;
+        emit RedemptionRestored(amount, zat, totalDebt, backingCollateralZat);
+    }
+
+    /// @inheritdoc IStableMinter
+    function quoteRedemption(
+        uint256 amount,
+        uint256 feeBps
+    ) public view returns (uint256 zatDue, uint256 feeZat, int256 price) {
+        uint256 latest = _latestPrice();
+        uint256 debt = totalDebt;
+        uint256 backing = backingCollateralZat;
+        uint256 grossZat = amount / (latest * ZAT_PRICE_TO_USD18);
+        // Worth less than the debt: everyone gets the same share of what there is.
+        if (backing * latest * ZAT_PRICE_TO_USD18 < debt) grossZat = Math.mulDiv(amount, backing, debt);
+        feeZat = (grossZat * feeBps) / BPS;
+        zatDue = grossZat - feeZat;
+        price = int256(latest);
+    }
+
+    // ----------------------------------------------------------------- views
+
+    /// @inheritdoc IStableMinter
+    function mintBinding(
         address recipient,
         address relayer,
         uint256 fee,
-        uint256 mintAmount
+        uint256 mintAmount,
+        address owner
     ) public view returns (uint256) {
         return
-            uint256(keccak256(abi.encode(block.chainid, address(this), recipient, relayer, fee, mintAmount))) %
-            SNARK_SCALAR_FIELD;
+            uint256(
+                keccak256(abi.encode(block.chainid, address(this), "mint", recipient, relayer, fee, mintAmount, owner))
+            ) % SNARK_SCALAR_FIELD;
+    }
+
+    /// @inheritdoc IStableMinter
+    function topUpBinding(uint256 positionId) public view returns (uint256) {
+        return uint256(keccak256(abi.encode(block.chainid, address(this), "topUp", positionId))) % SNARK_SCALAR_FIELD;
+    }
+
+    /// @inheritdoc IStableMinter
+    function withdrawBinding(string calldata zcashAddress) public view returns (uint256) {
+        return
+            uint256(
+                keccak256(abi.encode(block.chainid, address(this), "withdraw", keccak256(bytes(zcashAddress))))
+            ) % SNARK_SCALAR_FIELD;
+    }
+
+    /// @inheritdoc IStableMinter
+    function getPosition(uint256 positionId) external view returns (PositionView memory) {
+        Position storage position = _positions[positionId];
+        (uint256 collateral, uint256 debt) = _read(position);
+        return PositionView(position.owner, position.status, collateral, debt);
+    }
+
+    /// @inheritdoc IStableMinter
+    function totalPositionCollateralZat() external view returns (uint256) {
+        return backingCollateralZat + freeCollateralZat;
     }
 
     /// @inheritdoc IStableMinter
@@ -104,8 +418,28 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer {
     }
 
     /// @inheritdoc IStableMinter
+    function nonces(address signer) public view override(IStableMinter, Nonces) returns (uint256) {
+        return super.nonces(signer);
+    }
+
+    /// @inheritdoc IStableMinter
     function minCollateralRatioBps() external view returns (uint256) {
         return _minCollateralRatioBps;
+    }
+
+    /// @inheritdoc IStableMinter
+    function liquidationRatioBps() external view returns (uint256) {
+        return _liquidationRatioBps;
+    }
+
+    /// @inheritdoc IStableMinter
+    function liquidationBonusBps() external view returns (uint256) {
+        return _liquidationBonusBps;
+    }
+
+    /// @inheritdoc IStableMinter
+    function systemFloorRatioBps() external view returns (uint256) {
+        return _systemFloorRatioBps;
     }
 
     /// @inheritdoc IStableMinter
@@ -113,9 +447,28 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer {
         return _maxRootAge;
     }
 
+    // ------------------------------------------------------------ governance
+
     /// @inheritdoc IStableMinter
     function setMinCollateralRatio(uint256 ratioBps) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (ratioBps < _liquidationRatioBps) revert InvalidParameter("minCollateralRatioBps", ratioBps);
         _setMinCollateralRatio(ratioBps);
+    }
+
+    /// @inheritdoc IStableMinter
+    function setLiquidationRatio(uint256 ratioBps) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (ratioBps > _minCollateralRatioBps) revert InvalidParameter("liquidationRatioBps", ratioBps);
+        _setLiquidationRatio(ratioBps);
+    }
+
+    /// @inheritdoc IStableMinter
+    function setLiquidationBonus(uint256 bonusBps) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        _setLiquidationBonus(bonusBps);
+    }
+
+    /// @inheritdoc IStableMinter
+    function setSystemFloorRatio(uint256 ratioBps) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        _setSystemFloorRatio(ratioBps);
     }
 
     /// @inheritdoc IStableMinter
@@ -133,6 +486,205 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer {
         _unpause();
     }
 
+    // -------------------------------------------------------------- internal
+
+    /// @dev Checks the root and the proof, spends the nullifier, takes the floor
+    /// out of the unminted notes and inserts the change leaf.
+    function _spend(Proof calldata proof, NoteSpend memory spend, uint256 binding) private {
+        uint256 floor = spend.collateralFloorZat;
+        if (floor == 0 || floor > type(uint64).max) revert InvalidSpendAmount(floor);
+        if (_spent[spend.nullifierHash]) revert NullifierAlreadySpent(spend.nullifierHash);
+        _checkRoot(spend.root);
+        bool valid = verifier.verifyProof(
+            proof.a,
+            proof.b,
+            proof.c,
+            [spend.changeLeaf, spend.root, spend.nullifierHash, floor, binding]
+        );
+        if (!valid) revert InvalidProof();
+        _spent[spend.nullifierHash] = true;
+        registry.spendNote(floor);
+        if (spend.changeLeaf != 0) registry.insertChangeLeaf(spend.changeLeaf);
+    }
+
+    function _repay(uint256 positionId, uint256 amount, address payer) private {
+        Position storage position = _open(positionId);
+        (uint256 collateral, uint256 debt) = _read(position);
+        if (amount == 0 || amount > debt) revert InvalidRepayAmount(amount, debt);
+        token.burnForRedemption(payer, amount);
+        _write(position, collateral, debt - amount);
+        emit PositionRepaid(positionId, payer, amount, debt - amount);
+    }
+
+    function _withdrawCollateral(uint256 positionId, uint256 amountZat, Destination calldata to, address caller) private {
+        Position storage position = _open(positionId);
+        if (caller != position.owner) revert NotPositionOwner(positionId, caller);
+        (uint256 collateral, uint256 debt) = _read(position);
+        if (amountZat == 0 || amountZat > collateral) revert InvalidWithdrawAmount(amountZat, collateral);
+        uint256 left = collateral - amountZat;
+        if (debt != 0) {
+            uint256 price = _latestPrice();
+            uint256 value = left * price * ZAT_PRICE_TO_USD18;
+            if (value * BPS < debt * _minCollateralRatioBps) {
+                revert PositionUndercollateralized(positionId, value, (debt * _minCollateralRatioBps) / BPS);
+            }
+            _checkSystemFloor(backingCollateralZat - amountZat, totalDebt, price);
+        }
+        _write(position, left, debt);
+        _release(positionId, position.owner, amountZat, to, left);
+    }
+
+    function _close(uint256 positionId, Destination calldata to, address caller) private {
+        Position storage position = _positions[positionId];
+        PositionStatus status = position.status;
+        if (status != PositionStatus.Open && status != PositionStatus.Liquidated) {
+            revert PositionNotOpen(positionId, status);
+        }
+        if (caller != position.owner) revert NotPositionOwner(positionId, caller);
+        (uint256 collateral, uint256 debt) = _read(position);
+        if (debt != 0) token.burnForRedemption(caller, debt);
+        _write(position, 0, 0);
+        position.status = PositionStatus.Closed;
+        emit PositionClosed(positionId, debt, collateral);
+        if (collateral != 0) _release(positionId, caller, collateral, to, 0);
+    }
+
+    function _liquidate(uint256 positionId, Destination calldata to, address liquidator) private {
+        Position storage position = _open(positionId);
+        (uint256 collateral, uint256 debt) = _read(position);
+        uint256 price = _latestPrice();
+        uint256 value = collateral * price * ZAT_PRICE_TO_USD18;
+        if (debt == 0 || value * BPS >= debt * _liquidationRatioBps) {
+            revert PositionNotLiquidatable(positionId, value, (debt * _liquidationRatioBps) / BPS);
+        }
+        token.burnForRedemption(liquidator, debt);
+        uint256 seized = Math.min(
+            collateral,
+            (debt * (BPS + _liquidationBonusBps)) / BPS / (price * ZAT_PRICE_TO_USD18)
+        );
+        uint256 surplus = collateral - seized;
+        // The surplus leaves the backing pool: the owner claims it with close().
+        _write(position, surplus, 0);
+        position.status = PositionStatus.Liquidated;
+        emit PositionLiquidated(positionId, liquidator, debt, seized, surplus, int256(price));
+        if (seized != 0) {
+            // A free position's collateral is counted in freeCollateralZat until released.
+            _release(positionId, liquidator, seized, to, surplus);
+        }
+    }
+
+    /// @dev Pays `amountZat` of the position's (already removed) collateral out.
+    function _release(
+        uint256 positionId,
+        address beneficiary,
+        uint256 amountZat,
+        Destination calldata to,
+        uint256 collateralLeft
+    ) private {
+        bool toAddress = bytes(to.zcashAddress).length != 0;
+        if (toAddress == (to.noteCommitment != 0)) revert InvalidDestination();
+        uint256 payoutId;
+        uint256 noteIndex;
+        if (toAddress) {
+            _checkAddress(to.zcashAddress);
+            payoutId = redemptions.requestPayout(beneficiary, amountZat, to.zcashAddress);
+        } else {
+            noteIndex = registry.insertNote(to.noteCommitment, amountZat);
+        }
+        emit CollateralReleased(positionId, amountZat, payoutId, noteIndex, collateralLeft);
+    }
+
+    function _open(uint256 positionId) private view returns (Position storage position) {
+        position = _positions[positionId];
+        if (position.status != PositionStatus.Open) revert PositionNotOpen(positionId, position.status);
+    }
+
+    /// @dev The position's collateral and debt now: its snapshot carried
+    /// through the redemptions since (none for free collateral).
+    function _read(Position storage position) private view returns (uint256 collateral, uint256 debt) {
+        collateral = position.collateralZat;
+        debt = position.debt;
+        if (debt == 0) return (collateral, 0);
+        bool current = position.epoch == epoch;
+        Accumulator memory now_ = current ? _map : _finalMap[position.epoch];
+        Accumulator memory at = position.at;
+        // Composed map since the snapshot: a_r = a/a_s, f_r = f/f_s, b_r = (b − a_r·b_s)/f_s.
+        uint256 aR = Math.mulDiv(now_.a, ONE, at.a);
+        uint256 carried = Math.mulDiv(aR, at.b, ONE);
+        uint256 bR = now_.b > carried ? Math.mulDiv(now_.b - carried, ONE, at.f) : 0;
+        uint256 kept = Math.mulDiv(collateral, aR, ONE);
+        uint256 taken = Math.mulDiv(debt, bR, ONE, Math.Rounding.Ceil);
+        collateral = kept > taken ? kept - taken : 0;
+        if (!current) return (collateral, 0);
+        // Rounded up: what an owner owes never rounds in the owner's favour.
+        debt = Math.min(Math.mulDiv(debt, now_.f, at.f, Math.Rounding.Ceil), totalDebt);
+    }
+
+    /// @dev Moves the position to (collateral, debt) at today's map, keeping
+    /// the system totals equal to the sum over positions.
+    function _write(Position storage position, uint256 collateral, uint256 debt) private {
+        (uint256 oldCollateral, uint256 oldDebt) = _read(position);
+        // Which total holds it now: debt stored in this epoch means backing.
+        if (position.debt != 0 && position.epoch == epoch) {
+            totalDebt -= oldDebt;
+            backingCollateralZat -= Math.min(oldCollateral, backingCollateralZat);
+        } else {
+            freeCollateralZat -= oldCollateral;
+        }
+        if (debt != 0) {
+            totalDebt += debt;
+            backingCollateralZat += collateral;
+        } else {
+            freeCollateralZat += collateral;
+        }
+        position.collateralZat = uint64(collateral);
+        position.debt = debt;
+        position.epoch = epoch;
+        position.at = _map;
+    }
+
+    /// @dev All debt was redeemed: what collateral backed it is now free.
+    function _newEpoch() private {
+        _finalMap[epoch] = _map;
+        epoch += 1;
+        _map = Accumulator(ONE, 0, ONE);
+        freeCollateralZat += backingCollateralZat;
+        backingCollateralZat = 0;
+    }
+
+    function _checkSignature(address signer, uint256 deadline, bytes32 structHash, bytes calldata signature) private view {
+        if (block.timestamp > deadline) revert AuthorizationExpired(deadline);
+        // SignatureChecker also accepts ERC-1271 smart-contract wallets.
+        if (!SignatureChecker.isValidSignatureNow(signer, _hashTypedDataV4(structHash), signature)) {
+            revert InvalidAuthorization(signer);
+        }
+    }
+
+    function _destinationHash(
+        bytes32 typehash,
+        uint256 positionId,
+        Destination calldata to,
+        address signer,
+        uint256 deadline
+    ) private returns (bytes32) {
+        return
+            keccak256(
+                abi.encode(
+                    typehash,
+                    positionId,
+                    keccak256(bytes(to.zcashAddress)),
+                    to.noteCommitment,
+                    _useNonce(signer),
+                    deadline
+                )
+            );
+    }
+
+    function _checkAddress(string calldata zcashAddress) private pure {
+        uint256 length = bytes(zcashAddress).length;
+        if (length == 0 || length > MAX_ADDRESS_LENGTH) revert IRedemptions.InvalidWithdrawAddress(length);
+    }
+
     /// @dev The freshness rule is the registry's (isValidRoot), also asked by
     /// the relay API; the second read only tells the two refusals apart.
     function _checkRoot(uint256 root) private view {
@@ -142,19 +694,50 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer {
         revert RootExpired(root, supersededAt, _maxRootAge);
     }
 
-    /// @dev floor × price × 100 is the USD value (18 decimals) of the proven
-    /// collateral; it must cover mintAmount × ratio. floor < 2^64 (circuit),
-    /// price < 2^128 and mintAmount < 2^128 keep both sides far from overflow.
-    function _checkCollateral(uint256 collateralFloorZat, uint256 mintAmount) private view {
-        uint256 value = collateralFloorZat * _latestPrice() * ZAT_PRICE_TO_USD18;
-        uint256 required = (mintAmount * _minCollateralRatioBps) / BPS;
-        if (value * BPS < mintAmount * _minCollateralRatioBps) revert InsufficientCollateralValue(value, required);
+    /// @dev The position must meet the minimum ratio; and when the system
+    /// would end under its floor, the new position must meet the floor too, so
+    /// a mint in recovery mode can only raise the system ratio.
+    function _checkMintCollateral(uint256 floor, uint256 mintAmount, uint256 price) private view {
+        uint256 value = floor * price * ZAT_PRICE_TO_USD18;
+        if (value * BPS < mintAmount * _minCollateralRatioBps) {
+            revert InsufficientCollateralValue(value, (mintAmount * _minCollateralRatioBps) / BPS);
+        }
+        uint256 systemValue = (backingCollateralZat + floor) * price * ZAT_PRICE_TO_USD18;
+        uint256 systemDebt = totalDebt + mintAmount;
+        if (systemValue * BPS < systemDebt * _systemFloorRatioBps && value * BPS < mintAmount * _systemFloorRatioBps) {
+            revert SystemRatioTooLow(systemValue, (systemDebt * _systemFloorRatioBps) / BPS);
+        }
+    }
+
+    function _checkSystemFloor(uint256 backing, uint256 debt, uint256 price) private view {
+        uint256 value = backing * price * ZAT_PRICE_TO_USD18;
+        if (value * BPS < debt * _systemFloorRatioBps) {
+            revert SystemRatioTooLow(value, (debt * _systemFloorRatioBps) / BPS);
+        }
     }
 
     function _setMinCollateralRatio(uint256 ratioBps) private {
         if (ratioBps < BPS || ratioBps > MAX_RATIO_BPS) revert InvalidParameter("minCollateralRatioBps", ratioBps);
         emit ParameterUpdated("minCollateralRatioBps", _minCollateralRatioBps, ratioBps);
         _minCollateralRatioBps = uint32(ratioBps);
+    }
+
+    function _setLiquidationRatio(uint256 ratioBps) private {
+        if (ratioBps < BPS || ratioBps > MAX_RATIO_BPS) revert InvalidParameter("liquidationRatioBps", ratioBps);
+        emit ParameterUpdated("liquidationRatioBps", _liquidationRatioBps, ratioBps);
+        _liquidationRatioBps = uint32(ratioBps);
+    }
+
+    function _setLiquidationBonus(uint256 bonusBps) private {
+        if (bonusBps > MAX_BONUS_BPS) revert InvalidParameter("liquidationBonusBps", bonusBps);
+        emit ParameterUpdated("liquidationBonusBps", _liquidationBonusBps, bonusBps);
+        _liquidationBonusBps = uint32(bonusBps);
+    }
+
+    function _setSystemFloorRatio(uint256 ratioBps) private {
+        if (ratioBps < BPS || ratioBps > MAX_RATIO_BPS) revert InvalidParameter("systemFloorRatioBps", ratioBps);
+        emit ParameterUpdated("systemFloorRatioBps", _systemFloorRatioBps, ratioBps);
+        _systemFloorRatioBps = uint32(ratioBps);
     }
 
     function _setMaxRootAge(uint256 newMaxRootAge) private {

@@ -16,10 +16,15 @@ export const supply = onchainTable("supply", (t) => ({
   updatedAtBlock: t.bigint().notNull(),
 }));
 
-/** Attested ZEC deposits, one per leaf of the registry's tree, in leaf order. */
+/**
+ * One row per leaf of the registry's tree, in leaf order: attested ZEC deposits
+ * and the notes the minter adds (a spend's change, collateral released to a note).
+ */
 export const deposit = onchainTable("deposit", (t) => ({
   index: t.integer().primaryKey(),
   leaf: t.bigint().notNull(),
+  /** deposit | change (amount private: 0 here) | note */
+  kind: t.text().notNull(),
   noteCommitment: t.bigint().notNull(),
   amountZat: t.bigint().notNull(),
   root: t.bigint().notNull(),

@@ -136,6 +136,7 @@ export async function deploy(options: DeployOptions): Promise<Deployment> {
     pauser,
     token,
     registry,
+    minter,
     oracle,
     p.maxPriceAge,
     p.redemptionFeeBps,
@@ -155,7 +156,12 @@ export async function deploy(options: DeployOptions): Promise<Deployment> {
   await call("StableToken", "grantRole", [role("MINTER_ROLE"), minter]);
   await call("StableToken", "grantRole", [role("MINTER_ROLE"), redemptions]);
   await call("StableToken", "grantRole", [role("REDEEMER_ROLE"), redemptions]);
+  // Repayments, closes and liquidations burn the debt.
+  await call("StableToken", "grantRole", [role("REDEEMER_ROLE"), minter]);
   await call("CollateralRegistry", "grantRole", [role("PAYOUT_ROLE"), redemptions]);
+  // Spends take from the unminted notes and insert change and released notes.
+  await call("CollateralRegistry", "grantRole", [role("NOTE_ROLE"), minter]);
+  await call("StableMinter", "setRedemptions", [redemptions]);
   await call("StableTimelock", "grantRole", [role("PROPOSER_ROLE"), governor]);
   await call("StableTimelock", "grantRole", [role("CANCELLER_ROLE"), governor]);
 

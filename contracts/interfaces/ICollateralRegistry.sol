@@ -27,6 +27,12 @@ interface ICollateralRegistry {
     );
     /// @notice ZEC left custody for a completed redemption.
     event CollateralPaidOut(uint256 amountZat, uint256 totalCollateralZat);
+    /// @notice The minter added leaf `index`: the change of a spent note
+    /// (`amountZat` 0: its amount stays private) or collateral released into a
+    /// new note (`amountZat` known, `noteCommitment` the owner's).
+    event NoteInserted(uint256 indexed index, uint256 indexed leaf, uint256 amountZat, uint256 root);
+    /// @notice A spend took `amountZat` out of the unminted notes (the rest of the note became change).
+    event NoteSpent(uint256 amountZat, uint256 unmintedZat);
 
     /// @notice Records a shielded ZEC deposit seen by custody. Attestor role only.
     /// @return index The leaf index of the deposit.
@@ -34,6 +40,21 @@ interface ICollateralRegistry {
 
     /// @notice Lowers the collateral total after custody paid a redemption. Payout role only (the redemptions contract).
     function recordPayout(uint256 amountZat) external;
+
+    /// @notice Inserts the change leaf of a spent note (its amount is private
+    /// and already counted in the unminted total). Note role only (the minter).
+    function insertChangeLeaf(uint256 leaf) external returns (uint256 index);
+
+    /// @notice Inserts a new note leaf `Poseidon(amountZat, noteCommitment)` for
+    /// collateral released from a position. Note role only (the minter).
+    function insertNote(uint256 noteCommitment, uint256 amountZat) external returns (uint256 index);
+
+    /// @notice Takes `amountZat` out of the unminted notes when a proof spends it. Note role only (the minter).
+    function spendNote(uint256 amountZat) external;
+
+    /// @notice ZEC (zatoshi) in notes that back no position: deposits and change
+    /// not yet spent. Redemptions never pay out of it.
+    function unmintedZat() external view returns (uint256);
 
     /// @notice Whether `root` is the current root or was replaced at most `maxAge` seconds ago.
     function isValidRoot(uint256 root, uint256 maxAge) external view returns (bool);

@@ -7,6 +7,6 @@ interface IGroth16Verifier {
         uint256[2] calldata a,
         uint256[2][2] calldata b,
         uint256[2] calldata c,
-        uint256[4] calldata publicSignals
+        uint256[5] calldata publicSignals
     ) external view returns (bool);
 }

@@ -22,11 +22,12 @@ interface IRedemptions is IPriceConsumer {
     error InvalidAmount(uint256 amount);
     error InvalidWithdrawAddress(uint256 length);
     error RedemptionTooSmall(uint256 amount);
-    /// @notice The ZEC due is more than the collateral not yet promised to other redemptions.
-    error InsufficientAvailableCollateral(uint256 zatDue, uint256 availableZat);
     error RedemptionNotPending(uint256 id, Status status);
     error ExpiredSignature(uint256 deadline);
     error InvalidSignature(address owner);
+    error CallerNotMinter(address caller);
+    /// @notice A payout of released collateral (no tokens burned) can only be completed.
+    error PayoutNotRefundable(uint256 id);
 
     /// @notice `amount` was burned; custody owes `zatDue` to `withdrawAddress`.
     event RedemptionRequested(
@@ -59,6 +60,14 @@ interface IRedemptions is IPriceConsumer {
         uint8 v,
         bytes32 r,
         bytes32 s
+    ) external returns (uint256 id);
+
+    /// @notice Queues a payout of `zatDue` released from a position or a note
+    /// (no tokens burned: `amount` is 0 in the record and event). Minter only.
+    function requestPayout(
+        address beneficiary,
+        uint256 zatDue,
+        string calldata withdrawAddress
     ) external returns (uint256 id);
 
     /// @notice Marks a redemption paid with the Zcash transaction id. Attestor role only.

@@ -3,16 +3,21 @@ pragma solidity 0.8.30;
 
 import {IPriceConsumer} from "./IPriceConsumer.sol";
 
-/// @title Mints the stable token against a zero-knowledge proof of attested ZEC collateral.
+/// @title Spends private ZEC notes with a zero-knowledge proof and keeps the
+/// positions they open: public amounts, private owners.
 /// @notice Public signals of the collateral proof, in this order (the single
 /// definition that the circuit, the SDK and the tests follow):
-///   0 `root`                the deposit tree root the proof was made against
-///   1 `nullifierHash`       Poseidon(nullifierSecret, leaf), spent once
-///   2 `collateralFloorZat`  lower bound on the deposit, in zatoshi (< 2^64)
-///   3 `bindingHash`         `bindingHash(recipient, relayer, fee, mintAmount)`;
-///                           the recipient, relayer, fee and amount reach the proof
-///                           through this one input (one elliptic-curve
-///                           multiplication instead of four in the verifier)
+///   0 `changeLeaf`          the rest of the note as a new leaf, 0 when none
+///   1 `root`                the note tree root the proof was made against
+///   2 `nullifierHash`       Poseidon(nullifierSecret, leaf), spent once
+///   3 `collateralFloorZat`  what the spend takes from the note, in zatoshi (< 2^64)
+///   4 `bindingHash`         the action and its parameters (`mintBinding`,
+///                           `topUpBinding`, `withdrawBinding`), reaching the
+///                           proof through this one input
+///
+/// A position's debt and collateral shrink together when tokens are redeemed:
+/// each holds shares of the system's total debt and total collateral, and a
+/// redemption lowers the totals (see README, "Positions").
 interface IStableMinter is IPriceConsumer {
     /// @notice A Groth16 proof in the layout of the snarkjs verifier.
     struct Proof {
@@ -21,15 +26,48 @@ interface IStableMinter is IPriceConsumer {
         uint256[2] c;
     }
 
+    /// @notice The note part of every spend; each field is a public signal.
+    struct NoteSpend {
+        uint256 root;
+        uint256 nullifierHash;
+        uint256 collateralFloorZat;
+        uint256 changeLeaf;
+    }
+
     /// @notice What a mint claims; every field is bound by the proof.
     struct MintRequest {
         uint256 root;
         uint256 nullifierHash;
         uint256 collateralFloorZat;
+        uint256 changeLeaf;
         uint256 mintAmount;
         address recipient;
         address relayer;
         uint256 fee;
+        /// @dev A fresh address chosen by the client: it links to nothing.
+        address owner;
+    }
+
+    /// @notice Where released collateral goes: a shielded Zcash address paid by
+    /// custody, or (when `zcashAddress` is empty) a new note `Poseidon(amount, noteCommitment)`.
+    struct Destination {
+        string zcashAddress;
+        uint256 noteCommitment;
+    }
+
+    enum PositionStatus {
+        None,
+        Open,
+        Liquidated,
+        Closed
+    }
+
+    /// @notice A position as read now, after every redemption so far.
+    struct PositionView {
+        address owner;
+        PositionStatus status;
+        uint256 collateralZat;
+        uint256 debt;
     }
 
     error InvalidProof();
@@ -42,8 +80,26 @@ interface IStableMinter is IPriceConsumer {
     error MissingRelayer(uint256 fee);
     /// @notice `collateralFloorZat * price` does not cover `mintAmount * minCollateralRatio`.
     error InsufficientCollateralValue(uint256 collateralValueUsd, uint256 requiredValueUsd);
+    error InvalidOwner(address owner);
+    error InvalidSpendAmount(uint256 collateralFloorZat);
+    error PositionNotOpen(uint256 positionId, PositionStatus status);
+    error NotPositionOwner(uint256 positionId, address caller);
+    error InvalidDestination();
+    error InvalidRepayAmount(uint256 amount, uint256 debt);
+    error InvalidWithdrawAmount(uint256 amountZat, uint256 collateralZat);
+    /// @notice The position would fall under the minimum collateral ratio.
+    error PositionUndercollateralized(uint256 positionId, uint256 collateralValueUsd, uint256 requiredValueUsd);
+    /// @notice The position is at or above the liquidation ratio.
+    error PositionNotLiquidatable(uint256 positionId, uint256 collateralValueUsd, uint256 thresholdValueUsd);
+    /// @notice The whole system would fall under the system floor ratio (recovery mode).
+    error SystemRatioTooLow(uint256 collateralValueUsd, uint256 requiredValueUsd);
+    error AuthorizationExpired(uint256 deadline);
+    error InvalidAuthorization(address signer);
+    error NothingToRestore();
+    error RedemptionExceedsDebt(uint256 amount, uint256 totalDebt);
+    error CallerNotRedemptions(address caller);
 
-    /// @notice Tokens were minted against the deposit behind `nullifierHash`.
+    /// @notice Tokens were minted against the note behind `nullifierHash`, opening `positionId`.
     event Minted(
         uint256 indexed nullifierHash,
         address indexed recipient,
@@ -53,25 +109,170 @@ interface IStableMinter is IPriceConsumer {
         uint256 collateralFloorZat,
         uint256 root
     );
+    /// @notice Position `positionId` opened with `collateralZat` and `debt`, owned by `owner`.
+    event PositionOpened(uint256 indexed positionId, address indexed owner, uint256 collateralZat, uint256 debt);
+    /// @notice A note's ZEC was added to `positionId`.
+    event PositionToppedUp(uint256 indexed positionId, uint256 indexed nullifierHash, uint256 amountZat);
+    /// @notice `payer` burned `amount` of the position's debt.
+    event PositionRepaid(uint256 indexed positionId, address indexed payer, uint256 amount, uint256 debtLeft);
+    /// @notice Collateral left a position; `payoutId` is the Redemptions record paying it, or 0 for a note (`noteIndex`).
+    event CollateralReleased(
+        uint256 indexed positionId,
+        uint256 amountZat,
+        uint256 payoutId,
+        uint256 noteIndex,
+        uint256 collateralLeft
+    );
+    /// @notice The owner closed the position: no debt and no collateral left.
+    event PositionClosed(uint256 indexed positionId, uint256 debtRepaid, uint256 collateralZat);
+    /// @notice `liquidator` repaid `debt` and took `seizedZat`; `surplusZat` stays claimable by the owner.
+    event PositionLiquidated(
+        uint256 indexed positionId,
+        address indexed liquidator,
+        uint256 debt,
+        uint256 seizedZat,
+        uint256 surplusZat,
+        int256 price
+    );
+    /// @notice A note's ZEC left the pool to a Zcash address (payout `payoutId`).
+    event NoteWithdrawn(uint256 indexed nullifierHash, uint256 amountZat, uint256 payoutId);
+    /// @notice A redemption of `amount` took `zatTaken` from all positions in proportion.
+    event RedeemedFromPositions(uint256 amount, uint256 zatTaken, uint256 totalDebt, uint256 totalCollateralZat);
+    /// @notice A failed redemption put `amount` and `zat` back into the positions in proportion.
+    event RedemptionRestored(uint256 amount, uint256 zat, uint256 totalDebt, uint256 totalCollateralZat);
 
-    /// @notice Verifies the collateral proof and mints `mintAmount - fee` to
+    /// @notice Spends a note to open a position: mints `mintAmount - fee` to
     /// `recipient` and `fee` to `relayer`. Anyone may submit; the proof decides.
-    function mint(Proof calldata proof, MintRequest calldata request) external;
+    /// @return positionId The new position.
+    function mint(Proof calldata proof, MintRequest calldata request) external returns (uint256 positionId);
 
-    /// @notice The public input that binds recipient, relayer, fee and amount:
-    /// `uint256(keccak256(abi.encode(chainid, minter, recipient, relayer, fee, mintAmount))) % p`.
-    function bindingHash(
+    /// @notice Spends a note to add `collateralFloorZat` to an open position. Anyone may submit.
+    function topUp(Proof calldata proof, NoteSpend calldata spend, uint256 positionId) external;
+
+    /// @notice Spends a note to pay `collateralFloorZat` to a Zcash address: the way
+    /// out for ZEC that will never back a position. Anyone may submit.
+    /// @return payoutId The Redemptions record custody pays.
+    function withdrawNote(
+        Proof calldata proof,
+        NoteSpend calldata spend,
+        string calldata zcashAddress
+    ) external returns (uint256 payoutId);
+
+    /// @notice Burns `amount` of the caller's tokens against the position's debt.
+    function repay(uint256 positionId, uint256 amount) external;
+
+    /// @notice `repay` for `payer`, authorised by the payer's EIP-712
+    /// `Repay(positionId, amount, payer, nonce, deadline)` signature.
+    function repayWithSig(
+        uint256 positionId,
+        uint256 amount,
+        address payer,
+        uint256 deadline,
+        bytes calldata signature
+    ) external;
+
+    /// @notice Releases `amountZat` of collateral while the position stays at
+    /// or above the minimum ratio. Owner only.
+    function withdrawCollateral(uint256 positionId, uint256 amountZat, Destination calldata to) external;
+
+    /// @notice `withdrawCollateral` authorised by the owner's EIP-712
+    /// `WithdrawCollateral(positionId, amountZat, zcashAddress, noteCommitment, nonce, deadline)` signature.
+    function withdrawCollateralWithSig(
+        uint256 positionId,
+        uint256 amountZat,
+        Destination calldata to,
+        uint256 deadline,
+        bytes calldata signature
+    ) external;
+
+    /// @notice Burns the remaining debt from the owner and releases all
+    /// collateral (also claims a liquidated position's surplus). Owner only.
+    function close(uint256 positionId, Destination calldata to) external;
+
+    /// @notice `close` authorised by the owner's EIP-712
+    /// `Close(positionId, zcashAddress, noteCommitment, nonce, deadline)` signature.
+    function closeWithSig(
+        uint256 positionId,
+        Destination calldata to,
+        uint256 deadline,
+        bytes calldata signature
+    ) external;
+
+    /// @notice Repays all debt of a position under the liquidation ratio from
+    /// the caller and takes its collateral up to the debt's value plus the bonus.
+    function liquidate(uint256 positionId, Destination calldata to) external;
+
+    /// @notice `liquidate` for `liquidator`, authorised by its EIP-712
+    /// `Liquidate(positionId, zcashAddress, noteCommitment, nonce, deadline)` signature.
+    function liquidateWithSig(
+        uint256 positionId,
+        address liquidator,
+        Destination calldata to,
+        uint256 deadline,
+        bytes calldata signature
+    ) external;
+
+    /// @notice Takes the ZEC for a redemption of `amount` out of all positions:
+    /// at the oracle price while the system is solvent, pro rata when not.
+    /// Redemptions contract only.
+    function redeemFromPositions(
+        uint256 amount,
+        uint256 feeBps
+    ) external returns (uint256 zatDue, uint256 feeZat, int256 price);
+
+    /// @notice Puts a failed redemption back into the positions. Redemptions contract only.
+    function restoreRedemption(uint256 amount, uint256 zat) external;
+
+    /// @notice What `redeemFromPositions` would pay now.
+    function quoteRedemption(
+        uint256 amount,
+        uint256 feeBps
+    ) external view returns (uint256 zatDue, uint256 feeZat, int256 price);
+
+    /// @notice The mint binding: `keccak256(abi.encode(chainid, minter, "mint", recipient, relayer, fee, mintAmount, owner)) % p`.
+    function mintBinding(
         address recipient,
         address relayer,
         uint256 fee,
-        uint256 mintAmount
+        uint256 mintAmount,
+        address owner
     ) external view returns (uint256);
 
-    /// @notice Whether the nullifier has already backed a mint.
+    /// @notice The top-up binding: `keccak256(abi.encode(chainid, minter, "topUp", positionId)) % p`.
+    function topUpBinding(uint256 positionId) external view returns (uint256);
+
+    /// @notice The withdrawal binding: `keccak256(abi.encode(chainid, minter, "withdraw", keccak256(zcashAddress))) % p`.
+    function withdrawBinding(string calldata zcashAddress) external view returns (uint256);
+
+    /// @notice The position as of now.
+    function getPosition(uint256 positionId) external view returns (PositionView memory);
+
+    /// @notice Positions opened so far (ids run from 1).
+    function positionCount() external view returns (uint256);
+
+    /// @notice Debt of all positions: equal to the token supply.
+    function totalDebt() external view returns (uint256);
+
+    /// @notice ZEC (zatoshi) backing all positions, surplus of liquidated ones included.
+    function totalPositionCollateralZat() external view returns (uint256);
+
+    /// @notice Whether the nullifier has already been spent.
     function isSpent(uint256 nullifierHash) external view returns (bool);
 
-    /// @notice Minimum collateral ratio in basis points.
+    /// @notice The next signature nonce of `signer`.
+    function nonces(address signer) external view returns (uint256);
+
+    /// @notice Minimum collateral ratio of a position (mint and withdraw), in basis points.
     function minCollateralRatioBps() external view returns (uint256);
+
+    /// @notice Ratio under which a position may be liquidated, in basis points.
+    function liquidationRatioBps() external view returns (uint256);
+
+    /// @notice Liquidator's bonus on the debt's value, in basis points.
+    function liquidationBonusBps() external view returns (uint256);
+
+    /// @notice System ratio under which no mint or withdrawal may take it (recovery mode), in basis points.
+    function systemFloorRatioBps() external view returns (uint256);
 
     /// @notice How long, in seconds, a replaced root stays usable for proofs.
     function maxRootAge() external view returns (uint256);
@@ -79,12 +280,21 @@ interface IStableMinter is IPriceConsumer {
     /// @notice Sets the minimum collateral ratio in basis points (15000 = 150%). Admin (timelock) only.
     function setMinCollateralRatio(uint256 ratioBps) external;
 
+    /// @notice Sets the liquidation ratio in basis points (at most the minimum ratio). Admin (timelock) only.
+    function setLiquidationRatio(uint256 ratioBps) external;
+
+    /// @notice Sets the liquidation bonus in basis points (at most 2000). Admin (timelock) only.
+    function setLiquidationBonus(uint256 bonusBps) external;
+
+    /// @notice Sets the system floor ratio in basis points. Admin (timelock) only.
+    function setSystemFloorRatio(uint256 ratioBps) external;
+
     /// @notice Sets how long a replaced root stays usable, in seconds. Admin (timelock) only.
     function setMaxRootAge(uint256 maxRootAge) external;
 
-    /// @notice Stops minting. Pause-guardian role.
+    /// @notice Stops note spends and new debt. Pause-guardian role.
     function pause() external;
 
-    /// @notice Resumes minting. Pause-guardian role.
+    /// @notice Resumes. Pause-guardian role.
     function unpause() external;
 }

@@ -18,6 +18,7 @@ import {
   depositLeaf,
   mintRequest,
   noteCommitment,
+  positionOwner,
   proveCollateral,
   releaseProver,
   toSolidityProof,
@@ -49,14 +50,17 @@ const note = createNote();
 const amountZat = 400_000_000n;
 await new Zsd(process.env.ZSD_API_KEY, { baseUrl: process.env.ZSD_BASE_URL }).sandbox.depositNote(note, "4");
 
-// 2. The tree from the registry's events (every deposit, so nothing says which is ours).
+// 2. The tree from the registry's events (every deposit and every note the minter added, in
+// index order, so nothing says which is ours).
 const events = await client.public.getContractEvents({
   address: registry.address,
   abi: collateralRegistryAbi,
-  eventName: "DepositRecorded",
   fromBlock: BigInt(deployment.contracts.CollateralRegistry.startBlock),
 });
-const tree = new DepositTree(events.map((e) => e.args.leaf!));
+const leaves = events.flatMap((e) =>
+  e.eventName === "DepositRecorded" || e.eventName === "NoteInserted" ? [e.args as { index: bigint; leaf: bigint }] : [],
+);
+const tree = new DepositTree(leaves.sort((x, y) => Number(x.index - y.index)).map((e) => e.leaf));
 if (tree.root !== (await registry.read.root())) throw new Error("the rebuilt tree does not have the registry's root");
 
 // 3. Prove and mint from the wallet itself: no relayer, no fee.
@@ -67,6 +71,8 @@ const binding = {
   relayer: zeroAddress,
   fee: 0n,
   mintAmount: 50n * 10n ** 18n,
+  // The position's owner: derived from the note, so the note alone can close it later.
+  owner: positionOwner(note),
 };
 const proved = await proveCollateral(
   {

@@ -7,6 +7,7 @@ ponder.on("CollateralRegistry:DepositRecorded", async ({ event, context }) => {
   await context.db.insert(deposit).values({
     index: Number(index),
     leaf,
+    kind: "deposit",
     noteCommitment,
     amountZat,
     root,
@@ -19,6 +20,22 @@ ponder.on("CollateralRegistry:DepositRecorded", async ({ event, context }) => {
     outstandingZat: totalCollateralZat,
     deposits: row.deposits + 1,
   }));
+});
+
+// The leaf is all a prover needs; the commitment stays with the note's owner.
+ponder.on("CollateralRegistry:NoteInserted", async ({ event, context }) => {
+  const { index, leaf, amountZat, root } = event.args;
+  await context.db.insert(deposit).values({
+    index: Number(index),
+    leaf,
+    kind: amountZat === 0n ? "change" : "note",
+    noteCommitment: 0n,
+    amountZat,
+    root,
+    blockNumber: event.block.number,
+    timestamp: event.block.timestamp,
+    txHash: event.transaction.hash,
+  });
 });
 
 ponder.on("CollateralRegistry:CollateralPaidOut", async ({ event, context }) => {

@@ -221,6 +221,7 @@ describe("proofs", () => {
       relayer: relayer.address,
       fee: ZSD,
       mintAmount: 100n * ZSD,
+      owner: alice.address,
     };
     const raw = await proveCollateral(
       {

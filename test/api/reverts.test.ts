@@ -233,9 +233,7 @@ describe("decoded refusals", () => {
     const say = (name: string, args: unknown[], now = 0n) =>
       explainRevert(new ContractRevertError(name as never, args), now);
     expect(say("RootExpired", [1n, 1_000n, 600n], 1_900n).reason).toMatch(/superseded 900 s ago.*for 600 s/);
-    expect(say("InsufficientAvailableCollateral", [150_000_000n, 100_000_000n]).reason).toBe(
-      "The pool has 1 ZEC available for redemptions; this one needs 1.5 ZEC.",
-    );
+    expect(say("PositionNotOpen", [3n, 3]).reason).toBe("Position 3 is closed, not open.");
     expect(say("ExpiredSignature", [0n]).reason).toContain("1970-01-01T00:00:00.000Z");
     expect(say("RedemptionNotPending", [7n, 2]).reason).toBe("Redemption 7 is completed, not requested.");
     expect(say("ReentrancyGuardReentrantCall", [])).toEqual({

@@ -34,6 +34,7 @@ const binding = {
   relayer: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
   fee: ZSD,
   mintAmount: 100n * ZSD,
+  owner: "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
 } as const;
 
 /** A valid input: the note's deposit sits among others in a tree of 11 leaves. */
@@ -132,7 +133,7 @@ describe("collateral circuit", () => {
         const tampered = { ...publicSignals, [name]: publicSignals[name] + 1n };
         expect(await verifyCollateralProof(VERIFICATION_KEY, proof, tampered), name).toBe(false);
       }
-      expect(() => publicSignalsFromArray(["1", "2", "3"])).toThrow(/expected 4/);
+      expect(() => publicSignalsFromArray(["1", "2", "3"])).toThrow(/expected 5/);
     });
   });
 

@@ -199,11 +199,12 @@ describe("StableMinter", () => {
         fee: 1n,
       });
     })();
-    const onChain = await s.read.minter.read.bindingHash([
+    const onChain = await s.read.minter.read.mintBinding([
       binding.recipient,
       binding.relayer,
       binding.fee,
       binding.mintAmount,
+      binding.owner,
     ]);
     expect(onChain).toBe(raw.publicSignals.bindingHash);
   });

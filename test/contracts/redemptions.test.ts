@@ -141,13 +141,20 @@ describe("Redemptions", () => {
     await expectRevert(r.redeem([149n * ZSD, SAPLING]), "ERC20InsufficientBalance");
   });
 
-  it("refuses to promise more ZEC than the collateral not already due", async () => {
-    // At $20/ZEC, 148 ZSD would be 7.4 ZEC, more than the 5 ZEC held.
+  it("pays a pro-rata share, not the oracle price, when the positions are worth less than the supply", async () => {
+    // At $20/ZEC the 5 ZEC backing 150 ZSD are worth $100: 148 ZSD at the price would be 7.4 ZEC.
     await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([20_00000000n]));
-    await expectRevert(s.as(alice).redemptions.write.redeem([148n * ZSD, SAPLING]), "InsufficientAvailableCollateral");
-    // Pending redemptions count against what is left.
+    // 90 of 150 ZSD is 3 ZEC of the 5 (less the 0.5% fee), and the next 20 ZSD gets the same rate.
+    const first = await s.as(alice).redemptions.simulate.redeem([90n * ZSD, SAPLING]);
     await s.receipt(await s.as(alice).redemptions.write.redeem([90n * ZSD, SAPLING]));
-    await expectRevert(s.as(alice).redemptions.write.redeem([20n * ZSD, SAPLING]), "InsufficientAvailableCollateral");
+    const firstDue = (await s.read.redemptions.read.getRedemption([first.result])).zatDue;
+    expect(firstDue).toBe(298_500_000n);
+    const second = await s.as(alice).redemptions.simulate.redeem([20n * ZSD, SAPLING]);
+    await s.receipt(await s.as(alice).redemptions.write.redeem([20n * ZSD, SAPLING]));
+    const secondDue = (await s.read.redemptions.read.getRedemption([second.result])).zatDue;
+    // Per ZSD, within a zatoshi of rounding: the last redeemer is paid like the first.
+    expect(secondDue * 90n - firstDue * 20n).toBeLessThan(90n);
+    expect(secondDue * 90n - firstDue * 20n).toBeGreaterThan(-90n);
   });
 
   it("refuses a stale price and a paused contract", async () => {

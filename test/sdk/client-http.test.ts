@@ -87,6 +87,7 @@ describe("the JS client over HTTP", () => {
       publicSignals: [],
       mintAmount: "1",
       recipient: "0x0",
+      owner: "0x0",
     });
     expect(answer).toEqual({ proofId: "prf_1" });
     expect(seen).toHaveLength(3);

@@ -90,10 +90,12 @@ describe("notes library", () => {
       root: 9n,
       nullifierHash: 10n,
       collateralFloorZat: 11n,
+      changeLeaf: 13n,
       mintAmount: 12n,
       recipient: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
       relayer: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
       fee: 1n,
+      owner: "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
     } as const;
     const decoded = decodeFunctionData({ abi: stableMinterAbi, data: encodeMintCall(proof, request) });
     expect(decoded.functionName).toBe("mint");

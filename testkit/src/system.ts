@@ -43,8 +43,12 @@ import {
   type SolidityProof,
   createNote,
   depositLeaf,
+  type AnyBinding,
+  type NoteSpend,
   mintRequest,
   noteCommitment,
+  noteSpend,
+  positionOwner,
   proveCollateral,
   toSolidityProof,
 } from "@zsd/sdk/notes";
@@ -137,13 +141,17 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
 
   /** The deposit tree rebuilt from the registry's events, as a wallet would. */
   async function depositTree(): Promise<DepositTree> {
+    // Deposits and the minter's notes (change, released collateral) share the tree, in index order.
     const events = await publicClient.getContractEvents({
       address: c.CollateralRegistry.address,
       abi: collateralRegistryAbi,
-      eventName: "DepositRecorded",
       fromBlock: BigInt(c.CollateralRegistry.startBlock),
     });
-    return new DepositTree(events.map((e) => e.args.leaf!));
+    const leaves = events
+      .filter((e) => e.eventName === "DepositRecorded" || e.eventName === "NoteInserted")
+      .map((e) => e.args as { index: bigint; leaf: bigint })
+      .sort((x, y) => (x.index < y.index ? -1 : 1));
+    return new DepositTree(leaves.map((e) => e.leaf));
   }
 
   interface ProveArgs {
@@ -154,6 +162,8 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     recipient: Address;
     relayer?: Address;
     fee?: bigint;
+    /** The position owner (default: the note's derived owner). */
+    owner?: Address;
   }
 
   async function prove(args: ProveArgs): Promise<{
@@ -171,6 +181,7 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
       relayer: args.relayer ?? zeroAddress,
       fee: args.fee ?? 0n,
       mintAmount: args.mintAmount,
+      owner: args.owner ?? positionOwner(args.note),
     };
     const raw = await proveCollateral(
       {
@@ -183,6 +194,19 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
       PROVING_ARTIFACTS,
     );
     return { proof: toSolidityProof(raw.proof), request: mintRequest(raw.publicSignals, binding), raw, binding };
+  }
+
+  /** A proof that spends `floor` of a note for a top-up or a withdrawal (the binding says which). */
+  async function proveSpend(args: {
+    note: Note;
+    amountZat: bigint;
+    collateralFloorZat: bigint;
+    binding: AnyBinding;
+  }): Promise<{ proof: SolidityProof; spend: NoteSpend; raw: CollateralProof }> {
+    const tree = await depositTree();
+    const leaf = depositLeaf(args.amountZat, noteCommitment(args.note));
+    const raw = await proveCollateral({ ...args, path: tree.path({ leaf }) }, PROVING_ARTIFACTS);
+    return { proof: toSolidityProof(raw.proof), spend: noteSpend(raw.publicSignals), raw };
   }
 
   /** Deposit + prove + mint, sent by the relayer. */
@@ -266,6 +290,7 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     deposit,
     depositTree,
     prove,
+    proveSpend,
     depositAndMint,
     mineBlocks,
     increaseTime,

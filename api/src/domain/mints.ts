@@ -17,6 +17,7 @@ interface MintRow {
   amount: string;
   recipient: string;
   tx_hash: string | null;
+  position_id: string | null;
   block_number: string | number | null;
   failure_code: string | null;
   failure_reason: string | null;
@@ -35,8 +36,39 @@ interface ProofRow {
   fee: string;
   collateral_floor_zat: string;
   nullifier_hash: string;
+  change_leaf: string;
+  owner: string | null;
   /** The Groth16 proof as snarkjs wrote it. */
   proof: unknown;
+}
+
+/** The proof's columns a mint call needs. */
+export interface MintCallRow {
+  proof: unknown;
+  root: string;
+  nullifier_hash: string;
+  collateral_floor_zat: string;
+  change_leaf: string;
+  mint_amount: string;
+  recipient: string;
+  relayer: string;
+  fee: string;
+  owner: string | null;
+}
+
+/** Call data of `StableMinter.mint` for a stored proof: the request is exactly what the proof binds. */
+export function mintCallOf(row: MintCallRow) {
+  return encodeMintCall(toSolidityProof(row.proof as never), {
+    root: BigInt(row.root),
+    nullifierHash: BigInt(row.nullifier_hash),
+    collateralFloorZat: BigInt(row.collateral_floor_zat),
+    changeLeaf: BigInt(row.change_leaf),
+    mintAmount: BigInt(row.mint_amount),
+    recipient: row.recipient as Address,
+    relayer: (row.relayer || zeroAddress) as Address,
+    fee: BigInt(row.fee),
+    owner: (row.owner ?? row.recipient) as Address,
+  });
 }
 
 const mismatch = (detail: string) =>
@@ -158,15 +190,7 @@ export class MintService {
    * is the chain being unavailable.
    */
   async #simulate(chain: Chain, proof: ProofRow) {
-    const data = encodeMintCall(toSolidityProof(proof.proof as never), {
-      root: BigInt(proof.root),
-      nullifierHash: BigInt(proof.nullifier_hash),
-      collateralFloorZat: BigInt(proof.collateral_floor_zat),
-      mintAmount: BigInt(proof.mint_amount),
-      recipient: proof.recipient as Address,
-      relayer: (proof.relayer || zeroAddress) as Address,
-      fee: BigInt(proof.fee),
-    });
+    const data = mintCallOf(proof);
     try {
       await chain.client.call({ account: this.relayer as Address, to: chain.minter, data });
       return undefined;
@@ -195,6 +219,7 @@ export class MintService {
       proofId: row.proof_id,
       amount: formatZsd(BigInt(row.amount)),
       recipient: row.recipient,
+      positionId: row.position_id,
       txHash: row.tx_hash,
       blockNumber: block,
       confirmations: block === null || head === null ? null : Math.max(0, head - block + 1),

@@ -22,6 +22,8 @@ interface ProofRow {
   recipient: string;
   relayer: string;
   fee: string;
+  owner: string | null;
+  change_leaf: string;
   rejection_reason: string | null;
   mint_id: string | null;
   created_at: Date | string;
@@ -47,13 +49,14 @@ const reject = (kind: ErrorKind, code: string, title: string, detail: string, ex
 /** A proof as a wallet submits it (the HTTP schema validates the shapes). */
 export interface ProofSubmission {
   proof: { pi_a: string[]; pi_b: string[][]; pi_c: string[]; protocol: "groth16"; curve: "bn128" };
-  /** [root, nullifierHash, collateralFloorZat, bindingHash], decimal. */
+  /** [changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], decimal. */
   publicSignals: string[];
   /** ZSD, decimal. */
   mintAmount: string;
   recipient: Address;
   relayer?: Address;
   fee?: string;
+  owner: Address;
 }
 
 export function present(row: ProofRow) {
@@ -67,11 +70,13 @@ export function present(row: ProofRow) {
       nullifierHash: row.nullifier_hash,
       collateralFloorZat: row.collateral_floor_zat,
       bindingHash: row.binding_hash,
+      changeLeaf: row.change_leaf,
     },
     mintAmount: formatZsd(BigInt(row.mint_amount)),
     recipient: row.recipient,
     relayer: row.relayer,
     fee: formatZsd(BigInt(row.fee)),
+    owner: row.owner ?? row.recipient,
     rejectionReason: row.rejection_reason,
     mintId: row.mint_id,
     createdAt: new Date(row.created_at).toISOString(),
@@ -132,7 +137,13 @@ export class ProofService {
 
   async submit(accountId: string, input: ProofSubmission) {
     const chain = this.#requireChain();
-    const [root, nullifierHash, floor, binding] = input.publicSignals.map(BigInt) as [bigint, bigint, bigint, bigint];
+    const [changeLeaf, root, nullifierHash, floor, binding] = input.publicSignals.map(BigInt) as [
+      bigint,
+      bigint,
+      bigint,
+      bigint,
+      bigint,
+    ];
     const mintAmount = parseZsd(input.mintAmount);
     const fee = parseZsd(input.fee ?? "0");
     const relayer: Address = input.relayer ?? zeroAddress;
@@ -143,8 +154,9 @@ export class ProofService {
     }
     this.#checkRelayTerms(relayer, fee);
 
-    // The proof binds recipient, relayer, fee and amount through its fourth signal.
+    // The proof binds recipient, relayer, fee, amount and owner through its last signal.
     const expected = bindingHash({
+      owner: input.owner,
       chainId: BigInt(chain.deployment.chainId),
       minter: chain.minter,
       recipient: input.recipient,
@@ -157,7 +169,7 @@ export class ProofService {
         "unprocessable",
         "binding_mismatch",
         "Binding mismatch",
-        "The proof was not made for this recipient, relayer, fee and amount on this minter.",
+        "The proof was not made for a mint with this recipient, relayer, fee, amount and owner on this minter.",
       );
     }
     // A proof whose points are not on the curve makes snarkjs throw: it is simply invalid.
@@ -195,7 +207,7 @@ export class ProofService {
 
     const proofHash = keccak256(
       encodeAbiParameters(
-        [{ type: "uint256[8]" }, { type: "uint256[4]" }],
+        [{ type: "uint256[8]" }, { type: "uint256[5]" }],
         [
           [
             ...input.proof.pi_a.slice(0, 2),
@@ -209,8 +221,8 @@ export class ProofService {
     const insert = () =>
       this.db.query<ProofRow>(
         `INSERT INTO proofs (id, account_id, proof_hash, status, root, nullifier_hash, collateral_floor_zat,
-           binding_hash, mint_amount, recipient, relayer, fee, proof)
-         VALUES ($1, $2, $3, 'verified', $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+           binding_hash, mint_amount, recipient, relayer, fee, proof, owner, change_leaf)
+         VALUES ($1, $2, $3, 'verified', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
         [
           randomId("prf"),
           accountId,
@@ -224,6 +236,8 @@ export class ProofService {
           relayer,
           fee.toString(),
           JSON.stringify(input.proof),
+          input.owner,
+          changeLeaf.toString(),
         ],
       );
     try {

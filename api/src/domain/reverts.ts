@@ -72,6 +72,7 @@ const usd = (usd18: bigint) =>
 const seconds = (s: bigint) => `${Number(s).toLocaleString("en-US")} s`;
 const when = (unix: bigint) => new Date(Number(unix) * 1000).toISOString();
 const REDEMPTION_STATUS = ["none", "requested", "completed", "refunded"];
+const POSITION_STATUS = ["none", "open", "liquidated", "closed"];
 const PROPOSAL_STATES = ["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"];
 
 type Args = readonly unknown[];
@@ -104,8 +105,26 @@ const REASONS: Partial<Record<ContractError, Explain>> = {
   InvalidAmount: (a) => `A redemption of ${formatZsd(n(a, 0))} ZSD is not allowed.`,
   InvalidWithdrawAddress: (a) => `The withdraw address's length (${String(a[0])} bytes) is not allowed.`,
   RedemptionTooSmall: (a) => `${formatZsd(n(a, 0))} ZSD is worth less than one zatoshi at the current price.`,
-  InsufficientAvailableCollateral: (a) =>
-    `The pool has ${formatZec(n(a, 1))} ZEC available for redemptions; this one needs ${formatZec(n(a, 0))} ZEC.`,
+  RedemptionExceedsDebt: (a) =>
+    `A redemption of ${formatZsd(n(a, 0))} ZSD is more than all positions owe (${formatZsd(n(a, 1))} ZSD).`,
+  SystemRatioTooLow: (a) =>
+    `Recovery mode: the positions would be worth $${formatZsd(n(a, 0))}, under the $${formatZsd(n(a, 1))} the system floor ratio needs.`,
+  PositionNotOpen: (a) => `Position ${String(a[0])} is ${POSITION_STATUS[Number(a[1])] ?? "unknown"}, not open.`,
+  NotPositionOwner: (a) => `${String(a[1])} does not own position ${String(a[0])}.`,
+  InvalidRepayAmount: (a) =>
+    `A repayment of ${formatZsd(n(a, 0))} ZSD is not allowed: the position owes ${formatZsd(n(a, 1))} ZSD.`,
+  InvalidWithdrawAmount: (a) =>
+    `A withdrawal of ${formatZec(n(a, 0))} ZEC is not allowed: the position holds ${formatZec(n(a, 1))} ZEC.`,
+  PositionUndercollateralized: (a) =>
+    `Position ${String(a[0])} would be worth $${formatZsd(n(a, 1))}, under the $${formatZsd(n(a, 2))} the minimum ratio needs.`,
+  PositionNotLiquidatable: (a) =>
+    `Position ${String(a[0])} is worth $${formatZsd(n(a, 1))}, not under its liquidation threshold of $${formatZsd(n(a, 2))}.`,
+  InvalidDestination: () => "Give either a Zcash address or a note commitment for the released ZEC, not both.",
+  AuthorizationExpired: (a) => `The signature expired at ${when(n(a, 0))} (its deadline).`,
+  InvalidAuthorization: (a) =>
+    `The signature is not ${String(a[0])}'s for this action at the signer's current nonce (wrong signer, parameters, deadline or nonce).`,
+  InvalidSpendAmount: (a) => `A note spend of ${formatZec(n(a, 0))} ZEC is not allowed.`,
+  PayoutNotRefundable: (a) => `Payout ${String(a[0])} releases collateral: it can only be paid, not refunded.`,
   RedemptionNotPending: (a) =>
     `Redemption ${String(a[0])} is ${REDEMPTION_STATUS[Number(a[1])] ?? "settled"}, not requested.`,
   ERC20InsufficientBalance: (a) =>

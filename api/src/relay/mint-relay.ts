@@ -3,7 +3,9 @@
 // reconciled from the chain's Minted event (ours, whichever of a replaced pair
 // was mined, or a copy of our proof sent by someone else), never minted twice.
 import { type Address, type Hex, parseTransaction, zeroAddress } from "viem";
-import { encodeMintCall, stableMinterAbi, toSolidityProof } from "@zsd/sdk";
+import { parseEventLogs } from "viem";
+import { stableMinterAbi } from "@zsd/sdk";
+import { mintCallOf } from "../domain/mints.ts";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { ROOT_EXPIRED_REASON, rootState } from "../domain/proofs.ts";
@@ -32,6 +34,8 @@ interface JobRow {
   proof_recipient: string;
   relayer: string;
   fee: string;
+  change_leaf: string;
+  owner: string | null;
 }
 
 export interface MintRelayOptions {
@@ -82,7 +86,8 @@ export class MintRelay {
     // A queued mint held by compliance waits; one already sent is followed whatever happens.
     const held = status === "queued" && this.options.compliance ? ` AND ${notHeld("mint", "m.id")}` : "";
     return this.db.query<JobRow>(
-      `SELECT m.*, p.proof, p.root, p.nullifier_hash, p.collateral_floor_zat, p.recipient AS proof_recipient, p.relayer, p.fee
+      `SELECT m.*, p.proof, p.root, p.nullifier_hash, p.collateral_floor_zat, p.recipient AS proof_recipient, p.relayer, p.fee,
+         p.change_leaf, p.owner
        FROM mints m JOIN proofs p ON p.id = m.proof_id
        WHERE m.status = $1${held} ORDER BY m.created_at LIMIT 50`,
       [status],
@@ -91,12 +96,13 @@ export class MintRelay {
 
   /** Confirms a mint (if no other pass moved it) and tells the account's agents, in one transaction. */
   async #confirm(job: JobRow, fields: { tx_hash?: string; block_number: number }): Promise<void> {
+    const positionId = await this.#positionOpened((fields.tx_hash ?? job.tx_hash) as Hex);
     const confirmed = await this.db.transaction(async (tx) => {
       const moved = await updateRow(
         tx,
         "mints",
         job.id,
-        { status: "confirmed", settled_at: new Date(), ...fields },
+        { status: "confirmed", settled_at: new Date(), position_id: positionId, ...fields },
         { column: "status", value: job.status },
       );
       if (moved) {
@@ -104,6 +110,7 @@ export class MintRelay {
           mintId: job.id,
           amount: formatZsd(BigInt(job.amount)),
           recipient: job.recipient,
+          positionId,
           txHash: fields.tx_hash ?? job.tx_hash,
           blockNumber: fields.block_number,
         });
@@ -111,6 +118,13 @@ export class MintRelay {
       return moved;
     });
     if (confirmed) this.options.compliance?.queued();
+  }
+
+  /** The position the mint transaction opened (its PositionOpened event). */
+  async #positionOpened(txHash: Hex): Promise<string | null> {
+    const receipt = await this.chain.read(() => this.chain.client.getTransactionReceipt({ hash: txHash }));
+    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
+    return opened ? opened.args.positionId.toString() : null;
   }
 
   async #set(id: string, changes: Record<string, unknown>, expectedStatus?: string): Promise<boolean> {
@@ -131,17 +145,7 @@ export class MintRelay {
     if (await this.chain.isSpent(nullifierHash)) {
       return this.#reconcileSpent(job);
     }
-    const proof = toSolidityProof(job.proof as never);
-    const request = {
-      root: BigInt(job.root),
-      nullifierHash,
-      collateralFloorZat: BigInt(job.collateral_floor_zat),
-      mintAmount: BigInt(job.amount),
-      recipient: job.proof_recipient as Address,
-      relayer: (job.relayer || zeroAddress) as Address,
-      fee: BigInt(job.fee),
-    };
-    const data = encodeMintCall(proof, request);
+    const data = mintCallOf({ ...job, mint_amount: job.amount, recipient: job.proof_recipient });
     let gas: bigint;
     try {
       // The simulation: a mint our contracts refuse now is failed at once, with their reason.

@@ -333,6 +333,8 @@ class ProofPublicInputs(TypedDict):
     nullifierHash: str
     collateralFloorZat: str
     bindingHash: str
+    # The rest of the note as a new leaf, 0 when the mint spends all of it
+    changeLeaf: str
 
 
 class Proof(TypedDict):
@@ -346,6 +348,8 @@ class Proof(TypedDict):
     recipient: str
     relayer: str
     fee: str
+    # The owner of the position the mint opens
+    owner: str
     rejectionReason: Optional[str]
     mintId: Optional[str]
     createdAt: str
@@ -372,6 +376,8 @@ class Mint(TypedDict):
     proofId: str
     amount: str
     recipient: str
+    # The position the mint opened, once confirmed (GET /v1/positions/{positionId})
+    positionId: Optional[str]
     txHash: Optional[str]
     blockNumber: Optional[int]
     confirmations: Optional[int]
@@ -822,6 +828,8 @@ class MintConfirmedEventData(TypedDict):
     # ZSD, a decimal string
     amount: str
     recipient: str
+    # The position the mint opened (GET /v1/positions/{positionId})
+    positionId: Optional[str]
     txHash: str
     blockNumber: int
 
@@ -1228,12 +1236,14 @@ class SubmitProofRequestProof(TypedDict):
 class _SubmitProofRequestRequired(TypedDict):
     # The Groth16 proof as snarkjs writes it
     proof: SubmitProofRequestProof
-    # [root, nullifierHash, collateralFloorZat, bindingHash], in that order
+    # [changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order
     publicSignals: List[str]
     # The amount the proof binds, in ZSD
     mintAmount: str
     # Who receives mintAmount − fee
     recipient: str
+    # Who owns the position the mint opens: a fresh address the proof binds (the SDK derives it from the note)
+    owner: str
 
 
 class SubmitProofRequest(_SubmitProofRequestRequired, total=False):

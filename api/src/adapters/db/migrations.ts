@@ -444,5 +444,14 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `CREATE INDEX request_log_key ON request_log (api_key_id, id DESC)`,
       `CREATE INDEX request_log_at ON request_log (at)`,
     ],
+  },  {
+    version: 15,
+    name: "positions: a mint opens a position owned by the address its proof binds",
+    statements: [
+      `ALTER TABLE proofs ADD COLUMN owner text`,
+      // The circuit's output: the rest of the note as a new leaf ('0' when none).
+      `ALTER TABLE proofs ADD COLUMN change_leaf text NOT NULL DEFAULT '0'`,
+      `ALTER TABLE mints ADD COLUMN position_id text`,
+    ],
   },
 ];

@@ -10,6 +10,7 @@ import {
   DepositTree,
   depositLeaf,
   noteCommitment,
+  positionOwner,
   proveCollateral,
   publicSignalsToArray,
 } from "../notes/index.ts";
@@ -129,6 +130,7 @@ export class Flows {
       relayer: relay.relayer as Address,
       fee,
       mintAmount: amountWei,
+      owner: positionOwner(params.note),
     };
     const proved = await proveCollateral(
       {
@@ -147,6 +149,7 @@ export class Flows {
       recipient: params.recipient,
       relayer: relay.relayer,
       fee: formatZsd(fee),
+      owner: binding.owner,
     };
   }
 

@@ -1439,11 +1439,15 @@ export type components = {
                 nullifierHash: string;
                 collateralFloorZat: string;
                 bindingHash: string;
+                /** @description The rest of the note as a new leaf, 0 when the mint spends all of it */
+                changeLeaf: string;
             };
             mintAmount: string;
             recipient: string;
             relayer: string;
             fee: string;
+            /** @description The owner of the position the mint opens */
+            owner: string;
             rejectionReason: string | null;
             mintId: string | null;
             /** Format: date-time */
@@ -1472,6 +1476,8 @@ export type components = {
             proofId: string;
             amount: string;
             recipient: string;
+            /** @description The position the mint opened, once confirmed (GET /v1/positions/{positionId}) */
+            positionId: string | null;
             txHash: string | null;
             blockNumber: number | null;
             confirmations: number | null;
@@ -1945,6 +1951,8 @@ export type components = {
                 /** @description ZSD, a decimal string */
                 amount: string;
                 recipient: string;
+                /** @description The position the mint opened (GET /v1/positions/{positionId}) */
+                positionId: string | null;
                 txHash: string;
                 blockNumber: number;
             };
@@ -3544,7 +3552,7 @@ export interface operations {
                         /** @constant */
                         curve: "bn128";
                     };
-                    /** @description [root, nullifierHash, collateralFloorZat, bindingHash], in that order */
+                    /** @description [changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order */
                     publicSignals: string[];
                     /** @description The amount the proof binds, in ZSD */
                     mintAmount: string;
@@ -3554,6 +3562,8 @@ export interface operations {
                     relayer?: string;
                     /** @description The relayer fee the proof binds, in ZSD (default 0) */
                     fee?: string;
+                    /** @description Who owns the position the mint opens: a fresh address the proof binds (the SDK derives it from the note) */
+                    owner: string;
                 };
             };
         };
@@ -3574,12 +3584,14 @@ export interface operations {
                      *         "root": "2150831829738264937502917346018264739102837465019283746501928374650192837465",
                      *         "nullifierHash": "1093847561029384756102938475610293847561029384756102938475610293847561",
                      *         "collateralFloorZat": "500000000",
-                     *         "bindingHash": "8473625190283746501928374650192837465019283746501928374650192837465012"
+                     *         "bindingHash": "8473625190283746501928374650192837465019283746501928374650192837465012",
+                     *         "changeLeaf": "0"
                      *       },
                      *       "mintAmount": "100.0",
                      *       "recipient": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
                      *       "relayer": "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65",
                      *       "fee": "0.5",
+                     *       "owner": "0x2f4b8a1C36b9E0d1A7c5F3e2D9b8A6c4E1f0D3a7",
                      *       "rejectionReason": null,
                      *       "mintId": null,
                      *       "createdAt": "2026-03-02T10:15:00.000Z"
@@ -3745,12 +3757,14 @@ export interface operations {
                      *         "root": "2150831829738264937502917346018264739102837465019283746501928374650192837465",
                      *         "nullifierHash": "1093847561029384756102938475610293847561029384756102938475610293847561",
                      *         "collateralFloorZat": "500000000",
-                     *         "bindingHash": "8473625190283746501928374650192837465019283746501928374650192837465012"
+                     *         "bindingHash": "8473625190283746501928374650192837465019283746501928374650192837465012",
+                     *         "changeLeaf": "0"
                      *       },
                      *       "mintAmount": "100.0",
                      *       "recipient": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
                      *       "relayer": "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65",
                      *       "fee": "0.5",
+                     *       "owner": "0x2f4b8a1C36b9E0d1A7c5F3e2D9b8A6c4E1f0D3a7",
                      *       "rejectionReason": null,
                      *       "mintId": "mint_4Hn8pQ2rT6vX1zB3cD5f",
                      *       "createdAt": "2026-03-02T10:15:00.000Z"
@@ -4067,6 +4081,7 @@ export interface operations {
                      *       "proofId": "prf_7Kq2mXb9LwT4zPa1QeR8",
                      *       "amount": "100.0",
                      *       "recipient": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "positionId": "7",
                      *       "txHash": "0x8c2d7f4e1a9b6c3d0e5f2a7b4c1d8e9f6a3b0c7d4e1f8a5b2c9d6e3f0a7b4c1d",
                      *       "blockNumber": 1203,
                      *       "confirmations": 2,
@@ -8985,6 +9000,7 @@ export interface operations {
                  *         "mintId": "mint_7KpX2mN9qR4tV6wY8zA1",
                  *         "amount": "100",
                  *         "recipient": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                 *         "positionId": "7",
                  *         "txHash": "0x8f3c2a9e1b7d4f6a0c5e8b2d9f1a3c7e5b0d2f4a6c8e1b3d5f7a9c0e2b4d6f8a",
                  *         "blockNumber": 1842
                  *       }

@@ -1,6 +1,7 @@
 import { type Address, encodeAbiParameters, keccak256 } from "viem";
 import { SNARK_SCALAR_FIELD } from "./constants.ts";
 
+/** What a mint proof binds: `StableMinter.mintBinding(recipient, relayer, fee, mintAmount, owner)`. */
 export interface Binding {
   chainId: bigint;
   minter: Address;
@@ -8,23 +9,63 @@ export interface Binding {
   relayer: Address;
   fee: bigint;
   mintAmount: bigint;
+  /** The position's owner: a fresh address (see `positionOwner`), bound so no one can take the position. */
+  owner: Address;
 }
 
+/** A proof that adds a note's ZEC to position `positionId`. */
+export interface TopUpBinding {
+  chainId: bigint;
+  minter: Address;
+  positionId: bigint;
+}
+
+/** A proof that pays a note's ZEC to `zcashAddress`. */
+export interface WithdrawBinding {
+  chainId: bigint;
+  minter: Address;
+  zcashAddress: string;
+}
+
+export type AnyBinding = Binding | TopUpBinding | WithdrawBinding;
+
+const field = (encoded: `0x${string}`) => BigInt(keccak256(encoded)) % SNARK_SCALAR_FIELD;
+
 /**
- * The public input that ties a proof to its recipient, relayer, fee and amount;
- * equal to `StableMinter.bindingHash(recipient, relayer, fee, mintAmount)`.
+ * The public input that ties a proof to its action and parameters; equal to the
+ * minter's `mintBinding`, `topUpBinding` or `withdrawBinding`. Each action hashes
+ * its own name, so a proof for one can never serve another.
  */
-export function bindingHash(b: Binding): bigint {
-  const encoded = encodeAbiParameters(
-    [
-      { type: "uint256" },
-      { type: "address" },
-      { type: "address" },
-      { type: "address" },
-      { type: "uint256" },
-      { type: "uint256" },
-    ],
-    [b.chainId, b.minter, b.recipient, b.relayer, b.fee, b.mintAmount],
+export function bindingHash(b: AnyBinding): bigint {
+  if ("positionId" in b) {
+    return field(
+      encodeAbiParameters(
+        [{ type: "uint256" }, { type: "address" }, { type: "string" }, { type: "uint256" }],
+        [b.chainId, b.minter, "topUp", b.positionId],
+      ),
+    );
+  }
+  if ("zcashAddress" in b) {
+    return field(
+      encodeAbiParameters(
+        [{ type: "uint256" }, { type: "address" }, { type: "string" }, { type: "bytes32" }],
+        [b.chainId, b.minter, "withdraw", keccak256(new TextEncoder().encode(b.zcashAddress))],
+      ),
+    );
+  }
+  return field(
+    encodeAbiParameters(
+      [
+        { type: "uint256" },
+        { type: "address" },
+        { type: "string" },
+        { type: "address" },
+        { type: "address" },
+        { type: "uint256" },
+        { type: "uint256" },
+        { type: "address" },
+      ],
+      [b.chainId, b.minter, "mint", b.recipient, b.relayer, b.fee, b.mintAmount, b.owner],
+    ),
   );
-  return BigInt(keccak256(encoded)) % SNARK_SCALAR_FIELD;
 }

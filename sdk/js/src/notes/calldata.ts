@@ -8,10 +8,29 @@ export interface MintRequest {
   root: bigint;
   nullifierHash: bigint;
   collateralFloorZat: bigint;
+  changeLeaf: bigint;
   mintAmount: bigint;
   recipient: Address;
   relayer: Address;
   fee: bigint;
+  owner: Address;
+}
+
+/** The `NoteSpend` struct of `StableMinter.topUp` and `withdrawNote`. */
+export interface NoteSpend {
+  root: bigint;
+  nullifierHash: bigint;
+  collateralFloorZat: bigint;
+  changeLeaf: bigint;
+}
+
+export function noteSpend(signals: PublicSignals): NoteSpend {
+  return {
+    root: signals.root,
+    nullifierHash: signals.nullifierHash,
+    collateralFloorZat: signals.collateralFloorZat,
+    changeLeaf: signals.changeLeaf,
+  };
 }
 
 export function mintRequest(signals: PublicSignals, binding: Binding): MintRequest {
@@ -19,10 +38,12 @@ export function mintRequest(signals: PublicSignals, binding: Binding): MintReque
     root: signals.root,
     nullifierHash: signals.nullifierHash,
     collateralFloorZat: signals.collateralFloorZat,
+    changeLeaf: signals.changeLeaf,
     mintAmount: binding.mintAmount,
     recipient: binding.recipient,
     relayer: binding.relayer,
     fee: binding.fee,
+    owner: binding.owner,
   };
 }
 

@@ -4,8 +4,9 @@ export const SNARK_SCALAR_FIELD = 2188824287183927522224640574525727508854836440
 /**
  * Public signals of the collateral proof, in the order of the verifier's input
  * array (see contracts/interfaces/IStableMinter.sol and circuits/collateral.circom).
+ * `changeLeaf` is the circuit's output, which snarkjs puts first.
  */
-export const PUBLIC_SIGNALS = ["root", "nullifierHash", "collateralFloorZat", "bindingHash"] as const;
+export const PUBLIC_SIGNALS = ["changeLeaf", "root", "nullifierHash", "collateralFloorZat", "bindingHash"] as const;
 
 /** Largest path the circuit proves: the registry holds at most 2^20 deposits. */
 export const MAX_DEPTH = 20;

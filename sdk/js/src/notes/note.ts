@@ -1,5 +1,7 @@
 import { bech32m } from "bech32";
-import { poseidon2 } from "poseidon-lite";
+import { poseidon2, poseidon3 } from "poseidon-lite";
+import { type Hex, encodeAbiParameters, keccak256 } from "viem";
+import { privateKeyToAddress } from "viem/accounts";
 import { MAX_ZAT, SNARK_SCALAR_FIELD } from "./constants.ts";
 
 /** The secrets a depositor keeps; whoever holds them can mint against the deposit. */
@@ -50,6 +52,48 @@ export function depositLeaf(amountZat: bigint, commitment: bigint): bigint {
 /** `Poseidon(nullifierSecret, leaf)`: revealed once, when the deposit backs a mint. */
 export function nullifierHash(note: Note, leaf: bigint): bigint {
   return poseidon2([note.nullifierSecret, leaf]);
+}
+
+// Domain tags of the values derived from a note (any distinct constants would do).
+const CHANGE_SECRET = 1n;
+const CHANGE_NULLIFIER = 2n;
+
+/**
+ * The note that receives the rest when `note` is spent for less than it holds.
+ * Derived from the note, so the one backup string recovers every change note
+ * after it, and a crash between proving and mining loses nothing.
+ */
+export function changeNote(note: Note): Note {
+  return {
+    secret: poseidon3([CHANGE_SECRET, note.secret, note.nullifierSecret]),
+    nullifierSecret: poseidon3([CHANGE_NULLIFIER, note.secret, note.nullifierSecret]),
+  };
+}
+
+/** The change leaf the circuit outputs: `Poseidon(rest, commitment of changeNote(note))`, 0 when nothing is left. */
+export function changeLeaf(note: Note, restZat: bigint): bigint {
+  assertZat("restZat", restZat);
+  return restZat === 0n ? 0n : poseidon2([restZat, noteCommitment(changeNote(note))]);
+}
+
+/**
+ * The private key owning the position a note opens: derived from the note, so
+ * the note is the only backup, and its address links to no account.
+ */
+export function positionOwnerKey(note: Note): Hex {
+  assertField("secret", note.secret);
+  assertField("nullifierSecret", note.nullifierSecret);
+  return keccak256(
+    encodeAbiParameters(
+      [{ type: "string" }, { type: "uint256" }, { type: "uint256" }],
+      ["zsd position owner", note.secret, note.nullifierSecret],
+    ),
+  );
+}
+
+/** The address of `positionOwnerKey(note)`, bound in the mint proof. */
+export function positionOwner(note: Note) {
+  return privateKeyToAddress(positionOwnerKey(note));
 }
 
 /**

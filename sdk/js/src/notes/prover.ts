@@ -1,8 +1,8 @@
 import * as snarkjs from "snarkjs";
 import type { Groth16Proof } from "snarkjs";
 import { PUBLIC_SIGNALS } from "./constants.ts";
-import { type Binding, bindingHash } from "./binding.ts";
-import { type Note, assertZat, nullifierHash } from "./note.ts";
+import { type AnyBinding, bindingHash } from "./binding.ts";
+import { type Note, assertZat, changeNote, noteCommitment, nullifierHash } from "./note.ts";
 import type { MerklePath } from "./tree.ts";
 
 export type { Groth16Proof };
@@ -18,7 +18,8 @@ export interface CollateralProofInput {
   amountZat: bigint;
   path: MerklePath;
   collateralFloorZat: bigint;
-  binding: Binding;
+  /** The action the proof is for: a mint, a top-up or a withdrawal. */
+  binding: AnyBinding;
 }
 
 /** Public signals by name, in the order of PUBLIC_SIGNALS. */
@@ -57,6 +58,7 @@ export function circuitInput(input: CollateralProofInput): Record<string, string
     nullifierHash: nullifierHash(input.note, input.path.leaf).toString(),
     collateralFloorZat: input.collateralFloorZat.toString(),
     bindingHash: bindingHash(input.binding).toString(),
+    changeCommitment: noteCommitment(changeNote(input.note)).toString(),
     amountZat: input.amountZat.toString(),
     secret: input.note.secret.toString(),
     nullifierSecret: input.note.nullifierSecret.toString(),

@@ -111,6 +111,7 @@ export function mintRoutes(mints: MintService, waitMs: number): AnyRoute[] {
             proofId: "prf_7Kq2mXb9LwT4zPa1QeR8",
             amount: "100.0",
             recipient: "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+            positionId: "7",
             txHash: TX,
             blockNumber: 1203,
             confirmations: 2,

@@ -44,6 +44,10 @@ export const mintSchema = z
     proofId: z.string(),
     amount: z.string(),
     recipient: z.string(),
+    positionId: z
+      .string()
+      .nullable()
+      .describe("The position the mint opened, once confirmed (GET /v1/positions/{positionId})"),
     txHash: z.string().nullable(),
     blockNumber: z.number().int().nullable(),
     confirmations: z.number().int().nullable(),

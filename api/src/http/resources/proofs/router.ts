@@ -13,11 +13,13 @@ const EXAMPLE_PROOF = {
     nullifierHash: "1093847561029384756102938475610293847561029384756102938475610293847561",
     collateralFloorZat: "500000000",
     bindingHash: "8473625190283746501928374650192837465019283746501928374650192837465012",
+    changeLeaf: "0",
   },
   mintAmount: "100.0",
   recipient: "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
   relayer: "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65",
   fee: "0.5",
+  owner: "0x2f4b8a1C36b9E0d1A7c5F3e2D9b8A6c4E1f0D3a7",
   rejectionReason: null,
   mintId: null,
   createdAt: "2026-03-02T10:15:00.000Z",
@@ -37,6 +39,7 @@ const EXAMPLE_SUBMISSION = {
     curve: "bn128",
   },
   publicSignals: [
+    EXAMPLE_PROOF.publicInputs.changeLeaf,
     EXAMPLE_PROOF.publicInputs.root,
     EXAMPLE_PROOF.publicInputs.nullifierHash,
     EXAMPLE_PROOF.publicInputs.collateralFloorZat,
@@ -46,6 +49,7 @@ const EXAMPLE_SUBMISSION = {
   recipient: EXAMPLE_PROOF.recipient,
   relayer: EXAMPLE_PROOF.relayer,
   fee: "0.5",
+  owner: EXAMPLE_PROOF.owner,
 };
 
 export function proofRoutes(proofs: ProofService): AnyRoute[] {

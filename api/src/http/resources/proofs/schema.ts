@@ -18,12 +18,15 @@ export const submitProofBody = z.strictObject({
     .describe("The Groth16 proof as snarkjs writes it"),
   publicSignals: z
     .array(fieldElement)
-    .length(4)
-    .describe("[root, nullifierHash, collateralFloorZat, bindingHash], in that order"),
+    .length(5)
+    .describe("[changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order"),
   mintAmount: tokenAmount.describe("The amount the proof binds, in ZSD"),
   recipient: address.describe("Who receives mintAmount − fee"),
   relayer: address.optional().describe("Who receives the fee (default: none)"),
   fee: tokenAmount.optional().describe("The relayer fee the proof binds, in ZSD (default 0)"),
+  owner: address.describe(
+    "Who owns the position the mint opens: a fresh address the proof binds (the SDK derives it from the note)",
+  ),
 });
 
 export const proofIdParams = z.object({ proofId: z.string().regex(/^prf_[0-9A-Za-z]{20}$/, "a proof id (prf_…)") });
@@ -39,11 +42,13 @@ export const proofSchema = z
       nullifierHash: z.string(),
       collateralFloorZat: z.string(),
       bindingHash: z.string(),
+      changeLeaf: z.string().describe("The rest of the note as a new leaf, 0 when the mint spends all of it"),
     }),
     mintAmount: z.string(),
     recipient: z.string(),
     relayer: z.string(),
     fee: z.string(),
+    owner: z.string().describe("The owner of the position the mint opens"),
     rejectionReason: z.string().nullable(),
     mintId: z.string().nullable(),
     createdAt: z.iso.datetime(),

@@ -1,0 +1,424 @@
+// Positions with real proofs on the local chain: change leaves, top-ups, note
+// withdrawals, repay / withdraw / close (to a note or a Zcash address),
+// liquidation, redemptions out of positions only, and a price path in which
+// ZEC falls 60%. The accounting invariants are checked after every step.
+import { parseEventLogs } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import {
+  type Note,
+  changeNote,
+  closeTypedData,
+  createNote,
+  noteCommitment,
+  noteSpend,
+  positionOwner,
+  positionOwnerKey,
+  releaseProver,
+  repayTypedData,
+  withdrawCollateralTypedData,
+} from "@zsd/sdk";
+import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
+
+const { alice, bob, relayer, attestor, oracleUpdater, carol } = accounts;
+const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
+const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
+const STATUS = { None: 0, Open: 1, Liquidated: 2, Closed: 3 };
+const noAddress = (noteCommitment: bigint) => ({ zcashAddress: "", noteCommitment });
+const toAddress = (zcashAddress: string) => ({ zcashAddress, noteCommitment: 0n });
+
+describe("positions", () => {
+  let s: System;
+  beforeAll(async () => {
+    s = await deploySystem();
+  });
+  beforeEach(snapshots(() => s));
+  afterAll(releaseProver);
+
+  const price = (usd: bigint) => s.as(oracleUpdater).oracle.write.setPrice([usd * 100_000_000n]).then(s.receipt);
+  const position = (id: bigint) => s.read.minter.read.getPosition([id]);
+  const domain = () => ({ chainId: s.chainId, verifyingContract: s.read.minter.address });
+  const deadline = async () => (await s.publicClient.getBlock()).timestamp + 3600n;
+
+  /** Opens a position from `note` (deposited first unless `deposited`): floor and amount as given, ZSD to alice. */
+  async function open(args: { note?: Note; amountZat: bigint; floorZat?: bigint; mint: bigint; deposited?: boolean }) {
+    const note = args.note ?? createNote();
+    if (!args.deposited) await s.deposit(note, args.amountZat);
+    const proved = await s.prove({
+      note,
+      amountZat: args.amountZat,
+      collateralFloorZat: args.floorZat ?? args.amountZat,
+      mintAmount: args.mint,
+      recipient: alice.address,
+    });
+    const receipt = await s.receipt(await s.as(relayer).minter.write.mint([proved.proof, proved.request]));
+    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
+    return { note, id: opened!.args.positionId, receipt, proved };
+  }
+
+  /** ZEC held = unminted notes + positions + pending payouts; supply = debt = Σ positions' debts. */
+  async function invariants() {
+    const [held, unminted, backing, free, pending, supply, debt, count] = await Promise.all([
+      s.read.registry.read.totalCollateralZat(),
+      s.read.registry.read.unmintedZat(),
+      s.read.minter.read.backingCollateralZat(),
+      s.read.minter.read.freeCollateralZat(),
+      s.read.redemptions.read.pendingZatDue(),
+      s.read.token.read.totalSupply(),
+      s.read.minter.read.totalDebt(),
+      s.read.minter.read.positionCount(),
+    ]);
+    expect(held).toBe(unminted + backing + free + pending);
+    expect(supply).toBe(debt);
+    let debts = 0n;
+    let collateral = 0n;
+    for (let id = 1n; id <= count; id++) {
+      const p = await position(id);
+      debts += p.debt;
+      collateral += p.collateralZat;
+    }
+    // Each position rounds its debt up and its collateral down, by at most one unit.
+    expect(debts - debt >= 0n && debts - debt <= count).toBe(true);
+    expect(backing + free - collateral >= 0n && backing + free - collateral <= count).toBe(true);
+  }
+
+  const ownerOf = (note: Note) => privateKeyToAccount(positionOwnerKey(note));
+
+  async function signedClose(note: Note, id: bigint, to: { zcashAddress: string; noteCommitment: bigint }) {
+    const owner = ownerOf(note);
+    const typed = closeTypedData(domain(), {
+      positionId: id,
+      ...to,
+      nonce: await s.read.minter.read.nonces([owner.address]),
+      deadline: await deadline(),
+    });
+    return { deadline: typed.message.deadline, signature: await owner.signTypedData(typed) };
+  }
+
+  it("opens a position for the owner the proof binds, and the note's rest mints again as change", async () => {
+    const first = await open({ amountZat: 5n * ZEC, floorZat: 3n * ZEC, mint: 100n * ZSD });
+    expect(await position(first.id)).toEqual({
+      owner: positionOwner(first.note),
+      status: STATUS.Open,
+      collateralZat: 3n * ZEC,
+      debt: 100n * ZSD,
+    });
+    const [change] = parseEventLogs({ abi: collateralRegistryAbi, logs: first.receipt.logs, eventName: "NoteInserted" });
+    // The change leaf's amount stays private.
+    expect(change!.args.amountZat).toBe(0n);
+    expect(change!.args.leaf).toBe(first.proved.raw.publicSignals.changeLeaf);
+    expect(await s.read.registry.read.unmintedZat()).toBe(2n * ZEC);
+    await invariants();
+
+    // The change note (derived from the first) is spent whole: no change leaf this time.
+    const second = await open({ note: changeNote(first.note), amountZat: 2n * ZEC, mint: 60n * ZSD, deposited: true });
+    expect(second.proved.raw.publicSignals.changeLeaf).toBe(0n);
+    expect(parseEventLogs({ abi: collateralRegistryAbi, logs: second.receipt.logs, eventName: "NoteInserted" })).toEqual(
+      [],
+    );
+    expect((await position(second.id)).owner).toBe(positionOwner(changeNote(first.note)));
+    expect(await s.read.registry.read.unmintedZat()).toBe(0n);
+    await invariants();
+  });
+
+  it("binds each proof to its action: a mint proof neither tops up, withdraws nor mints for another owner", async () => {
+    const note = createNote();
+    await s.deposit(note, 4n * ZEC);
+    const proved = await s.prove({ note, amountZat: 4n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
+    const minter = s.as(relayer).minter.write;
+    await expectRevert(minter.mint([proved.proof, { ...proved.request, owner: bob.address }]), "InvalidProof");
+    await expectRevert(minter.mint([proved.proof, { ...proved.request, changeLeaf: 1n }]), "InvalidProof");
+    const spend = noteSpend(proved.raw.publicSignals);
+    const existing = await open({ amountZat: 3n * ZEC, mint: 50n * ZSD });
+    await expectRevert(minter.topUp([proved.proof, spend, existing.id]), "InvalidProof");
+    await expectRevert(minter.withdrawNote([proved.proof, spend, SAPLING]), "InvalidProof");
+
+    // A top-up proof names its position; a withdrawal proof its address.
+    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address };
+    const topUp = await s.proveSpend({
+      note,
+      amountZat: 4n * ZEC,
+      collateralFloorZat: ZEC,
+      binding: { ...binding, positionId: existing.id },
+    });
+    await expectRevert(minter.topUp([topUp.proof, topUp.spend, existing.id + 1n]), "PositionNotOpen");
+    const other = await open({ amountZat: 3n * ZEC, mint: 50n * ZSD });
+    await expectRevert(minter.topUp([topUp.proof, topUp.spend, other.id]), "InvalidProof");
+    await expectRevert(minter.withdrawNote([topUp.proof, topUp.spend, SAPLING]), "InvalidProof");
+    const out = await s.proveSpend({
+      note,
+      amountZat: 4n * ZEC,
+      collateralFloorZat: ZEC,
+      binding: { ...binding, zcashAddress: SAPLING },
+    });
+    await expectRevert(minter.withdrawNote([out.proof, out.spend, OTHER]), "InvalidProof");
+    // The right use works once.
+    await s.receipt(await minter.topUp([topUp.proof, topUp.spend, existing.id]));
+    expect((await position(existing.id)).collateralZat).toBe(4n * ZEC);
+    await expectRevert(minter.topUp([topUp.proof, topUp.spend, existing.id]), "NullifierAlreadySpent");
+    await invariants();
+  });
+
+  it("withdraws an unminted note to a Zcash address through the payout path, keeping the change", async () => {
+    const note = createNote();
+    await s.deposit(note, 2n * ZEC);
+    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: SAPLING };
+    const out = await s.proveSpend({ note, amountZat: 2n * ZEC, collateralFloorZat: 15n * (ZEC / 10n), binding });
+    const receipt = await s.receipt(await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, SAPLING]));
+    const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    expect(payout!.args).toMatchObject({ amount: 0n, zatDue: 15n * (ZEC / 10n), withdrawAddress: SAPLING });
+    expect(await s.read.registry.read.unmintedZat()).toBe(ZEC / 2n);
+    await invariants();
+    // Released ZEC has no tokens to return: custody pays it.
+    await expectRevert(s.as(attestor).redemptions.write.failRedemption([payout!.args.id!, "no"]), "PayoutNotRefundable");
+    await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([payout!.args.id!, `0x${"ab".repeat(32)}`]));
+    expect(await s.read.registry.read.totalCollateralZat()).toBe(ZEC / 2n);
+    await invariants();
+    // The change note is the rest of the deposit, and can leave the same way.
+    const rest = await s.proveSpend({ note: changeNote(note), amountZat: ZEC / 2n, collateralFloorZat: ZEC / 2n, binding });
+    await s.receipt(await s.as(bob).minter.write.withdrawNote([rest.proof, rest.spend, SAPLING]));
+    expect(await s.read.registry.read.unmintedZat()).toBe(0n);
+    await invariants();
+  });
+
+  it("repays from any payer, withdraws above the minimum ratio, and closes to a Zcash address that custody pays", async () => {
+    const { note, id } = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
+    const owner = ownerOf(note);
+    const withdraw = async (amountZat: bigint, to: { zcashAddress: string; noteCommitment: bigint }) => {
+      const typed = withdrawCollateralTypedData(domain(), {
+        positionId: id,
+        amountZat,
+        ...to,
+        nonce: await s.read.minter.read.nonces([owner.address]),
+        deadline: await deadline(),
+      });
+      const signature = await owner.signTypedData(typed);
+      return s.as(relayer).minter.write.withdrawCollateralWithSig([id, amountZat, to, typed.message.deadline, signature]);
+    };
+    // 150% of $100 at $50/ZEC is 3 ZEC: 2.5 ZEC out would leave 2.5.
+    await expectRevert(withdraw(5n * (ZEC / 2n), toAddress(SAPLING)), "PositionUndercollateralized");
+    // Only the owner withdraws.
+    await expectRevert(s.as(alice).minter.write.withdrawCollateral([id, ZEC, toAddress(SAPLING)]), "NotPositionOwner");
+    await s.receipt(await withdraw(ZEC, toAddress(SAPLING)));
+    expect((await position(id)).collateralZat).toBe(4n * ZEC);
+    await invariants();
+
+    // Alice (holding the ZSD) repays 40 by signature, through the relay.
+    const typed = repayTypedData(domain(), {
+      positionId: id,
+      amount: 40n * ZSD,
+      payer: alice.address,
+      nonce: await s.read.minter.read.nonces([alice.address]),
+      deadline: await deadline(),
+    });
+    const signature = await alice.signTypedData(typed);
+    await s.receipt(
+      await s.as(relayer).minter.write.repayWithSig([id, 40n * ZSD, alice.address, typed.message.deadline, signature]),
+    );
+    // The same signature cannot be replayed (the nonce moved on).
+    await expectRevert(
+      s.as(relayer).minter.write.repayWithSig([id, 40n * ZSD, alice.address, typed.message.deadline, signature]),
+      "InvalidAuthorization",
+    );
+    expect((await position(id)).debt).toBe(60n * ZSD);
+    await invariants();
+
+    // Close burns the rest from the owner: it needs the 60 ZSD.
+    const close = await signedClose(note, id, toAddress(SAPLING));
+    await expectRevert(
+      s.as(relayer).minter.write.closeWithSig([id, toAddress(SAPLING), close.deadline, close.signature]),
+      "ERC20InsufficientBalance",
+    );
+    await s.receipt(await s.as(alice).token.write.transfer([owner.address, 60n * ZSD]));
+    // A relay cannot send the ZEC elsewhere: the signature covers the address.
+    await expectRevert(
+      s.as(relayer).minter.write.closeWithSig([id, toAddress(OTHER), close.deadline, close.signature]),
+      "InvalidAuthorization",
+    );
+    const receipt = await s.receipt(
+      await s.as(relayer).minter.write.closeWithSig([id, toAddress(SAPLING), close.deadline, close.signature]),
+    );
+    const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    expect(payout!.args).toMatchObject({ owner: owner.address, amount: 0n, zatDue: 4n * ZEC });
+    expect(await position(id)).toMatchObject({ status: STATUS.Closed, collateralZat: 0n, debt: 0n });
+    expect(await s.read.token.read.totalSupply()).toBe(0n);
+    await invariants();
+    await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([payout!.args.id!, `0x${"cd".repeat(32)}`]));
+    // Both payouts left custody: nothing is held for anyone.
+    expect(await s.read.registry.read.totalCollateralZat()).toBe(ZEC);
+    await invariants();
+  });
+
+  it("closes into a new note that mints again", async () => {
+    const { note, id } = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
+    await s.receipt(await s.as(alice).minter.write.repay([id, 100n * ZSD]));
+    const next = createNote();
+    const close = await signedClose(note, id, noAddress(noteCommitment(next)));
+    const receipt = await s.receipt(
+      await s.as(relayer).minter.write.closeWithSig([id, noAddress(noteCommitment(next)), close.deadline, close.signature]),
+    );
+    const [inserted] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "NoteInserted" });
+    expect(inserted!.args.amountZat).toBe(5n * ZEC);
+    expect(await s.read.registry.read.unmintedZat()).toBe(5n * ZEC);
+    await invariants();
+    const again = await open({ note: next, amountZat: 5n * ZEC, mint: 120n * ZSD, deposited: true });
+    expect(await position(again.id)).toMatchObject({ status: STATUS.Open, collateralZat: 5n * ZEC, debt: 120n * ZSD });
+    await invariants();
+  });
+
+  it("liquidates under the liquidation ratio only, and the owner claims the surplus", async () => {
+    const risky = await open({ amountZat: 5n * ZEC, mint: 150n * ZSD });
+    const safe = await open({ amountZat: 10n * ZEC, mint: 100n * ZSD });
+    await expectRevert(s.as(alice).minter.write.liquidate([risky.id, toAddress(SAPLING)]), "PositionNotLiquidatable");
+    // At $35, 5 ZEC is $175 for $150 of debt: 116.7%, under 120%.
+    await price(35n);
+    await expectRevert(s.as(alice).minter.write.liquidate([safe.id, toAddress(SAPLING)]), "PositionNotLiquidatable");
+    const receipt = await s.receipt(await s.as(alice).minter.write.liquidate([risky.id, toAddress(SAPLING)]));
+    const [event] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionLiquidated" });
+    // $150 + 5% = $157.50 at $35 = 4.5 ZEC; 0.5 ZEC stays the owner's.
+    expect(event!.args).toMatchObject({ debt: 150n * ZSD, seizedZat: 45n * (ZEC / 10n), surplusZat: ZEC / 2n });
+    expect(await position(risky.id)).toMatchObject({ status: STATUS.Liquidated, collateralZat: ZEC / 2n, debt: 0n });
+    await invariants();
+    const close = await signedClose(risky.note, risky.id, toAddress(SAPLING));
+    await s.receipt(
+      await s.as(relayer).minter.write.closeWithSig([risky.id, toAddress(SAPLING), close.deadline, close.signature]),
+    );
+    expect(await position(risky.id)).toMatchObject({ status: STATUS.Closed, collateralZat: 0n });
+    await invariants();
+  });
+
+  it("recovery mode: under the system floor, only mints at or above the floor", async () => {
+    await open({ amountZat: 4n * ZEC, mint: 130n * ZSD }); // 153.8% at $50
+    const timelock = s.read.timelock.address;
+    await s.testClient.impersonateAccount({ address: timelock });
+    await s.testClient.setBalance({ address: timelock, value: 10n ** 18n });
+    await s.receipt(
+      await s.as(carol).wallet.writeContract({
+        account: timelock,
+        address: s.read.minter.address,
+        abi: stableMinterAbi,
+        functionName: "setSystemFloorRatio",
+        args: [20_000n],
+      }),
+    );
+    // 160% would leave the system under 200%, and the mint itself is under it.
+    const note = createNote();
+    await s.deposit(note, 4n * ZEC);
+    const proved = await s.prove({ note, amountZat: 4n * ZEC, mintAmount: 125n * ZSD, recipient: alice.address });
+    await expectRevert(s.as(relayer).minter.write.mint([proved.proof, proved.request]), "SystemRatioTooLow");
+    // A mint at 250% raises the system ratio: allowed.
+    await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
+    await invariants();
+  });
+
+  it("redeems out of positions in proportion to their debt, never out of unminted notes", async () => {
+    const a = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
+    const b = await open({ amountZat: 10n * ZEC, mint: 100n * ZSD });
+    await s.deposit(createNote(), 7n * ZEC);
+    await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, SAPLING]));
+    // $100 at $50 = 2 ZEC less 0.5%: 1.99 ZEC, half from each (they owe the same).
+    expect(await position(a.id)).toMatchObject({ debt: 50n * ZSD, collateralZat: 5n * ZEC - 99_500_000n });
+    expect(await position(b.id)).toMatchObject({ debt: 50n * ZSD, collateralZat: 10n * ZEC - 99_500_000n });
+    expect(await s.read.registry.read.unmintedZat()).toBe(7n * ZEC);
+    await invariants();
+  });
+
+  it("ZEC falls 60% in steps: liquidations in order, par then pro-rata redemptions, unminted ZEC untouched", async () => {
+    // Ratios at $50: 153.8%, 166.7%, 234.4%, 234.4%; the last two are 121.9% at $26 and 93.75% at $20.
+    const opened = [];
+    for (const [zec, zsd] of [
+      [4n, 130n],
+      [5n, 150n],
+      [6n, 128n],
+      [3n, 64n],
+    ] as const) {
+      opened.push(await open({ amountZat: zec * ZEC, mint: zsd * ZSD }));
+    }
+    const unminted = createNote();
+    await s.deposit(unminted, 8n * ZEC);
+    const liquidated: bigint[] = [];
+    const rates: { usd: bigint; solvent: boolean; zatPerZsd: bigint }[] = [];
+    const redeemed = ZSD;
+
+    for (const usd of [50n, 42n, 34n, 26n, 20n]) {
+      await price(usd);
+      const liquidationRatio = await s.read.minter.read.liquidationRatioBps();
+      // The keeper: positions under the liquidation ratio, riskiest first, while taking them pays.
+      const open_ = [];
+      for (const { id } of opened) {
+        const p = await position(id);
+        if (p.status !== STATUS.Open) continue;
+        const value = p.collateralZat * usd * 100_000_000n * 100n;
+        open_.push({ id, value, debt: p.debt, ratio: (value * 10_000n) / p.debt });
+      }
+      open_.sort((x, y) => (x.ratio < y.ratio ? -1 : 1));
+      for (const p of open_) {
+        if (p.ratio >= liquidationRatio || p.value < p.debt) continue;
+        await s.receipt(await s.as(alice).minter.write.liquidate([p.id, toAddress(SAPLING)]));
+        liquidated.push(p.id);
+        await invariants();
+      }
+
+      const [backing, debt] = [await s.read.minter.read.backingCollateralZat(), await s.read.minter.read.totalDebt()];
+      const solvent = backing * usd * 100_000_000n * 100n >= debt;
+      for (let i = 0; i < 2; i++) {
+        const r = await s.receipt(await s.as(alice).redemptions.write.redeem([redeemed, SAPLING]));
+        const [event] = parseEventLogs({ abi: redemptionsAbi, logs: r.logs, eventName: "RedemptionRequested" });
+        const gross = event!.args.zatDue! + event!.args.feeZat!;
+        rates.push({ usd, solvent, zatPerZsd: gross });
+        await invariants();
+      }
+      // ZEC nobody minted against is never a redeemer's.
+      expect(await s.read.registry.read.unmintedZat()).toBe(8n * ZEC);
+    }
+
+    // The two riskiest went, riskiest first, once ZEC reached $34; the others, under water at $20, stayed open.
+    expect(liquidated).toEqual([opened[0]!.id, opened[1]!.id]);
+    for (const { usd, solvent, zatPerZsd } of rates) {
+      if (solvent) {
+        // Par: $1 at the oracle price.
+        expect(zatPerZsd).toBe(redeemed / (usd * 100_000_000n * 100n));
+      } else {
+        // Pro rata: less than par, and the same for each redeemer at that price.
+        expect(zatPerZsd).toBeLessThan(redeemed / (usd * 100_000_000n * 100n));
+      }
+    }
+    const last = rates.filter((r) => r.usd === 20n);
+    expect(last.every((r) => !r.solvent)).toBe(true);
+    expect(rates.filter((r) => r.usd > 20n).every((r) => r.solvent)).toBe(true);
+    // Per ZSD, the second pro-rata redeemer got what the first did (within a zatoshi).
+    const [x, y] = [last[0]!.zatPerZsd, last[1]!.zatPerZsd];
+    expect(x - y <= 1n && y - x <= 1n).toBe(true);
+
+    // The unminted depositor takes all 8 ZEC out.
+    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: SAPLING };
+    const out = await s.proveSpend({ note: unminted, amountZat: 8n * ZEC, collateralFloorZat: 8n * ZEC, binding });
+    await s.receipt(await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, SAPLING]));
+    expect(await s.read.registry.read.unmintedZat()).toBe(0n);
+    await invariants();
+  });
+
+  it("only the redemptions contract draws on positions, and signatures expire", async () => {
+    await expectRevert(s.as(alice).minter.write.redeemFromPositions([1n, 0n]), "CallerNotRedemptions");
+    await expectRevert(s.as(alice).minter.write.restoreRedemption([1n, 1n]), "CallerNotRedemptions");
+    const { note, id } = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
+    const owner = ownerOf(note);
+    const past = (await s.publicClient.getBlock()).timestamp - 1n;
+    const typed = closeTypedData(domain(), { positionId: id, ...toAddress(SAPLING), nonce: 0n, deadline: past });
+    await expectRevert(
+      s.as(relayer).minter.write.closeWithSig([id, toAddress(SAPLING), past, await owner.signTypedData(typed)]),
+      "AuthorizationExpired",
+    );
+    // A failed redemption goes back to the positions it came from.
+    await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, SAPLING]));
+    await invariants();
+    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([1n, "address refused"]));
+    const restored = await position(id);
+    expect(restored.debt).toBe(100n * ZSD);
+    // Within a zatoshi: the map rounds collateral down.
+    expect(5n * ZEC - restored.collateralZat <= 1n).toBe(true);
+    await invariants();
+  });
+});
+
