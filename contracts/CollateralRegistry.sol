@@ -61,7 +61,10 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     }
 
     /// @inheritdoc ICollateralRegistry
-    function insertNote(uint256 noteCommitment, uint256 amountZat) external onlyRole(NOTE_ROLE) returns (uint256 index) {
+    function insertNote(
+        uint256 noteCommitment,
+        uint256 amountZat
+    ) external onlyRole(NOTE_ROLE) returns (uint256 index) {
         if (amountZat == 0 || amountZat > type(uint64).max) revert InvalidDepositAmount(amountZat);
         if (noteCommitment == 0 || noteCommitment >= SNARK_SCALAR_FIELD) revert InvalidNoteCommitment(noteCommitment);
         uint256 leaf = PoseidonT3.hash([amountZat, noteCommitment]);

@@ -26,20 +26,18 @@ import {PriceConsumer} from "./PriceConsumer.sol";
 contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces, ReentrancyGuard {
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
 
-    bytes32 public constant REPAY_TYPEHASH =
-        keccak256("Repay(uint256 positionId,uint256 amount,address payer,uint256 nonce,uint256 deadline)");
-    bytes32 public constant WITHDRAW_TYPEHASH =
-        keccak256(
-            "WithdrawCollateral(uint256 positionId,uint256 amountZat,string zcashAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
-        );
-    bytes32 public constant CLOSE_TYPEHASH =
-        keccak256(
-            "Close(uint256 positionId,string zcashAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
-        );
-    bytes32 public constant LIQUIDATE_TYPEHASH =
-        keccak256(
-            "Liquidate(uint256 positionId,string zcashAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
-        );
+    bytes32 public constant REPAY_TYPEHASH = keccak256(
+        "Repay(uint256 positionId,uint256 amount,address payer,uint256 nonce,uint256 deadline)"
+    );
+    bytes32 public constant WITHDRAW_TYPEHASH = keccak256(
+        "WithdrawCollateral(uint256 positionId,uint256 amountZat,string zcashAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
+    );
+    bytes32 public constant CLOSE_TYPEHASH = keccak256(
+        "Close(uint256 positionId,string zcashAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
+    );
+    bytes32 public constant LIQUIDATE_TYPEHASH = keccak256(
+        "Liquidate(uint256 positionId,string zcashAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
+    );
 
     uint256 private constant BPS = 10_000;
     /// @dev zatoshi × (USD × 1e8 per ZEC) × 100 = USD with 18 decimals.
@@ -155,11 +153,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         _checkMintCollateral(floor, mintAmount, price);
 
         uint256 binding = mintBinding(request.recipient, request.relayer, request.fee, mintAmount, request.owner);
-        _spend(
-            proof,
-            NoteSpend(request.root, request.nullifierHash, floor, request.changeLeaf),
-            binding
-        );
+        _spend(proof, NoteSpend(request.root, request.nullifierHash, floor, request.changeLeaf), binding);
 
         positionId = ++positionCount;
         Position storage position = _positions[positionId];
@@ -395,9 +389,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// @inheritdoc IStableMinter
     function withdrawBinding(string calldata zcashAddress) public view returns (uint256) {
         return
-            uint256(
-                keccak256(abi.encode(block.chainid, address(this), "withdraw", keccak256(bytes(zcashAddress))))
-            ) % SNARK_SCALAR_FIELD;
+            uint256(keccak256(abi.encode(block.chainid, address(this), "withdraw", keccak256(bytes(zcashAddress))))) %
+            SNARK_SCALAR_FIELD;
     }
 
     /// @inheritdoc IStableMinter
@@ -516,7 +509,12 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         emit PositionRepaid(positionId, payer, amount, debt - amount);
     }
 
-    function _withdrawCollateral(uint256 positionId, uint256 amountZat, Destination calldata to, address caller) private {
+    function _withdrawCollateral(
+        uint256 positionId,
+        uint256 amountZat,
+        Destination calldata to,
+        address caller
+    ) private {
         Position storage position = _open(positionId);
         if (caller != position.owner) revert NotPositionOwner(positionId, caller);
         (uint256 collateral, uint256 debt) = _read(position);
@@ -646,13 +644,18 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// @dev All debt was redeemed: what collateral backed it is now free.
     function _newEpoch() private {
         _finalMap[epoch] = _map;
-        epoch += 1;
+        ++epoch;
         _map = Accumulator(ONE, 0, ONE);
         freeCollateralZat += backingCollateralZat;
         backingCollateralZat = 0;
     }
 
-    function _checkSignature(address signer, uint256 deadline, bytes32 structHash, bytes calldata signature) private view {
+    function _checkSignature(
+        address signer,
+        uint256 deadline,
+        bytes32 structHash,
+        bytes calldata signature
+    ) private view {
         if (block.timestamp > deadline) revert AuthorizationExpired(deadline);
         // SignatureChecker also accepts ERC-1271 smart-contract wallets.
         if (!SignatureChecker.isValidSignatureNow(signer, _hashTypedDataV4(structHash), signature)) {

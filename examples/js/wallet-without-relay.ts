@@ -58,7 +58,9 @@ const events = await client.public.getContractEvents({
   fromBlock: BigInt(deployment.contracts.CollateralRegistry.startBlock),
 });
 const leaves = events.flatMap((e) =>
-  e.eventName === "DepositRecorded" || e.eventName === "NoteInserted" ? [e.args as { index: bigint; leaf: bigint }] : [],
+  e.eventName === "DepositRecorded" || e.eventName === "NoteInserted"
+    ? [e.args as { index: bigint; leaf: bigint }]
+    : [],
 );
 const tree = new DepositTree(leaves.sort((x, y) => Number(x.index - y.index)).map((e) => e.leaf));
 if (tree.root !== (await registry.read.root())) throw new Error("the rebuilt tree does not have the registry's root");

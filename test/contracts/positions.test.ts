@@ -36,7 +36,11 @@ describe("positions", () => {
   beforeEach(snapshots(() => s));
   afterAll(releaseProver);
 
-  const price = (usd: bigint) => s.as(oracleUpdater).oracle.write.setPrice([usd * 100_000_000n]).then(s.receipt);
+  const price = (usd: bigint) =>
+    s
+      .as(oracleUpdater)
+      .oracle.write.setPrice([usd * 100_000_000n])
+      .then(s.receipt);
   const position = (id: bigint) => s.read.minter.read.getPosition([id]);
   const domain = () => ({ chainId: s.chainId, verifyingContract: s.read.minter.address });
   const deadline = async () => (await s.publicClient.getBlock()).timestamp + 3600n;
@@ -104,7 +108,11 @@ describe("positions", () => {
       collateralZat: 3n * ZEC,
       debt: 100n * ZSD,
     });
-    const [change] = parseEventLogs({ abi: collateralRegistryAbi, logs: first.receipt.logs, eventName: "NoteInserted" });
+    const [change] = parseEventLogs({
+      abi: collateralRegistryAbi,
+      logs: first.receipt.logs,
+      eventName: "NoteInserted",
+    });
     // The change leaf's amount stays private.
     expect(change!.args.amountZat).toBe(0n);
     expect(change!.args.leaf).toBe(first.proved.raw.publicSignals.changeLeaf);
@@ -114,9 +122,9 @@ describe("positions", () => {
     // The change note (derived from the first) is spent whole: no change leaf this time.
     const second = await open({ note: changeNote(first.note), amountZat: 2n * ZEC, mint: 60n * ZSD, deposited: true });
     expect(second.proved.raw.publicSignals.changeLeaf).toBe(0n);
-    expect(parseEventLogs({ abi: collateralRegistryAbi, logs: second.receipt.logs, eventName: "NoteInserted" })).toEqual(
-      [],
-    );
+    expect(
+      parseEventLogs({ abi: collateralRegistryAbi, logs: second.receipt.logs, eventName: "NoteInserted" }),
+    ).toEqual([]);
     expect((await position(second.id)).owner).toBe(positionOwner(changeNote(first.note)));
     expect(await s.read.registry.read.unmintedZat()).toBe(0n);
     await invariants();
@@ -171,12 +179,22 @@ describe("positions", () => {
     expect(await s.read.registry.read.unmintedZat()).toBe(ZEC / 2n);
     await invariants();
     // Released ZEC has no tokens to return: custody pays it.
-    await expectRevert(s.as(attestor).redemptions.write.failRedemption([payout!.args.id!, "no"]), "PayoutNotRefundable");
-    await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([payout!.args.id!, `0x${"ab".repeat(32)}`]));
+    await expectRevert(
+      s.as(attestor).redemptions.write.failRedemption([payout!.args.id!, "no"]),
+      "PayoutNotRefundable",
+    );
+    await s.receipt(
+      await s.as(attestor).redemptions.write.completeRedemption([payout!.args.id!, `0x${"ab".repeat(32)}`]),
+    );
     expect(await s.read.registry.read.totalCollateralZat()).toBe(ZEC / 2n);
     await invariants();
     // The change note is the rest of the deposit, and can leave the same way.
-    const rest = await s.proveSpend({ note: changeNote(note), amountZat: ZEC / 2n, collateralFloorZat: ZEC / 2n, binding });
+    const rest = await s.proveSpend({
+      note: changeNote(note),
+      amountZat: ZEC / 2n,
+      collateralFloorZat: ZEC / 2n,
+      binding,
+    });
     await s.receipt(await s.as(bob).minter.write.withdrawNote([rest.proof, rest.spend, SAPLING]));
     expect(await s.read.registry.read.unmintedZat()).toBe(0n);
     await invariants();
@@ -194,7 +212,9 @@ describe("positions", () => {
         deadline: await deadline(),
       });
       const signature = await owner.signTypedData(typed);
-      return s.as(relayer).minter.write.withdrawCollateralWithSig([id, amountZat, to, typed.message.deadline, signature]);
+      return s
+        .as(relayer)
+        .minter.write.withdrawCollateralWithSig([id, amountZat, to, typed.message.deadline, signature]);
     };
     // 150% of $100 at $50/ZEC is 3 ZEC: 2.5 ZEC out would leave 2.5.
     await expectRevert(withdraw(5n * (ZEC / 2n), toAddress(SAPLING)), "PositionUndercollateralized");
@@ -244,7 +264,9 @@ describe("positions", () => {
     expect(await position(id)).toMatchObject({ status: STATUS.Closed, collateralZat: 0n, debt: 0n });
     expect(await s.read.token.read.totalSupply()).toBe(0n);
     await invariants();
-    await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([payout!.args.id!, `0x${"cd".repeat(32)}`]));
+    await s.receipt(
+      await s.as(attestor).redemptions.write.completeRedemption([payout!.args.id!, `0x${"cd".repeat(32)}`]),
+    );
     // Both payouts left custody: nothing is held for anyone.
     expect(await s.read.registry.read.totalCollateralZat()).toBe(ZEC);
     await invariants();
@@ -256,7 +278,9 @@ describe("positions", () => {
     const next = createNote();
     const close = await signedClose(note, id, noAddress(noteCommitment(next)));
     const receipt = await s.receipt(
-      await s.as(relayer).minter.write.closeWithSig([id, noAddress(noteCommitment(next)), close.deadline, close.signature]),
+      await s
+        .as(relayer)
+        .minter.write.closeWithSig([id, noAddress(noteCommitment(next)), close.deadline, close.signature]),
     );
     const [inserted] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "NoteInserted" });
     expect(inserted!.args.amountZat).toBe(5n * ZEC);
@@ -387,9 +411,11 @@ describe("positions", () => {
     const last = rates.filter((r) => r.usd === 20n);
     expect(last.every((r) => !r.solvent)).toBe(true);
     expect(rates.filter((r) => r.usd > 20n).every((r) => r.solvent)).toBe(true);
-    // Per ZSD, the second pro-rata redeemer got what the first did (within a zatoshi).
+    // Per ZSD, the second pro-rata redeemer got no less than the first: only the first's fee, which
+    // stayed with the positions, sets them apart (under 0.01%).
     const [x, y] = [last[0]!.zatPerZsd, last[1]!.zatPerZsd];
-    expect(x - y <= 1n && y - x <= 1n).toBe(true);
+    expect(y).toBeGreaterThanOrEqual(x);
+    expect(y - x).toBeLessThan(x / 10_000n);
 
     // The unminted depositor takes all 8 ZEC out.
     const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: SAPLING };
@@ -421,4 +447,3 @@ describe("positions", () => {
     await invariants();
   });
 });
-

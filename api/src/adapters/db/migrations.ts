@@ -444,7 +444,8 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `CREATE INDEX request_log_key ON request_log (api_key_id, id DESC)`,
       `CREATE INDEX request_log_at ON request_log (at)`,
     ],
-  },  {
+  },
+  {
     version: 15,
     name: "positions: a mint opens a position owned by the address its proof binds",
     statements: [
