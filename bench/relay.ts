@@ -58,6 +58,7 @@ try {
     const submitted = await post("/v1/proofs/submit", {
       proof: proved.raw.proof,
       publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+      owner: proved.binding.owner,
       mintAmount: "10",
       recipient: accounts.carol.address,
     });

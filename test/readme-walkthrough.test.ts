@@ -155,6 +155,7 @@ describe("the README's walkthroughs", () => {
           json({
             proof: proved.raw.proof,
             publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+            owner: proved.binding.owner,
             mintAmount: "100",
             recipient: alice.address,
           }),

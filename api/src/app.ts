@@ -2,6 +2,7 @@
 // tests build as many instances as they need.
 import express, { type RequestHandler } from "express";
 import helmet from "helmet";
+import { privateKeyToAccount } from "viem/accounts";
 import type { Redis } from "ioredis";
 import { type Config, rateLimitFor } from "./config.ts";
 import type { Database } from "./adapters/db/index.ts";
@@ -40,7 +41,9 @@ import { MintService } from "./domain/mints.ts";
 import { RelayWorker } from "./relay/worker.ts";
 import { Payouts } from "./relay/payouts.ts";
 import { redemptionRoutes } from "./http/resources/redemptions/router.ts";
-import { RedemptionService } from "./domain/redemptions.ts";
+import { RedemptionService, canonicalZcashAddress } from "./domain/redemptions.ts";
+import { PositionService } from "./domain/positions.ts";
+import { positionRoutes } from "./http/resources/positions/router.ts";
 import { AgentService } from "./domain/agents.ts";
 import { agentRoutes } from "./http/resources/agents/router.ts";
 import { ComplianceService } from "./domain/compliance.ts";
@@ -169,6 +172,27 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
             ),
         })
       : undefined;
+  const relayerAddress = config.RELAYER_PRIVATE_KEY
+    ? privateKeyToAccount(config.RELAYER_PRIVATE_KEY as `0x${string}`).address
+    : undefined;
+  const proofs = new ProofService(
+    db,
+    chain,
+    config.VERIFICATION_KEY_FILE,
+    chain && relayerAddress ? { relayer: relayerAddress, minimumFee: parseZsd(config.RELAY_MIN_FEE) } : undefined,
+  );
+  const positions = new PositionService(db, chain, proofs, {
+    environment: config.ENVIRONMENT,
+    relaying: chain !== undefined && relayerAddress !== undefined,
+    relayer: relayerAddress,
+    minimumZat: BigInt(config.REDEMPTION_MIN_ZAT),
+    compliance,
+  });
+  const keeperAddress = config.KEEPER_PAYOUT_ADDRESS ?? config.CUSTODY_ADDRESS;
+  const keeperOn = (config.KEEPER ?? (config.ENVIRONMENT === "sandbox" ? "on" : "off")) === "on";
+  if (keeperOn && chain && relayerAddress && !keeperAddress) {
+    logger.warn("the liquidation keeper is off: set KEEPER_PAYOUT_ADDRESS for the ZEC it seizes");
+  }
   const worker =
     chain && config.RELAYER_PRIVATE_KEY
       ? new RelayWorker(db, chain, config.RELAYER_PRIVATE_KEY as `0x${string}`, {
@@ -182,6 +206,15 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
           compliance,
           governance: governanceChain,
           payoutEveryMs: config.PAYOUT_POLL_MS,
+          keeper:
+            keeperOn && keeperAddress
+              ? {
+                  positions,
+                  payoutAddress: canonicalZcashAddress(keeperAddress, config.ENVIRONMENT, "KEEPER_PAYOUT_ADDRESS"),
+                  batch: config.KEEPER_BATCH,
+                }
+              : undefined,
+          keeperEveryMs: config.KEEPER_POLL_MS,
           leaseMs: config.RELAY_LEASE_MS,
           workerId: config.RELAY_WORKER_ID,
           onError: (error) => logger.warn({ err: error }, "relay worker pass failed"),
@@ -191,12 +224,6 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   else if (custody) {
     logger.warn("custody is configured without RELAYER_PRIVATE_KEY: no worker scans deposits or pays redemptions");
   }
-  const proofs = new ProofService(
-    db,
-    chain,
-    config.VERIFICATION_KEY_FILE,
-    worker ? { relayer: worker.address, minimumFee: parseZsd(config.RELAY_MIN_FEE) } : undefined,
-  );
   const mints = new MintService(db, chain, worker?.address, compliance);
   const redemptions = new RedemptionService(
     db,
@@ -252,6 +279,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ...proofRoutes(proofs),
     ...mintRoutes(mints, config.MINT_WAIT_MS),
     ...redemptionRoutes(redemptions),
+    ...positionRoutes(positions),
     // Before the agents' routes, whose /agents/:agentId would take "alerts" for an id.
     ...alertRoutes(compliance),
     ...agentRoutes(agents),

@@ -79,6 +79,19 @@ export const configSchema = z.object({
    * two actions at least): paying less than that is not worth a transaction.
    */
   REDEMPTION_MIN_ZAT: positiveInt.default(10_000),
+  /**
+   * The liquidation keeper: finds positions under the liquidation ratio and
+   * liquidates them with the relayer's ZSD. Unset: on in the sandbox, off in
+   * production. It runs only with a relayer key and somewhere to pay the
+   * seized ZEC (KEEPER_PAYOUT_ADDRESS, else CUSTODY_ADDRESS).
+   */
+  KEEPER: z.enum(["on", "off"]).optional(),
+  /** The shielded address the keeper's seized ZEC is paid to. */
+  KEEPER_PAYOUT_ADDRESS: z.string().optional(),
+  /** How often the keeper looks for positions to liquidate. */
+  KEEPER_POLL_MS: positiveInt.default(15_000),
+  /** Positions the keeper reads per look, from where the last one stopped. */
+  KEEPER_BATCH: positiveInt.default(200),
   /** Gasless delegations (POST /v1/governance/delegations) an account may submit per 24 hours: the relay pays their gas. */
   GOVERNANCE_DELEGATIONS_PER_DAY: positiveInt.default(20),
   /** How long POST /v1/mint with a proof hash waits for the transaction. */

@@ -106,6 +106,7 @@ async function proofFor(api: RunningApi, s: System, amount: bigint, recipient: `
     json({
       proof: proved.raw.proof,
       publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+      owner: proved.binding.owner,
       mintAmount: formatZsd(amount),
       recipient,
     }),

@@ -210,6 +210,7 @@ export async function queueMint(
     json({
       proof: proved.raw.proof,
       publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+      owner: proved.binding.owner,
       mintAmount: amount,
       recipient: options.recipient,
     }),

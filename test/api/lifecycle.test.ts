@@ -75,6 +75,7 @@ describe("proof and mint lifecycle", () => {
       json({
         proof: proved.raw.proof,
         publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+        owner: proved.binding.owner,
         mintAmount: "100",
         recipient,
       }),

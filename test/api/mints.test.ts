@@ -51,6 +51,7 @@ describe("mint through the relay", () => {
       json({
         proof: proved.raw.proof,
         publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+        owner: proved.binding.owner,
         mintAmount: (mintAmount / ZSD).toString(),
         recipient,
         relayer: relayer.address,
@@ -175,6 +176,7 @@ describe("mint through the relay", () => {
         ...json({
           proof: proved.raw.proof,
           publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+          owner: proved.binding.owner,
           mintAmount: "40",
           recipient,
         }),
@@ -215,6 +217,7 @@ describe("mint through the relay", () => {
       ...json({
         proof: loserProof.raw.proof,
         publicSignals: publicSignalsToArray(loserProof.raw.publicSignals),
+        owner: loserProof.binding.owner,
         mintAmount: "40",
         recipient: loserRecipient,
       }),

@@ -41,6 +41,7 @@ describe("a stale price", () => {
       json({
         proof: proved.raw.proof,
         publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+        owner: proved.binding.owner,
         mintAmount: "100",
         recipient: alice.address,
       }),

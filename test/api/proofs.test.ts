@@ -52,6 +52,7 @@ describe("proofs", () => {
       body: {
         proof: proved.raw.proof,
         publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+        owner: proved.binding.owner,
         mintAmount: "100",
         recipient,
         relayer: relayer.address,
@@ -109,6 +110,7 @@ describe("proofs", () => {
     const body = {
       proof: proved.raw.proof,
       publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+      owner: proved.binding.owner,
       mintAmount: "100",
       recipient: alice.address,
       relayer: bob.address,
@@ -178,6 +180,7 @@ describe("proofs", () => {
         json({
           proof: proved.raw.proof,
           publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+          owner: proved.binding.owner,
           mintAmount: "50",
           recipient,
         }),
@@ -238,6 +241,7 @@ describe("proofs", () => {
       json({
         proof: raw.proof,
         publicSignals: publicSignalsToArray(raw.publicSignals),
+        owner: binding.owner,
         mintAmount: "100",
         recipient: alice.address,
         relayer: relayer.address,

@@ -70,6 +70,7 @@ describe("relay worker across crashes", () => {
         await api.call("/v1/proofs/submit", {
           proof: proved.raw.proof,
           publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+          owner: proved.binding.owner,
           mintAmount: "10",
           recipient: accounts.carol.address,
         })

@@ -108,6 +108,7 @@ describe("decoded refusals", () => {
       json({
         proof: proved.raw.proof,
         publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+        owner: proved.binding.owner,
         mintAmount: "100",
         recipient: alice.address,
       }),

@@ -53,6 +53,7 @@ describe("sandbox deposits and local custody", () => {
       json({
         proof: proved.raw.proof,
         publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+        owner: proved.binding.owner,
         mintAmount: "50",
         recipient: alice.address,
       }),

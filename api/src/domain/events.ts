@@ -26,6 +26,10 @@ export const EVENT_TYPES = [
   "governance.proposal.queued",
   "governance.proposal.executed",
   "governance.vote.confirmed",
+  "position.action.confirmed",
+  "position.action.failed",
+  "withdrawal.confirmed",
+  "withdrawal.failed",
 ] as const;
 
 export type SubscribableEventType = (typeof EVENT_TYPES)[number];

@@ -135,6 +135,65 @@ export class ProofService {
     }
   }
 
+  /**
+   * What every spend of a note needs before it is relayed: a proof made for
+   * this action (its binding hash), that verifies, against a root the minter
+   * still takes, of a note not yet spent.
+   */
+  async checkSpend(
+    chain: Chain,
+    input: Pick<ProofSubmission, "proof" | "publicSignals">,
+    binding: bigint,
+    made: string,
+  ) {
+    const [, root, nullifierHash, , given] = input.publicSignals.map(BigInt) as [
+      bigint,
+      bigint,
+      bigint,
+      bigint,
+      bigint,
+    ];
+    if (given !== binding) {
+      throw reject(
+        "unprocessable",
+        "binding_mismatch",
+        "Binding mismatch",
+        `The proof was not made for ${made} on this minter.`,
+      );
+    }
+    // A proof whose points are not on the curve makes snarkjs throw: it is simply invalid.
+    const verified = await verifyCollateralProof(
+      this.#verificationKey,
+      input.proof as Groth16Proof,
+      publicSignalsFromArray(input.publicSignals),
+    ).catch(() => false);
+    if (!verified) {
+      throw reject(
+        "unprocessable",
+        "invalid_proof",
+        "Invalid proof",
+        "The proof does not verify against the collateral circuit.",
+      );
+    }
+    const state = await rootState(chain, root);
+    if (state === "unknown")
+      throw reject(
+        "unprocessable",
+        "unknown_root",
+        "Unknown root",
+        "The proof's deposit-tree root was never recorded.",
+      );
+    if (state === "expired") throw reject("unprocessable", "root_expired", "Root expired", ROOT_EXPIRED_REASON);
+    if (await chain.isSpent(nullifierHash)) {
+      throw reject(
+        "conflict",
+        "nullifier_spent",
+        "Note already spent",
+        "This deposit note's nullifier has already been spent.",
+      );
+    }
+  }
+
   async submit(accountId: string, input: ProofSubmission) {
     const chain = this.#requireChain();
     const [changeLeaf, root, nullifierHash, floor, binding] = input.publicSignals.map(BigInt) as [
@@ -164,46 +223,7 @@ export class ProofService {
       fee,
       mintAmount,
     });
-    if (expected !== binding) {
-      throw reject(
-        "unprocessable",
-        "binding_mismatch",
-        "Binding mismatch",
-        "The proof was not made for a mint with this recipient, relayer, fee, amount and owner on this minter.",
-      );
-    }
-    // A proof whose points are not on the curve makes snarkjs throw: it is simply invalid.
-    const verified = await verifyCollateralProof(
-      this.#verificationKey,
-      input.proof as Groth16Proof,
-      publicSignalsFromArray(input.publicSignals),
-    ).catch(() => false);
-    if (!verified) {
-      throw reject(
-        "unprocessable",
-        "invalid_proof",
-        "Invalid proof",
-        "The proof does not verify against the collateral circuit.",
-      );
-    }
-
-    const state = await rootState(chain, root);
-    if (state === "unknown")
-      throw reject(
-        "unprocessable",
-        "unknown_root",
-        "Unknown root",
-        "The proof's deposit-tree root was never recorded.",
-      );
-    if (state === "expired") throw reject("unprocessable", "root_expired", "Root expired", ROOT_EXPIRED_REASON);
-    if (await chain.isSpent(nullifierHash)) {
-      throw reject(
-        "conflict",
-        "nullifier_spent",
-        "Deposit already minted",
-        "This deposit's nullifier has already backed a mint.",
-      );
-    }
+    await this.checkSpend(chain, input, expected, "a mint with this recipient, relayer, fee, amount and owner");
 
     const proofHash = keccak256(
       encodeAbiParameters(

@@ -112,6 +112,35 @@ export function presentRedemption(row: Row) {
   };
 }
 
+/**
+ * The shielded address a payout goes to, in its one canonical form: anything
+ * else (transparent, another network, mistyped, upper case) is refused, since
+ * a signature covers the address as written and the chain keeps it so.
+ */
+export function canonicalZcashAddress(address: string, environment: "sandbox" | "production", field: string): string {
+  let canonical: string;
+  try {
+    canonical = parseShieldedAddress(address, environment === "production" ? "mainnet" : "testnet").address;
+  } catch (error) {
+    if (error instanceof ZcashAddressError) {
+      throw new DomainError("unprocessable", error.code, "Unusable withdrawal address", error.message, {
+        errors: [{ field, message: error.message }],
+      });
+    }
+    throw error;
+  }
+  if (canonical !== address) {
+    throw new DomainError(
+      "unprocessable",
+      "non_canonical_address",
+      "Address not in canonical form",
+      "Sign and send the withdrawal address in lower case.",
+      { canonical, errors: [{ field, message: "not in canonical (lower-case) form" }] },
+    );
+  }
+  return canonical;
+}
+
 /** A deadline an hour on: long enough to sign and send, short enough that a lost signature expires. */
 const SUGGESTED_DEADLINE_SECONDS = 3_600n;
 
@@ -141,31 +170,7 @@ export class RedemptionService {
     const chain = this.chain;
     if (!chain || !this.relayEnabled)
       throw domainErrors.unavailable("Redemptions (no deployment or relayer key is configured)");
-    let canonical: string;
-    try {
-      canonical = parseShieldedAddress(
-        input.withdrawAddress,
-        this.environment === "production" ? "mainnet" : "testnet",
-      ).address;
-    } catch (error) {
-      if (error instanceof ZcashAddressError) {
-        throw new DomainError("unprocessable", error.code, "Unusable withdrawal address", error.message, {
-          errors: [{ field: "body.withdrawAddress", message: error.message }],
-        });
-      }
-      throw error;
-    }
-    // The signature covers the address as written, and the chain keeps it so:
-    // only the one form of each address is signed, stored and paid.
-    if (canonical !== input.withdrawAddress) {
-      throw new DomainError(
-        "unprocessable",
-        "non_canonical_address",
-        "Address not in canonical form",
-        "Sign and send the withdrawal address in lower case.",
-        { canonical, errors: [{ field: "body.withdrawAddress", message: "not in canonical (lower-case) form" }] },
-      );
-    }
+    canonicalZcashAddress(input.withdrawAddress, this.environment, "body.withdrawAddress");
     let amount: bigint;
     try {
       amount = parseZsd(String(input.amount));

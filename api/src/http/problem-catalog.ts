@@ -36,7 +36,7 @@ export const PROBLEM_FIELDS = {
     schema: { type: ["string", "null"] },
   },
   id: {
-    description: "The redemption request that took this signature (red_…), when this account made it",
+    description: "The request that took this signature or note (red_…, pact_…, wdr_…), when this account made it",
     schema: { type: "string" },
   },
   expected: {
@@ -375,9 +375,10 @@ export const PROBLEM_CATALOG = {
   },
   nullifier_spent: {
     status: 409,
-    title: "Deposit already minted",
-    meaning: "This deposit already backed a mint on-chain; it cannot back another.",
-    example: { detail: "This deposit's nullifier has already backed a mint." },
+    title: "Note already spent",
+    meaning:
+      "This deposit note was already spent on-chain (by a mint, a top-up or a withdrawal); it cannot be spent again.",
+    example: { detail: "This deposit note's nullifier has already been spent." },
   },
   nullifier_claimed: {
     status: 409,
@@ -533,6 +534,64 @@ export const PROBLEM_CATALOG = {
     title: "Insufficient balance",
     meaning: "The owner holds less ZSD than the amount.",
     example: { detail: "The owner holds 10.0 ZSD." },
+  },
+  position_signature_invalid: {
+    status: 422,
+    title: "Invalid signature",
+    meaning:
+      "The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the " +
+      "nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).",
+    example: {
+      detail: "The signature is not the position's owner's (0x2B5A…D6cF) EIP-712 Close of these terms at nonce 0.",
+    },
+  },
+  position_action_would_revert: {
+    status: 422,
+    title: "The minter would refuse this",
+    meaning:
+      "Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal " +
+      "(position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, " +
+      "stale_price, …), `detail` its figures. Nothing was queued.",
+    fields: ["failureCode"],
+    example: {
+      detail: "Position 7 would be worth $120, under the $150 the minimum ratio needs.",
+      failureCode: "position_undercollateralized",
+    },
+  },
+  position_action_already_submitted: {
+    status: 409,
+    title: "Already submitted",
+    meaning:
+      "This signature (its signer and nonce) is already being relayed, or this note already being spent: each goes through once. `id` names it when this account asked.",
+    fields: ["id"],
+    example: {
+      detail: "This signature (its signer and nonce) is already being relayed.",
+      id: "pact_00000000000000000000",
+    },
+  },
+  withdrawal_would_revert: {
+    status: 422,
+    title: "The minter would refuse this",
+    meaning:
+      "Simulated before anything is queued, the note withdrawal would revert: `failureCode` names the contract's refusal.",
+    fields: ["failureCode"],
+    example: { detail: "The contract refused: EnforcedPause.", failureCode: "enforced_pause" },
+  },
+  withdrawal_already_submitted: {
+    status: 409,
+    title: "Already submitted",
+    meaning:
+      "This note is already being withdrawn through the relay. `id` names the withdrawal when this account asked.",
+    fields: ["id"],
+    example: { detail: "This note is already being spent through the relay.", id: "wdr_00000000000000000000" },
+  },
+  payout_too_small: {
+    status: 422,
+    title: "Payout too small",
+    meaning:
+      "ZEC paid to a Zcash address is below REDEMPTION_MIN_ZAT, less than a shielded payment costs: take more, or release into a note.",
+    fields: ["minimumZec"],
+    example: { detail: "A payout to a Zcash address carries at least 0.0001 ZEC.", minimumZec: "0.0001" },
   },
   redemption_already_submitted: {
     status: 409,

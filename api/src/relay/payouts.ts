@@ -396,6 +396,12 @@ export class Payouts {
       const { txHash } = await this.attestor.failRedemption(BigInt(p.redemption_id), reason);
       await this.#move(p, "refunded", { settle_tx_hash: txHash });
     } catch (error) {
+      if (isRevert(error, "PayoutNotRefundable")) {
+        // Collateral released from a position or a withdrawn note: no ZSD was burned to give back,
+        // and the ZEC is still owed, so an operator settles it.
+        await this.#review(p, `Not paid (${reason}), and a position's or a note's payout has no ZSD to refund.`);
+        return;
+      }
       if (!isRevert(error, "RedemptionNotPending")) throw error;
       const onChain = await this.#onChain(BigInt(p.redemption_id));
       if (onChain.status === FAILED) await this.#move(p, "refunded");

@@ -1,5 +1,8 @@
 import type { Queryable } from "../adapters/db/index.ts";
 
+export type RelayTable =
+  "mints" | "redemption_requests" | "governance_votes" | "governance_delegations" | "position_actions";
+
 /**
  * Updates a relay job's row, optionally only while `guard` still holds (so a
  * pass never overwrites a state another pass reached first). False if no row
@@ -7,7 +10,7 @@ import type { Queryable } from "../adapters/db/index.ts";
  */
 export async function updateRow(
   db: Queryable,
-  table: "mints" | "redemption_requests" | "governance_votes" | "governance_delegations",
+  table: RelayTable,
   id: string,
   fields: Record<string, unknown>,
   guard?: { column: "status" | "relay_status"; value: string },

@@ -2,7 +2,8 @@
 // It schedules passes while it holds the key's lease (./lease.ts): custody
 // deposit scans every scanEveryMs, the mint relay (./mint-relay.ts) and the
 // redemption relay (./redemption-relay.ts) every pass, both sending through
-// one transaction sender (./sender.ts), and payouts (./payouts.ts) every
+// one transaction sender (./sender.ts), the position relay and the
+// liquidation keeper (./position-relay.ts, ./keeper.ts), and payouts (./payouts.ts) every
 // payoutEveryMs. Jobs wait in the database, so a restarted worker resumes
 // from there.
 import type { Address, Hex } from "viem";
@@ -12,8 +13,10 @@ import type { ComplianceService } from "../domain/compliance.ts";
 import type { GovernanceChain } from "../adapters/governance.ts";
 import { GovernanceEvents } from "./governance-events.ts";
 import { GovernanceRelay } from "./governance-relay.ts";
+import { Keeper, type KeeperOptions } from "./keeper.ts";
 import { Lease } from "./lease.ts";
 import { MintRelay } from "./mint-relay.ts";
+import { PositionRelay } from "./position-relay.ts";
 import type { Payouts } from "./payouts.ts";
 import { RedemptionRelay } from "./redemption-relay.ts";
 import { TransactionSender } from "./sender.ts";
@@ -42,6 +45,9 @@ export interface RelayWorkerOptions {
   governance?: GovernanceChain;
   /** Payouts move on at most this often (they need no faster than the Zcash side moves). */
   payoutEveryMs: number;
+  /** Liquidates positions under the liquidation ratio with the relayer's ZSD, every `keeperEveryMs`. */
+  keeper?: KeeperOptions;
+  keeperEveryMs?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -50,6 +56,8 @@ export class RelayWorker {
   readonly #lease: Lease;
   readonly #mints: MintRelay;
   readonly #redemptions: RedemptionRelay;
+  readonly #positions: PositionRelay;
+  readonly #keeper: Keeper | undefined;
   readonly #governance: GovernanceRelay | undefined;
   readonly #governanceEvents: GovernanceEvents | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -57,6 +65,7 @@ export class RelayWorker {
   #stopped = true;
   #nextScan = 0;
   #nextPayouts = 0;
+  #nextKeeper = 0;
 
   constructor(
     db: Database,
@@ -68,6 +77,8 @@ export class RelayWorker {
     this.#lease = new Lease(db, `relayer:${this.address.toLowerCase()}`, options.leaseMs, options.workerId);
     this.#mints = new MintRelay(db, chain, this.#sender, options);
     this.#redemptions = new RedemptionRelay(db, chain, this.#sender, options);
+    this.#positions = new PositionRelay(db, chain, this.#sender, options);
+    if (options.keeper) this.#keeper = new Keeper(chain, this.#sender.address, options.keeper);
     const { governance, compliance } = options;
     if (governance) {
       this.#governance = new GovernanceRelay(db, governance, this.#sender, options);
@@ -124,6 +135,12 @@ export class RelayWorker {
     await this.#part(() => this.#mints.settleLeftProofs());
     await this.#part(() => this.#mints.pass());
     await this.#part(() => this.#redemptions.pass());
+    const keeper = this.#keeper;
+    if (keeper && Date.now() >= this.#nextKeeper) {
+      this.#nextKeeper = Date.now() + (this.options.keeperEveryMs ?? 0);
+      await this.#part(() => keeper.pass());
+    }
+    await this.#part(() => this.#positions.pass());
     const governance = this.#governance;
     if (governance) await this.#part(() => governance.pass());
     const governanceEvents = this.#governanceEvents;

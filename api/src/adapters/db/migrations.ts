@@ -455,4 +455,51 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `ALTER TABLE mints ADD COLUMN position_id text`,
     ],
   },
+  {
+    version: 16,
+    name: "positions: relayed repayments, withdrawals, closes, liquidations, top-ups and note withdrawals",
+    statements: [
+      // One row per call the relay sends for a position's signer (or for the keeper, with no account),
+      // or for a note's holder (withdraw_note, top_up: a proof instead of a signature). The call data is
+      // kept as checked, so that what is sent is exactly what was verified.
+      `CREATE TABLE position_actions (
+        id text PRIMARY KEY,
+        account_id text REFERENCES accounts(id),
+        environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+        action text NOT NULL CHECK (action IN ('repay', 'withdraw', 'close', 'liquidate', 'top_up', 'withdraw_note')),
+        position_id text,
+        signer text,
+        signed_nonce text,
+        amount text,
+        zcash_address text,
+        note_commitment text,
+        nullifier_hash text,
+        calldata text NOT NULL,
+        status text NOT NULL CHECK (status IN ('queued', 'submitted', 'confirmed', 'failed')),
+        tx_hash text,
+        raw_tx text,
+        nonce integer,
+        submitted_at timestamptz,
+        attempts integer NOT NULL DEFAULT 0,
+        block_number bigint,
+        payout_id text,
+        released_zat text,
+        note_index text,
+        failure_code text,
+        failure_reason text,
+        settled_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      // A signature is relayed once; a note is spent once; the keeper liquidates a position once at a time.
+      `CREATE UNIQUE INDEX position_actions_signed ON position_actions (lower(signer), signed_nonce)
+         WHERE signed_nonce IS NOT NULL AND status <> 'failed'`,
+      `CREATE UNIQUE INDEX position_actions_nullifier ON position_actions (nullifier_hash)
+         WHERE nullifier_hash IS NOT NULL AND status <> 'failed'`,
+      `CREATE UNIQUE INDEX position_actions_liquidation ON position_actions (position_id)
+         WHERE action = 'liquidate' AND status IN ('queued', 'submitted')`,
+      `CREATE INDEX position_actions_status ON position_actions (status, created_at)`,
+      `CREATE INDEX position_actions_account ON position_actions (account_id, environment, created_at)`,
+    ],
+  },
 ];

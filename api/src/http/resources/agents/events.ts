@@ -10,6 +10,7 @@ import {
   GOVERNANCE_EVENT_PAYLOADS,
   GOVERNANCE_EVENT_SUMMARIES,
 } from "../governance/events.ts";
+import { POSITION_EVENT_EXAMPLES, POSITION_EVENT_PAYLOADS, POSITION_EVENT_SUMMARIES } from "../positions/events.ts";
 
 const id = (prefix: string, what: string) =>
   z.string().regex(new RegExp(`^${prefix}_[0-9A-Za-z]{20}$`), `${what} id (${prefix}_…)`);
@@ -91,6 +92,7 @@ export const EVENT_PAYLOADS = {
   }),
   ping: z.strictObject({ agentId, message: z.string() }),
   ...GOVERNANCE_EVENT_PAYLOADS,
+  ...POSITION_EVENT_PAYLOADS,
 } satisfies Record<EventType, z.ZodType>;
 
 /** What each event tells of, for the document. */
@@ -111,6 +113,7 @@ export const EVENT_SUMMARIES: Record<EventType, string> = {
   "agent.disabled": "An agent of the account was disabled",
   ping: "A test event, sent to one agent by POST /v1/agents/{agentId}/test",
   ...GOVERNANCE_EVENT_SUMMARIES,
+  ...POSITION_EVENT_SUMMARIES,
 };
 
 const MINT = "mint_7KpX2mN9qR4tV6wY8zA1";
@@ -187,4 +190,5 @@ export const EVENT_EXAMPLES: { [T in EventType]: z.input<(typeof EVENT_PAYLOADS)
   "agent.disabled": { agentId: AGENT, name: "Screening desk", reason: "gone", disabledAt: "2026-03-09T08:00:00.000Z" },
   ping: { agentId: AGENT, message: "A test event sent on request (POST /v1/agents/{agentId}/test)." },
   ...GOVERNANCE_EVENT_EXAMPLES,
+  ...POSITION_EVENT_EXAMPLES,
 };

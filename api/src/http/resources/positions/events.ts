@@ -1,0 +1,81 @@
+// What each position and withdrawal event's `data` holds (the webhook payloads
+// of relay/position-relay.ts): the action or withdrawal as GET answers it,
+// without `object` and its timestamps. Merged into the document's webhooks by
+// ../agents/events.ts.
+import { z } from "zod";
+import { positionActionSchema, withdrawalSchema } from "./schema.ts";
+
+const action = positionActionSchema.omit({ object: true, createdAt: true, updatedAt: true }).strict();
+const withdrawal = withdrawalSchema.omit({ object: true, createdAt: true, updatedAt: true }).strict();
+
+export const POSITION_EVENT_PAYLOADS = {
+  "position.action.confirmed": action,
+  "position.action.failed": action,
+  "withdrawal.confirmed": withdrawal,
+  "withdrawal.failed": withdrawal,
+};
+
+export const POSITION_EVENT_SUMMARIES = {
+  "position.action.confirmed":
+    "A repayment, withdrawal, close, liquidation or top-up this account relayed was mined (payoutId: the ZEC's payout)",
+  "position.action.failed": "A position action this account relayed failed: failureCode says why",
+  "withdrawal.confirmed": "A note withdrawal this account relayed was mined: custody pays payoutId",
+  "withdrawal.failed": "A note withdrawal this account relayed failed: failureCode says why",
+};
+
+const ZCASH = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+const TX = "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0";
+const ACTION = {
+  actionId: "pact_4Rt8vN2kQ7xZ1mB5cW9y",
+  positionId: "7",
+  action: "close" as const,
+  signer: "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+  amount: null,
+  destination: { zcashAddress: ZCASH },
+  released: "3.0",
+  noteIndex: null,
+  status: "confirmed" as const,
+  txHash: TX,
+  blockNumber: 1290,
+  payoutId: "12",
+  failureCode: null,
+  failureReason: null,
+};
+const WITHDRAWAL = {
+  withdrawalId: "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
+  amount: "3.0",
+  zcashAddress: ZCASH,
+  nullifierHash: "4923775312096713460294711538476215398812345678901234567890123456789012345",
+  status: "confirmed" as const,
+  txHash: TX,
+  blockNumber: 1291,
+  payoutId: "13",
+  failureCode: null,
+  failureReason: null,
+};
+
+export const POSITION_EVENT_EXAMPLES: {
+  [T in keyof typeof POSITION_EVENT_PAYLOADS]: z.input<(typeof POSITION_EVENT_PAYLOADS)[T]>;
+} = {
+  "position.action.confirmed": ACTION,
+  "position.action.failed": {
+    ...ACTION,
+    status: "failed",
+    released: null,
+    txHash: null,
+    blockNumber: null,
+    payoutId: null,
+    failureCode: "position_undercollateralized",
+    failureReason: "Position 7 would be worth $120, under the $150 the minimum ratio needs.",
+  },
+  "withdrawal.confirmed": WITHDRAWAL,
+  "withdrawal.failed": {
+    ...WITHDRAWAL,
+    status: "failed",
+    txHash: null,
+    blockNumber: null,
+    payoutId: null,
+    failureCode: "nullifier_spent",
+    failureReason: "The note was spent by another transaction first.",
+  },
+};

@@ -1,0 +1,175 @@
+import { ZCASH_ADDRESS_MAX_LENGTH } from "@zsd/sdk/zcash";
+import { z } from "zod";
+import { evmAddress as address } from "../../schemas.ts";
+
+const fieldElement = z.string().regex(/^\d{1,78}$/, "a decimal field element");
+const zsdAmount = z.string().regex(/^\d{1,30}(\.\d{1,18})?$/, 'a decimal ZSD amount, e.g. "25.5"');
+const zecAmount = z
+  .string()
+  .regex(/^\d{1,11}(\.\d{1,8})?$/, 'a decimal ZEC amount with at most 8 decimals, e.g. "0.5"');
+const zcashAddress = z
+  .string()
+  .min(1)
+  .max(ZCASH_ADDRESS_MAX_LENGTH)
+  .describe("Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case");
+const signed = {
+  deadline: z
+    .number()
+    .int()
+    .positive()
+    .max(2 ** 48)
+    .describe("The signature's deadline, in unix seconds (chain time)"),
+  signature: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{130}$/, "a 65-byte signature, 0x and 130 hex digits")
+    .transform((s) => s as `0x${string}`)
+    .describe("The signer's EIP-712 signature of the action (GET /v1/positions/terms)"),
+};
+
+export const positionIdParams = z.object({
+  id: z.string().regex(/^[1-9]\d{0,19}$/, "a position id: a positive integer"),
+});
+export const actionParams = positionIdParams.extend({
+  actionId: z.string().regex(/^pact_[0-9A-Za-z]{20}$/, "an action id (pact_…)"),
+});
+export const withdrawalParams = z.object({
+  id: z.string().regex(/^wdr_[0-9A-Za-z]{20}$/, "a withdrawal id (wdr_…)"),
+});
+export const termsQuery = z.strictObject({ signer: address.describe("Who signs: the owner, payer or liquidator") });
+
+export const destination = z
+  .union([z.strictObject({ zcashAddress }), z.strictObject({ noteCommitment: fieldElement })])
+  .describe(
+    "Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) " +
+      "in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)",
+  );
+
+export const repayBody = z.strictObject({
+  amount: zsdAmount.describe("ZSD to burn against the debt"),
+  payer: address.describe("Whose ZSD is burned: any holder, who signs"),
+  ...signed,
+});
+export const withdrawBody = z.strictObject({
+  amount: zecAmount.describe("ZEC to take out; the position must stay at or above the minimum ratio"),
+  destination,
+  ...signed,
+});
+export const closeBody = z.strictObject({ destination, ...signed });
+export const liquidateBody = z.strictObject({
+  liquidator: address.describe("Whose ZSD repays the debt: the liquidator, who signs and takes the collateral"),
+  destination,
+  ...signed,
+});
+
+const proof = z
+  .strictObject({
+    pi_a: z.array(fieldElement).length(3),
+    pi_b: z.array(z.array(fieldElement).length(2)).length(3),
+    pi_c: z.array(fieldElement).length(3),
+    protocol: z.literal("groth16"),
+    curve: z.literal("bn128"),
+  })
+  .describe("The Groth16 proof as snarkjs writes it");
+const publicSignals = z
+  .array(fieldElement)
+  .length(5)
+  .describe("[changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order");
+
+export const topUpBody = z.strictObject({ proof, publicSignals });
+export const withdrawalBody = z.strictObject({
+  proof,
+  publicSignals,
+  zcashAddress: zcashAddress.describe("Where the note's ZEC is paid: the address the proof binds"),
+});
+
+const status = z.enum(["queued", "submitted", "confirmed", "failed"]);
+const common = {
+  status,
+  txHash: z.string().nullable(),
+  blockNumber: z.number().int().nullable(),
+  payoutId: z.string().nullable().describe("The Redemptions record custody pays, when ZEC goes to a Zcash address"),
+  failureCode: z.string().nullable().describe("Why it failed: a contract's refusal in snake case, nonce_used, …"),
+  failureReason: z.string().nullable(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+};
+
+export const positionSchema = z
+  .object({
+    object: z.literal("position"),
+    id: z.string(),
+    owner: z.string().describe("The address the mint's proof bound: it signs the owner's actions"),
+    status: z.enum(["open", "liquidated", "closed"]),
+    collateral: z.string().describe("ZEC backing the position now (after redemptions)"),
+    debt: z.string().describe("ZSD owed now (after redemptions)"),
+    collateralValueUsd: z.string(),
+    collateralRatio: z.string().nullable().describe("Collateral value over debt (1.5 = 150%); null without debt"),
+    liquidationPrice: z.string().nullable().describe("The ZEC/USD price under which it may be liquidated"),
+    liquidatable: z.boolean(),
+    minCollateralRatio: z.string(),
+    liquidationRatio: z.string(),
+    price: z.string().describe("The oracle's ZEC/USD price these figures use"),
+    priceStale: z.boolean().describe("The price is older than the contracts take: actions that need it revert"),
+  })
+  .meta({ id: "Position" });
+
+export const collateralSchema = z
+  .object({
+    object: z.literal("collateral"),
+    total: z.string().describe("ZEC the pool holds"),
+    inPositions: z.string().describe("ZEC backing positions with debt: what redemptions draw on"),
+    claimable: z.string().describe("ZEC of positions without debt (repaid, liquidated surplus), not yet released"),
+    unminted: z.string().describe("ZEC of deposit notes no mint has spent: never paid to a redeemer"),
+    pendingPayouts: z.string().describe("ZEC due to redemptions and releases not yet paid"),
+    supply: z.string().describe("ZSD in circulation: the sum of all positions' debts"),
+    collateralValueUsd: z.string().describe("What inPositions is worth at the oracle's price"),
+    systemRatio: z.string().nullable(),
+    systemFloorRatio: z.string().describe("Under it, only mints that keep the ratio are taken (recovery mode)"),
+    recoveryMode: z.boolean(),
+    price: z.string(),
+  })
+  .meta({ id: "Collateral" });
+
+export const positionActionSchema = z
+  .object({
+    object: z.literal("position_action"),
+    actionId: z.string(),
+    positionId: z.string(),
+    action: z.enum(["repay", "withdraw", "close", "liquidate", "top_up"]),
+    signer: z.string().nullable(),
+    amount: z.string().nullable().describe("ZSD repaid, or ZEC withdrawn or added"),
+    destination: z.union([z.object({ zcashAddress: z.string() }), z.object({ noteCommitment: z.string() })]).nullable(),
+    released: z.string().nullable().describe("ZEC that left the position, once confirmed"),
+    noteIndex: z.string().nullable().describe("The new note's leaf index, when released into a note"),
+    ...common,
+  })
+  .meta({ id: "PositionAction" });
+
+export const withdrawalSchema = z
+  .object({
+    object: z.literal("withdrawal"),
+    withdrawalId: z.string(),
+    amount: z.string().describe("ZEC paid out: the floor the proof spends (the rest stays as a change note)"),
+    zcashAddress: z.string(),
+    nullifierHash: z.string(),
+    ...common,
+  })
+  .meta({ id: "Withdrawal" });
+
+const typeField = z.object({ name: z.string(), type: z.string() });
+export const positionTermsSchema = z
+  .object({
+    object: z.literal("position_terms"),
+    signer: z.string(),
+    nonce: z.string().describe("The nonce to sign at (after the signer's actions still being relayed)"),
+    chainTime: z.number().int(),
+    suggestedDeadline: z.number().int(),
+    domain: z.object({
+      name: z.string(),
+      version: z.string(),
+      chainId: z.number().int(),
+      verifyingContract: z.string(),
+    }),
+    types: z.record(z.string(), z.array(typeField)).describe("Repay, WithdrawCollateral, Close and Liquidate"),
+  })
+  .meta({ id: "PositionTerms" });

@@ -1,0 +1,70 @@
+// The liquidation keeper: finds open positions under the liquidation ratio at
+// the oracle's price and queues their liquidation, relayed like every other
+// call (./position-relay.ts). The relayer repays each debt with its own ZSD
+// (a relay earns ZSD in mint fees) and the seized ZEC, worth the debt plus the
+// bonus, is paid to the keeper's Zcash address. A position the relayer cannot
+// afford is left to other liquidators.
+import type { Address } from "viem";
+import { stableMinterAbi } from "@zsd/sdk";
+import { usdValueOfZat } from "@zsd/sdk/units";
+import type { Chain } from "../adapters/chain.ts";
+import { PositionService } from "../domain/positions.ts";
+
+export interface KeeperOptions {
+  positions: PositionService;
+  /** Where the seized ZEC is paid (KEEPER_PAYOUT_ADDRESS). */
+  payoutAddress: string;
+  /** Positions read per pass at most, from where the last pass stopped. */
+  batch: number;
+}
+
+export class Keeper {
+  /** Positions known to be liquidated or closed: they never open again. */
+  readonly #done = new Set<bigint>();
+  #cursor = 1n;
+
+  constructor(
+    private readonly chain: Chain,
+    private readonly relayer: Address,
+    private readonly options: KeeperOptions,
+  ) {}
+
+  /** One pass over up to `batch` positions; answers the ids it queued. */
+  async pass(): Promise<bigint[]> {
+    const { chain } = this;
+    const minter = { address: chain.minter, abi: stableMinterAbi } as const;
+    const [count, liquidationBps, token, { price, ageSeconds, maxAgeSeconds }] = await Promise.all([
+      chain.client.readContract({ ...minter, functionName: "positionCount" }),
+      chain.client.readContract({ ...minter, functionName: "liquidationRatioBps" }),
+      chain.client.readContract({ ...minter, functionName: "token" }),
+      chain.priceState("minter"),
+    ]);
+    // A stale price liquidates nothing: the minter would refuse it.
+    if (count === 0n || ageSeconds > maxAgeSeconds) return [];
+    let balance = await PositionService.balanceOf(chain, token, this.relayer);
+    const queued: bigint[] = [];
+    for (let seen = 0; seen < this.options.batch && seen < Number(count); seen++) {
+      const id = this.#cursor;
+      this.#cursor = id >= count ? 1n : id + 1n;
+      if (this.#done.has(id)) continue;
+      const p = await chain.client.readContract({ ...minter, functionName: "getPosition", args: [id] });
+      if (p.status !== 1) {
+        if (p.status > 1) this.#done.add(id);
+        continue;
+      }
+      if (p.debt === 0n || usdValueOfZat(p.collateralZat, price) * 10_000n >= p.debt * liquidationBps) continue;
+      if (p.debt > balance) continue;
+      const action = await this.options.positions.queueKeeperLiquidation(
+        chain,
+        this.relayer,
+        id,
+        this.options.payoutAddress,
+      );
+      if (action) {
+        balance -= p.debt;
+        queued.push(id);
+      }
+    }
+    return queued;
+  }
+}

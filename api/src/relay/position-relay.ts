@@ -1,0 +1,136 @@
+// The position relay: queued position actions and note spends
+// (domain/positions.ts), sent and followed by the call relay
+// (./call-relay.ts). What a call needs is its signer's nonce (a signed
+// action), its note's nullifier (a top-up or a withdrawal) or, for the
+// keeper's liquidation, the position still open; when another transaction
+// took it first, the minter's events say whether that one carried our call.
+import { type Address, type Hex, parseEventLogs } from "viem";
+import { stableMinterAbi } from "@zsd/sdk";
+import type { Chain } from "../adapters/chain.ts";
+import type { Database } from "../adapters/db/index.ts";
+import type { ComplianceService } from "../domain/compliance.ts";
+import { type ActionRow, PositionService } from "../domain/positions.ts";
+import { type CallKind, CallRelay, type Logs, carrying } from "./call-relay.ts";
+import type { TransactionSender } from "./sender.ts";
+
+/** What a mined action's events say: where the released ZEC went. */
+interface Released {
+  payoutId?: bigint;
+  releasedZat?: bigint;
+  noteIndex?: bigint;
+}
+
+const POSITION_EVENTS = [
+  "PositionRepaid",
+  "PositionToppedUp",
+  "CollateralReleased",
+  "PositionClosed",
+  "PositionLiquidated",
+] as const;
+
+function released(logs: Logs): Released {
+  const [release] = parseEventLogs({ abi: stableMinterAbi, logs, eventName: "CollateralReleased" });
+  if (release) {
+    const { payoutId, amountZat, noteIndex } = release.args;
+    return payoutId === 0n ? { releasedZat: amountZat, noteIndex } : { releasedZat: amountZat, payoutId };
+  }
+  const [withdrawn] = parseEventLogs({ abi: stableMinterAbi, logs, eventName: "NoteWithdrawn" });
+  return withdrawn ? { releasedZat: withdrawn.args.amountZat, payoutId: withdrawn.args.payoutId } : {};
+}
+
+export interface PositionRelayOptions {
+  confirmations: number;
+  maxAttempts: number;
+  /** position.action.* and withdrawal.* events to the account that asked. */
+  compliance?: ComplianceService;
+}
+
+export class PositionRelay {
+  readonly #relay: CallRelay;
+  readonly #kind: CallKind<ActionRow, Released>;
+
+  constructor(db: Database, chain: Chain, sender: TransactionSender, options: PositionRelayOptions) {
+    const { compliance } = options;
+    this.#relay = new CallRelay(db, chain, sender, { ...options, onEvents: () => compliance?.queued() });
+    const minter = { address: chain.minter, abi: stableMinterAbi } as const;
+    const event = (row: ActionRow) => (row.action === "withdraw_note" ? "withdrawal" : "position.action");
+    this.#kind = {
+      table: "position_actions",
+      what: "position action",
+      to: chain.minter,
+      encode: (row) => row.calldata,
+      used: async (row) => {
+        if (row.signed_nonce !== null) {
+          const nonce = await chain.client.readContract({
+            ...minter,
+            functionName: "nonces",
+            args: [row.signer as Address],
+          });
+          return nonce > BigInt(row.signed_nonce);
+        }
+        if (row.nullifier_hash !== null) {
+          return chain.client.readContract({ ...minter, functionName: "isSpent", args: [BigInt(row.nullifier_hash)] });
+        }
+        const position = await chain.client.readContract({
+          ...minter,
+          functionName: "getPosition",
+          args: [BigInt(row.position_id!)],
+        });
+        return position.status !== 1;
+      },
+      landed: async (row, data) => {
+        const fromBlock = BigInt(chain.deployment.contracts.StableMinter.startBlock);
+        const hashes: Hex[] = [];
+        if (row.action === "withdraw_note") {
+          const events = await chain.client.getContractEvents({
+            ...minter,
+            eventName: "NoteWithdrawn",
+            args: { nullifierHash: BigInt(row.nullifier_hash!) },
+            fromBlock,
+          });
+          hashes.push(...events.map((e) => e.transactionHash));
+        } else {
+          for (const eventName of POSITION_EVENTS) {
+            const events = await chain.client.getContractEvents({
+              ...minter,
+              eventName,
+              args: { positionId: BigInt(row.position_id!) },
+              fromBlock,
+            } as never);
+            hashes.push(...(events as { transactionHash: Hex }[]).map((e) => e.transactionHash));
+          }
+        }
+        const hash = await carrying(chain.client, chain.minter, data, [...new Set(hashes)]);
+        if (!hash) return undefined;
+        const receipt = await chain.client.getTransactionReceipt({ hash });
+        return { txHash: hash, blockNumber: receipt.blockNumber, facts: released(receipt.logs) };
+      },
+      usedFailure: (row) => ({
+        code:
+          row.signed_nonce !== null
+            ? "nonce_used"
+            : row.nullifier_hash !== null
+              ? "nullifier_spent"
+              : "position_not_open",
+        reason:
+          row.signed_nonce !== null
+            ? `Another signature of ${row.signer} used its nonce ${row.signed_nonce} on the minter first; sign again.`
+            : row.nullifier_hash !== null
+              ? "The note was spent by another transaction first."
+              : `Position ${row.position_id} was liquidated or closed by another transaction first.`,
+      }),
+      fromLogs: released,
+      columns: (r) => ({
+        payout_id: r.payoutId?.toString() ?? null,
+        released_zat: r.releasedZat?.toString() ?? null,
+        note_index: r.noteIndex?.toString() ?? null,
+      }),
+      confirmed: (tx, row) => PositionService.emit(tx, compliance, row, `${event(row)}.confirmed`),
+      failed: (tx, row) => PositionService.emit(tx, compliance, row, `${event(row)}.failed`),
+    };
+  }
+
+  async pass(): Promise<void> {
+    await this.#relay.pass(this.#kind);
+  }
+}
