@@ -274,7 +274,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   const routes = [
     ...healthRoutes(db, upstreams, config.INDEXER_MAX_LAG_BLOCKS, chain),
     ...keyRoutes(keys, config.MAX_ACTIVE_KEYS),
-    ...ledgerRoutes(upstreams),
+    ...ledgerRoutes(upstreams, () => positions.collateral()),
     ...relayRoutes(config, chain, worker?.address),
     ...proofRoutes(proofs),
     ...mintRoutes(mints, config.MINT_WAIT_MS),

@@ -10,7 +10,7 @@ import { formatUnits } from "viem";
 import { ZSD_DECIMALS, formatPrice, formatZec, formatZsd, usdValueOfZat } from "@zsd/sdk/units";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
-import { releaseProver } from "@zsd/sdk/notes";
+import { createNote, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, openStorage, startApi } from "./helpers.ts";
 
@@ -35,7 +35,7 @@ describe("ledger read endpoints", () => {
       schema: "zsd_api",
     });
     storage = await openStorage("pglite");
-    api = await startApi(storage.db, { INDEXER_URL: indexer.url, RPC_URL: s.rpcUrl });
+    api = await startApi(storage.db, { INDEXER_URL: indexer.url, RPC_URL: s.rpcUrl, DEPLOYMENT_FILE: deploymentFile });
 
     await s.depositAndMint({
       amountZat: 6n * ZEC + 1234n,
@@ -45,6 +45,8 @@ describe("ledger read endpoints", () => {
       fee: 2n * ZSD,
     });
     await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, "ztestsapling1ledger"]));
+    // A deposit no one mints against: never a redeemer's.
+    await s.deposit(createNote(), 2n * ZEC);
     await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
   });
 
@@ -146,6 +148,21 @@ describe("ledger read endpoints", () => {
       price: { zecUsd: formatPrice(price), updatedAt: new Date(Number(updatedAt) * 1000).toISOString() },
     });
     expect(body.price.ageSeconds).toBeGreaterThanOrEqual(0);
+    // Where the ZEC is, from the contracts: the positions' collateral (less what the redemption took),
+    // the unminted deposit, and what the redemption is owed.
+    const backing = await s.read.minter.read.backingCollateralZat();
+    const pending = await s.read.redemptions.read.pendingZatDue();
+    expect(backing + pending + 2n * ZEC).toBe(outstanding);
+    expect(body.split).toEqual({
+      inPositionsZec: formatZec(backing),
+      claimableZec: "0",
+      unmintedZec: formatZec(2n * ZEC),
+      pendingPayoutZec: formatZec(pending),
+      positionsValueUsd: formatZsd(usdValueOfZat(backing, price)),
+      systemRatio: formatUnits((usdValueOfZat(backing, price) * 10_000n) / supply, 4),
+      systemFloorRatio: "1.5",
+      recoveryMode: false,
+    });
   });
 
   it("GET /v1/prices/peg gives the 1.00 target and the oracle price", async () => {
@@ -174,7 +191,7 @@ describe("ledger read endpoints", () => {
     const ready = await api.call("/v1/health/ready", { key: null });
     expect(await ready.json()).toEqual({
       status: "ready",
-      checks: { database: true, indexer: true, chain: true },
+      checks: { database: true, indexer: true, chain: true, price: true },
       indexer: { block: head, chainHead: head, lagBlocks: 0, maxLagBlocks: 10 },
     });
     await indexer.stop();

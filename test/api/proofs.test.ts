@@ -285,7 +285,13 @@ describe("proofs", () => {
       };
       const response = await bare.call(
         "/v1/proofs/submit",
-        json({ proof, publicSignals: ["1", "2", "3", "4"], mintAmount: "1", recipient: alice.address }),
+        json({
+          proof,
+          publicSignals: ["0", "1", "2", "3", "4"],
+          mintAmount: "1",
+          recipient: alice.address,
+          owner: alice.address,
+        }),
       );
       expect(response.status).toBe(503);
     } finally {

@@ -39,6 +39,9 @@ export type ActionKind = PositionAction | "withdraw_note";
 /** A deadline an hour on: long enough to sign and send, short enough that a lost signature expires. */
 const SUGGESTED_DEADLINE_SECONDS = 3_600n;
 
+/** How many of a signer's used nonces a signature is checked against before it is called invalid. */
+const USED_NONCE_LOOKBACK = 8n;
+
 export interface ActionRow {
   id: string;
   account_id: string | null;
@@ -215,13 +218,13 @@ export class PositionService {
     };
   }
 
-  /** Where the pool's ZEC is: in positions, in unminted notes, owed to redemptions; and the system's ratio. */
+  /** Where the pool's ZEC is: in positions, in unminted notes, owed to payouts; and the system's ratio. */
   async collateral() {
-    const chain = this.#chain("Collateral");
+    const chain = this.chain;
+    if (!chain) return null;
     const read = <T>(address: Address, abi: unknown, functionName: string) =>
       chain.read(() => chain.client.readContract({ address, abi, functionName } as never) as Promise<T>);
-    const [held, unminted, backing, free, debt, pending, floorBps, { price }] = await Promise.all([
-      read<bigint>(chain.registry, collateralRegistryAbi, "totalCollateralZat"),
+    const [unminted, backing, free, debt, pending, floorBps, { price }] = await Promise.all([
       read<bigint>(chain.registry, collateralRegistryAbi, "unmintedZat"),
       read<bigint>(chain.minter, stableMinterAbi, "backingCollateralZat"),
       read<bigint>(chain.minter, stableMinterAbi, "freeCollateralZat"),
@@ -233,18 +236,14 @@ export class PositionService {
     const value = usdValueOfZat(backing, price);
     const systemBps = debt === 0n ? null : (value * 10_000n) / debt;
     return {
-      object: "collateral" as const,
-      total: formatZec(held),
-      inPositions: formatZec(backing),
-      claimable: formatZec(free),
-      unminted: formatZec(unminted),
-      pendingPayouts: formatZec(pending),
-      supply: formatZsd(debt),
-      collateralValueUsd: formatZsd(value),
+      inPositionsZec: formatZec(backing),
+      claimableZec: formatZec(free),
+      unmintedZec: formatZec(unminted),
+      pendingPayoutZec: formatZec(pending),
+      positionsValueUsd: formatZsd(value),
       systemRatio: systemBps === null ? null : ratio(systemBps),
       systemFloorRatio: ratio(floorBps),
       recoveryMode: systemBps !== null && systemBps < floorBps,
-      price: formatUnits(price, 8),
     };
   }
 
@@ -340,10 +339,10 @@ export class PositionService {
         `The signature's deadline ${deadline} has passed (chain time ${now}).`,
       );
     }
-    const nonce = chainNonce + (await this.#inFlight(signer));
+    const next = chainNonce + (await this.#inFlight(signer));
     const domain = this.#domain(chain);
     const dest = { zcashAddress: to?.zcashAddress ?? "", noteCommitment: to?.noteCommitment ?? 0n };
-    const typed =
+    const typedAt = (nonce: bigint) =>
       input.action === "repay"
         ? repayTypedData(domain, { positionId: id, amount: amount!, payer: signer, nonce, deadline })
         : input.action === "withdraw"
@@ -351,18 +350,36 @@ export class PositionService {
           : input.action === "close"
             ? closeTypedData(domain, { positionId: id, ...dest, nonce, deadline })
             : liquidateTypedData(domain, { positionId: id, ...dest, nonce, deadline });
-    const recovered = await recoverTypedDataAddress({ ...typed, signature: input.signature } as never).catch(
-      () => undefined,
-    );
-    if (recovered?.toLowerCase() !== signer.toLowerCase()) {
+    const signedAt = async (nonce: bigint) =>
+      (
+        await recoverTypedDataAddress({ ...typedAt(nonce), signature: input.signature } as never).catch(() => undefined)
+      )?.toLowerCase() === signer.toLowerCase();
+    if (!(await signedAt(next))) {
+      // The same signature again: at a nonce being relayed, or one the chain has taken.
+      for (let n = next - 1n; n >= 0n && n >= chainNonce - USED_NONCE_LOOKBACK; n--) {
+        if (!(await signedAt(n))) continue;
+        const [existing] = await this.db.query<ActionRow>(
+          `SELECT * FROM position_actions WHERE lower(signer) = lower($1) AND signed_nonce = $2 AND status <> 'failed'`,
+          [signer, n.toString()],
+        );
+        throw conflict(
+          "position_action_already_submitted",
+          "Already submitted",
+          n < chainNonce
+            ? `This signature's nonce (${n}) was already used on the minter: sign again at ${next}.`
+            : `This signature (nonce ${n}) is already being relayed.`,
+          existing && existing.account_id === accountId ? { id: existing.id } : {},
+        );
+      }
       const who = input.action === "repay" ? "payer" : input.action === "liquidate" ? "liquidator" : "position's owner";
       throw unprocessable(
         "position_signature_invalid",
         "Invalid signature",
-        `The signature is not the ${who}'s (${signer}) EIP-712 ${typed.primaryType} of these terms at nonce ${nonce} ` +
+        `The signature is not the ${who}'s (${signer}) EIP-712 ${typedAt(next).primaryType} of these terms at nonce ${next} ` +
           "(GET /v1/positions/terms gives the domain, types and nonce).",
       );
     }
+    const nonce = next;
     const calldata =
       input.action === "repay"
         ? encodeFunctionData({

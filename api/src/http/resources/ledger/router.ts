@@ -53,7 +53,10 @@ interface IndexerDeposits {
 }
 
 /** Ledger reads, served from the indexer's derived tables. */
-export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
+/** `split` of GET /v1/collateral: where the ZEC is, from the contracts (domain/positions.ts). */
+export type CollateralSplit = () => Promise<Record<string, unknown> | null>;
+
+export function ledgerRoutes(upstreams: Upstreams, split: CollateralSplit = async () => null): AnyRoute[] {
   return [
     route({
       method: "get",
@@ -170,6 +173,16 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
             valueUsd: "2337.5",
             circulatingSupply: "1250.5",
             collateralRatio: "1.8692",
+            split: {
+              inPositionsZec: "44.0",
+              claimableZec: "1.5",
+              unmintedZec: "8.0",
+              pendingPayoutZec: "1.5",
+              positionsValueUsd: "1870.0",
+              systemRatio: "1.4954",
+              systemFloorRatio: "1.5",
+              recoveryMode: true,
+            },
             price: { zecUsd: "42.5", updatedAt: "2026-03-02T10:10:00.000Z", ageSeconds: 304 },
             ...AS_OF,
           },
@@ -177,9 +190,10 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
       },
       problems: ["upstream_unavailable"],
       handler: async () => {
-        const [c, block] = await Promise.all([
+        const [c, block, where] = await Promise.all([
           upstreams.indexer<IndexerCollateral>("/collateral"),
           upstreams.indexedBlock(),
+          split(),
         ]);
         const updatedAt = c.priceUpdatedAt ? Number(c.priceUpdatedAt) : null;
         return {
@@ -194,6 +208,7 @@ export function ledgerRoutes(upstreams: Upstreams): AnyRoute[] {
             valueUsd: zsd(c.valueUsd),
             circulatingSupply: zsd(c.circulatingSupply),
             collateralRatio: c.collateralRatioBps === null ? null : formatUnits(BigInt(c.collateralRatioBps), 4),
+            split: where,
             price: {
               zecUsd: usd8(c.price),
               updatedAt: updatedAt === null ? null : new Date(updatedAt * 1000).toISOString(),

@@ -47,6 +47,19 @@ export const collateralSchema = z
     valueUsd: decimal("USD value of the outstanding ZEC at the oracle price"),
     circulatingSupply: decimal("ZSD in circulation"),
     collateralRatio: decimal("Collateral value over circulating supply (1.5 = 150%)").nullable(),
+    split: z
+      .object({
+        inPositionsZec: decimal("ZEC backing positions with debt: what redemptions draw on"),
+        claimableZec: decimal("ZEC of positions without debt (repaid, liquidated surplus), not yet released"),
+        unmintedZec: decimal("ZEC of deposit notes no mint has spent: never paid to a redeemer"),
+        pendingPayoutZec: decimal("ZEC due to redemptions and released collateral, not yet paid"),
+        positionsValueUsd: decimal("What inPositionsZec is worth at the oracle price"),
+        systemRatio: decimal("Positions' collateral value over the supply (1.5 = 150%)").nullable(),
+        systemFloorRatio: decimal("Under it, only mints that keep the ratio are taken (recovery mode)"),
+        recoveryMode: z.boolean(),
+      })
+      .nullable()
+      .describe("Where the ZEC is, read from the contracts now (null when this server has no deployment)"),
     price: z.object({
       zecUsd: decimal("USD per ZEC"),
       updatedAt: z.iso.datetime().nullable(),

@@ -5,7 +5,6 @@ import { type AnyRoute, route } from "../../routes.ts";
 import {
   actionParams,
   closeBody,
-  collateralSchema,
   liquidateBody,
   positionActionSchema,
   positionIdParams,
@@ -87,36 +86,6 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
     202: { description, schema: positionActionSchema, example: { ...ACTION, ...example } },
   });
   return [
-    route({
-      method: "get",
-      path: "/collateral",
-      operationId: "getCollateral",
-      summary: "Where the pool's ZEC is: backing positions, in unminted notes, due to payouts; the system ratio",
-      tag: TAG,
-      auth: true,
-      responses: {
-        200: {
-          description: "The pool now",
-          schema: collateralSchema,
-          example: {
-            object: "collateral",
-            total: "30.0",
-            inPositions: "18.0",
-            claimable: "1.5",
-            unminted: "8.0",
-            pendingPayouts: "2.5",
-            supply: "472.0",
-            collateralValueUsd: "900.0",
-            systemRatio: "1.9067",
-            systemFloorRatio: "1.5",
-            recoveryMode: false,
-            price: "50.0",
-          },
-        },
-      },
-      problems: ["upstream_unavailable"],
-      handler: async () => ({ status: 200, body: await positions.collateral() }),
-    }),
     // Before /positions/:id, which would take "terms" for an id.
     route({
       method: "get",

@@ -113,23 +113,6 @@ export const positionSchema = z
   })
   .meta({ id: "Position" });
 
-export const collateralSchema = z
-  .object({
-    object: z.literal("collateral"),
-    total: z.string().describe("ZEC the pool holds"),
-    inPositions: z.string().describe("ZEC backing positions with debt: what redemptions draw on"),
-    claimable: z.string().describe("ZEC of positions without debt (repaid, liquidated surplus), not yet released"),
-    unminted: z.string().describe("ZEC of deposit notes no mint has spent: never paid to a redeemer"),
-    pendingPayouts: z.string().describe("ZEC due to redemptions and releases not yet paid"),
-    supply: z.string().describe("ZSD in circulation: the sum of all positions' debts"),
-    collateralValueUsd: z.string().describe("What inPositions is worth at the oracle's price"),
-    systemRatio: z.string().nullable(),
-    systemFloorRatio: z.string().describe("Under it, only mints that keep the ratio are taken (recovery mode)"),
-    recoveryMode: z.boolean(),
-    price: z.string(),
-  })
-  .meta({ id: "Collateral" });
-
 export const positionActionSchema = z
   .object({
     object: z.literal("position_action"),

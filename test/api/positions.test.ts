@@ -1,0 +1,343 @@
+// Positions through the API: read live from the minter, acted on by signed
+// requests the relay sends (repay, withdraw, close, liquidate), note spends
+// proven for their action (top-up, withdrawal), the keeper's liquidations,
+// and hostile requests answered with a problem that changes nothing.
+import { type Address, type Hex, parseEventLogs } from "viem";
+import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Note,
+  closeTypedData,
+  createNote,
+  noteCommitment,
+  positionOwnerKey,
+  publicSignalsToArray,
+  releaseProver,
+  repayTypedData,
+  stableMinterAbi,
+  withdrawCollateralTypedData,
+} from "@zsd/sdk";
+import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
+
+const { alice, relayer, oracleUpdater } = accounts;
+const SAPLING = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+const TRANSPARENT = "tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd";
+
+type Signer = Pick<PrivateKeyAccount, "address" | "signTypedData">;
+
+interface Action {
+  actionId: string;
+  status: string;
+  payoutId: string | null;
+  released: string | null;
+  noteIndex: string | null;
+  failureCode: string | null;
+}
+
+describe("positions through the relay", () => {
+  let s: System;
+  let api: RunningApi;
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+  const aliceKey: Signer = alice;
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    storage = await openStorage("pglite");
+    api = await startRelayApi(s, storage.db, { KEEPER_PAYOUT_ADDRESS: SAPLING, KEEPER_POLL_MS: "100" });
+    api.worker!.start();
+  });
+  afterAll(async () => {
+    await api?.close();
+    await storage?.close();
+    await releaseProver();
+  });
+
+  const get = async <T>(path: string) => {
+    const response = await api.call(path);
+    return { status: response.status, body: (await response.json()) as T };
+  };
+  const post = async (path: string, body: unknown) => {
+    const response = await api.call(path, json(body));
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  const domain = () => ({ chainId: s.chainId, verifyingContract: s.read.minter.address });
+  const deadline = async () => (await s.publicClient.getBlock()).timestamp + 3600n;
+  const nonceOf = async (signer: Address) =>
+    BigInt((await get<{ nonce: string }>(`/v1/positions/terms?signer=${signer}`)).body.nonce);
+  const ownerOf = (note: Note) => privateKeyToAccount(positionOwnerKey(note));
+  const rows = async () =>
+    Number((await storage.db.query<{ n: string }>("SELECT count(*)::text AS n FROM position_actions"))[0]!.n);
+
+  async function open(amountZat: bigint, mint: bigint) {
+    const minted = await s.depositAndMint({ amountZat, mintAmount: mint, recipient: alice.address });
+    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: minted.receipt.logs, eventName: "PositionOpened" });
+    return { note: minted.note, id: opened!.args.positionId };
+  }
+
+  async function repay(id: bigint, amount: bigint, payer: Signer = aliceKey) {
+    const d = await deadline();
+    const typed = repayTypedData(domain(), {
+      positionId: id,
+      amount,
+      payer: payer.address,
+      nonce: await nonceOf(payer.address),
+      deadline: d,
+    });
+    const body = {
+      amount: String(amount / ZSD),
+      payer: payer.address,
+      deadline: Number(d),
+      signature: await payer.signTypedData(typed),
+    };
+    return { body, answer: await post(`/v1/positions/${id}/repay`, body) };
+  }
+
+  async function withdraw(note: Note, id: bigint, amountZat: bigint, to: { zcashAddress: string }) {
+    const owner = ownerOf(note);
+    const d = await deadline();
+    const typed = withdrawCollateralTypedData(domain(), {
+      positionId: id,
+      amountZat,
+      zcashAddress: to.zcashAddress,
+      noteCommitment: 0n,
+      nonce: await nonceOf(owner.address),
+      deadline: d,
+    });
+    return post(`/v1/positions/${id}/withdraw`, {
+      amount: (Number(amountZat) / 1e8).toString(),
+      destination: to,
+      deadline: Number(d),
+      signature: await owner.signTypedData(typed),
+    });
+  }
+
+  const settled = (id: bigint, actionId: string) =>
+    eventually(
+      async () => (await get<Action>(`/v1/positions/${id}/actions/${actionId}`)).body,
+      (a) => a.status === "confirmed" || a.status === "failed",
+      `action ${actionId}`,
+      30_000,
+    );
+
+  it("reads a position live: collateral, debt, ratio, liquidation price", async () => {
+    const { id } = await open(5n * ZEC, 100n * ZSD);
+    const { status, body } = await get<Record<string, unknown>>(`/v1/positions/${id}`);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      object: "position",
+      id: id.toString(),
+      status: "open",
+      collateral: "5",
+      debt: "100",
+      collateralValueUsd: "250",
+      collateralRatio: "2.5",
+      // 100 ZSD × 120% over 5 ZEC.
+      liquidationPrice: "24",
+      liquidatable: false,
+      minCollateralRatio: "1.5",
+      liquidationRatio: "1.2",
+    });
+    expect((await get(`/v1/positions/999999`)).status).toBe(404);
+  });
+
+  it("repays with any payer's signature, withdraws to a paid Zcash address, and closes into a note", async () => {
+    const { note, id } = await open(6n * ZEC, 100n * ZSD);
+    const first = await repay(id, 30n * ZSD);
+    expect(first.answer.status).toBe(202);
+    expect(first.answer.body).toMatchObject({ object: "position_action", action: "repay", status: "queued" });
+    expect((await settled(id, first.answer.body.actionId as string)).status).toBe("confirmed");
+    expect((await get<{ debt: string }>(`/v1/positions/${id}`)).body.debt).toBe("70");
+
+    const out = await withdraw(note, id, ZEC, { zcashAddress: SAPLING });
+    expect(out.status).toBe(202);
+    const withdrawn = await settled(id, out.body.actionId as string);
+    expect(withdrawn).toMatchObject({ status: "confirmed", released: "1" });
+    expect(withdrawn.payoutId).not.toBeNull();
+    // Custody pays it through the redemptions' durable payout path.
+    await eventually(
+      () =>
+        storage.db.query<{ status: string }>("SELECT status FROM payouts WHERE redemption_id = $1", [
+          withdrawn.payoutId,
+        ]),
+      (r) => r[0]?.status === "completed",
+      "the payout",
+      30_000,
+    );
+
+    const rest = await repay(id, 70n * ZSD);
+    expect((await settled(id, rest.answer.body.actionId as string)).status).toBe("confirmed");
+    const owner = ownerOf(note);
+    const later = createNote();
+    const d = await deadline();
+    const typed = closeTypedData(domain(), {
+      positionId: id,
+      zcashAddress: "",
+      noteCommitment: noteCommitment(later),
+      nonce: await nonceOf(owner.address),
+      deadline: d,
+    });
+    const closed = await post(`/v1/positions/${id}/close`, {
+      destination: { noteCommitment: noteCommitment(later).toString() },
+      deadline: Number(d),
+      signature: await owner.signTypedData(typed),
+    });
+    expect(closed.status).toBe(202);
+    const done = await settled(id, closed.body.actionId as string);
+    expect(done).toMatchObject({ status: "confirmed", released: "5", payoutId: null });
+    expect(done.noteIndex).not.toBeNull();
+    expect((await get<{ status: string }>(`/v1/positions/${id}`)).body.status).toBe("closed");
+    const events = await storage.db.query<{ type: string }>(
+      "SELECT type FROM webhook_events WHERE account_id = $1 AND type LIKE 'position.%'",
+      [api.accountId],
+    );
+    expect(events.map((e) => e.type).filter((t) => t === "position.action.confirmed")).toHaveLength(4);
+  });
+
+  it("answers hostile actions with a problem and changes nothing", async () => {
+    const { note, id } = await open(3n * ZEC, 60n * ZSD);
+    const before = { rows: await rows(), position: await s.read.minter.read.getPosition([id]) };
+    const owner = ownerOf(note);
+    const d = await deadline();
+    const sign = (by: Signer, amountZat: bigint, at = d, nonce = 0n) =>
+      by.signTypedData(
+        withdrawCollateralTypedData(domain(), {
+          positionId: id,
+          amountZat,
+          zcashAddress: SAPLING,
+          noteCommitment: 0n,
+          nonce,
+          deadline: at,
+        }),
+      );
+    const body = async (by: Signer, amountZat: bigint, at = d) => ({
+      amount: (Number(amountZat) / 1e8).toString(),
+      destination: { zcashAddress: SAPLING },
+      deadline: Number(at),
+      signature: await sign(by, amountZat, at),
+    });
+    const expectProblem = async (path: string, payload: unknown, status: number, code: string) => {
+      const answer = await post(path, payload);
+      expect([answer.status, answer.body.code]).toEqual([status, code]);
+      return answer.body;
+    };
+    const path = `/v1/positions/${id}/withdraw`;
+    // Signed by someone else than the owner.
+    await expectProblem(path, await body(aliceKey, ZEC / 10n), 422, "position_signature_invalid");
+    // Past its deadline.
+    const past = d - 7200n;
+    await expectProblem(path, await body(owner, ZEC / 10n, past), 422, "expired_signature");
+    // Would take the position under the minimum ratio: simulated and refused with the contract's reason.
+    const refused = await expectProblem(path, await body(owner, 2n * ZEC), 422, "position_action_would_revert");
+    expect(refused.failureCode).toBe("position_undercollateralized");
+    // Both destinations, a transparent address, a commitment past the field, a malformed signature.
+    const valid = await body(owner, ZEC / 10n);
+    await expectProblem(
+      path,
+      { ...valid, destination: { zcashAddress: SAPLING, noteCommitment: "1" } },
+      400,
+      "validation_failed",
+    );
+    await expectProblem(path, { ...valid, destination: { zcashAddress: TRANSPARENT } }, 422, "transparent_address");
+    await expectProblem(path, { ...valid, destination: { noteCommitment: "9".repeat(78) } }, 400, "validation_failed");
+    await expectProblem(path, { ...valid, signature: "0x1234" }, 400, "validation_failed");
+    await expectProblem(path, { ...valid, amount: "-1" }, 400, "validation_failed");
+    await expectProblem(`/v1/positions/0/withdraw`, valid, 400, "validation_failed");
+    await expectProblem(`/v1/positions/424242/withdraw`, valid, 404, "resource_not_found");
+    expect(await rows()).toBe(before.rows);
+    expect(await s.read.minter.read.getPosition([id])).toEqual(before.position);
+
+    // The same signature twice: relayed once.
+    const accepted = await post(path, valid);
+    expect(accepted.status).toBe(202);
+    const again = await expectProblem(path, valid, 409, "position_action_already_submitted");
+    expect(again.id).toBe(accepted.body.actionId);
+    expect((await settled(id, accepted.body.actionId as string)).status).toBe("confirmed");
+    await expectProblem(path, valid, 409, "position_action_already_submitted");
+    expect(await rows()).toBe(before.rows + 1);
+  });
+
+  it("withdraws an unminted note's ZEC to the address its proof binds, once, keeping the change", async () => {
+    const note = createNote();
+    await s.deposit(note, 3n * ZEC);
+    const unmintedBefore = await s.read.registry.read.unmintedZat();
+    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: SAPLING };
+    const spent = await s.proveSpend({ note, amountZat: 3n * ZEC, collateralFloorZat: 2n * ZEC, binding });
+    const body = {
+      proof: spent.raw.proof,
+      publicSignals: publicSignalsToArray(spent.raw.publicSignals),
+      zcashAddress: SAPLING,
+    };
+    // A proof bound to one address pays no other.
+    const other = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
+    const misdirected = await post("/v1/withdrawals", { ...body, zcashAddress: other });
+    expect(misdirected.status).toBe(422);
+    const queued = await post("/v1/withdrawals", body);
+    expect(queued.status).toBe(202);
+    expect(queued.body).toMatchObject({ object: "withdrawal", amount: "2", status: "queued" });
+    const done = await eventually(
+      async () =>
+        (
+          await get<{ status: string; payoutId: string | null }>(
+            `/v1/withdrawals/${queued.body.withdrawalId as string}`,
+          )
+        ).body,
+      (w) => w.status === "confirmed" || w.status === "failed",
+      "the withdrawal",
+      30_000,
+    );
+    expect(done.status).toBe("confirmed");
+    expect(done.payoutId).not.toBeNull();
+    // The 1 ZEC rest stays as a change note; the 2 ZEC left the unminted pool.
+    expect(await s.read.registry.read.unmintedZat()).toBe(unmintedBefore - 2n * ZEC);
+    const twice = await post("/v1/withdrawals", body);
+    expect([twice.status, twice.body.code]).toEqual([409, "nullifier_spent"]);
+  });
+
+  it("tops up a position with a note proven for that position only", async () => {
+    const { id } = await open(3n * ZEC, 50n * ZSD);
+    const note = createNote();
+    await s.deposit(note, ZEC);
+    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, positionId: id };
+    const spent = await s.proveSpend({ note, amountZat: ZEC, collateralFloorZat: ZEC, binding });
+    const body = { proof: spent.raw.proof, publicSignals: publicSignalsToArray(spent.raw.publicSignals) };
+    const wrong = await post(`/v1/positions/${id - 1n}/top-up`, body);
+    expect([wrong.status, wrong.body.code]).toEqual([422, "binding_mismatch"]);
+    const queued = await post(`/v1/positions/${id}/top-up`, body);
+    expect(queued.status).toBe(202);
+    expect((await settled(id, queued.body.actionId as string)).status).toBe("confirmed");
+    expect((await get<{ collateral: string }>(`/v1/positions/${id}`)).body.collateral).toBe("4");
+  });
+
+  it("the keeper liquidates a position under the liquidation ratio with the relayer's ZSD", async () => {
+    const { id } = await open(4n * ZEC, 130n * ZSD);
+    // The relayer earns ZSD in fees; here alice hands it enough to repay the debt.
+    await s.receipt(await s.as(alice).token.write.transfer([relayer.address, 130n * ZSD]));
+    // $38: 4 ZEC are worth $152, under 120% of 130 ZSD.
+    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([38n * 100_000_000n]));
+    expect((await get<{ liquidatable: boolean }>(`/v1/positions/${id}`)).body.liquidatable).toBe(true);
+    await eventually(
+      async () => (await get<{ status: string }>(`/v1/positions/${id}`)).body.status,
+      (status) => status === "liquidated",
+      "the keeper's liquidation",
+      30_000,
+    );
+    const [row] = await storage.db.query<{ account_id: string | null; status: string; payout_id: string | null }>(
+      "SELECT account_id, status, payout_id FROM position_actions WHERE action = 'liquidate' AND position_id = $1",
+      [id.toString()],
+    );
+    expect(row).toMatchObject({ account_id: null });
+    await eventually(
+      async () =>
+        (
+          await storage.db.query<{ status: string; payout_id: string | null }>(
+            "SELECT status, payout_id FROM position_actions WHERE action = 'liquidate' AND position_id = $1",
+            [id.toString()],
+          )
+        )[0]!,
+      (r) => r.status === "confirmed" && r.payout_id !== null,
+      "the liquidation's confirmation",
+    );
+    expect(await s.read.token.read.balanceOf([relayer.address as Hex])).toBeLessThan(130n * ZSD + 1n);
+  });
+});
