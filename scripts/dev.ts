@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { LOCAL_ROLES, hardhatAccount, hardhatPrivateKey } from "./lib/accounts.ts";
+import { LOCAL_KEEPER_PAYOUT_ADDRESS, LOCAL_ROLES, hardhatAccount, hardhatPrivateKey } from "./lib/accounts.ts";
 import { startHardhatNode } from "./lib/hardhat-node.ts";
 import { type IndexerOptions, startIndexer, wipeIndexerData } from "./lib/indexer-process.ts";
 import { supplyMatches, watchIndexer } from "./lib/indexer-watchdog.ts";
@@ -85,6 +85,7 @@ const api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
     RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
     // The oracle updater: the sandbox's price feeder keeps ZEC/USD fresh (POST /v1/sandbox/price sets it).
     ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.oracleUpdater),
+    KEEPER_PAYOUT_ADDRESS: LOCAL_KEEPER_PAYOUT_ADDRESS,
     RELAY_WORKER_ID: "dev",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
   },

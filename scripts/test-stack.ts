@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LOCAL_ROLES, hardhatPrivateKey } from "./lib/accounts.ts";
+import { LOCAL_KEEPER_PAYOUT_ADDRESS, LOCAL_ROLES, hardhatPrivateKey } from "./lib/accounts.ts";
 import { freePort, startHardhatNode } from "./lib/hardhat-node.ts";
 import { type RunningIndexer, startIndexer } from "./lib/indexer-process.ts";
 import { ROOT } from "./lib/paths.ts";
@@ -78,6 +78,7 @@ try {
       ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.attestor),
       RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
       ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.oracleUpdater),
+      KEEPER_PAYOUT_ADDRESS: LOCAL_KEEPER_PAYOUT_ADDRESS,
       RELAY_WORKER_ID: "test-stack",
       RELAY_POLL_MS: "100",
       PAYOUT_POLL_MS: "200",

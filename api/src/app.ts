@@ -191,7 +191,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   const keeperAddress = config.KEEPER_PAYOUT_ADDRESS ?? config.CUSTODY_ADDRESS;
   const keeperOn = (config.KEEPER ?? (config.ENVIRONMENT === "sandbox" ? "on" : "off")) === "on";
   if (keeperOn && chain && relayerAddress && !keeperAddress) {
-    logger.warn("the liquidation keeper is off: set KEEPER_PAYOUT_ADDRESS for the ZEC it seizes");
+    logger.info("the liquidation keeper is off: set KEEPER_PAYOUT_ADDRESS for the ZEC it seizes");
   }
   const worker =
     chain && config.RELAYER_PRIVATE_KEY

@@ -21,3 +21,10 @@ export const LOCAL_ROLES = {
   pauser: 3,
   relayer: 4,
 } as const;
+
+/**
+ * Where the local stacks' liquidation keeper has seized ZEC paid: a payable
+ * testnet Sapling address (the sandbox's local custody pays any address).
+ */
+export const LOCAL_KEEPER_PAYOUT_ADDRESS =
+  "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";

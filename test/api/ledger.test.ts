@@ -202,6 +202,6 @@ describe("ledger read endpoints", () => {
     expect(performance.now() - started).toBeLessThan(3000);
     const notReady = await api.call("/v1/health/ready", { key: null });
     expect(notReady.status).toBe(503);
-    expect((await notReady.json()).checks).toEqual({ database: true, indexer: false, chain: true });
+    expect((await notReady.json()).checks).toEqual({ database: true, indexer: false, chain: true, price: true });
   });
 });

@@ -299,6 +299,23 @@ class CoverageTest(ClientTestCase):
                 amount="1", withdraw_address="z", owner="0x1", permit={"deadline": 1, "v": 27, "r": "0x", "s": "0x"}
             ),
             lambda: c.redemptions.retrieve("red_1"),
+            lambda: c.positions.retrieve("7"),
+            lambda: c.positions.terms("0x1"),
+            lambda: c.positions.repay("7", {"amount": "1", "payer": "0x1", "deadline": 1, "signature": "0x"}),
+            lambda: c.positions.withdraw(
+                "7", {"amount": "1", "destination": {"zcashAddress": "z"}, "deadline": 1, "signature": "0x"}
+            ),
+            lambda: c.positions.close("7", {"destination": {"noteCommitment": "1"}, "deadline": 1, "signature": "0x"}),
+            lambda: c.positions.liquidate(
+                "7",
+                {"liquidator": "0x1", "destination": {"zcashAddress": "z"}, "deadline": 1, "signature": "0x"},
+            ),
+            lambda: c.positions.top_up("7", {"proof": {}, "publicSignals": []}),  # type: ignore[typeddict-item]
+            lambda: c.positions.action("7", "pact_1"),
+            lambda: c.withdrawals.create(
+                {"proof": {}, "publicSignals": [], "zcashAddress": "z"}  # type: ignore[typeddict-item]
+            ),
+            lambda: c.withdrawals.retrieve("wdr_1"),
             c.sandbox.price,
             lambda: c.sandbox.set_price(price="50"),
             lambda: c.sandbox.deposit(amount="1", note_commitment="1"),

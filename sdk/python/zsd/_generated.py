@@ -42,9 +42,9 @@ class Problem(_ProblemRequired, total=False):
     mintId: str
     # The proof concerned (for proof_already_submitted, only when this account submitted it). With `root_expired`, `proof_already_submitted`, `mint_would_revert`.
     proofId: str
-    # Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`.
+    # Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`, `position_action_would_revert`, `withdrawal_would_revert`.
     failureCode: Optional[str]
-    # The redemption request that took this signature (red_…), when this account made it. With `redemption_rejected`, `redemption_already_submitted`.
+    # The request that took this signature or note (red_…, pact_…, wdr_…), when this account made it. With `redemption_rejected`, `position_action_already_submitted`, `withdrawal_already_submitted`, `redemption_already_submitted`.
     id: str
     # This relay's terms a proof must bind (also in GET /v1/relay). With `relayer_mismatch`, `fee_below_minimum`.
     expected: ProblemExpected
@@ -58,7 +58,7 @@ class Problem(_ProblemRequired, total=False):
     canonical: str
     # ZEC this redemption would pay. With `redemption_too_small`.
     zecDue: str
-    # The least ZEC a redemption may pay out. With `redemption_too_small`.
+    # The least ZEC a redemption may pay out. With `redemption_too_small`, `payout_too_small`.
     minimumZec: str
     # Age of the oracle's ZEC/USD price. With `price_stale`.
     priceAgeSeconds: int
@@ -194,6 +194,23 @@ class Supply(TypedDict):
     asOfBlockAgeSeconds: int
 
 
+class CollateralSplit(TypedDict):
+    # ZEC backing positions with debt: what redemptions draw on
+    inPositionsZec: str
+    # ZEC of positions without debt (repaid, liquidated surplus), not yet released
+    claimableZec: str
+    # ZEC of deposit notes no mint has spent: never paid to a redeemer
+    unmintedZec: str
+    # ZEC due to redemptions and released collateral, not yet paid
+    pendingPayoutZec: str
+    # What inPositionsZec is worth at the oracle price
+    positionsValueUsd: str
+    systemRatio: Optional[str]
+    # Under it, only mints that keep the ratio are taken (recovery mode)
+    systemFloorRatio: str
+    recoveryMode: bool
+
+
 class CollateralPrice(TypedDict):
     # USD per ZEC
     zecUsd: str
@@ -217,6 +234,8 @@ class Collateral(TypedDict):
     # ZSD in circulation
     circulatingSupply: str
     collateralRatio: Optional[str]
+    # Where the ZEC is, read from the contracts now (null when this server has no deployment)
+    split: Optional[CollateralSplit]
     price: CollateralPrice
     # The newest block the figures include
     asOfBlock: int
@@ -435,6 +454,106 @@ class RedemptionTerms(TypedDict):
     typedData: RedemptionTermsTypedData
 
 
+class PositionTermsDomain(TypedDict):
+    name: str
+    version: str
+    chainId: int
+    verifyingContract: str
+
+
+class PositionTermsTypesValueItem(TypedDict):
+    name: str
+    type: str
+
+
+class PositionTerms(TypedDict):
+    object: Literal["position_terms"]
+    signer: str
+    # The nonce to sign at (after the signer's actions still being relayed)
+    nonce: str
+    chainTime: int
+    suggestedDeadline: int
+    domain: PositionTermsDomain
+    # Repay, WithdrawCollateral, Close and Liquidate
+    types: Dict[str, List[PositionTermsTypesValueItem]]
+
+
+class Position(TypedDict):
+    object: Literal["position"]
+    id: str
+    # The address the mint's proof bound: it signs the owner's actions
+    owner: str
+    status: Literal["open", "liquidated", "closed"]
+    # ZEC backing the position now (after redemptions)
+    collateral: str
+    # ZSD owed now (after redemptions)
+    debt: str
+    collateralValueUsd: str
+    # Collateral value over debt (1.5 = 150%); null without debt
+    collateralRatio: Optional[str]
+    # The ZEC/USD price under which it may be liquidated
+    liquidationPrice: Optional[str]
+    liquidatable: bool
+    minCollateralRatio: str
+    liquidationRatio: str
+    # The oracle's ZEC/USD price these figures use
+    price: str
+    # The price is older than the contracts take: actions that need it revert
+    priceStale: bool
+
+
+class PositionActionDestination1(TypedDict):
+    zcashAddress: str
+
+
+class PositionActionDestination2(TypedDict):
+    noteCommitment: str
+
+
+class PositionAction(TypedDict):
+    object: Literal["position_action"]
+    actionId: str
+    positionId: str
+    action: Literal["repay", "withdraw", "close", "liquidate", "top_up"]
+    signer: Optional[str]
+    # ZSD repaid, or ZEC withdrawn or added
+    amount: Optional[str]
+    destination: Optional[Union[PositionActionDestination1, PositionActionDestination2]]
+    # ZEC that left the position, once confirmed
+    released: Optional[str]
+    # The new note's leaf index, when released into a note
+    noteIndex: Optional[str]
+    status: Literal["queued", "submitted", "confirmed", "failed"]
+    txHash: Optional[str]
+    blockNumber: Optional[int]
+    # The Redemptions record custody pays, when ZEC goes to a Zcash address
+    payoutId: Optional[str]
+    # Why it failed: a contract's refusal in snake case, nonce_used, …
+    failureCode: Optional[str]
+    failureReason: Optional[str]
+    createdAt: str
+    updatedAt: str
+
+
+class Withdrawal(TypedDict):
+    object: Literal["withdrawal"]
+    withdrawalId: str
+    # ZEC paid out: the floor the proof spends (the rest stays as a change note)
+    amount: str
+    zcashAddress: str
+    nullifierHash: str
+    status: Literal["queued", "submitted", "confirmed", "failed"]
+    txHash: Optional[str]
+    blockNumber: Optional[int]
+    # The Redemptions record custody pays, when ZEC goes to a Zcash address
+    payoutId: Optional[str]
+    # Why it failed: a contract's refusal in snake case, nonce_used, …
+    failureCode: Optional[str]
+    failureReason: Optional[str]
+    createdAt: str
+    updatedAt: str
+
+
 class AlertSubject(TypedDict):
     type: Literal["mint", "redemption", "deposit", "address"]
     id: str
@@ -479,7 +598,7 @@ class AgentWithSecret(TypedDict):
     description: Optional[str]
     role: Literal["observer", "screener"]
     webhookUrl: str
-    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed"]]
+    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "withdrawal.confirmed", "withdrawal.failed"]]
     enabled: bool
     # requested (by its owner), gone (the endpoint answered 410) or failing (every attempt failed for days)
     disabledReason: Optional[Literal["requested", "gone", "failing"]]
@@ -500,7 +619,7 @@ class Agent(TypedDict):
     description: Optional[str]
     role: Literal["observer", "screener"]
     webhookUrl: str
-    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed"]]
+    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "withdrawal.confirmed", "withdrawal.failed"]]
     enabled: bool
     # requested (by its owner), gone (the endpoint answered 410) or failing (every attempt failed for days)
     disabledReason: Optional[Literal["requested", "gone", "failing"]]
@@ -1208,6 +1327,138 @@ class GovernanceVoteConfirmedEvent(TypedDict):
     data: GovernanceVoteConfirmedEventData
 
 
+class PositionActionConfirmedEventDataDestination1(TypedDict):
+    zcashAddress: str
+
+
+class PositionActionConfirmedEventDataDestination2(TypedDict):
+    noteCommitment: str
+
+
+class PositionActionConfirmedEventData(TypedDict):
+    actionId: str
+    positionId: str
+    action: Literal["repay", "withdraw", "close", "liquidate", "top_up"]
+    signer: Optional[str]
+    # ZSD repaid, or ZEC withdrawn or added
+    amount: Optional[str]
+    destination: Optional[Union[PositionActionConfirmedEventDataDestination1, PositionActionConfirmedEventDataDestination2]]
+    # ZEC that left the position, once confirmed
+    released: Optional[str]
+    # The new note's leaf index, when released into a note
+    noteIndex: Optional[str]
+    status: Literal["queued", "submitted", "confirmed", "failed"]
+    txHash: Optional[str]
+    blockNumber: Optional[int]
+    # The Redemptions record custody pays, when ZEC goes to a Zcash address
+    payoutId: Optional[str]
+    # Why it failed: a contract's refusal in snake case, nonce_used, …
+    failureCode: Optional[str]
+    failureReason: Optional[str]
+
+
+class PositionActionConfirmedEvent(TypedDict):
+    # The event's id, also in the webhook-id header
+    id: str
+    type: Literal["position.action.confirmed"]
+    # When the change happened (the time of its database transaction)
+    createdAt: str
+    environment: Literal["sandbox", "production"]
+    data: PositionActionConfirmedEventData
+
+
+class PositionActionFailedEventDataDestination1(TypedDict):
+    zcashAddress: str
+
+
+class PositionActionFailedEventDataDestination2(TypedDict):
+    noteCommitment: str
+
+
+class PositionActionFailedEventData(TypedDict):
+    actionId: str
+    positionId: str
+    action: Literal["repay", "withdraw", "close", "liquidate", "top_up"]
+    signer: Optional[str]
+    # ZSD repaid, or ZEC withdrawn or added
+    amount: Optional[str]
+    destination: Optional[Union[PositionActionFailedEventDataDestination1, PositionActionFailedEventDataDestination2]]
+    # ZEC that left the position, once confirmed
+    released: Optional[str]
+    # The new note's leaf index, when released into a note
+    noteIndex: Optional[str]
+    status: Literal["queued", "submitted", "confirmed", "failed"]
+    txHash: Optional[str]
+    blockNumber: Optional[int]
+    # The Redemptions record custody pays, when ZEC goes to a Zcash address
+    payoutId: Optional[str]
+    # Why it failed: a contract's refusal in snake case, nonce_used, …
+    failureCode: Optional[str]
+    failureReason: Optional[str]
+
+
+class PositionActionFailedEvent(TypedDict):
+    # The event's id, also in the webhook-id header
+    id: str
+    type: Literal["position.action.failed"]
+    # When the change happened (the time of its database transaction)
+    createdAt: str
+    environment: Literal["sandbox", "production"]
+    data: PositionActionFailedEventData
+
+
+class WithdrawalConfirmedEventData(TypedDict):
+    withdrawalId: str
+    # ZEC paid out: the floor the proof spends (the rest stays as a change note)
+    amount: str
+    zcashAddress: str
+    nullifierHash: str
+    status: Literal["queued", "submitted", "confirmed", "failed"]
+    txHash: Optional[str]
+    blockNumber: Optional[int]
+    # The Redemptions record custody pays, when ZEC goes to a Zcash address
+    payoutId: Optional[str]
+    # Why it failed: a contract's refusal in snake case, nonce_used, …
+    failureCode: Optional[str]
+    failureReason: Optional[str]
+
+
+class WithdrawalConfirmedEvent(TypedDict):
+    # The event's id, also in the webhook-id header
+    id: str
+    type: Literal["withdrawal.confirmed"]
+    # When the change happened (the time of its database transaction)
+    createdAt: str
+    environment: Literal["sandbox", "production"]
+    data: WithdrawalConfirmedEventData
+
+
+class WithdrawalFailedEventData(TypedDict):
+    withdrawalId: str
+    # ZEC paid out: the floor the proof spends (the rest stays as a change note)
+    amount: str
+    zcashAddress: str
+    nullifierHash: str
+    status: Literal["queued", "submitted", "confirmed", "failed"]
+    txHash: Optional[str]
+    blockNumber: Optional[int]
+    # The Redemptions record custody pays, when ZEC goes to a Zcash address
+    payoutId: Optional[str]
+    # Why it failed: a contract's refusal in snake case, nonce_used, …
+    failureCode: Optional[str]
+    failureReason: Optional[str]
+
+
+class WithdrawalFailedEvent(TypedDict):
+    # The event's id, also in the webhook-id header
+    id: str
+    type: Literal["withdrawal.failed"]
+    # When the change happened (the time of its database transaction)
+    createdAt: str
+    environment: Literal["sandbox", "production"]
+    data: WithdrawalFailedEventData
+
+
 class CreateApiKeyRequest(TypedDict):
     # A label for the key, e.g. the app that uses it
     name: str
@@ -1295,6 +1546,118 @@ class GetRedemptionTermsQuery(TypedDict):
 
     # The ZSD holder who will sign
     owner: str
+
+
+class GetPositionTermsQuery(TypedDict):
+    """Query of GET /v1/positions/terms"""
+
+    # Who signs: the owner, payer or liquidator
+    signer: str
+
+
+class RepayPositionRequest(TypedDict):
+    # ZSD to burn against the debt
+    amount: str
+    # Whose ZSD is burned: any holder, who signs
+    payer: str
+    # The signature's deadline, in unix seconds (chain time)
+    deadline: int
+    # The signer's EIP-712 signature of the action (GET /v1/positions/terms)
+    signature: str
+
+
+class WithdrawFromPositionRequestDestination1(TypedDict):
+    # Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case
+    zcashAddress: str
+
+
+class WithdrawFromPositionRequestDestination2(TypedDict):
+    noteCommitment: str
+
+
+class WithdrawFromPositionRequest(TypedDict):
+    # ZEC to take out; the position must stay at or above the minimum ratio
+    amount: str
+    # Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)
+    destination: Union[WithdrawFromPositionRequestDestination1, WithdrawFromPositionRequestDestination2]
+    # The signature's deadline, in unix seconds (chain time)
+    deadline: int
+    # The signer's EIP-712 signature of the action (GET /v1/positions/terms)
+    signature: str
+
+
+class ClosePositionRequestDestination1(TypedDict):
+    # Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case
+    zcashAddress: str
+
+
+class ClosePositionRequestDestination2(TypedDict):
+    noteCommitment: str
+
+
+class ClosePositionRequest(TypedDict):
+    # Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)
+    destination: Union[ClosePositionRequestDestination1, ClosePositionRequestDestination2]
+    # The signature's deadline, in unix seconds (chain time)
+    deadline: int
+    # The signer's EIP-712 signature of the action (GET /v1/positions/terms)
+    signature: str
+
+
+class LiquidatePositionRequestDestination1(TypedDict):
+    # Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case
+    zcashAddress: str
+
+
+class LiquidatePositionRequestDestination2(TypedDict):
+    noteCommitment: str
+
+
+class LiquidatePositionRequest(TypedDict):
+    # Whose ZSD repays the debt: the liquidator, who signs and takes the collateral
+    liquidator: str
+    # Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)
+    destination: Union[LiquidatePositionRequestDestination1, LiquidatePositionRequestDestination2]
+    # The signature's deadline, in unix seconds (chain time)
+    deadline: int
+    # The signer's EIP-712 signature of the action (GET /v1/positions/terms)
+    signature: str
+
+
+class TopUpPositionRequestProof(TypedDict):
+    """The Groth16 proof as snarkjs writes it"""
+
+    pi_a: List[str]
+    pi_b: List[List[str]]
+    pi_c: List[str]
+    protocol: Literal["groth16"]
+    curve: Literal["bn128"]
+
+
+class TopUpPositionRequest(TypedDict):
+    # The Groth16 proof as snarkjs writes it
+    proof: TopUpPositionRequestProof
+    # [changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order
+    publicSignals: List[str]
+
+
+class CreateWithdrawalRequestProof(TypedDict):
+    """The Groth16 proof as snarkjs writes it"""
+
+    pi_a: List[str]
+    pi_b: List[List[str]]
+    pi_c: List[str]
+    protocol: Literal["groth16"]
+    curve: Literal["bn128"]
+
+
+class CreateWithdrawalRequest(TypedDict):
+    # The Groth16 proof as snarkjs writes it
+    proof: CreateWithdrawalRequestProof
+    # [changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order
+    publicSignals: List[str]
+    # Where the note's ZEC is paid: the address the proof binds
+    zcashAddress: str
 
 
 class RaiseAlertRequestSubject(TypedDict):
@@ -1402,7 +1765,7 @@ class _RegisterAgentRequestRequired(TypedDict):
     # Where events are posted. In production: https, resolving to public addresses only; the sandbox also allows http and loopback
     webhookUrl: str
     # The event types sent to the agent
-    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed"]]
+    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "withdrawal.confirmed", "withdrawal.failed"]]
     # observer: receives events; screener: may also be asked for verdicts on mints and redemptions
     role: Literal["observer", "screener"]
 
@@ -1417,7 +1780,7 @@ class UpdateAgentRequest(TypedDict, total=False):
     # Where events are posted. In production: https, resolving to public addresses only; the sandbox also allows http and loopback
     webhookUrl: str
     # The event types sent to the agent
-    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed"]]
+    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "withdrawal.confirmed", "withdrawal.failed"]]
     # null clears it
     description: Optional[str]
     # observer: receives events; screener: may also be asked for verdicts on mints and redemptions
@@ -1536,6 +1899,16 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "redeem": ("POST", "/v1/redeem"),
     "getRedemptionTerms": ("GET", "/v1/redemptions/terms"),
     "getRedemption": ("GET", "/v1/redemptions/{id}"),
+    "getPositionTerms": ("GET", "/v1/positions/terms"),
+    "getPosition": ("GET", "/v1/positions/{id}"),
+    "repayPosition": ("POST", "/v1/positions/{id}/repay"),
+    "withdrawFromPosition": ("POST", "/v1/positions/{id}/withdraw"),
+    "closePosition": ("POST", "/v1/positions/{id}/close"),
+    "liquidatePosition": ("POST", "/v1/positions/{id}/liquidate"),
+    "topUpPosition": ("POST", "/v1/positions/{id}/top-up"),
+    "getPositionAction": ("GET", "/v1/positions/{id}/actions/{actionId}"),
+    "createWithdrawal": ("POST", "/v1/withdrawals"),
+    "getWithdrawal": ("GET", "/v1/withdrawals/{id}"),
     "raiseAlert": ("POST", "/v1/agents/alerts"),
     "listAlerts": ("GET", "/v1/agents/alerts"),
     "getAlert": ("GET", "/v1/alerts/{alertId}"),

@@ -10,7 +10,20 @@ from . import _generated as t
 from ._http import Requestor
 from ._prover import run_cli
 from .errors import ZsdError
-from .resources import Agents, Alerts, Governance, Keys, Ledger, Mints, Proofs, Redemptions, RelayInfo, Sandbox
+from .resources import (
+    Agents,
+    Alerts,
+    Governance,
+    Keys,
+    Ledger,
+    Mints,
+    Positions,
+    Proofs,
+    Redemptions,
+    RelayInfo,
+    Sandbox,
+    Withdrawals,
+)
 
 __all__ = [
     "Client",
@@ -132,6 +145,8 @@ class Client:
         self.proofs = Proofs(self.requestor)
         self.mints = Mints(self.requestor)
         self.redemptions = Redemptions(self.requestor)
+        self.positions = Positions(self.requestor)
+        self.withdrawals = Withdrawals(self.requestor)
         self.sandbox = Sandbox(self.requestor)
         self.agents = Agents(self.requestor)
         self.alerts = Alerts(self.requestor)

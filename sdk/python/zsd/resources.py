@@ -127,6 +127,57 @@ class Mints(_Resource):
         return cast(t.Mint, self._get(f"/v1/mints/{_id(mint_id)}"))
 
 
+class Positions(_Resource):
+    """Positions read live from the minter (``/v1/positions``), and the actions the relay sends for their
+    signers: each body carries the signer's EIP-712 signature over ``terms(signer)``."""
+
+    def retrieve(self, position_id: str) -> t.Position:
+        return cast(t.Position, self._get(f"/v1/positions/{_id(position_id)}"))
+
+    def terms(self, signer: str) -> t.PositionTerms:
+        return cast(t.PositionTerms, self._get("/v1/positions/terms", {"signer": signer}))
+
+    def repay(
+        self, position_id: str, body: t.RepayPositionRequest, *, idempotency_key: Optional[str] = None
+    ) -> t.PositionAction:
+        return cast(t.PositionAction, self._post(f"/v1/positions/{_id(position_id)}/repay", body, idempotency_key))
+
+    def withdraw(
+        self, position_id: str, body: t.WithdrawFromPositionRequest, *, idempotency_key: Optional[str] = None
+    ) -> t.PositionAction:
+        return cast(t.PositionAction, self._post(f"/v1/positions/{_id(position_id)}/withdraw", body, idempotency_key))
+
+    def close(
+        self, position_id: str, body: t.ClosePositionRequest, *, idempotency_key: Optional[str] = None
+    ) -> t.PositionAction:
+        return cast(t.PositionAction, self._post(f"/v1/positions/{_id(position_id)}/close", body, idempotency_key))
+
+    def liquidate(
+        self, position_id: str, body: t.LiquidatePositionRequest, *, idempotency_key: Optional[str] = None
+    ) -> t.PositionAction:
+        return cast(
+            t.PositionAction, self._post(f"/v1/positions/{_id(position_id)}/liquidate", body, idempotency_key)
+        )
+
+    def top_up(
+        self, position_id: str, body: t.TopUpPositionRequest, *, idempotency_key: Optional[str] = None
+    ) -> t.PositionAction:
+        return cast(t.PositionAction, self._post(f"/v1/positions/{_id(position_id)}/top-up", body, idempotency_key))
+
+    def action(self, position_id: str, action_id: str) -> t.PositionAction:
+        return cast(t.PositionAction, self._get(f"/v1/positions/{_id(position_id)}/actions/{_id(action_id)}"))
+
+
+class Withdrawals(_Resource):
+    """A deposit note's ZEC out to a shielded address (``/v1/withdrawals``), proven for that address."""
+
+    def create(self, body: t.CreateWithdrawalRequest, *, idempotency_key: Optional[str] = None) -> t.Withdrawal:
+        return cast(t.Withdrawal, self._post("/v1/withdrawals", body, idempotency_key))
+
+    def retrieve(self, withdrawal_id: str) -> t.Withdrawal:
+        return cast(t.Withdrawal, self._get(f"/v1/withdrawals/{_id(withdrawal_id)}"))
+
+
 class Redemptions(_Resource):
     """Redemptions of ZSD for ZEC (``/v1/redeem``, ``/v1/redemptions``): usually made by ``Client.redeem``."""
 

@@ -16,7 +16,9 @@ import {
   LedgerResource,
   MintsResource,
   ProofsResource,
+  PositionsResource,
   RedemptionsResource,
+  WithdrawalsResource,
   RelayResource,
   SandboxResource,
 } from "./resources.ts";
@@ -61,6 +63,8 @@ export class Zsd {
   readonly proofs: ProofsResource;
   readonly mints: MintsResource;
   readonly redemptions: RedemptionsResource;
+  readonly positions: PositionsResource;
+  readonly withdrawals: WithdrawalsResource;
   readonly sandbox: SandboxResource & {
     depositNote(note: Note, amount: string): ReturnType<SandboxResource["deposit"]>;
   };
@@ -108,6 +112,8 @@ export class Zsd {
     this.proofs = new ProofsResource(http);
     this.mints = new MintsResource(http);
     this.redemptions = new RedemptionsResource(http);
+    this.positions = new PositionsResource(http);
+    this.withdrawals = new WithdrawalsResource(http);
     const sandbox = new SandboxResource(http);
     this.sandbox = Object.assign(sandbox, {
       /** A simulated deposit of `amount` ZEC for this note. */

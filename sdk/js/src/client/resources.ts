@@ -69,6 +69,59 @@ export class MintsResource extends Resource {
   }
 }
 
+/**
+ * Positions read live from the minter, and the actions the relay sends for
+ * their signers: each body carries the signer's EIP-712 signature over
+ * `terms(signer)` (see @zsd/sdk's repayTypedData, withdrawCollateralTypedData,
+ * closeTypedData, liquidateTypedData).
+ */
+export class PositionsResource extends Resource {
+  get(positionId: string): Promise<Answer<"getPosition">> {
+    return this.http.request("GET", `/v1/positions/${seg(positionId)}`);
+  }
+  /** What `signer` signs: the minter's EIP-712 domain and types, its next nonce and a deadline. */
+  terms(signer: string): Promise<Answer<"getPositionTerms">> {
+    return this.http.request("GET", "/v1/positions/terms", { query: { signer } });
+  }
+  repay(positionId: string, body: Body<"repayPosition">, options?: CallOptions): Promise<Answer<"repayPosition", 202>> {
+    return this.http.request("POST", `/v1/positions/${seg(positionId)}/repay`, { body, ...options });
+  }
+  withdraw(
+    positionId: string,
+    body: Body<"withdrawFromPosition">,
+    options?: CallOptions,
+  ): Promise<Answer<"withdrawFromPosition", 202>> {
+    return this.http.request("POST", `/v1/positions/${seg(positionId)}/withdraw`, { body, ...options });
+  }
+  close(positionId: string, body: Body<"closePosition">, options?: CallOptions): Promise<Answer<"closePosition", 202>> {
+    return this.http.request("POST", `/v1/positions/${seg(positionId)}/close`, { body, ...options });
+  }
+  liquidate(
+    positionId: string,
+    body: Body<"liquidatePosition">,
+    options?: CallOptions,
+  ): Promise<Answer<"liquidatePosition", 202>> {
+    return this.http.request("POST", `/v1/positions/${seg(positionId)}/liquidate`, { body, ...options });
+  }
+  /** Adds a note's ZEC, proven with a proof bound to this position (the SDK's topUp binding). */
+  topUp(positionId: string, body: Body<"topUpPosition">, options?: CallOptions): Promise<Answer<"topUpPosition", 202>> {
+    return this.http.request("POST", `/v1/positions/${seg(positionId)}/top-up`, { body, ...options });
+  }
+  action(positionId: string, actionId: string): Promise<Answer<"getPositionAction">> {
+    return this.http.request("GET", `/v1/positions/${seg(positionId)}/actions/${seg(actionId)}`);
+  }
+}
+
+/** A deposit note's ZEC out to a shielded address, proven with a proof bound to that address. */
+export class WithdrawalsResource extends Resource {
+  create(body: Body<"createWithdrawal">, options?: CallOptions): Promise<Answer<"createWithdrawal", 202>> {
+    return this.http.request("POST", "/v1/withdrawals", { body, ...options });
+  }
+  get(withdrawalId: string): Promise<Answer<"getWithdrawal">> {
+    return this.http.request("GET", `/v1/withdrawals/${seg(withdrawalId)}`);
+  }
+}
+
 export class RedemptionsResource extends Resource {
   /** What `owner` signs: the EIP-712 typed data, their next nonce and a deadline. */
   terms(owner: string): Promise<Answer<"getRedemptionTerms">> {

@@ -325,6 +325,176 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/positions/terms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What a signer signs for a relayed position action: EIP-712 domain and types, nonce, a deadline */
+        get: operations["getPositionTerms"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/positions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A position now: collateral, debt, ratio, liquidation price, status */
+        get: operations["getPosition"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/positions/{id}/repay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Burn ZSD against a position's debt: relays the payer's signed Repay */
+        post: operations["repayPosition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/positions/{id}/withdraw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Take ZEC out of a position that stays above the minimum ratio: relays the owner's signature */
+        post: operations["withdrawFromPosition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/positions/{id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Burn the remaining debt from the owner and release all collateral: relays the owner's signature */
+        post: operations["closePosition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/positions/{id}/liquidate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Repay an under-collateralised position's debt and take its collateral plus the bonus */
+        post: operations["liquidatePosition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/positions/{id}/top-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a deposit note's ZEC to an open position, proven with a proof bound to the position */
+        post: operations["topUpPosition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/positions/{id}/actions/{actionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An action this account relayed: queued → submitted → confirmed | failed */
+        get: operations["getPositionAction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/withdrawals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pay a deposit note's ZEC to a shielded address: the way out for a deposit that will never mint */
+        post: operations["createWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/withdrawals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A note withdrawal: queued → submitted → confirmed | failed, with its payout */
+        get: operations["getWithdrawal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/alerts": {
         parameters: {
             query?: never;
@@ -1103,6 +1273,86 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "position.action.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A repayment, withdrawal, close, liquidation or top-up this account relayed was mined (payoutId: the ZEC's payout)
+         * @description Sent to every enabled agent of the account and environment that subscribes to `position.action.confirmed`. Delivered at least once, retried with back-off for about three days until a 2xx answer.
+         */
+        post: operations["positionActionConfirmedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "position.action.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A position action this account relayed failed: failureCode says why
+         * @description Sent to every enabled agent of the account and environment that subscribes to `position.action.failed`. Delivered at least once, retried with back-off for about three days until a 2xx answer.
+         */
+        post: operations["positionActionFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "withdrawal.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A note withdrawal this account relayed was mined: custody pays payoutId
+         * @description Sent to every enabled agent of the account and environment that subscribes to `withdrawal.confirmed`. Delivered at least once, retried with back-off for about three days until a 2xx answer.
+         */
+        post: operations["withdrawalConfirmedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "withdrawal.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A note withdrawal this account relayed failed: failureCode says why
+         * @description Sent to every enabled agent of the account and environment that subscribes to `withdrawal.failed`. Delivered at least once, retried with back-off for about three days until a 2xx answer.
+         */
+        post: operations["withdrawalFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type components = {
     schemas: {
@@ -1131,9 +1381,9 @@ export type components = {
             mintId?: string;
             /** @description The proof concerned (for proof_already_submitted, only when this account submitted it). With `root_expired`, `proof_already_submitted`, `mint_would_revert`. */
             proofId?: string;
-            /** @description Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`. */
+            /** @description Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`, `position_action_would_revert`, `withdrawal_would_revert`. */
             failureCode?: string | null;
-            /** @description The redemption request that took this signature (red_…), when this account made it. With `redemption_rejected`, `redemption_already_submitted`. */
+            /** @description The request that took this signature or note (red_…, pact_…, wdr_…), when this account made it. With `redemption_rejected`, `position_action_already_submitted`, `withdrawal_already_submitted`, `redemption_already_submitted`. */
             id?: string;
             /** @description This relay's terms a proof must bind (also in GET /v1/relay). With `relayer_mismatch`, `fee_below_minimum`. */
             expected?: {
@@ -1154,7 +1404,7 @@ export type components = {
             canonical?: string;
             /** @description ZEC this redemption would pay. With `redemption_too_small`. */
             zecDue?: string;
-            /** @description The least ZEC a redemption may pay out. With `redemption_too_small`. */
+            /** @description The least ZEC a redemption may pay out. With `redemption_too_small`, `payout_too_small`. */
             minimumZec?: string;
             /** @description Age of the oracle's ZEC/USD price. With `price_stale`. */
             priceAgeSeconds?: number;
@@ -1314,6 +1564,23 @@ export type components = {
             /** @description ZSD in circulation */
             circulatingSupply: string;
             collateralRatio: string | null;
+            /** @description Where the ZEC is, read from the contracts now (null when this server has no deployment) */
+            split: {
+                /** @description ZEC backing positions with debt: what redemptions draw on */
+                inPositionsZec: string;
+                /** @description ZEC of positions without debt (repaid, liquidated surplus), not yet released */
+                claimableZec: string;
+                /** @description ZEC of deposit notes no mint has spent: never paid to a redeemer */
+                unmintedZec: string;
+                /** @description ZEC due to redemptions and released collateral, not yet paid */
+                pendingPayoutZec: string;
+                /** @description What inPositionsZec is worth at the oracle price */
+                positionsValueUsd: string;
+                systemRatio: string | null;
+                /** @description Under it, only mints that keep the ratio are taken (recovery mode) */
+                systemFloorRatio: string;
+                recoveryMode: boolean;
+            } | null;
             price: {
                 /** @description USD per ZEC */
                 zecUsd: string;
@@ -1539,6 +1806,108 @@ export type components = {
                 primaryType: string;
             };
         };
+        PositionTerms: {
+            /** @constant */
+            object: "position_terms";
+            signer: string;
+            /** @description The nonce to sign at (after the signer's actions still being relayed) */
+            nonce: string;
+            chainTime: number;
+            suggestedDeadline: number;
+            domain: {
+                name: string;
+                version: string;
+                chainId: number;
+                verifyingContract: string;
+            };
+            /** @description Repay, WithdrawCollateral, Close and Liquidate */
+            types: {
+                [key: string]: {
+                    name: string;
+                    type: string;
+                }[];
+            };
+        };
+        Position: {
+            /** @constant */
+            object: "position";
+            id: string;
+            /** @description The address the mint's proof bound: it signs the owner's actions */
+            owner: string;
+            /** @enum {string} */
+            status: "open" | "liquidated" | "closed";
+            /** @description ZEC backing the position now (after redemptions) */
+            collateral: string;
+            /** @description ZSD owed now (after redemptions) */
+            debt: string;
+            collateralValueUsd: string;
+            /** @description Collateral value over debt (1.5 = 150%); null without debt */
+            collateralRatio: string | null;
+            /** @description The ZEC/USD price under which it may be liquidated */
+            liquidationPrice: string | null;
+            liquidatable: boolean;
+            minCollateralRatio: string;
+            liquidationRatio: string;
+            /** @description The oracle's ZEC/USD price these figures use */
+            price: string;
+            /** @description The price is older than the contracts take: actions that need it revert */
+            priceStale: boolean;
+        };
+        PositionAction: {
+            /** @constant */
+            object: "position_action";
+            actionId: string;
+            positionId: string;
+            /** @enum {string} */
+            action: "repay" | "withdraw" | "close" | "liquidate" | "top_up";
+            signer: string | null;
+            /** @description ZSD repaid, or ZEC withdrawn or added */
+            amount: string | null;
+            destination: ({
+                zcashAddress: string;
+            } | {
+                noteCommitment: string;
+            }) | null;
+            /** @description ZEC that left the position, once confirmed */
+            released: string | null;
+            /** @description The new note's leaf index, when released into a note */
+            noteIndex: string | null;
+            /** @enum {string} */
+            status: "queued" | "submitted" | "confirmed" | "failed";
+            txHash: string | null;
+            blockNumber: number | null;
+            /** @description The Redemptions record custody pays, when ZEC goes to a Zcash address */
+            payoutId: string | null;
+            /** @description Why it failed: a contract's refusal in snake case, nonce_used, … */
+            failureCode: string | null;
+            failureReason: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        Withdrawal: {
+            /** @constant */
+            object: "withdrawal";
+            withdrawalId: string;
+            /** @description ZEC paid out: the floor the proof spends (the rest stays as a change note) */
+            amount: string;
+            zcashAddress: string;
+            nullifierHash: string;
+            /** @enum {string} */
+            status: "queued" | "submitted" | "confirmed" | "failed";
+            txHash: string | null;
+            blockNumber: number | null;
+            /** @description The Redemptions record custody pays, when ZEC goes to a Zcash address */
+            payoutId: string | null;
+            /** @description Why it failed: a contract's refusal in snake case, nonce_used, … */
+            failureCode: string | null;
+            failureReason: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
         Alert: {
             /** @constant */
             object: "alert";
@@ -1587,7 +1956,7 @@ export type components = {
             /** @enum {string} */
             role: "observer" | "screener";
             webhookUrl: string;
-            events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed")[];
+            events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "withdrawal.confirmed" | "withdrawal.failed")[];
             enabled: boolean;
             /** @description requested (by its owner), gone (the endpoint answered 410) or failing (every attempt failed for days) */
             disabledReason: ("requested" | "gone" | "failing") | null;
@@ -1617,7 +1986,7 @@ export type components = {
             /** @enum {string} */
             role: "observer" | "screener";
             webhookUrl: string;
-            events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed")[];
+            events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "withdrawal.confirmed" | "withdrawal.failed")[];
             enabled: boolean;
             /** @description requested (by its owner), gone (the endpoint answered 410) or failing (every attempt failed for days) */
             disabledReason: ("requested" | "gone" | "failing") | null;
@@ -2357,6 +2726,144 @@ export type components = {
                 blockNumber: number;
             };
         };
+        PositionActionConfirmedEvent: {
+            /** @description The event's id, also in the webhook-id header */
+            id: string;
+            /** @constant */
+            type: "position.action.confirmed";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its database transaction)
+             */
+            createdAt: string;
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+            data: {
+                actionId: string;
+                positionId: string;
+                /** @enum {string} */
+                action: "repay" | "withdraw" | "close" | "liquidate" | "top_up";
+                signer: string | null;
+                /** @description ZSD repaid, or ZEC withdrawn or added */
+                amount: string | null;
+                destination: ({
+                    zcashAddress: string;
+                } | {
+                    noteCommitment: string;
+                }) | null;
+                /** @description ZEC that left the position, once confirmed */
+                released: string | null;
+                /** @description The new note's leaf index, when released into a note */
+                noteIndex: string | null;
+                /** @enum {string} */
+                status: "queued" | "submitted" | "confirmed" | "failed";
+                txHash: string | null;
+                blockNumber: number | null;
+                /** @description The Redemptions record custody pays, when ZEC goes to a Zcash address */
+                payoutId: string | null;
+                /** @description Why it failed: a contract's refusal in snake case, nonce_used, … */
+                failureCode: string | null;
+                failureReason: string | null;
+            };
+        };
+        PositionActionFailedEvent: {
+            /** @description The event's id, also in the webhook-id header */
+            id: string;
+            /** @constant */
+            type: "position.action.failed";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its database transaction)
+             */
+            createdAt: string;
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+            data: {
+                actionId: string;
+                positionId: string;
+                /** @enum {string} */
+                action: "repay" | "withdraw" | "close" | "liquidate" | "top_up";
+                signer: string | null;
+                /** @description ZSD repaid, or ZEC withdrawn or added */
+                amount: string | null;
+                destination: ({
+                    zcashAddress: string;
+                } | {
+                    noteCommitment: string;
+                }) | null;
+                /** @description ZEC that left the position, once confirmed */
+                released: string | null;
+                /** @description The new note's leaf index, when released into a note */
+                noteIndex: string | null;
+                /** @enum {string} */
+                status: "queued" | "submitted" | "confirmed" | "failed";
+                txHash: string | null;
+                blockNumber: number | null;
+                /** @description The Redemptions record custody pays, when ZEC goes to a Zcash address */
+                payoutId: string | null;
+                /** @description Why it failed: a contract's refusal in snake case, nonce_used, … */
+                failureCode: string | null;
+                failureReason: string | null;
+            };
+        };
+        WithdrawalConfirmedEvent: {
+            /** @description The event's id, also in the webhook-id header */
+            id: string;
+            /** @constant */
+            type: "withdrawal.confirmed";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its database transaction)
+             */
+            createdAt: string;
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+            data: {
+                withdrawalId: string;
+                /** @description ZEC paid out: the floor the proof spends (the rest stays as a change note) */
+                amount: string;
+                zcashAddress: string;
+                nullifierHash: string;
+                /** @enum {string} */
+                status: "queued" | "submitted" | "confirmed" | "failed";
+                txHash: string | null;
+                blockNumber: number | null;
+                /** @description The Redemptions record custody pays, when ZEC goes to a Zcash address */
+                payoutId: string | null;
+                /** @description Why it failed: a contract's refusal in snake case, nonce_used, … */
+                failureCode: string | null;
+                failureReason: string | null;
+            };
+        };
+        WithdrawalFailedEvent: {
+            /** @description The event's id, also in the webhook-id header */
+            id: string;
+            /** @constant */
+            type: "withdrawal.failed";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its database transaction)
+             */
+            createdAt: string;
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+            data: {
+                withdrawalId: string;
+                /** @description ZEC paid out: the floor the proof spends (the rest stays as a change note) */
+                amount: string;
+                zcashAddress: string;
+                nullifierHash: string;
+                /** @enum {string} */
+                status: "queued" | "submitted" | "confirmed" | "failed";
+                txHash: string | null;
+                blockNumber: number | null;
+                /** @description The Redemptions record custody pays, when ZEC goes to a Zcash address */
+                payoutId: string | null;
+                /** @description Why it failed: a contract's refusal in snake case, nonce_used, … */
+                failureCode: string | null;
+                failureReason: string | null;
+            };
+        };
     };
     responses: never;
     parameters: never;
@@ -3079,6 +3586,16 @@ export interface operations {
                      *       "valueUsd": "2337.5",
                      *       "circulatingSupply": "1250.5",
                      *       "collateralRatio": "1.8692",
+                     *       "split": {
+                     *         "inPositionsZec": "44.0",
+                     *         "claimableZec": "1.5",
+                     *         "unmintedZec": "8.0",
+                     *         "pendingPayoutZec": "1.5",
+                     *         "positionsValueUsd": "1870.0",
+                     *         "systemRatio": "1.4954",
+                     *         "systemFloorRatio": "1.5",
+                     *         "recoveryMode": true
+                     *       },
                      *       "price": {
                      *         "zecUsd": "42.5",
                      *         "updatedAt": "2026-03-02T10:10:00.000Z",
@@ -3648,7 +4165,7 @@ export interface operations {
             };
             /**
              * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
-             *     - `nullifier_spent`: This deposit already backed a mint on-chain; it cannot back another.
+             *     - `nullifier_spent`: This deposit note was already spent on-chain (by a mint, a top-up or a withdrawal); it cannot be spent again.
              *     - `proof_already_submitted`: This exact proof was submitted before; `proofId` names it when this account submitted it.
              *     - `nullifier_claimed`: Another proof of the same deposit is waiting here to be minted: mint that one (or wait: it is freed if its root expires).
              */
@@ -4551,6 +5068,1700 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Redemption"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
+             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPositionTerms: {
+        parameters: {
+            query: {
+                /** @description Who signs: the owner, payer or liquidator */
+                signer: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signing terms */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "position_terms",
+                     *       "signer": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+                     *       "nonce": "0",
+                     *       "chainTime": 1772446500,
+                     *       "suggestedDeadline": 1772450100,
+                     *       "domain": {
+                     *         "name": "ZSD Minter",
+                     *         "version": "1",
+                     *         "chainId": 31337,
+                     *         "verifyingContract": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9"
+                     *       },
+                     *       "types": {
+                     *         "Close": [
+                     *           {
+                     *             "name": "positionId",
+                     *             "type": "uint256"
+                     *           },
+                     *           {
+                     *             "name": "zcashAddress",
+                     *             "type": "string"
+                     *           },
+                     *           {
+                     *             "name": "noteCommitment",
+                     *             "type": "uint256"
+                     *           },
+                     *           {
+                     *             "name": "nonce",
+                     *             "type": "uint256"
+                     *           },
+                     *           {
+                     *             "name": "deadline",
+                     *             "type": "uint256"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PositionTerms"];
+                };
+            };
+            /** @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
+             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPosition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The position */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "position",
+                     *       "id": "7",
+                     *       "owner": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+                     *       "status": "open",
+                     *       "collateral": "3.0",
+                     *       "debt": "100.0",
+                     *       "collateralValueUsd": "150.0",
+                     *       "collateralRatio": "1.5",
+                     *       "liquidationPrice": "40.0",
+                     *       "liquidatable": false,
+                     *       "minCollateralRatio": "1.5",
+                     *       "liquidationRatio": "1.2",
+                     *       "price": "50.0",
+                     *       "priceStale": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Position"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
+             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    repayPosition: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a repeat with the same body replays the first response for 24 h */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description ZSD to burn against the debt */
+                    amount: string;
+                    /** @description Whose ZSD is burned: any holder, who signs */
+                    payer: string;
+                    /** @description The signature's deadline, in unix seconds (chain time) */
+                    deadline: number;
+                    /** @description The signer's EIP-712 signature of the action (GET /v1/positions/terms) */
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued: sent by the relay, then confirmed or failed */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "position_action",
+                     *       "actionId": "pact_4Rt8vN2kQ7xZ1mB5cW9y",
+                     *       "positionId": "7",
+                     *       "action": "repay",
+                     *       "signer": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+                     *       "amount": "25.0",
+                     *       "destination": null,
+                     *       "released": null,
+                     *       "noteIndex": null,
+                     *       "status": "queued",
+                     *       "txHash": null,
+                     *       "blockNumber": null,
+                     *       "payoutId": null,
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T10:15:00.000Z",
+                     *       "updatedAt": "2026-03-02T10:15:04.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PositionAction"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             *     - `malformed_json`: The body is not JSON.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
+             *     - `bad_request`: The server could not read the HTTP request.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
+             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
+             *     - `position_action_already_submitted`: This signature (its signer and nonce) is already being relayed, or this note already being spent: each goes through once. `id` names it when this account asked.
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `body_too_large`: The body exceeds BODY_LIMIT (100 kB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `unsupported_media_type`: Send bodies as application/json (UTF-8, optionally gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
+             *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
+             *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    withdrawFromPosition: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a repeat with the same body replays the first response for 24 h */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description ZEC to take out; the position must stay at or above the minimum ratio */
+                    amount: string;
+                    /** @description Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note) */
+                    destination: {
+                        /** @description Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case */
+                        zcashAddress: string;
+                    } | {
+                        noteCommitment: string;
+                    };
+                    /** @description The signature's deadline, in unix seconds (chain time) */
+                    deadline: number;
+                    /** @description The signer's EIP-712 signature of the action (GET /v1/positions/terms) */
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "position_action",
+                     *       "actionId": "pact_4Rt8vN2kQ7xZ1mB5cW9y",
+                     *       "positionId": "7",
+                     *       "action": "withdraw",
+                     *       "signer": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+                     *       "amount": "0.5",
+                     *       "destination": {
+                     *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
+                     *       },
+                     *       "released": null,
+                     *       "noteIndex": null,
+                     *       "status": "queued",
+                     *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
+                     *       "blockNumber": 1290,
+                     *       "payoutId": "12",
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T10:15:00.000Z",
+                     *       "updatedAt": "2026-03-02T10:15:04.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PositionAction"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             *     - `malformed_json`: The body is not JSON.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
+             *     - `bad_request`: The server could not read the HTTP request.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
+             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
+             *     - `position_action_already_submitted`: This signature (its signer and nonce) is already being relayed, or this note already being spent: each goes through once. `id` names it when this account asked.
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `body_too_large`: The body exceeds BODY_LIMIT (100 kB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `unsupported_media_type`: Send bodies as application/json (UTF-8, optionally gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
+             *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
+             *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `wrong_network`: An address of the other Zcash network (mainnet in sandbox, testnet in production). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `bad_checksum`: The address's checksum fails: a typo. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `malformed_address`: Not a Zcash address. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `no_shielded_receiver`: A Unified Address without a Sapling or Orchard receiver. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `unsupported_address`: A valid address custody's wallet cannot pay (a Revision 1 or over-long Unified Address). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `non_canonical_address`: Sign and send the withdrawal address in lower case, as `canonical` shows.
+             *     - `payout_too_small`: ZEC paid to a Zcash address is below REDEMPTION_MIN_ZAT, less than a shielded payment costs: take more, or release into a note.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    closePosition: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a repeat with the same body replays the first response for 24 h */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note) */
+                    destination: {
+                        /** @description Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case */
+                        zcashAddress: string;
+                    } | {
+                        noteCommitment: string;
+                    };
+                    /** @description The signature's deadline, in unix seconds (chain time) */
+                    deadline: number;
+                    /** @description The signer's EIP-712 signature of the action (GET /v1/positions/terms) */
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "position_action",
+                     *       "actionId": "pact_4Rt8vN2kQ7xZ1mB5cW9y",
+                     *       "positionId": "7",
+                     *       "action": "close",
+                     *       "signer": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+                     *       "amount": null,
+                     *       "destination": {
+                     *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
+                     *       },
+                     *       "released": null,
+                     *       "noteIndex": null,
+                     *       "status": "queued",
+                     *       "txHash": null,
+                     *       "blockNumber": 1290,
+                     *       "payoutId": null,
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T10:15:00.000Z",
+                     *       "updatedAt": "2026-03-02T10:15:04.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PositionAction"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             *     - `malformed_json`: The body is not JSON.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
+             *     - `bad_request`: The server could not read the HTTP request.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
+             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
+             *     - `position_action_already_submitted`: This signature (its signer and nonce) is already being relayed, or this note already being spent: each goes through once. `id` names it when this account asked.
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `body_too_large`: The body exceeds BODY_LIMIT (100 kB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `unsupported_media_type`: Send bodies as application/json (UTF-8, optionally gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
+             *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
+             *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `wrong_network`: An address of the other Zcash network (mainnet in sandbox, testnet in production). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `bad_checksum`: The address's checksum fails: a typo. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `malformed_address`: Not a Zcash address. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `no_shielded_receiver`: A Unified Address without a Sapling or Orchard receiver. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `unsupported_address`: A valid address custody's wallet cannot pay (a Revision 1 or over-long Unified Address). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `non_canonical_address`: Sign and send the withdrawal address in lower case, as `canonical` shows.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    liquidatePosition: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a repeat with the same body replays the first response for 24 h */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Whose ZSD repays the debt: the liquidator, who signs and takes the collateral */
+                    liquidator: string;
+                    /** @description Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note) */
+                    destination: {
+                        /** @description Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case */
+                        zcashAddress: string;
+                    } | {
+                        noteCommitment: string;
+                    };
+                    /** @description The signature's deadline, in unix seconds (chain time) */
+                    deadline: number;
+                    /** @description The signer's EIP-712 signature of the action (GET /v1/positions/terms) */
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "position_action",
+                     *       "actionId": "pact_4Rt8vN2kQ7xZ1mB5cW9y",
+                     *       "positionId": "7",
+                     *       "action": "liquidate",
+                     *       "signer": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+                     *       "amount": null,
+                     *       "destination": {
+                     *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
+                     *       },
+                     *       "released": null,
+                     *       "noteIndex": null,
+                     *       "status": "queued",
+                     *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
+                     *       "blockNumber": 1290,
+                     *       "payoutId": "12",
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T10:15:00.000Z",
+                     *       "updatedAt": "2026-03-02T10:15:04.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PositionAction"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             *     - `malformed_json`: The body is not JSON.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
+             *     - `bad_request`: The server could not read the HTTP request.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
+             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
+             *     - `position_action_already_submitted`: This signature (its signer and nonce) is already being relayed, or this note already being spent: each goes through once. `id` names it when this account asked.
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `body_too_large`: The body exceeds BODY_LIMIT (100 kB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `unsupported_media_type`: Send bodies as application/json (UTF-8, optionally gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
+             *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
+             *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `wrong_network`: An address of the other Zcash network (mainnet in sandbox, testnet in production). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `bad_checksum`: The address's checksum fails: a typo. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `malformed_address`: Not a Zcash address. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `no_shielded_receiver`: A Unified Address without a Sapling or Orchard receiver. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `unsupported_address`: A valid address custody's wallet cannot pay (a Revision 1 or over-long Unified Address). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `non_canonical_address`: Sign and send the withdrawal address in lower case, as `canonical` shows.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    topUpPosition: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a repeat with the same body replays the first response for 24 h */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The Groth16 proof as snarkjs writes it */
+                    proof: {
+                        pi_a: string[];
+                        pi_b: string[][];
+                        pi_c: string[];
+                        /** @constant */
+                        protocol: "groth16";
+                        /** @constant */
+                        curve: "bn128";
+                    };
+                    /** @description [changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order */
+                    publicSignals: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "position_action",
+                     *       "actionId": "pact_4Rt8vN2kQ7xZ1mB5cW9y",
+                     *       "positionId": "7",
+                     *       "action": "top_up",
+                     *       "signer": null,
+                     *       "amount": "3.0",
+                     *       "destination": null,
+                     *       "released": null,
+                     *       "noteIndex": null,
+                     *       "status": "queued",
+                     *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
+                     *       "blockNumber": 1290,
+                     *       "payoutId": "12",
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T10:15:00.000Z",
+                     *       "updatedAt": "2026-03-02T10:15:04.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PositionAction"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             *     - `malformed_json`: The body is not JSON.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
+             *     - `bad_request`: The server could not read the HTTP request.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
+             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
+             *     - `nullifier_spent`: This deposit note was already spent on-chain (by a mint, a top-up or a withdrawal); it cannot be spent again.
+             *     - `position_action_already_submitted`: This signature (its signer and nonce) is already being relayed, or this note already being spent: each goes through once. `id` names it when this account asked.
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `body_too_large`: The body exceeds BODY_LIMIT (100 kB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `unsupported_media_type`: Send bodies as application/json (UTF-8, optionally gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
+             *     - `binding_mismatch`: The proof's binding hash is not that of this recipient, relayer, fee and amount on this chain's minter: prove again with the values you send.
+             *     - `invalid_proof`: The proof does not verify against the collateral circuit.
+             *     - `unknown_root`: The proof is against a deposit-tree root the registry never had: prove against the current root.
+             *     - `root_expired`: The tree moved on too long ago for the minter to take a proof against that root: make a new proof of the same deposit (the old proof is rejected and frees the deposit).
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPositionAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                actionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "position_action",
+                     *       "actionId": "pact_4Rt8vN2kQ7xZ1mB5cW9y",
+                     *       "positionId": "7",
+                     *       "action": "close",
+                     *       "signer": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+                     *       "amount": null,
+                     *       "destination": {
+                     *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
+                     *       },
+                     *       "released": "3.0",
+                     *       "noteIndex": null,
+                     *       "status": "confirmed",
+                     *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
+                     *       "blockNumber": 1290,
+                     *       "payoutId": "12",
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T10:15:00.000Z",
+                     *       "updatedAt": "2026-03-02T10:15:04.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PositionAction"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
+             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a repeat with the same body replays the first response for 24 h */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The Groth16 proof as snarkjs writes it */
+                    proof: {
+                        pi_a: string[];
+                        pi_b: string[][];
+                        pi_c: string[];
+                        /** @constant */
+                        protocol: "groth16";
+                        /** @constant */
+                        curve: "bn128";
+                    };
+                    /** @description [changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order */
+                    publicSignals: string[];
+                    /** @description Where the note's ZEC is paid: the address the proof binds */
+                    zcashAddress: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued: sent by the relay, then paid by custody */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "withdrawal",
+                     *       "withdrawalId": "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
+                     *       "amount": "3.0",
+                     *       "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
+                     *       "nullifierHash": "4923775312096713460294711538476215398812345678901234567890123456789012345",
+                     *       "status": "queued",
+                     *       "txHash": null,
+                     *       "blockNumber": null,
+                     *       "payoutId": null,
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T10:15:00.000Z",
+                     *       "updatedAt": "2026-03-02T10:15:04.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_json`: The body is not JSON.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
+             *     - `bad_request`: The server could not read the HTTP request.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
+             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
+             *     - `nullifier_spent`: This deposit note was already spent on-chain (by a mint, a top-up or a withdrawal); it cannot be spent again.
+             *     - `withdrawal_already_submitted`: This note is already being withdrawn through the relay. `id` names the withdrawal when this account asked.
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `body_too_large`: The body exceeds BODY_LIMIT (100 kB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `unsupported_media_type`: Send bodies as application/json (UTF-8, optionally gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
+             *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `wrong_network`: An address of the other Zcash network (mainnet in sandbox, testnet in production). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `bad_checksum`: The address's checksum fails: a typo. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `malformed_address`: Not a Zcash address. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `no_shielded_receiver`: A Unified Address without a Sapling or Orchard receiver. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `unsupported_address`: A valid address custody's wallet cannot pay (a Revision 1 or over-long Unified Address). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `non_canonical_address`: Sign and send the withdrawal address in lower case, as `canonical` shows.
+             *     - `payout_too_small`: ZEC paid to a Zcash address is below REDEMPTION_MIN_ZAT, less than a shielded payment costs: take more, or release into a note.
+             *     - `binding_mismatch`: The proof's binding hash is not that of this recipient, relayer, fee and amount on this chain's minter: prove again with the values you send.
+             *     - `invalid_proof`: The proof does not verify against the collateral circuit.
+             *     - `unknown_root`: The proof is against a deposit-tree root the registry never had: prove against the current root.
+             *     - `root_expired`: The tree moved on too long ago for the minter to take a proof against that root: make a new proof of the same deposit (the old proof is rejected and frees the deposit).
+             *     - `withdrawal_would_revert`: Simulated before anything is queued, the note withdrawal would revert: `failureCode` names the contract's refusal.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The withdrawal */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "withdrawal",
+                     *       "withdrawalId": "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
+                     *       "amount": "3.0",
+                     *       "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
+                     *       "nullifierHash": "4923775312096713460294711538476215398812345678901234567890123456789012345",
+                     *       "status": "confirmed",
+                     *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
+                     *       "blockNumber": 1291,
+                     *       "payoutId": "13",
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T10:15:00.000Z",
+                     *       "updatedAt": "2026-03-02T10:15:04.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Withdrawal"];
                 };
             };
             /**
@@ -5819,7 +8030,7 @@ export interface operations {
                      */
                     webhookUrl: string;
                     /** @description The event types sent to the agent */
-                    events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed")[];
+                    events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "withdrawal.confirmed" | "withdrawal.failed")[];
                     description?: string;
                     /**
                      * @description observer: receives events; screener: may also be asked for verdicts on mints and redemptions
@@ -6219,7 +8430,7 @@ export interface operations {
                      */
                     webhookUrl?: string;
                     /** @description The event types sent to the agent */
-                    events?: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed")[];
+                    events?: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "withdrawal.confirmed" | "withdrawal.failed")[];
                     /** @description null clears it */
                     description?: string | null;
                     /**
@@ -10177,6 +12388,306 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["GovernanceVoteConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (the body is ignored) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the agent is disabled and nothing more is sent to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not now: sent again later, no sooner than a Retry-After header asks (as after any other answer, or none, but a 2xx or a 410) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    positionActionConfirmedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (evt_…), the same on every retry of it: receivers deduplicate on it
+                 * @example evt_2bN4mQ6wE8rT0yU2iO4p
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in Unix seconds; refuse a delivery far from now (replays)
+                 * @example 1773043200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the agent's secret (the base64 after `whsec_`); during a secret rotation's grace period, two such signatures separated by a space (old and new). Check with a Standard Webhooks library: `new Webhook(secret).verify(body, headers)`
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_2bN4mQ6wE8rT0yU2iO4p",
+                 *       "type": "position.action.confirmed",
+                 *       "createdAt": "2026-03-09T08:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "data": {
+                 *         "actionId": "pact_4Rt8vN2kQ7xZ1mB5cW9y",
+                 *         "positionId": "7",
+                 *         "action": "close",
+                 *         "signer": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+                 *         "amount": null,
+                 *         "destination": {
+                 *           "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
+                 *         },
+                 *         "released": "3.0",
+                 *         "noteIndex": null,
+                 *         "status": "confirmed",
+                 *         "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
+                 *         "blockNumber": 1290,
+                 *         "payoutId": "12",
+                 *         "failureCode": null,
+                 *         "failureReason": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PositionActionConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (the body is ignored) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the agent is disabled and nothing more is sent to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not now: sent again later, no sooner than a Retry-After header asks (as after any other answer, or none, but a 2xx or a 410) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    positionActionFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (evt_…), the same on every retry of it: receivers deduplicate on it
+                 * @example evt_2bN4mQ6wE8rT0yU2iO4p
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in Unix seconds; refuse a delivery far from now (replays)
+                 * @example 1773043200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the agent's secret (the base64 after `whsec_`); during a secret rotation's grace period, two such signatures separated by a space (old and new). Check with a Standard Webhooks library: `new Webhook(secret).verify(body, headers)`
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_2bN4mQ6wE8rT0yU2iO4p",
+                 *       "type": "position.action.failed",
+                 *       "createdAt": "2026-03-09T08:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "data": {
+                 *         "actionId": "pact_4Rt8vN2kQ7xZ1mB5cW9y",
+                 *         "positionId": "7",
+                 *         "action": "close",
+                 *         "signer": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+                 *         "amount": null,
+                 *         "destination": {
+                 *           "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
+                 *         },
+                 *         "released": null,
+                 *         "noteIndex": null,
+                 *         "status": "failed",
+                 *         "txHash": null,
+                 *         "blockNumber": null,
+                 *         "payoutId": null,
+                 *         "failureCode": "position_undercollateralized",
+                 *         "failureReason": "Position 7 would be worth $120, under the $150 the minimum ratio needs."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PositionActionFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (the body is ignored) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the agent is disabled and nothing more is sent to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not now: sent again later, no sooner than a Retry-After header asks (as after any other answer, or none, but a 2xx or a 410) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    withdrawalConfirmedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (evt_…), the same on every retry of it: receivers deduplicate on it
+                 * @example evt_2bN4mQ6wE8rT0yU2iO4p
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in Unix seconds; refuse a delivery far from now (replays)
+                 * @example 1773043200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the agent's secret (the base64 after `whsec_`); during a secret rotation's grace period, two such signatures separated by a space (old and new). Check with a Standard Webhooks library: `new Webhook(secret).verify(body, headers)`
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_2bN4mQ6wE8rT0yU2iO4p",
+                 *       "type": "withdrawal.confirmed",
+                 *       "createdAt": "2026-03-09T08:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "data": {
+                 *         "withdrawalId": "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
+                 *         "amount": "3.0",
+                 *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
+                 *         "nullifierHash": "4923775312096713460294711538476215398812345678901234567890123456789012345",
+                 *         "status": "confirmed",
+                 *         "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
+                 *         "blockNumber": 1291,
+                 *         "payoutId": "13",
+                 *         "failureCode": null,
+                 *         "failureReason": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WithdrawalConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (the body is ignored) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the agent is disabled and nothing more is sent to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not now: sent again later, no sooner than a Retry-After header asks (as after any other answer, or none, but a 2xx or a 410) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    withdrawalFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (evt_…), the same on every retry of it: receivers deduplicate on it
+                 * @example evt_2bN4mQ6wE8rT0yU2iO4p
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in Unix seconds; refuse a delivery far from now (replays)
+                 * @example 1773043200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the agent's secret (the base64 after `whsec_`); during a secret rotation's grace period, two such signatures separated by a space (old and new). Check with a Standard Webhooks library: `new Webhook(secret).verify(body, headers)`
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_2bN4mQ6wE8rT0yU2iO4p",
+                 *       "type": "withdrawal.failed",
+                 *       "createdAt": "2026-03-09T08:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "data": {
+                 *         "withdrawalId": "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
+                 *         "amount": "3.0",
+                 *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
+                 *         "nullifierHash": "4923775312096713460294711538476215398812345678901234567890123456789012345",
+                 *         "status": "failed",
+                 *         "txHash": null,
+                 *         "blockNumber": null,
+                 *         "payoutId": null,
+                 *         "failureCode": "nullifier_spent",
+                 *         "failureReason": "The note was spent by another transaction first."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["WithdrawalFailedEvent"];
             };
         };
         responses: {
