@@ -498,9 +498,17 @@ describe("hostile input", () => {
     const TABLES_AGENTS = ["agents", "webhook_events", "webhook_deliveries", "webhook_attempts"];
     const TABLES_COMPLIANCE = ["compliance_alerts", "compliance_holds", "compliance_deny_list"];
     const TABLES_GOVERNANCE = ["governance_votes", "governance_delegations"];
+    const TABLES_POSITIONS = ["position_actions"];
     async function state() {
       const counts: Record<string, number> = {};
-      for (const table of [...TABLES, ...TABLES_MORE, ...TABLES_AGENTS, ...TABLES_COMPLIANCE, ...TABLES_GOVERNANCE]) {
+      for (const table of [
+        ...TABLES,
+        ...TABLES_MORE,
+        ...TABLES_AGENTS,
+        ...TABLES_COMPLIANCE,
+        ...TABLES_GOVERNANCE,
+        ...TABLES_POSITIONS,
+      ]) {
         const [row] = await api.db.query<{ n: number | string }>(`SELECT count(*) AS n FROM ${table}`);
         counts[table] = Number(row?.n);
       }
