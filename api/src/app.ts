@@ -41,7 +41,7 @@ import { MintService } from "./domain/mints.ts";
 import { RelayWorker } from "./relay/worker.ts";
 import { Payouts } from "./relay/payouts.ts";
 import { redemptionRoutes } from "./http/resources/redemptions/router.ts";
-import { RedemptionService, canonicalZcashAddress } from "./domain/redemptions.ts";
+import { RedemptionService } from "./domain/redemptions.ts";
 import { PositionService } from "./domain/positions.ts";
 import { positionRoutes } from "./http/resources/positions/router.ts";
 import { AgentService } from "./domain/agents.ts";
@@ -210,7 +210,11 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
             keeperOn && keeperAddress
               ? {
                   positions,
-                  payoutAddress: canonicalZcashAddress(keeperAddress, config.ENVIRONMENT, "KEEPER_PAYOUT_ADDRESS"),
+                  // Ours, not a signer's: any form the wallet reads is taken, sent in the canonical one.
+                  payoutAddress: parseShieldedAddress(
+                    keeperAddress,
+                    config.ENVIRONMENT === "production" ? "mainnet" : "testnet",
+                  ).address,
                   batch: config.KEEPER_BATCH,
                 }
               : undefined,
