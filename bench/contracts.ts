@@ -2,7 +2,16 @@
 // Writes bench/results/contracts.json and prints a table. `npm run bench:contracts`.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Hex } from "viem";
+import { type Hex, parseEventLogs } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import {
+  changeNote,
+  closeTypedData,
+  positionOwnerKey,
+  repayTypedData,
+  stableMinterAbi,
+  withdrawCollateralTypedData,
+} from "@zsd/sdk";
 import { readManifest } from "../scripts/lib/circuit.ts";
 import { startHardhatNode } from "../scripts/lib/hardhat-node.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
@@ -24,7 +33,7 @@ const TREE_LEAVES = 1_024;
 const node = await startHardhatNode();
 try {
   const s = await createSystem(node.rpcUrl);
-  const { alice, bob, carol, relayer, attestor, deployer } = accounts;
+  const { alice, bob, carol, relayer, attestor, deployer, oracleUpdater } = accounts;
   const gas = async (hash: Hex) => Number((await s.receipt(hash)).gasUsed);
 
   // Record-deposit at an empty tree, then at >= 1,000 leaves.
@@ -86,6 +95,89 @@ try {
   await s.mineBlocks(2);
   const castVoteGas = await gas(await g.write.castVote([proposalId, 1]));
 
+  // Positions: each action once, with real proofs; the owner's actions signed and sent by the relayer.
+  const SAPLING = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+  const toAddress = { zcashAddress: SAPLING, noteCommitment: 0n };
+  const toNote = () => ({ zcashAddress: "", noteCommitment: noteCommitment(createNote()) });
+  const minter = s.read.minter.address;
+  const domain = { chainId: s.chainId, verifyingContract: minter };
+  const deadline = async () => (await s.publicClient.getBlock()).timestamp + 3600n;
+  const nonce = (signer: Hex) => s.read.minter.read.nonces([signer]);
+  const open = async (amountZat: bigint, mint: bigint, floor = amountZat) => {
+    const m = await s.depositAndMint({
+      amountZat,
+      collateralFloorZat: floor,
+      mintAmount: mint,
+      recipient: alice.address,
+    });
+    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: m.receipt.logs, eventName: "PositionOpened" });
+    const owner = privateKeyToAccount(positionOwnerKey(m.note));
+    return { note: m.note, id: opened!.args.positionId, owner, gas: Number(m.receipt.gasUsed) };
+  };
+  const withChange = await open(10n * ZEC, 100n * ZSD, 6n * ZEC);
+  const topUp = await s.proveSpend({
+    note: changeNote(withChange.note),
+    amountZat: 4n * ZEC,
+    collateralFloorZat: 4n * ZEC,
+    binding: { chainId: BigInt(s.chainId), minter, positionId: withChange.id },
+  });
+  const topUpGas = await gas(await s.as(relayer).minter.write.topUp([topUp.proof, topUp.spend, withChange.id]));
+  const unminted = createNote();
+  await s.deposit(unminted, 3n * ZEC);
+  const out = await s.proveSpend({
+    note: unminted,
+    amountZat: 3n * ZEC,
+    collateralFloorZat: 3n * ZEC,
+    binding: { chainId: BigInt(s.chainId), minter, zcashAddress: SAPLING },
+  });
+  const withdrawNoteGas = await gas(await s.as(relayer).minter.write.withdrawNote([out.proof, out.spend, SAPLING]));
+  const p = withChange;
+  const repayGas = await gas(await s.as(alice).minter.write.repay([p.id, 10n * ZSD]));
+  let d = await deadline();
+  const repaySig = await alice.signTypedData(
+    repayTypedData(domain, {
+      positionId: p.id,
+      amount: 10n * ZSD,
+      payer: alice.address,
+      nonce: await nonce(alice.address),
+      deadline: d,
+    }),
+  );
+  const repayWithSigGas = await gas(
+    await s.as(relayer).minter.write.repayWithSig([p.id, 10n * ZSD, alice.address, d, repaySig]),
+  );
+  const withdrawSigned = async (to: { zcashAddress: string; noteCommitment: bigint }) => {
+    d = await deadline();
+    const signature = await p.owner.signTypedData(
+      withdrawCollateralTypedData(domain, {
+        positionId: p.id,
+        amountZat: ZEC,
+        ...to,
+        nonce: await nonce(p.owner.address),
+        deadline: d,
+      }),
+    );
+    return gas(await s.as(relayer).minter.write.withdrawCollateralWithSig([p.id, ZEC, to, d, signature]));
+  };
+  const withdrawToAddressGas = await withdrawSigned(toAddress);
+  const withdrawToNoteGas = await withdrawSigned(toNote());
+  const closeSigned = async (q: typeof p, to: { zcashAddress: string; noteCommitment: bigint }) => {
+    // The owner holds no ZSD: a payer repays the rest first, then the owner closes.
+    const left = (await s.read.minter.read.getPosition([q.id])).debt;
+    if (left > 0n) await s.receipt(await s.as(alice).minter.write.repay([q.id, left]));
+    d = await deadline();
+    const signature = await q.owner.signTypedData(
+      closeTypedData(domain, { positionId: q.id, ...to, nonce: await nonce(q.owner.address), deadline: d }),
+    );
+    return gas(await s.as(relayer).minter.write.closeWithSig([q.id, to, d, signature]));
+  };
+  const closeToAddressGas = await closeSigned(p, toAddress);
+  const closeToNoteGas = await closeSigned(await open(4n * ZEC, 50n * ZSD), toNote());
+  const risky = await open(4n * ZEC, 130n * ZSD);
+  await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([38n * 100_000_000n]));
+  const liquidateGas = await gas(await s.as(alice).minter.write.liquidate([risky.id, toAddress]));
+  const redeemFromPositionsGas = await gas(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
+
   // Prover: warm-up once (curve set-up), then PROOF_RUNS timed proofs.
   const note = createNote();
   const amountZat = 3n * ZEC;
@@ -133,6 +225,19 @@ try {
       completeRedemption: completeGas,
       failRedemption: failGas,
       castVote: castVoteGas,
+      positions: {
+        mintWithChangeLeaf: withChange.gas,
+        topUp: topUpGas,
+        withdrawNote: withdrawNoteGas,
+        repay: repayGas,
+        repayWithSig: repayWithSigGas,
+        withdrawCollateralWithSigToAddress: withdrawToAddressGas,
+        withdrawCollateralWithSigToNote: withdrawToNoteGas,
+        closeWithSigToAddress: closeToAddressGas,
+        closeWithSigToNote: closeToNoteGas,
+        liquidateToAddress: liquidateGas,
+        redeemAcrossPositions: redeemFromPositionsGas,
+      },
     },
     circuit: { constraints: readManifest().constraints, publicSignals: readManifest().publicSignals.length },
     proveMs: summarize(proveMs),
@@ -157,6 +262,17 @@ try {
     ["complete redemption (gas)", String(completeGas), ""],
     ["fail redemption (gas)", String(failGas), ""],
     ["cast vote (gas)", String(castVoteGas), ""],
+    ["mint with a change leaf (gas)", String(withChange.gas), ""],
+    ["top up a position (gas)", String(topUpGas), ""],
+    ["withdraw a note to a Zcash address (gas)", String(withdrawNoteGas), ""],
+    ["repay (gas)", String(repayGas), ""],
+    ["repay with signature (gas)", String(repayWithSigGas), ""],
+    ["withdraw collateral, signed, to an address (gas)", String(withdrawToAddressGas), ""],
+    ["withdraw collateral, signed, to a note (gas)", String(withdrawToNoteGas), ""],
+    ["close, signed, to an address (gas)", String(closeToAddressGas), ""],
+    ["close, signed, to a note (gas)", String(closeToNoteGas), ""],
+    ["liquidate, to an address (gas)", String(liquidateGas), ""],
+    ["redeem across positions, later (gas)", String(redeemFromPositionsGas), ""],
     ["circuit constraints", String(results.circuit.constraints), "<= 8192 (2^13 ptau)"],
     [
       `proof generation, ${PROOF_RUNS} warm (ms)`,
@@ -169,7 +285,7 @@ try {
       `<= ${TARGETS.verifyMedianMs}`,
     ],
   ];
-  console.log("\n" + rows.map(([a, b, c]) => `${a.padEnd(46)} ${b.padEnd(36)} ${c}`).join("\n"));
+  console.log("\n" + rows.map(([a, b, c]) => `${a.padEnd(50)} ${b.padEnd(36)} ${c}`).join("\n"));
   console.log("\nwrote bench/results/contracts.json");
 } finally {
   await releaseProver();
