@@ -43,6 +43,13 @@ export const collateral = onchainTable("collateral", (t) => ({
   /** Promised to requested redemptions that are not yet paid or failed. */
   pendingRedemptionZat: t.bigint().notNull(),
   deposits: t.integer().notNull(),
+  /**
+   * Held by the minter's positions, liquidated surplus included (the minter's
+   * totalPositionCollateralZat): what positions opened and topped up, less
+   * what they released and what redemptions took, plus what failed
+   * redemptions gave back.
+   */
+  positionCollateralZat: t.bigint().notNull(),
   /** USD per ZEC × 1e8 (0 until the first price). */
   price: t.bigint().notNull(),
   priceUpdatedAt: t.bigint().notNull(),
@@ -89,6 +96,81 @@ export const redemption = onchainTable(
   }),
   (table) => ({ ownerIdx: index().on(table.owner), statusIdx: index().on(table.status) }),
 );
+
+/**
+ * One row per position of the minter. Debt and collateral are the values the
+ * position's own events carry (as opened, plus top-ups, `debtLeft` after a
+ * repayment, `collateralLeft` after a release, zero once closed, the surplus
+ * once liquidated). A redemption lowers the debt and collateral of every
+ * position with debt in proportion, without an event per position, so after
+ * one these are not the live values: `StableMinter.getPosition` is.
+ */
+export const position = onchainTable(
+  "position",
+  (t) => ({
+    id: t.bigint().primaryKey(),
+    owner: t.hex().notNull(),
+    /** open → liquidated → closed, or open → closed */
+    status: t.text().notNull(),
+    collateralZat: t.bigint().notNull(),
+    debt: t.bigint().notNull(),
+    openedAtBlock: t.bigint().notNull(),
+    updatedAtBlock: t.bigint().notNull(),
+    lastTxHash: t.hex().notNull(),
+  }),
+  (table) => ({ statusIdx: index().on(table.status) }),
+);
+
+/**
+ * One row per event of a position (id: Ponder's event id, in chain order).
+ * `amount` is in the token's unit, `amountZat` in zatoshi; `debt` and
+ * `collateralZat` are the position's row after the event.
+ *
+ * | kind       | account    | amount     | amountZat     | also                  |
+ * | opened     | owner      | debt       | collateral    |                       |
+ * | toppedUp   |            |            | added         | nullifierHash         |
+ * | repaid     | payer      | repaid     |               |                       |
+ * | released   |            |            | released      | payoutId or noteIndex |
+ * | closed     |            | debt burnt | collateral    |                       |
+ * | liquidated | liquidator | debt       | seized        | price                 |
+ */
+export const positionEvent = onchainTable(
+  "position_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    positionId: t.bigint().notNull(),
+    /** opened | toppedUp | repaid | released | closed | liquidated */
+    kind: t.text().notNull(),
+    account: t.hex(),
+    amount: t.bigint(),
+    amountZat: t.bigint(),
+    nullifierHash: t.bigint(),
+    /** The Redemptions record paying released collateral to a Zcash address. */
+    payoutId: t.bigint(),
+    /** The registry leaf of collateral released to a note. */
+    noteIndex: t.bigint(),
+    /** USD per ZEC × 1e8 at a liquidation. */
+    price: t.bigint(),
+    debt: t.bigint().notNull(),
+    collateralZat: t.bigint().notNull(),
+    blockNumber: t.bigint().notNull(),
+    logIndex: t.integer().notNull(),
+    timestamp: t.bigint().notNull(),
+    txHash: t.hex().notNull(),
+  }),
+  (table) => ({ positionIdx: index().on(table.positionId), txIdx: index().on(table.txHash) }),
+);
+
+/** A note's ZEC paid out to a Zcash address without opening a position (`withdrawNote`). */
+export const noteWithdrawal = onchainTable("note_withdrawal", (t) => ({
+  nullifierHash: t.bigint().primaryKey(),
+  amountZat: t.bigint().notNull(),
+  /** The Redemptions record custody pays (a `redemption` row with amount 0). */
+  payoutId: t.bigint().notNull(),
+  blockNumber: t.bigint().notNull(),
+  timestamp: t.bigint().notNull(),
+  txHash: t.hex().notNull(),
+}));
 
 export const priceUpdate = onchainTable("price_update", (t) => ({
   roundId: t.bigint().primaryKey(),

@@ -1,16 +1,20 @@
 // The Ponder indexer against a real Hardhat node, real contracts and real
 // proofs, on embedded PGlite and on PostgreSQL: after a scripted sequence every
 // derived figure equals what the chain says, also after a shallow revert and
-// after its head subscription would have gone silent. It is internal: no SQL
-// over HTTP, no CORS, no internals in its errors.
+// after its head subscription would have gone silent; positions follow their
+// own events. It is internal: no SQL over HTTP, no CORS, no internals in its
+// errors.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Address, type Hex, keccak256, toHex } from "viem";
+import pg from "pg";
+import { type Address, type Hex, keccak256, parseEventLogs, toHex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { stableMinterAbi } from "@zsd/sdk/abis";
 import { usdValueOfZat } from "@zsd/sdk/units";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
-import { DepositTree, createNote, releaseProver } from "@zsd/sdk/notes";
+import { DepositTree, changeNote, createNote, noteCommitment, positionOwnerKey, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "@zsd/testkit";
 import { type ChainProxy, startChainProxy } from "./chain-proxy.ts";
@@ -18,6 +22,22 @@ import { type ChainProxy, startChainProxy } from "./chain-proxy.ts";
 const { alice, bob, carol, relayer, attestor, oracleUpdater, deployer } = accounts;
 const STATES = ["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"];
 const SAPLING = "ztestsapling1indexertest";
+/** StableMinter's PositionStatus, by value. */
+const POSITION_STATUS = ["none", "open", "liquidated", "closed"];
+const toAddress = (zcashAddress: string) => ({ zcashAddress, noteCommitment: 0n });
+const toNewNote = () => ({ zcashAddress: "", noteCommitment: noteCommitment(createNote()) });
+
+interface IndexedPosition {
+  id: string;
+  owner: string;
+  status: string;
+  collateralZat: string;
+  debt: string;
+  openedAtBlock: string;
+  updatedAtBlock: string;
+  lastTxHash: string;
+}
+type PositionPage = { positions: IndexedPosition[]; hasMore: boolean };
 
 async function get<T = Record<string, unknown>>(indexer: RunningIndexer, path: string): Promise<T> {
   const response = await fetch(`${indexer.url}${path}`);
@@ -29,6 +49,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
   let s: System;
   let indexer: RunningIndexer;
   let proxy: ChainProxy;
+  let databaseUrl: string | undefined;
   const cleanup: (() => Promise<void> | void)[] = [];
   const holders = [alice, bob, carol, relayer].map((a) => a.address);
   let proposal: { id: bigint; targets: Address[]; values: bigint[]; calldatas: Hex[]; descriptionHash: Hex };
@@ -54,6 +75,19 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
         if (Date.now() > deadline) throw error;
         await new Promise((r) => setTimeout(r, 200));
       }
+    }
+  }
+
+  /** Every page of `/positions?<query>`, 100 at a time. */
+  async function indexedPositions(query = ""): Promise<IndexedPosition[]> {
+    const all: IndexedPosition[] = [];
+    for (;;) {
+      const params = new URLSearchParams(query);
+      params.set("limit", "100");
+      if (all.length > 0) params.set("startingAfter", all.at(-1)!.id);
+      const page = await get<PositionPage>(indexer, `/positions?${params}`);
+      all.push(...page.positions);
+      if (!page.hasMore) return all;
     }
   }
 
@@ -85,6 +119,23 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     expect(BigInt(collateral.valueUsd!)).toBe(value);
     if (totalSupply > 0n) expect(BigInt(collateral.collateralRatioBps!)).toBe((value * 10_000n) / totalSupply);
 
+    // Positions: every one the minter has, its owner and status; and its
+    // amounts too once it has no debt (redemptions only move positions with debt).
+    expect(BigInt(collateral.positionCollateralZat!)).toBe(await r.minter.read.totalPositionCollateralZat());
+    const count = await r.minter.read.positionCount();
+    const positions = await indexedPositions();
+    expect(positions.map((p) => p.id)).toEqual(Array.from({ length: Number(count) }, (_, i) => String(i + 1)));
+    for (const p of positions) {
+      const live = await r.minter.read.getPosition([BigInt(p.id)]);
+      expect([p.owner, p.status], `position ${p.id}`).toEqual([live.owner, POSITION_STATUS[live.status]]);
+      if (p.status !== "open" || p.debt === "0") {
+        expect([BigInt(p.collateralZat), BigInt(p.debt)], `position ${p.id}`).toEqual([live.collateralZat, live.debt]);
+      }
+    }
+    expect((await indexedPositions("status=open")).map((p) => p.id)).toEqual(
+      positions.filter((p) => p.status === "open").map((p) => p.id),
+    );
+
     const { deposits } = await get<{ deposits: { leaf: string }[] }>(indexer, "/deposits?from=0&limit=5000");
     expect(deposits).toHaveLength(Number(await r.registry.read.size()));
     expect(new DepositTree(deposits.map((d) => BigInt(d.leaf))).root).toBe(await r.registry.read.root());
@@ -107,7 +158,6 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
     const deploymentFile = join(dir, "deployment.json");
     writeFileSync(deploymentFile, JSON.stringify(s.deployment));
-    let databaseUrl: string | undefined;
     if (database === "postgres") {
       const db = await createTestDatabase("zsd_indexer");
       cleanup.push(db.drop);
@@ -177,6 +227,168 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     expect((await fetch(`${indexer.url}/accounts/0x1234`)).status).toBe(400);
     const page = await get<{ deposits: { index: number }[]; next: number | null }>(indexer, "/deposits?from=1&limit=1");
     expect(page).toEqual({ deposits: [expect.objectContaining({ index: 1 })], next: 2 });
+  });
+
+  it("derives positions from their own events: open, top up, repay, withdraw, liquidate, close, note withdrawal", async () => {
+    const minter = s.read.minter;
+    const binding = { chainId: BigInt(s.chainId), minter: minter.address };
+    const setPrice = async (answer: bigint) => s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([answer]));
+    /** A position from a fresh note (ZSD to alice), its owner funded with gas to act itself. */
+    async function open(amountZat: bigint, floorZat: bigint, mintAmount: bigint) {
+      const note = createNote();
+      await s.deposit(note, amountZat);
+      const proved = await s.prove({
+        note,
+        amountZat,
+        collateralFloorZat: floorZat,
+        mintAmount,
+        recipient: alice.address,
+      });
+      const receipt = await s.receipt(await s.as(relayer).minter.write.mint([proved.proof, proved.request]));
+      const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
+      const owner = privateKeyToAccount(positionOwnerKey(note));
+      await s.testClient.setBalance({ address: owner.address, value: 10n ** 18n });
+      return { id: opened!.args.positionId, owner, minter: s.as(owner).minter.write, receipt };
+    }
+    const row = async (id: bigint) => (await indexedPositions()).find((p) => p.id === String(id));
+    const [first] = await indexedPositions();
+
+    const a = await open(5n * ZEC, 4n * ZEC, 100n * ZSD);
+    const b = await open(3n * ZEC, 3n * ZEC, 60n * ZSD);
+    const c = await open(2n * ZEC, 2n * ZEC, 60n * ZSD);
+    await expectMatchesChain();
+    expect(await row(a.id)).toEqual({
+      id: String(a.id),
+      owner: a.owner.address,
+      status: "open",
+      collateralZat: String(4n * ZEC),
+      debt: String(100n * ZSD),
+      openedAtBlock: String(a.receipt.blockNumber),
+      updatedAtBlock: String(a.receipt.blockNumber),
+      lastTxHash: a.receipt.transactionHash,
+    });
+
+    // a: topped up with 2 ZEC of a 3 ZEC note, repaid by alice, 1 ZEC out to a Zcash address.
+    const note = createNote();
+    await s.deposit(note, 3n * ZEC);
+    const topUp = await s.proveSpend({
+      note,
+      amountZat: 3n * ZEC,
+      collateralFloorZat: 2n * ZEC,
+      binding: { ...binding, positionId: a.id },
+    });
+    await s.receipt(await s.as(relayer).minter.write.topUp([topUp.proof, topUp.spend, a.id]));
+    await s.receipt(await s.as(alice).minter.write.repay([a.id, 30n * ZSD]));
+    const withdrawn = await s.receipt(await a.minter.withdrawCollateral([a.id, ZEC, toAddress(SAPLING)]));
+    // b: half a ZEC out to a note, then closed by its owner (with ZSD from alice) to a Zcash address.
+    await s.receipt(await b.minter.withdrawCollateral([b.id, ZEC / 2n, toNewNote()]));
+    await s.receipt(await s.as(alice).token.write.transfer([b.owner.address, 60n * ZSD]));
+    await s.receipt(await b.minter.close([b.id, toAddress(SAPLING)]));
+    // The top-up note's 1 ZEC of change leaves without a position.
+    const out = await s.proveSpend({
+      note: changeNote(note),
+      amountZat: ZEC,
+      collateralFloorZat: ZEC,
+      binding: { ...binding, zcashAddress: SAPLING },
+    });
+    const noteOut = await s.receipt(await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, SAPLING]));
+    await expectMatchesChain();
+    const live = await minter.read.getPosition([a.id]);
+    expect([live.collateralZat, live.debt]).toEqual([5n * ZEC, 70n * ZSD]);
+    expect(await row(a.id)).toMatchObject({
+      status: "open",
+      collateralZat: String(5n * ZEC),
+      debt: String(70n * ZSD),
+      updatedAtBlock: String(withdrawn.blockNumber),
+      lastTxHash: withdrawn.transactionHash,
+    });
+    expect(await row(b.id)).toMatchObject({ status: "closed", collateralZat: "0", debt: "0" });
+
+    // c: under 120% at $35 (2 ZEC = $70 for $60), liquidated by alice: 1.8 ZEC seized, 0.2 ZEC the owner's.
+    await setPrice(35_00000000n);
+    await s.receipt(await s.as(alice).minter.write.liquidate([c.id, toAddress(SAPLING)]));
+    await setPrice(48_50000000n);
+    await expectMatchesChain();
+    expect(await row(c.id)).toMatchObject({ status: "liquidated", collateralZat: String(ZEC / 5n), debt: "0" });
+    await s.receipt(await c.minter.close([c.id, toNewNote()]));
+    await expectMatchesChain();
+    expect(await row(c.id)).toMatchObject({ status: "closed", collateralZat: "0", debt: "0" });
+
+    // A position opened before the redemptions of the first test keeps the values of its own
+    // last event (here its opening); the minter applies the redemptions since.
+    expect(first).toMatchObject({ id: "1", collateralZat: String(6n * ZEC), debt: String(150n * ZSD) });
+    expect((await minter.read.getPosition([1n])).debt).toBeLessThan(150n * ZSD);
+
+    // What a liquidation keeper lists: the open ones by id, page by page.
+    const openIds = (await indexedPositions("status=open")).map((p) => p.id);
+    expect(openIds).toContain(String(a.id));
+    expect(openIds).not.toContain(String(b.id));
+    expect(openIds).not.toContain(String(c.id));
+    expect(openIds.length).toBeGreaterThan(2);
+    const page1 = await get<PositionPage>(indexer, "/positions?status=open&limit=2");
+    expect([page1.positions.map((p) => p.id), page1.hasMore]).toEqual([openIds.slice(0, 2), true]);
+    const page2 = await get<PositionPage>(indexer, `/positions?status=open&limit=100&startingAfter=${openIds[1]}`);
+    expect([page2.positions.map((p) => p.id), page2.hasMore]).toEqual([openIds.slice(2), false]);
+    const liquidated = await get<PositionPage>(indexer, "/positions?status=liquidated");
+    expect(liquidated).toEqual({ positions: [], hasMore: false });
+    for (const query of ["status=pending", "limit=0", "limit=101", "startingAfter=one"]) {
+      const response = await fetch(`${indexer.url}/positions?${query}`);
+      expect.soft(response.status, query).toBe(400);
+      expect.soft(await response.text(), query).toMatch(/^\{"error":"invalid_query"/);
+    }
+
+    // One event row per position event, in chain order (read from PostgreSQL: no route serves them).
+    if (databaseUrl) {
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      try {
+        const events = await client.query<Record<string, string | null>>(
+          `SELECT position_id, kind, account, amount, amount_zat, nullifier_hash, payout_id, note_index, price,
+                  debt, collateral_zat
+             FROM zsd_test.position_event WHERE position_id = ANY($1) ORDER BY id`,
+          [[a.id, b.id, c.id].map(String)],
+        );
+        const ev = (e: Record<string, string | null>) =>
+          [e.position_id, e.kind, e.amount, e.amount_zat, e.debt, e.collateral_zat].join(" ");
+        const [A, B, C] = [a.id, b.id, c.id];
+        expect(events.rows.map(ev)).toEqual([
+          `${A} opened ${100n * ZSD} ${4n * ZEC} ${100n * ZSD} ${4n * ZEC}`,
+          `${B} opened ${60n * ZSD} ${3n * ZEC} ${60n * ZSD} ${3n * ZEC}`,
+          `${C} opened ${60n * ZSD} ${2n * ZEC} ${60n * ZSD} ${2n * ZEC}`,
+          `${A} toppedUp  ${2n * ZEC} ${100n * ZSD} ${6n * ZEC}`,
+          `${A} repaid ${30n * ZSD}  ${70n * ZSD} ${6n * ZEC}`,
+          `${A} released  ${ZEC} ${70n * ZSD} ${5n * ZEC}`,
+          `${B} released  ${ZEC / 2n} ${60n * ZSD} ${(5n * ZEC) / 2n}`,
+          `${B} closed ${60n * ZSD} ${(5n * ZEC) / 2n} 0 0`,
+          `${B} released  ${(5n * ZEC) / 2n} 0 0`,
+          `${C} liquidated ${60n * ZSD} ${(9n * ZEC) / 5n} 0 ${ZEC / 5n}`,
+          `${C} released  ${(9n * ZEC) / 5n} 0 ${ZEC / 5n}`,
+          `${C} closed 0 ${ZEC / 5n} 0 0`,
+          `${C} released  ${ZEC / 5n} 0 0`,
+        ]);
+        const rows = events.rows;
+        expect(rows[0]!.account).toBe(a.owner.address.toLowerCase());
+        expect(rows[3]!.nullifier_hash).toBe(String(topUp.spend.nullifierHash));
+        expect(rows[4]!.account).toBe(alice.address.toLowerCase());
+        // Released to a Zcash address: a payout; to a note: a leaf of the registry.
+        expect([rows[5]!.payout_id !== null, rows[5]!.note_index]).toEqual([true, null]);
+        expect([rows[6]!.payout_id, rows[6]!.note_index !== null]).toEqual([null, true]);
+        expect([rows[9]!.account, rows[9]!.price]).toEqual([alice.address.toLowerCase(), String(35_00000000n)]);
+        const withdrawals = await client.query<Record<string, string>>(
+          "SELECT nullifier_hash, amount_zat, payout_id, tx_hash FROM zsd_test.note_withdrawal",
+        );
+        expect(withdrawals.rows).toEqual([
+          {
+            nullifier_hash: String(out.spend.nullifierHash),
+            amount_zat: String(ZEC),
+            payout_id: expect.stringMatching(/^[1-9][0-9]*$/),
+            tx_hash: noteOut.transactionHash,
+          },
+        ]);
+      } finally {
+        await client.end();
+      }
+    }
   });
 
   it("follows a proposal through vote, queue and execution with the governor's tallies and state", async () => {

@@ -82,6 +82,7 @@ app.get("/collateral", async (c) => {
       outstandingZat,
       pendingRedemptionZat: row?.pendingRedemptionZat ?? 0n,
       deposits: row?.deposits ?? 0,
+      positionCollateralZat: row?.positionCollateralZat ?? 0n,
       price,
       priceDecimals: PRICE_DECIMALS,
       priceUpdatedAt: row?.priceUpdatedAt ?? null,
@@ -229,6 +230,42 @@ app.get("/proposals/:id/votes", async (c) => {
     .orderBy(asc(schema.vote.blockNumber), asc(schema.vote.id))
     .limit(limit + 1);
   return c.json(json({ votes: rows.slice(0, limit), hasMore: rows.length > limit }));
+});
+
+const POSITION_STATUSES = ["open", "liquidated", "closed"] as const;
+
+/**
+ * Positions by id, ascending: ?status=<open|liquidated|closed>&limit=<1..100>&startingAfter=<id>.
+ * A liquidation keeper lists the open ones here and reads each from the
+ * minter: `debt` and `collateralZat` are as of the position's last own event,
+ * not lowered by the redemptions since (see ponder.schema.ts).
+ */
+app.get("/positions", async (c) => {
+  const status = c.req.query("status");
+  const limit = pageSize(c.req.query("limit"), 100);
+  const after = c.req.query("startingAfter");
+  const afterId = after === undefined ? undefined : parseBigInt(after);
+  if ((status !== undefined && !(POSITION_STATUSES as readonly string[]).includes(status)) || limit === undefined) {
+    return c.json(
+      { error: "invalid_query", detail: `status must be one of ${POSITION_STATUSES.join(", ")}, limit 1 to 100` },
+      400,
+    );
+  }
+  if (after !== undefined && afterId === undefined) {
+    return c.json({ error: "invalid_query", detail: "startingAfter is a position id" }, 400);
+  }
+  // Ids are dense: the cursor needs no row of its own, nor to have the status asked for.
+  const where = and(
+    status === undefined ? undefined : eq(schema.position.status, status),
+    afterId === undefined ? undefined : gt(schema.position.id, afterId),
+  );
+  const rows = await db
+    .select()
+    .from(schema.position)
+    .where(where)
+    .orderBy(asc(schema.position.id))
+    .limit(limit + 1);
+  return c.json(json({ positions: rows.slice(0, limit), hasMore: rows.length > limit }));
 });
 
 app.get("/transactions/:hash/mint", async (c) => {

@@ -9,6 +9,7 @@ const EMPTY = {
   outstandingZat: 0n,
   pendingRedemptionZat: 0n,
   deposits: 0,
+  positionCollateralZat: 0n,
   price: 0n,
   priceUpdatedAt: 0n,
 };
