@@ -133,6 +133,12 @@ const ZCASH_ADDRESS_PROBLEMS: Record<ZcashAddressErrorCode, ProblemEntry> = {
   ),
 };
 
+/** What a Zcash address a caller sends can meet: the wallet's codes, then a case the API adds. */
+export const ZCASH_ADDRESS_PROBLEM_CODES = [
+  ...(Object.keys(ZCASH_ADDRESS_PROBLEMS) as ZcashAddressErrorCode[]),
+  "non_canonical_address",
+] as const;
+
 export const PROBLEM_CATALOG = {
   // Reading the request
   validation_failed: {

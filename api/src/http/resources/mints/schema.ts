@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { evmAddress as address, zsdNumber } from "../../schemas.ts";
+import { evmAddress as address, zsdDecimal, zsdNumber } from "../../schemas.ts";
 
 /** Quick-start shape: answers 202 queued at once. */
 export const mintShapeA = z.strictObject({
-  amount: z.string().regex(/^\d{1,30}(\.\d{1,18})?$/, 'a decimal ZSD amount, e.g. "100.00"'),
+  amount: zsdDecimal,
   collateralType: z.string().describe("The collateral asset; only ZEC"),
   proofId: z.string().regex(/^prf_[0-9A-Za-z]{20}$/, "a proof id (prf_…)"),
   recipient: address,

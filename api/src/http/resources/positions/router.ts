@@ -1,6 +1,6 @@
 import type { ApiKey } from "../../../domain/keys.ts";
 import type { PositionService } from "../../../domain/positions.ts";
-import type { ProblemCode } from "../../problem-catalog.ts";
+import { type ProblemCode, ZCASH_ADDRESS_PROBLEM_CODES } from "../../problem-catalog.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import {
   actionParams,
@@ -65,18 +65,6 @@ const ACTION_PROBLEMS: ProblemCode[] = [
   "position_action_would_revert",
   "position_action_already_submitted",
   "upstream_unavailable",
-];
-/** The Zcash address problems a destination can meet (see @zsd/sdk/zcash). */
-const ADDRESS_PROBLEMS: ProblemCode[] = [
-  "transparent_address",
-  "sprout_address",
-  "wrong_network",
-  "bad_checksum",
-  "malformed_address",
-  "no_shielded_receiver",
-  "unsupported_address",
-  "invalid_receiver",
-  "non_canonical_address",
 ];
 
 /** Positions read live from the minter, and the relayed actions on them and on notes. */
@@ -206,7 +194,7 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
         },
       },
       responses: accepted("Queued", { action: "withdraw", amount: "0.5", released: null, status: "queued" }),
-      problems: [...ACTION_PROBLEMS, ...ADDRESS_PROBLEMS, "payout_too_small"],
+      problems: [...ACTION_PROBLEMS, ...ZCASH_ADDRESS_PROBLEM_CODES, "payout_too_small"],
       handler: async ({ params, body }, _req, res) => ({
         status: 202,
         body: await positions.request(accountOf(res), params.id, { action: "withdraw", ...body }),
@@ -228,7 +216,7 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
         },
       },
       responses: accepted("Queued", { status: "queued", released: null, payoutId: null, txHash: null }),
-      problems: [...ACTION_PROBLEMS, ...ADDRESS_PROBLEMS],
+      problems: [...ACTION_PROBLEMS, ...ZCASH_ADDRESS_PROBLEM_CODES],
       handler: async ({ params, body }, _req, res) => ({
         status: 202,
         body: await positions.request(accountOf(res), params.id, { action: "close", ...body }),
@@ -255,7 +243,7 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
         },
       },
       responses: accepted("Queued", { action: "liquidate", status: "queued", released: null }),
-      problems: [...ACTION_PROBLEMS, ...ADDRESS_PROBLEMS],
+      problems: [...ACTION_PROBLEMS, ...ZCASH_ADDRESS_PROBLEM_CODES],
       handler: async ({ params, body }, _req, res) => ({
         status: 202,
         body: await positions.request(accountOf(res), params.id, { action: "liquidate", ...body }),
@@ -345,7 +333,7 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
         },
       },
       problems: [
-        ...ADDRESS_PROBLEMS,
+        ...ZCASH_ADDRESS_PROBLEM_CODES,
         "payout_too_small",
         "binding_mismatch",
         "invalid_proof",

@@ -1,9 +1,7 @@
 import { ZCASH_ADDRESS_MAX_LENGTH } from "@zsd/sdk/zcash";
 import { z } from "zod";
-import { evmAddress as address } from "../../schemas.ts";
+import { collateralProof, evmAddress as address, fieldElement, zsdDecimal } from "../../schemas.ts";
 
-const fieldElement = z.string().regex(/^\d{1,78}$/, "a decimal field element");
-const zsdAmount = z.string().regex(/^\d{1,30}(\.\d{1,18})?$/, 'a decimal ZSD amount, e.g. "25.5"');
 const zecAmount = z
   .string()
   .regex(/^\d{1,11}(\.\d{1,8})?$/, 'a decimal ZEC amount with at most 8 decimals, e.g. "0.5"');
@@ -45,7 +43,7 @@ export const destination = z
   );
 
 export const repayBody = z.strictObject({
-  amount: zsdAmount.describe("ZSD to burn against the debt"),
+  amount: zsdDecimal.describe("ZSD to burn against the debt"),
   payer: address.describe("Whose ZSD is burned: any holder, who signs"),
   ...signed,
 });
@@ -61,24 +59,9 @@ export const liquidateBody = z.strictObject({
   ...signed,
 });
 
-const proof = z
-  .strictObject({
-    pi_a: z.array(fieldElement).length(3),
-    pi_b: z.array(z.array(fieldElement).length(2)).length(3),
-    pi_c: z.array(fieldElement).length(3),
-    protocol: z.literal("groth16"),
-    curve: z.literal("bn128"),
-  })
-  .describe("The Groth16 proof as snarkjs writes it");
-const publicSignals = z
-  .array(fieldElement)
-  .length(5)
-  .describe("[changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order");
-
-export const topUpBody = z.strictObject({ proof, publicSignals });
+export const topUpBody = z.strictObject(collateralProof);
 export const withdrawalBody = z.strictObject({
-  proof,
-  publicSignals,
+  ...collateralProof,
   zcashAddress: zcashAddress.describe("Where the note's ZEC is paid: the address the proof binds"),
 });
 

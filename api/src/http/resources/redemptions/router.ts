@@ -1,4 +1,5 @@
 import type { ApiKey } from "../../../domain/keys.ts";
+import { ZCASH_ADDRESS_PROBLEM_CODES } from "../../problem-catalog.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import { redeemBody, redemptionIdParams, redemptionSchema, termsQuery, termsSchema } from "./schema.ts";
 import type { RedemptionService } from "../../../domain/redemptions.ts";
@@ -6,19 +7,6 @@ import type { RedemptionService } from "../../../domain/redemptions.ts";
 const OWNER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
 const WITHDRAW_ADDRESS =
   "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
-
-/** The Zcash address problems a withdrawal address can meet (see @zsd/sdk/zcash). */
-const ADDRESS_PROBLEMS = [
-  "transparent_address",
-  "sprout_address",
-  "wrong_network",
-  "bad_checksum",
-  "malformed_address",
-  "no_shielded_receiver",
-  "unsupported_address",
-  "invalid_receiver",
-  "non_canonical_address",
-] as const;
 
 export function redemptionRoutes(redemptions: RedemptionService): AnyRoute[] {
   return [
@@ -71,7 +59,7 @@ export function redemptionRoutes(redemptions: RedemptionService): AnyRoute[] {
         },
       },
       problems: [
-        ...ADDRESS_PROBLEMS,
+        ...ZCASH_ADDRESS_PROBLEM_CODES,
         "price_stale",
         "redemption_too_small",
         "invalid_signature",
