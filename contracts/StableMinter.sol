@@ -6,6 +6,7 @@ import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/Signa
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {Nonces} from "@openzeppelin/contracts/utils/Nonces.sol";
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
+import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol";
 import {SNARK_SCALAR_FIELD} from "@zk-kit/lean-imt.sol/Constants.sol";
 import {ICollateralRegistry} from "./interfaces/ICollateralRegistry.sol";
@@ -23,6 +24,9 @@ import {PriceConsumer} from "./PriceConsumer.sol";
 /// Per position this is lazy: the system keeps one affine map
 /// `collateral' = a·collateral − b·debt, debt' = f·debt` composed over every
 /// redemption, and a position applies the part composed since it last changed.
+/// A position stores the id of a snapshot of the map, not the map: the first
+/// write after a redemption saves one, every other write reuses it, so a
+/// position is two storage slots.
 contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces, ReentrancyGuard {
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
 
@@ -48,6 +52,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     uint256 private constant MAX_ADDRESS_LENGTH = 512;
     /// @dev Fixed-point unit of the redemption map.
     uint256 private constant ONE = 1e36;
+    uint32 private constant NO_SNAPSHOT = type(uint32).max;
 
     /// @dev The composed redemption map; b is zatoshi per debt wei, scaled by ONE.
     struct Accumulator {
@@ -56,15 +61,25 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         uint256 f;
     }
 
-    /// @dev Debt and backing collateral as of the snapshot of the map in `at`.
-    /// A position with no debt holds free collateral that redemptions never touch.
+    /// @dev The governed parameters, in one slot.
+    struct Parameters {
+        uint32 minCollateralRatioBps;
+        uint32 maxRootAge;
+        uint32 liquidationRatioBps;
+        uint32 liquidationBonusBps;
+        uint32 systemFloorRatioBps;
+    }
+
+    /// @dev Debt and backing collateral as of map snapshot `snapshot` of its
+    /// epoch (0: the identity map an epoch starts with). A position with no
+    /// debt holds free collateral that redemptions never touch.
     struct Position {
         address owner;
         PositionStatus status;
         uint32 epoch;
+        uint32 snapshot;
         uint64 collateralZat;
-        uint256 debt;
-        Accumulator at;
+        uint128 debt;
     }
 
     IStableToken public immutable token;
@@ -73,11 +88,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// @notice Pays released collateral and takes redemptions; set once by the admin after deployment.
     IRedemptions public redemptions;
 
-    uint32 private _minCollateralRatioBps;
-    uint32 private _maxRootAge;
-    uint32 private _liquidationRatioBps;
-    uint32 private _liquidationBonusBps;
-    uint32 private _systemFloorRatioBps;
+    Parameters private _params;
 
     mapping(uint256 nullifierHash => bool) private _spent;
     mapping(uint256 positionId => Position) private _positions;
@@ -91,7 +102,12 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     uint256 public freeCollateralZat;
     /// @dev Starts a new map when all debt is gone; old positions read the last map of their epoch.
     uint32 public epoch;
+    /// @dev The last snapshot id handed out (ids never repeat across epochs).
+    uint32 private _snapshotCount;
+    /// @dev The snapshot equal to `_map`, or NO_SNAPSHOT after a redemption changed it.
+    uint32 private _mapSnapshot;
     Accumulator private _map;
+    mapping(uint32 snapshot => Accumulator) private _snapshots;
     mapping(uint32 epoch => Accumulator) private _finalMap;
 
     event RedemptionsSet(address redemptions);
@@ -327,6 +343,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         }
         map.f = Math.mulDiv(map.f, f, ONE);
         _map = map;
+        _mapSnapshot = NO_SNAPSHOT;
         totalDebt = debtAfter;
         backingCollateralZat = backing - zatDue;
         if (debtAfter == 0) _newEpoch();
@@ -344,6 +361,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         map.b = Math.mulDiv(map.b, a, ONE);
         map.f = Math.mulDiv(map.f, (ONE * (debtBefore + amount)) / debtBefore, ONE);
         _map = map;
+        _mapSnapshot = NO_SNAPSHOT;
         totalDebt = debtBefore + amount;
         backingCollateralZat = backing + zat;
         emit RedemptionRestored(amount, zat, totalDebt, backingCollateralZat);
@@ -417,40 +435,40 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
 
     /// @inheritdoc IStableMinter
     function minCollateralRatioBps() external view returns (uint256) {
-        return _minCollateralRatioBps;
+        return _params.minCollateralRatioBps;
     }
 
     /// @inheritdoc IStableMinter
     function liquidationRatioBps() external view returns (uint256) {
-        return _liquidationRatioBps;
+        return _params.liquidationRatioBps;
     }
 
     /// @inheritdoc IStableMinter
     function liquidationBonusBps() external view returns (uint256) {
-        return _liquidationBonusBps;
+        return _params.liquidationBonusBps;
     }
 
     /// @inheritdoc IStableMinter
     function systemFloorRatioBps() external view returns (uint256) {
-        return _systemFloorRatioBps;
+        return _params.systemFloorRatioBps;
     }
 
     /// @inheritdoc IStableMinter
     function maxRootAge() external view returns (uint256) {
-        return _maxRootAge;
+        return _params.maxRootAge;
     }
 
     // ------------------------------------------------------------ governance
 
     /// @inheritdoc IStableMinter
     function setMinCollateralRatio(uint256 ratioBps) external onlyRole(DEFAULT_ADMIN_ROLE) {
-        if (ratioBps < _liquidationRatioBps) revert InvalidParameter("minCollateralRatioBps", ratioBps);
+        if (ratioBps < _params.liquidationRatioBps) revert InvalidParameter("minCollateralRatioBps", ratioBps);
         _setMinCollateralRatio(ratioBps);
     }
 
     /// @inheritdoc IStableMinter
     function setLiquidationRatio(uint256 ratioBps) external onlyRole(DEFAULT_ADMIN_ROLE) {
-        if (ratioBps > _minCollateralRatioBps) revert InvalidParameter("liquidationRatioBps", ratioBps);
+        if (ratioBps > _params.minCollateralRatioBps) revert InvalidParameter("liquidationRatioBps", ratioBps);
         _setLiquidationRatio(ratioBps);
     }
 
@@ -523,8 +541,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         if (debt != 0) {
             uint256 price = _latestPrice();
             uint256 value = left * price * ZAT_PRICE_TO_USD18;
-            if (value * BPS < debt * _minCollateralRatioBps) {
-                revert PositionUndercollateralized(positionId, value, (debt * _minCollateralRatioBps) / BPS);
+            if (value * BPS < debt * _params.minCollateralRatioBps) {
+                revert PositionUndercollateralized(positionId, value, (debt * _params.minCollateralRatioBps) / BPS);
             }
             _checkSystemFloor(backingCollateralZat - amountZat, totalDebt, price);
         }
@@ -552,13 +570,13 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         (uint256 collateral, uint256 debt) = _read(position);
         uint256 price = _latestPrice();
         uint256 value = collateral * price * ZAT_PRICE_TO_USD18;
-        if (debt == 0 || value * BPS >= debt * _liquidationRatioBps) {
-            revert PositionNotLiquidatable(positionId, value, (debt * _liquidationRatioBps) / BPS);
+        if (debt == 0 || value * BPS >= debt * _params.liquidationRatioBps) {
+            revert PositionNotLiquidatable(positionId, value, (debt * _params.liquidationRatioBps) / BPS);
         }
         token.burnForRedemption(liquidator, debt);
         uint256 seized = Math.min(
             collateral,
-            (debt * (BPS + _liquidationBonusBps)) / BPS / (price * ZAT_PRICE_TO_USD18)
+            (debt * (BPS + _params.liquidationBonusBps)) / BPS / (price * ZAT_PRICE_TO_USD18)
         );
         uint256 surplus = collateral - seized;
         // The surplus leaves the backing pool: the owner claims it with close().
@@ -605,7 +623,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         if (debt == 0) return (collateral, 0);
         bool current = position.epoch == epoch;
         Accumulator memory now_ = current ? _map : _finalMap[position.epoch];
-        Accumulator memory at = position.at;
+        Accumulator memory at = _snapshot(position.snapshot);
         // Composed map since the snapshot: a_r = a/a_s, f_r = f/f_s, b_r = (b − a_r·b_s)/f_s.
         uint256 aR = Math.mulDiv(now_.a, ONE, at.a);
         uint256 carried = Math.mulDiv(aR, at.b, ONE);
@@ -635,10 +653,20 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         } else {
             freeCollateralZat += collateral;
         }
-        position.collateralZat = uint64(collateral);
-        position.debt = debt;
+        uint32 snapshot = _mapSnapshot;
+        if (snapshot == NO_SNAPSHOT) {
+            snapshot = ++_snapshotCount;
+            _snapshots[snapshot] = _map;
+            _mapSnapshot = snapshot;
+        }
+        position.collateralZat = SafeCast.toUint64(collateral);
+        position.debt = SafeCast.toUint128(debt);
         position.epoch = epoch;
-        position.at = _map;
+        position.snapshot = snapshot;
+    }
+
+    function _snapshot(uint32 id) private view returns (Accumulator memory) {
+        return id == 0 ? Accumulator(ONE, 0, ONE) : _snapshots[id];
     }
 
     /// @dev All debt was redeemed: what collateral backed it is now free.
@@ -646,6 +674,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         _finalMap[epoch] = _map;
         ++epoch;
         _map = Accumulator(ONE, 0, ONE);
+        _mapSnapshot = 0;
         freeCollateralZat += backingCollateralZat;
         backingCollateralZat = 0;
     }
@@ -691,10 +720,10 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// @dev The freshness rule is the registry's (isValidRoot), also asked by
     /// the relay API; the second read only tells the two refusals apart.
     function _checkRoot(uint256 root) private view {
-        if (registry.isValidRoot(root, _maxRootAge)) return;
+        if (registry.isValidRoot(root, _params.maxRootAge)) return;
         uint256 supersededAt = registry.rootSupersededAt(root);
         if (supersededAt == 0) revert UnknownRoot(root);
-        revert RootExpired(root, supersededAt, _maxRootAge);
+        revert RootExpired(root, supersededAt, _params.maxRootAge);
     }
 
     /// @dev The position must meet the minimum ratio; and when the system
@@ -702,50 +731,53 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// a mint in recovery mode can only raise the system ratio.
     function _checkMintCollateral(uint256 floor, uint256 mintAmount, uint256 price) private view {
         uint256 value = floor * price * ZAT_PRICE_TO_USD18;
-        if (value * BPS < mintAmount * _minCollateralRatioBps) {
-            revert InsufficientCollateralValue(value, (mintAmount * _minCollateralRatioBps) / BPS);
+        if (value * BPS < mintAmount * _params.minCollateralRatioBps) {
+            revert InsufficientCollateralValue(value, (mintAmount * _params.minCollateralRatioBps) / BPS);
         }
         uint256 systemValue = (backingCollateralZat + floor) * price * ZAT_PRICE_TO_USD18;
         uint256 systemDebt = totalDebt + mintAmount;
-        if (systemValue * BPS < systemDebt * _systemFloorRatioBps && value * BPS < mintAmount * _systemFloorRatioBps) {
-            revert SystemRatioTooLow(systemValue, (systemDebt * _systemFloorRatioBps) / BPS);
+        if (
+            systemValue * BPS < systemDebt * _params.systemFloorRatioBps &&
+            value * BPS < mintAmount * _params.systemFloorRatioBps
+        ) {
+            revert SystemRatioTooLow(systemValue, (systemDebt * _params.systemFloorRatioBps) / BPS);
         }
     }
 
     function _checkSystemFloor(uint256 backing, uint256 debt, uint256 price) private view {
         uint256 value = backing * price * ZAT_PRICE_TO_USD18;
-        if (value * BPS < debt * _systemFloorRatioBps) {
-            revert SystemRatioTooLow(value, (debt * _systemFloorRatioBps) / BPS);
+        if (value * BPS < debt * _params.systemFloorRatioBps) {
+            revert SystemRatioTooLow(value, (debt * _params.systemFloorRatioBps) / BPS);
         }
     }
 
     function _setMinCollateralRatio(uint256 ratioBps) private {
         if (ratioBps < BPS || ratioBps > MAX_RATIO_BPS) revert InvalidParameter("minCollateralRatioBps", ratioBps);
-        emit ParameterUpdated("minCollateralRatioBps", _minCollateralRatioBps, ratioBps);
-        _minCollateralRatioBps = uint32(ratioBps);
+        emit ParameterUpdated("minCollateralRatioBps", _params.minCollateralRatioBps, ratioBps);
+        _params.minCollateralRatioBps = uint32(ratioBps);
     }
 
     function _setLiquidationRatio(uint256 ratioBps) private {
         if (ratioBps < BPS || ratioBps > MAX_RATIO_BPS) revert InvalidParameter("liquidationRatioBps", ratioBps);
-        emit ParameterUpdated("liquidationRatioBps", _liquidationRatioBps, ratioBps);
-        _liquidationRatioBps = uint32(ratioBps);
+        emit ParameterUpdated("liquidationRatioBps", _params.liquidationRatioBps, ratioBps);
+        _params.liquidationRatioBps = uint32(ratioBps);
     }
 
     function _setLiquidationBonus(uint256 bonusBps) private {
         if (bonusBps > MAX_BONUS_BPS) revert InvalidParameter("liquidationBonusBps", bonusBps);
-        emit ParameterUpdated("liquidationBonusBps", _liquidationBonusBps, bonusBps);
-        _liquidationBonusBps = uint32(bonusBps);
+        emit ParameterUpdated("liquidationBonusBps", _params.liquidationBonusBps, bonusBps);
+        _params.liquidationBonusBps = uint32(bonusBps);
     }
 
     function _setSystemFloorRatio(uint256 ratioBps) private {
         if (ratioBps < BPS || ratioBps > MAX_RATIO_BPS) revert InvalidParameter("systemFloorRatioBps", ratioBps);
-        emit ParameterUpdated("systemFloorRatioBps", _systemFloorRatioBps, ratioBps);
-        _systemFloorRatioBps = uint32(ratioBps);
+        emit ParameterUpdated("systemFloorRatioBps", _params.systemFloorRatioBps, ratioBps);
+        _params.systemFloorRatioBps = uint32(ratioBps);
     }
 
     function _setMaxRootAge(uint256 newMaxRootAge) private {
         if (newMaxRootAge == 0 || newMaxRootAge > MAX_ROOT_AGE) revert InvalidParameter("maxRootAge", newMaxRootAge);
-        emit ParameterUpdated("maxRootAge", _maxRootAge, newMaxRootAge);
-        _maxRootAge = uint32(newMaxRootAge);
+        emit ParameterUpdated("maxRootAge", _params.maxRootAge, newMaxRootAge);
+        _params.maxRootAge = uint32(newMaxRootAge);
     }
 }

@@ -348,6 +348,54 @@ describe("positions", () => {
     await invariants();
   });
 
+  it("carries each position through the redemptions since its own last change, and frees all once every ZSD is redeemed", async () => {
+    const redeem = (zsd: bigint) =>
+      s
+        .as(alice)
+        .redemptions.write.redeem([zsd * ZSD, SAPLING])
+        .then(s.receipt);
+    const zat = (zec: string) => BigInt(Math.round(Number(zec) * 1e8));
+    const a = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
+    const b = await open({ amountZat: 10n * ZEC, mint: 100n * ZSD });
+    // $50 at $50 less 0.5%: 0.995 ZEC, half from each; both owe 75.
+    await redeem(50n);
+    // b changes between redemptions, so it and a apply different parts of the map.
+    await s.receipt(await s.as(alice).minter.write.repay([b.id, 25n * ZSD]));
+    expect(await position(b.id)).toMatchObject({ debt: 50n * ZSD, collateralZat: zat("9.5025") });
+    await invariants();
+    // $25 less the fee is 0.4975 ZEC over 125 of debt: a (75) gives 0.2985, b (50) 0.199; debts fall by a fifth.
+    await redeem(25n);
+    expect(await position(a.id)).toMatchObject({ debt: 60n * ZSD, collateralZat: zat("4.204") });
+    expect(await position(b.id)).toMatchObject({ debt: 40n * ZSD, collateralZat: zat("9.3035") });
+    await invariants();
+
+    // The last 100 ZSD: 1.99 ZEC, 60% from a and 40% from b. No debt is left, so nothing backs any:
+    // the rest is the owners' (free collateral), and redemptions start afresh.
+    await redeem(100n);
+    expect(await position(a.id)).toMatchObject({ status: STATUS.Open, debt: 0n, collateralZat: zat("3.01") });
+    expect(await position(b.id)).toMatchObject({ status: STATUS.Open, debt: 0n, collateralZat: zat("8.5075") });
+    expect(await s.read.minter.read.backingCollateralZat()).toBe(0n);
+    expect(await s.read.minter.read.freeCollateralZat()).toBe(zat("11.5175"));
+    await invariants();
+
+    // A position opened now carries all of the next redemption; the freed ones keep theirs.
+    const c = await open({ amountZat: 4n * ZEC, mint: 100n * ZSD });
+    await redeem(50n);
+    expect(await position(c.id)).toMatchObject({ debt: 50n * ZSD, collateralZat: zat("3.005") });
+    expect(await position(a.id)).toMatchObject({ debt: 0n, collateralZat: zat("3.01") });
+    await invariants();
+    const next = createNote();
+    const close = await signedClose(a.note, a.id, noAddress(noteCommitment(next)));
+    const receipt = await s.receipt(
+      await s
+        .as(relayer)
+        .minter.write.closeWithSig([a.id, noAddress(noteCommitment(next)), close.deadline, close.signature]),
+    );
+    const [inserted] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "NoteInserted" });
+    expect(inserted!.args.amountZat).toBe(zat("3.01"));
+    await invariants();
+  });
+
   it("ZEC falls 60% in steps: liquidations in order, par then pro-rata redemptions, unminted ZEC untouched", async () => {
     // Ratios at $50: 153.8%, 166.7%, 234.4%, 234.4%; the last two are 121.9% at $26 and 93.75% at $20.
     const opened = [];
