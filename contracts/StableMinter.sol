@@ -94,18 +94,17 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     mapping(uint256 positionId => Position) private _positions;
     uint256 public positionCount;
 
-    /// @inheritdoc IStableMinter
-    uint256 public totalDebt;
-    /// @notice Collateral backing debt (the part redemptions draw on).
-    uint256 public backingCollateralZat;
-    /// @notice Collateral of positions without debt (repaid or liquidated): the owner's to take.
-    uint256 public freeCollateralZat;
+    // What every redemption and position change reads and writes share one slot.
+    uint128 private _totalDebt;
+    uint64 private _backingCollateralZat;
     /// @dev Starts a new map when all debt is gone; old positions read the last map of their epoch.
     uint32 public epoch;
-    /// @dev The last snapshot id handed out (ids never repeat across epochs).
-    uint32 private _snapshotCount;
     /// @dev The snapshot equal to `_map`, or NO_SNAPSHOT after a redemption changed it.
     uint32 private _mapSnapshot;
+    /// @dev The last snapshot id handed out (ids never repeat across epochs).
+    uint32 private _snapshotCount;
+    /// @notice Collateral of positions without debt (repaid or liquidated): the owner's to take.
+    uint256 public freeCollateralZat;
     Accumulator private _map;
     mapping(uint32 snapshot => Accumulator) private _snapshots;
     mapping(uint32 epoch => Accumulator) private _finalMap;
@@ -322,11 +321,11 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         uint256 amount,
         uint256 feeBps
     ) external onlyRedemptions returns (uint256 zatDue, uint256 feeZat, int256 price) {
-        uint256 debtBefore = totalDebt;
+        uint256 debtBefore = _totalDebt;
         if (amount > debtBefore) revert RedemptionExceedsDebt(amount, debtBefore);
         (zatDue, feeZat, price) = quoteRedemption(amount, feeBps);
         if (zatDue == 0) return (0, feeZat, price);
-        uint256 backing = backingCollateralZat;
+        uint256 backing = _backingCollateralZat;
         bool solvent = backing * uint256(price) * ZAT_PRICE_TO_USD18 >= debtBefore;
 
         Accumulator memory map = _map;
@@ -344,16 +343,16 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         map.f = Math.mulDiv(map.f, f, ONE);
         _map = map;
         _mapSnapshot = NO_SNAPSHOT;
-        totalDebt = debtAfter;
-        backingCollateralZat = backing - zatDue;
+        _totalDebt = SafeCast.toUint128(debtAfter);
+        _backingCollateralZat = SafeCast.toUint64(backing - zatDue);
         if (debtAfter == 0) _newEpoch();
-        emit RedeemedFromPositions(amount, zatDue, debtAfter, backingCollateralZat);
+        emit RedeemedFromPositions(amount, zatDue, debtAfter, _backingCollateralZat);
     }
 
     /// @inheritdoc IStableMinter
     function restoreRedemption(uint256 amount, uint256 zat) external onlyRedemptions {
-        uint256 debtBefore = totalDebt;
-        uint256 backing = backingCollateralZat;
+        uint256 debtBefore = _totalDebt;
+        uint256 backing = _backingCollateralZat;
         if (debtBefore == 0 || backing == 0) revert NothingToRestore();
         Accumulator memory map = _map;
         uint256 a = (ONE * (backing + zat)) / backing;
@@ -362,9 +361,9 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         map.f = Math.mulDiv(map.f, (ONE * (debtBefore + amount)) / debtBefore, ONE);
         _map = map;
         _mapSnapshot = NO_SNAPSHOT;
-        totalDebt = debtBefore + amount;
-        backingCollateralZat = backing + zat;
-        emit RedemptionRestored(amount, zat, totalDebt, backingCollateralZat);
+        _totalDebt = SafeCast.toUint128(debtBefore + amount);
+        _backingCollateralZat = SafeCast.toUint64(backing + zat);
+        emit RedemptionRestored(amount, zat, _totalDebt, _backingCollateralZat);
     }
 
     /// @inheritdoc IStableMinter
@@ -373,8 +372,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         uint256 feeBps
     ) public view returns (uint256 zatDue, uint256 feeZat, int256 price) {
         uint256 latest = _latestPrice();
-        uint256 debt = totalDebt;
-        uint256 backing = backingCollateralZat;
+        uint256 debt = _totalDebt;
+        uint256 backing = _backingCollateralZat;
         uint256 grossZat = amount / (latest * ZAT_PRICE_TO_USD18);
         // Worth less than the debt: everyone gets the same share of what there is.
         if (backing * latest * ZAT_PRICE_TO_USD18 < debt) grossZat = Math.mulDiv(amount, backing, debt);
@@ -419,8 +418,18 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     }
 
     /// @inheritdoc IStableMinter
+    function totalDebt() external view returns (uint256) {
+        return _totalDebt;
+    }
+
+    /// @notice Collateral backing debt (the part redemptions draw on).
+    function backingCollateralZat() external view returns (uint256) {
+        return _backingCollateralZat;
+    }
+
+    /// @inheritdoc IStableMinter
     function totalPositionCollateralZat() external view returns (uint256) {
-        return backingCollateralZat + freeCollateralZat;
+        return _backingCollateralZat + freeCollateralZat;
     }
 
     /// @inheritdoc IStableMinter
@@ -544,7 +553,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
             if (value * BPS < debt * _params.minCollateralRatioBps) {
                 revert PositionUndercollateralized(positionId, value, (debt * _params.minCollateralRatioBps) / BPS);
             }
-            _checkSystemFloor(backingCollateralZat - amountZat, totalDebt, price);
+            _checkSystemFloor(_backingCollateralZat - amountZat, _totalDebt, price);
         }
         _write(position, left, debt);
         _release(positionId, position.owner, amountZat, to, left);
@@ -633,7 +642,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         collateral = kept > taken ? kept - taken : 0;
         if (!current) return (collateral, 0);
         // Rounded up: what an owner owes never rounds in the owner's favour.
-        debt = Math.min(Math.mulDiv(debt, now_.f, at.f, Math.Rounding.Ceil), totalDebt);
+        debt = Math.min(Math.mulDiv(debt, now_.f, at.f, Math.Rounding.Ceil), _totalDebt);
     }
 
     /// @dev Moves the position to (collateral, debt) at today's map, keeping
@@ -642,14 +651,14 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         (uint256 oldCollateral, uint256 oldDebt) = _read(position);
         // Which total holds it now: debt stored in this epoch means backing.
         if (position.debt != 0 && position.epoch == epoch) {
-            totalDebt -= oldDebt;
-            backingCollateralZat -= Math.min(oldCollateral, backingCollateralZat);
+            _totalDebt -= SafeCast.toUint128(oldDebt);
+            _backingCollateralZat -= SafeCast.toUint64(Math.min(oldCollateral, _backingCollateralZat));
         } else {
             freeCollateralZat -= oldCollateral;
         }
         if (debt != 0) {
-            totalDebt += debt;
-            backingCollateralZat += collateral;
+            _totalDebt += SafeCast.toUint128(debt);
+            _backingCollateralZat += SafeCast.toUint64(collateral);
         } else {
             freeCollateralZat += collateral;
         }
@@ -675,8 +684,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         ++epoch;
         _map = Accumulator(ONE, 0, ONE);
         _mapSnapshot = 0;
-        freeCollateralZat += backingCollateralZat;
-        backingCollateralZat = 0;
+        freeCollateralZat += _backingCollateralZat;
+        _backingCollateralZat = 0;
     }
 
     function _checkSignature(
@@ -734,8 +743,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         if (value * BPS < mintAmount * _params.minCollateralRatioBps) {
             revert InsufficientCollateralValue(value, (mintAmount * _params.minCollateralRatioBps) / BPS);
         }
-        uint256 systemValue = (backingCollateralZat + floor) * price * ZAT_PRICE_TO_USD18;
-        uint256 systemDebt = totalDebt + mintAmount;
+        uint256 systemValue = (_backingCollateralZat + floor) * price * ZAT_PRICE_TO_USD18;
+        uint256 systemDebt = _totalDebt + mintAmount;
         if (
             systemValue * BPS < systemDebt * _params.systemFloorRatioBps &&
             value * BPS < mintAmount * _params.systemFloorRatioBps
