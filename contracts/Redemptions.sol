@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
+import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
 import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
 import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 import {Nonces} from "@openzeppelin/contracts/utils/Nonces.sol";
@@ -10,7 +11,6 @@ import {ICollateralRegistry} from "./interfaces/ICollateralRegistry.sol";
 import {IRedemptions} from "./interfaces/IRedemptions.sol";
 import {IStableMinter} from "./interfaces/IStableMinter.sol";
 import {IStableToken} from "./interfaces/IStableToken.sol";
-import {PriceConsumer} from "./PriceConsumer.sol";
 
 /// @title Burns the stable token for ZEC paid by custody to a shielded address.
 /// @notice The ZEC due is fixed at request time by the minter, out of the
@@ -19,7 +19,7 @@ import {PriceConsumer} from "./PriceConsumer.sol";
 /// attestor then completes (paid) or fails (refunded) it. The minter also
 /// queues here the ZEC released from positions and notes, so custody pays
 /// every shielded payout through one path.
-contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, ReentrancyGuard {
+contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, ReentrancyGuard {
     bytes32 public constant ATTESTOR_ROLE = keccak256("ATTESTOR_ROLE");
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
     bytes32 public constant REDEEM_TYPEHASH = keccak256(
@@ -48,10 +48,8 @@ contract Redemptions is IRedemptions, Pausable, PriceConsumer, EIP712, Nonces, R
         IStableToken token_,
         ICollateralRegistry registry_,
         IStableMinter minter_,
-        address oracle_,
-        uint256 maxPriceAge_,
         uint256 redemptionFeeBps_
-    ) PriceConsumer(oracle_, maxPriceAge_) EIP712("ZSD Redemptions", "1") {
+    ) EIP712("ZSD Redemptions", "1") {
         token = token_;
         registry = registry_;
         minter = minter_;

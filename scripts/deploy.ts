@@ -137,8 +137,6 @@ export async function deploy(options: DeployOptions): Promise<Deployment> {
     token,
     registry,
     minter,
-    oracle,
-    p.maxPriceAge,
     p.redemptionFeeBps,
   ]);
   const governanceToken = await create("GovernanceToken", [governanceHolder, p.governanceSupply]);

@@ -2,17 +2,15 @@
 pragma solidity 0.8.30;
 
 import {AggregatorV3Interface} from "./AggregatorV3Interface.sol";
+import {IGovernedParameters} from "./IGovernedParameters.sol";
 
 /// @title A contract that values ZEC with a governed ZEC/USD feed and refuses stale answers.
-interface IPriceConsumer {
+interface IPriceConsumer is IGovernedParameters {
     error StalePrice(uint256 updatedAt, uint256 maxPriceAge);
     error InvalidPrice(int256 answer);
     /// @notice The feed must be a contract answering with 8 decimals.
     error InvalidOracle(address oracle);
-    error InvalidParameter(bytes32 name, uint256 value);
 
-    /// @notice A governed parameter changed (`name` is e.g. "maxPriceAge").
-    event ParameterUpdated(bytes32 indexed name, uint256 previousValue, uint256 newValue);
     event OracleUpdated(address indexed previousOracle, address indexed newOracle);
 
     /// @notice The ZEC/USD feed.

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {IPriceConsumer} from "./IPriceConsumer.sol";
+import {IGovernedParameters} from "./IGovernedParameters.sol";
 
 /// @title Burns the stable token and tracks the ZEC payout to a shielded Zcash address.
-interface IRedemptions is IPriceConsumer {
+interface IRedemptions is IGovernedParameters {
     enum Status {
         None,
         Requested,

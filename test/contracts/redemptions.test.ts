@@ -163,7 +163,7 @@ describe("Redemptions", () => {
     await s.receipt(await s.as(pauser).redemptions.write.pause());
     await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, SAPLING]), "EnforcedPause");
     await s.receipt(await s.as(pauser).redemptions.write.unpause());
-    await s.increaseTime(Number(await s.read.redemptions.read.maxPriceAge()) + 1);
+    await s.increaseTime(Number(await s.read.minter.read.maxPriceAge()) + 1);
     await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, SAPLING]), "StalePrice");
   });
 });

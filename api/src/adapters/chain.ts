@@ -96,12 +96,11 @@ export class Chain {
   }
 
   /**
-   * The ZEC/USD price as `consumer` (the minter or the redemptions contract,
-   * which share one rule) sees it: with its age against the chain's clock and
-   * the most that consumer accepts.
+   * The ZEC/USD price as the minter sees it (it prices mints, positions and
+   * redemptions): with its age against the chain's clock and the most it accepts.
    */
-  async priceState(consumer: "minter" | "redemptions" = "minter") {
-    const address = consumer === "minter" ? this.minter : this.redemptions;
+  async priceState() {
+    const address = this.minter;
     const [oracle, maxAge, now] = await Promise.all([
       this.read(() => this.client.readContract({ address, abi: stableMinterAbi, functionName: "oracle" })),
       this.read(() => this.client.readContract({ address, abi: stableMinterAbi, functionName: "maxPriceAge" })),

@@ -134,7 +134,7 @@ export class MintService {
     // Every chain read comes before anything is written: a node that cannot
     // answer is a 503 that leaves the proof as it was and no mint queued.
     const [price, root, refusal] = await Promise.all([
-      freshPrice(chain, "minter"),
+      freshPrice(chain, "mints"),
       rootState(chain, BigInt(proof.root)),
       this.#simulate(chain, proof),
     ]);

@@ -185,7 +185,7 @@ export class PositionService {
     const id = BigInt(positionId);
     const [position, { price, ageSeconds, maxAgeSeconds }, liquidationBps, minimumBps] = await Promise.all([
       this.#minter<{ owner: Address; status: number; collateralZat: bigint; debt: bigint }>(chain, "getPosition", [id]),
-      chain.priceState("minter"),
+      chain.priceState(),
       this.#minter<bigint>(chain, "liquidationRatioBps"),
       this.#minter<bigint>(chain, "minCollateralRatioBps"),
     ]);
@@ -231,7 +231,7 @@ export class PositionService {
       read<bigint>(chain.minter, stableMinterAbi, "totalDebt"),
       read<bigint>(chain.redemptions, redemptionsAbi, "pendingZatDue"),
       read<bigint>(chain.minter, stableMinterAbi, "systemFloorRatioBps"),
-      chain.priceState("minter"),
+      chain.priceState(),
     ]);
     const value = usdValueOfZat(backing, price);
     const systemBps = debt === 0n ? null : (value * 10_000n) / debt;

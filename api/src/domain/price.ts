@@ -7,10 +7,9 @@ import { DomainError } from "./errors.ts";
 /** A relayed transaction lands this long after the check, at most in the usual case. */
 const MARGIN_SECONDS = 30n;
 
-export async function freshPrice(chain: Chain, consumer: "minter" | "redemptions"): Promise<bigint> {
-  const { price, ageSeconds, maxAgeSeconds } = await chain.priceState(consumer);
+export async function freshPrice(chain: Chain, what: "mints" | "redemptions"): Promise<bigint> {
+  const { price, ageSeconds, maxAgeSeconds } = await chain.priceState();
   if (price <= 0n || ageSeconds + MARGIN_SECONDS > maxAgeSeconds) {
-    const what = consumer === "minter" ? "mints" : "redemptions";
     throw new DomainError(
       "unavailable",
       "price_stale",

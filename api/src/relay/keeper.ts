@@ -37,7 +37,7 @@ export class Keeper {
       chain.client.readContract({ ...minter, functionName: "positionCount" }),
       chain.client.readContract({ ...minter, functionName: "liquidationRatioBps" }),
       chain.client.readContract({ ...minter, functionName: "token" }),
-      chain.priceState("minter"),
+      chain.priceState(),
     ]);
     // A stale price liquidates nothing: the minter would refuse it.
     if (count === 0n || ageSeconds > maxAgeSeconds) return [];

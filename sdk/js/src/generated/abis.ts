@@ -3954,16 +3954,6 @@ export const redemptionsAbi = [
         "type": "address"
       },
       {
-        "internalType": "address",
-        "name": "oracle_",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "maxPriceAge_",
-        "type": "uint256"
-      },
-      {
         "internalType": "uint256",
         "name": "redemptionFeeBps_",
         "type": "uint256"
@@ -4055,17 +4045,6 @@ export const redemptionsAbi = [
   {
     "inputs": [
       {
-        "internalType": "address",
-        "name": "oracle",
-        "type": "address"
-      }
-    ],
-    "name": "InvalidOracle",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
         "internalType": "bytes32",
         "name": "name",
         "type": "bytes32"
@@ -4077,17 +4056,6 @@ export const redemptionsAbi = [
       }
     ],
     "name": "InvalidParameter",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "int256",
-        "name": "answer",
-        "type": "int256"
-      }
-    ],
-    "name": "InvalidPrice",
     "type": "error"
   },
   {
@@ -4163,22 +4131,6 @@ export const redemptionsAbi = [
   {
     "inputs": [
       {
-        "internalType": "uint256",
-        "name": "updatedAt",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "maxPriceAge",
-        "type": "uint256"
-      }
-    ],
-    "name": "StalePrice",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
         "internalType": "string",
         "name": "str",
         "type": "string"
@@ -4191,25 +4143,6 @@ export const redemptionsAbi = [
     "anonymous": false,
     "inputs": [],
     "name": "EIP712DomainChanged",
-    "type": "event"
-  },
-  {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "previousOracle",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "newOracle",
-        "type": "address"
-      }
-    ],
-    "name": "OracleUpdated",
     "type": "event"
   },
   {
@@ -4678,19 +4611,6 @@ export const redemptionsAbi = [
   },
   {
     "inputs": [],
-    "name": "maxPriceAge",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
     "name": "minter",
     "outputs": [
       {
@@ -4716,19 +4636,6 @@ export const redemptionsAbi = [
         "internalType": "uint256",
         "name": "",
         "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "oracle",
-    "outputs": [
-      {
-        "internalType": "contract AggregatorV3Interface",
-        "name": "",
-        "type": "address"
       }
     ],
     "stateMutability": "view",
@@ -4969,32 +4876,6 @@ export const redemptionsAbi = [
       }
     ],
     "name": "revokeRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "newMaxPriceAge",
-        "type": "uint256"
-      }
-    ],
-    "name": "setMaxPriceAge",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "newOracle",
-        "type": "address"
-      }
-    ],
-    "name": "setOracle",
     "outputs": [],
     "stateMutability": "nonpayable",
     "type": "function"

@@ -98,7 +98,7 @@ export function healthRoutes(
           upstreams.chainHead().catch(absent),
           // Both contracts share the rule; the minter's limit stands for both.
           chain
-            ? freshPrice(chain, "minter").then(
+            ? freshPrice(chain, "mints").then(
                 () => "fresh" as const,
                 (error: unknown) => (error instanceof DomainError && error.code === "price_stale" ? error : "unknown"),
               )

@@ -147,7 +147,7 @@ async function mintingTerms(chain: Chain) {
     chain.read(() =>
       chain.client.readContract({ address: chain.minter, abi: stableMinterAbi, functionName: "minCollateralRatioBps" }),
     ),
-    chain.priceState("minter"),
+    chain.priceState(),
   ]);
   return {
     minCollateralRatio: formatUnits(ratioBps, 4),
