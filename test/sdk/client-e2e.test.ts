@@ -7,8 +7,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type MintStep, Zsd } from "@zsd/sdk/client";
-import { depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
+import { type MintStep, type PositionStep, Zsd } from "@zsd/sdk/client";
+import { changeNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
+import { parseZec } from "@zsd/sdk/units";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { type RunningIndexer, startIndexer } from "../../scripts/lib/indexer-process.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
@@ -98,6 +99,52 @@ describe("the SDK and the CLI on the real stack", () => {
     const redemption = await zsd.redeem({ amount: "25", withdrawAddress: WITHDRAW, signer: alice });
     expect(redemption).toMatchObject({ status: "paid", amount: "25", zecDue: "0.4975" });
     expect(redemption.zcashTxId).toMatch(/^0x[0-9a-f]{64}$/);
+  });
+
+  it("acts on a position with its notes alone: top-up from the change, withdraw into a note, repay and close, note out", async () => {
+    const zsd = new Zsd(api.secret, { baseUrl: api.url });
+    const note = zsd.notes.create();
+    await zsd.sandbox.depositNote(note, "5");
+    const mint = await zsd.mint({ note, amount: "100", recipient: bob.address, floor: "4" });
+    const positionId = mint.positionId!;
+    const collateral = async () => parseZec((await zsd.positions.get(positionId)).collateral);
+    expect(await collateral()).toBe(4n * ZEC);
+
+    // The 1 ZEC the mint did not prove is the note's change: it tops the position up (found by value).
+    const steps: PositionStep[] = [];
+    const topUp = await zsd.topUpPosition({
+      positionId,
+      note: changeNote(note),
+      noteAmount: "1",
+      onProgress: (step) => steps.push(step),
+    });
+    expect(topUp).toMatchObject({ action: "top_up", status: "confirmed" });
+    expect(steps.map((step) => step.step)).toEqual(expect.arrayContaining(["tree", "proving", "following"]));
+    expect(await collateral()).toBe(5n * ZEC);
+
+    // The owner key of the note signs: 1.5 ZEC into a new note, but not what would take it under 150%.
+    const released = zsd.notes.create();
+    const withdrawn = await zsd.withdrawFromPosition({ positionId, note, amount: "1.5", to: { note: released } });
+    expect(withdrawn).toMatchObject({ action: "withdraw", status: "confirmed" });
+    expect(await collateral()).toBe(35n * (ZEC / 10n));
+    await expect(
+      zsd.withdrawFromPosition({ positionId, note, amount: "1", to: { zcashAddress: WITHDRAW } }),
+    ).rejects.toMatchObject({ status: 422, code: "position_action_would_revert" });
+
+    // Bob holds the 100 ZSD: he repays it, then the owner closes to a Zcash address.
+    const closed = await zsd.closePosition({ positionId, note, to: { zcashAddress: WITHDRAW }, payer: bob });
+    expect(closed).toMatchObject({ action: "close", status: "confirmed" });
+    expect(parseZec(closed.released!)).toBe(35n * (ZEC / 10n));
+    expect(await zsd.positions.get(positionId)).toMatchObject({ status: "closed", debt: "0" });
+    expect(await s.read.token.read.balanceOf([bob.address])).toBe(0n);
+
+    // The released note is no deposit: its leaf is found by value, and its ZEC paid out.
+    const out = await zsd.withdrawNote({ note: released, noteAmount: "1.5", zcashAddress: WITHDRAW });
+    expect(out).toMatchObject({ status: "confirmed", zcashAddress: WITHDRAW });
+    expect(parseZec(out.amount)).toBe(15n * (ZEC / 10n));
+    await expect(
+      zsd.withdrawNote({ note: released, noteAmount: "2", zcashAddress: WITHDRAW, timeoutMs: 1_000 }),
+    ).rejects.toMatchObject({ code: "deposit_not_found" });
   });
 
   it("verifies a webhook delivery the API signed", async () => {

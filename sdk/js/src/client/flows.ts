@@ -6,6 +6,7 @@
 // wallet and followed until it is paid.
 import { type Address, type Hex, parseSignature, parseUnits } from "viem";
 import {
+  type AnyBinding,
   type Note,
   DepositTree,
   depositLeaf,
@@ -20,11 +21,11 @@ import { type HttpClient, sleep } from "./http.ts";
 import type { LedgerResource, MintsResource, ProofsResource, RedemptionsResource, RelayResource } from "./resources.ts";
 import type { Body, Mint, Redemption, Relay } from "./types.ts";
 
+/** A proof's steps on this machine: the tree rebuilt, then proving. */
+export type ProveStep = { step: "tree"; leaves: number } | { step: "proving"; collateralFloor: string };
+
 export type MintStep =
-  | { step: "tree"; leaves: number }
-  | { step: "proving"; collateralFloor: string }
-  | { step: "submitted"; proofId: string }
-  | { step: "confirming"; mintId: string; status: string };
+  ProveStep | { step: "submitted"; proofId: string } | { step: "confirming"; mintId: string; status: string };
 
 export type RedeemStep = { step: "signing" } | { step: "following"; id: string; status: string };
 
@@ -35,6 +36,11 @@ export interface MintParams {
   recipient: Address;
   /** The collateral floor to prove, in ZEC; by default the smallest round figure that covers the mint. */
   floor?: string;
+  /**
+   * The note's ZEC when it is not a deposit (a change note, or a note a position
+   * released): its leaf is then found by value, as the API knows no commitment for it.
+   */
+  noteAmount?: string;
   onProgress?: (step: MintStep) => void;
   /** How long to wait for `confirmed` (default 2 minutes). */
   timeoutMs?: number;
@@ -112,16 +118,7 @@ export class Flows {
     if (!relay.relayer || !relay.minting || relay.chainId === null || !minter) {
       throw new FlowError("This API does not relay mints (no deployment or relayer).", { code: "relay_unavailable" });
     }
-    const commitment = noteCommitment(params.note);
-    const { tree, amountZat } = await this.#tree(commitment, params.onProgress);
     const floorZat = params.floor !== undefined ? parseZec(params.floor) : chooseFloor(amountWei, relay.minting);
-    if (floorZat > amountZat) {
-      throw new FlowError(
-        `The deposit holds ${formatZec(amountZat)} ZEC; ${params.amount} ZSD needs a floor of ${formatZec(floorZat)} ZEC.`,
-        { code: "collateral_insufficient" },
-      );
-    }
-    params.onProgress?.({ step: "proving", collateralFloor: formatZec(floorZat) });
     const fee = parseZsd(relay.fee.minimum);
     const binding = {
       chainId: BigInt(relay.chainId),
@@ -132,19 +129,24 @@ export class Flows {
       mintAmount: amountWei,
       owner: positionOwner(params.note),
     };
-    const proved = await proveCollateral(
-      {
-        note: params.note,
-        amountZat,
-        path: tree.path({ leaf: depositLeaf(amountZat, commitment) }),
-        collateralFloorZat: floorZat,
-        binding,
+    const proved = await this.proveNote(relay, {
+      note: params.note,
+      noteAmount: params.noteAmount,
+      floorZat: (amountZat) => {
+        if (floorZat > amountZat) {
+          throw new FlowError(
+            `The note holds ${formatZec(amountZat)} ZEC; ${params.amount} ZSD needs a floor of ${formatZec(floorZat)} ZEC.`,
+            { code: "collateral_insufficient" },
+          );
+        }
+        return floorZat;
       },
-      await this.#circuit(relay),
-    );
+      binding,
+      onProgress: params.onProgress,
+    });
     return {
-      proof: proved.proof as Body<"submitProof">["proof"],
-      publicSignals: publicSignalsToArray(proved.publicSignals),
+      proof: proved.proof,
+      publicSignals: proved.publicSignals,
       mintAmount: formatZsd(amountWei),
       recipient: params.recipient,
       relayer: relay.relayer,
@@ -175,17 +177,56 @@ export class Flows {
   }
 
   /**
+   * Proves a note's spend on this machine for any action (`binding`): finds
+   * its leaf without naming it to the API, proves `floorZat(amountZat)` of it
+   * (the rest becomes the change note) and answers the proof as the API takes it.
+   */
+  async proveNote(
+    relay: Relay,
+    params: {
+      note: Note;
+      noteAmount?: string;
+      floorZat: (amountZat: bigint) => bigint;
+      binding: AnyBinding;
+      onProgress?: (step: ProveStep) => void;
+    },
+  ) {
+    const commitment = noteCommitment(params.note);
+    const known = params.noteAmount === undefined ? undefined : parseZec(params.noteAmount);
+    const { tree, amountZat } = await this.#tree(commitment, known, params.onProgress);
+    const floorZat = params.floorZat(amountZat);
+    params.onProgress?.({ step: "proving", collateralFloor: formatZec(floorZat) });
+    const proved = await proveCollateral(
+      {
+        note: params.note,
+        amountZat,
+        path: tree.path({ leaf: depositLeaf(amountZat, commitment) }),
+        collateralFloorZat: floorZat,
+        binding: params.binding,
+      },
+      await this.#circuit(relay),
+    );
+    return {
+      proof: proved.proof as Body<"submitProof">["proof"],
+      publicSignals: publicSignalsToArray(proved.publicSignals),
+      floorZat,
+    };
+  }
+
+  /**
    * Every leaf, in order, into a tree whose root is checked page by page
    * against the chain's. A deposit recorded a moment ago may not be indexed
    * yet: the whole list is read again for a few seconds before giving up.
    */
-  async #tree(commitment: bigint, onProgress?: (step: MintStep) => void) {
+  async #tree(commitment: bigint, knownAmountZat: bigint | undefined, onProgress?: (step: ProveStep) => void) {
     for (let attempt = 1; ; attempt++) {
-      const found = await this.#readTree(commitment, onProgress);
+      const found = await this.#readTree(commitment, knownAmountZat, onProgress);
       if (found.amountZat !== undefined) return { tree: found.tree, amountZat: found.amountZat };
       if (attempt >= 20) {
         throw new FlowError(
-          "No recorded deposit carries this note's commitment (yet): deposit first, or retry once it is recorded.",
+          knownAmountZat === undefined
+            ? "No recorded deposit carries this note's commitment (yet): deposit first, or retry once it is recorded."
+            : `No leaf holds this note with ${formatZec(knownAmountZat)} ZEC (yet): check the amount, or retry once it is recorded.`,
           { code: "deposit_not_found" },
         );
       }
@@ -193,8 +234,10 @@ export class Flows {
     }
   }
 
-  async #readTree(commitment: bigint, onProgress?: (step: MintStep) => void) {
+  /** The tree, and the note's amount once its leaf is seen: by commitment (a deposit) or by value (`knownAmountZat`). */
+  async #readTree(commitment: bigint, knownAmountZat: bigint | undefined, onProgress?: (step: ProveStep) => void) {
     const tree = new DepositTree();
+    const wanted = knownAmountZat === undefined ? undefined : depositLeaf(knownAmountZat, commitment);
     let amountZat: bigint | undefined;
     for (let from: number | null = 0; from !== null;) {
       const page = await this.r.ledger.depositLeaves({ from, limit: 5000 });
@@ -202,8 +245,11 @@ export class Flows {
         if (item.index !== tree.size) {
           throw new FlowError(`The API skipped leaf ${tree.size}.`, { code: "tree_mismatch" });
         }
-        tree.insert(BigInt(item.leaf));
-        if (BigInt(item.noteCommitment) === commitment) amountZat = BigInt(item.amountZat);
+        const leaf = BigInt(item.leaf);
+        tree.insert(leaf);
+        if (wanted !== undefined ? leaf === wanted : BigInt(item.noteCommitment) === commitment) {
+          amountZat = wanted !== undefined ? knownAmountZat : BigInt(item.amountZat);
+        }
       }
       if (page.root !== null && BigInt(page.root) !== tree.root) {
         throw new FlowError("The rebuilt deposit tree does not have the chain's root.", { code: "tree_mismatch" });

@@ -7,6 +7,14 @@
 import { Webhook } from "standardwebhooks";
 import { type Note, createNote, decodeNote, encodeNote, noteCommitment } from "../notes/index.ts";
 import { Flows, type MintParams, type RedeemParams } from "./flows.ts";
+import {
+  type ClosePositionParams,
+  PositionFlows,
+  type RepayParams,
+  type TopUpParams,
+  type WithdrawCollateralParams,
+  type WithdrawNoteParams,
+} from "./position-flows.ts";
 import { HttpClient, type HttpOptions } from "./http.ts";
 import {
   AgentsResource,
@@ -26,7 +34,18 @@ import {
 export * from "./errors.ts";
 export type * from "./types.ts";
 export { chooseFloor, roundFloorUp } from "./flows.ts";
-export type { MintParams, MintStep, RedeemParams, RedeemStep, TypedDataSigner } from "./flows.ts";
+export type { MintParams, MintStep, ProveStep, RedeemParams, RedeemStep, TypedDataSigner } from "./flows.ts";
+export type {
+  ClosePositionParams,
+  PositionAction,
+  PositionStep,
+  ReleaseTo,
+  RepayParams,
+  TopUpParams,
+  WithdrawCollateralParams,
+  WithdrawNoteParams,
+  Withdrawal,
+} from "./position-flows.ts";
 
 export interface ZsdOptions {
   /** The API's base address, without /v1. Default: the local sandbox for sk_test_ keys. */
@@ -72,6 +91,7 @@ export class Zsd {
   readonly alerts: AlertsResource;
   readonly governance: GovernanceResource;
   readonly #flows: Flows;
+  readonly #positionFlows: PositionFlows;
 
   /** Notes: the depositor's secrets, and their copyable string form (zsdnote1…, with a checksum). */
   readonly notes = {
@@ -124,6 +144,7 @@ export class Zsd {
     this.alerts = new AlertsResource(http);
     this.governance = new GovernanceResource(http);
     this.#flows = new Flows(http, this);
+    this.#positionFlows = new PositionFlows(this.#flows, this);
   }
 
   /** Proves on this machine and mints; resolves once the mint is confirmed. */
@@ -147,5 +168,34 @@ export class Zsd {
 
   waitForRedemption(id: string, params?: Pick<RedeemParams, "onProgress" | "timeoutMs">) {
     return this.#flows.waitForRedemption(id, params);
+  }
+
+  /** Burns the signer's ZSD against a position's debt; resolves once confirmed. */
+  repayPosition(params: RepayParams) {
+    return this.#positionFlows.repay(params);
+  }
+
+  /** Takes ZEC out of a position, signed with the owner key of the note that opened it. */
+  withdrawFromPosition(params: WithdrawCollateralParams) {
+    return this.#positionFlows.withdrawCollateral(params);
+  }
+
+  /** Repays what is owed (from `payer`, when given) and releases the collateral to an address or a new note. */
+  closePosition(params: ClosePositionParams) {
+    return this.#positionFlows.close(params);
+  }
+
+  /** Proves on this machine and adds a note's ZEC to a position. */
+  topUpPosition(params: TopUpParams) {
+    return this.#positionFlows.topUp(params);
+  }
+
+  /** Proves on this machine and pays a note's ZEC to a shielded address; resolves once the chain has it. */
+  withdrawNote(params: WithdrawNoteParams) {
+    return this.#positionFlows.withdrawNote(params);
+  }
+
+  waitForPositionAction(positionId: string, actionId: string, params?: Pick<RepayParams, "onProgress" | "timeoutMs">) {
+    return this.#positionFlows.waitForAction(positionId, actionId, params);
   }
 }

@@ -1,0 +1,263 @@
+// A position's whole actions, with no signature or proof in the caller's
+// hands. The owner's key comes from the note that opened the position
+// (positionOwnerKey), so a wallet that keeps its notes can act on its
+// positions; a payer (repay) signs with its own wallet. Notes are spent with a
+// proof made on this machine, bound to the one action (top-up of this
+// position, or payout to this address). Each flow follows the action until the
+// chain has it.
+import type { Address, Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { type Note, noteCommitment, positionOwnerKey } from "../notes/index.ts";
+import { formatZec, parseZec, parseZsd } from "../units/index.ts";
+import { FlowError } from "./errors.ts";
+import type { Flows, ProveStep, TypedDataSigner } from "./flows.ts";
+import { sleep } from "./http.ts";
+import type { PositionsResource, RelayResource, WithdrawalsResource } from "./resources.ts";
+import type { Answer, Relay } from "./types.ts";
+
+export type PositionAction = Answer<"getPositionAction">;
+export type Withdrawal = Answer<"getWithdrawal">;
+
+export type PositionStep =
+  ProveStep | { step: "signing"; signer: Address } | { step: "following"; id: string; status: string };
+
+/** Where released ZEC goes: a shielded address custody pays, or a new note (keep it: it mints again). */
+export type ReleaseTo = { zcashAddress: string } | { note: Note };
+
+interface Following {
+  onProgress?: (step: PositionStep) => void;
+  /** How long to wait for `confirmed` (default 2 minutes). */
+  timeoutMs?: number;
+}
+
+export interface RepayParams extends Following {
+  positionId: string;
+  /** ZSD to burn against the debt. */
+  amount: string;
+  /** Whose ZSD is burned: any holder's wallet. */
+  signer: TypedDataSigner;
+}
+
+export interface WithdrawCollateralParams extends Following {
+  positionId: string;
+  /** The note that opened the position: its owner key signs. */
+  note: Note;
+  /** ZEC to take out; the position must stay at or above the minimum ratio. */
+  amount: string;
+  to: ReleaseTo;
+}
+
+export interface ClosePositionParams extends Following {
+  positionId: string;
+  note: Note;
+  to: ReleaseTo;
+  /** Repays what is still owed first, from this wallet (the owner's fresh address holds no ZSD). */
+  payer?: TypedDataSigner;
+}
+
+export interface TopUpParams extends Following {
+  positionId: string;
+  /** The note whose ZEC is added (a deposit, or with `noteAmount` a change or released note). */
+  note: Note;
+  noteAmount?: string;
+  /** ZEC to add; by default all the note holds (the rest stays as its change note). */
+  amount?: string;
+}
+
+export interface WithdrawNoteParams extends Following {
+  note: Note;
+  noteAmount?: string;
+  /** A shielded Zcash address of the environment's network. */
+  zcashAddress: string;
+  /** ZEC to pay; by default all the note holds. */
+  amount?: string;
+}
+
+const addressOf = (signer: TypedDataSigner): Address => {
+  const address = signer.address ?? signer.account?.address;
+  if (!address) throw new FlowError("The signer has no address.", { code: "signer_without_address" });
+  return address;
+};
+
+const destinationOf = (to: ReleaseTo) =>
+  "note" in to ? { noteCommitment: noteCommitment(to.note).toString() } : { zcashAddress: to.zcashAddress };
+
+export class PositionFlows {
+  constructor(
+    private readonly flows: Flows,
+    private readonly r: { relay: RelayResource; positions: PositionsResource; withdrawals: WithdrawalsResource },
+  ) {}
+
+  /** Burns the signer's ZSD against the position's debt. */
+  async repay(params: RepayParams): Promise<PositionAction> {
+    const payer = addressOf(params.signer);
+    const amount = parseZsd(params.amount);
+    const signed = await this.#sign(
+      params.signer,
+      "Repay",
+      { positionId: BigInt(params.positionId), amount, payer },
+      params,
+    );
+    const queued = await this.r.positions.repay(params.positionId, { amount: params.amount, payer, ...signed });
+    return this.waitForAction(params.positionId, queued.actionId, params);
+  }
+
+  /** Takes ZEC out of the position, signed with the owner key of the note that opened it. */
+  async withdrawCollateral(params: WithdrawCollateralParams): Promise<PositionAction> {
+    const destination = destinationOf(params.to);
+    const signed = await this.#sign(
+      ownerOf(params.note),
+      "WithdrawCollateral",
+      { positionId: BigInt(params.positionId), amountZat: parseZec(params.amount), ...typedDestination(destination) },
+      params,
+    );
+    const queued = await this.r.positions.withdraw(params.positionId, {
+      amount: params.amount,
+      destination,
+      ...signed,
+    });
+    return this.waitForAction(params.positionId, queued.actionId, params);
+  }
+
+  /** Repays what is owed (from `payer`, when given) and releases all the collateral to `to`. */
+  async close(params: ClosePositionParams): Promise<PositionAction> {
+    const position = await this.r.positions.get(params.positionId);
+    if (params.payer && position.status === "open" && parseZsd(position.debt) > 0n) {
+      await this.repay({ ...params, amount: position.debt, signer: params.payer });
+    }
+    const destination = destinationOf(params.to);
+    const signed = await this.#sign(
+      ownerOf(params.note),
+      "Close",
+      { positionId: BigInt(params.positionId), ...typedDestination(destination) },
+      params,
+    );
+    const queued = await this.r.positions.close(params.positionId, { destination, ...signed });
+    return this.waitForAction(params.positionId, queued.actionId, params);
+  }
+
+  /** Adds a note's ZEC to the position, with a proof bound to this position only. */
+  async topUp(params: TopUpParams): Promise<PositionAction> {
+    const relay = await this.#relay();
+    const proved = await this.flows.proveNote(relay, {
+      note: params.note,
+      noteAmount: params.noteAmount,
+      floorZat: this.#part(params.amount),
+      binding: { ...bindingBase(relay), positionId: BigInt(params.positionId) },
+      onProgress: params.onProgress,
+    });
+    const queued = await this.r.positions.topUp(params.positionId, {
+      proof: proved.proof,
+      publicSignals: proved.publicSignals,
+    });
+    return this.waitForAction(params.positionId, queued.actionId, params);
+  }
+
+  /** Pays a note's ZEC to a shielded address (a deposit that will never mint), with a proof bound to it. */
+  async withdrawNote(params: WithdrawNoteParams): Promise<Withdrawal> {
+    const relay = await this.#relay();
+    const proved = await this.flows.proveNote(relay, {
+      note: params.note,
+      noteAmount: params.noteAmount,
+      floorZat: this.#part(params.amount),
+      binding: { ...bindingBase(relay), zcashAddress: params.zcashAddress },
+      onProgress: params.onProgress,
+    });
+    const queued = await this.r.withdrawals.create({
+      proof: proved.proof,
+      publicSignals: proved.publicSignals,
+      zcashAddress: params.zcashAddress,
+    });
+    return this.#follow(
+      queued.withdrawalId,
+      () => this.r.withdrawals.get(queued.withdrawalId),
+      "withdrawals.get()",
+      params,
+    );
+  }
+
+  /** Follows a position action until it is confirmed (a failed one throws FlowError with its failureCode). */
+  waitForAction(positionId: string, actionId: string, params: Following = {}): Promise<PositionAction> {
+    return this.#follow(actionId, () => this.r.positions.action(positionId, actionId), "positions.action()", params);
+  }
+
+  async #follow<T extends { status: string; failureCode: string | null; failureReason: string | null }>(
+    id: string,
+    read: () => Promise<T>,
+    how: string,
+    params: Following,
+  ): Promise<T> {
+    const deadline = Date.now() + (params.timeoutMs ?? 120_000);
+    for (let last = ""; ;) {
+      const item = await read();
+      if (item.status !== last) params.onProgress?.({ step: "following", id, status: (last = item.status) });
+      if (item.status === "confirmed") return item;
+      if (item.status === "failed") {
+        throw new FlowError(`${id} failed: ${item.failureReason ?? "no reason given"}`, {
+          code: item.failureCode ?? "action_failed",
+        });
+      }
+      if (Date.now() > deadline) {
+        throw new FlowError(`${id} is still ${item.status}; follow it with ${how}.`, { code: "flow_timeout" });
+      }
+      await sleep(500);
+    }
+  }
+
+  /** Signs `message` as `primaryType` with the minter's domain and types, at the signer's next nonce. */
+  async #sign(
+    signer: TypedDataSigner,
+    primaryType: "Repay" | "WithdrawCollateral" | "Close",
+    message: Record<string, unknown>,
+    params: Following,
+  ): Promise<{ deadline: number; signature: Hex }> {
+    const address = addressOf(signer);
+    params.onProgress?.({ step: "signing", signer: address });
+    const terms = await this.r.positions.terms(address);
+    const signature = await signer.signTypedData({
+      domain: terms.domain,
+      types: { [primaryType]: terms.types[primaryType] },
+      primaryType,
+      message: { ...message, nonce: BigInt(terms.nonce), deadline: BigInt(terms.suggestedDeadline) },
+      ...(signer.account ? { account: signer.account } : {}),
+    } as never);
+    return { deadline: terms.suggestedDeadline, signature };
+  }
+
+  async #relay(): Promise<Relay> {
+    const relay = await this.r.relay.get();
+    if (!relay.relayer || relay.chainId === null || !relay.contracts?.StableMinter?.address) {
+      throw new FlowError("This API does not relay positions (no deployment or relayer).", {
+        code: "relay_unavailable",
+      });
+    }
+    return relay;
+  }
+
+  /** `amount` ZEC of the note, or all of it. */
+  #part(amount: string | undefined) {
+    return (amountZat: bigint) => {
+      if (amount === undefined) return amountZat;
+      const wanted = parseZec(amount);
+      if (wanted === 0n || wanted > amountZat) {
+        throw new FlowError(`The note holds ${formatZec(amountZat)} ZEC; ${amount} ZEC cannot be spent from it.`, {
+          code: "note_insufficient",
+        });
+      }
+      return wanted;
+    };
+  }
+}
+
+const ownerOf = (note: Note) => privateKeyToAccount(positionOwnerKey(note));
+
+const bindingBase = (relay: Relay) => ({
+  chainId: BigInt(relay.chainId!),
+  minter: relay.contracts!.StableMinter!.address as Address,
+});
+
+/** The destination as the typed data has it: both fields, one of them empty. */
+const typedDestination = (d: { zcashAddress: string } | { noteCommitment: string }) =>
+  "zcashAddress" in d
+    ? { zcashAddress: d.zcashAddress, noteCommitment: 0n }
+    : { zcashAddress: "", noteCommitment: BigInt(d.noteCommitment) };
