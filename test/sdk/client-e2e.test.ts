@@ -244,6 +244,37 @@ describe("the SDK and the CLI on the real stack", () => {
     const ledger = await zsd(["ledger", "--json"]);
     expect(JSON.parse(ledger.stdout)).toMatchObject({ supply: { object: "supply" } });
 
+    // The mint opened a position (the redemption above took a share of its debt and ZEC). Repaying more than
+    // it owes is refused, and says why.
+    const positionId = /position (\d+),/.exec(minted.stdout)![1]!;
+    const shown = JSON.parse((await zsd(["position", positionId, "--json"])).stdout) as { debt: string };
+    expect(shown).toMatchObject({ id: positionId, status: "open" });
+    expect(Number(shown.debt)).toBeGreaterThan(30);
+    expect(Number(shown.debt)).toBeLessThan(40);
+    const bobKey = { ZSD_PRIVATE_KEY: hardhatPrivateKey(6) };
+    const tooMuch = await zsd(["position", positionId, "repay", "--amount", "40", "--json"], bobKey);
+    expect(tooMuch.code).toBe(1);
+    expect(JSON.parse(tooMuch.stderr.trim().split("\n").at(-1)!)).toMatchObject({
+      code: "position_action_would_revert",
+    });
+    const repaid = await zsd(["position", positionId, "repay", "--amount", "5"], bobKey);
+    expect(repaid.stdout).toMatch(/^repaid 5 ZSD/);
+    // Alice's wallet repays the rest; the note's owner key closes into a fresh note, told before it is sent.
+    const closed = await zsd(["position", positionId, "close", "--to", "note", "--json"], {
+      ZSD_NOTE: note,
+      ZSD_PRIVATE_KEY: hardhatPrivateKey(5),
+    });
+    expect(closed.code).toBe(0);
+    const { note: releasedNote, released } = JSON.parse(closed.stdout) as { note: string; released: string };
+    expect(Number(released)).toBeGreaterThan(1);
+    expect(Number(released)).toBeLessThan(1.3);
+    expect(closed.stderr).toContain(releasedNote);
+    expect(JSON.parse((await zsd(["position", positionId, "--json"])).stdout)).toMatchObject({ status: "closed" });
+    // That note is no deposit: --note-amount finds it, and its ZEC is paid out.
+    const paid = await zsd(["withdraw", "--note", releasedNote, "--note-amount", released, "--to", WITHDRAW]);
+    expect(paid.stdout).toMatch(new RegExp(`^paid ${released.replace(".", "\\.")} ZEC of the note to ztestsapling1`));
+    expect(paid.code).toBe(0);
+
     // The same note again: its deposit is spent; the error names why, with the code.
     const again = await zsd(["mint", "--note", note, "--amount", "40", "--recipient", bob.address, "--json"]);
     expect(again.code).toBe(1);

@@ -5,7 +5,8 @@
 import { parseArgs } from "node:util";
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { type MintStep, type RedeemStep, Zsd, ZsdError } from "../client/index.ts";
+import { type MintStep, type PositionStep, type RedeemStep, type ReleaseTo, Zsd, ZsdError } from "../client/index.ts";
+import type { Note } from "../notes/index.ts";
 
 const USAGE = `usage: zsd <command> [options]
 
@@ -14,10 +15,21 @@ const USAGE = `usage: zsd <command> [options]
   prove --note N --amount ZSD --recipient 0x [--floor ZEC]
                                              the proof of a mint, made here (the body of POST /v1/proofs/submit)
   mint --note N --amount ZSD --recipient 0x [--floor ZEC]
-                                             prove, submit, mint and wait until confirmed
+                                             prove, submit, mint and wait until confirmed; the mint opens a position
   redeem --amount ZSD --to ZADDR             sign (key in ZSD_PRIVATE_KEY) and redeem; wait until paid
-  status ID                                  a mint (mint_…), redemption (red_…) or proof (prf_…)
+  position ID                                a position: collateral, debt, ratio, liquidation price
+  position ID repay --amount ZSD             burn ZSD against its debt (the payer's key in ZSD_PRIVATE_KEY)
+  position ID withdraw --note N --amount ZEC --to ZADDR|note
+                                             take ZEC out, signed with the owner key of the note that opened it
+  position ID close --note N --to ZADDR|note close it (with ZSD_PRIVATE_KEY set, that wallet repays the debt first)
+  position ID top-up --note N [--amount ZEC] add a note's ZEC (proven here)
+  withdraw --note N --to ZADDR [--amount ZEC]
+                                             pay a note's ZEC out to a shielded address (a deposit that will not mint)
+  status ID                                  a mint (mint_…), redemption (red_…), proof (prf_…) or withdrawal (wdr_…)
   ledger                                     supply, collateral and the peg price
+
+--to note releases into a fresh note, printed (stderr) before anything is sent: keep it, it mints again. A note that is not a deposit
+(a change or released note) needs --note-amount ZEC (what it holds), for mint, prove, top-up and withdraw.
 
 options: --json (machine-readable output), --base-url URL (or ZSD_BASE_URL); the API key is ZSD_API_KEY.`;
 
@@ -30,6 +42,7 @@ const { values, positionals } = parseArgs({
     amount: { type: "string" },
     recipient: { type: "string" },
     floor: { type: "string" },
+    "note-amount": { type: "string" },
     to: { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -63,9 +76,83 @@ const mintProgress = (step: MintStep) => {
 };
 const redeemProgress = (step: RedeemStep) =>
   progress(step.step === "signing" ? "signing the redemption…" : `redemption ${step.id}: ${step.status}`);
+const positionProgress = (step: PositionStep) => {
+  if (step.step === "tree") progress(`tree: ${step.leaves} deposit leaves`);
+  else if (step.step === "proving") progress(`proving ${step.collateralFloor} ZEC of the note…`);
+  else if (step.step === "signing") progress(`signing as ${step.signer}…`);
+  else progress(`${step.id}: ${step.status}`);
+};
+
+function signerKey(required: boolean) {
+  const key = process.env.ZSD_PRIVATE_KEY;
+  if (!key && required) throw new UsageError("ZSD_PRIVATE_KEY (the signer's 0x… private key) is required to sign");
+  return key ? privateKeyToAccount(key as Hex) : undefined;
+}
+
+/** `--to`: a shielded address, or `note` for a fresh note (answered, to keep). */
+function releaseTo(zsd: Zsd): { to: ReleaseTo; fresh?: Note } {
+  const to = need("to");
+  if (to !== "note") return { to: { zcashAddress: to } };
+  const fresh = zsd.notes.create();
+  // Told before anything is sent: if the wait is cut short, the ZEC may still land in this note.
+  process.stderr.write(`new note, for the released ZEC (keep it secret): ${zsd.notes.encode(fresh)}\n`);
+  return { to: { note: fresh }, fresh };
+}
+
+async function position(zsd: Zsd, positionId: string | undefined, action: string | undefined): Promise<void> {
+  if (!positionId) throw new UsageError("zsd position <id> [repay|withdraw|close|top-up]");
+  const common = { positionId, onProgress: positionProgress };
+  const done = (result: Record<string, unknown>, fresh: Note | undefined, human: string) => {
+    const note = fresh ? zsd.notes.encode(fresh) : undefined;
+    out(
+      note ? { ...result, note } : result,
+      note
+        ? `${human}
+new note: ${note} (keep it secret)`
+        : human,
+    );
+  };
+  switch (action) {
+    case undefined: {
+      const p = await zsd.positions.get(positionId);
+      return out(
+        p,
+        `position ${p.id} (${p.status}): ${p.collateral} ZEC, ${p.debt} ZSD, ratio ${p.collateralRatio ?? "-"}, ` +
+          `liquidation under $${p.liquidationPrice ?? "-"} (ZEC at $${p.price})`,
+      );
+    }
+    case "repay": {
+      const a = await zsd.repayPosition({ ...common, amount: need("amount"), signer: signerKey(true)! });
+      return done(a, undefined, `repaid ${a.amount} ZSD (${a.actionId}, tx ${a.txHash})`);
+    }
+    case "withdraw": {
+      const { to, fresh } = releaseTo(zsd);
+      const a = await zsd.withdrawFromPosition({ ...common, note: noteArg(zsd), amount: need("amount"), to });
+      return done(a, fresh, `withdrew ${a.released ?? a.amount} ZEC (${a.actionId}, tx ${a.txHash})`);
+    }
+    case "close": {
+      const { to, fresh } = releaseTo(zsd);
+      const a = await zsd.closePosition({ ...common, note: noteArg(zsd), to, payer: signerKey(false) });
+      return done(a, fresh, `closed; released ${a.released ?? "0"} ZEC (${a.actionId}, tx ${a.txHash})`);
+    }
+    case "top-up": {
+      const a = await zsd.topUpPosition({
+        ...common,
+        note: noteArg(zsd),
+        noteAmount: values["note-amount"],
+        amount: values.amount,
+      });
+      return done(a, undefined, `added ${a.amount} ZEC (${a.actionId}, tx ${a.txHash})`);
+    }
+    default:
+      throw new UsageError(`unknown position action ${action}`);
+  }
+}
+
+const noteArg = (zsd: Zsd) => zsd.notes.decode(need("note"));
 
 async function main(): Promise<void> {
-  const [command, sub] = positionals;
+  const [command, sub, action] = positionals;
   if (values.help || !command) {
     process.stdout.write(`${USAGE}\n`);
     return;
@@ -87,6 +174,7 @@ async function main(): Promise<void> {
       const zsd = client();
       const body = await zsd.prove({
         note: zsd.notes.decode(need("note")),
+        noteAmount: values["note-amount"],
         amount: need("amount"),
         recipient: need("recipient") as Address,
         floor: values.floor,
@@ -98,27 +186,43 @@ async function main(): Promise<void> {
       const zsd = client();
       const mint = await zsd.mint({
         note: zsd.notes.decode(need("note")),
+        noteAmount: values["note-amount"],
         amount: need("amount"),
         recipient: need("recipient") as Address,
         floor: values.floor,
         onProgress: mintProgress,
       });
-      return out(mint, `minted ${mint.amount} ZSD to ${mint.recipient} (${mint.mintId}, tx ${mint.txHash})`);
+      return out(
+        mint,
+        `minted ${mint.amount} ZSD to ${mint.recipient} (${mint.mintId}, position ${mint.positionId}, tx ${mint.txHash})`,
+      );
     }
     case "redeem": {
-      const key = process.env.ZSD_PRIVATE_KEY;
-      if (!key) throw new UsageError("ZSD_PRIVATE_KEY (the owner's 0x… private key) is required to sign");
+      const signer = signerKey(true)!;
       const zsd = client();
       const redemption = await zsd.redeem({
         amount: need("amount"),
         withdrawAddress: need("to"),
-        signer: privateKeyToAccount(key as Hex),
+        signer,
         onProgress: redeemProgress,
       });
       return out(
         redemption,
         `redeemed ${redemption.amount} ZSD for ${redemption.zecDue} ZEC (${redemption.id}, Zcash tx ${redemption.zcashTxId})`,
       );
+    }
+    case "position":
+      return position(client(), sub, action);
+    case "withdraw": {
+      const zsd = client();
+      const w = await zsd.withdrawNote({
+        note: noteArg(zsd),
+        noteAmount: values["note-amount"],
+        amount: values.amount,
+        zcashAddress: need("to"),
+        onProgress: positionProgress,
+      });
+      return out(w, `paid ${w.amount} ZEC of the note to ${w.zcashAddress} (${w.withdrawalId}, tx ${w.txHash})`);
     }
     case "status": {
       const zsd = client();
@@ -129,8 +233,10 @@ async function main(): Promise<void> {
           ? await zsd.redemptions.get(sub)
           : sub.startsWith("prf_")
             ? await zsd.proofs.get(sub)
-            : undefined;
-      if (!found) throw new UsageError("an id is mint_…, red_… or prf_…");
+            : sub.startsWith("wdr_")
+              ? await zsd.withdrawals.get(sub)
+              : undefined;
+      if (!found) throw new UsageError("an id is mint_…, red_…, prf_… or wdr_…");
       return out(found, JSON.stringify(found, null, 2));
     }
     case "ledger": {
