@@ -156,24 +156,16 @@ export class Flows {
   }
 
   /** Follows a mint until it is confirmed (a failed one throws FlowError with its failureCode). */
-  async waitForMint(mintId: string, params: Pick<MintParams, "onProgress" | "timeoutMs"> = {}): Promise<Mint> {
-    const deadline = Date.now() + (params.timeoutMs ?? 120_000);
-    for (let last = ""; ;) {
-      const mint = await this.r.mints.get(mintId);
-      if (mint.status !== last) params.onProgress?.({ step: "confirming", mintId, status: (last = mint.status) });
-      if (mint.status === "confirmed") return mint;
-      if (mint.status === "failed") {
-        throw new FlowError(`Mint ${mintId} failed: ${mint.failureReason ?? "no reason given"}`, {
-          code: mint.failureCode ?? "mint_failed",
-        });
-      }
-      if (Date.now() > deadline) {
-        throw new FlowError(`Mint ${mintId} is still ${mint.status}; follow it with mints.get().`, {
-          code: "flow_timeout",
-        });
-      }
-      await sleep(500);
-    }
+  waitForMint(mintId: string, params: Pick<MintParams, "onProgress" | "timeoutMs"> = {}): Promise<Mint> {
+    return follow({
+      what: `Mint ${mintId}`,
+      read: () => this.r.mints.get(mintId),
+      until: "confirmed",
+      failedCode: "mint_failed",
+      how: "mints.get()",
+      timeoutMs: params.timeoutMs ?? 120_000,
+      onStatus: (status) => params.onProgress?.({ step: "confirming", mintId, status }),
+    });
   }
 
   /**
@@ -306,28 +298,47 @@ export class Flows {
   }
 
   /** Follows a redemption until it is paid (a failed one throws FlowError with its failureCode). */
-  async waitForRedemption(
-    id: string,
-    params: Pick<RedeemParams, "onProgress" | "timeoutMs"> = {},
-  ): Promise<Redemption> {
-    const deadline = Date.now() + (params.timeoutMs ?? 300_000);
-    for (let last = ""; ;) {
-      const redemption = await this.r.redemptions.get(id);
-      if (redemption.status !== last) {
-        params.onProgress?.({ step: "following", id, status: (last = redemption.status) });
-      }
-      if (redemption.status === "paid") return redemption;
-      if (redemption.status === "failed") {
-        throw new FlowError(`Redemption ${id} failed: ${redemption.failureReason ?? "no reason given"}`, {
-          code: redemption.failureCode ?? "redemption_failed",
-        });
-      }
-      if (Date.now() > deadline) {
-        throw new FlowError(`Redemption ${id} is still ${redemption.status}; follow it with redemptions.get().`, {
-          code: "flow_timeout",
-        });
-      }
-      await sleep(500);
+  waitForRedemption(id: string, params: Pick<RedeemParams, "onProgress" | "timeoutMs"> = {}): Promise<Redemption> {
+    return follow({
+      what: `Redemption ${id}`,
+      read: () => this.r.redemptions.get(id),
+      until: "paid",
+      failedCode: "redemption_failed",
+      how: "redemptions.get()",
+      timeoutMs: params.timeoutMs ?? 300_000,
+      onStatus: (status) => params.onProgress?.({ step: "following", id, status }),
+    });
+  }
+}
+
+/**
+ * Polls `read` until its status is `until` (answered), "failed" (a FlowError
+ * with its failureCode) or the time is up (a FlowError saying how to go on).
+ */
+export async function follow<
+  T extends { status: string; failureCode?: string | null; failureReason?: string | null },
+>(o: {
+  what: string;
+  read: () => Promise<T>;
+  until: string;
+  failedCode: string;
+  how: string;
+  timeoutMs: number;
+  onStatus?: (status: string) => void;
+}): Promise<T> {
+  const deadline = Date.now() + o.timeoutMs;
+  for (let last = ""; ;) {
+    const item = await o.read();
+    if (item.status !== last) o.onStatus?.((last = item.status));
+    if (item.status === o.until) return item;
+    if (item.status === "failed") {
+      throw new FlowError(`${o.what} failed: ${item.failureReason ?? "no reason given"}`, {
+        code: item.failureCode ?? o.failedCode,
+      });
     }
+    if (Date.now() > deadline) {
+      throw new FlowError(`${o.what} is still ${item.status}; follow it with ${o.how}.`, { code: "flow_timeout" });
+    }
+    await sleep(500);
   }
 }

@@ -10,8 +10,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { type Note, noteCommitment, positionOwnerKey } from "../notes/index.ts";
 import { formatZec, parseZec, parseZsd } from "../units/index.ts";
 import { FlowError } from "./errors.ts";
-import type { Flows, ProveStep, TypedDataSigner } from "./flows.ts";
-import { sleep } from "./http.ts";
+import { type Flows, type ProveStep, type TypedDataSigner, follow } from "./flows.ts";
 import type { PositionsResource, RelayResource, WithdrawalsResource } from "./resources.ts";
 import type { Answer, Relay } from "./types.ts";
 
@@ -168,40 +167,26 @@ export class PositionFlows {
       publicSignals: proved.publicSignals,
       zcashAddress: params.zcashAddress,
     });
-    return this.#follow(
-      queued.withdrawalId,
-      () => this.r.withdrawals.get(queued.withdrawalId),
-      "withdrawals.get()",
-      params,
-    );
+    return follow({
+      what: `Withdrawal ${queued.withdrawalId}`,
+      read: () => this.r.withdrawals.get(queued.withdrawalId),
+      until: "confirmed",
+      failedCode: "withdrawal_failed",
+      how: "withdrawals.get()",
+      ...following(queued.withdrawalId, params),
+    });
   }
 
   /** Follows a position action until it is confirmed (a failed one throws FlowError with its failureCode). */
   waitForAction(positionId: string, actionId: string, params: Following = {}): Promise<PositionAction> {
-    return this.#follow(actionId, () => this.r.positions.action(positionId, actionId), "positions.action()", params);
-  }
-
-  async #follow<T extends { status: string; failureCode: string | null; failureReason: string | null }>(
-    id: string,
-    read: () => Promise<T>,
-    how: string,
-    params: Following,
-  ): Promise<T> {
-    const deadline = Date.now() + (params.timeoutMs ?? 120_000);
-    for (let last = ""; ;) {
-      const item = await read();
-      if (item.status !== last) params.onProgress?.({ step: "following", id, status: (last = item.status) });
-      if (item.status === "confirmed") return item;
-      if (item.status === "failed") {
-        throw new FlowError(`${id} failed: ${item.failureReason ?? "no reason given"}`, {
-          code: item.failureCode ?? "action_failed",
-        });
-      }
-      if (Date.now() > deadline) {
-        throw new FlowError(`${id} is still ${item.status}; follow it with ${how}.`, { code: "flow_timeout" });
-      }
-      await sleep(500);
-    }
+    return follow({
+      what: `Action ${actionId}`,
+      read: () => this.r.positions.action(positionId, actionId),
+      until: "confirmed",
+      failedCode: "action_failed",
+      how: "positions.action()",
+      ...following(actionId, params),
+    });
   }
 
   /** Signs `message` as `primaryType` with the minter's domain and types, at the signer's next nonce. */
@@ -248,6 +233,11 @@ export class PositionFlows {
     };
   }
 }
+
+const following = (id: string, params: Following) => ({
+  timeoutMs: params.timeoutMs ?? 120_000,
+  onStatus: (status: string) => params.onProgress?.({ step: "following", id, status }),
+});
 
 const ownerOf = (note: Note) => privateKeyToAccount(positionOwnerKey(note));
 
