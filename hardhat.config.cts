@@ -87,10 +87,12 @@ task(TASK_RUN).setAction(async (args: { script: string; noCompile: boolean }, hr
 
 const config: HardhatUserConfig = {
   solidity: {
-    version: SOLC_VERSION,
-    settings: {
-      evmVersion: "cancun",
-      optimizer: { enabled: true, runs: 10_000 },
+    compilers: [{ version: SOLC_VERSION, settings: { evmVersion: "cancun", optimizer: { enabled: true, runs: 10_000 } } }],
+    overrides: {
+      "contracts/StableMinter.sol": {
+        version: SOLC_VERSION,
+        settings: { evmVersion: "cancun", optimizer: { enabled: true, runs: 200 } },
+      },
     },
   },
   paths: {

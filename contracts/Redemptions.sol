@@ -16,14 +16,19 @@ import {IStableToken} from "./interfaces/IStableToken.sol";
 /// @notice The ZEC due is fixed at request time by the minter, out of the
 /// positions' collateral only (at the oracle price, or pro rata when the
 /// positions are worth less than the supply), less the redemption fee; the
-/// attestor then completes (paid) or fails (refunded) it. The minter also
-/// queues here the ZEC released from positions and notes, so custody pays
-/// every shielded payout through one path.
+/// attestor then completes (paid) or fails it. A failed payout is never
+/// refunded into the positions (that would move collateral between them):
+/// its ZEC stays held for the owner, who redirects it to another address or
+/// into a note. The minter also queues here the ZEC released from positions
+/// and notes, so custody pays every shielded payout through one path.
 contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, ReentrancyGuard {
     bytes32 public constant ATTESTOR_ROLE = keccak256("ATTESTOR_ROLE");
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
     bytes32 public constant REDEEM_TYPEHASH = keccak256(
         "Redeem(address owner,uint256 amount,string withdrawAddress,uint256 nonce,uint256 deadline)"
+    );
+    bytes32 public constant REDIRECT_TYPEHASH = keccak256(
+        "Redirect(uint256 id,string withdrawAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
     );
 
     uint256 private constant BPS = 10_000;
@@ -36,7 +41,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
     IStableMinter public immutable minter;
 
     uint256 public redemptionFeeBps;
-    /// @notice ZEC promised to requested, not yet completed or failed redemptions.
+    /// @notice ZEC owed: requested payouts and failed ones held for their owners.
     uint256 public pendingZatDue;
     uint256 public redemptionCount;
     mapping(uint256 id => Redemption) private _redemptions;
@@ -94,15 +99,8 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
     ) external nonReentrant returns (uint256 id) {
         if (msg.sender != address(minter)) revert CallerNotMinter(msg.sender);
         if (zatDue == 0 || zatDue > type(uint64).max) revert InvalidAmount(zatDue);
-        id = ++redemptionCount;
         pendingZatDue += zatDue;
-        _redemptions[id] = Redemption({
-            owner: beneficiary,
-            status: Status.Requested,
-            zatDue: uint64(zatDue),
-            amount: 0
-        });
-        emit RedemptionRequested(id, beneficiary, 0, zatDue, 0, 0, withdrawAddress);
+        id = _queuePayout(beneficiary, zatDue, withdrawAddress);
     }
 
     /// @inheritdoc IRedemptions
@@ -118,13 +116,43 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
     /// @inheritdoc IRedemptions
     function failRedemption(uint256 id, string calldata reason) external onlyRole(ATTESTOR_ROLE) nonReentrant {
         Redemption storage redemption = _pending(id);
-        // Released collateral has no tokens to give back; custody must pay it.
-        if (redemption.amount == 0) revert PayoutNotRefundable(id);
         redemption.status = Status.Failed;
-        pendingZatDue -= redemption.zatDue;
-        minter.restoreRedemption(redemption.amount, redemption.zatDue);
-        token.mint(redemption.owner, redemption.amount);
-        emit RedemptionFailed(id, redemption.owner, redemption.amount, reason);
+        emit RedemptionFailed(id, redemption.owner, redemption.zatDue, reason);
+    }
+
+    /// @inheritdoc IRedemptions
+    function redirect(
+        uint256 id,
+        string calldata withdrawAddress,
+        uint256 noteCommitment
+    ) external nonReentrant returns (uint256) {
+        return _redirect(id, withdrawAddress, noteCommitment, msg.sender);
+    }
+
+    /// @inheritdoc IRedemptions
+    function redirectWithSig(
+        uint256 id,
+        string calldata withdrawAddress,
+        uint256 noteCommitment,
+        uint256 deadline,
+        bytes calldata signature
+    ) external nonReentrant returns (uint256) {
+        if (block.timestamp > deadline) revert RedirectSignatureExpired(deadline);
+        address owner = _redemptions[id].owner;
+        bytes32 structHash = keccak256(
+            abi.encode(
+                REDIRECT_TYPEHASH,
+                id,
+                keccak256(bytes(withdrawAddress)),
+                noteCommitment,
+                _useNonce(owner),
+                deadline
+            )
+        );
+        if (!SignatureChecker.isValidSignatureNow(owner, _hashTypedDataV4(structHash), signature)) {
+            revert InvalidRedirectSignature(owner);
+        }
+        return _redirect(id, withdrawAddress, noteCommitment, owner);
     }
 
     /// @inheritdoc IRedemptions
@@ -175,6 +203,38 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         _redemptions[id] = Redemption({owner: owner, status: Status.Requested, zatDue: uint64(zatDue), amount: amount});
         token.burnForRedemption(owner, amount);
         emit RedemptionRequested(id, owner, amount, zatDue, feeZat, price, withdrawAddress);
+    }
+
+    function _queuePayout(address beneficiary, uint256 zatDue, string calldata withdrawAddress) private returns (uint256 id) {
+        id = ++redemptionCount;
+        _redemptions[id] = Redemption({owner: beneficiary, status: Status.Requested, zatDue: uint64(zatDue), amount: 0});
+        emit RedemptionRequested(id, beneficiary, 0, zatDue, 0, 0, withdrawAddress);
+    }
+
+    /// @dev The held ZEC moves as a whole to one place the owner names; the
+    /// failed record stays as it was paid nothing.
+    function _redirect(
+        uint256 id,
+        string calldata withdrawAddress,
+        uint256 noteCommitment,
+        address caller
+    ) private returns (uint256 newId) {
+        Redemption storage redemption = _redemptions[id];
+        if (redemption.status != Status.Failed) revert PayoutNotFailed(id, redemption.status);
+        if (caller != redemption.owner) revert NotPayoutOwner(id, caller);
+        uint256 length = bytes(withdrawAddress).length;
+        if ((length != 0) == (noteCommitment != 0)) revert InvalidRedirectDestination();
+        redemption.status = Status.Redirected;
+        uint256 zatDue = redemption.zatDue;
+        uint256 noteIndex;
+        if (length != 0) {
+            if (length > MAX_ADDRESS_LENGTH) revert InvalidWithdrawAddress(length);
+            newId = _queuePayout(caller, zatDue, withdrawAddress);
+        } else {
+            pendingZatDue -= zatDue;
+            noteIndex = registry.insertNote(noteCommitment, zatDue);
+        }
+        emit PayoutRedirected(id, newId, noteIndex);
     }
 
     function _pending(uint256 id) private view returns (Redemption storage redemption) {

@@ -15,6 +15,7 @@ import {IRedemptions} from "./interfaces/IRedemptions.sol";
 import {IStableMinter} from "./interfaces/IStableMinter.sol";
 import {IStableToken} from "./interfaces/IStableToken.sol";
 import {PriceConsumer} from "./PriceConsumer.sol";
+import {RatioBuckets} from "./libraries/RatioBuckets.sol";
 
 /// @title Spends private ZEC notes with a proof and keeps the positions they open.
 /// @notice Redemptions lower every position's debt by the same fraction and
@@ -27,7 +28,16 @@ import {PriceConsumer} from "./PriceConsumer.sol";
 /// A position stores the id of a snapshot of the map, not the map: the first
 /// write after a redemption saves one, every other write reuses it, so a
 /// position is two storage slots.
+///
+/// A par redemption takes the same zatoshi per unit of debt from every
+/// position, so a position under 100% would give more than it holds: before
+/// it runs, positions under 100% are redistributed (their debt and collateral
+/// spread over the others in proportion to debt, as Liquity v1 does when its
+/// stability pool is empty). The positions are filed by collateral per debt
+/// (`RatioBuckets`) so the redemption finds those without walking them all.
 contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces, ReentrancyGuard {
+    using RatioBuckets for RatioBuckets.Bitmap;
+
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
 
     bytes32 public constant REPAY_TYPEHASH = keccak256(
@@ -53,11 +63,16 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// @dev Fixed-point unit of the redemption map.
     uint256 private constant ONE = 1e36;
     uint32 private constant NO_SNAPSHOT = type(uint32).max;
+    /// @dev Positions a redemption may look at (and redistribute) before it gives up.
+    uint256 private constant MAX_SETTLE_STEPS = 24;
+    uint256 private constant MAX_REDISTRIBUTION_REWARD_BPS = 500;
 
-    /// @dev The composed redemption map; b is zatoshi per debt wei, scaled by ONE.
+    /// @dev The composed map of redemptions and redistributions; b is zatoshi
+    /// per debt wei, scaled by ONE, negative when redistributions gave more
+    /// collateral per unit of debt than redemptions took.
     struct Accumulator {
         uint256 a;
-        uint256 b;
+        int256 b;
         uint256 f;
     }
 
@@ -68,18 +83,23 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         uint32 liquidationRatioBps;
         uint32 liquidationBonusBps;
         uint32 systemFloorRatioBps;
+        uint32 redistributionRewardBps;
     }
 
     /// @dev Debt and backing collateral as of map snapshot `snapshot` of its
     /// epoch (0: the identity map an epoch starts with). A position with no
-    /// debt holds free collateral that redemptions never touch.
+    /// debt holds free collateral that redemptions never touch. A position
+    /// with debt in the current epoch is filed in `bucket`'s list (prev, next).
     struct Position {
         address owner;
         PositionStatus status;
         uint32 epoch;
         uint32 snapshot;
+        uint16 bucket;
         uint64 collateralZat;
         uint128 debt;
+        uint32 prev;
+        uint32 next;
     }
 
     IStableToken public immutable token;
@@ -108,6 +128,9 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     Accumulator private _map;
     mapping(uint32 snapshot => Accumulator) private _snapshots;
     mapping(uint32 epoch => Accumulator) private _finalMap;
+    RatioBuckets.Bitmap private _buckets;
+    /// @dev The first position of each bucket's list, keyed `epoch << 16 | bucket`.
+    mapping(uint256 epochBucket => uint32) private _heads;
 
     event RedemptionsSet(address redemptions);
 
@@ -138,6 +161,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         _setLiquidationRatio((minCollateralRatioBps_ * 12) / 15 < BPS ? BPS : (minCollateralRatioBps_ * 12) / 15);
         _setLiquidationBonus(500);
         _setSystemFloorRatio(minCollateralRatioBps_);
+        _setRedistributionReward(50);
         _setMaxRootAge(maxRootAge_);
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
         _grantRole(PAUSER_ROLE, pauser);
@@ -174,7 +198,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         Position storage position = _positions[positionId];
         position.owner = request.owner;
         position.status = PositionStatus.Open;
-        _write(position, floor, mintAmount);
+        _write(positionId, position, floor, mintAmount);
         token.mint(request.recipient, mintAmount - request.fee);
         if (request.fee != 0) token.mint(request.relayer, request.fee);
         emit Minted(
@@ -198,7 +222,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         Position storage position = _open(positionId);
         _spend(proof, spend, topUpBinding(positionId));
         (uint256 collateral, uint256 debt) = _read(position);
-        _write(position, collateral + spend.collateralFloorZat, debt);
+        _write(positionId, position, collateral + spend.collateralFloorZat, debt);
         emit PositionToppedUp(positionId, spend.nullifierHash, spend.collateralFloorZat);
     }
 
@@ -206,11 +230,13 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     function withdrawNote(
         Proof calldata proof,
         NoteSpend calldata spend,
-        string calldata zcashAddress
+        string calldata zcashAddress,
+        address owner
     ) external whenNotPaused nonReentrant returns (uint256 payoutId) {
         _checkAddress(zcashAddress);
-        _spend(proof, spend, withdrawBinding(zcashAddress));
-        payoutId = redemptions.requestPayout(msg.sender, spend.collateralFloorZat, zcashAddress);
+        if (owner == address(0)) revert InvalidOwner(address(0));
+        _spend(proof, spend, withdrawBinding(zcashAddress, owner));
+        payoutId = redemptions.requestPayout(owner, spend.collateralFloorZat, zcashAddress);
         emit NoteWithdrawn(spend.nullifierHash, spend.collateralFloorZat, payoutId);
     }
 
@@ -314,6 +340,18 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         _liquidate(positionId, to, liquidator);
     }
 
+    /// @inheritdoc IStableMinter
+    function redistribute(uint256 positionId, Destination calldata to) external nonReentrant {
+        Position storage position = _open(positionId);
+        (uint256 collateral, uint256 debt) = _read(position);
+        uint256 value = collateral * _latestPrice() * ZAT_PRICE_TO_USD18;
+        if (debt == 0 || value >= debt) revert PositionNotUnderwater(positionId, value, debt);
+        if (debt >= _totalDebt) revert NoDebtToRedistributeTo(positionId);
+        uint256 reward = (collateral * _params.redistributionRewardBps) / BPS;
+        _redistribute(positionId, position, collateral, debt, reward);
+        if (reward != 0) _release(positionId, msg.sender, reward, to, 0);
+    }
+
     // ---------------------------------------------------------- redemptions
 
     /// @inheritdoc IStableMinter
@@ -323,24 +361,28 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     ) external onlyRedemptions returns (uint256 zatDue, uint256 feeZat, int256 price) {
         uint256 debtBefore = _totalDebt;
         if (amount > debtBefore) revert RedemptionExceedsDebt(amount, debtBefore);
-        (zatDue, feeZat, price) = quoteRedemption(amount, feeBps);
+        uint256 latest = _latestPrice();
+        bool solvent;
+        (zatDue, feeZat, solvent) = _quote(amount, feeBps, latest);
+        price = int256(latest);
         if (zatDue == 0) return (0, feeZat, price);
-        uint256 backing = _backingCollateralZat;
-        bool solvent = backing * uint256(price) * ZAT_PRICE_TO_USD18 >= debtBefore;
+        // A fee-free redistribution keeps the totals, so the quote stands.
+        if (solvent) _settleUnderwater(latest);
 
+        uint256 backing = _backingCollateralZat;
         Accumulator memory map = _map;
         uint256 debtAfter = debtBefore - amount;
-        uint256 f = (ONE * debtAfter) / debtBefore;
         if (solvent) {
-            // Each position gives zatDue / totalDebt zatoshi per unit of its debt.
-            map.b = map.b + Math.mulDiv(map.f, Math.mulDiv(zatDue, ONE, debtBefore), ONE);
+            // Each position gives zatDue / totalDebt zatoshi per unit of its debt, rounded up.
+            map.b += SafeCast.toInt256(Math.mulDiv(map.f, zatDue, debtBefore, Math.Rounding.Ceil));
         } else {
             // Each position gives the same fraction of its collateral: its ratio is unchanged.
-            uint256 a = (ONE * (backing - zatDue)) / backing;
-            map.a = Math.mulDiv(map.a, a, ONE);
-            map.b = Math.mulDiv(map.b, a, ONE);
+            uint256 kept = backing - zatDue;
+            map.a = Math.mulDiv(map.a, kept, backing);
+            map.b = _scaleUp(map.b, kept, backing);
         }
-        map.f = Math.mulDiv(map.f, f, ONE);
+        // Debt rounds up: what an owner owes never rounds in the owner's favour.
+        map.f = Math.mulDiv(map.f, debtAfter, debtBefore, Math.Rounding.Ceil);
         _map = map;
         _mapSnapshot = NO_SNAPSHOT;
         _totalDebt = SafeCast.toUint128(debtAfter);
@@ -350,35 +392,12 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     }
 
     /// @inheritdoc IStableMinter
-    function restoreRedemption(uint256 amount, uint256 zat) external onlyRedemptions {
-        uint256 debtBefore = _totalDebt;
-        uint256 backing = _backingCollateralZat;
-        if (debtBefore == 0 || backing == 0) revert NothingToRestore();
-        Accumulator memory map = _map;
-        uint256 a = (ONE * (backing + zat)) / backing;
-        map.a = Math.mulDiv(map.a, a, ONE);
-        map.b = Math.mulDiv(map.b, a, ONE);
-        map.f = Math.mulDiv(map.f, (ONE * (debtBefore + amount)) / debtBefore, ONE);
-        _map = map;
-        _mapSnapshot = NO_SNAPSHOT;
-        _totalDebt = SafeCast.toUint128(debtBefore + amount);
-        _backingCollateralZat = SafeCast.toUint64(backing + zat);
-        emit RedemptionRestored(amount, zat, _totalDebt, _backingCollateralZat);
-    }
-
-    /// @inheritdoc IStableMinter
     function quoteRedemption(
         uint256 amount,
         uint256 feeBps
     ) public view returns (uint256 zatDue, uint256 feeZat, int256 price) {
         uint256 latest = _latestPrice();
-        uint256 debt = _totalDebt;
-        uint256 backing = _backingCollateralZat;
-        uint256 grossZat = amount / (latest * ZAT_PRICE_TO_USD18);
-        // Worth less than the debt: everyone gets the same share of what there is.
-        if (backing * latest * ZAT_PRICE_TO_USD18 < debt) grossZat = Math.mulDiv(amount, backing, debt);
-        feeZat = (grossZat * feeBps) / BPS;
-        zatDue = grossZat - feeZat;
+        (zatDue, feeZat, ) = _quote(amount, feeBps, latest);
         price = int256(latest);
     }
 
@@ -404,10 +423,11 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     }
 
     /// @inheritdoc IStableMinter
-    function withdrawBinding(string calldata zcashAddress) public view returns (uint256) {
+    function withdrawBinding(string calldata zcashAddress, address owner) public view returns (uint256) {
         return
-            uint256(keccak256(abi.encode(block.chainid, address(this), "withdraw", keccak256(bytes(zcashAddress))))) %
-            SNARK_SCALAR_FIELD;
+            uint256(
+                keccak256(abi.encode(block.chainid, address(this), "withdraw", keccak256(bytes(zcashAddress)), owner))
+            ) % SNARK_SCALAR_FIELD;
     }
 
     /// @inheritdoc IStableMinter
@@ -463,6 +483,11 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     }
 
     /// @inheritdoc IStableMinter
+    function redistributionRewardBps() external view returns (uint256) {
+        return _params.redistributionRewardBps;
+    }
+
+    /// @inheritdoc IStableMinter
     function maxRootAge() external view returns (uint256) {
         return _params.maxRootAge;
     }
@@ -489,6 +514,11 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// @inheritdoc IStableMinter
     function setSystemFloorRatio(uint256 ratioBps) external onlyRole(DEFAULT_ADMIN_ROLE) {
         _setSystemFloorRatio(ratioBps);
+    }
+
+    /// @inheritdoc IStableMinter
+    function setRedistributionReward(uint256 rewardBps) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        _setRedistributionReward(rewardBps);
     }
 
     /// @inheritdoc IStableMinter
@@ -531,8 +561,10 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         Position storage position = _open(positionId);
         (uint256 collateral, uint256 debt) = _read(position);
         if (amount == 0 || amount > debt) revert InvalidRepayAmount(amount, debt);
+        // Repaying everything takes the collateral out of the backing, as a close does.
+        if (amount == debt) _checkExit(collateral, debt);
         token.burnForRedemption(payer, amount);
-        _write(position, collateral, debt - amount);
+        _write(positionId, position, collateral, debt - amount);
         emit PositionRepaid(positionId, payer, amount, debt - amount);
     }
 
@@ -548,14 +580,13 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         if (amountZat == 0 || amountZat > collateral) revert InvalidWithdrawAmount(amountZat, collateral);
         uint256 left = collateral - amountZat;
         if (debt != 0) {
-            uint256 price = _latestPrice();
-            uint256 value = left * price * ZAT_PRICE_TO_USD18;
+            uint256 value = left * _latestPrice() * ZAT_PRICE_TO_USD18;
             if (value * BPS < debt * _params.minCollateralRatioBps) {
                 revert PositionUndercollateralized(positionId, value, (debt * _params.minCollateralRatioBps) / BPS);
             }
-            _checkSystemFloor(_backingCollateralZat - amountZat, _totalDebt, price);
+            _checkExit(amountZat, 0);
         }
-        _write(position, left, debt);
+        _write(positionId, position, left, debt);
         _release(positionId, position.owner, amountZat, to, left);
     }
 
@@ -567,8 +598,11 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         }
         if (caller != position.owner) revert NotPositionOwner(positionId, caller);
         (uint256 collateral, uint256 debt) = _read(position);
-        if (debt != 0) token.burnForRedemption(caller, debt);
-        _write(position, 0, 0);
+        if (debt != 0) {
+            _checkExit(collateral, debt);
+            token.burnForRedemption(caller, debt);
+        }
+        _write(positionId, position, 0, 0);
         position.status = PositionStatus.Closed;
         emit PositionClosed(positionId, debt, collateral);
         if (collateral != 0) _release(positionId, caller, collateral, to, 0);
@@ -589,7 +623,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         );
         uint256 surplus = collateral - seized;
         // The surplus leaves the backing pool: the owner claims it with close().
-        _write(position, surplus, 0);
+        _write(positionId, position, surplus, 0);
         position.status = PositionStatus.Liquidated;
         emit PositionLiquidated(positionId, liquidator, debt, seized, surplus, int256(price));
         if (seized != 0) {
@@ -625,7 +659,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     }
 
     /// @dev The position's collateral and debt now: its snapshot carried
-    /// through the redemptions since (none for free collateral).
+    /// through the redemptions and redistributions since (none for free
+    /// collateral). Collateral rounds down and debt up, in the system's favour.
     function _read(Position storage position) private view returns (uint256 collateral, uint256 debt) {
         collateral = position.collateralZat;
         debt = position.debt;
@@ -635,43 +670,181 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         Accumulator memory at = _snapshot(position.snapshot);
         // Composed map since the snapshot: a_r = a/a_s, f_r = f/f_s, b_r = (b − a_r·b_s)/f_s.
         uint256 aR = Math.mulDiv(now_.a, ONE, at.a);
-        uint256 carried = Math.mulDiv(aR, at.b, ONE);
-        uint256 bR = now_.b > carried ? Math.mulDiv(now_.b - carried, ONE, at.f) : 0;
-        uint256 kept = Math.mulDiv(collateral, aR, ONE);
-        uint256 taken = Math.mulDiv(debt, bR, ONE, Math.Rounding.Ceil);
-        collateral = kept > taken ? kept - taken : 0;
+        int256 taken = now_.b - _scaleDown(at.b, aR, ONE);
+        collateral = Math.mulDiv(collateral, aR, ONE);
+        if (taken >= 0) {
+            uint256 charge = Math.mulDiv(debt, uint256(taken), at.f, Math.Rounding.Ceil);
+            collateral = collateral > charge ? collateral - charge : 0;
+        } else {
+            collateral += Math.mulDiv(debt, uint256(-taken), at.f);
+        }
         if (!current) return (collateral, 0);
-        // Rounded up: what an owner owes never rounds in the owner's favour.
         debt = Math.min(Math.mulDiv(debt, now_.f, at.f, Math.Rounding.Ceil), _totalDebt);
     }
 
     /// @dev Moves the position to (collateral, debt) at today's map, keeping
-    /// the system totals equal to the sum over positions.
-    function _write(Position storage position, uint256 collateral, uint256 debt) private {
+    /// the system totals equal to the sum over positions and the position
+    /// filed by its ratio while it has debt.
+    function _write(uint256 id, Position storage position, uint256 collateral, uint256 debt) private {
         (uint256 oldCollateral, uint256 oldDebt) = _read(position);
         // Which total holds it now: debt stored in this epoch means backing.
-        if (position.debt != 0 && position.epoch == epoch) {
+        bool filed = position.debt != 0 && position.epoch == epoch;
+        if (filed) {
             _totalDebt -= SafeCast.toUint128(oldDebt);
             _backingCollateralZat -= SafeCast.toUint64(Math.min(oldCollateral, _backingCollateralZat));
         } else {
             freeCollateralZat -= oldCollateral;
         }
+        uint32 snapshot = 0;
         if (debt != 0) {
             _totalDebt += SafeCast.toUint128(debt);
             _backingCollateralZat += SafeCast.toUint64(collateral);
+            snapshot = _mapSnapshot;
+            if (snapshot == NO_SNAPSHOT) {
+                snapshot = ++_snapshotCount;
+                _snapshots[snapshot] = _map;
+                _mapSnapshot = snapshot;
+            }
+            uint16 bucket = RatioBuckets.bucketOf(_key(collateral, debt));
+            if (!filed || bucket != position.bucket) {
+                if (filed) _unfile(position);
+                _file(SafeCast.toUint32(id), position, bucket);
+            }
         } else {
             freeCollateralZat += collateral;
-        }
-        uint32 snapshot = _mapSnapshot;
-        if (snapshot == NO_SNAPSHOT) {
-            snapshot = ++_snapshotCount;
-            _snapshots[snapshot] = _map;
-            _mapSnapshot = snapshot;
+            if (filed) _unfile(position);
         }
         position.collateralZat = SafeCast.toUint64(collateral);
         position.debt = SafeCast.toUint128(debt);
         position.epoch = epoch;
         position.snapshot = snapshot;
+    }
+
+    /// @dev The position's collateral per debt in the epoch's first frame
+    /// (ONE-scaled zatoshi per wei); 0 when redistributions left it nothing there.
+    function _key(uint256 collateral, uint256 debt) private view returns (uint256) {
+        return _originKey(SafeCast.toInt256(Math.mulDiv(collateral, _map.f, debt)));
+    }
+
+    /// @dev The key of a position exactly at 100% at `price`: lower keys are underwater.
+    function _underwaterKey(uint256 price) private view returns (uint256) {
+        return _originKey(SafeCast.toInt256(Math.mulDiv(_map.f, 1, price * ZAT_PRICE_TO_USD18, Math.Rounding.Ceil)));
+    }
+
+    function _originKey(int256 perDebt) private view returns (uint256) {
+        int256 origin = perDebt + _map.b;
+        if (origin <= 0) return 0;
+        uint256 a = _map.a;
+        if (uint256(origin) / a >= type(uint256).max / ONE) return type(uint256).max;
+        return Math.mulDiv(uint256(origin), ONE, a);
+    }
+
+    function _file(uint32 id, Position storage position, uint16 bucket) private {
+        uint256 headKey = (uint256(epoch) << 16) | bucket;
+        uint32 head = _heads[headKey];
+        if (head == 0) _buckets.set(epoch, bucket);
+        else _positions[head].prev = id;
+        position.bucket = bucket;
+        position.prev = 0;
+        position.next = head;
+        _heads[headKey] = id;
+    }
+
+    function _unfile(Position storage position) private {
+        (uint32 prev, uint32 next) = (position.prev, position.next);
+        if (next != 0) _positions[next].prev = prev;
+        if (prev != 0) {
+            _positions[prev].next = next;
+        } else {
+            _heads[(uint256(epoch) << 16) | position.bucket] = next;
+            if (next == 0) _buckets.unset(epoch, position.bucket);
+        }
+    }
+
+    /// @dev Redistributes every position under 100% at `price`, lowest ratio
+    /// first; a redistribution lowers the others' ratios, so it starts over.
+    function _settleUnderwater(uint256 price) private {
+        uint32 current = epoch;
+        uint256 steps;
+        bool redistributed = true;
+        while (redistributed) {
+            redistributed = false;
+            // One bucket of margin for the keys' rounding.
+            uint256 limit = uint256(RatioBuckets.bucketOf(_underwaterKey(price))) + 1;
+            uint256 bucket = _buckets.nextSet(current, 0);
+            while (!redistributed && bucket <= limit) {
+                uint32 id = _heads[(uint256(current) << 16) | bucket];
+                while (id != 0) {
+                    if (++steps > MAX_SETTLE_STEPS) revert UnderwaterPositionsPending(MAX_SETTLE_STEPS);
+                    Position storage position = _positions[id];
+                    uint32 next = position.next;
+                    (uint256 collateral, uint256 debt) = _read(position);
+                    // The last position with debt is the whole system, which is solvent here.
+                    if (collateral * price * ZAT_PRICE_TO_USD18 < debt && debt < _totalDebt) {
+                        _redistribute(id, position, collateral, debt, 0);
+                        redistributed = true;
+                        break;
+                    }
+                    id = next;
+                }
+                bucket = _buckets.nextSet(current, bucket + 1);
+            }
+        }
+    }
+
+    /// @dev Closes the position as liquidated and spreads its debt and its
+    /// collateral less `reward` over every other position in proportion to
+    /// debt: one more step of the map, which keeps the order of ratios.
+    function _redistribute(
+        uint256 id,
+        Position storage position,
+        uint256 collateral,
+        uint256 debt,
+        uint256 reward
+    ) private {
+        uint256 total = _totalDebt;
+        uint256 rest = total - debt;
+        _write(id, position, 0, 0);
+        position.status = PositionStatus.Liquidated;
+        uint256 spread = collateral - reward;
+        Accumulator memory map = _map;
+        // The collateral handed out rounds down and the debt up.
+        map.b -= SafeCast.toInt256(Math.mulDiv(map.f, spread, rest));
+        map.f = Math.mulDiv(map.f, total, rest, Math.Rounding.Ceil);
+        _map = map;
+        _mapSnapshot = NO_SNAPSHOT;
+        _totalDebt = SafeCast.toUint128(total);
+        _backingCollateralZat += SafeCast.toUint64(spread);
+        emit PositionRedistributed(id, msg.sender, debt, collateral, reward);
+    }
+
+    /// @dev Par while the positions are worth their debt, less a fee that
+    /// rounds up (never to zero); pro rata without a fee when they are not, so
+    /// that every ZSD gets the same share however the redemptions are split.
+    function _quote(
+        uint256 amount,
+        uint256 feeBps,
+        uint256 price
+    ) private view returns (uint256 zatDue, uint256 feeZat, bool solvent) {
+        uint256 debt = _totalDebt;
+        uint256 backing = _backingCollateralZat;
+        solvent = backing * price * ZAT_PRICE_TO_USD18 >= debt;
+        if (!solvent) return (Math.mulDiv(amount, backing, debt), 0, false);
+        uint256 grossZat = amount / (price * ZAT_PRICE_TO_USD18);
+        feeZat = Math.mulDiv(grossZat, feeBps, BPS, Math.Rounding.Ceil);
+        zatDue = grossZat - feeZat;
+    }
+
+    /// @dev value · num / den, rounded towards +∞ (b may only round up).
+    function _scaleUp(int256 value, uint256 num, uint256 den) private pure returns (int256) {
+        if (value >= 0) return SafeCast.toInt256(Math.mulDiv(uint256(value), num, den, Math.Rounding.Ceil));
+        return -SafeCast.toInt256(Math.mulDiv(uint256(-value), num, den));
+    }
+
+    /// @dev value · num / den, rounded towards −∞.
+    function _scaleDown(int256 value, uint256 num, uint256 den) private pure returns (int256) {
+        if (value >= 0) return SafeCast.toInt256(Math.mulDiv(uint256(value), num, den));
+        return -SafeCast.toInt256(Math.mulDiv(uint256(-value), num, den, Math.Rounding.Ceil));
     }
 
     function _snapshot(uint32 id) private view returns (Accumulator memory) {
@@ -753,10 +926,17 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         }
     }
 
-    function _checkSystemFloor(uint256 backing, uint256 debt, uint256 price) private view {
-        uint256 value = backing * price * ZAT_PRICE_TO_USD18;
-        if (value * BPS < debt * _params.systemFloorRatioBps) {
-            revert SystemRatioTooLow(value, (debt * _params.systemFloorRatioBps) / BPS);
+    /// @dev Recovery mode for exits (a close, a full repay, a withdrawal): one
+    /// that leaves the system under its floor must not lower its ratio.
+    function _checkExit(uint256 collateralOut, uint256 debtOut) private view {
+        uint256 backing = _backingCollateralZat;
+        uint256 debt = _totalDebt;
+        uint256 backingAfter = backing - Math.min(collateralOut, backing);
+        uint256 debtAfter = debt - debtOut;
+        if (debtAfter == 0 || backingAfter * debt >= backing * debtAfter) return;
+        uint256 value = backingAfter * _latestPrice() * ZAT_PRICE_TO_USD18;
+        if (value * BPS < debtAfter * _params.systemFloorRatioBps) {
+            revert SystemRatioTooLow(value, (debtAfter * _params.systemFloorRatioBps) / BPS);
         }
     }
 
@@ -782,6 +962,12 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         if (ratioBps < BPS || ratioBps > MAX_RATIO_BPS) revert InvalidParameter("systemFloorRatioBps", ratioBps);
         emit ParameterUpdated("systemFloorRatioBps", _params.systemFloorRatioBps, ratioBps);
         _params.systemFloorRatioBps = uint32(ratioBps);
+    }
+
+    function _setRedistributionReward(uint256 rewardBps) private {
+        if (rewardBps > MAX_REDISTRIBUTION_REWARD_BPS) revert InvalidParameter("redistributionRewardBps", rewardBps);
+        emit ParameterUpdated("redistributionRewardBps", _params.redistributionRewardBps, rewardBps);
+        _params.redistributionRewardBps = uint32(rewardBps);
     }
 
     function _setMaxRootAge(uint256 newMaxRootAge) private {

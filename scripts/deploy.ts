@@ -152,13 +152,14 @@ export async function deploy(options: DeployOptions): Promise<Deployment> {
   ]);
 
   await call("StableToken", "grantRole", [role("MINTER_ROLE"), minter]);
-  await call("StableToken", "grantRole", [role("MINTER_ROLE"), redemptions]);
   await call("StableToken", "grantRole", [role("REDEEMER_ROLE"), redemptions]);
   // Repayments, closes and liquidations burn the debt.
   await call("StableToken", "grantRole", [role("REDEEMER_ROLE"), minter]);
   await call("CollateralRegistry", "grantRole", [role("PAYOUT_ROLE"), redemptions]);
   // Spends take from the unminted notes and insert change and released notes.
   await call("CollateralRegistry", "grantRole", [role("NOTE_ROLE"), minter]);
+  // A payout custody could not make can be redirected into a note.
+  await call("CollateralRegistry", "grantRole", [role("NOTE_ROLE"), redemptions]);
   await call("StableMinter", "setRedemptions", [redemptions]);
   await call("StableTimelock", "grantRole", [role("PROPOSER_ROLE"), governor]);
   await call("StableTimelock", "grantRole", [role("CANCELLER_ROLE"), governor]);

@@ -9,7 +9,10 @@ interface IRedemptions is IGovernedParameters {
         None,
         Requested,
         Completed,
-        Failed
+        /// Custody could not pay: the ZEC is held for the owner to redirect.
+        Failed,
+        /// The owner sent the held ZEC to another address or into a note.
+        Redirected
     }
 
     struct Redemption {
@@ -26,8 +29,13 @@ interface IRedemptions is IGovernedParameters {
     error ExpiredSignature(uint256 deadline);
     error InvalidSignature(address owner);
     error CallerNotMinter(address caller);
-    /// @notice A payout of released collateral (no tokens burned) can only be completed.
-    error PayoutNotRefundable(uint256 id);
+    error NotPayoutOwner(uint256 id, address caller);
+    /// @notice Only a failed payout (held for its owner) can be redirected.
+    error PayoutNotFailed(uint256 id, Status status);
+    /// @notice A redirect names exactly one of a Zcash address and a note commitment.
+    error InvalidRedirectDestination();
+    error RedirectSignatureExpired(uint256 deadline);
+    error InvalidRedirectSignature(address owner);
 
     /// @notice `amount` was burned; custody owes `zatDue` to `withdrawAddress`.
     event RedemptionRequested(
@@ -41,8 +49,11 @@ interface IRedemptions is IGovernedParameters {
     );
     /// @notice Custody paid the redemption in Zcash transaction `zcashTxId`.
     event RedemptionCompleted(uint256 indexed id, bytes32 zcashTxId, uint256 zatPaid);
-    /// @notice Custody could not pay; the burned amount was minted back to the owner.
-    event RedemptionFailed(uint256 indexed id, address indexed owner, uint256 amountReturned, string reason);
+    /// @notice Custody could not pay: `zatHeld` stays owed to `owner`, who may redirect it.
+    /// Nothing goes back into the positions, so no one's collateral moves.
+    event RedemptionFailed(uint256 indexed id, address indexed owner, uint256 zatHeld, string reason);
+    /// @notice The owner redirected failed payout `id`: to new payout `newId`, or into the note at `noteIndex`.
+    event PayoutRedirected(uint256 indexed id, uint256 newId, uint256 noteIndex);
 
     /// @notice Burns `amount` of the caller's tokens and records a redemption to `withdrawAddress`.
     /// @return id The redemption id.
@@ -73,8 +84,29 @@ interface IRedemptions is IGovernedParameters {
     /// @notice Marks a redemption paid with the Zcash transaction id. Attestor role only.
     function completeRedemption(uint256 id, bytes32 zcashTxId) external;
 
-    /// @notice Marks a redemption failed and returns the tokens to its owner. Attestor role only.
+    /// @notice Marks a payout custody cannot make failed: its ZEC stays held for
+    /// the owner (no tokens are minted back, no position changes). Attestor role only.
     function failRedemption(uint256 id, string calldata reason) external;
+
+    /// @notice Sends a failed payout's ZEC, as the owner chooses, to another
+    /// Zcash address (a new payout) or into a new note `Poseidon(zatDue, noteCommitment)`
+    /// (exactly one of the two). Owner only.
+    /// @return newId The new payout, or 0 for a note.
+    function redirect(
+        uint256 id,
+        string calldata withdrawAddress,
+        uint256 noteCommitment
+    ) external returns (uint256 newId);
+
+    /// @notice `redirect` authorised by the owner's EIP-712
+    /// `Redirect(id, withdrawAddress, noteCommitment, nonce, deadline)` signature.
+    function redirectWithSig(
+        uint256 id,
+        string calldata withdrawAddress,
+        uint256 noteCommitment,
+        uint256 deadline,
+        bytes calldata signature
+    ) external returns (uint256 newId);
 
     /// @notice The redemption record.
     function getRedemption(uint256 id) external view returns (Redemption memory);

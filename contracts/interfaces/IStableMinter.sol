@@ -15,9 +15,9 @@ import {IPriceConsumer} from "./IPriceConsumer.sol";
 ///                           `topUpBinding`, `withdrawBinding`), reaching the
 ///                           proof through this one input
 ///
-/// A position's debt and collateral shrink together when tokens are redeemed:
-/// each holds shares of the system's total debt and total collateral, and a
-/// redemption lowers the totals (see README, "Positions").
+/// A position's debt and collateral shrink together when tokens are redeemed
+/// and grow together when a position under 100% is redistributed: each holds
+/// shares of the system's totals (see README, "Positions").
 interface IStableMinter is IPriceConsumer {
     /// @notice A Groth16 proof in the layout of the snarkjs verifier.
     struct Proof {
@@ -95,7 +95,12 @@ interface IStableMinter is IPriceConsumer {
     error SystemRatioTooLow(uint256 collateralValueUsd, uint256 requiredValueUsd);
     error AuthorizationExpired(uint256 deadline);
     error InvalidAuthorization(address signer);
-    error NothingToRestore();
+    /// @notice The position is worth at least its debt: liquidate it instead.
+    error PositionNotUnderwater(uint256 positionId, uint256 collateralValueUsd, uint256 debt);
+    /// @notice The position holds all the debt: there is nobody to spread it over.
+    error NoDebtToRedistributeTo(uint256 positionId);
+    /// @notice More positions under 100% than one redemption settles: call `redistribute` on them first.
+    error UnderwaterPositionsPending(uint256 steps);
     error RedemptionExceedsDebt(uint256 amount, uint256 totalDebt);
     error CallerNotRedemptions(address caller);
 
@@ -138,8 +143,15 @@ interface IStableMinter is IPriceConsumer {
     event NoteWithdrawn(uint256 indexed nullifierHash, uint256 amountZat, uint256 payoutId);
     /// @notice A redemption of `amount` took `zatTaken` from all positions in proportion.
     event RedeemedFromPositions(uint256 amount, uint256 zatTaken, uint256 totalDebt, uint256 totalCollateralZat);
-    /// @notice A failed redemption put `amount` and `zat` back into the positions in proportion.
-    event RedemptionRestored(uint256 amount, uint256 zat, uint256 totalDebt, uint256 totalCollateralZat);
+    /// @notice Position `positionId` was under 100%: its `debt` and `collateralZat` less `rewardZat`
+    /// (paid to `caller`) were spread over every other position in proportion to debt.
+    event PositionRedistributed(
+        uint256 indexed positionId,
+        address indexed caller,
+        uint256 debt,
+        uint256 collateralZat,
+        uint256 rewardZat
+    );
 
     /// @notice Spends a note to open a position: mints `mintAmount - fee` to
     /// `recipient` and `fee` to `relayer`. Anyone may submit; the proof decides.
@@ -151,11 +163,13 @@ interface IStableMinter is IPriceConsumer {
 
     /// @notice Spends a note to pay `collateralFloorZat` to a Zcash address: the way
     /// out for ZEC that will never back a position. Anyone may submit.
+    /// @param owner Bound by the proof: who may redirect the payout if custody cannot make it.
     /// @return payoutId The Redemptions record custody pays.
     function withdrawNote(
         Proof calldata proof,
         NoteSpend calldata spend,
-        string calldata zcashAddress
+        string calldata zcashAddress,
+        address owner
     ) external returns (uint256 payoutId);
 
     /// @notice Burns `amount` of the caller's tokens against the position's debt.
@@ -212,16 +226,18 @@ interface IStableMinter is IPriceConsumer {
         bytes calldata signature
     ) external;
 
+    /// @notice Spreads a position under 100% over every other position in
+    /// proportion to debt (its debt, and its collateral less the
+    /// redistribution reward, which goes to the caller at `to`). Anyone may call.
+    function redistribute(uint256 positionId, Destination calldata to) external;
+
     /// @notice Takes the ZEC for a redemption of `amount` out of all positions:
-    /// at the oracle price while the system is solvent, pro rata when not.
-    /// Redemptions contract only.
+    /// at the oracle price while the system is solvent (after redistributing
+    /// any position under 100%), pro rata when not. Redemptions contract only.
     function redeemFromPositions(
         uint256 amount,
         uint256 feeBps
     ) external returns (uint256 zatDue, uint256 feeZat, int256 price);
-
-    /// @notice Puts a failed redemption back into the positions. Redemptions contract only.
-    function restoreRedemption(uint256 amount, uint256 zat) external;
 
     /// @notice What `redeemFromPositions` would pay now.
     function quoteRedemption(
@@ -241,8 +257,8 @@ interface IStableMinter is IPriceConsumer {
     /// @notice The top-up binding: `keccak256(abi.encode(chainid, minter, "topUp", positionId)) % p`.
     function topUpBinding(uint256 positionId) external view returns (uint256);
 
-    /// @notice The withdrawal binding: `keccak256(abi.encode(chainid, minter, "withdraw", keccak256(zcashAddress))) % p`.
-    function withdrawBinding(string calldata zcashAddress) external view returns (uint256);
+    /// @notice The withdrawal binding: `keccak256(abi.encode(chainid, minter, "withdraw", keccak256(zcashAddress), owner)) % p`.
+    function withdrawBinding(string calldata zcashAddress, address owner) external view returns (uint256);
 
     /// @notice The position as of now.
     function getPosition(uint256 positionId) external view returns (PositionView memory);
@@ -274,6 +290,9 @@ interface IStableMinter is IPriceConsumer {
     /// @notice System ratio under which no mint or withdrawal may take it (recovery mode), in basis points.
     function systemFloorRatioBps() external view returns (uint256);
 
+    /// @notice Share of a redistributed position's collateral paid to the caller, in basis points.
+    function redistributionRewardBps() external view returns (uint256);
+
     /// @notice How long, in seconds, a replaced root stays usable for proofs.
     function maxRootAge() external view returns (uint256);
 
@@ -288,6 +307,9 @@ interface IStableMinter is IPriceConsumer {
 
     /// @notice Sets the system floor ratio in basis points. Admin (timelock) only.
     function setSystemFloorRatio(uint256 ratioBps) external;
+
+    /// @notice Sets the redistribution reward in basis points (at most 500). Admin (timelock) only.
+    function setRedistributionReward(uint256 rewardBps) external;
 
     /// @notice Sets how long a replaced root stays usable, in seconds. Admin (timelock) only.
     function setMaxRootAge(uint256 maxRootAge) external;

@@ -1905,6 +1905,17 @@ export const stableMinterAbi = [
         "internalType": "uint256",
         "name": "positionId",
         "type": "uint256"
+      }
+    ],
+    "name": "NoDebtToRedistributeTo",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "positionId",
+        "type": "uint256"
       },
       {
         "internalType": "address",
@@ -1913,11 +1924,6 @@ export const stableMinterAbi = [
       }
     ],
     "name": "NotPositionOwner",
-    "type": "error"
-  },
-  {
-    "inputs": [],
-    "name": "NothingToRestore",
     "type": "error"
   },
   {
@@ -1966,6 +1972,27 @@ export const stableMinterAbi = [
       }
     ],
     "name": "PositionNotOpen",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "positionId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "collateralValueUsd",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "debt",
+        "type": "uint256"
+      }
+    ],
+    "name": "PositionNotUnderwater",
     "type": "error"
   },
   {
@@ -2051,6 +2078,17 @@ export const stableMinterAbi = [
     "inputs": [
       {
         "internalType": "uint256",
+        "name": "value",
+        "type": "uint256"
+      }
+    ],
+    "name": "SafeCastOverflowedUintToInt",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
         "name": "updatedAt",
         "type": "uint256"
       },
@@ -2088,6 +2126,17 @@ export const stableMinterAbi = [
       }
     ],
     "name": "SystemRatioTooLow",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "steps",
+        "type": "uint256"
+      }
+    ],
+    "name": "UnderwaterPositionsPending",
     "type": "error"
   },
   {
@@ -2386,6 +2435,43 @@ export const stableMinterAbi = [
       {
         "indexed": true,
         "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256",
+        "name": "debt",
+        "type": "uint256"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256",
+        "name": "collateralZat",
+        "type": "uint256"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256",
+        "name": "rewardZat",
+        "type": "uint256"
+      }
+    ],
+    "name": "PositionRedistributed",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "uint256",
+        "name": "positionId",
+        "type": "uint256"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
         "name": "payer",
         "type": "address"
       },
@@ -2459,37 +2545,6 @@ export const stableMinterAbi = [
       }
     ],
     "name": "RedeemedFromPositions",
-    "type": "event"
-  },
-  {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "zat",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "totalDebt",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "totalCollateralZat",
-        "type": "uint256"
-      }
-    ],
-    "name": "RedemptionRestored",
     "type": "event"
   },
   {
@@ -3358,6 +3413,49 @@ export const stableMinterAbi = [
     "type": "function"
   },
   {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "positionId",
+        "type": "uint256"
+      },
+      {
+        "components": [
+          {
+            "internalType": "string",
+            "name": "zcashAddress",
+            "type": "string"
+          },
+          {
+            "internalType": "uint256",
+            "name": "noteCommitment",
+            "type": "uint256"
+          }
+        ],
+        "internalType": "struct IStableMinter.Destination",
+        "name": "to",
+        "type": "tuple"
+      }
+    ],
+    "name": "redistribute",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "redistributionRewardBps",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [],
     "name": "registry",
     "outputs": [
@@ -3435,24 +3533,6 @@ export const stableMinterAbi = [
       }
     ],
     "name": "repayWithSig",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "zat",
-        "type": "uint256"
-      }
-    ],
-    "name": "restoreRedemption",
     "outputs": [],
     "stateMutability": "nonpayable",
     "type": "function"
@@ -3562,6 +3642,19 @@ export const stableMinterAbi = [
       }
     ],
     "name": "setRedemptions",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "rewardBps",
+        "type": "uint256"
+      }
+    ],
+    "name": "setRedistributionReward",
     "outputs": [],
     "stateMutability": "nonpayable",
     "type": "function"
@@ -3757,6 +3850,11 @@ export const stableMinterAbi = [
         "internalType": "string",
         "name": "zcashAddress",
         "type": "string"
+      },
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
       }
     ],
     "name": "withdrawBinding",
@@ -3905,6 +4003,11 @@ export const stableMinterAbi = [
         "internalType": "string",
         "name": "zcashAddress",
         "type": "string"
+      },
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
       }
     ],
     "name": "withdrawNote",
@@ -4060,6 +4163,22 @@ export const redemptionsAbi = [
   },
   {
     "inputs": [],
+    "name": "InvalidRedirectDestination",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "owner",
+        "type": "address"
+      }
+    ],
+    "name": "InvalidRedirectSignature",
+    "type": "error"
+  },
+  {
+    "inputs": [],
     "name": "InvalidShortString",
     "type": "error"
   },
@@ -4091,9 +4210,30 @@ export const redemptionsAbi = [
         "internalType": "uint256",
         "name": "id",
         "type": "uint256"
+      },
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
       }
     ],
-    "name": "PayoutNotRefundable",
+    "name": "NotPayoutOwner",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "id",
+        "type": "uint256"
+      },
+      {
+        "internalType": "enum IRedemptions.Status",
+        "name": "status",
+        "type": "uint8"
+      }
+    ],
+    "name": "PayoutNotFailed",
     "type": "error"
   },
   {
@@ -4121,6 +4261,17 @@ export const redemptionsAbi = [
       }
     ],
     "name": "RedemptionTooSmall",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "deadline",
+        "type": "uint256"
+      }
+    ],
+    "name": "RedirectSignatureExpired",
     "type": "error"
   },
   {
@@ -4194,6 +4345,31 @@ export const redemptionsAbi = [
       },
       {
         "indexed": false,
+        "internalType": "uint256",
+        "name": "newId",
+        "type": "uint256"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256",
+        "name": "noteIndex",
+        "type": "uint256"
+      }
+    ],
+    "name": "PayoutRedirected",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "uint256",
+        "name": "id",
+        "type": "uint256"
+      },
+      {
+        "indexed": false,
         "internalType": "bytes32",
         "name": "zcashTxId",
         "type": "bytes32"
@@ -4226,7 +4402,7 @@ export const redemptionsAbi = [
       {
         "indexed": false,
         "internalType": "uint256",
-        "name": "amountReturned",
+        "name": "zatHeld",
         "type": "uint256"
       },
       {
@@ -4418,6 +4594,19 @@ export const redemptionsAbi = [
   {
     "inputs": [],
     "name": "REDEEM_TYPEHASH",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "REDIRECT_TYPEHASH",
     "outputs": [
       {
         "internalType": "bytes32",
@@ -4800,6 +4989,74 @@ export const redemptionsAbi = [
       }
     ],
     "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "id",
+        "type": "uint256"
+      },
+      {
+        "internalType": "string",
+        "name": "withdrawAddress",
+        "type": "string"
+      },
+      {
+        "internalType": "uint256",
+        "name": "noteCommitment",
+        "type": "uint256"
+      }
+    ],
+    "name": "redirect",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "id",
+        "type": "uint256"
+      },
+      {
+        "internalType": "string",
+        "name": "withdrawAddress",
+        "type": "string"
+      },
+      {
+        "internalType": "uint256",
+        "name": "noteCommitment",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "deadline",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bytes",
+        "name": "signature",
+        "type": "bytes"
+      }
+    ],
+    "name": "redirectWithSig",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "nonpayable",
     "type": "function"
   },
   {
