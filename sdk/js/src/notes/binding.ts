@@ -25,6 +25,8 @@ export interface WithdrawBinding {
   chainId: bigint;
   minter: Address;
   zcashAddress: string;
+  /** Who may redirect the payout if custody cannot make it (see `positionOwner`). */
+  owner: Address;
 }
 
 export type AnyBinding = Binding | TopUpBinding | WithdrawBinding;
@@ -48,8 +50,8 @@ export function bindingHash(b: AnyBinding): bigint {
   if ("zcashAddress" in b) {
     return field(
       encodeAbiParameters(
-        [{ type: "uint256" }, { type: "address" }, { type: "string" }, { type: "bytes32" }],
-        [b.chainId, b.minter, "withdraw", keccak256(new TextEncoder().encode(b.zcashAddress))],
+        [{ type: "uint256" }, { type: "address" }, { type: "string" }, { type: "bytes32" }, { type: "address" }],
+        [b.chainId, b.minter, "withdraw", keccak256(new TextEncoder().encode(b.zcashAddress)), b.owner],
       ),
     );
   }
