@@ -7,7 +7,8 @@ import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots 
 
 const { alice, bob, relayer, attestor, oracleUpdater, pauser } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
-const STATUS = { None: 0, Requested: 1, Completed: 2, Failed: 3 };
+const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
+const STATUS = { None: 0, Requested: 1, Completed: 2, Failed: 3, Redirected: 4 };
 
 describe("Redemptions", () => {
   let s: System;
@@ -101,25 +102,52 @@ describe("Redemptions", () => {
     await expectRevert(s.as(attestor).redemptions.write.failRedemption([1n, "late"]), "RedemptionNotPending");
   });
 
-  it("failure returns the tokens to the owner and leaves collateral untouched", async () => {
+  it("failure holds the ZEC for the owner, who redirects it to another address or into a note", async () => {
     await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, SAPLING]));
+    const position = await s.read.minter.read.getPosition([1n]);
     const receipt = await s.receipt(await s.as(attestor).redemptions.write.failRedemption([1n, "address rejected"]));
     const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionFailed" });
-    expect(event!.args).toEqual({
-      id: 1n,
-      owner: alice.address,
-      amountReturned: 100n * ZSD,
-      reason: "address rejected",
-    });
-    expect(await s.read.token.read.balanceOf([alice.address])).toBe(148n * ZSD);
-    expect(await s.read.token.read.totalSupply()).toBe(150n * ZSD);
+    // 100 ZSD at $50 is 2 ZEC, less the 0.5% fee.
+    expect(event!.args).toEqual({ id: 1n, owner: alice.address, zatHeld: 199_000_000n, reason: "address rejected" });
+    // Nothing is minted back and no position gets anything back.
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(48n * ZSD);
+    expect(await s.read.token.read.totalSupply()).toBe(50n * ZSD);
+    expect(await s.read.minter.read.getPosition([1n])).toEqual(position);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(5n * ZEC);
-    expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
+    expect(await s.read.redemptions.read.pendingZatDue()).toBe(199_000_000n);
     expect((await s.read.redemptions.read.getRedemption([1n])).status).toBe(STATUS.Failed);
     await expectRevert(
       s.as(attestor).redemptions.write.completeRedemption([1n, `0x${"00".repeat(32)}`]),
       "RedemptionNotPending",
     );
+    // Only the owner redirects, to exactly one place.
+    const r = s.as(alice).redemptions.write;
+    await expectRevert(s.as(bob).redemptions.write.redirect([1n, OTHER, 0n]), "NotPayoutOwner", [1n, bob.address]);
+    await expectRevert(r.redirect([1n, "", 0n]), "InvalidRedirectDestination");
+    await expectRevert(r.redirect([1n, OTHER, 7n]), "InvalidRedirectDestination");
+    // Into a note: the ZEC becomes an unminted note (it can back a new position or be withdrawn).
+    const redirected = await s.receipt(await r.redirect([1n, "", 12345n]));
+    const [moved] = parseEventLogs({ abi: redemptionsAbi, logs: redirected.logs, eventName: "PayoutRedirected" });
+    expect(moved!.args).toMatchObject({ id: 1n, newId: 0n });
+    expect(await s.read.registry.read.unmintedZat()).toBe(199_000_000n);
+    expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
+    expect((await s.read.redemptions.read.getRedemption([1n])).status).toBe(STATUS.Redirected);
+    await expectRevert(r.redirect([1n, OTHER, 0n]), "PayoutNotFailed", [1n, STATUS.Redirected]);
+    // To another address: a new payout that custody pays like any other.
+    await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
+    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([2n, "unpayable_address"]));
+    const again = await s.receipt(await r.redirect([2n, OTHER, 0n]));
+    const [request] = parseEventLogs({ abi: redemptionsAbi, logs: again.logs, eventName: "RedemptionRequested" });
+    expect(request!.args).toMatchObject({
+      id: 3n,
+      owner: alice.address,
+      amount: 0n,
+      zatDue: 19_900_000n,
+      withdrawAddress: OTHER,
+    });
+    await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([3n, `0x${"02".repeat(32)}`]));
+    expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
+    expect(await s.read.registry.read.totalCollateralZat()).toBe(5n * ZEC - 19_900_000n);
   });
 
   it("only the attestor completes or fails a redemption", async () => {
@@ -144,19 +172,18 @@ describe("Redemptions", () => {
   it("pays a pro-rata share, not the oracle price, when the positions are worth less than the supply", async () => {
     // At $20/ZEC the 5 ZEC backing 150 ZSD are worth $100: 148 ZSD at the price would be 7.4 ZEC.
     await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([20_00000000n]));
-    // 90 of 150 ZSD is 3 ZEC of the 5 (less the 0.5% fee), and the next 20 ZSD gets the same rate.
+    // 90 of 150 ZSD is 3 ZEC of the 5, with no fee: every ZSD gets the same share of what there is.
     const redeem = async (amount: bigint) => {
       const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([amount, SAPLING]));
       const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
-      return event!.args.zatDue;
+      return event!.args;
     };
-    const firstDue = await redeem(90n * ZSD);
-    expect(firstDue).toBe(298_500_000n);
-    const secondDue = await redeem(20n * ZSD);
-    // The first fee (0.015 ZEC) stayed with the positions: 20 of the 60 ZSD left is a third of
-    // 2.015 ZEC, less the fee. The last redeemer is paid no less per ZSD than the first.
-    expect(secondDue).toBe(66_830_833n);
-    expect(secondDue * 90n).toBeGreaterThanOrEqual(firstDue * 20n);
+    const first = await redeem(90n * ZSD);
+    expect(first).toMatchObject({ zatDue: 300_000_000n, feeZat: 0n });
+    // 20 of the 60 ZSD left is a third of the 2 ZEC left: the same rate, so splitting gains nothing.
+    const second = await redeem(20n * ZSD);
+    expect(second).toMatchObject({ zatDue: 66_666_666n, feeZat: 0n });
+    expect(second.zatDue! * 90n).toBeLessThanOrEqual(first.zatDue! * 20n);
   });
 
   it("refuses a stale price and a paused contract", async () => {
