@@ -20,6 +20,7 @@ import {
   withdrawCollateralTypedData,
 } from "@zsd/sdk";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
+import { checkBooks } from "../helpers/books.ts";
 
 const { alice, bob, relayer, attestor, oracleUpdater, carol } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
@@ -61,31 +62,7 @@ describe("positions", () => {
     return { note, id: opened!.args.positionId, receipt, proved };
   }
 
-  /** ZEC held = unminted notes + positions + pending payouts; supply = debt = Σ positions' debts. */
-  async function invariants() {
-    const [held, unminted, backing, free, pending, supply, debt, count] = await Promise.all([
-      s.read.registry.read.totalCollateralZat(),
-      s.read.registry.read.unmintedZat(),
-      s.read.minter.read.backingCollateralZat(),
-      s.read.minter.read.freeCollateralZat(),
-      s.read.redemptions.read.pendingZatDue(),
-      s.read.token.read.totalSupply(),
-      s.read.minter.read.totalDebt(),
-      s.read.minter.read.positionCount(),
-    ]);
-    expect(held).toBe(unminted + backing + free + pending);
-    expect(supply).toBe(debt);
-    let debts = 0n;
-    let collateral = 0n;
-    for (let id = 1n; id <= count; id++) {
-      const p = await position(id);
-      debts += p.debt;
-      collateral += p.collateralZat;
-    }
-    // Each position rounds its debt up and its collateral down, by at most one unit.
-    expect(debts - debt >= 0n && debts - debt <= count).toBe(true);
-    expect(backing + free - collateral >= 0n && backing + free - collateral <= count).toBe(true);
-  }
+  const invariants = () => checkBooks(s);
 
   const ownerOf = (note: Note) => privateKeyToAccount(positionOwnerKey(note));
 

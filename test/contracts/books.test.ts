@@ -1,0 +1,223 @@
+// The audit's sequences (issue 21), each with its figures, on default
+// parameters (150% minimum, 120% liquidation, 5% bonus, 150% system floor,
+// 0.5% fee) and real proofs. Each failed on the contracts before the fix:
+// a refund that moved collateral between positions, a par redemption that
+// charged an underwater position more than it held, a refund that landed on
+// a position opened after the whole supply was redeemed, a fee that rounded
+// to zero, and a close that took the system under its floor.
+import { parseEventLogs } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { type Note, closeTypedData, createNote, positionOwner, positionOwnerKey, releaseProver } from "@zsd/sdk";
+import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
+import { checkBooks } from "../helpers/books.ts";
+
+const { alice, relayer, attestor, oracleUpdater, carol } = accounts;
+const UNPAYABLE = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
+const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
+const STATUS = { Open: 1, Liquidated: 2, Closed: 3 };
+const toAddress = (zcashAddress: string) => ({ zcashAddress, noteCommitment: 0n });
+
+describe("the books hold under the audit's sequences", () => {
+  let s: System;
+  beforeAll(async () => {
+    s = await deploySystem();
+  });
+  beforeEach(snapshots(() => s));
+  afterAll(releaseProver);
+
+  const books = () => checkBooks(s);
+  const price = (usd: bigint) =>
+    s
+      .as(oracleUpdater)
+      .oracle.write.setPrice([usd * 100_000_000n])
+      .then(s.receipt);
+  const position = (id: bigint) => s.read.minter.read.getPosition([id]);
+
+  /** Opens a position of `zat` collateral and `debt` ZSD; the ZSD goes to alice. */
+  async function open(zat: bigint, debt: bigint) {
+    const note = createNote();
+    await s.deposit(note, zat);
+    const proved = await s.prove({ note, amountZat: zat, mintAmount: debt, recipient: alice.address });
+    const receipt = await s.receipt(await s.as(relayer).minter.write.mint([proved.proof, proved.request]));
+    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
+    return { note, id: opened!.args.positionId! };
+  }
+
+  async function redeem(amount: bigint, to = UNPAYABLE) {
+    const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([amount, to]));
+    const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    return { receipt, id: requested!.args.id!, zatDue: requested!.args.zatDue!, feeZat: requested!.args.feeZat! };
+  }
+
+  async function closeAs(note: Note, id: bigint, zcashAddress: string) {
+    const owner = privateKeyToAccount(positionOwnerKey(note));
+    const typed = closeTypedData(
+      { chainId: s.chainId, verifyingContract: s.read.minter.address },
+      {
+        positionId: id,
+        ...toAddress(zcashAddress),
+        nonce: await s.read.minter.read.nonces([owner.address]),
+        deadline: (await s.publicClient.getBlock()).timestamp + 3600n,
+      },
+    );
+    const signature = await owner.signTypedData(typed);
+    return s.as(relayer).minter.write.closeWithSig([id, toAddress(zcashAddress), typed.message.deadline, signature]);
+  }
+
+  it("1. a failed payout moves no collateral between positions: it is held for the redeemer", async () => {
+    const a = await open(20n * ZEC, 100n * ZSD); // 1000%
+    const b = await open(4n * ZEC, 133n * ZSD); // 150.4%
+    const redeemed = await redeem(19_805n * (ZSD / 100n));
+    // 198.05 ZSD at $50 is 3.961 ZEC, less the 0.5% fee.
+    expect(redeemed.zatDue).toBe(394_119_500n);
+    const [aAfter, bAfter] = [await position(a.id), await position(b.id)];
+    // Par: each position gave the same ZEC per ZSD of debt, so B's ratio rose (150.4% -> 439%).
+    expect(bAfter.debt).toBe(19_950_000_000_000_000_000n);
+    expect(bAfter.collateralZat * 50n * 100_000_000n * 100n * 100n >= bAfter.debt * 438n).toBe(true);
+    await books();
+
+    // Custody cannot pay: before, the refund gave B's collateral to A (B fell to 2.094 ZEC, 78.7%).
+    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([redeemed.id, "unpayable_address"]));
+    expect(await position(a.id)).toEqual(aAfter);
+    expect(await position(b.id)).toEqual(bAfter);
+    // Nothing comes back as ZSD, so the round cannot be repeated for the cost of gas.
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(3_495n * (ZSD / 100n));
+    expect(await s.read.redemptions.read.pendingZatDue()).toBe(394_119_500n);
+    await books();
+    // The redeemer takes the held ZEC to another address, which custody pays.
+    const redirected = await s.receipt(await s.as(alice).redemptions.write.redirect([redeemed.id, OTHER, 0n]));
+    const [again] = parseEventLogs({ abi: redemptionsAbi, logs: redirected.logs, eventName: "RedemptionRequested" });
+    await s.receipt(
+      await s.as(attestor).redemptions.write.completeRedemption([again!.args.id!, `0x${"01".repeat(32)}`]),
+    );
+    expect(await s.read.registry.read.totalCollateralZat()).toBe(24n * ZEC - 394_119_500n);
+    await books();
+  });
+
+  it("2. a par redemption never charges a position under 100%: it is redistributed first, and unminted notes stay whole", async () => {
+    const a = await open(20n * ZEC, 100n * ZSD);
+    const b = await open(4n * ZEC, 133n * ZSD);
+    const depositor = createNote();
+    await s.deposit(depositor, ZEC);
+    // $30: B is at 90.2%, the system at 309%.
+    await price(30n);
+    const redeemed = await redeem(22_135n * (ZSD / 100n), OTHER);
+    // 221.35 ZSD at $30 is 7.3783 ZEC, less the fee: 7.3414 ZEC.
+    expect(redeemed.zatDue).toBe(734_144_166n);
+    const [spread] = parseEventLogs({
+      abi: stableMinterAbi,
+      logs: redeemed.receipt.logs,
+      eventName: "PositionRedistributed",
+    });
+    expect(spread!.args).toEqual({
+      positionId: b.id,
+      caller: s.read.redemptions.address,
+      debt: 133n * ZSD,
+      collateralZat: 4n * ZEC,
+      rewardZat: 0n,
+    });
+    expect(await position(b.id)).toMatchObject({ status: STATUS.Liquidated, collateralZat: 0n, debt: 0n });
+    // A took B's 4 ZEC and 133 ZSD, then paid the whole redemption at par.
+    const left = await position(a.id);
+    expect(left.debt).toBe(1_165n * (ZSD / 100n));
+    expect(24n * ZEC - 734_144_166n - left.collateralZat <= 1n).toBe(true);
+    await books();
+
+    // Before, A's close reverted PayoutExceedsCollateral, or drew on the depositor's 1 ZEC.
+    await s.receipt(await s.as(alice).minter.write.repay([a.id, 1_165n * (ZSD / 100n)]));
+    const closed = await s.receipt(await closeAs(a.note, a.id, OTHER));
+    const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: closed.logs, eventName: "RedemptionRequested" });
+    expect(payout!.args.zatDue).toBe(left.collateralZat);
+    for (const id of [redeemed.id, payout!.args.id!]) {
+      await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([id, `0x${"02".repeat(32)}`]));
+    }
+    await books();
+    // The depositor's whole note leaves.
+    const owner = positionOwner(depositor);
+    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: OTHER, owner };
+    const out = await s.proveSpend({ note: depositor, amountZat: ZEC, collateralFloorZat: ZEC, binding });
+    await s.receipt(await s.as(relayer).minter.write.withdrawNote([out.proof, out.spend, OTHER, owner]));
+    expect(await s.read.registry.read.unmintedZat()).toBe(0n);
+    await books();
+  });
+
+  it("3. a payout failed after the whole supply was redeemed lands on no new position", async () => {
+    const c = await open(8n * ZEC, 177n * ZSD);
+    // Alone under 100% ($20: 90%), it has nobody to be spread over.
+    await price(20n);
+    await expectRevert(s.as(carol).minter.write.redistribute([c.id, toAddress(OTHER)]), "NoDebtToRedistributeTo", [
+      c.id,
+    ]);
+    await price(50n);
+    const redeemed = await redeem(177n * ZSD);
+    expect(await s.read.minter.read.totalDebt()).toBe(0n);
+    // Before, this reverted NothingToRestore, then succeeded once a new position opened, loading
+    // the old debt onto it (3 ZEC / 50 ZSD became 6.52 ZEC / 227 ZSD, 143.7%).
+    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([redeemed.id, "unpayable_address"]));
+    const d = await open(3n * ZEC, 50n * ZSD);
+    expect(await position(d.id)).toMatchObject({ collateralZat: 3n * ZEC, debt: 50n * ZSD });
+    await s.receipt(await s.as(alice).redemptions.write.redirect([redeemed.id, "", 4242n]));
+    expect(await position(d.id)).toMatchObject({ collateralZat: 3n * ZEC, debt: 50n * ZSD });
+    // The held ZEC became a note; C's rest (8 ZEC less 3.52 ZEC paid) is free for its owner.
+    expect(await s.read.registry.read.unmintedZat()).toBe(redeemed.zatDue);
+    // The fee stayed with C, the one position redeemed against.
+    expect((await position(c.id)).collateralZat).toBe(8n * ZEC - redeemed.zatDue);
+    await books();
+  });
+
+  it("4a. the fee never rounds to zero, and split redemptions never pay more than one", async () => {
+    await open(10n * ZEC, 200n * ZSD);
+    // 199 zatoshi's worth at $50: the 0.5% fee (0.995 zat) is 1 zat, not 0.
+    const dust = 199n * 50n * 100_000_000n * 100n;
+    const [whole] = await s.read.redemptions.read.quote([20n * dust]);
+    const split = [];
+    for (let i = 0; i < 20; i++) split.push(await redeem(dust, OTHER));
+    expect(split.every((r) => r.feeZat === 1n && r.zatDue === 198n)).toBe(true);
+    expect(split.reduce((sum, r) => sum + r.zatDue, 0n)).toBeLessThanOrEqual(whole);
+    // Insolvent ($10: 10 ZEC worth $100 for 200 ZSD): pro rata with no fee, the same per ZSD split or whole.
+    await price(10n);
+    const [wholeProRata, fee] = await s.read.redemptions.read.quote([30n * ZSD]);
+    expect(fee).toBe(0n);
+    const first = await redeem(15n * ZSD, OTHER);
+    const [second] = await s.read.redemptions.read.quote([15n * ZSD]);
+    expect(first.zatDue + second).toBeLessThanOrEqual(wholeProRata);
+    expect(wholeProRata - first.zatDue - second <= 1n).toBe(true);
+    await books();
+  });
+
+  it("4b. recovery mode: an exit that would lower a system under its floor is refused", async () => {
+    const b = await open(3n * ZEC, 100n * ZSD); // 150% at $50
+    await price(35n); // B at 105%, the system under its 150% floor
+    const a = await open(4n * ZEC, 70n * ZSD); // 200%: a mint at or above the floor is allowed
+    // The system is at 144.1%; without A it would be at B's 105%.
+    await expectRevert(closeAs(a.note, a.id, OTHER), "SystemRatioTooLow");
+    await expectRevert(s.as(alice).minter.write.repay([a.id, 70n * ZSD]), "SystemRatioTooLow");
+    // Part of the debt may be repaid: that raises the ratio.
+    await s.receipt(await s.as(alice).minter.write.repay([a.id, 10n * ZSD]));
+    // B's exit raises the system's ratio, so it may leave; then A stands alone above the floor.
+    await s.receipt(await s.as(alice).minter.write.repay([b.id, 100n * ZSD]));
+    await s.receipt(await s.as(alice).token.write.transfer([positionOwner(a.note), 60n * ZSD]));
+    await s.receipt(await closeAs(a.note, a.id, OTHER));
+    expect((await position(a.id)).status).toBe(STATUS.Closed);
+    await books();
+  });
+
+  it("4c. under 100% a keeper is paid to redistribute; at 100% or more it cannot", async () => {
+    const a = await open(20n * ZEC, 100n * ZSD);
+    const b = await open(4n * ZEC, 133n * ZSD);
+    await price(34n); // B at 102.3%: liquidatable, not underwater
+    await expectRevert(s.as(carol).minter.write.redistribute([b.id, toAddress(OTHER)]), "PositionNotUnderwater");
+    await price(28n); // B at 84.2%: a liquidator paying 133 ZSD for 4 ZEC ($112) would lose
+    const receipt = await s.receipt(await s.as(carol).minter.write.redistribute([b.id, toAddress(OTHER)]));
+    const [reward] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    // 0.5% of B's 4 ZEC, paid to the keeper's address.
+    expect(reward!.args).toMatchObject({ owner: carol.address, amount: 0n, zatDue: 2_000_000n });
+    const taken = await position(a.id);
+    expect(taken.debt - 233n * ZSD <= 2n).toBe(true);
+    expect(2398n * (ZEC / 100n) - taken.collateralZat <= 1n).toBe(true);
+    expect(await position(b.id)).toMatchObject({ status: STATUS.Liquidated, collateralZat: 0n, debt: 0n });
+    await books();
+  });
+});
