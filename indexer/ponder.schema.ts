@@ -40,16 +40,39 @@ export const collateral = onchainTable("collateral", (t) => ({
   paidOutZat: t.bigint().notNull(),
   /** Held in custody: deposited - paid out (the registry's totalCollateralZat). */
   outstandingZat: t.bigint().notNull(),
-  /** Promised to requested redemptions that are not yet paid or failed. */
+  /**
+   * Owed to payout owners (Redemptions' pendingZatDue): payouts requested and
+   * not yet paid, and failed ones held for their owners until redirected. A
+   * redirect to an address moves the amount to a new payout (the total stays);
+   * one into a note moves it to `unmintedZat`.
+   */
   pendingRedemptionZat: t.bigint().notNull(),
+  /** The part of `pendingRedemptionZat` that failed and waits for its owner to redirect it. */
+  heldPayoutZat: t.bigint().notNull(),
   deposits: t.integer().notNull(),
+  /**
+   * In notes not yet spent into a position or paid out (the registry's
+   * unmintedZat): deposits and inserted notes (released collateral, redirected
+   * payouts), less what spends took.
+   */
+  unmintedZat: t.bigint().notNull(),
   /**
    * Held by the minter's positions, liquidated surplus included (the minter's
    * totalPositionCollateralZat): what positions opened and topped up, less
-   * what they released and what redemptions took, plus what failed
-   * redemptions gave back.
+   * what they released and what redemptions took. A redistribution moves a
+   * position's collateral into the others, so only its reward leaves (with
+   * the CollateralReleased that pays it).
    */
   positionCollateralZat: t.bigint().notNull(),
+  /**
+   * `positionCollateralZat` split as the minter splits it: backing the debt
+   * (backingCollateralZat) and free (freeCollateralZat: positions without debt,
+   * liquidated surplus). A full repayment moves a position's live collateral,
+   * which no event carries, so both are read from the minter at the block of
+   * each minter event: exact as of `updatedAtBlock`.
+   */
+  backingCollateralZat: t.bigint().notNull(),
+  freeCollateralZat: t.bigint().notNull(),
   /** USD per ZEC × 1e8 (0 until the first price). */
   price: t.bigint().notNull(),
   priceUpdatedAt: t.bigint().notNull(),
@@ -83,16 +106,30 @@ export const redemption = onchainTable(
     feeZat: t.bigint().notNull(),
     price: t.bigint().notNull(),
     withdrawAddress: t.text().notNull(),
-    /** requested → paid | failed */
+    /**
+     * requested → paid, or requested → failed (the ZEC held for the owner) →
+     * redirected (to the payout `redirectedToId`, or into the note at
+     * `redirectNoteIndex`)
+     */
     status: t.text().notNull(),
     zcashTxId: t.hex(),
     failureReason: t.text(),
     requestedAtBlock: t.bigint().notNull(),
     requestedAt: t.bigint().notNull(),
     requestTxHash: t.hex().notNull(),
+    /** When the attestor marked it paid or failed. */
     settledAtBlock: t.bigint(),
     settledAt: t.bigint(),
     settleTxHash: t.hex(),
+    /** The failed payout this one replaces (a redirect to an address; amount 0 here). */
+    redirectedFromId: t.bigint(),
+    /** The new payout record of a redirect to an address. */
+    redirectedToId: t.bigint(),
+    /** The registry leaf of a redirect into a note. */
+    redirectNoteIndex: t.bigint(),
+    redirectedAtBlock: t.bigint(),
+    redirectedAt: t.bigint(),
+    redirectTxHash: t.hex(),
   }),
   (table) => ({ ownerIdx: index().on(table.owner), statusIdx: index().on(table.status) }),
 );
@@ -110,7 +147,7 @@ export const position = onchainTable(
   (t) => ({
     id: t.bigint().primaryKey(),
     owner: t.hex().notNull(),
-    /** open → liquidated → closed, or open → closed */
+    /** open → liquidated (by a liquidation or a redistribution) → closed, or open → closed */
     status: t.text().notNull(),
     collateralZat: t.bigint().notNull(),
     debt: t.bigint().notNull(),
@@ -126,20 +163,26 @@ export const position = onchainTable(
  * `amount` is in the token's unit, `amountZat` in zatoshi; `debt` and
  * `collateralZat` are the position's row after the event.
  *
- * | kind       | account    | amount     | amountZat     | also                  |
- * | opened     | owner      | debt       | collateral    |                       |
- * | toppedUp   |            |            | added         | nullifierHash         |
- * | repaid     | payer      | repaid     |               |                       |
- * | released   |            |            | released      | payoutId or noteIndex |
- * | closed     |            | debt burnt | collateral    |                       |
- * | liquidated | liquidator | debt       | seized        | price                 |
+ * | kind          | account    | amount     | amountZat     | also                  |
+ * | opened        | owner      | debt       | collateral    |                       |
+ * | toppedUp      |            |            | added         | nullifierHash         |
+ * | repaid        | payer      | repaid     |               |                       |
+ * | released      |            |            | released      | payoutId or noteIndex |
+ * | closed        |            | debt burnt | collateral    |                       |
+ * | liquidated    | liquidator | debt       | seized        | price                 |
+ * | redistributed | caller     | debt       | collateral    | rewardZat             |
+ *
+ * A redistribution (a position under 100%) spreads the debt and the
+ * collateral less the reward over every other position; the reward leaves
+ * with the `released` row that follows (none when 0). Inside a par
+ * redemption the caller is the Redemptions contract and the reward 0.
  */
 export const positionEvent = onchainTable(
   "position_event",
   (t) => ({
     id: t.text().primaryKey(),
     positionId: t.bigint().notNull(),
-    /** opened | toppedUp | repaid | released | closed | liquidated */
+    /** opened | toppedUp | repaid | released | closed | liquidated | redistributed */
     kind: t.text().notNull(),
     account: t.hex(),
     amount: t.bigint(),
@@ -151,6 +194,8 @@ export const positionEvent = onchainTable(
     noteIndex: t.bigint(),
     /** USD per ZEC × 1e8 at a liquidation. */
     price: t.bigint(),
+    /** The caller's reward out of a redistributed position's collateral. */
+    rewardZat: t.bigint(),
     debt: t.bigint().notNull(),
     collateralZat: t.bigint().notNull(),
     blockNumber: t.bigint().notNull(),
@@ -167,6 +212,8 @@ export const noteWithdrawal = onchainTable("note_withdrawal", (t) => ({
   amountZat: t.bigint().notNull(),
   /** The Redemptions record custody pays (a `redemption` row with amount 0). */
   payoutId: t.bigint().notNull(),
+  /** The payout's owner, bound by the proof (who may redirect it if custody cannot pay), not the sender. */
+  owner: t.hex().notNull(),
   blockNumber: t.bigint().notNull(),
   timestamp: t.bigint().notNull(),
   txHash: t.hex().notNull(),

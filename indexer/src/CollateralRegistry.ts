@@ -19,10 +19,14 @@ ponder.on("CollateralRegistry:DepositRecorded", async ({ event, context }) => {
     depositedZat: row.depositedZat + amountZat,
     outstandingZat: totalCollateralZat,
     deposits: row.deposits + 1,
+    unmintedZat: row.unmintedZat + amountZat,
   }));
 });
 
 // The leaf is all a prover needs; the commitment stays with the note's owner.
+// A note with an amount (released collateral, a payout redirected into a note)
+// adds to the unminted ZEC; a change leaf's amount is private and was never
+// taken out of it (a spend takes only its floor).
 ponder.on("CollateralRegistry:NoteInserted", async ({ event, context }) => {
   const { index, leaf, amountZat, root } = event.args;
   await context.db.insert(deposit).values({
@@ -36,6 +40,14 @@ ponder.on("CollateralRegistry:NoteInserted", async ({ event, context }) => {
     timestamp: event.block.timestamp,
     txHash: event.transaction.hash,
   });
+  if (amountZat !== 0n) {
+    await updateCollateral(context, event.block.number, (row) => ({ unmintedZat: row.unmintedZat + amountZat }));
+  }
+});
+
+// A proof spent a note's floor (into a position, or out as a payout).
+ponder.on("CollateralRegistry:NoteSpent", async ({ event, context }) => {
+  await updateCollateral(context, event.block.number, () => ({ unmintedZat: event.args.unmintedZat }));
 });
 
 ponder.on("CollateralRegistry:CollateralPaidOut", async ({ event, context }) => {

@@ -2,6 +2,9 @@ import { ponder } from "ponder:registry";
 import { redemption } from "ponder:schema";
 import { updateCollateral } from "./lib/collateral";
 
+// Every payout custody makes is a record here: a redemption (ZSD burnt), a
+// release of collateral or a note withdrawal (amount 0), or a redirect of a
+// failed one (amount 0, `redirectedFromId` set by PayoutRedirected).
 ponder.on("Redemptions:RedemptionRequested", async ({ event, context }) => {
   const { id, owner, amount, zatDue, feeZat, price, withdrawAddress } = event.args;
   await context.db.insert(redemption).values({
@@ -17,6 +20,8 @@ ponder.on("Redemptions:RedemptionRequested", async ({ event, context }) => {
     requestedAt: event.block.timestamp,
     requestTxHash: event.transaction.hash,
   });
+  // A redirect's new record carries ZEC already owed: PayoutRedirected, which
+  // follows in the same transaction, takes the failed record's share out.
   await updateCollateral(context, event.block.number, (row) => ({
     pendingRedemptionZat: row.pendingRedemptionZat + zatDue,
   }));
@@ -36,16 +41,37 @@ ponder.on("Redemptions:RedemptionCompleted", async ({ event, context }) => {
   }));
 });
 
+// Custody could not pay: the ZEC stays owed to the owner (nothing is refunded,
+// no position changes), who redirects it.
 ponder.on("Redemptions:RedemptionFailed", async ({ event, context }) => {
-  const { id, reason } = event.args;
-  const row = await context.db.update(redemption, { id }).set({
+  const { id, zatHeld, reason } = event.args;
+  await context.db.update(redemption, { id }).set({
     status: "failed",
     failureReason: reason,
     settledAtBlock: event.block.number,
     settledAt: event.block.timestamp,
     settleTxHash: event.transaction.hash,
   });
+  await updateCollateral(context, event.block.number, (c) => ({ heldPayoutZat: c.heldPayoutZat + zatHeld }));
+});
+
+// The held ZEC leaves the failed record as a whole: to the new payout `newId`
+// (its RedemptionRequested came first and counted it again), or into the note
+// at `noteIndex` (its NoteInserted added it to the unminted ZEC).
+ponder.on("Redemptions:PayoutRedirected", async ({ event, context }) => {
+  const { id, newId, noteIndex } = event.args;
+  const toNote = newId === 0n;
+  const row = await context.db.update(redemption, { id }).set({
+    status: "redirected",
+    redirectedToId: toNote ? null : newId,
+    redirectNoteIndex: toNote ? noteIndex : null,
+    redirectedAtBlock: event.block.number,
+    redirectedAt: event.block.timestamp,
+    redirectTxHash: event.transaction.hash,
+  });
+  if (!toNote) await context.db.update(redemption, { id: newId }).set({ redirectedFromId: id });
   await updateCollateral(context, event.block.number, (c) => ({
     pendingRedemptionZat: c.pendingRedemptionZat - row.zatDue,
+    heldPayoutZat: c.heldPayoutZat - row.zatDue,
   }));
 });

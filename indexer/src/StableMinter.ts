@@ -1,5 +1,6 @@
 import { type Context, ponder } from "ponder:registry";
-import { mint, noteWithdrawal, position, positionEvent } from "ponder:schema";
+import { mint, noteWithdrawal, position, positionEvent, redemption } from "ponder:schema";
+import { stableMinterAbi } from "@zsd/sdk/abis";
 import { updateCollateral } from "./lib/collateral";
 
 ponder.on("StableMinter:Minted", async ({ event, context }) => {
@@ -18,22 +19,25 @@ ponder.on("StableMinter:Minted", async ({ event, context }) => {
   });
 });
 
-// Positions. A row holds what the position's own events say; redemptions move
-// every open position at once without naming any (see ponder.schema.ts), so
-// only the system total follows them.
+// Positions. A row holds what the position's own events say; redemptions and
+// redistributions move every open position at once without naming any (see
+// ponder.schema.ts), so only the system totals follow them.
 
 type PositionRow = typeof position.$inferSelect;
 type PositionEventRow = typeof positionEvent.$inferInsert;
 /** What an event row says beyond the position's row: see the table in ponder.schema.ts. */
 type Detail = Pick<PositionEventRow, "kind"> &
   Partial<
-    Pick<PositionEventRow, "account" | "amount" | "amountZat" | "nullifierHash" | "payoutId" | "noteIndex" | "price">
+    Pick<
+      PositionEventRow,
+      "account" | "amount" | "amountZat" | "nullifierHash" | "payoutId" | "noteIndex" | "price" | "rewardZat"
+    >
   >;
 
 interface MinterLog {
   id: string;
   block: { number: bigint; timestamp: bigint };
-  log: { logIndex: number };
+  log: { logIndex: number; address: `0x${string}` };
   transaction: { hash: `0x${string}` };
 }
 
@@ -67,10 +71,22 @@ async function recordEvent(context: Context, event: MinterLog, row: PositionRow,
   });
 }
 
-/** The ZEC held by all positions moves by `deltaZat`. */
-function positionCollateral(context: Context, event: MinterLog, deltaZat: bigint): Promise<void> {
-  return updateCollateral(context, event.block.number, (row) => ({
+/**
+ * The ZEC held by all positions moves by `deltaZat`; its split between backing
+ * and free collateral is read from the minter at the event's block (a full
+ * repayment frees a position's live collateral, which no event carries).
+ */
+async function positionCollateral(context: Context, event: MinterLog, deltaZat: bigint): Promise<void> {
+  const minter = { abi: stableMinterAbi, address: event.log.address } as const;
+  // Ponder reads at the block of the event being handled.
+  const [backing, free] = await Promise.all([
+    context.client.readContract({ ...minter, functionName: "backingCollateralZat" }),
+    context.client.readContract({ ...minter, functionName: "freeCollateralZat" }),
+  ]);
+  await updateCollateral(context, event.block.number, (row) => ({
     positionCollateralZat: row.positionCollateralZat + deltaZat,
+    backingCollateralZat: backing,
+    freeCollateralZat: free,
   }));
 }
 
@@ -107,10 +123,12 @@ ponder.on("StableMinter:PositionRepaid", async ({ event, context }) => {
     account: payer,
     amount,
   });
+  // Repaid in full, its collateral moves from backing to free.
+  await positionCollateral(context, event, 0n);
 });
 
-// After a withdrawal, a liquidation (the seized part) or a close (everything):
-// the only way ZEC leaves a position.
+// After a withdrawal, a liquidation (the seized part), a close (everything) or
+// a redistribution (the caller's reward): the only way ZEC leaves a position.
 ponder.on("StableMinter:CollateralReleased", async ({ event, context }) => {
   const { positionId, amountZat, payoutId, noteIndex, collateralLeft } = event.args;
   const toNote = payoutId === 0n;
@@ -131,6 +149,7 @@ ponder.on("StableMinter:PositionClosed", async ({ event, context }) => {
     amount: debtRepaid,
     amountZat: collateralZat,
   });
+  await positionCollateral(context, event, 0n);
 });
 
 // The seized part leaves with the CollateralReleased that follows; the surplus stays the owner's.
@@ -143,22 +162,40 @@ ponder.on("StableMinter:PositionLiquidated", async ({ event, context }) => {
     () => ({ status: "liquidated", collateralZat: surplusZat, debt: 0n }),
     { kind: "liquidated", account: liquidator, amount: debt, amountZat: seizedZat, price },
   );
+  await positionCollateral(context, event, 0n);
+});
+
+// A position under 100%: its debt and its collateral less the reward go to
+// every other position in proportion to debt, so the positions' total falls
+// only by the reward, which leaves with the CollateralReleased that follows
+// (none inside a par redemption, where the reward is 0 and the caller the
+// Redemptions contract). The position is left liquidated with nothing.
+ponder.on("StableMinter:PositionRedistributed", async ({ event, context }) => {
+  const { positionId, caller, debt, collateralZat, rewardZat } = event.args;
+  await positionChanged(context, event, positionId, () => ({ status: "liquidated", collateralZat: 0n, debt: 0n }), {
+    kind: "redistributed",
+    account: caller,
+    amount: debt,
+    amountZat: collateralZat,
+    rewardZat,
+  });
+  await positionCollateral(context, event, 0n);
 });
 
 ponder.on("StableMinter:RedeemedFromPositions", async ({ event, context }) => {
   await positionCollateral(context, event, -event.args.zatTaken);
 });
 
-ponder.on("StableMinter:RedemptionRestored", async ({ event, context }) => {
-  await positionCollateral(context, event, event.args.zat);
-});
-
 ponder.on("StableMinter:NoteWithdrawn", async ({ event, context }) => {
   const { nullifierHash, amountZat, payoutId } = event.args;
+  // The payout's RedemptionRequested came first, with the owner the proof binds.
+  const payout = await context.db.find(redemption, { id: payoutId });
+  if (!payout) throw new Error(`payout ${payoutId} of note withdrawal ${nullifierHash} not indexed`);
   await context.db.insert(noteWithdrawal).values({
     nullifierHash,
     amountZat,
     payoutId,
+    owner: payout.owner,
     blockNumber: event.block.number,
     timestamp: event.block.timestamp,
     txHash: event.transaction.hash,

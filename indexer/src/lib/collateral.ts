@@ -8,8 +8,12 @@ const EMPTY = {
   paidOutZat: 0n,
   outstandingZat: 0n,
   pendingRedemptionZat: 0n,
+  heldPayoutZat: 0n,
   deposits: 0,
+  unmintedZat: 0n,
   positionCollateralZat: 0n,
+  backingCollateralZat: 0n,
+  freeCollateralZat: 0n,
   price: 0n,
   priceUpdatedAt: 0n,
 };
