@@ -128,9 +128,11 @@ try {
     note: unminted,
     amountZat: 3n * ZEC,
     collateralFloorZat: 3n * ZEC,
-    binding: { chainId: BigInt(s.chainId), minter, zcashAddress: SAPLING },
+    binding: { chainId: BigInt(s.chainId), minter, zcashAddress: SAPLING, owner: alice.address },
   });
-  const withdrawNoteGas = await gas(await s.as(relayer).minter.write.withdrawNote([out.proof, out.spend, SAPLING]));
+  const withdrawNoteGas = await gas(
+    await s.as(relayer).minter.write.withdrawNote([out.proof, out.spend, SAPLING, alice.address]),
+  );
   const p = withChange;
   const repayGas = await gas(await s.as(alice).minter.write.repay([p.id, 10n * ZSD]));
   let d = await deadline();

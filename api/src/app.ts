@@ -41,6 +41,7 @@ import { MintService } from "./domain/mints.ts";
 import { RelayWorker } from "./relay/worker.ts";
 import { Payouts } from "./relay/payouts.ts";
 import { redemptionRoutes } from "./http/resources/redemptions/router.ts";
+import { RedirectService } from "./domain/redirects.ts";
 import { RedemptionService } from "./domain/redemptions.ts";
 import { PositionService } from "./domain/positions.ts";
 import { positionRoutes } from "./http/resources/positions/router.ts";
@@ -238,6 +239,11 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     compliance,
   );
 
+  const redirects = new RedirectService(db, chain, {
+    environment: config.ENVIRONMENT,
+    relaying: worker !== undefined,
+  });
+
   const governance = new GovernanceService(db, governanceChain, upstreams, {
     environment: config.ENVIRONMENT,
     delegationsPerDay: config.GOVERNANCE_DELEGATIONS_PER_DAY,
@@ -282,7 +288,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ...relayRoutes(config, chain, worker?.address),
     ...proofRoutes(proofs),
     ...mintRoutes(mints, config.MINT_WAIT_MS),
-    ...redemptionRoutes(redemptions),
+    ...redemptionRoutes(redemptions, redirects),
     ...positionRoutes(positions),
     // Before the agents' routes, whose /agents/:agentId would take "alerts" for an id.
     ...alertRoutes(compliance),

@@ -62,7 +62,7 @@ export const configSchema = z.object({
   RELAY_WORKER_ID: z.string().min(1).max(100).optional(),
   /** How often the worker moves payouts on (discovers redemptions, follows the wallet). */
   PAYOUT_POLL_MS: positiveInt.default(1000),
-  /** Payments the custody wallet refuses before a redemption is refunded (its ZSD minted back). */
+  /** Payments the custody wallet refuses before a payout is failed on-chain (its ZEC held for the owner to redirect). */
   PAYOUT_MAX_ATTEMPTS: positiveInt.default(10),
   /** Blocks a redemption needs (its own included) before ZEC is paid for it: a reorganisation must not undo a paid burn. */
   PAYOUT_CONFIRMATIONS: positiveInt.default(12),

@@ -222,7 +222,7 @@ export class ComplianceService {
       const holdable = await this.#holdable(tx, accountId, input.subject);
       const { movable } = holdable;
       let { state } = holdable;
-      // A rejection is final: a new hold (then released) would otherwise pay a redemption awaiting its refund.
+      // A rejection is final: a new hold (then released) would otherwise pay a redemption awaiting its failure.
       const [previous] = await tx.query<{ state: HoldState }>(
         "SELECT state FROM compliance_holds WHERE subject_type = $1 AND subject_id = $2",
         [input.subject.type, input.subject.id],
@@ -432,7 +432,7 @@ export class ComplianceService {
     return this.get(accountId, alertId);
   }
 
-  /** A screener refuses the alert's held mint (failed, its proof given back) or redemption (refunded). */
+  /** A screener refuses the alert's held mint (failed, its proof given back) or redemption (failed on-chain, its ZEC held for the owner to redirect). */
   async reject(accountId: string, agentId: string, alertId: string, reasonCode: string): Promise<Alert> {
     await this.db.transaction(async (tx) => {
       await this.#agent(tx, accountId, agentId, true);
@@ -523,7 +523,8 @@ export class ComplianceService {
   /**
    * Applies a decision to a held subject. PASSED releases it. REJECTED fails
    * a queued mint (its proof given back) or a redemption not yet burned; a
-   * burned one stays rejected until the payouts refund it on-chain.
+   * burned one stays rejected until the payouts fail it on-chain (its ZEC
+   * held for the owner to redirect).
    */
   async #decide(
     tx: Queryable,
@@ -582,7 +583,9 @@ export class ComplianceService {
           redemptionId: subject.id,
           failureCode: "compliance_rejected",
           failureReason: reason,
-          refunded: false,
+          zecHeld: null,
+          payoutId: null,
+          redirect: null,
         });
       }
     }

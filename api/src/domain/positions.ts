@@ -34,7 +34,8 @@ import { refusalOf } from "./reverts.ts";
 export const POSITION_STATUS = ["none", "open", "liquidated", "closed"] as const;
 export const POSITION_ACTIONS = ["repay", "withdraw", "close", "liquidate", "top_up"] as const;
 export type PositionAction = (typeof POSITION_ACTIONS)[number];
-export type ActionKind = PositionAction | "withdraw_note";
+/** withdraw_note: a note's spend; redistribute: the keeper's, for a position under 100% (no account). */
+export type ActionKind = PositionAction | "withdraw_note" | "redistribute";
 
 /** A deadline an hour on: long enough to sign and send, short enough that a lost signature expires. */
 const SUGGESTED_DEADLINE_SECONDS = 3_600n;
@@ -114,6 +115,7 @@ export function presentAction(row: ActionRow) {
       withdrawalId: row.id,
       amount: formatZec(BigInt(row.amount!)),
       zcashAddress: row.zcash_address!,
+      owner: row.signer,
       nullifierHash: row.nullifier_hash!,
       ...common,
     };
@@ -418,8 +420,11 @@ export class PositionService {
     });
   }
 
-  /** A note's ZEC out to a shielded Zcash address, proven with a proof bound to that address. */
-  async withdrawNote(accountId: string, input: SpendInput & { zcashAddress: string }) {
+  /**
+   * A note's ZEC out to a shielded Zcash address, proven with a proof bound to
+   * that address and the payout's owner (who may redirect it if custody cannot pay).
+   */
+  async withdrawNote(accountId: string, input: SpendInput & { zcashAddress: string; owner: Address }) {
     const chain = this.#relayingChain("Withdrawals");
     const zcashAddress = canonicalZcashAddress(input.zcashAddress, this.options.environment, "body.zcashAddress");
     const signals = publicSignalsFromArray(input.publicSignals);
@@ -431,12 +436,18 @@ export class PositionService {
         { minimumZec: formatZec(this.options.minimumZat) },
       );
     }
-    const binding = bindingHash({ chainId: BigInt(chain.deployment.chainId), minter: chain.minter, zcashAddress });
-    await this.proofs.checkSpend(chain, input, binding, `a withdrawal to ${zcashAddress}`);
+    const { owner } = input;
+    const binding = bindingHash({
+      chainId: BigInt(chain.deployment.chainId),
+      minter: chain.minter,
+      zcashAddress,
+      owner,
+    });
+    await this.proofs.checkSpend(chain, input, binding, `a withdrawal to ${zcashAddress} owned by ${owner}`);
     const calldata = encodeFunctionData({
       abi: stableMinterAbi,
       functionName: "withdrawNote",
-      args: [toSolidityProof(input.proof as Groth16Proof), noteSpend(signals), zcashAddress],
+      args: [toSolidityProof(input.proof as Groth16Proof), noteSpend(signals), zcashAddress, owner],
     });
     await this.#simulate(chain, calldata, "withdrawal_would_revert");
     return this.#queue(accountId, {
@@ -444,6 +455,8 @@ export class PositionService {
       position_id: null,
       amount: signals.collateralFloorZat.toString(),
       zcash_address: zcashAddress,
+      // The payout's owner (no nonce: the proof, not a signature, authorises the spend).
+      signer: owner,
       nullifier_hash: signals.nullifierHash.toString(),
       calldata,
     });
@@ -495,11 +508,13 @@ export class PositionService {
       );
       return presentAction(row!);
     } catch (error) {
-      if (!/position_actions_(signed|nullifier|liquidation)/.test(String((error as Error).message))) throw error;
+      if (!/position_actions_(signed|nullifier|liquidation|redistribution)/.test(String((error as Error).message))) {
+        throw error;
+      }
       const [existing] = await this.db.query<ActionRow>(
         `SELECT * FROM position_actions WHERE status <> 'failed' AND
            ((lower(signer) = lower($1) AND signed_nonce = $2) OR nullifier_hash = $3 OR
-            (action = 'liquidate' AND position_id = $4 AND status IN ('queued', 'submitted')))
+            (action IN ('liquidate', 'redistribute') AND position_id = $4 AND status IN ('queued', 'submitted')))
          LIMIT 1`,
         [fields.signer ?? null, fields.signed_nonce ?? null, fields.nullifier_hash ?? null, fields.position_id ?? null],
       );
@@ -531,10 +546,29 @@ export class PositionService {
   }
 
   /** The keeper's liquidation: the relayer repays with its own ZSD and takes the collateral to `zcashAddress`. */
-  async queueKeeperLiquidation(chain: Chain, relayer: Address, positionId: bigint, zcashAddress: string) {
+  queueKeeperLiquidation(chain: Chain, relayer: Address, positionId: bigint, zcashAddress: string) {
+    return this.#queueKeeper(chain, relayer, positionId, zcashAddress, "liquidate");
+  }
+
+  /**
+   * The keeper's redistribution of a position under 100%: its debt and
+   * collateral are spread over the other positions, and the reward is paid to
+   * `zcashAddress`. Costs the relayer no ZSD.
+   */
+  queueKeeperRedistribution(chain: Chain, relayer: Address, positionId: bigint, zcashAddress: string) {
+    return this.#queueKeeper(chain, relayer, positionId, zcashAddress, "redistribute");
+  }
+
+  async #queueKeeper(
+    chain: Chain,
+    relayer: Address,
+    positionId: bigint,
+    zcashAddress: string,
+    action: "liquidate" | "redistribute",
+  ) {
     const calldata = encodeFunctionData({
       abi: stableMinterAbi,
-      functionName: "liquidate",
+      functionName: action,
       args: [positionId, { zcashAddress, noteCommitment: 0n }],
     });
     try {
@@ -543,7 +577,7 @@ export class PositionService {
       return undefined;
     }
     return this.#queue(null, {
-      action: "liquidate",
+      action,
       position_id: positionId.toString(),
       signer: relayer,
       zcash_address: zcashAddress,

@@ -8,6 +8,7 @@ import { randomId } from "./ids.ts";
 import { DomainError, domainErrors } from "./errors.ts";
 import { freshPrice } from "./price.ts";
 import type { ComplianceService } from "./compliance.ts";
+import { REDIRECT_HOW, failureReason, heldReason, payoutState } from "./redirects.ts";
 
 interface Row {
   id: string;
@@ -30,6 +31,40 @@ interface Row {
   payout_updated_at?: Date | string | null;
   /** The compliance hold on the request, if one was placed. */
   hold_state?: string | null;
+  payout_error?: string | null;
+  /** The latest redirect of a held payout (payout_redirects), and the new payout it made. */
+  redirect_id?: string | null;
+  redirect_status?: string | null;
+  redirect_address?: string | null;
+  redirect_commitment?: string | null;
+  redirect_new_payout?: string | null;
+  redirect_note_index?: string | null;
+  redirect_tx_hash?: string | null;
+  redirect_failure_code?: string | null;
+  redirect_failure_reason?: string | null;
+  redirect_payout_status?: string | null;
+  redirect_payout_txid?: string | null;
+}
+
+/** Where a held payout's ZEC was redirected, and how that is going. */
+function redirectView(row: Row) {
+  if (!row.redirect_id) return null;
+  return {
+    redirectId: row.redirect_id,
+    status: row.redirect_status as "queued" | "submitted" | "confirmed" | "failed",
+    destination:
+      row.redirect_address != null
+        ? { withdrawAddress: row.redirect_address }
+        : { noteCommitment: row.redirect_commitment ?? "0" },
+    txHash: row.redirect_tx_hash ?? null,
+    newPayoutId: row.redirect_new_payout ?? null,
+    noteIndex: row.redirect_note_index ?? null,
+    // The new payout, paid like any other (into a note, there is none: the note is the ZEC).
+    payoutStatus: row.redirect_new_payout ? payoutState(row.redirect_payout_status) : null,
+    zcashTxId: row.redirect_payout_status === "completed" ? (row.redirect_payout_txid ?? null) : null,
+    failureCode: row.redirect_status === "failed" ? (row.redirect_failure_code ?? null) : null,
+    failureReason: row.redirect_status === "failed" ? (row.redirect_failure_reason ?? null) : null,
+  };
 }
 
 /**
@@ -39,13 +74,21 @@ interface Row {
  */
 function payoutView(row: Row) {
   const view = {
-    status: row.status,
+    status: row.status as Row["status"] | "redirected",
     zcashTxId: row.zcash_txid,
-    refunded: false,
+    zecHeld: null as string | null,
+    redirect: redirectView(row),
     settlementTxHash: null as string | null,
     // A reason kept while the relay retries is a note for the relay, not the holder's answer yet.
     failureCode: row.status === "failed" ? row.failure_code : null,
     failureReason: row.status === "failed" ? row.failure_reason : null,
+  };
+  const rejected = row.hold_state === "rejected";
+  const held = {
+    zecHeld: row.zat_due === null ? null : formatZec(BigInt(row.zat_due)),
+    settlementTxHash: row.settle_tx_hash ?? null,
+    failureCode: rejected ? "compliance_rejected" : "payout_held",
+    failureReason: `${heldReason(rejected ? "compliance_rejected" : failureReason({ last_error: row.payout_error ?? null }))} ${REDIRECT_HOW}`,
   };
   switch (row.payout_status) {
     case "completed":
@@ -55,27 +98,17 @@ function payoutView(row: Row) {
         zcashTxId: row.payout_txid ?? null,
         settlementTxHash: row.settle_tx_hash ?? null,
       };
-    case "refunded":
+    case "held":
+      return { ...view, ...held, status: "failed" as const };
+    case "redirected":
+      // The held ZEC went where the owner said: `redirect` follows it.
+      return { ...view, ...held, status: "redirected" as const, failureCode: null, failureReason: null };
+    case "failing":
       return {
         ...view,
-        status: "failed" as const,
-        refunded: true,
-        settlementTxHash: row.settle_tx_hash ?? null,
-        ...(row.hold_state === "rejected"
-          ? {
-              failureCode: "compliance_rejected",
-              failureReason: "Refused by compliance review, so the ZSD was returned to the owner.",
-            }
-          : {
-              failureCode: "payout_refunded",
-              failureReason: "Custody could not pay this redemption, so the ZSD was returned to the owner.",
-            }),
-      };
-    case "refunding":
-      return {
-        ...view,
-        failureCode: "payout_refunding",
-        failureReason: "Custody could not pay this redemption; the ZSD is being returned to the owner.",
+        failureCode: "payout_failing",
+        failureReason:
+          "Custody could not pay this redemption; it is being failed on-chain so that its ZEC is held for the owner to redirect (no ZSD is returned).",
       };
     case "review":
       return {
@@ -379,9 +412,17 @@ export class RedemptionService {
   async get(accountId: string, id: string) {
     const [row] = await this.db.query<Row>(
       `SELECT r.*, p.status AS payout_status, p.zcash_txid AS payout_txid, p.settle_tx_hash,
-              p.updated_at AS payout_updated_at, h.state AS hold_state
+              p.last_error AS payout_error, p.updated_at AS payout_updated_at, h.state AS hold_state,
+              d.id AS redirect_id, d.status AS redirect_status, d.zcash_address AS redirect_address,
+              d.note_commitment AS redirect_commitment, d.new_payout_id AS redirect_new_payout,
+              d.note_index AS redirect_note_index, d.tx_hash AS redirect_tx_hash,
+              d.failure_code AS redirect_failure_code, d.failure_reason AS redirect_failure_reason,
+              np.status AS redirect_payout_status, np.zcash_txid AS redirect_payout_txid
        FROM redemption_requests r LEFT JOIN payouts p ON p.redemption_id = r.redemption_id::numeric
        LEFT JOIN compliance_holds h ON h.subject_type = 'redemption' AND h.subject_id = r.id
+       LEFT JOIN LATERAL (SELECT * FROM payout_redirects x WHERE x.payout_id = r.redemption_id::numeric
+                          ORDER BY x.status = 'failed', x.created_at DESC LIMIT 1) d ON true
+       LEFT JOIN payouts np ON np.redemption_id = d.new_payout_id::numeric
        WHERE r.id = $1 AND r.account_id = $2`,
       [id, accountId],
     );

@@ -71,7 +71,7 @@ const usd = (usd18: bigint) =>
   `$${Number(formatUnits(usd18, 18)).toLocaleString("en-US", { maximumFractionDigits: 2 })}`;
 const seconds = (s: bigint) => `${Number(s).toLocaleString("en-US")} s`;
 const when = (unix: bigint) => new Date(Number(unix) * 1000).toISOString();
-const REDEMPTION_STATUS = ["none", "requested", "completed", "refunded"];
+const REDEMPTION_STATUS = ["none", "requested", "completed", "failed (its ZEC held for the owner)", "redirected"];
 const POSITION_STATUS = ["none", "open", "liquidated", "closed"];
 const PROPOSAL_STATES = ["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"];
 
@@ -124,7 +124,22 @@ const REASONS: Partial<Record<ContractError, Explain>> = {
   InvalidAuthorization: (a) =>
     `The signature is not ${String(a[0])}'s for this action at the signer's current nonce (wrong signer, parameters, deadline or nonce).`,
   InvalidSpendAmount: (a) => `A note spend of ${formatZec(n(a, 0))} ZEC is not allowed.`,
-  PayoutNotRefundable: (a) => `Payout ${String(a[0])} releases collateral: it can only be paid, not refunded.`,
+  NotPayoutOwner: (a) =>
+    `${String(a[1])} does not own payout ${String(a[0])}: only its owner (who redeemed, or owned the position or note) may redirect it.`,
+  PayoutNotFailed: (a) =>
+    `Payout ${String(a[0])} is ${REDEMPTION_STATUS[Number(a[1])] ?? "unknown"}: only a failed payout, its ZEC held for the owner, can be redirected.`,
+  InvalidRedirectDestination: () =>
+    "A redirect names exactly one destination: a Zcash address or a note commitment, not both and not neither.",
+  RedirectSignatureExpired: (a) =>
+    `The redirect's signature expired at ${when(n(a, 0))} (its deadline): sign it again with a later deadline.`,
+  InvalidRedirectSignature: (a) =>
+    `The signature is not ${String(a[0])}'s EIP-712 Redirect of this payout at the owner's current nonce (wrong signer, destination, deadline or nonce).`,
+  PositionNotUnderwater: (a) =>
+    `Position ${String(a[0])} is worth $${formatZsd(n(a, 1))}, not under its debt of ${formatZsd(n(a, 2))} ZSD: liquidate it instead.`,
+  NoDebtToRedistributeTo: (a) =>
+    `Position ${String(a[0])} holds all the debt: there is no other position to redistribute it over.`,
+  UnderwaterPositionsPending: (a) =>
+    `More positions are under 100% than one redemption settles (${String(a[0])} to look at): call redistribute on them first, then redeem.`,
   RedemptionNotPending: (a) =>
     `Redemption ${String(a[0])} is ${REDEMPTION_STATUS[Number(a[1])] ?? "settled"}, not requested.`,
   ERC20InsufficientBalance: (a) =>

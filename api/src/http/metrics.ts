@@ -60,12 +60,12 @@ export function trackRelay(metrics: Metrics, db: Database): void {
   });
   new Gauge({
     name: "zsd_payout_oldest_unfinished_seconds",
-    help: "Age of the oldest payout neither completed nor refunded (0 when none): alert when it grows",
+    help: "Age of the oldest payout neither completed nor failed and held for its owner (0 when none): alert when it grows",
     registers: [metrics.registry],
     async collect() {
       const [row] = await db.query<{ age: number | string | null }>(
         `SELECT EXTRACT(EPOCH FROM now() - min(created_at)) AS age FROM payouts
-         WHERE status NOT IN ('completed', 'refunded')`,
+         WHERE status NOT IN ('completed', 'held', 'redirected')`,
       );
       this.set(Number(row?.age ?? 0));
     },

@@ -599,6 +599,51 @@ export const PROBLEM_CATALOG = {
     fields: ["minimumZec"],
     example: { detail: "A payout to a Zcash address carries at least 0.0001 ZEC.", minimumZec: "0.0001" },
   },
+  payout_not_failed: {
+    status: 409,
+    title: "Payout not failed",
+    meaning:
+      "Only a failed payout, its ZEC held for the owner because custody could not pay it, can be redirected: this one " +
+      "is still being paid, was paid, was already redirected, or (a redemption) was never burned. Nothing was queued.",
+    example: {
+      detail: "Payout 3 was paid: only a failed payout, its ZEC held for the owner, can be redirected.",
+    },
+  },
+  redirect_signature_invalid: {
+    status: 422,
+    title: "Invalid signature",
+    meaning:
+      "The signature is not the payout owner's EIP-712 Redirect of this payout, destination and deadline at the owner's " +
+      "nonce on the Redemptions contract (GET /v1/redemptions/terms): signed by another key, or over other terms. " +
+      "Only the owner (who redeemed, or the position's or note's owner) may redirect. Nothing was queued.",
+    example: {
+      detail:
+        "The signature recovers to 0x70997970C51812dc3A010C7d01b50e0d17dc79C8, not payout 3's owner 0x90F79bf6EB2c4f870365E785982E1f101E93b906: only the owner may redirect it.",
+    },
+  },
+  redirect_already_submitted: {
+    status: 409,
+    title: "Redirect already submitted",
+    meaning:
+      "This payout is already being redirected, or the signature's nonce was used: a payout is redirected once. " +
+      "`id` names the redirect when this account made it.",
+    fields: ["id"],
+    example: { detail: "Payout 3 is already being redirected (submitted).", id: "rdr_00000000000000000000" },
+  },
+  redirect_would_revert: {
+    status: 422,
+    title: "The Redemptions contract would refuse this",
+    meaning:
+      "Simulated before anything is queued, the redirect would revert: `failureCode` names the contract's refusal " +
+      "(payout_not_failed, invalid_redirect_signature, redirect_signature_expired, invalid_withdraw_address, …). " +
+      "Nothing was queued.",
+    fields: ["failureCode"],
+    example: {
+      detail:
+        "A redirect names exactly one destination: a Zcash address or a note commitment, not both and not neither.",
+      failureCode: "invalid_redirect_destination",
+    },
+  },
   redemption_already_submitted: {
     status: 409,
     title: "Redemption already submitted",

@@ -4,6 +4,13 @@
 // (a relay earns ZSD in mint fees) and the seized ZEC, worth the debt plus the
 // bonus, is paid to the keeper's Zcash address. A position the relayer cannot
 // afford is left to other liquidators.
+//
+// A position under 100% (its collateral worth less than its debt) is not
+// liquidated (at a loss): while other positions hold debt it is redistributed
+// over them (StableMinter.redistribute), which costs no ZSD, and the reward is
+// paid to the keeper's address. Redistributing first also keeps par
+// redemptions from meeting UnderwaterPositionsPending. The choice is made on
+// each position as the minter reads it now (getPosition) at the oracle price.
 import type { Address } from "viem";
 import { stableMinterAbi } from "@zsd/sdk";
 import { usdValueOfZat } from "@zsd/sdk/units";
@@ -12,7 +19,7 @@ import { PositionService } from "../domain/positions.ts";
 
 export interface KeeperOptions {
   positions: PositionService;
-  /** Where the seized ZEC is paid (KEEPER_PAYOUT_ADDRESS). */
+  /** Where the seized ZEC and redistribution rewards are paid (KEEPER_PAYOUT_ADDRESS). */
   payoutAddress: string;
   /** Positions read per pass at most, from where the last pass stopped. */
   batch: number;
@@ -33,10 +40,11 @@ export class Keeper {
   async pass(): Promise<bigint[]> {
     const { chain } = this;
     const minter = { address: chain.minter, abi: stableMinterAbi } as const;
-    const [count, liquidationBps, token, { price, ageSeconds, maxAgeSeconds }] = await Promise.all([
+    const [count, liquidationBps, token, totalDebt, { price, ageSeconds, maxAgeSeconds }] = await Promise.all([
       chain.client.readContract({ ...minter, functionName: "positionCount" }),
       chain.client.readContract({ ...minter, functionName: "liquidationRatioBps" }),
       chain.client.readContract({ ...minter, functionName: "token" }),
+      chain.client.readContract({ ...minter, functionName: "totalDebt" }),
       chain.priceState(),
     ]);
     // A stale price liquidates nothing: the minter would refuse it.
@@ -52,7 +60,21 @@ export class Keeper {
         if (p.status > 1) this.#done.add(id);
         continue;
       }
-      if (p.debt === 0n || usdValueOfZat(p.collateralZat, price) * 10_000n >= p.debt * liquidationBps) continue;
+      if (p.debt === 0n) continue;
+      const value = usdValueOfZat(p.collateralZat, price);
+      if (value < p.debt) {
+        // Under 100%: spread over the others while any hold debt; never liquidated at a loss.
+        if (totalDebt <= p.debt) continue;
+        const action = await this.options.positions.queueKeeperRedistribution(
+          chain,
+          this.relayer,
+          id,
+          this.options.payoutAddress,
+        );
+        if (action) queued.push(id);
+        continue;
+      }
+      if (value * 10_000n >= p.debt * liquidationBps) continue;
       if (p.debt > balance) continue;
       const action = await this.options.positions.queueKeeperLiquidation(
         chain,

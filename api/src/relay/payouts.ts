@@ -1,18 +1,22 @@
-// Payouts of redemptions: every RedemptionRequested on-chain (relayed by us or
-// sent by a holder directly) becomes a row, is paid by the custody once, then
-// settled on-chain by the attestor (completeRedemption), or refunded
-// (failRedemption) when the wallet keeps refusing it.
+// Payouts of redemptions (and of collateral released from positions and
+// notes): every RedemptionRequested on-chain (relayed by us or sent by a
+// holder directly) becomes a row, is paid by the custody once, then settled
+// on-chain by the attestor (completeRedemption), or failed (failRedemption)
+// when the wallet keeps refusing it. A failed payout is not refunded: its ZEC
+// stays held on-chain for its owner, who redirects it (POST
+// /v1/redemptions/{id}/redirect) to another address (a new payout, a new row)
+// or into a note; the row then becomes "redirected".
 //
 //   pending ─▶ sending ─▶ sent ─▶ settling ─▶ completed
 //      ▲          │          │
-//      └─ retry ──┴──────────┴─▶ refunding ─▶ refunded
+//      └─ retry ──┴──────────┴─▶ failing ─▶ held ─▶ redirected (by the owner)
 //                 └─ unknown outcome ─▶ review (an operator decides)
 //
 // "sending" is recorded before the wallet is asked to pay: a row found there
 // by a later pass may or may not have been paid, so it is never sent again
 // automatically. Every move is a compare-and-set on the row's version, and a
 // pass that loses one stops there: a worker acting on a stale read (another
-// replica moved the row meanwhile) can neither send nor refund. One payout is
+// replica moved the row meanwhile) can neither send nor fail it. One payout is
 // in flight at a time, so that two never compete for the wallet's notes.
 import { redemptionsAbi } from "@zsd/sdk";
 import { formatZec } from "@zsd/sdk/units";
@@ -23,9 +27,10 @@ import { type Custody, PayoutNotSent, PayoutRefused } from "../adapters/custody/
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { isRevert } from "../domain/errors.ts";
 import type { ComplianceService } from "../domain/compliance.ts";
+import { NOT_PAYABLE, REDIRECT_HOW, REJECTED, failureReason, heldReason } from "../domain/redirects.ts";
 
 export type PayoutStatus =
-  "pending" | "sending" | "sent" | "settling" | "completed" | "refunding" | "refunded" | "review";
+  "pending" | "sending" | "sent" | "settling" | "completed" | "failing" | "held" | "redirected" | "review";
 
 export interface PayoutRow {
   redemption_id: string;
@@ -45,7 +50,7 @@ export interface PayoutOptions {
   network: "mainnet" | "testnet";
   /** Blocks a redemption's block must have on top of it, itself included, before it is paid: a reorganisation must not pay a redemption that never was. */
   confirmations: number;
-  /** Refused payments before the redemption is refunded. */
+  /** Refused payments before the payout is failed on-chain (its ZEC held for the owner to redirect). */
   maxAttempts: number;
   /** Wait before the first retry; doubles each time, up to an hour. */
   retryMs: number;
@@ -53,7 +58,7 @@ export interface PayoutOptions {
   onError?: (error: unknown) => void;
   /** Told of every payout held for an operator. */
   onReview?: (redemptionId: string, reason: string) => void;
-  /** Holds (a held redemption is not paid, a rejected one is refunded) and redemption.paid / .failed events. */
+  /** Holds (a held redemption is not paid, a rejected one is failed and held) and redemption.paid / .failed events. */
   compliance?: ComplianceService;
 }
 
@@ -61,16 +66,6 @@ const CURSOR = "redemptions";
 const BLOCKS_PER_QUERY = 2_000n;
 /** Blocks below the cursor read again each pass, for a redemption re-mined there by a reorganisation. */
 const RESCAN_BLOCKS = 64n;
-/** The reason written on-chain with a refund: a code, never the wallet's words (they may reveal balances). */
-const REFUND_REASON = {
-  unpayable: "unpayable_address",
-  failed: "payout_failed",
-  rejected: "compliance_rejected",
-} as const;
-/** How a refund for an address that cannot be paid is noted on its row (and told apart on a later pass). */
-const NOT_PAYABLE = "Not payable: ";
-/** How a refund a screener asked for is noted on its row. */
-const REJECTED = "Rejected by compliance: ";
 /** SQL: the compliance hold of a payout's redemption request, if any, is in one of `states`. */
 const holdIn = (states: string) =>
   `EXISTS (SELECT 1 FROM redemption_requests r JOIN compliance_holds h
@@ -81,6 +76,7 @@ const MAX_RETRY_MS = 3_600_000;
 const REQUESTED = 1;
 const COMPLETED = 2;
 const FAILED = 3;
+const REDIRECTED = 4;
 
 export class Payouts {
   constructor(
@@ -100,16 +96,16 @@ export class Payouts {
     }
     for (const p of await this.#rows("sent")) await this.#isolated(p, () => this.#follow(p));
     for (const p of await this.#rows("settling")) await this.#isolated(p, () => this.#settle(p));
-    for (const p of await this.#rows("refunding")) await this.#isolated(p, () => this.#refund(p));
+    for (const p of await this.#rows("failing")) await this.#isolated(p, () => this.#fail(p));
     if (this.options.compliance) {
-      // A screener rejected it before it was paid: the ZSD goes back to the owner.
+      // A screener rejected it before it was paid: failed on-chain, its ZEC held for the owner.
       const rejected = await this.db.query<PayoutRow>(
         `SELECT * FROM payouts WHERE status = 'pending' AND ${holdIn("'rejected'")} ORDER BY redemption_id LIMIT 20`,
       );
       for (const p of rejected) {
         await this.#isolated(p, async () => {
-          if (await this.#move(p, "refunding", { last_error: `${REJECTED}${await this.#rejectionCode(p)}` })) {
-            await this.#refund(p);
+          if (await this.#move(p, "failing", { last_error: `${REJECTED}${await this.#rejectionCode(p)}` })) {
+            await this.#fail(p);
           }
         });
       }
@@ -134,10 +130,10 @@ export class Payouts {
     try {
       await step();
     } catch (error) {
-      // A refunding row's last_error says why it is refunded (refundReason reads it for the on-chain reason
-      // and the event): a step's trouble goes to onError only, or a retried refund would say "payout_failed".
+      // A failing row's last_error says why it is failed (failureReason reads it for the on-chain reason
+      // and the event): a step's trouble goes to onError only, or a retried failure would say "payout_failed".
       await this.db.query(
-        "UPDATE payouts SET last_error = $2, updated_at = now() WHERE redemption_id = $1 AND status <> 'refunding'",
+        "UPDATE payouts SET last_error = $2, updated_at = now() WHERE redemption_id = $1 AND status <> 'failing'",
         [p.redemption_id, String((error as Error).message).slice(0, 500)],
       );
       this.options.onError?.(error);
@@ -209,7 +205,7 @@ export class Payouts {
     db: Queryable = this.db,
   ): Promise<boolean> {
     const { compliance } = this.options;
-    if (compliance && (to === "completed" || to === "refunded") && db === this.db) {
+    if (compliance && (to === "completed" || to === "held") && db === this.db) {
       // The end of a redemption the API relayed is told to its account's agents, in the same transaction.
       const moved = await this.db.transaction(async (tx) => {
         if (!(await this.#move(p, to, fields, tx))) return false;
@@ -224,7 +220,14 @@ export class Payouts {
             to === "completed" ? "redemption.paid" : "redemption.failed",
             to === "completed"
               ? { redemptionId: request.id, zecPaid: formatZec(BigInt(p.zat_due)), zcashTxId: p.zcash_txid }
-              : { redemptionId: request.id, failureCode: refundReason(p), refunded: true },
+              : {
+                  redemptionId: request.id,
+                  failureCode: failureReason(p),
+                  failureReason: heldReason(failureReason(p)),
+                  zecHeld: formatZec(BigInt(p.zat_due)),
+                  payoutId: p.redemption_id,
+                  redirect: REDIRECT_HOW,
+                },
           );
         }
         return true;
@@ -261,7 +264,8 @@ export class Payouts {
     const id = BigInt(p.redemption_id);
     const onChain = await this.#onChain(id);
     if (onChain.status === COMPLETED) return void (await this.#move(p, "completed"));
-    if (onChain.status === FAILED) return void (await this.#move(p, "refunded"));
+    if (onChain.status === FAILED) return void (await this.#move(p, "held"));
+    if (onChain.status === REDIRECTED) return void (await this.#move(p, "redirected"));
     if (
       onChain.status !== REQUESTED ||
       onChain.owner.toLowerCase() !== p.owner.toLowerCase() ||
@@ -276,9 +280,10 @@ export class Payouts {
       // A holder who called redeem() directly may have named any string.
       address = parseShieldedAddress(p.withdraw_address, this.options.network).address;
     } catch (error) {
-      // Whatever the reason, an address we cannot read is never paid: refunded, it holds up no payout behind it.
+      // Whatever the reason, an address we cannot read is never paid: failed and held for its owner to
+      // redirect, it holds up no payout behind it.
       const reason = error instanceof ZcashAddressError ? error.message : "The address could not be read.";
-      if (await this.#move(p, "refunding", { last_error: `${NOT_PAYABLE}${reason}` })) await this.#refund(p);
+      if (await this.#move(p, "failing", { last_error: `${NOT_PAYABLE}${reason}` })) await this.#fail(p);
       return;
     }
     if (!(await this.#claim(p))) return;
@@ -296,7 +301,7 @@ export class Payouts {
         });
         return;
       }
-      if (error instanceof PayoutRefused) return this.#retryOrRefund(p, error.message);
+      if (error instanceof PayoutRefused) return this.#retryOrFail(p, error.message);
       await this.#review(p, `Handing the payout to the wallet failed midway: ${(error as Error).message}`);
       return;
     }
@@ -340,7 +345,7 @@ export class Payouts {
         await this.#review(p, `Operation ${p.operation_id}: ${state.reason}; it may have been paid.`);
         return;
       case "failed":
-        return this.#retryOrRefund(p, state.reason);
+        return this.#retryOrFail(p, state.reason);
       case "success": {
         const moved = await this.db.transaction(async (tx) => {
           if (!(await this.#move(p, "settling", { zcash_txid: state.zcashTxId }, tx))) return false;
@@ -353,9 +358,9 @@ export class Payouts {
     }
   }
 
-  async #retryOrRefund(p: PayoutRow, reason: string): Promise<void> {
+  async #retryOrFail(p: PayoutRow, reason: string): Promise<void> {
     if (p.attempts >= this.options.maxAttempts) {
-      if (await this.#move(p, "refunding", { last_error: reason })) await this.#refund(p);
+      if (await this.#move(p, "failing", { last_error: reason })) await this.#fail(p);
       return;
     }
     const wait = Math.min(this.options.retryMs * 2 ** (p.attempts - 1), MAX_RETRY_MS);
@@ -380,7 +385,7 @@ export class Payouts {
     }
   }
 
-  /** Returns the burned ZSD to the owner. */
+  /** The screener's reason code for a rejected redemption. */
   async #rejectionCode(p: PayoutRow): Promise<string> {
     const [hold] = await this.db.query<{ reason_code: string | null }>(
       `SELECT h.reason_code FROM redemption_requests r JOIN compliance_holds h
@@ -390,31 +395,25 @@ export class Payouts {
     return hold?.reason_code ?? "rejected";
   }
 
-  async #refund(p: PayoutRow): Promise<void> {
-    const reason = refundReason(p);
+  /**
+   * Fails the payout on-chain: every payout alike (a redemption, released
+   * collateral, a withdrawn note). Nothing is given back and no position
+   * changes; the ZEC stays owed to the owner, who redirects it.
+   */
+  async #fail(p: PayoutRow): Promise<void> {
+    const reason = failureReason(p);
     try {
       const { txHash } = await this.attestor.failRedemption(BigInt(p.redemption_id), reason);
-      await this.#move(p, "refunded", { settle_tx_hash: txHash });
+      await this.#move(p, "held", { settle_tx_hash: txHash });
     } catch (error) {
-      if (isRevert(error, "PayoutNotRefundable")) {
-        // Collateral released from a position or a withdrawn note: no ZSD was burned to give back,
-        // and the ZEC is still owed, so an operator settles it.
-        await this.#review(p, `Not paid (${reason}), and a position's or a note's payout has no ZSD to refund.`);
-        return;
-      }
       if (!isRevert(error, "RedemptionNotPending")) throw error;
+      // Failed by an earlier pass that stopped before recording it (and maybe redirected since).
       const onChain = await this.#onChain(BigInt(p.redemption_id));
-      if (onChain.status === FAILED) await this.#move(p, "refunded");
-      else await this.#review(p, "Refund refused: the redemption is no longer pending on-chain.");
+      if (onChain.status === FAILED) await this.#move(p, "held");
+      else if (onChain.status === REDIRECTED) await this.#move(p, "redirected");
+      else await this.#review(p, "Failing it was refused: the payout is no longer pending on-chain.");
     }
   }
-}
-
-/** The code written on-chain with a refund, from why the payout is being refunded. */
-function refundReason(p: PayoutRow): string {
-  if (p.last_error?.startsWith(NOT_PAYABLE)) return REFUND_REASON.unpayable;
-  if (p.last_error?.startsWith(REJECTED)) return REFUND_REASON.rejected;
-  return REFUND_REASON.failed;
 }
 
 /** The custody's ZEC ledger: one payout line per redemption. */

@@ -2,7 +2,7 @@
 // (domain/positions.ts), sent and followed by the call relay
 // (./call-relay.ts). What a call needs is its signer's nonce (a signed
 // action), its note's nullifier (a top-up or a withdrawal) or, for the
-// keeper's liquidation, the position still open; when another transaction
+// keeper's liquidation or redistribution, the position still open; when another transaction
 // took it first, the minter's events say whether that one carried our call.
 import { type Address, type Hex, parseEventLogs } from "viem";
 import { stableMinterAbi } from "@zsd/sdk";
@@ -26,6 +26,7 @@ const POSITION_EVENTS = [
   "CollateralReleased",
   "PositionClosed",
   "PositionLiquidated",
+  "PositionRedistributed",
 ] as const;
 
 function released(logs: Logs): Released {

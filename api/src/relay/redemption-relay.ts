@@ -159,7 +159,9 @@ export class RedemptionRelay {
           redemptionId: r.id,
           failureCode: failure.code,
           failureReason: failure.reason,
-          refunded: false,
+          zecHeld: null,
+          payoutId: null,
+          redirect: null,
         });
       }
     });

@@ -1,7 +1,12 @@
 import type { Queryable } from "../adapters/db/index.ts";
 
 export type RelayTable =
-  "mints" | "redemption_requests" | "governance_votes" | "governance_delegations" | "position_actions";
+  | "mints"
+  | "redemption_requests"
+  | "governance_votes"
+  | "governance_delegations"
+  | "position_actions"
+  | "payout_redirects";
 
 /**
  * Updates a relay job's row, optionally only while `guard` still holds (so a

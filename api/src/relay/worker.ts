@@ -3,7 +3,8 @@
 // deposit scans every scanEveryMs, the mint relay (./mint-relay.ts) and the
 // redemption relay (./redemption-relay.ts) every pass, both sending through
 // one transaction sender (./sender.ts), the position relay and the
-// liquidation keeper (./position-relay.ts, ./keeper.ts), and payouts (./payouts.ts) every
+// liquidation keeper (./position-relay.ts, ./keeper.ts), redirects of failed
+// payouts (./redirect-relay.ts), and payouts (./payouts.ts) every
 // payoutEveryMs. Jobs wait in the database, so a restarted worker resumes
 // from there.
 import type { Address, Hex } from "viem";
@@ -19,6 +20,7 @@ import { MintRelay } from "./mint-relay.ts";
 import { PositionRelay } from "./position-relay.ts";
 import type { Payouts } from "./payouts.ts";
 import { RedemptionRelay } from "./redemption-relay.ts";
+import { RedirectRelay } from "./redirect-relay.ts";
 import { TransactionSender } from "./sender.ts";
 
 /** The worker's settings; app.ts passes them from the config, where their defaults live. */
@@ -57,6 +59,7 @@ export class RelayWorker {
   readonly #mints: MintRelay;
   readonly #redemptions: RedemptionRelay;
   readonly #positions: PositionRelay;
+  readonly #redirects: RedirectRelay;
   readonly #keeper: Keeper | undefined;
   readonly #governance: GovernanceRelay | undefined;
   readonly #governanceEvents: GovernanceEvents | undefined;
@@ -78,6 +81,7 @@ export class RelayWorker {
     this.#mints = new MintRelay(db, chain, this.#sender, options);
     this.#redemptions = new RedemptionRelay(db, chain, this.#sender, options);
     this.#positions = new PositionRelay(db, chain, this.#sender, options);
+    this.#redirects = new RedirectRelay(db, chain, this.#sender, options);
     if (options.keeper) this.#keeper = new Keeper(chain, this.#sender.address, options.keeper);
     const { governance, compliance } = options;
     if (governance) {
@@ -141,6 +145,7 @@ export class RelayWorker {
       await this.#part(() => keeper.pass());
     }
     await this.#part(() => this.#positions.pass());
+    await this.#part(() => this.#redirects.pass());
     const governance = this.#governance;
     if (governance) await this.#part(() => governance.pass());
     const governanceEvents = this.#governanceEvents;

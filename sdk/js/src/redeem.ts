@@ -29,3 +29,35 @@ export function redeemTypedData(domain: { chainId: number; verifyingContract: Ad
     message,
   } as const;
 }
+
+/**
+ * What a failed payout's owner signs so that a relay can redirect its held ZEC
+ * (`Redemptions.redirectWithSig`): to another shielded address (withdrawAddress,
+ * noteCommitment 0) or into a note (withdrawAddress "", its commitment).
+ * The nonce is the owner's on Redemptions, shared with redemptions' permits.
+ */
+export interface RedirectMessage {
+  id: bigint;
+  withdrawAddress: string;
+  noteCommitment: bigint;
+  nonce: bigint;
+  deadline: bigint;
+}
+
+/** The EIP-712 typed data of a redirect of a failed payout, for `signTypedData` and `verifyTypedData`. */
+export function redirectTypedData(domain: { chainId: number; verifyingContract: Address }, message: RedirectMessage) {
+  return {
+    domain: { name: "ZSD Redemptions", version: "1", ...domain },
+    types: {
+      Redirect: [
+        { name: "id", type: "uint256" },
+        { name: "withdrawAddress", type: "string" },
+        { name: "noteCommitment", type: "uint256" },
+        { name: "nonce", type: "uint256" },
+        { name: "deadline", type: "uint256" },
+      ],
+    },
+    primaryType: "Redirect",
+    message,
+  } as const;
+}

@@ -223,6 +223,30 @@ class RequestShapeTest(ClientTestCase):
         self.assertEqual(second.path, "/v1/proofs/prf_1%2F..%2Fkeys")
         self.assertEqual(third.path, "/v1/agents/alerts?status=open&limit=5")
 
+    def test_redirect_sends_exactly_one_destination_and_the_signed_terms(self) -> None:
+        self.client.redemptions.redirect("red_1", withdraw_address="zs1x", deadline=7, signature="0xab")
+        self.client.redemptions.redirect("12", note_commitment="99", deadline=8, signature="0xcd")
+        first, second = self.server.received
+        self.assertEqual((first.method, first.path), ("POST", "/v1/redemptions/red_1/redirect"))
+        self.assertEqual(first.body, {"withdrawAddress": "zs1x", "deadline": 7, "signature": "0xab"})
+        self.assertEqual(second.path, "/v1/redemptions/12/redirect")
+        self.assertEqual(second.body, {"noteCommitment": "99", "deadline": 8, "signature": "0xcd"})
+        with self.assertRaises(ValueError):
+            self.client.redemptions.redirect("red_1", deadline=1, signature="0x")
+        with self.assertRaises(ValueError):
+            self.client.redemptions.redirect(
+                "red_1", withdraw_address="z", note_commitment="1", deadline=1, signature="0x"
+            )
+        self.assertEqual(len(self.server.received), 2)
+        typed = zsd.redirect_typed_data(
+            chain_id=31337, verifying_contract="0xabc", payout_id=12, nonce=3, deadline=8, note_commitment=99
+        )
+        self.assertEqual(typed["primaryType"], "Redirect")
+        self.assertEqual(typed["domain"]["name"], "ZSD Redemptions")
+        self.assertEqual(
+            typed["message"], {"id": 12, "withdrawAddress": "", "noteCommitment": 99, "nonce": 3, "deadline": 8}
+        )
+
     def test_redeem_sends_the_amount_it_signed_in_plain_decimal(self) -> None:
         # str(Decimal("0.0000001")) is "1E-7", which the API's amount pattern refuses after the owner signed.
         terms: Dict[str, Any] = {
@@ -299,6 +323,8 @@ class CoverageTest(ClientTestCase):
                 amount="1", withdraw_address="z", owner="0x1", permit={"deadline": 1, "v": 27, "r": "0x", "s": "0x"}
             ),
             lambda: c.redemptions.retrieve("red_1"),
+            lambda: c.redemptions.redirect("red_1", withdraw_address="z", deadline=1, signature="0x"),
+            lambda: c.redemptions.retrieve_redirect("red_1"),
             lambda: c.positions.retrieve("7"),
             lambda: c.positions.terms("0x1"),
             lambda: c.positions.repay("7", {"amount": "1", "payer": "0x1", "deadline": 1, "signature": "0x"}),
@@ -313,7 +339,7 @@ class CoverageTest(ClientTestCase):
             lambda: c.positions.top_up("7", {"proof": {}, "publicSignals": []}),  # type: ignore[typeddict-item]
             lambda: c.positions.action("7", "pact_1"),
             lambda: c.withdrawals.create(
-                {"proof": {}, "publicSignals": [], "zcashAddress": "z"}  # type: ignore[typeddict-item]
+                {"proof": {}, "publicSignals": [], "zcashAddress": "z", "owner": "0x1"}  # type: ignore[typeddict-item]
             ),
             lambda: c.withdrawals.retrieve("wdr_1"),
             c.sandbox.price,

@@ -31,6 +31,7 @@ from .errors import (
     RateLimitError,
     ZsdError,
 )
+from .resources import redirect_typed_data
 from .webhook import Webhook, WebhookVerificationError
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "Signature",
     "TypedData",
     "to_wei",
+    "redirect_typed_data",
     "Webhook",
     "WebhookVerificationError",
     "ZsdError",

@@ -42,9 +42,9 @@ class Problem(_ProblemRequired, total=False):
     mintId: str
     # The proof concerned (for proof_already_submitted, only when this account submitted it). With `root_expired`, `proof_already_submitted`, `mint_would_revert`.
     proofId: str
-    # Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`, `position_action_would_revert`, `withdrawal_would_revert`.
+    # Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`, `position_action_would_revert`, `withdrawal_would_revert`, `redirect_would_revert`.
     failureCode: Optional[str]
-    # The request that took this signature or note (red_…, pact_…, wdr_…), when this account made it. With `redemption_rejected`, `position_action_already_submitted`, `withdrawal_already_submitted`, `redemption_already_submitted`.
+    # The request that took this signature or note (red_…, pact_…, wdr_…), when this account made it. With `redemption_rejected`, `position_action_already_submitted`, `withdrawal_already_submitted`, `redirect_already_submitted`, `redemption_already_submitted`.
     id: str
     # This relay's terms a proof must bind (also in GET /v1/relay). With `relayer_mismatch`, `fee_below_minimum`.
     expected: ProblemExpected
@@ -408,10 +408,36 @@ class Mint(TypedDict):
     updatedAt: str
 
 
+class RedemptionRedirectDestination1(TypedDict):
+    withdrawAddress: str
+
+
+class RedemptionRedirectDestination2(TypedDict):
+    noteCommitment: str
+
+
+class RedemptionRedirect(TypedDict):
+    redirectId: str
+    status: Literal["queued", "submitted", "confirmed", "failed"]
+    destination: Union[RedemptionRedirectDestination1, RedemptionRedirectDestination2]
+    txHash: Optional[str]
+    # The new on-chain payout, when redirected to an address
+    newPayoutId: Optional[str]
+    # The new note's leaf index, when redirected into a note
+    noteIndex: Optional[str]
+    # The new payout's state, when redirected to an address (null into a note: the note is the ZEC)
+    payoutStatus: Optional[Literal["paying", "paid", "held", "redirected", "in_review"]]
+    # The Zcash transaction that paid the new payout
+    zcashTxId: Optional[str]
+    failureCode: Optional[str]
+    failureReason: Optional[str]
+
+
 class Redemption(TypedDict):
     object: Literal["redemption"]
     id: str
-    status: Literal["requested", "burned", "paid", "failed"]
+    # requested → burned → paid | failed; failed after the burn means custody could not pay: the ZEC is held for the owner (zecHeld) until redirected (POST /v1/redemptions/{id}/redirect), then redirected
+    status: Literal["requested", "burned", "paid", "failed", "redirected"]
     owner: str
     amount: str
     withdrawAddress: str
@@ -421,11 +447,13 @@ class Redemption(TypedDict):
     txHash: Optional[str]
     # The Zcash transaction that paid the ZEC
     zcashTxId: Optional[str]
-    # Custody could not pay, and the burned ZSD was minted back to the owner
-    refunded: bool
-    # The attestor's transaction that marked the redemption paid or refunded on-chain
+    # Custody could not pay: this ZEC is held on-chain for the owner, who redirects it to another shielded address or into a note (no ZSD is returned)
+    zecHeld: Optional[str]
+    # Where the owner redirected the held ZEC, and how that is going (null until redirected)
+    redirect: Optional[RedemptionRedirect]
+    # The attestor's transaction that marked the redemption paid, or failed (its ZEC held), on-chain
     settlementTxHash: Optional[str]
-    # Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case (expired_signature, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went through), simulation_failed, transaction_reverted, payout_refunded, payout_refunding, payout_in_review or unclassified (failed before codes were recorded)
+    # Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case (expired_signature, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went through), simulation_failed, transaction_reverted, payout_held (custody could not pay: the ZEC is held for the owner to redirect), compliance_rejected, payout_failing, payout_in_review or unclassified (failed before codes were recorded)
     failureCode: Optional[str]
     # The failure in words, naming its cause and figures
     failureReason: Optional[str]
@@ -452,6 +480,41 @@ class RedemptionTerms(TypedDict):
     suggestedDeadline: int
     # EIP-712 domain, types and primary type; the message is {owner, amount, withdrawAddress, nonce, deadline}
     typedData: RedemptionTermsTypedData
+
+
+class PayoutRedirectDestination1(TypedDict):
+    withdrawAddress: str
+
+
+class PayoutRedirectDestination2(TypedDict):
+    noteCommitment: str
+
+
+class PayoutRedirect(TypedDict):
+    object: Literal["payout_redirect"]
+    redirectId: str
+    # The failed on-chain payout whose held ZEC is redirected
+    payoutId: str
+    # The payout's owner, who signed
+    owner: str
+    destination: Union[PayoutRedirectDestination1, PayoutRedirectDestination2]
+    status: Literal["queued", "submitted", "confirmed", "failed"]
+    txHash: Optional[str]
+    blockNumber: Optional[int]
+    # The new on-chain payout, when redirected to an address
+    newPayoutId: Optional[str]
+    # The new note's leaf index, when redirected into a note
+    noteIndex: Optional[str]
+    # The new payout's state, when redirected to an address (null into a note: the note is the ZEC)
+    payoutStatus: Optional[Literal["paying", "paid", "held", "redirected", "in_review"]]
+    # The Zcash transaction that paid the new payout
+    zcashTxId: Optional[str]
+    # The ZEC redirected
+    zecHeld: Optional[str]
+    failureCode: Optional[str]
+    failureReason: Optional[str]
+    createdAt: str
+    updatedAt: str
 
 
 class PositionTermsDomain(TypedDict):
@@ -541,6 +604,8 @@ class Withdrawal(TypedDict):
     # ZEC paid out: the floor the proof spends (the rest stays as a change note)
     amount: str
     zcashAddress: str
+    # Who may redirect the payout if custody cannot pay it
+    owner: Optional[str]
     nullifierHash: str
     status: Literal["queued", "submitted", "confirmed", "failed"]
     txHash: Optional[str]
@@ -1062,12 +1127,16 @@ class _RedemptionFailedEventDataRequired(TypedDict):
     redemptionId: str
     # Why, as a stable snake-case code (compliance_rejected, erc20_insufficient_balance, …)
     failureCode: str
-    # The burned ZSD was minted back to the owner on-chain
-    refunded: bool
+    # Custody could not pay: this ZEC is held on-chain for the owner, who redirects it (no ZSD is returned); null when the redemption failed before its burn (nothing was taken)
+    zecHeld: Optional[str]
+    # The on-chain payout whose ZEC is held (null before a burn)
+    payoutId: Optional[str]
+    # How the owner redirects the held ZEC: POST /v1/redemptions/{id}/redirect (null before a burn)
+    redirect: Optional[str]
 
 
 class RedemptionFailedEventData(_RedemptionFailedEventDataRequired, total=False):
-    # Why, for people (absent for a refund after a failed payout)
+    # Why, for people
     failureReason: str
 
 
@@ -1412,6 +1481,8 @@ class WithdrawalConfirmedEventData(TypedDict):
     # ZEC paid out: the floor the proof spends (the rest stays as a change note)
     amount: str
     zcashAddress: str
+    # Who may redirect the payout if custody cannot pay it
+    owner: Optional[str]
     nullifierHash: str
     status: Literal["queued", "submitted", "confirmed", "failed"]
     txHash: Optional[str]
@@ -1438,6 +1509,8 @@ class WithdrawalFailedEventData(TypedDict):
     # ZEC paid out: the floor the proof spends (the rest stays as a change note)
     amount: str
     zcashAddress: str
+    # Who may redirect the payout if custody cannot pay it
+    owner: Optional[str]
     nullifierHash: str
     status: Literal["queued", "submitted", "confirmed", "failed"]
     txHash: Optional[str]
@@ -1546,6 +1619,27 @@ class GetRedemptionTermsQuery(TypedDict):
 
     # The ZSD holder who will sign
     owner: str
+
+
+class RedirectPayoutRequest1(TypedDict):
+    # The shielded address to pay the held ZEC to
+    withdrawAddress: str
+    # The signature's deadline, in unix seconds (chain time)
+    deadline: int
+    # The payout owner's EIP-712 Redirect(uint256 id, string withdrawAddress, uint256 noteCommitment, uint256 nonce, uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner's nonce (GET /v1/redemptions/terms); withdrawAddress is "" for a note, noteCommitment 0 for an address
+    signature: str
+
+
+class RedirectPayoutRequest2(TypedDict):
+    # A fresh note's commitment: the held ZEC becomes a new note Poseidon(zatDue, noteCommitment) in the deposit tree
+    noteCommitment: str
+    # The signature's deadline, in unix seconds (chain time)
+    deadline: int
+    # The payout owner's EIP-712 Redirect(uint256 id, string withdrawAddress, uint256 noteCommitment, uint256 nonce, uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner's nonce (GET /v1/redemptions/terms); withdrawAddress is "" for a note, noteCommitment 0 for an address
+    signature: str
+
+
+RedirectPayoutRequest = Union[RedirectPayoutRequest1, RedirectPayoutRequest2]
 
 
 class GetPositionTermsQuery(TypedDict):
@@ -1658,6 +1752,8 @@ class CreateWithdrawalRequest(TypedDict):
     publicSignals: List[str]
     # Where the note's ZEC is paid: the address the proof binds
     zcashAddress: str
+    # The payout's owner, bound by the proof with the address: who may redirect the ZEC if custody cannot pay it (the SDK passes positionOwner(note), the key it derives from the note)
+    owner: str
 
 
 class RaiseAlertRequestSubject(TypedDict):
@@ -1726,7 +1822,7 @@ class ReleaseHoldRequest(_ReleaseHoldRequestRequired, total=False):
 class RejectHoldRequest(TypedDict):
     # The agent acting
     agentId: str
-    # Why, as a code: written on the failed mint or with the on-chain refund
+    # Why, as a code: written on the failed mint or with the on-chain failure of the payout
     reasonCode: str
 
 
@@ -1899,6 +1995,8 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "redeem": ("POST", "/v1/redeem"),
     "getRedemptionTerms": ("GET", "/v1/redemptions/terms"),
     "getRedemption": ("GET", "/v1/redemptions/{id}"),
+    "redirectPayout": ("POST", "/v1/redemptions/{id}/redirect"),
+    "getPayoutRedirect": ("GET", "/v1/redemptions/{id}/redirect"),
     "getPositionTerms": ("GET", "/v1/positions/terms"),
     "getPosition": ("GET", "/v1/positions/{id}"),
     "repayPosition": ("POST", "/v1/positions/{id}/repay"),

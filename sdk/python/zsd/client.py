@@ -78,7 +78,8 @@ class MintFailedError(ZsdError):
 
 
 class RedemptionFailedError(ZsdError):
-    """The redemption failed (and was refunded when ZSD had been burned): see ``redemption``."""
+    """The redemption failed: see ``redemption`` (after its burn, its ZEC is held for the owner, who redirects
+    it with ``redemptions.redirect``)."""
 
     redemption: t.Redemption
 

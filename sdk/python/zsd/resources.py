@@ -199,6 +199,74 @@ class Redemptions(_Resource):
     def retrieve(self, redemption_id: str) -> t.Redemption:
         return cast(t.Redemption, self._get(f"/v1/redemptions/{_id(redemption_id)}"))
 
+    def redirect(
+        self,
+        redemption_id: str,
+        *,
+        deadline: int,
+        signature: str,
+        withdraw_address: Optional[str] = None,
+        note_commitment: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> t.PayoutRedirect:
+        """Redirects a failed payout's held ZEC (custody could not pay it): to ``withdraw_address`` (a new
+        payout) or into a note (``note_commitment``), exactly one. ``redemption_id`` is a redemption (red_…)
+        or an on-chain payout id; ``signature`` is the owner's EIP-712 Redirect (see ``redirect_typed_data``)."""
+        if (withdraw_address is None) == (note_commitment is None):
+            raise ValueError("give exactly one of withdraw_address and note_commitment")
+        body = _compact(
+            withdrawAddress=withdraw_address,
+            noteCommitment=None if note_commitment is None else str(note_commitment),
+            deadline=deadline,
+            signature=signature,
+        )
+        path = f"/v1/redemptions/{_id(redemption_id)}/redirect"
+        return cast(t.PayoutRedirect, self._post(path, body, idempotency_key))
+
+    def retrieve_redirect(self, redemption_id: str) -> t.PayoutRedirect:
+        """The payout's latest redirect, with the new payout's state."""
+        return cast(t.PayoutRedirect, self._get(f"/v1/redemptions/{_id(redemption_id)}/redirect"))
+
+
+def redirect_typed_data(
+    *,
+    chain_id: int,
+    verifying_contract: str,
+    payout_id: int,
+    nonce: int,
+    deadline: int,
+    withdraw_address: str = "",
+    note_commitment: int = 0,
+) -> Dict[str, Any]:
+    """The EIP-712 typed data an owner signs to redirect failed payout ``payout_id``, shaped as ``TypedData``
+    (the nonce is the owner's on Redemptions: ``redemptions.terms(owner)["nonce"]``); withdraw_address ""
+    for a note, note_commitment 0 for an address."""
+    return {
+        "domain": {
+            "name": "ZSD Redemptions",
+            "version": "1",
+            "chainId": chain_id,
+            "verifyingContract": verifying_contract,
+        },
+        "types": {
+            "Redirect": [
+                {"name": "id", "type": "uint256"},
+                {"name": "withdrawAddress", "type": "string"},
+                {"name": "noteCommitment", "type": "uint256"},
+                {"name": "nonce", "type": "uint256"},
+                {"name": "deadline", "type": "uint256"},
+            ],
+        },
+        "primaryType": "Redirect",
+        "message": {
+            "id": payout_id,
+            "withdrawAddress": withdraw_address,
+            "noteCommitment": note_commitment,
+            "nonce": nonce,
+            "deadline": deadline,
+        },
+    }
+
 
 class Sandbox(_Resource):
     """Sandbox only: simulated ZEC deposits and the ZEC/USD price."""

@@ -502,4 +502,53 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `CREATE INDEX position_actions_account ON position_actions (account_id, environment, created_at)`,
     ],
   },
+  {
+    version: 17,
+    name: "failed payouts are held for their owner and redirected; the keeper redistributes positions under 100%",
+    statements: [
+      // failRedemption no longer refunds: a payout custody cannot make is failed on-chain and its ZEC
+      // held for the owner ("failing" until the attestor's call is mined, then "held"), until the
+      // owner redirects it ("redirected": to a new payout, or into a note).
+      `ALTER TABLE payouts DROP CONSTRAINT payouts_status_check`,
+      `UPDATE payouts SET status = 'failing' WHERE status = 'refunding'`,
+      `UPDATE payouts SET status = 'held' WHERE status = 'refunded'`,
+      `ALTER TABLE payouts ADD CONSTRAINT payouts_status_check CHECK (status IN
+        ('pending', 'sending', 'sent', 'settling', 'completed', 'failing', 'held', 'redirected', 'review'))`,
+      `ALTER TABLE position_actions DROP CONSTRAINT position_actions_action_check`,
+      `ALTER TABLE position_actions ADD CONSTRAINT position_actions_action_check CHECK (action IN
+        ('repay', 'withdraw', 'close', 'liquidate', 'top_up', 'withdraw_note', 'redistribute'))`,
+      `CREATE UNIQUE INDEX position_actions_redistribution ON position_actions (position_id)
+         WHERE action = 'redistribute' AND status IN ('queued', 'submitted')`,
+      // One row per redirect the relay sends with the owner's signature (redirectWithSig on Redemptions).
+      `CREATE TABLE payout_redirects (
+        id text PRIMARY KEY,
+        account_id text REFERENCES accounts(id),
+        environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+        payout_id numeric NOT NULL,
+        owner text NOT NULL,
+        signed_nonce text NOT NULL,
+        zcash_address text,
+        note_commitment text,
+        deadline text NOT NULL,
+        calldata text NOT NULL,
+        status text NOT NULL CHECK (status IN ('queued', 'submitted', 'confirmed', 'failed')),
+        tx_hash text,
+        raw_tx text,
+        nonce integer,
+        submitted_at timestamptz,
+        attempts integer NOT NULL DEFAULT 0,
+        block_number bigint,
+        new_payout_id text,
+        note_index text,
+        failure_code text,
+        failure_reason text,
+        settled_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      // A failed payout is redirected once: one live redirect at a time.
+      `CREATE UNIQUE INDEX payout_redirects_live ON payout_redirects (payout_id) WHERE status <> 'failed'`,
+      `CREATE INDEX payout_redirects_status ON payout_redirects (status, created_at)`,
+    ],
+  },
 ];

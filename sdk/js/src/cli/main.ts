@@ -222,7 +222,10 @@ async function main(): Promise<void> {
         zcashAddress: need("to"),
         onProgress: positionProgress,
       });
-      return out(w, `paid ${w.amount} ZEC of the note to ${w.zcashAddress} (${w.withdrawalId}, tx ${w.txHash})`);
+      return out(
+        w,
+        `paid ${w.amount} ZEC of the note to ${w.zcashAddress} (${w.withdrawalId}, tx ${w.txHash}; payout owner ${w.owner}, who may redirect it)`,
+      );
     }
     case "status": {
       const zsd = client();

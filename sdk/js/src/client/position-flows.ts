@@ -7,7 +7,7 @@
 // chain has it.
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { type Note, noteCommitment, positionOwnerKey } from "../notes/index.ts";
+import { type Note, noteCommitment, positionOwner, positionOwnerKey } from "../notes/index.ts";
 import { formatZec, parseZec, parseZsd } from "../units/index.ts";
 import { FlowError } from "./errors.ts";
 import { type Flows, type ProveStep, type TypedDataSigner, follow } from "./flows.ts";
@@ -152,20 +152,27 @@ export class PositionFlows {
     return this.waitForAction(params.positionId, queued.actionId, params);
   }
 
-  /** Pays a note's ZEC to a shielded address (a deposit that will never mint), with a proof bound to it. */
+  /**
+   * Pays a note's ZEC to a shielded address (a deposit that will never mint),
+   * with a proof bound to it and to the payout's owner, positionOwner(note):
+   * the key derived from the note, which can redirect the payout if custody
+   * cannot make it.
+   */
   async withdrawNote(params: WithdrawNoteParams): Promise<Withdrawal> {
     const relay = await this.#relay();
+    const owner = positionOwner(params.note);
     const proved = await this.flows.proveNote(relay, {
       note: params.note,
       noteAmount: params.noteAmount,
       floorZat: this.#part(params.amount),
-      binding: { ...bindingBase(relay), zcashAddress: params.zcashAddress },
+      binding: { ...bindingBase(relay), zcashAddress: params.zcashAddress, owner },
       onProgress: params.onProgress,
     });
     const queued = await this.r.withdrawals.create({
       proof: proved.proof,
       publicSignals: proved.publicSignals,
       zcashAddress: params.zcashAddress,
+      owner,
     });
     return follow({
       what: `Withdrawal ${queued.withdrawalId}`,

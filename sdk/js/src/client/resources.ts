@@ -133,6 +133,19 @@ export class RedemptionsResource extends Resource {
   get(id: string): Promise<Answer<"getRedemption">> {
     return this.http.request("GET", `/v1/redemptions/${seg(id)}`);
   }
+  /**
+   * Redirects a failed payout's held ZEC (custody could not pay it) to another
+   * shielded address or into a note. `id` is a redemption (red_…) or an
+   * on-chain payout id (a position's or a note withdrawal's payoutId); the
+   * body carries the owner's EIP-712 Redirect signature (see redirectTypedData).
+   */
+  redirect(id: string, body: Body<"redirectPayout">, options?: CallOptions): Promise<Answer<"redirectPayout", 202>> {
+    return this.http.request("POST", `/v1/redemptions/${seg(id)}/redirect`, { body, ...options });
+  }
+  /** The payout's latest redirect, with the new payout's state. */
+  getRedirect(id: string): Promise<Answer<"getPayoutRedirect">> {
+    return this.http.request("GET", `/v1/redemptions/${seg(id)}/redirect`);
+  }
 }
 
 export class SandboxResource extends Resource {

@@ -325,6 +325,24 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/redemptions/{id}/redirect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A failed payout's redirect: queued → submitted → confirmed | failed, then the new payout's state */
+        get: operations["getPayoutRedirect"];
+        put?: never;
+        /** Redirect a failed payout's held ZEC (custody could not pay it) to another shielded address or into a note, signed by its owner */
+        post: operations["redirectPayout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/positions/terms": {
         parameters: {
             query?: never;
@@ -557,7 +575,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** A screener rejects what the alert holds: a mint fails (its proof given back), a redemption is refunded */
+        /** A screener rejects what the alert holds: a mint fails (its proof given back), a redemption is failed and its ZEC held for the owner */
         post: operations["rejectHold"];
         delete?: never;
         options?: never;
@@ -1043,7 +1061,7 @@ export type webhooks = {
         get?: never;
         put?: never;
         /**
-         * A redemption failed before its burn, or its burned ZSD was refunded
+         * A redemption failed before its burn, or custody could not pay it: its ZEC is then held for the owner to redirect
          * @description Sent to every enabled agent of the account and environment that subscribes to `redemption.failed`. Delivered at least once, retried with back-off for about three days until a 2xx answer.
          */
         post: operations["redemptionFailedEvent"];
@@ -1381,9 +1399,9 @@ export type components = {
             mintId?: string;
             /** @description The proof concerned (for proof_already_submitted, only when this account submitted it). With `root_expired`, `proof_already_submitted`, `mint_would_revert`. */
             proofId?: string;
-            /** @description Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`, `position_action_would_revert`, `withdrawal_would_revert`. */
+            /** @description Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`, `position_action_would_revert`, `withdrawal_would_revert`, `redirect_would_revert`. */
             failureCode?: string | null;
-            /** @description The request that took this signature or note (red_…, pact_…, wdr_…), when this account made it. With `redemption_rejected`, `position_action_already_submitted`, `withdrawal_already_submitted`, `redemption_already_submitted`. */
+            /** @description The request that took this signature or note (red_…, pact_…, wdr_…), when this account made it. With `redemption_rejected`, `position_action_already_submitted`, `withdrawal_already_submitted`, `redirect_already_submitted`, `redemption_already_submitted`. */
             id?: string;
             /** @description This relay's terms a proof must bind (also in GET /v1/relay). With `relayer_mismatch`, `fee_below_minimum`. */
             expected?: {
@@ -1761,8 +1779,11 @@ export type components = {
             /** @constant */
             object: "redemption";
             id: string;
-            /** @enum {string} */
-            status: "requested" | "burned" | "paid" | "failed";
+            /**
+             * @description requested → burned → paid | failed; failed after the burn means custody could not pay: the ZEC is held for the owner (zecHeld) until redirected (POST /v1/redemptions/{id}/redirect), then redirected
+             * @enum {string}
+             */
+            status: "requested" | "burned" | "paid" | "failed" | "redirected";
             owner: string;
             amount: string;
             withdrawAddress: string;
@@ -1772,11 +1793,33 @@ export type components = {
             txHash: string | null;
             /** @description The Zcash transaction that paid the ZEC */
             zcashTxId: string | null;
-            /** @description Custody could not pay, and the burned ZSD was minted back to the owner */
-            refunded: boolean;
-            /** @description The attestor's transaction that marked the redemption paid or refunded on-chain */
+            /** @description Custody could not pay: this ZEC is held on-chain for the owner, who redirects it to another shielded address or into a note (no ZSD is returned) */
+            zecHeld: string | null;
+            /** @description Where the owner redirected the held ZEC, and how that is going (null until redirected) */
+            redirect: {
+                redirectId: string;
+                /** @enum {string} */
+                status: "queued" | "submitted" | "confirmed" | "failed";
+                destination: {
+                    withdrawAddress: string;
+                } | {
+                    noteCommitment: string;
+                };
+                txHash: string | null;
+                /** @description The new on-chain payout, when redirected to an address */
+                newPayoutId: string | null;
+                /** @description The new note's leaf index, when redirected into a note */
+                noteIndex: string | null;
+                /** @description The new payout's state, when redirected to an address (null into a note: the note is the ZEC) */
+                payoutStatus: ("paying" | "paid" | "held" | "redirected" | "in_review") | null;
+                /** @description The Zcash transaction that paid the new payout */
+                zcashTxId: string | null;
+                failureCode: string | null;
+                failureReason: string | null;
+            } | null;
+            /** @description The attestor's transaction that marked the redemption paid, or failed (its ZEC held), on-chain */
             settlementTxHash: string | null;
-            /** @description Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case (expired_signature, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went through), simulation_failed, transaction_reverted, payout_refunded, payout_refunding, payout_in_review or unclassified (failed before codes were recorded) */
+            /** @description Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case (expired_signature, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went through), simulation_failed, transaction_reverted, payout_held (custody could not pay: the ZEC is held for the owner to redirect), compliance_rejected, payout_failing, payout_in_review or unclassified (failed before codes were recorded) */
             failureCode: string | null;
             /** @description The failure in words, naming its cause and figures */
             failureReason: string | null;
@@ -1805,6 +1848,40 @@ export type components = {
                 };
                 primaryType: string;
             };
+        };
+        PayoutRedirect: {
+            /** @constant */
+            object: "payout_redirect";
+            redirectId: string;
+            /** @description The failed on-chain payout whose held ZEC is redirected */
+            payoutId: string;
+            /** @description The payout's owner, who signed */
+            owner: string;
+            destination: {
+                withdrawAddress: string;
+            } | {
+                noteCommitment: string;
+            };
+            /** @enum {string} */
+            status: "queued" | "submitted" | "confirmed" | "failed";
+            txHash: string | null;
+            blockNumber: number | null;
+            /** @description The new on-chain payout, when redirected to an address */
+            newPayoutId: string | null;
+            /** @description The new note's leaf index, when redirected into a note */
+            noteIndex: string | null;
+            /** @description The new payout's state, when redirected to an address (null into a note: the note is the ZEC) */
+            payoutStatus: ("paying" | "paid" | "held" | "redirected" | "in_review") | null;
+            /** @description The Zcash transaction that paid the new payout */
+            zcashTxId: string | null;
+            /** @description The ZEC redirected */
+            zecHeld: string | null;
+            failureCode: string | null;
+            failureReason: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
         PositionTerms: {
             /** @constant */
@@ -1893,6 +1970,8 @@ export type components = {
             /** @description ZEC paid out: the floor the proof spends (the rest stays as a change note) */
             amount: string;
             zcashAddress: string;
+            /** @description Who may redirect the payout if custody cannot pay it */
+            owner: string | null;
             nullifierHash: string;
             /** @enum {string} */
             status: "queued" | "submitted" | "confirmed" | "failed";
@@ -2447,10 +2526,14 @@ export type components = {
                 redemptionId: string;
                 /** @description Why, as a stable snake-case code (compliance_rejected, erc20_insufficient_balance, …) */
                 failureCode: string;
-                /** @description Why, for people (absent for a refund after a failed payout) */
+                /** @description Why, for people */
                 failureReason?: string;
-                /** @description The burned ZSD was minted back to the owner on-chain */
-                refunded: boolean;
+                /** @description Custody could not pay: this ZEC is held on-chain for the owner, who redirects it (no ZSD is returned); null when the redemption failed before its burn (nothing was taken) */
+                zecHeld: string | null;
+                /** @description The on-chain payout whose ZEC is held (null before a burn) */
+                payoutId: string | null;
+                /** @description How the owner redirects the held ZEC: POST /v1/redemptions/{id}/redirect (null before a burn) */
+                redirect: string | null;
             };
         };
         RedemptionHeldEvent: {
@@ -2823,6 +2906,8 @@ export type components = {
                 /** @description ZEC paid out: the floor the proof spends (the rest stays as a change note) */
                 amount: string;
                 zcashAddress: string;
+                /** @description Who may redirect the payout if custody cannot pay it */
+                owner: string | null;
                 nullifierHash: string;
                 /** @enum {string} */
                 status: "queued" | "submitted" | "confirmed" | "failed";
@@ -2852,6 +2937,8 @@ export type components = {
                 /** @description ZEC paid out: the floor the proof spends (the rest stays as a change note) */
                 amount: string;
                 zcashAddress: string;
+                /** @description Who may redirect the payout if custody cannot pay it */
+                owner: string | null;
                 nullifierHash: string;
                 /** @enum {string} */
                 status: "queued" | "submitted" | "confirmed" | "failed";
@@ -4744,7 +4831,8 @@ export interface operations {
                      *       "zecDue": null,
                      *       "txHash": null,
                      *       "zcashTxId": null,
-                     *       "refunded": false,
+                     *       "zecHeld": null,
+                     *       "redirect": null,
                      *       "settlementTxHash": null,
                      *       "failureCode": null,
                      *       "failureReason": null,
@@ -5059,7 +5147,8 @@ export interface operations {
                      *       "zecDue": "2.34117647",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
                      *       "zcashTxId": "0x6f1e3d5c7b9a0f2e4d6c8b0a2f4e6d8c0b2a4f6e8d0c2b4a6f8e0d2c4b6a8f0e",
-                     *       "refunded": false,
+                     *       "zecHeld": null,
+                     *       "redirect": null,
                      *       "settlementTxHash": "0x4b6d8f0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c",
                      *       "failureCode": null,
                      *       "failureReason": null,
@@ -5136,6 +5225,332 @@ export interface operations {
             /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPayoutRedirect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The latest redirect of the payout */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "payout_redirect",
+                     *       "redirectId": "rdr_4Hq8mT2vX6nC1pL9sK3w",
+                     *       "payoutId": "3",
+                     *       "owner": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "destination": {
+                     *         "withdrawAddress": "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq"
+                     *       },
+                     *       "status": "confirmed",
+                     *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
+                     *       "blockNumber": 1302,
+                     *       "newPayoutId": "9",
+                     *       "noteIndex": null,
+                     *       "payoutStatus": "paid",
+                     *       "zcashTxId": "0x6f1e3d5c7b9a0f2e4d6c8b0a2f4e6d8c0b2a4f6e8d0c2b4a6f8e0d2c4b6a8f0e",
+                     *       "zecHeld": "2.34117647",
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T11:00:00.000Z",
+                     *       "updatedAt": "2026-03-02T11:02:10.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PayoutRedirect"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
+             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    redirectPayout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a repeat with the same body replays the first response for 24 h */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The shielded address to pay the held ZEC to */
+                    withdrawAddress: string;
+                    /** @description The signature's deadline, in unix seconds (chain time) */
+                    deadline: number;
+                    /** @description The payout owner's EIP-712 Redirect(uint256 id, string withdrawAddress, uint256 noteCommitment, uint256 nonce, uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner's nonce (GET /v1/redemptions/terms); withdrawAddress is "" for a note, noteCommitment 0 for an address */
+                    signature: string;
+                } | {
+                    /** @description A fresh note's commitment: the held ZEC becomes a new note Poseidon(zatDue, noteCommitment) in the deposit tree */
+                    noteCommitment: string;
+                    /** @description The signature's deadline, in unix seconds (chain time) */
+                    deadline: number;
+                    /** @description The payout owner's EIP-712 Redirect(uint256 id, string withdrawAddress, uint256 noteCommitment, uint256 nonce, uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner's nonce (GET /v1/redemptions/terms); withdrawAddress is "" for a note, noteCommitment 0 for an address */
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued: the relay sends redirectWithSig; follow it with GET /v1/redemptions/{id}/redirect */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "payout_redirect",
+                     *       "redirectId": "rdr_4Hq8mT2vX6nC1pL9sK3w",
+                     *       "payoutId": "3",
+                     *       "owner": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+                     *       "destination": {
+                     *         "withdrawAddress": "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq"
+                     *       },
+                     *       "status": "queued",
+                     *       "txHash": null,
+                     *       "blockNumber": null,
+                     *       "newPayoutId": null,
+                     *       "noteIndex": null,
+                     *       "payoutStatus": null,
+                     *       "zcashTxId": null,
+                     *       "zecHeld": "2.34117647",
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T11:00:00.000Z",
+                     *       "updatedAt": "2026-03-02T11:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PayoutRedirect"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             *     - `malformed_json`: The body is not JSON.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
+             *     - `bad_request`: The server could not read the HTTP request.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
+             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
+             *     - `payout_not_failed`: Only a failed payout, its ZEC held for the owner because custody could not pay it, can be redirected: this one is still being paid, was paid, was already redirected, or (a redemption) was never burned. Nothing was queued.
+             *     - `redirect_already_submitted`: This payout is already being redirected, or the signature's nonce was used: a payout is redirected once. `id` names the redirect when this account made it.
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `body_too_large`: The body exceeds BODY_LIMIT (100 kB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `unsupported_media_type`: Send bodies as application/json (UTF-8, optionally gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
+             *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `wrong_network`: An address of the other Zcash network (mainnet in sandbox, testnet in production). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `bad_checksum`: The address's checksum fails: a typo. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `malformed_address`: Not a Zcash address. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `no_shielded_receiver`: A Unified Address without a Sapling or Orchard receiver. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `unsupported_address`: A valid address custody's wallet cannot pay (a Revision 1 or over-long Unified Address). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `non_canonical_address`: Sign and send the withdrawal address in lower case, as `canonical` shows.
+             *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
+             *     - `redirect_signature_invalid`: The signature is not the payout owner's EIP-712 Redirect of this payout, destination and deadline at the owner's nonce on the Redemptions contract (GET /v1/redemptions/terms): signed by another key, or over other terms. Only the owner (who redeemed, or the position's or note's owner) may redirect. Nothing was queued.
+             *     - `redirect_would_revert`: Simulated before anything is queued, the redirect would revert: `failureCode` names the contract's refusal (payout_not_failed, invalid_redirect_signature, redirect_signature_expired, invalid_withdraw_address, …). Nothing was queued.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6559,6 +6974,8 @@ export interface operations {
                     publicSignals: string[];
                     /** @description Where the note's ZEC is paid: the address the proof binds */
                     zcashAddress: string;
+                    /** @description The payout's owner, bound by the proof with the address: who may redirect the ZEC if custody cannot pay it (the SDK passes positionOwner(note), the key it derives from the note) */
+                    owner: string;
                 };
             };
         };
@@ -6575,6 +6992,7 @@ export interface operations {
                      *       "withdrawalId": "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
                      *       "amount": "3.0",
                      *       "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
+                     *       "owner": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
                      *       "nullifierHash": "4923775312096713460294711538476215398812345678901234567890123456789012345",
                      *       "status": "queued",
                      *       "txHash": null,
@@ -6750,6 +7168,7 @@ export interface operations {
                      *       "withdrawalId": "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
                      *       "amount": "3.0",
                      *       "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
+                     *       "owner": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
                      *       "nullifierHash": "4923775312096713460294711538476215398812345678901234567890123456789012345",
                      *       "status": "confirmed",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
@@ -7662,7 +8081,7 @@ export interface operations {
                 "application/json": {
                     /** @description The agent acting */
                     agentId: string;
-                    /** @description Why, as a code: written on the failed mint or with the on-chain refund */
+                    /** @description Why, as a code: written on the failed mint or with the on-chain failure of the payout */
                     reasonCode: string;
                 };
             };
@@ -11603,7 +12022,10 @@ export interface operations {
                  *       "data": {
                  *         "redemptionId": "red_3FgH5jK7lZ9xC1vB3nM5",
                  *         "failureCode": "unpayable_address",
-                 *         "refunded": true
+                 *         "failureReason": "Custody cannot pay this payout's address. Its ZEC is held on-chain for the owner (no ZSD is returned): the owner redirects it to another shielded address or into a note.",
+                 *         "zecHeld": "0.6375",
+                 *         "payoutId": "12",
+                 *         "redirect": "POST /v1/redemptions/{id}/redirect with a withdrawAddress or a noteCommitment, a deadline and the owner's EIP-712 Redirect signature (SDK: redemptions.redirect)."
                  *       }
                  *     }
                  */
@@ -12605,6 +13027,7 @@ export interface operations {
                  *         "withdrawalId": "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
                  *         "amount": "3.0",
                  *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
+                 *         "owner": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
                  *         "nullifierHash": "4923775312096713460294711538476215398812345678901234567890123456789012345",
                  *         "status": "confirmed",
                  *         "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
@@ -12677,6 +13100,7 @@ export interface operations {
                  *         "withdrawalId": "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
                  *         "amount": "3.0",
                  *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
+                 *         "owner": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
                  *         "nullifierHash": "4923775312096713460294711538476215398812345678901234567890123456789012345",
                  *         "status": "failed",
                  *         "txHash": null,

@@ -69,8 +69,18 @@ export const EVENT_PAYLOADS = {
   "redemption.failed": z.strictObject({
     redemptionId,
     failureCode,
-    failureReason: z.string().optional().describe("Why, for people (absent for a refund after a failed payout)"),
-    refunded: z.boolean().describe("The burned ZSD was minted back to the owner on-chain"),
+    failureReason: z.string().optional().describe("Why, for people"),
+    zecHeld: decimal
+      .nullable()
+      .describe(
+        "Custody could not pay: this ZEC is held on-chain for the owner, who redirects it (no ZSD is returned); " +
+          "null when the redemption failed before its burn (nothing was taken)",
+      ),
+    payoutId: z.string().nullable().describe("The on-chain payout whose ZEC is held (null before a burn)"),
+    redirect: z
+      .string()
+      .nullable()
+      .describe("How the owner redirects the held ZEC: POST /v1/redemptions/{id}/redirect (null before a burn)"),
   }),
   "redemption.held": z.strictObject({ redemptionId, ...holdFields }),
   "redemption.released": z.strictObject({ redemptionId, by }),
@@ -104,7 +114,8 @@ export const EVENT_SUMMARIES: Record<EventType, string> = {
   "mint.released": "A held mint was released and moves on",
   "redemption.requested": "A signed redemption was accepted and queued",
   "redemption.paid": "A redemption's ZEC was sent",
-  "redemption.failed": "A redemption failed before its burn, or its burned ZSD was refunded",
+  "redemption.failed":
+    "A redemption failed before its burn, or custody could not pay it: its ZEC is then held for the owner to redirect",
   "redemption.held": "A redemption is held by an alert, or waits for a screener's verdict",
   "redemption.released": "A held redemption was released and moves on",
   "deposit.recorded": "A deposit's note commitment was added to the tree (nothing links it to a mint)",
@@ -166,7 +177,16 @@ export const EVENT_EXAMPLES: { [T in EventType]: z.input<(typeof EVENT_PAYLOADS)
     zecPaid: "0.6375",
     zcashTxId: "0x1d4b6e8a0c2f4d6b8e0a2c4f6d8b0e2a4c6f8d0b2e4a6c8f0d2b4e6a8c0f2d4b",
   },
-  "redemption.failed": { redemptionId: REDEMPTION, failureCode: "unpayable_address", refunded: true },
+  "redemption.failed": {
+    redemptionId: REDEMPTION,
+    failureCode: "unpayable_address",
+    failureReason:
+      "Custody cannot pay this payout's address. Its ZEC is held on-chain for the owner (no ZSD is returned): the owner redirects it to another shielded address or into a note.",
+    zecHeld: "0.6375",
+    payoutId: "12",
+    redirect:
+      "POST /v1/redemptions/{id}/redirect with a withdrawAddress or a noteCommitment, a deadline and the owner's EIP-712 Redirect signature (SDK: redemptions.redirect).",
+  },
   "redemption.held": { redemptionId: REDEMPTION, alertId: null, awaitingVerdict: true },
   "redemption.released": { redemptionId: REDEMPTION, by: "verdict_timeout" },
   "deposit.recorded": {

@@ -158,7 +158,8 @@ export function alertRoutes(compliance: ComplianceService): AnyRoute[] {
       method: "post",
       path: "/alerts/:alertId/reject",
       operationId: "rejectHold",
-      summary: "A screener rejects what the alert holds: a mint fails (its proof given back), a redemption is refunded",
+      summary:
+        "A screener rejects what the alert holds: a mint fails (its proof given back), a redemption is failed and its ZEC held for the owner",
       tag: TAG,
       auth: true,
       params: alertIdParams,

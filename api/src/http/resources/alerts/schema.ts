@@ -51,7 +51,7 @@ export const releaseBody = z.strictObject({
 
 export const rejectBody = z.strictObject({
   agentId,
-  reasonCode: code.describe("Why, as a code: written on the failed mint or with the on-chain refund"),
+  reasonCode: code.describe("Why, as a code: written on the failed mint or with the on-chain failure of the payout"),
 });
 
 export const verdictBody = z.strictObject({

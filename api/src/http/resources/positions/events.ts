@@ -45,6 +45,7 @@ const WITHDRAWAL = {
   withdrawalId: "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
   amount: "3.0",
   zcashAddress: ZCASH,
+  owner: "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
   nullifierHash: "4923775312096713460294711538476215398812345678901234567890123456789012345",
   status: "confirmed" as const,
   txHash: TX,

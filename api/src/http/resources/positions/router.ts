@@ -309,7 +309,7 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
       requestExamples: {
         withdraw: {
           summary: "3 ZEC of a note, to the address the proof binds",
-          value: { proof: PROOF, publicSignals: SIGNALS, zcashAddress: ZCASH },
+          value: { proof: PROOF, publicSignals: SIGNALS, zcashAddress: ZCASH, owner: OWNER },
         },
       },
       responses: {
@@ -321,6 +321,7 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
             withdrawalId: "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
             amount: "3.0",
             zcashAddress: ZCASH,
+            owner: OWNER,
             nullifierHash: FIELD,
             status: "queued",
             txHash: null,
@@ -366,6 +367,7 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
             withdrawalId: "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
             amount: "3.0",
             zcashAddress: ZCASH,
+            owner: OWNER,
             nullifierHash: FIELD,
             status: "confirmed",
             txHash: TX,

@@ -63,6 +63,10 @@ export const topUpBody = z.strictObject(collateralProof);
 export const withdrawalBody = z.strictObject({
   ...collateralProof,
   zcashAddress: zcashAddress.describe("Where the note's ZEC is paid: the address the proof binds"),
+  owner: address.describe(
+    "The payout's owner, bound by the proof with the address: who may redirect the ZEC if custody cannot pay it " +
+      "(the SDK passes positionOwner(note), the key it derives from the note)",
+  ),
 });
 
 const status = z.enum(["queued", "submitted", "confirmed", "failed"]);
@@ -117,6 +121,7 @@ export const withdrawalSchema = z
     withdrawalId: z.string(),
     amount: z.string().describe("ZEC paid out: the floor the proof spends (the rest stays as a change note)"),
     zcashAddress: z.string(),
+    owner: z.string().nullable().describe("Who may redirect the payout if custody cannot pay it"),
     nullifierHash: z.string(),
     ...common,
   })

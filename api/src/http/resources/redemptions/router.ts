@@ -1,14 +1,45 @@
 import type { ApiKey } from "../../../domain/keys.ts";
 import { ZCASH_ADDRESS_PROBLEM_CODES } from "../../problem-catalog.ts";
 import { type AnyRoute, route } from "../../routes.ts";
-import { redeemBody, redemptionIdParams, redemptionSchema, termsQuery, termsSchema } from "./schema.ts";
+import {
+  payoutRedirectSchema,
+  payoutRefParams,
+  redeemBody,
+  redemptionIdParams,
+  redemptionSchema,
+  redirectBody,
+  termsQuery,
+  termsSchema,
+} from "./schema.ts";
 import type { RedemptionService } from "../../../domain/redemptions.ts";
+import type { RedirectService } from "../../../domain/redirects.ts";
 
 const OWNER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
 const WITHDRAW_ADDRESS =
   "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
 
-export function redemptionRoutes(redemptions: RedemptionService): AnyRoute[] {
+const REDIRECT = {
+  object: "payout_redirect" as const,
+  redirectId: "rdr_4Hq8mT2vX6nC1pL9sK3w",
+  payoutId: "3",
+  owner: OWNER,
+  destination: { withdrawAddress: WITHDRAW_ADDRESS },
+  status: "queued" as const,
+  txHash: null,
+  blockNumber: null,
+  newPayoutId: null,
+  noteIndex: null,
+  payoutStatus: null,
+  zcashTxId: null,
+  zecHeld: "2.34117647",
+  failureCode: null,
+  failureReason: null,
+  createdAt: "2026-03-02T11:00:00.000Z",
+  updatedAt: "2026-03-02T11:00:00.000Z",
+};
+const SIGNATURE = `0x${"5f".repeat(64)}1b`;
+
+export function redemptionRoutes(redemptions: RedemptionService, redirects: RedirectService): AnyRoute[] {
   return [
     route({
       method: "post",
@@ -49,7 +80,8 @@ export function redemptionRoutes(redemptions: RedemptionService): AnyRoute[] {
             zecDue: null,
             txHash: null,
             zcashTxId: null,
-            refunded: false,
+            zecHeld: null,
+            redirect: null,
             settlementTxHash: null,
             failureCode: null,
             failureReason: null,
@@ -140,7 +172,8 @@ export function redemptionRoutes(redemptions: RedemptionService): AnyRoute[] {
             zecDue: "2.34117647",
             txHash: "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
             zcashTxId: "0x6f1e3d5c7b9a0f2e4d6c8b0a2f4e6d8c0b2a4f6e8d0c2b4a6f8e0d2c4b6a8f0e",
-            refunded: false,
+            zecHeld: null,
+            redirect: null,
             settlementTxHash: "0x4b6d8f0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c",
             failureCode: null,
             failureReason: null,
@@ -153,6 +186,83 @@ export function redemptionRoutes(redemptions: RedemptionService): AnyRoute[] {
       handler: async ({ params }, _req, res) => ({
         status: 200,
         body: await redemptions.get((res.locals.apiKey as ApiKey).accountId, params.id),
+      }),
+    }),
+    route({
+      method: "post",
+      path: "/redemptions/:id/redirect",
+      operationId: "redirectPayout",
+      summary:
+        "Redirect a failed payout's held ZEC (custody could not pay it) to another shielded address or into a note, " +
+        "signed by its owner",
+      tag: "Redeem",
+      auth: true,
+      params: payoutRefParams,
+      body: redirectBody,
+      requestExamples: {
+        address: {
+          summary: "To another shielded address: a new payout, paid like any other",
+          value: { withdrawAddress: WITHDRAW_ADDRESS, deadline: 1772450100, signature: SIGNATURE },
+        },
+        note: {
+          summary: "Into a fresh note (the SDK's noteCommitment of a new note), for a later private mint",
+          value: {
+            noteCommitment: "4923775312096713460294711538476215398812345678901234567890123456789012345",
+            deadline: 1772450100,
+            signature: SIGNATURE,
+          },
+        },
+      },
+      responses: {
+        202: {
+          description: "Queued: the relay sends redirectWithSig; follow it with GET /v1/redemptions/{id}/redirect",
+          schema: payoutRedirectSchema,
+          example: REDIRECT,
+        },
+      },
+      problems: [
+        ...ZCASH_ADDRESS_PROBLEM_CODES,
+        "resource_not_found",
+        "payout_not_failed",
+        "expired_signature",
+        "redirect_signature_invalid",
+        "redirect_already_submitted",
+        "redirect_would_revert",
+        "upstream_unavailable",
+      ],
+      handler: async ({ params, body }, _req, res) => ({
+        status: 202,
+        body: await redirects.request((res.locals.apiKey as ApiKey).accountId, params.id, body),
+      }),
+    }),
+    route({
+      method: "get",
+      path: "/redemptions/:id/redirect",
+      operationId: "getPayoutRedirect",
+      summary: "A failed payout's redirect: queued → submitted → confirmed | failed, then the new payout's state",
+      tag: "Redeem",
+      auth: true,
+      params: payoutRefParams,
+      responses: {
+        200: {
+          description: "The latest redirect of the payout",
+          schema: payoutRedirectSchema,
+          example: {
+            ...REDIRECT,
+            status: "confirmed",
+            txHash: "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
+            blockNumber: 1302,
+            newPayoutId: "9",
+            payoutStatus: "paid",
+            zcashTxId: "0x6f1e3d5c7b9a0f2e4d6c8b0a2f4e6d8c0b2a4f6e8d0c2b4a6f8e0d2c4b6a8f0e",
+            updatedAt: "2026-03-02T11:02:10.000Z",
+          },
+        },
+      },
+      problems: ["resource_not_found"],
+      handler: async ({ params }, _req, res) => ({
+        status: 200,
+        body: await redirects.latest((res.locals.apiKey as ApiKey).accountId, params.id),
       }),
     }),
   ];

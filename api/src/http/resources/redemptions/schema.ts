@@ -1,6 +1,6 @@
 import { ZCASH_ADDRESS_MAX_LENGTH } from "@zsd/sdk/zcash";
 import { z } from "zod";
-import { evmAddress as address, zsdNumber } from "../../schemas.ts";
+import { evmAddress as address, fieldElement, zsdNumber } from "../../schemas.ts";
 
 export const redeemBody = z.strictObject({
   amount: z
@@ -28,11 +28,108 @@ export const redemptionIdParams = z.object({
   id: z.string().regex(/^red_[0-9A-Za-z]{20}$/, "a redemption id (red_…)"),
 });
 
+const zcashAddress = z
+  .string()
+  .min(1)
+  .max(ZCASH_ADDRESS_MAX_LENGTH)
+  .describe("Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case");
+const redirectDestination = z.union([
+  z.object({ withdrawAddress: z.string() }),
+  z.object({ noteCommitment: z.string() }),
+]);
+const redirectStatus = z.enum(["queued", "submitted", "confirmed", "failed"]);
+const newPayoutStatus = z
+  .enum(["paying", "paid", "held", "redirected", "in_review"])
+  .nullable()
+  .describe("The new payout's state, when redirected to an address (null into a note: the note is the ZEC)");
+
+const redirectOfRedemption = z.object({
+  redirectId: z.string(),
+  status: redirectStatus,
+  destination: redirectDestination,
+  txHash: z.string().nullable(),
+  newPayoutId: z.string().nullable().describe("The new on-chain payout, when redirected to an address"),
+  noteIndex: z.string().nullable().describe("The new note's leaf index, when redirected into a note"),
+  payoutStatus: newPayoutStatus,
+  zcashTxId: z.string().nullable().describe("The Zcash transaction that paid the new payout"),
+  failureCode: z.string().nullable(),
+  failureReason: z.string().nullable(),
+});
+
+export const payoutRefParams = z.object({
+  id: z
+    .string()
+    .regex(
+      /^(red_[0-9A-Za-z]{20}|[1-9]\d{0,19})$/,
+      "a redemption id (red_…) or an on-chain payout id (a position's or a note withdrawal's payoutId)",
+    ),
+});
+
+const signed = {
+  deadline: z
+    .number()
+    .int()
+    .positive()
+    .max(2 ** 48)
+    .describe("The signature's deadline, in unix seconds (chain time)"),
+  signature: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{130}$/, "a 65-byte signature, 0x and 130 hex digits")
+    .transform((s) => s as `0x${string}`)
+    .describe(
+      "The payout owner's EIP-712 Redirect(uint256 id, string withdrawAddress, uint256 noteCommitment, uint256 nonce, " +
+        'uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner\'s nonce ' +
+        '(GET /v1/redemptions/terms); withdrawAddress is "" for a note, noteCommitment 0 for an address',
+    ),
+};
+
+export const redirectBody = z
+  .union([
+    z.strictObject({
+      withdrawAddress: zcashAddress.describe("The shielded address to pay the held ZEC to"),
+      ...signed,
+    }),
+    z.strictObject({
+      noteCommitment: fieldElement.describe(
+        "A fresh note's commitment: the held ZEC becomes a new note Poseidon(zatDue, noteCommitment) in the deposit tree",
+      ),
+      ...signed,
+    }),
+  ])
+  .describe("Exactly one destination: withdrawAddress or noteCommitment");
+
+export const payoutRedirectSchema = z
+  .object({
+    object: z.literal("payout_redirect"),
+    redirectId: z.string(),
+    payoutId: z.string().describe("The failed on-chain payout whose held ZEC is redirected"),
+    owner: z.string().describe("The payout's owner, who signed"),
+    destination: redirectDestination,
+    status: redirectStatus,
+    txHash: z.string().nullable(),
+    blockNumber: z.number().int().nullable(),
+    newPayoutId: z.string().nullable().describe("The new on-chain payout, when redirected to an address"),
+    noteIndex: z.string().nullable().describe("The new note's leaf index, when redirected into a note"),
+    payoutStatus: newPayoutStatus,
+    zcashTxId: z.string().nullable().describe("The Zcash transaction that paid the new payout"),
+    zecHeld: z.string().nullable().describe("The ZEC redirected"),
+    failureCode: z.string().nullable(),
+    failureReason: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: "PayoutRedirect" });
+
 export const redemptionSchema = z
   .object({
     object: z.literal("redemption"),
     id: z.string(),
-    status: z.enum(["requested", "burned", "paid", "failed"]),
+    status: z
+      .enum(["requested", "burned", "paid", "failed", "redirected"])
+      .describe(
+        "requested → burned → paid | failed; failed after the burn means custody could not pay: the ZEC is held for " +
+          "the owner (zecHeld) until redirected (POST /v1/redemptions/{id}/redirect), then redirected",
+      ),
     owner: z.string(),
     amount: z.string(),
     withdrawAddress: z.string(),
@@ -40,11 +137,20 @@ export const redemptionSchema = z
     zecDue: z.string().nullable(),
     txHash: z.string().nullable(),
     zcashTxId: z.string().nullable().describe("The Zcash transaction that paid the ZEC"),
-    refunded: z.boolean().describe("Custody could not pay, and the burned ZSD was minted back to the owner"),
+    zecHeld: z
+      .string()
+      .nullable()
+      .describe(
+        "Custody could not pay: this ZEC is held on-chain for the owner, who redirects it to another shielded " +
+          "address or into a note (no ZSD is returned)",
+      ),
+    redirect: redirectOfRedemption
+      .nullable()
+      .describe("Where the owner redirected the held ZEC, and how that is going (null until redirected)"),
     settlementTxHash: z
       .string()
       .nullable()
-      .describe("The attestor's transaction that marked the redemption paid or refunded on-chain"),
+      .describe("The attestor's transaction that marked the redemption paid, or failed (its ZEC held), on-chain"),
     failureCode: z
       .string()
       .nullable()
@@ -52,7 +158,8 @@ export const redemptionSchema = z
         "Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case " +
           "(expired_signature, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, " +
           "stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went " +
-          "through), simulation_failed, transaction_reverted, payout_refunded, payout_refunding, payout_in_review " +
+          "through), simulation_failed, transaction_reverted, payout_held (custody could not pay: the ZEC is held for " +
+          "the owner to redirect), compliance_rejected, payout_failing, payout_in_review " +
           "or unclassified (failed before codes were recorded)",
       ),
     failureReason: z.string().nullable().describe("The failure in words, naming its cause and figures"),
