@@ -2,7 +2,9 @@
 // proofs, on embedded PGlite and on PostgreSQL: after a scripted sequence every
 // derived figure equals what the chain says, also after a shallow revert and
 // after its head subscription would have gone silent; positions follow their
-// own events. It is internal: no SQL over HTTP, no CORS, no internals in its
+// own events; failed payouts are held until their owners redirect them, and
+// positions under 100% are redistributed, with every total still the
+// contracts'. It is internal: no SQL over HTTP, no CORS, no internals in its
 // errors.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,11 +12,19 @@ import { join } from "node:path";
 import pg from "pg";
 import { type Address, type Hex, keccak256, parseEventLogs, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { stableMinterAbi } from "@zsd/sdk/abis";
+import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { usdValueOfZat } from "@zsd/sdk/units";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
-import { DepositTree, changeNote, createNote, noteCommitment, positionOwnerKey, releaseProver } from "@zsd/sdk/notes";
+import {
+  DepositTree,
+  changeNote,
+  createNote,
+  noteCommitment,
+  positionOwner,
+  positionOwnerKey,
+  releaseProver,
+} from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "@zsd/testkit";
 import { type ChainProxy, startChainProxy } from "./chain-proxy.ts";
@@ -22,8 +32,11 @@ import { type ChainProxy, startChainProxy } from "./chain-proxy.ts";
 const { alice, bob, carol, relayer, attestor, oracleUpdater, deployer } = accounts;
 const STATES = ["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"];
 const SAPLING = "ztestsapling1indexertest";
+const SAPLING_2 = "ztestsapling1indexerredirect";
 /** StableMinter's PositionStatus, by value. */
 const POSITION_STATUS = ["none", "open", "liquidated", "closed"];
+/** Redemptions' Status, by value, as the indexer names them. */
+const REDEMPTION_STATUS = ["none", "requested", "paid", "failed", "redirected"];
 const toAddress = (zcashAddress: string) => ({ zcashAddress, noteCommitment: 0n });
 const toNewNote = () => ({ zcashAddress: "", noteCommitment: noteCommitment(createNote()) });
 
@@ -113,6 +126,23 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     expect(BigInt(collateral.depositedZat!)).toBe(await r.registry.read.totalDepositedZat());
     expect(BigInt(collateral.paidOutZat!)).toBe(await r.registry.read.totalPaidOutZat());
     expect(BigInt(collateral.pendingRedemptionZat!)).toBe(await r.redemptions.read.pendingZatDue());
+    expect(BigInt(collateral.unmintedZat!)).toBe(await r.registry.read.unmintedZat());
+
+    // Every payout record: its owner, amount and state; the failed ones are the ZEC held.
+    let held = 0n;
+    const redemptionCount = await r.redemptions.read.redemptionCount();
+    for (let id = 1n; id <= redemptionCount; id++) {
+      const live = await r.redemptions.read.getRedemption([id]);
+      const row = await get<Record<string, string>>(indexer, `/redemptions/${id}`);
+      expect([row.owner, row.amount, row.zatDue, row.status], `payout ${id}`).toEqual([
+        live.owner,
+        String(live.amount),
+        String(live.zatDue),
+        REDEMPTION_STATUS[live.status],
+      ]);
+      if (live.status === 3) held += live.zatDue;
+    }
+    expect(BigInt(collateral.heldPayoutZat!)).toBe(held);
     const [, answer] = await r.oracle.read.latestRoundData();
     expect(BigInt(collateral.price!)).toBe(answer);
     const value = usdValueOfZat(await r.registry.read.totalCollateralZat(), answer);
@@ -122,6 +152,8 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     // Positions: every one the minter has, its owner and status; and its
     // amounts too once it has no debt (redemptions only move positions with debt).
     expect(BigInt(collateral.positionCollateralZat!)).toBe(await r.minter.read.totalPositionCollateralZat());
+    expect(BigInt(collateral.backingCollateralZat!)).toBe(await r.minter.read.backingCollateralZat());
+    expect(BigInt(collateral.freeCollateralZat!)).toBe(await r.minter.read.freeCollateralZat());
     const count = await r.minter.read.positionCount();
     const positions = await indexedPositions();
     expect(positions.map((p) => p.id)).toEqual(Array.from({ length: Number(count) }, (_, i) => String(i + 1)));
@@ -194,7 +226,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     await s.receipt(await s.as(alice).token.write.transfer([carol.address, 20n * ZSD]));
     await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([48_50000000n]));
 
-    // Alice redeems (paid); Bob redeems through a relayer with a signature (failed, refunded).
+    // Alice redeems (paid); Bob redeems through a relayer with a signature (failed: held for him).
     await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, SAPLING]));
     const sig = await s.signedRedeem(bob, 30n * ZSD, SAPLING);
     await s.receipt(
@@ -222,35 +254,121 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       status: "failed",
       owner: bob.address,
       failureReason: "custody rejected the address",
+      redirectedToId: null,
     });
+    // Nothing came back: the ZEC stays owed (pending) and held for Bob.
+    const held = BigInt(failed.zatDue!);
+    let totals = await get<Record<string, string>>(indexer, "/collateral");
+    expect(BigInt(totals.heldPayoutZat!)).toBe(held);
+    expect(BigInt(totals.pendingRedemptionZat!)).toBe(held);
+
+    // Carol's redemption fails too. Bob redirects his to another address (a new
+    // payout, which custody pays), Carol hers into a note.
+    await s.receipt(await s.as(carol).redemptions.write.redeem([10n * ZSD, SAPLING]));
+    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([3n, "address unreachable"]));
+    await expectMatchesChain();
+    const carolZat = (await s.read.redemptions.read.getRedemption([3n])).zatDue;
+    totals = await get<Record<string, string>>(indexer, "/collateral");
+    expect(BigInt(totals.heldPayoutZat!)).toBe(held + carolZat);
+    const unmintedBefore = BigInt(totals.unmintedZat!);
+
+    const toAddress2 = await s.receipt(await s.as(bob).redemptions.write.redirect([2n, SAPLING_2, 0n]));
+    const toNote = await s.receipt(
+      await s.as(carol).redemptions.write.redirect([3n, "", noteCommitment(createNote())]),
+    );
+    const [{ args: redirect }] = parseEventLogs({
+      abi: redemptionsAbi,
+      logs: toNote.logs,
+      eventName: "PayoutRedirected",
+    });
+    await expectMatchesChain();
+    totals = await get<Record<string, string>>(indexer, "/collateral");
+    expect([BigInt(totals.heldPayoutZat!), BigInt(totals.pendingRedemptionZat!)]).toEqual([0n, held]);
+    expect(BigInt(totals.unmintedZat!)).toBe(unmintedBefore + carolZat);
+    expect(await get(indexer, "/redemptions/2")).toMatchObject({
+      status: "redirected",
+      failureReason: "custody rejected the address",
+      redirectedToId: "4",
+      redirectNoteIndex: null,
+      redirectTxHash: toAddress2.transactionHash,
+    });
+    expect(await get(indexer, "/redemptions/4")).toMatchObject({
+      status: "requested",
+      owner: bob.address,
+      amount: "0",
+      zatDue: String(held),
+      withdrawAddress: SAPLING_2,
+      redirectedFromId: "2",
+      requestTxHash: toAddress2.transactionHash,
+    });
+    expect(redirect).toMatchObject({ id: 3n, newId: 0n });
+    expect(await get(indexer, "/redemptions/3")).toMatchObject({
+      status: "redirected",
+      owner: carol.address,
+      redirectedToId: null,
+      redirectNoteIndex: String(redirect.noteIndex),
+      redirectTxHash: toNote.transactionHash,
+    });
+    const leaf = await get<{ deposits: Record<string, unknown>[] }>(
+      indexer,
+      `/deposits?from=${redirect.noteIndex}&limit=1`,
+    );
+    expect(leaf.deposits).toEqual([
+      expect.objectContaining({ index: Number(redirect.noteIndex), kind: "note", amountZat: String(carolZat) }),
+    ]);
+
+    // Custody pays the redirected payout: nothing is owed any more.
+    await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([4n, `0x${"ef".repeat(32)}`]));
+    await expectMatchesChain();
+    expect(await get(indexer, "/redemptions/4")).toMatchObject({ status: "paid", redirectedFromId: "2" });
+    totals = await get<Record<string, string>>(indexer, "/collateral");
+    expect([BigInt(totals.heldPayoutZat!), BigInt(totals.pendingRedemptionZat!)]).toEqual([0n, 0n]);
     expect((await fetch(`${indexer.url}/redemptions/99`)).status).toBe(404);
     expect((await fetch(`${indexer.url}/accounts/0x1234`)).status).toBe(400);
     const page = await get<{ deposits: { index: number }[]; next: number | null }>(indexer, "/deposits?from=1&limit=1");
     expect(page).toEqual({ deposits: [expect.objectContaining({ index: 1 })], next: 2 });
   });
 
+  const setPrice = async (answer: bigint) => s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([answer]));
+  /** A position from a fresh note (ZSD to alice), its owner funded with gas to act itself. */
+  async function open(amountZat: bigint, floorZat: bigint, mintAmount: bigint) {
+    const note = createNote();
+    await s.deposit(note, amountZat);
+    const proved = await s.prove({
+      note,
+      amountZat,
+      collateralFloorZat: floorZat,
+      mintAmount,
+      recipient: alice.address,
+    });
+    const receipt = await s.receipt(await s.as(relayer).minter.write.mint([proved.proof, proved.request]));
+    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
+    const owner = privateKeyToAccount(positionOwnerKey(note));
+    await s.testClient.setBalance({ address: owner.address, value: 10n ** 18n });
+    return { id: opened!.args.positionId, owner, minter: s.as(owner).minter.write, receipt };
+  }
+  const row = async (id: bigint) => (await indexedPositions()).find((p) => p.id === String(id));
+
+  /** The position events of `ids` in chain order, read from PostgreSQL (no route serves them). */
+  async function positionEvents(ids: bigint[]): Promise<Record<string, string | null>[]> {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const events = await client.query<Record<string, string | null>>(
+        `SELECT position_id, kind, account, amount, amount_zat, nullifier_hash, payout_id, note_index, price,
+                reward_zat, debt, collateral_zat
+           FROM zsd_test.position_event WHERE position_id = ANY($1) ORDER BY id`,
+        [ids.map(String)],
+      );
+      return events.rows;
+    } finally {
+      await client.end();
+    }
+  }
+
   it("derives positions from their own events: open, top up, repay, withdraw, liquidate, close, note withdrawal", async () => {
     const minter = s.read.minter;
     const binding = { chainId: BigInt(s.chainId), minter: minter.address };
-    const setPrice = async (answer: bigint) => s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([answer]));
-    /** A position from a fresh note (ZSD to alice), its owner funded with gas to act itself. */
-    async function open(amountZat: bigint, floorZat: bigint, mintAmount: bigint) {
-      const note = createNote();
-      await s.deposit(note, amountZat);
-      const proved = await s.prove({
-        note,
-        amountZat,
-        collateralFloorZat: floorZat,
-        mintAmount,
-        recipient: alice.address,
-      });
-      const receipt = await s.receipt(await s.as(relayer).minter.write.mint([proved.proof, proved.request]));
-      const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
-      const owner = privateKeyToAccount(positionOwnerKey(note));
-      await s.testClient.setBalance({ address: owner.address, value: 10n ** 18n });
-      return { id: opened!.args.positionId, owner, minter: s.as(owner).minter.write, receipt };
-    }
-    const row = async (id: bigint) => (await indexedPositions()).find((p) => p.id === String(id));
     const [first] = await indexedPositions();
 
     const a = await open(5n * ZEC, 4n * ZEC, 100n * ZSD);
@@ -284,14 +402,18 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     await s.receipt(await b.minter.withdrawCollateral([b.id, ZEC / 2n, toNewNote()]));
     await s.receipt(await s.as(alice).token.write.transfer([b.owner.address, 60n * ZSD]));
     await s.receipt(await b.minter.close([b.id, toAddress(SAPLING)]));
-    // The top-up note's 1 ZEC of change leaves without a position.
+    // The top-up note's 1 ZEC of change leaves without a position, sent by bob
+    // for the note's owner key, whose payout it is.
+    const outOwner = positionOwner(changeNote(note));
     const out = await s.proveSpend({
       note: changeNote(note),
       amountZat: ZEC,
       collateralFloorZat: ZEC,
-      binding: { ...binding, zcashAddress: SAPLING },
+      binding: { ...binding, zcashAddress: SAPLING, owner: outOwner },
     });
-    const noteOut = await s.receipt(await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, SAPLING]));
+    const noteOut = await s.receipt(
+      await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, SAPLING, outOwner]),
+    );
     await expectMatchesChain();
     const live = await minter.read.getPosition([a.id]);
     expect([live.collateralZat, live.debt]).toEqual([5n * ZEC, 70n * ZSD]);
@@ -337,21 +459,29 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       expect.soft(await response.text(), query).toMatch(/^\{"error":"invalid_query"/);
     }
 
+    // The note withdrawal's payout belongs to the owner the proof binds, not to its sender.
+    const [{ args: withdrawal }] = parseEventLogs({
+      abi: stableMinterAbi,
+      logs: noteOut.logs,
+      eventName: "NoteWithdrawn",
+    });
+    expect(await get(indexer, `/redemptions/${withdrawal.payoutId}`)).toMatchObject({
+      owner: outOwner,
+      amount: "0",
+      zatDue: String(ZEC),
+      status: "requested",
+    });
+
     // One event row per position event, in chain order (read from PostgreSQL: no route serves them).
     if (databaseUrl) {
+      const rows = await positionEvents([a.id, b.id, c.id]);
       const client = new pg.Client({ connectionString: databaseUrl });
       await client.connect();
       try {
-        const events = await client.query<Record<string, string | null>>(
-          `SELECT position_id, kind, account, amount, amount_zat, nullifier_hash, payout_id, note_index, price,
-                  debt, collateral_zat
-             FROM zsd_test.position_event WHERE position_id = ANY($1) ORDER BY id`,
-          [[a.id, b.id, c.id].map(String)],
-        );
         const ev = (e: Record<string, string | null>) =>
           [e.position_id, e.kind, e.amount, e.amount_zat, e.debt, e.collateral_zat].join(" ");
         const [A, B, C] = [a.id, b.id, c.id];
-        expect(events.rows.map(ev)).toEqual([
+        expect(rows.map(ev)).toEqual([
           `${A} opened ${100n * ZSD} ${4n * ZEC} ${100n * ZSD} ${4n * ZEC}`,
           `${B} opened ${60n * ZSD} ${3n * ZEC} ${60n * ZSD} ${3n * ZEC}`,
           `${C} opened ${60n * ZSD} ${2n * ZEC} ${60n * ZSD} ${2n * ZEC}`,
@@ -366,7 +496,6 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
           `${C} closed 0 ${ZEC / 5n} 0 0`,
           `${C} released  ${ZEC / 5n} 0 0`,
         ]);
-        const rows = events.rows;
         expect(rows[0]!.account).toBe(a.owner.address.toLowerCase());
         expect(rows[3]!.nullifier_hash).toBe(String(topUp.spend.nullifierHash));
         expect(rows[4]!.account).toBe(alice.address.toLowerCase());
@@ -375,19 +504,98 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
         expect([rows[6]!.payout_id, rows[6]!.note_index !== null]).toEqual([null, true]);
         expect([rows[9]!.account, rows[9]!.price]).toEqual([alice.address.toLowerCase(), String(35_00000000n)]);
         const withdrawals = await client.query<Record<string, string>>(
-          "SELECT nullifier_hash, amount_zat, payout_id, tx_hash FROM zsd_test.note_withdrawal",
+          "SELECT nullifier_hash, amount_zat, payout_id, owner, tx_hash FROM zsd_test.note_withdrawal",
         );
         expect(withdrawals.rows).toEqual([
           {
             nullifier_hash: String(out.spend.nullifierHash),
             amount_zat: String(ZEC),
-            payout_id: expect.stringMatching(/^[1-9][0-9]*$/),
+            payout_id: String(withdrawal.payoutId),
+            owner: outOwner.toLowerCase(),
             tx_hash: noteOut.transactionHash,
           },
         ]);
       } finally {
         await client.end();
       }
+    }
+  });
+
+  it("redistributes positions under 100%: by a keeper for a reward, and inline before a par redemption", async () => {
+    const minter = s.read.minter;
+    const d = await open(2n * ZEC, 2n * ZEC, 60n * ZSD);
+    const e = await open(2n * ZEC, 2n * ZEC, 60n * ZSD);
+    // At $28 both are worth $56 for $60 of debt; every other position stays above 100%.
+    await setPrice(28_00000000n);
+    await expectMatchesChain();
+    const before = await get<Record<string, string>>(indexer, "/collateral");
+    const reward = (2n * ZEC * (await minter.read.redistributionRewardBps())) / 10_000n;
+    expect(reward).toBeGreaterThan(0n);
+
+    // Carol redistributes d, for a reward paid to her Zcash address.
+    const keeper = await s.receipt(await s.as(carol).minter.write.redistribute([d.id, toAddress(SAPLING)]));
+    const [{ args: released }] = parseEventLogs({
+      abi: stableMinterAbi,
+      logs: keeper.logs,
+      eventName: "CollateralReleased",
+    });
+    expect([released.positionId, released.amountZat]).toEqual([d.id, reward]);
+    await expectMatchesChain();
+    expect(await row(d.id)).toMatchObject({
+      status: "liquidated",
+      collateralZat: "0",
+      debt: "0",
+      lastTxHash: keeper.transactionHash,
+    });
+    // d's collateral less the reward went into the other positions: only the
+    // reward left them, owed to Carol now; custody holds the same ZEC.
+    const after = await get<Record<string, string>>(indexer, "/collateral");
+    const moved = (key: string) => BigInt(after[key]!) - BigInt(before[key]!);
+    expect(
+      [
+        "positionCollateralZat",
+        "backingCollateralZat",
+        "freeCollateralZat",
+        "pendingRedemptionZat",
+        "outstandingZat",
+      ].map(moved),
+    ).toEqual([-reward, -reward, 0n, reward, 0n]);
+    expect(await get(indexer, `/redemptions/${released.payoutId}`)).toMatchObject({
+      owner: carol.address,
+      amount: "0",
+      zatDue: String(reward),
+      status: "requested",
+    });
+
+    // e took its share of d and is still under 100%: a par redemption redistributes it first, without a reward.
+    const live = await minter.read.getPosition([e.id]);
+    expect(usdValueOfZat(live.collateralZat, 28_00000000n)).toBeLessThan(live.debt);
+    const redeemed = await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
+    const minterLogs = parseEventLogs({
+      abi: stableMinterAbi,
+      logs: redeemed.logs.filter((l) => l.address.toLowerCase() === minter.address.toLowerCase()),
+    });
+    expect(minterLogs.map((l) => l.eventName)).toEqual(["PositionRedistributed", "RedeemedFromPositions"]);
+    await expectMatchesChain();
+    expect(await row(e.id)).toMatchObject({ status: "liquidated", collateralZat: "0", debt: "0" });
+    await setPrice(48_50000000n);
+    await expectMatchesChain();
+
+    if (databaseUrl) {
+      const ev = (x: Record<string, string | null>) =>
+        [x.position_id, x.kind, x.account, x.amount, x.amount_zat, x.reward_zat, x.debt, x.collateral_zat].join(" ");
+      const [D, E] = [d.id, e.id];
+      const [dOwner, eOwner] = [d.owner.address.toLowerCase(), e.owner.address.toLowerCase()];
+      const redemptions = s.read.redemptions.address.toLowerCase();
+      const rows = await positionEvents([d.id, e.id]);
+      expect(rows.map(ev)).toEqual([
+        `${D} opened ${dOwner} ${60n * ZSD} ${2n * ZEC}  ${60n * ZSD} ${2n * ZEC}`,
+        `${E} opened ${eOwner} ${60n * ZSD} ${2n * ZEC}  ${60n * ZSD} ${2n * ZEC}`,
+        `${D} redistributed ${carol.address.toLowerCase()} ${60n * ZSD} ${2n * ZEC} ${reward} 0 0`,
+        `${D} released   ${reward}  0 0`,
+        `${E} redistributed ${redemptions} ${live.debt} ${live.collateralZat} 0 0 0`,
+      ]);
+      expect(rows[3]!.payout_id).toBe(String(released.payoutId));
     }
   });
 
