@@ -1,0 +1,1520 @@
+// Model-based random sequences over the money invariants of the contracts,
+// with real calls and real proofs on the local Hardhat node.
+//
+// Every proof a run may use is made once, before the first run, against notes
+// deposited then (mints, top-ups bound to positions 1..3, note withdrawals);
+// the chain is snapshotted there and each run reverts to that snapshot, so each
+// proof is valid again in every run (nullifier unspent, root known: maxRootAge
+// is a day and the file lasts minutes). fast-check then draws a sequence of
+// steps (deposits, mints, top-ups, repays, withdrawals, closes, liquidations,
+// redistributions, redemptions of every size, payouts paid, failed and
+// redirected, note withdrawals, price moves and crashes, governance through the
+// impersonated timelock); each step predicts its own outcome from the chain
+// state before it (which error, or what changes), and after it the chain is
+// checked against the model kept here and against the invariants below.
+//
+//   FUZZ_RUNS (12), FUZZ_STEPS (25), FUZZ_SEED (fixed), FUZZ_PATH (replay a
+//   counterexample): `npm run fuzz:contracts -- --runs 200 --steps 40 --seed 7`.
+import fc from "fast-check";
+import * as snarkjs from "snarkjs";
+import {
+  type Address,
+  type Hex,
+  type LocalAccount,
+  type TransactionReceipt,
+  BaseError,
+  ContractFunctionRevertedError,
+  decodeErrorResult,
+  getAddress,
+  parseEventLogs,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import {
+  type MintRequest,
+  type Note,
+  type NoteSpend,
+  type SolidityProof,
+  circuitInput,
+  closeTypedData,
+  createNote,
+  depositLeaf,
+  noteCommitment,
+  noteSpend,
+  positionOwnerKey,
+  publicSignalsFromArray,
+  releaseProver,
+  repayTypedData,
+  toSolidityProof,
+  withdrawCollateralTypedData,
+} from "@zsd/sdk";
+import { ALL_ERRORS, PROVING_ARTIFACTS, type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 12);
+const STEPS = Number(process.env.FUZZ_STEPS ?? 25);
+const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
+const PATH = process.env.FUZZ_PATH || undefined;
+
+const { alice, bob, carol, relayer, attestor, oracleUpdater } = accounts;
+const BPS = 10_000n;
+/** zatoshi × price (USD × 1e8) × 100 = USD × 1e18. */
+const ZAT_PRICE_TO_USD18 = 100n;
+const BASE_PRICE = 50_00000000n;
+const MIN_PRICE = 50_000000n;
+const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
+/** An address custody cannot pay: the attestor fails every payout to it. */
+const UNPAYABLE = "ztestsapling1unpayableunpayableunpayableunpayableunpayableunpayableunpayableunpaya";
+/** Holds no ZSD: simulated liquidations from it pass the ratio check and stop at the burn. */
+const PROBE: Address = "0x000000000000000000000000000000000000dEaD";
+const STATUS = { None: 0, Open: 1, Liquidated: 2, Closed: 3 } as const;
+const PAYOUT = { None: 0, Requested: 1, Completed: 2, Failed: 3, Redirected: 4 } as const;
+/** Exact arithmetic for the model of the redemption map: values × 1e18. */
+const SCALE = 10n ** 18n;
+/** A position read differs from the model of one step by at most this many zatoshi. */
+const TOL_C = 3n;
+/** Rounding left in backing + free beyond the positions' collateral: at most this many zatoshi per position. */
+const SLACK_PER_POSITION = 2n;
+
+const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
+const abs = (a: bigint) => (a < 0n ? -a : a);
+
+// ------------------------------------------------------------------ pool
+
+/** Opened before the snapshot: every run starts with positions 1..3. */
+const OPENED = [
+  { amountZat: 10n * ZEC, floorZat: 10n * ZEC, mint: 200n * ZSD, recipient: alice }, // 250%
+  { amountZat: 6n * ZEC, floorZat: 4n * ZEC, mint: 130n * ZSD, recipient: bob }, // 153.8%, 2 ZEC change
+  { amountZat: 5n * ZEC, floorZat: 5n * ZEC, mint: 160n * ZSD, recipient: alice }, // 156.3%
+];
+/** Mint proofs a run may use, each at most once (the nullifier). */
+const MINTS = [
+  { amountZat: 8n * ZEC, floorZat: 5n * ZEC, mint: 100n * ZSD, recipient: bob }, // 250%, 3 ZEC change
+  { amountZat: 3n * ZEC, floorZat: 3n * ZEC, mint: 95n * ZSD, recipient: alice }, // 157.9%
+  { amountZat: 20n * ZEC, floorZat: 20n * ZEC, mint: 400n * ZSD, recipient: bob }, // 250%
+  { amountZat: ZEC / 2n, floorZat: ZEC / 2n, mint: 16n * ZSD, recipient: alice }, // 156.3%
+];
+/** Top-up proofs, the k-th bound to position k + 1. */
+const TOP_UPS = [
+  { amountZat: 2n * ZEC, floorZat: 2n * ZEC },
+  { amountZat: 3n * ZEC, floorZat: 15n * (ZEC / 10n) },
+  { amountZat: ZEC, floorZat: ZEC },
+];
+/** Note withdrawals, bound to (address, the note's derived owner). */
+const WITHDRAWALS = [
+  { amountZat: 4n * ZEC, floorZat: 4n * ZEC, zcashAddress: UNPAYABLE },
+  { amountZat: 2n * ZEC, floorZat: 15n * (ZEC / 10n), zcashAddress: SAPLING },
+];
+/** Deposited and never spent. */
+const IDLE_ZAT = 7n * ZEC;
+
+interface MintProof {
+  note: Note;
+  owner: LocalAccount;
+  floorZat: bigint;
+  mint: bigint;
+  proof: SolidityProof;
+  request: MintRequest;
+}
+interface SpendProof {
+  note: Note;
+  owner: LocalAccount;
+  floorZat: bigint;
+  zcashAddress: string;
+  proof: SolidityProof;
+  spend: NoteSpend;
+}
+
+// ------------------------------------------------------------ chain state
+
+interface PositionView {
+  owner: Address;
+  status: number;
+  collateralZat: bigint;
+  debt: bigint;
+}
+interface Params {
+  minCollateralRatioBps: bigint;
+  liquidationRatioBps: bigint;
+  liquidationBonusBps: bigint;
+  systemFloorRatioBps: bigint;
+  redistributionRewardBps: bigint;
+  redemptionFeeBps: bigint;
+}
+interface Chain {
+  held: bigint;
+  unminted: bigint;
+  backing: bigint;
+  free: bigint;
+  pending: bigint;
+  supply: bigint;
+  debt: bigint;
+  payoutCount: bigint;
+  price: bigint;
+  params: Params;
+  positions: PositionView[];
+}
+
+// ------------------------------------------------------------------ model
+
+interface ModelPayout {
+  owner: Address;
+  zatDue: bigint;
+  status: number;
+  unpayable: boolean;
+}
+/** What the test expects, kept apart from the chain and compared with it after every step. */
+interface Model {
+  held: bigint;
+  unminted: bigint;
+  pending: bigint;
+  price: bigint;
+  params: Params;
+  positions: { owner: Address; status: number }[];
+  payouts: Map<bigint, ModelPayout>;
+  payoutCount: bigint;
+  /** Proofs spent in this run. */
+  spent: Set<string>;
+  /** Payouts a step created or moved: their records are read back. */
+  touched: Set<bigint>;
+}
+
+interface Expected {
+  status: number;
+  collateral: bigint;
+  debt: bigint;
+  owner?: Address;
+  /** Tolerances (the model of a redemption or redistribution is exact; the chain rounds). */
+  tolC?: bigint;
+  tolD?: bigint;
+  why?: string;
+}
+
+type Dest = "note" | "address" | "unpayable";
+type Outcome = { ok: true; receipt: TransactionReceipt } | { ok: false; error: string };
+
+const stats = {
+  steps: 0,
+  outcomes: new Map<string, number>(),
+  maxSlack: 0n,
+  maxSlackPerPosition: 0,
+  maxDebtExcess: 0n,
+  maxCollateralError: 0n,
+  maxDebtError: 0n,
+  inlineRedistributions: 0,
+  splitChecks: 0,
+  maxSplitShortfall: 0n,
+};
+const count = (key: string) => stats.outcomes.set(key, (stats.outcomes.get(key) ?? 0) + 1);
+
+/** The custom error's name a call reverted with, decoded with every contract's errors. */
+function revertName(error: unknown): string {
+  if (!(error instanceof BaseError)) throw error;
+  const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError);
+  if (!(reverted instanceof ContractFunctionRevertedError)) throw error;
+  const decoded =
+    reverted.data ?? (reverted.raw ? decodeErrorResult({ abi: ALL_ERRORS, data: reverted.raw }) : undefined);
+  if (!decoded?.errorName) throw error;
+  return decoded.errorName;
+}
+
+describe("money invariants under random sequences", () => {
+  let s: System;
+  let base: Hex;
+  let timelock: Address;
+  const owners = new Map<Address, LocalAccount>();
+  const mints: MintProof[] = [];
+  const topUps: SpendProof[] = [];
+  const withdrawals: SpendProof[] = [];
+
+  const ownerOf = (note: Note) => {
+    const account = privateKeyToAccount(positionOwnerKey(note));
+    owners.set(account.address, account);
+    return account;
+  };
+  const keyOf = (address: Address): LocalAccount => {
+    const account = owners.get(getAddress(address));
+    if (!account) throw new Error(`no key for ${address}`);
+    return account;
+  };
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    timelock = s.read.timelock.address;
+    for (const account of [alice, bob, carol, relayer]) owners.set(account.address, account);
+    const notes = {
+      opened: OPENED.map(() => createNote()),
+      mints: MINTS.map(() => createNote()),
+      topUps: TOP_UPS.map(() => createNote()),
+      withdrawals: WITHDRAWALS.map(() => createNote()),
+    };
+    for (const [i, note] of notes.opened.entries()) await s.deposit(note, OPENED[i]!.amountZat);
+    for (const [i, note] of notes.mints.entries()) await s.deposit(note, MINTS[i]!.amountZat);
+    for (const [i, note] of notes.topUps.entries()) await s.deposit(note, TOP_UPS[i]!.amountZat);
+    for (const [i, note] of notes.withdrawals.entries()) await s.deposit(note, WITHDRAWALS[i]!.amountZat);
+    await s.deposit(createNote(), IDLE_ZAT);
+
+    // Every proof against the tree as it is now (roots stay valid for maxRootAge once superseded).
+    const chainId = BigInt(s.chainId);
+    const minter = s.read.minter.address;
+    const provedOpen = [];
+    for (const [i, note] of notes.opened.entries()) {
+      const o = OPENED[i]!;
+      const p = await s.prove({
+        note,
+        amountZat: o.amountZat,
+        collateralFloorZat: o.floorZat,
+        mintAmount: o.mint,
+        recipient: o.recipient.address,
+      });
+      provedOpen.push(p);
+      ownerOf(note);
+    }
+    for (const [i, note] of notes.mints.entries()) {
+      const o = MINTS[i]!;
+      const p = await s.prove({
+        note,
+        amountZat: o.amountZat,
+        collateralFloorZat: o.floorZat,
+        mintAmount: o.mint,
+        recipient: o.recipient.address,
+      });
+      mints.push({ note, owner: ownerOf(note), floorZat: o.floorZat, mint: o.mint, ...p });
+    }
+    for (const [i, note] of notes.topUps.entries()) {
+      const o = TOP_UPS[i]!;
+      const p = await s.proveSpend({
+        note,
+        amountZat: o.amountZat,
+        collateralFloorZat: o.floorZat,
+        binding: { chainId, minter, positionId: BigInt(i + 1) },
+      });
+      topUps.push({ note, owner: ownerOf(note), floorZat: o.floorZat, zcashAddress: "", ...p });
+    }
+    const tree = await s.depositTree();
+    for (const [i, note] of notes.withdrawals.entries()) {
+      const o = WITHDRAWALS[i]!;
+      const owner = ownerOf(note);
+      // The proof binds (address, owner): withdrawBinding as the minter computes it.
+      const input = circuitInput({
+        note,
+        amountZat: o.amountZat,
+        path: tree.path({ leaf: depositLeaf(o.amountZat, noteCommitment(note)) }),
+        collateralFloorZat: o.floorZat,
+        binding: { chainId, minter, positionId: 0n },
+      });
+      input.bindingHash = (await s.read.minter.read.withdrawBinding([o.zcashAddress, owner.address])).toString();
+      const raw = await snarkjs.groth16.fullProve(input, PROVING_ARTIFACTS.wasm, PROVING_ARTIFACTS.zkey);
+      withdrawals.push({
+        note,
+        owner,
+        floorZat: o.floorZat,
+        zcashAddress: o.zcashAddress,
+        proof: toSolidityProof(raw.proof),
+        spend: noteSpend(publicSignalsFromArray(raw.publicSignals)),
+      });
+    }
+    for (const p of provedOpen) await s.receipt(await s.as(relayer).minter.write.mint([p.proof, p.request]));
+    // Owners (derived keys) send their own transactions; the timelock is governance.
+    for (const address of [...owners.keys(), timelock]) {
+      await s.testClient.setBalance({ address, value: 10n ** 20n });
+    }
+    base = await s.snapshot();
+  }, 300_000);
+
+  afterAll(async () => {
+    await releaseProver();
+    const outcomes = [...stats.outcomes.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
+    console.log(
+      [
+        `invariants: ${stats.steps} steps`,
+        `  rounding slack (backing + free − Σ collateral): max ${stats.maxSlack} zat, ${stats.maxSlackPerPosition.toFixed(2)} zat per position`,
+        `  Σ debt − totalDebt: max ${stats.maxDebtExcess} wei`,
+        `  model vs chain after redemptions/redistributions: collateral ${stats.maxCollateralError} zat, debt ${stats.maxDebtError} wei`,
+        `  inline redistributions ${stats.inlineRedistributions}, split checks ${stats.splitChecks} (max shortfall of the split ${stats.maxSplitShortfall} zat)`,
+        ...outcomes.map(([k, v]) => `  ${k}: ${v}`),
+      ].join("\n"),
+    );
+  });
+
+  // ------------------------------------------------------------ plumbing
+
+  const as = (account: LocalAccount) => s.as(account);
+  const minterDomain = () => ({ chainId: s.chainId, verifyingContract: s.read.minter.address });
+  const deadline = async () => (await s.publicClient.getBlock()).timestamp + 3600n;
+
+  async function send(write: () => Promise<Hex>): Promise<Outcome> {
+    let hash: Hex;
+    try {
+      hash = await write();
+    } catch (error) {
+      return { ok: false, error: revertName(error) };
+    }
+    const receipt = await s.receipt(hash);
+    if (receipt.status !== "success") return { ok: false, error: "reverted" };
+    return { ok: true, receipt };
+  }
+
+  async function simulate(call: () => Promise<unknown>): Promise<string | null> {
+    try {
+      await call();
+      return null;
+    } catch (error) {
+      return revertName(error);
+    }
+  }
+
+  /** Asserts the outcome is the predicted error (or success when null). */
+  function expectOutcome(label: string, outcome: Outcome, expected: string | null): outcome is Outcome & { ok: true } {
+    count(`${label.split("(")[0]}: ${outcome.ok ? "ok" : outcome.error}`);
+    expect(outcome.ok ? null : outcome.error, `${label}: outcome`).toBe(expected);
+    return outcome.ok;
+  }
+
+  async function read(): Promise<Chain> {
+    const r = s.read;
+    const [held, unminted, backing, free, pending, supply, debt, n, payoutCount, round] = await Promise.all([
+      r.registry.read.totalCollateralZat(),
+      r.registry.read.unmintedZat(),
+      r.minter.read.backingCollateralZat(),
+      r.minter.read.freeCollateralZat(),
+      r.redemptions.read.pendingZatDue(),
+      r.token.read.totalSupply(),
+      r.minter.read.totalDebt(),
+      r.minter.read.positionCount(),
+      r.redemptions.read.redemptionCount(),
+      r.oracle.read.latestRoundData(),
+    ]);
+    const [params, positions] = await Promise.all([
+      Promise.all([
+        r.minter.read.minCollateralRatioBps(),
+        r.minter.read.liquidationRatioBps(),
+        r.minter.read.liquidationBonusBps(),
+        r.minter.read.systemFloorRatioBps(),
+        r.minter.read.redistributionRewardBps(),
+        r.redemptions.read.redemptionFeeBps(),
+      ]),
+      Promise.all(Array.from({ length: Number(n) }, (_, i) => r.minter.read.getPosition([BigInt(i + 1)]))),
+    ]);
+    const [minCollateralRatioBps, liquidationRatioBps, liquidationBonusBps, systemFloorRatioBps, rewardBps, feeBps] =
+      params;
+    return {
+      held,
+      unminted,
+      backing,
+      free,
+      pending,
+      supply,
+      debt,
+      payoutCount,
+      price: round[1],
+      params: {
+        minCollateralRatioBps,
+        liquidationRatioBps,
+        liquidationBonusBps,
+        systemFloorRatioBps,
+        redistributionRewardBps: rewardBps,
+        redemptionFeeBps: feeBps,
+      },
+      positions: positions.map((p) => ({ ...p, status: Number(p.status) })),
+    };
+  }
+
+  /** Moves ZSD from the other holders to `to` until it holds `amount` (a market, in short). */
+  async function gather(to: Address, amount: bigint) {
+    const balance = (a: Address) => s.read.token.read.balanceOf([a]);
+    let have = await balance(to);
+    if (have >= amount) return;
+    const holders = [...owners.values()].filter((a) => a.address !== to);
+    const balances = await Promise.all(holders.map((a) => balance(a.address)));
+    for (const [i, holder] of holders.entries()) {
+      if (have >= amount) break;
+      const give = min(balances[i]!, amount - have);
+      if (give === 0n) continue;
+      await s.receipt(await as(holder).token.write.transfer([to, give]));
+      have += give;
+    }
+    expect(have >= amount, `gather ${amount} for ${to}`).toBe(true);
+  }
+
+  function destination(dest: Dest) {
+    if (dest === "note") return { zcashAddress: "", noteCommitment: noteCommitment(createNote()) };
+    return { zcashAddress: dest === "address" ? SAPLING : UNPAYABLE, noteCommitment: 0n };
+  }
+
+  /** The model side of released ZEC: a payout to `owner`, or a note (unminted again). */
+  function released(m: Model, owner: Address, amountZat: bigint, dest: Dest) {
+    if (amountZat === 0n) return;
+    if (dest === "note") {
+      m.unminted += amountZat;
+      return;
+    }
+    const id = ++m.payoutCount;
+    m.payouts.set(id, { owner, zatDue: amountZat, status: PAYOUT.Requested, unpayable: dest === "unpayable" });
+    m.pending += amountZat;
+    m.touched.add(id);
+  }
+
+  const value = (c: Chain, zat: bigint) => zat * c.price * ZAT_PRICE_TO_USD18;
+
+  /** Recovery mode for exits, as the minter computes it. */
+  function exitError(c: Chain, collateralOut: bigint, debtOut: bigint): string | null {
+    const backingAfter = c.backing - min(collateralOut, c.backing);
+    const debtAfter = c.debt - debtOut;
+    if (debtAfter === 0n || backingAfter * c.debt >= c.backing * debtAfter) return null;
+    if (value(c, backingAfter) * BPS < debtAfter * c.params.systemFloorRatioBps) return "SystemRatioTooLow";
+    return null;
+  }
+
+  // ------------------------------------------------ model of the redemption map
+
+  interface Exact {
+    id: bigint;
+    c: bigint;
+    d: bigint;
+    tolD: bigint;
+    status: number;
+  }
+
+  /** Positions with debt now, in exact (scaled) arithmetic. */
+  function exactOf(c: Chain): Exact[] {
+    return c.positions.flatMap((p, i) =>
+      p.status === STATUS.Open && p.debt > 0n
+        ? [{ id: BigInt(i + 1), c: p.collateralZat * SCALE, d: p.debt * SCALE, tolD: 2n, status: STATUS.Open }]
+        : [],
+    );
+  }
+
+  /** Spreads position `id`'s debt and its collateral less `reward` over the others in proportion to debt. */
+  function spread(xs: Exact[], id: bigint, totalDebt: bigint, reward: bigint) {
+    const t = xs.find((x) => x.id === id)!;
+    const rest = totalDebt * SCALE - t.d;
+    const give = t.c - reward * SCALE;
+    for (const x of xs) {
+      if (x === t || x.d === 0n) continue;
+      x.c += (give * x.d) / rest;
+      x.tolD = ceilDiv(x.tolD * totalDebt * SCALE, rest) + 1n;
+      x.d = (x.d * totalDebt * SCALE) / rest;
+    }
+    t.c = 0n;
+    t.d = 0n;
+    t.status = STATUS.Liquidated;
+  }
+
+  const underwater = (x: Exact, price: bigint) => x.c * price * ZAT_PRICE_TO_USD18 < x.d;
+  /** Within a few units of 100%: the chain's rounding may put it on either side. */
+  const borderline = (x: Exact, price: bigint) =>
+    abs(x.c * price * ZAT_PRICE_TO_USD18 - x.d) <= (TOL_C * price * ZAT_PRICE_TO_USD18 + x.tolD) * SCALE;
+
+  function expectedOf(xs: Exact[], why: string): Map<bigint, Expected> {
+    const out = new Map<bigint, Expected>();
+    for (const x of xs) {
+      if (x.c < -TOL_C * SCALE) {
+        throw new Error(`${why}: position ${x.id} would be charged beyond its collateral (${x.c / SCALE} zat)`);
+      }
+      out.set(x.id, {
+        status: x.status,
+        collateral: x.c < 0n ? 0n : x.c / SCALE,
+        debt: x.d / SCALE,
+        tolC: TOL_C,
+        tolD: x.tolD,
+        why,
+      });
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------ checks
+
+  function checkPositions(before: Chain, after: Chain, expected: Map<bigint, Expected>, label: string) {
+    expect(after.positions.length >= before.positions.length, `${label}: position count`).toBe(true);
+    for (const [i, p] of after.positions.entries()) {
+      const id = BigInt(i + 1);
+      const e = expected.get(id);
+      if (!e) {
+        // Everything a step does not name stays exactly as it was (a failed payout moves no position).
+        expect(p, `${label}: position ${id} unchanged`).toEqual(before.positions[i]);
+        continue;
+      }
+      const where = `${label}: position ${id}${e.why ? ` (${e.why})` : ""}`;
+      expect(p.status, `${where} status`).toBe(e.status);
+      if (e.owner) expect(p.owner, `${where} owner`).toBe(e.owner);
+      const errC = abs(p.collateralZat - e.collateral);
+      const errD = abs(p.debt - e.debt);
+      if (e.tolC !== undefined) {
+        stats.maxCollateralError = max(stats.maxCollateralError, errC);
+        stats.maxDebtError = max(stats.maxDebtError, errD);
+      }
+      expect(errC <= (e.tolC ?? 0n), `${where} collateral ${p.collateralZat}, model ${e.collateral}`).toBe(true);
+      expect(errD <= (e.tolD ?? 0n), `${where} debt ${p.debt}, model ${e.debt}`).toBe(true);
+    }
+  }
+
+  async function checkInvariants(m: Model, c: Chain, label: string) {
+    // ZEC held = unminted notes + positions (backing and free) + owed payouts, exactly.
+    expect(c.held, `${label}: held = unminted + backing + free + pending`).toBe(
+      c.unminted + c.backing + c.free + c.pending,
+    );
+    // The model's totals: deposits in, spends and payouts out, nothing else.
+    expect(c.held, `${label}: totalCollateralZat (model)`).toBe(m.held);
+    expect(c.unminted, `${label}: unmintedZat (model)`).toBe(m.unminted);
+    expect(c.pending, `${label}: pendingZatDue (model)`).toBe(m.pending);
+    expect(c.payoutCount, `${label}: redemptionCount (model)`).toBe(m.payoutCount);
+    expect(c.price, `${label}: price`).toBe(m.price);
+    expect(c.params, `${label}: parameters`).toEqual(m.params);
+    expect(c.supply, `${label}: totalSupply = totalDebt`).toBe(c.debt);
+
+    const n = BigInt(c.positions.length);
+    let debts = 0n;
+    let collateral = 0n;
+    expect(c.positions.length, `${label}: positions (model)`).toBe(m.positions.length);
+    for (const [i, p] of c.positions.entries()) {
+      const mp = m.positions[i]!;
+      expect({ owner: p.owner, status: p.status }, `${label}: position ${i + 1} owner and status (model)`).toEqual(mp);
+      if (p.status !== STATUS.Open) expect(p.debt, `${label}: position ${i + 1} not open owes nothing`).toBe(0n);
+      if (p.status === STATUS.Closed) expect(p.collateralZat, `${label}: position ${i + 1} closed`).toBe(0n);
+      debts += p.debt;
+      collateral += p.collateralZat;
+    }
+    // Debt rounds up per position, by at most one wei each.
+    const excess = debts - c.debt;
+    stats.maxDebtExcess = max(stats.maxDebtExcess, excess);
+    expect(excess >= 0n && excess <= n, `${label}: Σ debt ${debts} within [totalDebt ${c.debt}, + ${n}]`).toBe(true);
+    // Collateral rounds down per position: the totals hold at least the sum, and little more.
+    const slack = c.backing + c.free - collateral;
+    stats.maxSlack = max(stats.maxSlack, slack);
+    if (n > 0n) stats.maxSlackPerPosition = Math.max(stats.maxSlackPerPosition, Number(slack) / Number(n));
+    expect(slack >= 0n, `${label}: Σ collateral ${collateral} <= backing + free ${c.backing + c.free}`).toBe(true);
+    expect(
+      slack <= SLACK_PER_POSITION * n,
+      `${label}: backing + free exceeds Σ collateral by ${slack} zat (> ${SLACK_PER_POSITION} per position)`,
+    ).toBe(true);
+
+    // Owed payouts are the model's requested and failed ones, and each record is as the model says.
+    let owed = 0n;
+    for (const p of m.payouts.values())
+      if (p.status === PAYOUT.Requested || p.status === PAYOUT.Failed) owed += p.zatDue;
+    expect(owed, `${label}: Σ owed payouts (model) = pendingZatDue`).toBe(c.pending);
+    for (const id of m.touched) {
+      const r = await s.read.redemptions.read.getRedemption([id]);
+      const mp = m.payouts.get(id)!;
+      expect(
+        { owner: r.owner, status: Number(r.status), zatDue: BigInt(r.zatDue) },
+        `${label}: payout ${id} (model)`,
+      ).toEqual({ owner: mp.owner, status: mp.status, zatDue: mp.zatDue });
+    }
+    m.touched.clear();
+  }
+
+  /** Liquidation possible exactly under the liquidation ratio; redistribution exactly under 100%. */
+  async function probe(c: Chain, label: string) {
+    const checks = c.positions.map(async (p, i) => {
+      if (p.status !== STATUS.Open) return;
+      const id = BigInt(i + 1);
+      const v = value(c, p.collateralZat);
+      const to = { zcashAddress: SAPLING, noteCommitment: 0n };
+      const liquidatable = p.debt !== 0n && v * BPS < p.debt * c.params.liquidationRatioBps;
+      const liquidation = await simulate(() =>
+        s.publicClient.simulateContract({
+          address: s.read.minter.address,
+          abi: stableMinterAbi,
+          functionName: "liquidate",
+          args: [id, to],
+          account: PROBE,
+        }),
+      );
+      // Past the ratio check the burn refuses the probe, which holds no ZSD.
+      expect(liquidation, `${label}: liquidation probe of position ${id} (${v} vs debt ${p.debt})`).toBe(
+        liquidatable ? "ERC20InsufficientBalance" : "PositionNotLiquidatable",
+      );
+      const expected =
+        p.debt === 0n || v >= p.debt ? "PositionNotUnderwater" : p.debt >= c.debt ? "NoDebtToRedistributeTo" : null;
+      const redistribution = await simulate(() =>
+        s.publicClient.simulateContract({
+          address: s.read.minter.address,
+          abi: stableMinterAbi,
+          functionName: "redistribute",
+          args: [id, to],
+          account: PROBE,
+        }),
+      );
+      expect(redistribution, `${label}: redistribution probe of position ${id}`).toBe(expected);
+    });
+    await Promise.all(checks);
+  }
+
+  // ------------------------------------------------------------ the world
+
+  class World {
+    chain: Chain | undefined;
+
+    /** Runs one step: `body` sends it and says how each position changes; then everything is checked. */
+    async step(m: Model, label: string, body: (c: Chain) => Promise<Map<bigint, Expected>>, probeAfter = false) {
+      stats.steps++;
+      const before = this.chain ?? (await read());
+      this.chain = undefined;
+      const expected = await body(before);
+      const after = await read();
+      checkPositions(before, after, expected, label);
+      await checkInvariants(m, after, label);
+      if (probeAfter) await probe(after, label);
+      this.chain = after;
+    }
+  }
+
+  abstract class Step implements fc.AsyncCommand<Model, World> {
+    check() {
+      return true;
+    }
+    abstract run(m: Model, w: World): Promise<void>;
+    abstract toString(): string;
+  }
+
+  /** The position a step acts on: by id, or (for keepers) riskiest first. */
+  function pick(c: Chain, index: number, riskiest = false): bigint {
+    const ids = c.positions.map((_, i) => BigInt(i + 1));
+    if (riskiest) {
+      const key = (id: bigint) => {
+        const p = c.positions[Number(id) - 1]!;
+        if (p.status !== STATUS.Open || p.debt === 0n) return Number.POSITIVE_INFINITY;
+        return Number(value(c, p.collateralZat)) / Number(p.debt);
+      };
+      ids.sort((a, b) => key(a) - key(b));
+    }
+    return ids[index % ids.length]!;
+  }
+
+  // ------------------------------------------------------------ steps
+
+  class Deposit extends Step {
+    constructor(readonly amountZat: bigint) {
+      super();
+    }
+    toString() {
+      return `Deposit(${this.amountZat})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async () => {
+        await s.deposit(createNote(), this.amountZat);
+        count("Deposit: ok");
+        m.held += this.amountZat;
+        m.unminted += this.amountZat;
+        return new Map();
+      });
+    }
+  }
+
+  class Mint extends Step {
+    constructor(readonly k: number) {
+      super();
+    }
+    toString() {
+      return `Mint(${this.k})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async (c) => {
+        const p = mints[this.k]!;
+        const v = value(c, p.floorZat);
+        const systemValue = value(c, c.backing + p.floorZat);
+        let expected: string | null = null;
+        if (v * BPS < p.mint * c.params.minCollateralRatioBps) expected = "InsufficientCollateralValue";
+        else if (
+          systemValue * BPS < (c.debt + p.mint) * c.params.systemFloorRatioBps &&
+          v * BPS < p.mint * c.params.systemFloorRatioBps
+        ) {
+          expected = "SystemRatioTooLow";
+        } else if (m.spent.has(`mint${this.k}`)) expected = "NullifierAlreadySpent";
+        const outcome = await send(() => as(relayer).minter.write.mint([p.proof, p.request]));
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        m.spent.add(`mint${this.k}`);
+        m.unminted -= p.floorZat;
+        m.positions.push({ owner: p.owner.address, status: STATUS.Open });
+        const id = BigInt(c.positions.length + 1);
+        return new Map([[id, { status: STATUS.Open, owner: p.owner.address, collateral: p.floorZat, debt: p.mint }]]);
+      });
+    }
+  }
+
+  class TopUp extends Step {
+    constructor(readonly k: number) {
+      super();
+    }
+    toString() {
+      return `TopUp(${this.k})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async (c) => {
+        const p = topUps[this.k]!;
+        const id = BigInt(this.k + 1);
+        const position = c.positions[this.k];
+        let expected: string | null = null;
+        if (position?.status !== STATUS.Open) expected = "PositionNotOpen";
+        else if (m.spent.has(`topUp${this.k}`)) expected = "NullifierAlreadySpent";
+        const outcome = await send(() => as(bob).minter.write.topUp([p.proof, p.spend, id]));
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        m.spent.add(`topUp${this.k}`);
+        m.unminted -= p.floorZat;
+        return new Map([
+          [id, { status: STATUS.Open, collateral: position!.collateralZat + p.floorZat, debt: position!.debt }],
+        ]);
+      });
+    }
+  }
+
+  class Repay extends Step {
+    constructor(
+      readonly index: number,
+      readonly whole: boolean,
+      readonly fractionBps: bigint,
+      readonly bySig: boolean,
+    ) {
+      super();
+    }
+    toString() {
+      return `Repay(${this.index}, ${this.whole ? "whole" : `${this.fractionBps}bps`}${this.bySig ? ", sig" : ""})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async (c) => {
+        const id = pick(c, this.index);
+        const p = c.positions[Number(id) - 1]!;
+        const amount = this.whole ? p.debt : max(1n, (p.debt * this.fractionBps) / BPS);
+        let expected: string | null = null;
+        if (p.status !== STATUS.Open) expected = "PositionNotOpen";
+        else if (amount === 0n || amount > p.debt) expected = "InvalidRepayAmount";
+        else if (amount === p.debt) expected = exitError(c, p.collateralZat, p.debt);
+        const payer = this.bySig ? bob : alice;
+        if (expected === null) await gather(payer.address, amount);
+        const outcome = await send(async () => {
+          if (!this.bySig) return as(alice).minter.write.repay([id, amount]);
+          const typed = repayTypedData(minterDomain(), {
+            positionId: id,
+            amount,
+            payer: bob.address,
+            nonce: await s.read.minter.read.nonces([bob.address]),
+            deadline: await deadline(),
+          });
+          const signature = await bob.signTypedData(typed);
+          return as(relayer).minter.write.repayWithSig([id, amount, bob.address, typed.message.deadline, signature]);
+        });
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        return new Map([[id, { status: STATUS.Open, collateral: p.collateralZat, debt: p.debt - amount }]]);
+      });
+    }
+  }
+
+  type Caller = "owner" | "ownerSig" | "stranger" | "strangerSig";
+
+  class Withdraw extends Step {
+    constructor(
+      readonly index: number,
+      readonly fractionBps: bigint,
+      readonly dest: Dest,
+      readonly caller: Caller,
+    ) {
+      super();
+    }
+    toString() {
+      return `Withdraw(${this.index}, ${this.fractionBps}bps, ${this.dest}, ${this.caller})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async (c) => {
+        const id = pick(c, this.index);
+        const p = c.positions[Number(id) - 1]!;
+        const owner = keyOf(p.owner);
+        const amount = max(1n, (p.collateralZat * this.fractionBps) / BPS);
+        const left = p.collateralZat - amount;
+        let expected: string | null = null;
+        if (this.caller === "strangerSig") expected = "InvalidAuthorization";
+        else if (p.status !== STATUS.Open) expected = "PositionNotOpen";
+        else if (this.caller === "stranger") expected = "NotPositionOwner";
+        else if (amount > p.collateralZat) expected = "InvalidWithdrawAmount";
+        else if (p.debt !== 0n && value(c, left) * BPS < p.debt * c.params.minCollateralRatioBps) {
+          expected = "PositionUndercollateralized";
+        } else if (p.debt !== 0n) expected = exitError(c, amount, 0n);
+        const to = destination(this.dest);
+        const outcome = await send(async () => {
+          if (this.caller === "owner") return as(owner).minter.write.withdrawCollateral([id, amount, to]);
+          if (this.caller === "stranger") return as(carol).minter.write.withdrawCollateral([id, amount, to]);
+          const signer = this.caller === "ownerSig" ? owner : carol;
+          const typed = withdrawCollateralTypedData(minterDomain(), {
+            positionId: id,
+            amountZat: amount,
+            ...to,
+            nonce: await s.read.minter.read.nonces([p.owner]),
+            deadline: await deadline(),
+          });
+          const signature = await signer.signTypedData(typed);
+          return as(relayer).minter.write.withdrawCollateralWithSig([
+            id,
+            amount,
+            to,
+            typed.message.deadline,
+            signature,
+          ]);
+        });
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        released(m, p.owner, amount, this.dest);
+        return new Map([[id, { status: STATUS.Open, collateral: left, debt: p.debt }]]);
+      });
+    }
+  }
+
+  class Close extends Step {
+    constructor(
+      readonly index: number,
+      readonly dest: Dest,
+      readonly caller: Caller,
+    ) {
+      super();
+    }
+    toString() {
+      return `Close(${this.index}, ${this.dest}, ${this.caller})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async (c) => {
+        const id = pick(c, this.index);
+        const p = c.positions[Number(id) - 1]!;
+        const owner = keyOf(p.owner);
+        let expected: string | null = null;
+        if (this.caller === "strangerSig") expected = "InvalidAuthorization";
+        else if (p.status !== STATUS.Open && p.status !== STATUS.Liquidated) expected = "PositionNotOpen";
+        else if (this.caller === "stranger") expected = "NotPositionOwner";
+        else if (p.debt !== 0n) expected = exitError(c, p.collateralZat, p.debt);
+        if (expected === null) await gather(p.owner, p.debt);
+        const to = destination(this.dest);
+        const outcome = await send(async () => {
+          if (this.caller === "owner") return as(owner).minter.write.close([id, to]);
+          if (this.caller === "stranger") return as(carol).minter.write.close([id, to]);
+          const signer = this.caller === "ownerSig" ? owner : carol;
+          const typed = closeTypedData(minterDomain(), {
+            positionId: id,
+            ...to,
+            nonce: await s.read.minter.read.nonces([p.owner]),
+            deadline: await deadline(),
+          });
+          const signature = await signer.signTypedData(typed);
+          return as(relayer).minter.write.closeWithSig([id, to, typed.message.deadline, signature]);
+        });
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        m.positions[Number(id) - 1]!.status = STATUS.Closed;
+        released(m, p.owner, p.collateralZat, this.dest);
+        return new Map([[id, { status: STATUS.Closed, collateral: 0n, debt: 0n }]]);
+      });
+    }
+  }
+
+  class Liquidate extends Step {
+    constructor(
+      readonly index: number,
+      readonly dest: Dest,
+    ) {
+      super();
+    }
+    toString() {
+      return `Liquidate(${this.index}, ${this.dest})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(
+        m,
+        this.toString(),
+        async (c) => {
+          const id = pick(c, this.index, true);
+          const p = c.positions[Number(id) - 1]!;
+          let expected: string | null = null;
+          if (p.status !== STATUS.Open) expected = "PositionNotOpen";
+          else if (p.debt === 0n || value(c, p.collateralZat) * BPS >= p.debt * c.params.liquidationRatioBps) {
+            expected = "PositionNotLiquidatable";
+          }
+          if (expected === null) await gather(carol.address, p.debt);
+          const outcome = await send(() => as(carol).minter.write.liquidate([id, destination(this.dest)]));
+          if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+          const seized = min(
+            p.collateralZat,
+            (p.debt * (BPS + c.params.liquidationBonusBps)) / BPS / (c.price * ZAT_PRICE_TO_USD18),
+          );
+          const [event] = parseEventLogs({
+            abi: stableMinterAbi,
+            logs: outcome.receipt.logs,
+            eventName: "PositionLiquidated",
+          });
+          expect(event!.args).toMatchObject({ debt: p.debt, seizedZat: seized, surplusZat: p.collateralZat - seized });
+          m.positions[Number(id) - 1]!.status = STATUS.Liquidated;
+          released(m, carol.address, seized, this.dest);
+          return new Map([[id, { status: STATUS.Liquidated, collateral: p.collateralZat - seized, debt: 0n }]]);
+        },
+        true,
+      );
+    }
+  }
+
+  class Redistribute extends Step {
+    constructor(
+      readonly index: number,
+      readonly dest: Dest,
+    ) {
+      super();
+    }
+    toString() {
+      return `Redistribute(${this.index}, ${this.dest})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(
+        m,
+        this.toString(),
+        async (c) => {
+          const id = pick(c, this.index, true);
+          const p = c.positions[Number(id) - 1]!;
+          let expected: string | null = null;
+          if (p.status !== STATUS.Open) expected = "PositionNotOpen";
+          else if (p.debt === 0n || value(c, p.collateralZat) >= p.debt) expected = "PositionNotUnderwater";
+          else if (p.debt >= c.debt) expected = "NoDebtToRedistributeTo";
+          const outcome = await send(() => as(bob).minter.write.redistribute([id, destination(this.dest)]));
+          if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+          const reward = (p.collateralZat * c.params.redistributionRewardBps) / BPS;
+          const [event] = parseEventLogs({
+            abi: stableMinterAbi,
+            logs: outcome.receipt.logs,
+            eventName: "PositionRedistributed",
+          });
+          expect(event!.args).toMatchObject({
+            positionId: id,
+            caller: bob.address,
+            debt: p.debt,
+            collateralZat: p.collateralZat,
+            rewardZat: reward,
+          });
+          const xs = exactOf(c);
+          spread(xs, id, c.debt, reward);
+          m.positions[Number(id) - 1]!.status = STATUS.Liquidated;
+          released(m, bob.address, reward, this.dest);
+          return expectedOf(xs, "redistribution");
+        },
+        true,
+      );
+    }
+  }
+
+  type Size = "tiny" | "small" | "large" | "whole" | "over";
+
+  class Redeem extends Step {
+    constructor(
+      readonly size: Size,
+      readonly raw: bigint,
+      readonly redeemer: 0 | 1 | 2,
+      readonly dest: "address" | "unpayable",
+      readonly splitBps: bigint,
+    ) {
+      super();
+    }
+    toString() {
+      return `Redeem(${this.size}, ${this.raw}, ${this.redeemer}, ${this.dest}, split ${this.splitBps})`;
+    }
+    amount(c: Chain) {
+      switch (this.size) {
+        case "tiny":
+          return this.raw;
+        case "small":
+        case "large":
+          return max(1n, (c.debt * this.raw) / BPS);
+        case "whole":
+          return c.debt;
+        case "over":
+          return c.debt + 1n;
+      }
+    }
+    async run(m: Model, w: World) {
+      await w.step(
+        m,
+        this.toString(),
+        async (c) => {
+          const redeemer = [alice, bob, carol][this.redeemer]!;
+          const amount = this.amount(c);
+          const address = this.dest === "address" ? SAPLING : UNPAYABLE;
+          const fee = c.params.redemptionFeeBps;
+          // The quote, from the contract's formula: par less a fee rounded up while the
+          // positions are worth their debt, pro rata without a fee when they are not.
+          const quote = (a: bigint, backing: bigint, debt: bigint) => {
+            const solvent = value(c, backing) >= debt;
+            if (!solvent) return { zatDue: (a * backing) / debt, feeZat: 0n, solvent };
+            const gross = a / (c.price * ZAT_PRICE_TO_USD18);
+            const feeZat = ceilDiv(gross * fee, BPS);
+            return { zatDue: gross - feeZat, feeZat, solvent };
+          };
+          let expected: string | null = null;
+          let q = { zatDue: 0n, feeZat: 0n, solvent: true };
+          if (amount === 0n) expected = "InvalidAmount";
+          else if (amount > c.debt) expected = "RedemptionExceedsDebt";
+          else {
+            q = quote(amount, c.backing, c.debt);
+            if (q.zatDue === 0n) expected = "RedemptionTooSmall";
+          }
+          if (expected === null) await gather(redeemer.address, amount);
+          const redeem = (a: bigint) => send(() => as(redeemer).redemptions.write.redeem([a, address]));
+
+          // Splitting never pays more: two redemptions of the parts, then back to before them.
+          let splitPaid: bigint | undefined;
+          if (expected === null && this.splitBps > 0n && this.size !== "whole") {
+            const first = max(1n, (amount * this.splitBps) / BPS);
+            const snapshot = await s.snapshot();
+            splitPaid = 0n;
+            for (const part of [first, amount - first]) {
+              if (part === 0n) continue;
+              const o = await redeem(part);
+              if (o.ok) {
+                const [e] = parseEventLogs({
+                  abi: redemptionsAbi,
+                  logs: o.receipt.logs,
+                  eventName: "RedemptionRequested",
+                });
+                splitPaid += e!.args.zatDue!;
+              } else {
+                expect(o.error, `${this.toString()}: a part of the split`).toBe("RedemptionTooSmall");
+              }
+            }
+            await s.revert(snapshot);
+          }
+
+          const outcome = await redeem(amount);
+          if (outcome.ok === false && outcome.error === "UnderwaterPositionsPending") {
+            // Allowed only when a bounded walk could not settle them all.
+            const n = exactOf(c).length;
+            expect(n * n > 24, `${this.toString()}: UnderwaterPositionsPending with ${n} positions`).toBe(true);
+            count("Redeem: UnderwaterPositionsPending");
+            return new Map();
+          }
+          if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+          const [event] = parseEventLogs({
+            abi: redemptionsAbi,
+            logs: outcome.receipt.logs,
+            eventName: "RedemptionRequested",
+          });
+          expect(
+            { zatDue: event!.args.zatDue, feeZat: event!.args.feeZat, price: event!.args.price },
+            `${this.toString()}: ${q.solvent ? "par" : "pro rata"} quote`,
+          ).toEqual({ zatDue: q.zatDue, feeZat: q.feeZat, price: c.price });
+          if (splitPaid !== undefined) {
+            stats.splitChecks++;
+            stats.maxSplitShortfall = max(stats.maxSplitShortfall, q.zatDue - splitPaid);
+            expect(
+              splitPaid <= q.zatDue,
+              `${this.toString()}: split paid ${splitPaid} > whole ${q.zatDue} (${q.solvent ? "par" : "pro rata"})`,
+            ).toBe(true);
+          }
+          m.payoutCount++;
+          m.payouts.set(m.payoutCount, {
+            owner: redeemer.address,
+            zatDue: q.zatDue,
+            status: PAYOUT.Requested,
+            unpayable: this.dest === "unpayable",
+          });
+          m.touched.add(m.payoutCount);
+          m.pending += q.zatDue;
+
+          // The model of the map: positions under 100% redistributed first (par only), lowest ratio first.
+          const xs = exactOf(c);
+          const redistributed = parseEventLogs({
+            abi: stableMinterAbi,
+            logs: outcome.receipt.logs,
+            eventName: "PositionRedistributed",
+          });
+          if (!q.solvent) expect(redistributed, `${this.toString()}: no redistribution when pro rata`).toEqual([]);
+          for (const r of redistributed) {
+            stats.inlineRedistributions++;
+            const x = xs.find((y) => y.id === r.args.positionId);
+            const where = `${this.toString()}: inline redistribution of position ${r.args.positionId}`;
+            expect(x && x.d > 0n, `${where} (has debt)`).toBe(true);
+            expect(underwater(x!, c.price) || borderline(x!, c.price), `${where} (under 100%)`).toBe(true);
+            expect(abs(r.args.debt! * SCALE - x!.d) <= x!.tolD * SCALE, `${where}: debt`).toBe(true);
+            expect(abs(r.args.collateralZat! * SCALE - x!.c) <= TOL_C * SCALE, `${where}: collateral`).toBe(true);
+            expect(r.args.rewardZat, `${where}: no reward`).toBe(0n);
+            spread(xs, x!.id, c.debt, 0n);
+            m.positions[Number(x!.id) - 1]!.status = STATUS.Liquidated;
+          }
+          const withDebt = xs.filter((x) => x.d > 0n);
+          if (q.solvent && withDebt.length > 1) {
+            for (const x of withDebt) {
+              expect(
+                !underwater(x, c.price) || borderline(x, c.price),
+                `${this.toString()}: position ${x.id} left under 100% to pay at par`,
+              ).toBe(true);
+            }
+          }
+          const debtAfter = c.debt - amount;
+          for (const x of withDebt) {
+            if (q.solvent) x.c -= (q.zatDue * x.d) / c.debt;
+            else x.c = (x.c * (c.backing - q.zatDue)) / c.backing;
+            x.d = (x.d * debtAfter) / c.debt;
+          }
+          return expectedOf(xs, q.solvent ? "par redemption" : "pro rata redemption");
+        },
+        true,
+      );
+    }
+  }
+
+  class Settle extends Step {
+    constructor(
+      readonly index: number,
+      readonly fail: boolean,
+      readonly stale: boolean,
+    ) {
+      super();
+    }
+    toString() {
+      return `Settle(${this.index}, ${this.fail ? "fail" : "pay"}${this.stale ? ", stale" : ""})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async () => {
+        const ids = [...m.payouts.entries()]
+          .filter(([, p]) => (p.status === PAYOUT.Requested) !== this.stale)
+          .map(([id]) => id);
+        const id = ids.length ? ids[this.index % ids.length]! : m.payoutCount + 1n;
+        const p = m.payouts.get(id);
+        // Custody cannot pay an unpayable address: those always fail.
+        const fail = this.fail || p?.unpayable === true;
+        const expected = p?.status === PAYOUT.Requested ? null : "RedemptionNotPending";
+        const outcome = await send(() =>
+          fail
+            ? as(attestor).redemptions.write.failRedemption([id, "address refused"])
+            : as(attestor).redemptions.write.completeRedemption([id, `0x${"ab".repeat(32)}`]),
+        );
+        if (!expectOutcome(`${fail ? "Fail" : "Complete"}(${id})`, outcome, expected)) return new Map();
+        m.touched.add(id);
+        if (fail) {
+          // Held for its owner: nothing moves, no position changes.
+          p!.status = PAYOUT.Failed;
+        } else {
+          p!.status = PAYOUT.Completed;
+          m.pending -= p!.zatDue;
+          m.held -= p!.zatDue;
+        }
+        return new Map();
+      });
+    }
+  }
+
+  class Redirect extends Step {
+    constructor(
+      readonly index: number,
+      readonly dest: Dest,
+      readonly by: Caller,
+      readonly stale: boolean,
+    ) {
+      super();
+    }
+    toString() {
+      return `Redirect(${this.index}, ${this.dest}, ${this.by}${this.stale ? ", stale" : ""})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async () => {
+        const ids = [...m.payouts.entries()]
+          .filter(([, p]) => (p.status === PAYOUT.Failed) !== this.stale)
+          .map(([id]) => id);
+        if (ids.length === 0) {
+          count("Redirect: nothing failed");
+          return new Map();
+        }
+        const id = ids[this.index % ids.length]!;
+        const p = m.payouts.get(id)!;
+        const owner = keyOf(p.owner);
+        const stranger = p.owner === carol.address ? alice : carol;
+        const to = destination(this.dest);
+        let expected: string | null = null;
+        if (this.by === "strangerSig") expected = "InvalidRedirectSignature";
+        else if (p.status !== PAYOUT.Failed) expected = "PayoutNotFailed";
+        else if (this.by === "stranger") expected = "NotPayoutOwner";
+        const outcome = await send(async () => {
+          if (this.by === "owner")
+            return as(owner).redemptions.write.redirect([id, to.zcashAddress, to.noteCommitment]);
+          if (this.by === "stranger") {
+            return as(stranger).redemptions.write.redirect([id, to.zcashAddress, to.noteCommitment]);
+          }
+          const signer = this.by === "ownerSig" ? owner : stranger;
+          const message = {
+            id,
+            withdrawAddress: to.zcashAddress,
+            noteCommitment: to.noteCommitment,
+            nonce: await s.read.redemptions.read.nonces([p.owner]),
+            deadline: await deadline(),
+          };
+          const signature = await signer.signTypedData({
+            domain: {
+              name: "ZSD Redemptions",
+              version: "1",
+              chainId: s.chainId,
+              verifyingContract: s.read.redemptions.address,
+            },
+            types: {
+              Redirect: [
+                { name: "id", type: "uint256" },
+                { name: "withdrawAddress", type: "string" },
+                { name: "noteCommitment", type: "uint256" },
+                { name: "nonce", type: "uint256" },
+                { name: "deadline", type: "uint256" },
+              ],
+            },
+            primaryType: "Redirect",
+            message,
+          });
+          return as(relayer).redemptions.write.redirectWithSig([
+            id,
+            to.zcashAddress,
+            to.noteCommitment,
+            message.deadline,
+            signature,
+          ]);
+        });
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        // The held ZEC moves whole: to a new payout of the same owner, or into a note.
+        p.status = PAYOUT.Redirected;
+        m.touched.add(id);
+        m.pending -= p.zatDue;
+        released(m, p.owner, p.zatDue, this.dest);
+        const [event] = parseEventLogs({
+          abi: redemptionsAbi,
+          logs: outcome.receipt.logs,
+          eventName: "PayoutRedirected",
+        });
+        expect(event!.args.newId, `${this.toString()}: new payout`).toBe(this.dest === "note" ? 0n : m.payoutCount);
+        return new Map();
+      });
+    }
+  }
+
+  class WithdrawNote extends Step {
+    constructor(
+      readonly k: number,
+      readonly wrongOwner: boolean,
+    ) {
+      super();
+    }
+    toString() {
+      return `WithdrawNote(${this.k}${this.wrongOwner ? ", wrong owner" : ""})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async () => {
+        const p = withdrawals[this.k]!;
+        const owner = this.wrongOwner ? carol.address : p.owner.address;
+        let expected: string | null = null;
+        if (m.spent.has(`withdraw${this.k}`)) expected = "NullifierAlreadySpent";
+        else if (this.wrongOwner) expected = "InvalidProof";
+        const outcome = await send(() =>
+          as(relayer).minter.write.withdrawNote([p.proof, p.spend, p.zcashAddress, owner]),
+        );
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        m.spent.add(`withdraw${this.k}`);
+        m.unminted -= p.floorZat;
+        released(m, p.owner.address, p.floorZat, p.zcashAddress === SAPLING ? "address" : "unpayable");
+        return new Map();
+      });
+    }
+  }
+
+  class Price extends Step {
+    constructor(
+      readonly kind: "move" | "crash" | "recover",
+      readonly bps: bigint,
+    ) {
+      super();
+    }
+    toString() {
+      return `Price(${this.kind}, ${this.bps})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(
+        m,
+        this.toString(),
+        async (c) => {
+          let next = this.kind === "recover" ? (BASE_PRICE * this.bps) / BPS : (c.price * (BPS + this.bps)) / BPS;
+          next = max(next, MIN_PRICE);
+          await s.receipt(await as(oracleUpdater).oracle.write.setPrice([next]));
+          count(`Price: ${this.kind}`);
+          m.price = next;
+          return new Map();
+        },
+        true,
+      );
+    }
+  }
+
+  const GOVERNED = {
+    setLiquidationBonus: { field: "liquidationBonusBps", lo: 0n, hi: 2_000n },
+    setRedemptionFee: { field: "redemptionFeeBps", lo: 0n, hi: 1_000n },
+    setSystemFloorRatio: { field: "systemFloorRatioBps", lo: 10_000n, hi: 100_000n },
+    setRedistributionReward: { field: "redistributionRewardBps", lo: 0n, hi: 500n },
+    setLiquidationRatio: { field: "liquidationRatioBps", lo: 10_000n, hi: 100_000n },
+  } as const;
+  type Setter = keyof typeof GOVERNED;
+
+  class Govern extends Step {
+    constructor(
+      readonly setter: Setter,
+      readonly v: bigint,
+    ) {
+      super();
+    }
+    toString() {
+      return `Govern(${this.setter}, ${this.v})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(
+        m,
+        this.toString(),
+        async (c) => {
+          const g = GOVERNED[this.setter];
+          let expected: string | null = this.v < g.lo || this.v > g.hi ? "InvalidParameter" : null;
+          if (this.setter === "setLiquidationRatio" && this.v > c.params.minCollateralRatioBps) {
+            expected = "InvalidParameter";
+          }
+          const wallet = as(carol).wallet;
+          const outcome = await send(() => {
+            const common = { account: timelock, chain: wallet.chain } as const;
+            const minter = s.read.minter.address;
+            switch (this.setter) {
+              case "setRedemptionFee":
+                return wallet.writeContract({
+                  ...common,
+                  address: s.read.redemptions.address,
+                  abi: redemptionsAbi,
+                  functionName: "setRedemptionFee",
+                  args: [this.v],
+                });
+              case "setLiquidationBonus":
+                return wallet.writeContract({
+                  ...common,
+                  address: minter,
+                  abi: stableMinterAbi,
+                  functionName: "setLiquidationBonus",
+                  args: [this.v],
+                });
+              case "setSystemFloorRatio":
+                return wallet.writeContract({
+                  ...common,
+                  address: minter,
+                  abi: stableMinterAbi,
+                  functionName: "setSystemFloorRatio",
+                  args: [this.v],
+                });
+              case "setRedistributionReward":
+                return wallet.writeContract({
+                  ...common,
+                  address: minter,
+                  abi: stableMinterAbi,
+                  functionName: "setRedistributionReward",
+                  args: [this.v],
+                });
+              case "setLiquidationRatio":
+                return wallet.writeContract({
+                  ...common,
+                  address: minter,
+                  abi: stableMinterAbi,
+                  functionName: "setLiquidationRatio",
+                  args: [this.v],
+                });
+            }
+          });
+          if (expectOutcome(this.toString(), outcome, expected)) m.params = { ...m.params, [g.field]: this.v };
+          return new Map();
+        },
+        true,
+      );
+    }
+  }
+
+  // ------------------------------------------------------------ arbitraries
+
+  const index = fc.nat({ max: 7 });
+  const dest = fc.constantFrom<Dest>("note", "address", "unpayable");
+  const caller = fc.constantFrom<Caller>("owner", "owner", "ownerSig", "stranger", "strangerSig");
+  const rarely = fc.nat({ max: 4 }).map((n) => n === 0);
+  const bps = (lo: number, hi: number) => fc.integer({ min: lo, max: hi }).map(BigInt);
+  const steps: fc.Arbitrary<Step>[] = [
+    fc.bigInt(1n, 50n * ZEC).map((a) => new Deposit(a)),
+    fc.nat({ max: MINTS.length - 1 }).map((k) => new Mint(k)),
+    fc.nat({ max: MINTS.length - 1 }).map((k) => new Mint(k)),
+    fc.nat({ max: TOP_UPS.length - 1 }).map((k) => new TopUp(k)),
+    fc.tuple(index, fc.boolean(), bps(1, 9_999), fc.boolean()).map((a) => new Repay(...a)),
+    fc.tuple(index, bps(1, 10_000), dest, caller).map((a) => new Withdraw(...a)),
+    fc.tuple(index, dest, caller).map((a) => new Close(...a)),
+    fc.tuple(index, dest).map((a) => new Liquidate(...a)),
+    fc.tuple(index, dest).map((a) => new Redistribute(...a)),
+    fc
+      .oneof(
+        fc.tuple(fc.constant<Size>("tiny"), fc.bigInt(1n, 10n ** 13n)),
+        fc.tuple(fc.constant<Size>("small"), bps(1, 500)),
+        fc.tuple(fc.constant<Size>("large"), bps(2_000, 9_000)),
+        fc.tuple(fc.constant<Size>("whole"), fc.constant(0n)),
+        fc.tuple(fc.constant<Size>("over"), fc.constant(0n)),
+      )
+      .chain(([size, raw]) =>
+        fc
+          .tuple(
+            fc.constantFrom<0 | 1 | 2>(0, 1, 2),
+            fc.constantFrom<"address" | "unpayable">("address", "unpayable"),
+            fc.oneof(fc.constant(0n), bps(1_000, 9_000)),
+          )
+          .map(([who, to, split]) => new Redeem(size, raw, who, to, split)),
+      ),
+    fc
+      .tuple(fc.constantFrom<Size>("small", "large"), bps(1, 9_000), fc.constantFrom<0 | 1 | 2>(0, 1, 2))
+      .map(([size, raw, who]) => new Redeem(size, size === "small" ? (raw % 500n) + 1n : raw, who, "address", 0n)),
+    fc.tuple(index, fc.boolean(), rarely).map((a) => new Settle(...a)),
+    fc.tuple(index, fc.boolean()).map(([i, fail]) => new Settle(i, fail, false)),
+    fc.tuple(index, dest, caller, rarely).map((a) => new Redirect(...a)),
+    fc.tuple(fc.nat({ max: WITHDRAWALS.length - 1 }), fc.boolean()).map(([k, wrong]) => new WithdrawNote(k, wrong)),
+    fc.oneof(
+      bps(-2_500, 2_500).map((b) => new Price("move", b)),
+      bps(6_000, 8_000).map((b) => new Price("crash", -b)),
+      bps(8_000, 13_000).map((b) => new Price("recover", b)),
+    ),
+    bps(8_000, 13_000).map((b) => new Price("recover", b)),
+    fc
+      .constantFrom<Setter>(
+        "setLiquidationBonus",
+        "setRedemptionFee",
+        "setSystemFloorRatio",
+        "setRedistributionReward",
+        "setLiquidationRatio",
+      )
+      .chain((setter) => {
+        const g = GOVERNED[setter];
+        const hi = setter === "setSystemFloorRatio" ? 25_000n : setter === "setLiquidationRatio" ? 16_000n : g.hi;
+        return fc.bigInt(g.lo === 0n ? 0n : g.lo - 1_000n, hi + hi / 4n).map((v) => new Govern(setter, v));
+      }),
+  ];
+
+  it(
+    `keeps the books over ${RUNS} random sequences of up to ${STEPS} steps (seed ${SEED})`,
+    async () => {
+      const world = new World();
+      const initial = await read();
+      await fc.assert(
+        fc.asyncProperty(fc.commands(steps, { maxCommands: STEPS, size: "max" }), async (commands) => {
+          await s.revert(base);
+          base = await s.snapshot();
+          await s.testClient.impersonateAccount({ address: timelock });
+          // A fresh price (the snapshot's may be older than maxPriceAge by now).
+          await s.receipt(await as(oracleUpdater).oracle.write.setPrice([BASE_PRICE]));
+          world.chain = undefined;
+          const model: Model = {
+            held: initial.held,
+            unminted: initial.unminted,
+            pending: initial.pending,
+            price: BASE_PRICE,
+            params: { ...initial.params },
+            positions: initial.positions.map((p) => ({ owner: p.owner, status: p.status })),
+            payouts: new Map(),
+            payoutCount: initial.payoutCount,
+            spent: new Set(),
+            touched: new Set(),
+          };
+          await fc.asyncModelRun(() => ({ model, real: world }), commands);
+        }),
+        { numRuns: RUNS, seed: SEED, path: PATH, verbose: 1 },
+      );
+    },
+    Math.max(120_000, RUNS * STEPS * 3_000),
+  );
+});
