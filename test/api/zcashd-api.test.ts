@@ -1,6 +1,7 @@
 // The API with zcashd as its custody: the worker records deposits it finds in
 // the custody wallet and pays relayed redemptions with z_sendmany.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collateralRegistryAbi, redirectTypedData } from "@zsd/sdk";
 import { createNote, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { formatZsd } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
@@ -77,7 +78,16 @@ describe("API with zcashd custody", () => {
     zcashTxId: string | null;
     zecDue: string;
     failureReason: string | null;
-    refunded: boolean;
+    failureCode: string | null;
+    zecHeld: string | null;
+    redemptionId: string | null;
+    redirect: {
+      status: string;
+      newPayoutId: string | null;
+      noteIndex: string | null;
+      payoutStatus: string | null;
+      zcashTxId: string | null;
+    } | null;
     settlementTxHash: string | null;
   }
   const redemption = async (id: string) => (await (await api.call(`/v1/redemptions/${id}`)).json()) as Redemption;
@@ -92,37 +102,241 @@ describe("API with zcashd custody", () => {
     expect(paid.status).toBe("paid");
     expect(zcashd.sends.at(-1)!.amounts).toMatchObject([{ address: WITHDRAW, amount: Number(paid.zecDue) }]);
     expect(paid.zcashTxId).toMatch(/^0x[0-9a-f]{64}$/);
-    expect(paid.refunded).toBe(false);
+    expect(paid.zecHeld).toBeNull();
     expect(paid.settlementTxHash).toMatch(/^0x[0-9a-f]{64}$/);
   });
 
-  it("shows a redemption failed and refunded when the custody wallet keeps failing its payout", async () => {
-    const balance = await s.read.token.read.balanceOf([accounts.alice.address]);
-    const sends = zcashd.sends.length;
+  /** The owner's EIP-712 Redirect of payout `payoutId`, at the owner's nonce on Redemptions. */
+  async function signedRedirect(
+    payoutId: bigint,
+    to: { withdrawAddress?: string; noteCommitment?: bigint },
+    signer = accounts.alice,
+    deadlineIn = 3600n,
+  ) {
+    const nonce = await s.read.redemptions.read.nonces([accounts.alice.address]);
+    const deadline = (await s.publicClient.getBlock()).timestamp + deadlineIn;
+    const signature = await signer.signTypedData(
+      redirectTypedData(
+        { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
+        {
+          id: payoutId,
+          withdrawAddress: to.withdrawAddress ?? "",
+          noteCommitment: to.noteCommitment ?? 0n,
+          nonce,
+          deadline,
+        },
+      ),
+    );
+    return { deadline: Number(deadline), signature };
+  }
+
+  /** A relayed redemption that custody keeps failing to pay: held, its on-chain payout id. */
+  async function heldRedemption(amount: bigint): Promise<{ id: string; payoutId: bigint; held: Redemption }> {
     const failing = setInterval(() => (zcashd.failNextSend = "Insufficient funds: have 0.00, need 0.10"), 5);
     try {
-      const id = await relayRedeem(10n * ZSD);
-      const failed = await eventually(
+      const id = await relayRedeem(amount);
+      const held = await eventually(
         () => redemption(id),
         (r) => r.status === "paid" || r.status === "failed",
       );
-      expect(failed.status).toBe("failed");
-      expect(failed).toMatchObject({
-        refunded: true,
-        zcashTxId: null,
-        failureReason: "Custody could not pay this redemption, so the ZSD was returned to the owner.",
-        settlementTxHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
-      });
+      return { id, payoutId: BigInt(held.redemptionId!), held };
     } finally {
       clearInterval(failing);
       zcashd.failNextSend = undefined;
     }
+  }
+
+  it("holds a redemption's ZEC for its owner when the custody wallet keeps failing its payout: no ZSD back, no position changes", async () => {
+    const balance = await s.read.token.read.balanceOf([accounts.alice.address]);
+    const sends = zcashd.sends.length;
+    const [debt, backing] = [await s.read.minter.read.totalDebt(), await s.read.minter.read.backingCollateralZat()];
+    const pending = await s.read.redemptions.read.pendingZatDue();
+    const { held, payoutId } = await heldRedemption(10n * ZSD);
+    expect(held).toMatchObject({
+      status: "failed",
+      zecHeld: held.zecDue,
+      redirect: null,
+      zcashTxId: null,
+      failureCode: "payout_held",
+      settlementTxHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+    });
+    expect(held.failureReason).toMatch(/held on-chain for the owner \(no ZSD is returned\)/);
+    expect(held.failureReason).toContain("POST /v1/redemptions/{id}/redirect");
     expect(zcashd.sends).toHaveLength(sends + 2);
-    expect(await s.read.token.read.balanceOf([accounts.alice.address])).toBe(balance);
-    // Operators see payouts by status on /metrics.
+    // Nothing minted back, nothing put back into the positions: the ZEC stays owed to the owner.
+    expect(await s.read.token.read.balanceOf([accounts.alice.address])).toBe(balance - 10n * ZSD);
+    const onChain = await s.read.redemptions.read.getRedemption([payoutId]);
+    expect(onChain.status).toBe(3);
+    expect(await s.read.redemptions.read.pendingZatDue()).toBe(pending + onChain.zatDue);
+    // The positions gave the redemption its ZEC and owe 10 ZSD less; failing the payout put nothing back.
+    expect(await s.read.minter.read.totalDebt()).toBe(debt - 10n * ZSD);
+    expect(await s.read.minter.read.backingCollateralZat()).toBe(backing - onChain.zatDue);
+    expect((await s.redemptionFailed(payoutId))!.zatHeld).toBe(onChain.zatDue);
+    // Operators see payouts by status on /metrics; a held payout waits for its owner, not for us.
     const metrics = await (await api.call("/metrics", { key: null })).text();
     expect(metrics).toContain('zsd_relay_items{kind="payout",status="completed"} 1');
-    expect(metrics).toContain('zsd_relay_items{kind="payout",status="refunded"} 1');
+    expect(metrics).toContain('zsd_relay_items{kind="payout",status="held"} 1');
     expect(metrics).toContain("zsd_payout_oldest_unfinished_seconds 0");
+  });
+
+  const redirect = (id: string | bigint, body: Record<string, unknown>) =>
+    api.call(`/v1/redemptions/${id}/redirect`, json(body));
+
+  it("refuses, with a problem and nothing changed, a redirect of a payout not failed, by another signer, expired or to a bad address", async () => {
+    const id = await relayRedeem(2n * ZSD);
+    const paid = await eventually(
+      () => redemption(id),
+      (r) => r.status === "paid" || r.status === "failed",
+    );
+    expect(paid.status).toBe("paid");
+    const notFailed = await redirect(id, {
+      withdrawAddress: WITHDRAW,
+      ...(await signedRedirect(BigInt(paid.redemptionId!), { withdrawAddress: WITHDRAW })),
+    });
+    expect(notFailed.status).toBe(409);
+    expect(await notFailed.json()).toMatchObject({ code: "payout_not_failed" });
+
+    const { id: heldId, payoutId } = await heldRedemption(3n * ZSD);
+    const count = await s.read.redemptions.read.redemptionCount();
+    const nonce = await s.read.redemptions.read.nonces([accounts.alice.address]);
+    const refusals: [Record<string, unknown>, number, string][] = [
+      // Signed by bob: only the owner may redirect.
+      [
+        { withdrawAddress: WITHDRAW, ...(await signedRedirect(payoutId, { withdrawAddress: WITHDRAW }, accounts.bob)) },
+        422,
+        "redirect_signature_invalid",
+      ],
+      // The owner's signature, of another address than the one sent.
+      [
+        { withdrawAddress: WITHDRAW, ...(await signedRedirect(payoutId, { withdrawAddress: CUSTODY })) },
+        422,
+        "redirect_signature_invalid",
+      ],
+      // Expired by the chain's clock.
+      [
+        {
+          withdrawAddress: WITHDRAW,
+          ...(await signedRedirect(payoutId, { withdrawAddress: WITHDRAW }, accounts.alice, -10n)),
+        },
+        422,
+        "expired_signature",
+      ],
+      // A transparent address, and a mainnet one: never paid.
+      [
+        {
+          withdrawAddress: "tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd",
+          ...(await signedRedirect(payoutId, { withdrawAddress: "tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd" })),
+        },
+        422,
+        "transparent_address",
+      ],
+      [
+        {
+          withdrawAddress: WITHDRAW.toUpperCase(),
+          ...(await signedRedirect(payoutId, { withdrawAddress: WITHDRAW.toUpperCase() })),
+        },
+        422,
+        "non_canonical_address",
+      ],
+      // Both destinations at once.
+      [
+        { withdrawAddress: WITHDRAW, noteCommitment: "5", deadline: 1, signature: `0x${"11".repeat(65)}` },
+        400,
+        "validation_failed",
+      ],
+    ];
+    for (const [body, status, code] of refusals) {
+      const response = await redirect(heldId, body);
+      expect({ status: response.status, code: ((await response.json()) as { code: string }).code }).toEqual({
+        status,
+        code,
+      });
+    }
+    expect(await s.read.redemptions.read.redemptionCount()).toBe(count);
+    expect(await s.read.redemptions.read.nonces([accounts.alice.address])).toBe(nonce);
+    expect((await s.read.redemptions.read.getRedemption([payoutId])).status).toBe(3);
+    const [queued] = await storage.db.query("SELECT 1 FROM payout_redirects WHERE payout_id = $1", [
+      payoutId.toString(),
+    ]);
+    expect(queued).toBeUndefined();
+    expect((await redemption(heldId)).status).toBe("failed");
+  });
+
+  it("redirects a held payout through the API to another address, which is then paid, and another into a note", async () => {
+    const { id, payoutId, held } = await heldRedemption(4n * ZSD);
+    const sends = zcashd.sends.length;
+    const response = await redirect(id, {
+      withdrawAddress: CUSTODY,
+      ...(await signedRedirect(payoutId, { withdrawAddress: CUSTODY })),
+    });
+    expect(response.status).toBe(202);
+    expect(await response.json()).toMatchObject({
+      object: "payout_redirect",
+      payoutId: payoutId.toString(),
+      owner: accounts.alice.address,
+      destination: { withdrawAddress: CUSTODY },
+      status: "queued",
+      zecHeld: held.zecDue,
+    });
+    const done = await eventually(
+      () => redemption(id),
+      (r) => r.redirect?.payoutStatus === "paid" || r.redirect?.status === "failed",
+    );
+    expect(done).toMatchObject({ status: "redirected", zecHeld: held.zecDue, failureCode: null });
+    expect(done.redirect).toMatchObject({ status: "confirmed", payoutStatus: "paid", noteIndex: null });
+    const newPayoutId = BigInt(done.redirect!.newPayoutId!);
+    expect(newPayoutId).toBeGreaterThan(payoutId);
+    // The new payout: same owner, same ZEC, paid to the new address and settled on-chain.
+    const newPayout = await s.read.redemptions.read.getRedemption([newPayoutId]);
+    expect(newPayout).toMatchObject({
+      owner: accounts.alice.address,
+      zatDue: (await s.read.redemptions.read.getRedemption([payoutId])).zatDue,
+      status: 2,
+    });
+    expect((await s.read.redemptions.read.getRedemption([payoutId])).status).toBe(4);
+    expect(zcashd.sends).toHaveLength(sends + 1);
+    expect(zcashd.sends.at(-1)!.amounts).toMatchObject([{ address: CUSTODY, amount: Number(held.zecDue) }]);
+    expect(done.redirect!.zcashTxId).toMatch(/^0x[0-9a-f]{64}$/);
+    // The new payout id reads as any payout's redirect does (none yet), and a second redirect is refused.
+    expect((await api.call(`/v1/redemptions/${id}/redirect`)).status).toBe(200);
+    const again = await redirect(id, {
+      withdrawAddress: CUSTODY,
+      ...(await signedRedirect(payoutId, { withdrawAddress: CUSTODY })),
+    });
+    expect(again.status).toBe(409);
+
+    // Into a note: the held ZEC becomes a leaf of the deposit tree, owed to no payout any more.
+    const second = await heldRedemption(5n * ZSD);
+    const pending = await s.read.redemptions.read.pendingZatDue();
+    const zatDue = (await s.read.redemptions.read.getRedemption([second.payoutId])).zatDue;
+    const commitment = noteCommitment(createNote());
+    const intoNote = await redirect(second.payoutId, {
+      noteCommitment: commitment.toString(),
+      ...(await signedRedirect(second.payoutId, { noteCommitment: commitment })),
+    });
+    expect(intoNote.status).toBe(202);
+    const noted = await eventually(
+      () => redemption(second.id),
+      (r) => r.redirect?.status === "confirmed" || r.redirect?.status === "failed",
+    );
+    expect(noted).toMatchObject({ status: "redirected" });
+    expect(noted.redirect).toMatchObject({
+      status: "confirmed",
+      newPayoutId: null,
+      payoutStatus: null,
+      destination: { noteCommitment: commitment.toString() },
+    });
+    expect(noted.redirect!.noteIndex).toMatch(/^\d+$/);
+    expect(await s.read.redemptions.read.pendingZatDue()).toBe(pending - zatDue);
+    const [inserted] = await s.publicClient
+      .getContractEvents({
+        address: s.read.registry.address,
+        abi: collateralRegistryAbi,
+        eventName: "NoteInserted",
+        fromBlock: 0n,
+        args: {},
+      })
+      .then((events) => events.filter((e) => e.args.index === BigInt(noted.redirect!.noteIndex!)));
+    expect(inserted).toBeDefined();
   });
 });

@@ -261,7 +261,7 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     return event?.args;
   }
 
-  /** The arguments of a redemption's RedemptionFailed event, if it was refunded. */
+  /** The arguments of a payout's RedemptionFailed event (owner, zatHeld, reason), if custody could not pay it. */
   async function redemptionFailed(id: bigint) {
     const [event] = await publicClient.getContractEvents({
       address: c.Redemptions.address,
