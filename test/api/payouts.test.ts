@@ -1,6 +1,7 @@
 // Payouts of redemptions through zcashd custody, pass by pass: every
 // redemption on-chain is paid once, settled with the wallet's txid, retried
-// when refused, refunded when it cannot be paid, and never sent twice when its
+// when refused, failed on-chain (its ZEC held for the owner to redirect) when it
+// cannot be paid, and never sent twice when its
 // outcome is unknown.
 import { bech32 } from "bech32";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +13,7 @@ import type { Database } from "../../api/src/adapters/db/index.ts";
 import { type PayoutOptions, type PayoutRow, Payouts, resolveReview } from "../../api/src/relay/payouts.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
-import { releaseProver } from "@zsd/sdk/notes";
+import { createNote, releaseProver } from "@zsd/sdk/notes";
 import { formatZec } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
@@ -169,27 +170,33 @@ describe("payouts", () => {
     expect((await row(db, id))!).toMatchObject({ status: "completed", attempts: 2 });
   });
 
-  it("refunds the owner when the wallet keeps failing the payment", async () => {
+  it("fails the payout on-chain and holds its ZEC for the owner (no ZSD back) when the wallet keeps failing the payment", async () => {
     const { p, db } = await payouts({ maxAttempts: 2 });
     const before = await s.read.token.read.balanceOf([alice.address]);
     const id = await redeem(5n * ZSD);
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(before - 5n * ZSD);
     const sends = zcashd.sends.length;
-    for (let pass = 0; pass < 12 && (await row(db, id))?.status !== "refunded"; pass++) {
+    const pending = await s.read.redemptions.read.pendingZatDue();
+    const debt = await s.read.minter.read.totalDebt();
+    for (let pass = 0; pass < 12 && (await row(db, id))?.status !== "held"; pass++) {
       zcashd.failNextSend = "Could not find any non-coinbase UTXOs to spend";
       await p.tick();
     }
     zcashd.failNextSend = undefined;
-    expect((await row(db, id))!).toMatchObject({ status: "refunded", attempts: 2 });
+    expect((await row(db, id))!).toMatchObject({ status: "held", attempts: 2 });
     expect(zcashd.sends).toHaveLength(sends + 2);
     expect(await onChain(id)).toBe(3);
-    expect(await s.read.token.read.balanceOf([alice.address])).toBe(before);
+    // Nothing minted back nor restored to the positions: the ZEC stays owed to the owner.
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(before - 5n * ZSD);
+    expect(await s.read.redemptions.read.pendingZatDue()).toBe(pending);
+    expect(await s.read.minter.read.totalDebt()).toBe(debt);
+    expect((await s.redemptionFailed(id))!.zatHeld).toBe((await s.read.redemptions.read.getRedemption([id])).zatDue);
     // A code on-chain, never the wallet's words (they may reveal its balance).
     expect((await s.redemptionFailed(id))!.reason).toBe("payout_failed");
     expect((await row(db, id))!.last_error).toMatch(/non-coinbase UTXOs/);
   });
 
-  it("refunds, without sending anything, a redemption to an address it cannot pay", async () => {
+  it("fails and holds, without sending anything, a redemption to an address it cannot pay", async () => {
     const { p, db } = await payouts();
     const sends = zcashd.sends.length;
     const transparent = await redeem(1n * ZSD, "tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd");
@@ -199,7 +206,7 @@ describe("payouts", () => {
     );
     await passes(p, 3);
     for (const id of [transparent, mainnet]) {
-      expect((await row(db, id))!.status).toBe("refunded");
+      expect((await row(db, id))!.status).toBe("held");
       expect(await onChain(id)).toBe(3);
     }
     expect((await row(db, transparent))!.last_error).toMatch(/transparent/i);
@@ -208,7 +215,7 @@ describe("payouts", () => {
     expect(zcashd.sends).toHaveLength(sends);
   });
 
-  it("refunds a redemption to an address that cannot even be parsed, holds up none behind it, and pays the canonical form", async () => {
+  it("fails and holds a redemption to an address that cannot even be parsed, holds up none behind it, and pays the canonical form", async () => {
     const { p, db } = await payouts();
     const sends = zcashd.sends.length;
     // redeem() takes any string. A valid checksum over bits that are no bytes (non-zero padding),
@@ -222,13 +229,34 @@ describe("payouts", () => {
     const upperCase = await redeem(1n * ZSD, WITHDRAW.toUpperCase());
     for (let pass = 0; pass < 10 && (await row(db, upperCase))?.status !== "completed"; pass++) await p.tick();
     for (const id of [badPadding, kelvin]) {
-      expect((await row(db, id))!.status).toBe("refunded");
+      expect((await row(db, id))!.status).toBe("held");
       expect(await onChain(id)).toBe(3);
       expect((await s.redemptionFailed(id))!.reason).toBe("unpayable_address");
     }
     expect((await row(db, upperCase))!.status).toBe("completed");
     expect(zcashd.sends).toHaveLength(sends + 1);
     expect(zcashd.sends.at(-1)!.amounts[0]!.address).toBe(WITHDRAW);
+  });
+
+  it("fails and holds a note withdrawal's payout too (no ZSD was burned for it): its owner, bound by the proof, may redirect it", async () => {
+    const { p, db } = await payouts();
+    const note = createNote();
+    await s.deposit(note, 2n * ZEC);
+    const transparent = "tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd";
+    const owner = accounts.carol.address;
+    const out = await s.proveSpend({
+      note,
+      amountZat: 2n * ZEC,
+      collateralFloorZat: 2n * ZEC,
+      binding: { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: transparent, owner },
+    });
+    await s.receipt(await s.as(accounts.bob).minter.write.withdrawNote([out.proof, out.spend, transparent, owner]));
+    const id = await s.read.redemptions.read.redemptionCount();
+    await passes(p, 3);
+    expect((await row(db, id))!).toMatchObject({ status: "held", amount: "0", zat_due: (2n * ZEC).toString() });
+    const onChainPayout = await s.read.redemptions.read.getRedemption([id]);
+    expect(onChainPayout).toMatchObject({ status: 3, owner, amount: 0n });
+    expect((await s.redemptionFailed(id))!).toMatchObject({ owner, zatHeld: 2n * ZEC, reason: "unpayable_address" });
   });
 
   it("never sends again a payout whose outcome is unknown", async () => {
@@ -278,7 +306,7 @@ describe("payouts", () => {
     expect(await onChain(id)).toBe(1);
   });
 
-  it("lets a pass acting on a stale read neither retry nor refund (another replica moved the payout on)", async () => {
+  it("lets a pass acting on a stale read neither retry nor fail the payout (another replica moved the payout on)", async () => {
     const { db } = await payouts();
     // Two workers over one database. A reads the payout, then its wallet answer is held back
     // while B sees that payment fail and sends a new one.
@@ -296,7 +324,7 @@ describe("payouts", () => {
       },
     };
     const options = { network: "testnet", confirmations: 1, retryMs: 1 } as const;
-    // A would refund at the first failure: the worst thing a stale pass could do.
+    // A would fail the payout at the first failure: the worst thing a stale pass could do.
     const a = new Payouts(db, chain, slowWallet, attestor, { ...options, maxAttempts: 1 });
     const b = new Payouts(db, chain, wallet, attestor, { ...options, maxAttempts: 3 });
     const id = await redeem(1n * ZSD);
