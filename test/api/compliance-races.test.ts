@@ -206,7 +206,7 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
     expect(row!.status).toBe("pending");
   });
 
-  it("does not let a new hold (and its release) undo a rejection waiting for its refund", async () => {
+  it("does not let a new hold (and its release) undo a rejection waiting for its on-chain failure", async () => {
     const { db, compliance, hold } = await setUp(kind);
     await redemptionRequest(db, "red_3", { status: "burned", relayStatus: "done", redemptionId: "8" });
     await payout(db, "8");
@@ -223,7 +223,7 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
     expect(state!.state).toBe("rejected");
   });
 
-  it("refunds a rejected redemption as compliance_rejected even after a refund attempt failed midway", async () => {
+  it("fails and holds a rejected redemption as compliance_rejected even after a failing attempt broke midway", async () => {
     const { db, compliance, hold } = await setUp(kind);
     await redemptionRequest(db, "red_4", { status: "burned", relayStatus: "done", redemptionId: "9" });
     await payout(db, "9");
@@ -241,7 +241,7 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
     const attestor = {
       failRedemption: async (_id: bigint, reason: string) => {
         reasons.push(reason);
-        // The first refund meets a node that does not answer; the next pass tries again.
+        // The first failRedemption meets a node that does not answer; the next pass tries again.
         if (reasons.length === 1) throw new Error("fetch failed");
         return { txHash: "0xfeed" };
       },
@@ -259,13 +259,15 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
 
     expect(reasons).toEqual(["compliance_rejected", "compliance_rejected"]);
     const [row] = await db.query<{ status: string }>("SELECT status FROM payouts WHERE redemption_id = 9");
-    expect(row!.status).toBe("refunded");
+    expect(row!.status).toBe("held");
     const [event] = await db.query<{ payload: string }>(
       "SELECT payload FROM webhook_events WHERE type = 'redemption.failed' ORDER BY created_at DESC LIMIT 1",
     );
     expect(JSON.parse(event!.payload).data).toMatchObject({
       redemptionId: "red_4",
       failureCode: "compliance_rejected",
+      payoutId: "9",
+      redirect: expect.stringContaining("/redirect"),
     });
   });
 });

@@ -292,7 +292,7 @@ describe("compliance agents on the local chain", () => {
     expect(next.data.map((a) => a.alertId)).not.toContain(page.data[0]!.alertId);
   });
 
-  it("refunds on-chain a burned redemption a screener holds and rejects", async () => {
+  it("fails on-chain a burned redemption a screener holds and rejects, its ZEC held for the owner (no ZSD back)", async () => {
     const amount = 30n * ZSD;
     const before = await s.read.token.read.balanceOf([alice.address]);
     const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);
@@ -337,15 +337,25 @@ describe("compliance agents on the local chain", () => {
       json({ agentId: t.screener.agentId, reasonCode: "sanctions_match" }),
     );
     expect(rejected.status).toBe(200);
-    const refunded = await eventually(
+    const held = await eventually(
       async () => (await (await t.api.call(`/v1/redemptions/${id}`)).json()) as Record<string, unknown>,
       (r) => r.status === "failed",
-      "the refund",
+      "the failure",
     );
-    expect(refunded).toMatchObject({ refunded: true, failureCode: "compliance_rejected" });
+    expect(held).toMatchObject({ zecHeld: burned.zecDue, failureCode: "compliance_rejected" });
+    expect(held.failureReason).toMatch(
+      /^Compliance review refused this payout\. Its ZEC is held on-chain for the owner/,
+    );
     expect((await s.redemptionFailed(BigInt(burned.redemptionId as string)))?.reason).toBe("compliance_rejected");
-    expect(await s.read.token.read.balanceOf([alice.address])).toBe(before);
-    await t.eventOf("redemption.failed", (d) => d.redemptionId === id && d.refunded === true);
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(before - amount);
+    await t.eventOf(
+      "redemption.failed",
+      (d) =>
+        d.redemptionId === id &&
+        d.zecHeld === burned.zecDue &&
+        d.payoutId === burned.redemptionId &&
+        typeof d.redirect === "string",
+    );
   });
 
   it("fails a redemption rejected before its burn, and refuses the same signature posted again", async () => {
@@ -381,7 +391,7 @@ describe("compliance agents on the local chain", () => {
     t.api.worker!.start();
     expect(await (await t.api.call(`/v1/redemptions/${id}`)).json()).toMatchObject({
       status: "failed",
-      refunded: false,
+      zecHeld: null,
       failureCode: "compliance_rejected",
     });
     // The same signed permit again: refused, nothing queued, nothing burned.
