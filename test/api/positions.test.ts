@@ -261,20 +261,27 @@ describe("positions through the relay", () => {
     const note = createNote();
     await s.deposit(note, 3n * ZEC);
     const unmintedBefore = await s.read.registry.read.unmintedZat();
-    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: SAPLING };
+    // The payout's owner (who may redirect it if custody cannot pay) is bound with the address.
+    const owner = ownerOf(note).address;
+    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: SAPLING, owner };
     const spent = await s.proveSpend({ note, amountZat: 3n * ZEC, collateralFloorZat: 2n * ZEC, binding });
     const body = {
       proof: spent.raw.proof,
       publicSignals: publicSignalsToArray(spent.raw.publicSignals),
       zcashAddress: SAPLING,
+      owner,
     };
-    // A proof bound to one address pays no other.
+    // A proof bound to one address pays no other, and names no other owner.
     const other = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
     const misdirected = await post("/v1/withdrawals", { ...body, zcashAddress: other });
     expect(misdirected.status).toBe(422);
+    const otherOwner = await post("/v1/withdrawals", { ...body, owner: alice.address });
+    expect([otherOwner.status, otherOwner.body.code]).toEqual([422, "binding_mismatch"]);
+    const { owner: _owner, ...ownerless } = body;
+    expect((await post("/v1/withdrawals", ownerless)).status).toBe(400);
     const queued = await post("/v1/withdrawals", body);
     expect(queued.status).toBe(202);
-    expect(queued.body).toMatchObject({ object: "withdrawal", amount: "2", status: "queued" });
+    expect(queued.body).toMatchObject({ object: "withdrawal", amount: "2", status: "queued", owner });
     const done = await eventually(
       async () =>
         (
@@ -288,6 +295,7 @@ describe("positions through the relay", () => {
     );
     expect(done.status).toBe("confirmed");
     expect(done.payoutId).not.toBeNull();
+    expect((await s.read.redemptions.read.getRedemption([BigInt(done.payoutId!)])).owner).toBe(owner);
     // The 1 ZEC rest stays as a change note; the 2 ZEC left the unminted pool.
     expect(await s.read.registry.read.unmintedZat()).toBe(unmintedBefore - 2n * ZEC);
     const twice = await post("/v1/withdrawals", body);
@@ -339,5 +347,53 @@ describe("positions through the relay", () => {
       "the liquidation's confirmation",
     );
     expect(await s.read.token.read.balanceOf([relayer.address as Hex])).toBeLessThan(130n * ZSD + 1n);
+  });
+
+  it("the keeper redistributes a position under 100% over the others (not liquidated at a loss), its reward to the keeper's address", async () => {
+    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([100n * 100_000_000n]));
+    const keep = await open(20n * ZEC, 100n * ZSD);
+    const { id } = await open(4n * ZEC, 130n * ZSD);
+    const relayerZsd = await s.read.token.read.balanceOf([relayer.address as Hex]);
+    const keptDebt = (await s.read.minter.read.getPosition([keep.id])).debt;
+    // $30: 4 ZEC are worth $120, under the 130 ZSD it owes; 20 ZEC ($600) stay well over 100 ZSD.
+    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([30n * 100_000_000n]));
+    await eventually(
+      async () => (await get<{ status: string }>(`/v1/positions/${id}`)).body.status,
+      (status) => status === "liquidated",
+      "the keeper's redistribution",
+      30_000,
+    );
+    const row = await eventually(
+      async () =>
+        (
+          await storage.db.query<{
+            action: string;
+            account_id: string | null;
+            status: string;
+            payout_id: string | null;
+          }>(
+            "SELECT action, account_id, status, payout_id FROM position_actions WHERE position_id = $1 AND action IN ('liquidate', 'redistribute')",
+            [id.toString()],
+          )
+        )[0],
+      (r) => r?.status === "confirmed",
+      "the redistribution's confirmation",
+    );
+    expect(row).toMatchObject({ action: "redistribute", account_id: null, status: "confirmed" });
+    const [event] = await s.publicClient.getContractEvents({
+      address: s.read.minter.address,
+      abi: stableMinterAbi,
+      eventName: "PositionRedistributed",
+      args: { positionId: id },
+      fromBlock: 0n,
+    });
+    expect(event!.args).toMatchObject({ caller: relayer.address, debt: 130n * ZSD });
+    expect(event!.args.rewardZat!).toBeGreaterThan(0n);
+    // The reward is a payout to the keeper's address; the relayer spent no ZSD; the others took the debt.
+    const reward = await s.read.redemptions.read.getRedemption([BigInt(row!.payout_id!)]);
+    expect(reward.zatDue).toBe(event!.args.rewardZat);
+    expect(await s.read.token.read.balanceOf([relayer.address as Hex])).toBe(relayerZsd);
+    expect((await s.read.minter.read.getPosition([keep.id])).debt).toBeGreaterThan(keptDebt);
+    expect(await s.read.minter.read.getPosition([id])).toMatchObject({ status: 2, debt: 0n, collateralZat: 0n });
   });
 });
