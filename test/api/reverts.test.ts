@@ -237,6 +237,24 @@ describe("decoded refusals", () => {
     expect(say("PositionNotOpen", [3n, 3]).reason).toBe("Position 3 is closed, not open.");
     expect(say("ExpiredSignature", [0n]).reason).toContain("1970-01-01T00:00:00.000Z");
     expect(say("RedemptionNotPending", [7n, 2]).reason).toBe("Redemption 7 is completed, not requested.");
+    expect(say("RedemptionNotPending", [7n, 3]).reason).toBe(
+      "Redemption 7 is failed (its ZEC held for the owner), not requested.",
+    );
+    expect(say("PayoutNotFailed", [4n, 2])).toEqual({
+      code: "payout_not_failed",
+      reason: "Payout 4 is completed: only a failed payout, its ZEC held for the owner, can be redirected.",
+    });
+    expect(say("NotPayoutOwner", [4n, "0xB0b"]).reason).toMatch(/^0xB0b does not own payout 4: only its owner/);
+    expect(say("InvalidRedirectDestination", []).reason).toMatch(/exactly one destination/);
+    expect(say("RedirectSignatureExpired", [0n]).reason).toMatch(/1970-01-01T00:00:00.000Z .*sign it again/);
+    expect(say("InvalidRedirectSignature", ["0xA11ce"]).reason).toMatch(
+      /^The signature is not 0xA11ce's EIP-712 Redirect/,
+    );
+    expect(say("PositionNotUnderwater", [3n, 200n * 10n ** 18n, 100n * 10n ** 18n]).reason).toBe(
+      "Position 3 is worth $200, not under its debt of 100 ZSD: liquidate it instead.",
+    );
+    expect(say("NoDebtToRedistributeTo", [3n]).reason).toMatch(/holds all the debt/);
+    expect(say("UnderwaterPositionsPending", [30n]).reason).toMatch(/\(30 to look at\): call redistribute/);
     expect(say("ReentrancyGuardReentrantCall", [])).toEqual({
       code: "reentrancy_guard_reentrant_call",
       reason: "The contract refused with ReentrancyGuardReentrantCall().",
