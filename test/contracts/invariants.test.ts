@@ -168,6 +168,7 @@ interface ModelPayout {
 /** What the test expects, kept apart from the chain and compared with it after every step. */
 interface Model {
   held: bigint;
+  supply: bigint;
   unminted: bigint;
   pending: bigint;
   price: bigint;
@@ -534,8 +535,16 @@ describe("money invariants under random sequences", () => {
       const id = BigInt(i + 1);
       const e = expected.get(id);
       if (!e) {
-        // Everything a step does not name stays exactly as it was (a failed payout moves no position).
-        expect(p, `${label}: position ${id} unchanged`).toEqual(before.positions[i]);
+        // Everything a step does not name stays exactly as it was (a failed payout moves no position),
+        // but for a few wei of debt: a read is capped at totalDebt, and totalDebt falls by the others'
+        // rounded-up debts as they leave, so the last position's debt can read up to one wei per
+        // position less (or more again when the cap lifts).
+        const was = before.positions[i]!;
+        const capped = p.debt === after.debt || was.debt === before.debt;
+        const debt =
+          p.debt !== was.debt && capped && abs(p.debt - was.debt) <= BigInt(after.positions.length) ? was.debt : p.debt;
+        if (debt !== p.debt) count("debt read moved by the totalDebt cap");
+        expect({ ...p, debt }, `${label}: position ${id} unchanged`).toEqual(was);
         continue;
       }
       const where = `${label}: position ${id}${e.why ? ` (${e.why})` : ""}`;
@@ -565,6 +574,7 @@ describe("money invariants under random sequences", () => {
     expect(c.price, `${label}: price`).toBe(m.price);
     expect(c.params, `${label}: parameters`).toEqual(m.params);
     expect(c.supply, `${label}: totalSupply = totalDebt`).toBe(c.debt);
+    expect(c.supply, `${label}: totalSupply (model)`).toBe(m.supply);
 
     const n = BigInt(c.positions.length);
     let debts = 0n;
@@ -730,6 +740,7 @@ describe("money invariants under random sequences", () => {
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         m.spent.add(`mint${this.k}`);
         m.unminted -= p.floorZat;
+        m.supply += p.mint;
         m.positions.push({ owner: p.owner.address, status: STATUS.Open });
         const id = BigInt(c.positions.length + 1);
         return new Map([[id, { status: STATUS.Open, owner: p.owner.address, collateral: p.floorZat, debt: p.mint }]]);
@@ -799,6 +810,7 @@ describe("money invariants under random sequences", () => {
           return as(relayer).minter.write.repayWithSig([id, amount, bob.address, typed.message.deadline, signature]);
         });
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        m.supply -= amount;
         return new Map([[id, { status: STATUS.Open, collateral: p.collateralZat, debt: p.debt - amount }]]);
       });
     }
@@ -899,6 +911,7 @@ describe("money invariants under random sequences", () => {
         });
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         m.positions[Number(id) - 1]!.status = STATUS.Closed;
+        m.supply -= p.debt;
         released(m, p.owner, p.collateralZat, this.dest);
         return new Map([[id, { status: STATUS.Closed, collateral: 0n, debt: 0n }]]);
       });
@@ -942,6 +955,7 @@ describe("money invariants under random sequences", () => {
           expect(event!.args).toMatchObject({ debt: p.debt, seizedZat: seized, surplusZat: p.collateralZat - seized });
           m.positions[Number(id) - 1]!.status = STATUS.Liquidated;
           released(m, carol.address, seized, this.dest);
+          m.supply -= p.debt;
           return new Map([[id, { status: STATUS.Liquidated, collateral: p.collateralZat - seized, debt: 0n }]]);
         },
         true,
@@ -1111,6 +1125,8 @@ describe("money invariants under random sequences", () => {
           });
           m.touched.add(m.payoutCount);
           m.pending += q.zatDue;
+          m.supply -= amount;
+          count(`Redeem: ${q.solvent ? "par" : "pro rata"}${amount === c.debt ? ", whole supply (new epoch)" : ""}`);
 
           // The model of the map: positions under 100% redistributed first (par only), lowest ratio first.
           const xs = exactOf(c);
@@ -1426,6 +1442,8 @@ describe("money invariants under random sequences", () => {
   // ------------------------------------------------------------ arbitraries
 
   const index = fc.nat({ max: 7 });
+  /** Keepers go for the riskiest positions. */
+  const riskiest = fc.nat({ max: 2 });
   const dest = fc.constantFrom<Dest>("note", "address", "unpayable");
   const caller = fc.constantFrom<Caller>("owner", "owner", "ownerSig", "stranger", "strangerSig");
   const rarely = fc.nat({ max: 4 }).map((n) => n === 0);
@@ -1436,10 +1454,10 @@ describe("money invariants under random sequences", () => {
     fc.nat({ max: MINTS.length - 1 }).map((k) => new Mint(k)),
     fc.nat({ max: TOP_UPS.length - 1 }).map((k) => new TopUp(k)),
     fc.tuple(index, fc.boolean(), bps(1, 9_999), fc.boolean()).map((a) => new Repay(...a)),
-    fc.tuple(index, bps(1, 10_000), dest, caller).map((a) => new Withdraw(...a)),
+    fc.tuple(index, fc.oneof(bps(1, 2_000), bps(1, 10_000)), dest, caller).map((a) => new Withdraw(...a)),
     fc.tuple(index, dest, caller).map((a) => new Close(...a)),
-    fc.tuple(index, dest).map((a) => new Liquidate(...a)),
-    fc.tuple(index, dest).map((a) => new Redistribute(...a)),
+    fc.tuple(riskiest, dest).map((a) => new Liquidate(...a)),
+    fc.tuple(riskiest, dest).map((a) => new Redistribute(...a)),
     fc
       .oneof(
         fc.tuple(fc.constant<Size>("tiny"), fc.bigInt(1n, 10n ** 13n)),
@@ -1463,13 +1481,15 @@ describe("money invariants under random sequences", () => {
     fc.tuple(index, fc.boolean(), rarely).map((a) => new Settle(...a)),
     fc.tuple(index, fc.boolean()).map(([i, fail]) => new Settle(i, fail, false)),
     fc.tuple(index, dest, caller, rarely).map((a) => new Redirect(...a)),
+    fc.tuple(index, dest, fc.constantFrom<Caller>("owner", "ownerSig")).map((a) => new Redirect(...a, false)),
     fc.tuple(fc.nat({ max: WITHDRAWALS.length - 1 }), fc.boolean()).map(([k, wrong]) => new WithdrawNote(k, wrong)),
     fc.oneof(
       bps(-2_500, 2_500).map((b) => new Price("move", b)),
       bps(6_000, 8_000).map((b) => new Price("crash", -b)),
       bps(8_000, 13_000).map((b) => new Price("recover", b)),
     ),
-    bps(8_000, 13_000).map((b) => new Price("recover", b)),
+    // Falls that put the thinner positions under 100% and leave the thicker ones above.
+    bps(-5_000, -3_000).map((b) => new Price("move", b)),
     fc
       .constantFrom<Setter>(
         "setLiquidationBonus",
@@ -1500,6 +1520,7 @@ describe("money invariants under random sequences", () => {
           world.chain = undefined;
           const model: Model = {
             held: initial.held,
+            supply: initial.supply,
             unminted: initial.unminted,
             pending: initial.pending,
             price: BASE_PRICE,
