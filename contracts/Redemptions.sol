@@ -205,9 +205,18 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         emit RedemptionRequested(id, owner, amount, zatDue, feeZat, price, withdrawAddress);
     }
 
-    function _queuePayout(address beneficiary, uint256 zatDue, string calldata withdrawAddress) private returns (uint256 id) {
+    function _queuePayout(
+        address beneficiary,
+        uint256 zatDue,
+        string calldata withdrawAddress
+    ) private returns (uint256 id) {
         id = ++redemptionCount;
-        _redemptions[id] = Redemption({owner: beneficiary, status: Status.Requested, zatDue: uint64(zatDue), amount: 0});
+        _redemptions[id] = Redemption({
+            owner: beneficiary,
+            status: Status.Requested,
+            zatDue: uint64(zatDue),
+            amount: 0
+        });
         emit RedemptionRequested(id, beneficiary, 0, zatDue, 0, 0, withdrawAddress);
     }
 

@@ -63,17 +63,35 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// @dev Fixed-point unit of the redemption map.
     uint256 private constant ONE = 1e36;
     uint32 private constant NO_SNAPSHOT = type(uint32).max;
-    /// @dev Positions a redemption may look at (and redistribute) before it gives up.
-    uint256 private constant MAX_SETTLE_STEPS = 24;
+    /// @dev Positions under 100% one redemption redistributes before it gives up.
+    uint256 private constant MAX_SETTLED = 24;
+    /// @dev A redemption also settles positions within this many zatoshi of
+    /// 100%, so that no read's rounding leaves one it would overcharge.
+    uint256 private constant SETTLE_MARGIN_ZAT = 4;
     uint256 private constant MAX_REDISTRIBUTION_REWARD_BPS = 500;
+    /// @dev The map's factors are kept within [1e27, 1e45] by steps of 1e9
+    /// (Liquity's scale factor), so a long run of redemptions never wears away
+    /// their precision.
+    uint256 private constant SCALE = 1e9;
+    uint256 private constant SCALE_FLOOR = 1e27;
+    uint256 private constant SCALE_CEILING = 1e45;
 
-    /// @dev The composed map of redemptions and redistributions; b is zatoshi
-    /// per debt wei, scaled by ONE, negative when redistributions gave more
-    /// collateral per unit of debt than redemptions took.
+    /// @dev The composed map of redemptions and redistributions:
+    /// `collateral' = a·collateral − b·debt`, `debt' = f·debt`, with a stored
+    /// as a·1e9^sa and b, f as b·1e9^sf, f·1e9^sf. b is zatoshi per debt wei
+    /// (ONE-scaled), negative when redistributions gave more collateral per
+    /// unit of debt than redemptions took.
     struct Accumulator {
-        uint256 a;
+        uint192 a;
+        int32 sa;
+        int32 sf;
         int256 b;
         uint256 f;
+    }
+
+    struct Counters {
+        uint32 snapshots;
+        uint32 debtors;
     }
 
     /// @dev The governed parameters, in one slot.
@@ -89,17 +107,18 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// @dev Debt and backing collateral as of map snapshot `snapshot` of its
     /// epoch (0: the identity map an epoch starts with). A position with no
     /// debt holds free collateral that redemptions never touch. A position
-    /// with debt in the current epoch is filed in `bucket`'s list (prev, next).
+    /// with debt in the current epoch is filed under `key` (RatioBuckets), in
+    /// its bucket's sorted list (prev, next).
     struct Position {
         address owner;
         PositionStatus status;
         uint32 epoch;
         uint32 snapshot;
-        uint16 bucket;
         uint64 collateralZat;
         uint128 debt;
         uint32 prev;
         uint32 next;
+        uint256 key;
     }
 
     IStableToken public immutable token;
@@ -121,16 +140,15 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     uint32 public epoch;
     /// @dev The snapshot equal to `_map`, or NO_SNAPSHOT after a redemption changed it.
     uint32 private _mapSnapshot;
-    /// @dev The last snapshot id handed out (ids never repeat across epochs).
-    uint32 private _snapshotCount;
+    /// @dev The last snapshot id handed out (ids never repeat across epochs),
+    /// and the positions with debt in this epoch (the filed ones).
+    Counters private _counters;
     /// @notice Collateral of positions without debt (repaid or liquidated): the owner's to take.
     uint256 public freeCollateralZat;
     Accumulator private _map;
     mapping(uint32 snapshot => Accumulator) private _snapshots;
     mapping(uint32 epoch => Accumulator) private _finalMap;
     RatioBuckets.Bitmap private _buckets;
-    /// @dev The first position of each bucket's list, keyed `epoch << 16 | bucket`.
-    mapping(uint256 epochBucket => uint32) private _heads;
 
     event RedemptionsSet(address redemptions);
 
@@ -153,7 +171,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         token = token_;
         registry = registry_;
         verifier = verifier_;
-        _map = Accumulator(ONE, 0, ONE);
+        _map = _identity();
         _setMinCollateralRatio(minCollateralRatioBps_);
         // Defaults a governance vote can change: liquidation at 4/5 of the
         // minimum ratio (120% for 150%) with a 5% bonus, and the recovery floor
@@ -346,7 +364,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         (uint256 collateral, uint256 debt) = _read(position);
         uint256 value = collateral * _latestPrice() * ZAT_PRICE_TO_USD18;
         if (debt == 0 || value >= debt) revert PositionNotUnderwater(positionId, value, debt);
-        if (debt >= _totalDebt) revert NoDebtToRedistributeTo(positionId);
+        if (!_spreadable(debt)) revert NoDebtToRedistributeTo(positionId);
         uint256 reward = (collateral * _params.redistributionRewardBps) / BPS;
         _redistribute(positionId, position, collateral, debt, reward);
         if (reward != 0) _release(positionId, msg.sender, reward, to, 0);
@@ -366,24 +384,27 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         (zatDue, feeZat, solvent) = _quote(amount, feeBps, latest);
         price = int256(latest);
         if (zatDue == 0) return (0, feeZat, price);
-        // A fee-free redistribution keeps the totals, so the quote stands.
-        if (solvent) _settleUnderwater(latest);
+        // A fee-free redistribution keeps the totals, so the quote stands. A
+        // position under 100% that cannot be spread (it holds all but dust of
+        // the debt) turns the charge into the same fraction of every position's
+        // collateral, at par: no one gives more than they hold.
+        bool atPar = solvent && _settleUnderwater(latest);
 
         uint256 backing = _backingCollateralZat;
         Accumulator memory map = _map;
         uint256 debtAfter = debtBefore - amount;
-        if (solvent) {
+        if (atPar) {
             // Each position gives zatDue / totalDebt zatoshi per unit of its debt, rounded up.
             map.b += SafeCast.toInt256(Math.mulDiv(map.f, zatDue, debtBefore, Math.Rounding.Ceil));
         } else {
             // Each position gives the same fraction of its collateral: its ratio is unchanged.
             uint256 kept = backing - zatDue;
-            map.a = Math.mulDiv(map.a, kept, backing);
+            map.a = uint192(Math.mulDiv(map.a, kept, backing));
             map.b = _scaleUp(map.b, kept, backing);
         }
         // Debt rounds up: what an owner owes never rounds in the owner's favour.
         map.f = Math.mulDiv(map.f, debtAfter, debtBefore, Math.Rounding.Ceil);
-        _map = map;
+        _map = _normalized(map);
         _mapSnapshot = NO_SNAPSHOT;
         _totalDebt = SafeCast.toUint128(debtAfter);
         _backingCollateralZat = SafeCast.toUint64(backing - zatDue);
@@ -668,18 +689,23 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         bool current = position.epoch == epoch;
         Accumulator memory now_ = current ? _map : _finalMap[position.epoch];
         Accumulator memory at = _snapshot(position.snapshot);
-        // Composed map since the snapshot: a_r = a/a_s, f_r = f/f_s, b_r = (b − a_r·b_s)/f_s.
-        uint256 aR = Math.mulDiv(now_.a, ONE, at.a);
-        int256 taken = now_.b - _scaleDown(at.b, aR, ONE);
-        collateral = Math.mulDiv(collateral, aR, ONE);
-        if (taken >= 0) {
-            uint256 charge = Math.mulDiv(debt, uint256(taken), at.f, Math.Rounding.Ceil);
-            collateral = collateral > charge ? collateral - charge : 0;
-        } else {
-            collateral += Math.mulDiv(debt, uint256(-taken), at.f);
-        }
+        // The map since the snapshot, in now's units (b and f scale together,
+        // a on its own and only ever down): a_r = a/a_s,
+        // debt·b_r = debt·b/f_s − debt·a_r·b_s/f_s, f_r = f/f_s.
+        int256 df = int256(now_.sf) - int256(at.sf);
+        uint256 aR = _unscale(Math.mulDiv(now_.a, ONE, at.a), int256(now_.sa) - int256(at.sa), false);
+        // b_r·f_s in the snapshot's units, rounded up: the charge never rounds in the owner's favour.
+        int256 taken = _unscaleSigned(now_.b, df, true) - _mulDivSigned(aR, at.b, ONE, false);
+        int256 left = SafeCast.toInt256(Math.mulDiv(collateral, aR, ONE)) - _mulDivSigned(debt, taken, at.f, true);
+        collateral = left > 0 ? uint256(left) : 0;
         if (!current) return (collateral, 0);
-        debt = Math.min(Math.mulDiv(debt, now_.f, at.f, Math.Rounding.Ceil), _totalDebt);
+        // Scaled up before the division, so a debt that grew rounds once.
+        debt =
+            df <= 0
+                ? Math.mulDiv(_unscale(debt, df, true), now_.f, at.f, Math.Rounding.Ceil)
+                : _unscale(Math.mulDiv(debt, now_.f, at.f, Math.Rounding.Ceil), df, true);
+        // Every other position owes at least a wei of the total.
+        debt = Math.min(Math.max(debt, 1), _totalDebt - (_counters.debtors - 1));
     }
 
     /// @dev Moves the position to (collateral, debt) at today's map, keeping
@@ -701,18 +727,22 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
             _backingCollateralZat += SafeCast.toUint64(collateral);
             snapshot = _mapSnapshot;
             if (snapshot == NO_SNAPSHOT) {
-                snapshot = ++_snapshotCount;
+                snapshot = ++_counters.snapshots;
                 _snapshots[snapshot] = _map;
                 _mapSnapshot = snapshot;
             }
-            uint16 bucket = RatioBuckets.bucketOf(_key(collateral, debt));
-            if (!filed || bucket != position.bucket) {
+            uint256 key = _key(collateral, debt);
+            if (!filed || key != position.key) {
                 if (filed) _unfile(position);
-                _file(SafeCast.toUint32(id), position, bucket);
+                else ++_counters.debtors;
+                _file(SafeCast.toUint32(id), position, key);
             }
         } else {
             freeCollateralZat += collateral;
-            if (filed) _unfile(position);
+            if (filed) {
+                _unfile(position);
+                --_counters.debtors;
+            }
         }
         position.collateralZat = SafeCast.toUint64(collateral);
         position.debt = SafeCast.toUint128(debt);
@@ -720,34 +750,35 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         position.snapshot = snapshot;
     }
 
-    /// @dev The position's collateral per debt in the epoch's first frame
-    /// (ONE-scaled zatoshi per wei); 0 when redistributions left it nothing there.
+    /// @dev The position's collateral per debt in the epoch's first frame:
+    /// (collateral·f/debt + b)/a, in that frame's units (ONE-scaled zatoshi per wei).
     function _key(uint256 collateral, uint256 debt) private view returns (uint256) {
-        return _originKey(SafeCast.toInt256(Math.mulDiv(collateral, _map.f, debt)));
+        Accumulator memory map = _map;
+        int256 origin = SafeCast.toInt256(Math.mulDiv(collateral, map.f, debt)) + map.b;
+        int256 value = _mulDivSigned(ONE, origin, map.a, false);
+        return RatioBuckets.encode(value, 9 * (int256(map.sa) - int256(map.sf)));
     }
 
-    /// @dev The key of a position exactly at 100% at `price`: lower keys are underwater.
-    function _underwaterKey(uint256 price) private view returns (uint256) {
-        return _originKey(SafeCast.toInt256(Math.mulDiv(_map.f, 1, price * ZAT_PRICE_TO_USD18, Math.Rounding.Ceil)));
-    }
-
-    function _originKey(int256 perDebt) private view returns (uint256) {
-        int256 origin = perDebt + _map.b;
-        if (origin <= 0) return 0;
-        uint256 a = _map.a;
-        if (uint256(origin) / a >= type(uint256).max / ONE) return type(uint256).max;
-        return Math.mulDiv(uint256(origin), ONE, a);
-    }
-
-    function _file(uint32 id, Position storage position, uint16 bucket) private {
-        uint256 headKey = (uint256(epoch) << 16) | bucket;
-        uint32 head = _heads[headKey];
-        if (head == 0) _buckets.set(epoch, bucket);
-        else _positions[head].prev = id;
-        position.bucket = bucket;
-        position.prev = 0;
-        position.next = head;
-        _heads[headKey] = id;
+    /// @dev Files the position in its bucket's list, in key order.
+    function _file(uint32 id, Position storage position, uint256 key) private {
+        uint256 bucket = RatioBuckets.bucketOf(key);
+        uint256 headKey = (uint256(epoch) << 24) | bucket;
+        uint32 prev;
+        uint32 next = _buckets.heads[headKey];
+        while (next != 0 && _positions[next].key < key) {
+            prev = next;
+            next = _positions[next].next;
+        }
+        if (prev == 0) {
+            if (next == 0) _buckets.set(epoch, bucket);
+            _buckets.heads[headKey] = id;
+        } else {
+            _positions[prev].next = id;
+        }
+        if (next != 0) _positions[next].prev = id;
+        position.prev = prev;
+        position.next = next;
+        position.key = key;
     }
 
     function _unfile(Position storage position) private {
@@ -756,40 +787,46 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         if (prev != 0) {
             _positions[prev].next = next;
         } else {
-            _heads[(uint256(epoch) << 16) | position.bucket] = next;
-            if (next == 0) _buckets.unset(epoch, position.bucket);
+            uint256 bucket = RatioBuckets.bucketOf(position.key);
+            _buckets.heads[(uint256(epoch) << 24) | bucket] = next;
+            if (next == 0) _buckets.unset(epoch, bucket);
         }
     }
 
-    /// @dev Redistributes every position under 100% at `price`, lowest ratio
-    /// first; a redistribution lowers the others' ratios, so it starts over.
-    function _settleUnderwater(uint256 price) private {
+    /// @dev Redistributes the positions a par charge would take more than
+    /// they hold from, riskiest first; the walk ends at the first one it
+    /// cannot hurt, as every later one is at least as well covered. False
+    /// when it met one that cannot be spread over the others.
+    function _settleUnderwater(uint256 price) private returns (bool) {
         uint32 current = epoch;
-        uint256 steps;
-        bool redistributed = true;
-        while (redistributed) {
-            redistributed = false;
-            // One bucket of margin for the keys' rounding.
-            uint256 limit = uint256(RatioBuckets.bucketOf(_underwaterKey(price))) + 1;
-            uint256 bucket = _buckets.nextSet(current, 0);
-            while (!redistributed && bucket <= limit) {
-                uint32 id = _heads[(uint256(current) << 16) | bucket];
-                while (id != 0) {
-                    if (++steps > MAX_SETTLE_STEPS) revert UnderwaterPositionsPending(MAX_SETTLE_STEPS);
-                    Position storage position = _positions[id];
-                    uint32 next = position.next;
-                    (uint256 collateral, uint256 debt) = _read(position);
-                    // The last position with debt is the whole system, which is solvent here.
-                    if (collateral * price * ZAT_PRICE_TO_USD18 < debt && debt < _totalDebt) {
-                        _redistribute(id, position, collateral, debt, 0);
-                        redistributed = true;
-                        break;
-                    }
-                    id = next;
+        uint256 settled;
+        uint256 bucket = _buckets.nextSet(current, 0);
+        while (bucket != RatioBuckets.NONE) {
+            uint32 id = _buckets.heads[(uint256(current) << 24) | bucket];
+            while (id != 0) {
+                Position storage position = _positions[id];
+                uint32 next = position.next;
+                (uint256 collateral, uint256 debt) = _read(position);
+                if (collateral >= SETTLE_MARGIN_ZAT) {
+                    uint256 value = (collateral - SETTLE_MARGIN_ZAT) * price * ZAT_PRICE_TO_USD18;
+                    // 1 ppm over 100%: no rounding of a later, smaller position can tip it under.
+                    if (value >= debt + debt / 1_000_000) return true;
                 }
-                bucket = _buckets.nextSet(current, bucket + 1);
+                if (!_spreadable(debt)) return false;
+                if (++settled > MAX_SETTLED) revert UnderwaterPositionsPending(MAX_SETTLED);
+                _redistribute(id, position, collateral, debt, 0);
+                id = next;
             }
+            bucket = _buckets.nextSet(current, bucket + 1);
         }
+        return true;
+    }
+
+    /// @dev Whether a position's debt can be spread over the others: they must
+    /// hold at least a millionth of it, or the rounding of their dust would be
+    /// multiplied a millionfold.
+    function _spreadable(uint256 debt) private view returns (bool) {
+        return (_totalDebt - debt) * 1_000_000 >= debt;
     }
 
     /// @dev Closes the position as liquidated and spreads its debt and its
@@ -803,15 +840,15 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         uint256 reward
     ) private {
         uint256 total = _totalDebt;
-        uint256 rest = total - debt;
         _write(id, position, 0, 0);
         position.status = PositionStatus.Liquidated;
+        uint256 rest = _totalDebt;
         uint256 spread = collateral - reward;
         Accumulator memory map = _map;
         // The collateral handed out rounds down and the debt up.
         map.b -= SafeCast.toInt256(Math.mulDiv(map.f, spread, rest));
         map.f = Math.mulDiv(map.f, total, rest, Math.Rounding.Ceil);
-        _map = map;
+        _map = _normalized(map);
         _mapSnapshot = NO_SNAPSHOT;
         _totalDebt = SafeCast.toUint128(total);
         _backingCollateralZat += SafeCast.toUint64(spread);
@@ -841,22 +878,71 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         return -SafeCast.toInt256(Math.mulDiv(uint256(-value), num, den));
     }
 
-    /// @dev value · num / den, rounded towards −∞.
-    function _scaleDown(int256 value, uint256 num, uint256 den) private pure returns (int256) {
-        if (value >= 0) return SafeCast.toInt256(Math.mulDiv(uint256(value), num, den));
-        return -SafeCast.toInt256(Math.mulDiv(uint256(-value), num, den, Math.Rounding.Ceil));
+    /// @dev x · value / den, rounded towards +∞ when `up`, else towards −∞.
+    function _mulDivSigned(uint256 x, int256 value, uint256 den, bool up) private pure returns (int256) {
+        if (value >= 0) {
+            return
+                SafeCast.toInt256(Math.mulDiv(x, uint256(value), den, up ? Math.Rounding.Ceil : Math.Rounding.Floor));
+        }
+        return -SafeCast.toInt256(Math.mulDiv(x, uint256(-value), den, up ? Math.Rounding.Floor : Math.Rounding.Ceil));
+    }
+
+    /// @dev value / 1e9^steps (steps may be negative: a product, capped at
+    /// 2^200, far beyond any amount), rounded up when `up`.
+    function _unscale(uint256 value, int256 steps, bool up) private pure returns (uint256) {
+        if (steps <= 0) {
+            for (int256 i = steps; i < 0; ++i) {
+                if (value > 1 << 200) return 1 << 200;
+                value *= SCALE;
+            }
+            return value;
+        }
+        // Beyond 8 steps every amount here is under one unit.
+        if (steps > 8) return up && value != 0 ? 1 : 0;
+        return Math.mulDiv(value, 1, SCALE ** uint256(steps), up ? Math.Rounding.Ceil : Math.Rounding.Floor);
+    }
+
+    function _unscaleSigned(int256 value, int256 steps, bool up) private pure returns (int256) {
+        if (value >= 0) return SafeCast.toInt256(_unscale(uint256(value), steps, up));
+        return -SafeCast.toInt256(_unscale(uint256(-value), steps, !up));
+    }
+
+    /// @dev Brings a and f back into [1e27, 1e45] by whole steps of 1e9.
+    function _normalized(Accumulator memory map) private pure returns (Accumulator memory) {
+        // f is 0 only when the last debt was redeemed: a new epoch starts instead.
+        if (map.f == 0) return map;
+        while (map.f < SCALE_FLOOR) {
+            map.f *= SCALE;
+            map.b *= int256(SCALE);
+            ++map.sf;
+        }
+        while (map.f > SCALE_CEILING) {
+            map.f = Math.ceilDiv(map.f, SCALE);
+            map.b = _scaleUp(map.b, 1, SCALE);
+            --map.sf;
+        }
+        while (map.a < SCALE_FLOOR) {
+            map.a *= uint192(SCALE);
+            ++map.sa;
+        }
+        return map;
+    }
+
+    function _identity() private pure returns (Accumulator memory) {
+        return Accumulator(uint192(ONE), 0, 0, 0, ONE);
     }
 
     function _snapshot(uint32 id) private view returns (Accumulator memory) {
-        return id == 0 ? Accumulator(ONE, 0, ONE) : _snapshots[id];
+        return id == 0 ? _identity() : _snapshots[id];
     }
 
     /// @dev All debt was redeemed: what collateral backed it is now free.
     function _newEpoch() private {
         _finalMap[epoch] = _map;
         ++epoch;
-        _map = Accumulator(ONE, 0, ONE);
+        _map = _identity();
         _mapSnapshot = 0;
+        _counters.debtors = 0;
         freeCollateralZat += _backingCollateralZat;
         _backingCollateralZat = 0;
     }

@@ -119,17 +119,12 @@ export async function deploy(options: DeployOptions): Promise<Deployment> {
   const token = await create("StableToken", [p.tokenName, p.tokenSymbol, deployer]);
   const registry = await create("CollateralRegistry", [deployer, attestor], { PoseidonT3: poseidon });
   const verifier = await create("Groth16Verifier", []);
-  const minter = await create("StableMinter", [
-    deployer,
-    pauser,
-    token,
-    registry,
-    verifier,
-    oracle,
-    p.maxPriceAge,
-    p.minCollateralRatioBps,
-    p.maxRootAge,
-  ]);
+  const ratioBuckets = await create("RatioBuckets", []);
+  const minter = await create(
+    "StableMinter",
+    [deployer, pauser, token, registry, verifier, oracle, p.maxPriceAge, p.minCollateralRatioBps, p.maxRootAge],
+    { RatioBuckets: ratioBuckets },
+  );
   const redemptions = await create("Redemptions", [
     deployer,
     attestor,

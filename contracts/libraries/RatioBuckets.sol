@@ -3,58 +3,106 @@ pragma solidity 0.8.30;
 
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 
-/// @title Positions ordered by collateral per debt, in 65,536 buckets per epoch.
+/// @title Positions ordered by collateral per debt: exact keys, 2^24 buckets per epoch.
 /// @notice A redemption at par may only run when no position is under 100%,
 /// and it must find those that are without walking every position. The order
 /// of positions by collateral per unit of debt never changes under the
 /// minter's proportional steps (redemptions and redistributions map every
 /// ratio through the same increasing function), so each position is filed
-/// once per write under a key in the epoch's first frame, and the lowest keys
-/// are the riskiest positions. Buckets are 1/256 of an octave wide (0.27%);
-/// a two-level bitmap finds the lowest non-empty bucket in two reads.
+/// once per write under its key: its collateral per debt in the epoch's first
+/// frame, a signed number encoded as a monotone uint256 (sign, decimal
+/// exponent, 30 significant digits). The top 24 bits of a key are its bucket;
+/// a three-level bitmap finds the lowest non-empty bucket, and within a bucket
+/// the minter keeps its list sorted, so the positions can be walked riskiest
+/// first and the walk stops at the first healthy one. Linked (its functions
+/// are external) to keep the minter under the contract size limit.
 library RatioBuckets {
-    /// @dev Bit w of `summary[epoch]`: word w of the epoch has a bucket set.
+    /// @dev Level 0: one word per epoch, a bit per level-1 word; level 1: 256
+    /// words, a bit per leaf word; leaves: 65,536 words, a bit per bucket.
+    /// `heads` holds the first position of each bucket's list (the minter keeps
+    /// the lists), keyed `epoch << 24 | bucket`.
     struct Bitmap {
-        mapping(uint256 epoch => uint256) summary;
-        mapping(uint256 epochWord => uint256) words;
+        mapping(uint256 epoch => uint256) top;
+        mapping(uint256 epochWord => uint256) middle;
+        mapping(uint256 epochWord => uint256) leaves;
+        mapping(uint256 epochBucket => uint32) heads;
     }
 
     uint256 internal constant NONE = type(uint256).max;
+    uint256 private constant ZERO_KEY = 1 << 255;
+    uint256 private constant DIGITS = 30;
+    uint256 private constant MANTISSA_SHIFT = 139;
+    uint256 private constant EXPONENT_SHIFT = 239;
+    int256 private constant EXPONENT_BIAS = 1 << 14;
 
-    /// @notice The bucket of `key`: its octave (most significant bit) and
-    /// the next 8 bits below it, so buckets are monotone in the key.
-    function bucketOf(uint256 key) internal pure returns (uint16) {
-        if (key == 0) return 0;
-        uint256 msb = Math.log2(key);
-        uint256 mantissa = msb >= 8 ? (key >> (msb - 8)) & 0xff : (key << (8 - msb)) & 0xff;
-        return uint16((msb << 8) | mantissa);
+    /// @notice The key of `value × 10^exponent10`: monotone in the value.
+    function encode(int256 value, int256 exponent10) external pure returns (uint256) {
+        if (value == 0) return ZERO_KEY;
+        uint256 magnitude = value > 0 ? uint256(value) : uint256(-value);
+        uint256 digits = Math.log10(magnitude);
+        // 30 significant digits: ties below that are far under a zatoshi.
+        uint256 mantissa =
+            digits >= DIGITS - 1
+                ? magnitude / 10 ** (digits - (DIGITS - 1))
+                : magnitude * 10 ** ((DIGITS - 1) - digits);
+        int256 exponent = int256(digits) + exponent10 + EXPONENT_BIAS;
+        if (exponent < 0) exponent = 0;
+        if (exponent > int256(uint256(type(uint16).max))) exponent = int256(uint256(type(uint16).max));
+        uint256 body = (uint256(exponent) << EXPONENT_SHIFT) | (mantissa << MANTISSA_SHIFT);
+        return value > 0 ? ZERO_KEY | body : ZERO_KEY - 1 - body;
     }
 
-    function set(Bitmap storage map, uint32 epoch, uint16 bucket) internal {
-        uint256 wordKey = (uint256(epoch) << 8) | (bucket >> 8);
-        uint256 word = map.words[wordKey];
-        if (word == 0) map.summary[epoch] |= 1 << (bucket >> 8);
-        map.words[wordKey] = word | (1 << (bucket & 0xff));
+    function bucketOf(uint256 key) internal pure returns (uint256) {
+        return key >> 232;
     }
 
-    function unset(Bitmap storage map, uint32 epoch, uint16 bucket) internal {
-        uint256 wordKey = (uint256(epoch) << 8) | (bucket >> 8);
-        uint256 word = map.words[wordKey] & ~(1 << (bucket & 0xff));
-        map.words[wordKey] = word;
-        if (word == 0) map.summary[epoch] &= ~(1 << (bucket >> 8));
+    function set(Bitmap storage map, uint32 epoch, uint256 bucket) external {
+        uint256 e = uint256(epoch);
+        uint256 leafKey = (e << 16) | (bucket >> 8);
+        uint256 leaf = map.leaves[leafKey];
+        if (leaf == 0) {
+            uint256 middleKey = (e << 8) | (bucket >> 16);
+            uint256 middle = map.middle[middleKey];
+            if (middle == 0) map.top[e] |= 1 << (bucket >> 16);
+            map.middle[middleKey] = middle | (1 << ((bucket >> 8) & 0xff));
+        }
+        map.leaves[leafKey] = leaf | (1 << (bucket & 0xff));
+    }
+
+    function unset(Bitmap storage map, uint32 epoch, uint256 bucket) external {
+        uint256 e = uint256(epoch);
+        uint256 leafKey = (e << 16) | (bucket >> 8);
+        uint256 leaf = map.leaves[leafKey] & ~(1 << (bucket & 0xff));
+        map.leaves[leafKey] = leaf;
+        if (leaf != 0) return;
+        uint256 middleKey = (e << 8) | (bucket >> 16);
+        uint256 middle = map.middle[middleKey] & ~(1 << ((bucket >> 8) & 0xff));
+        map.middle[middleKey] = middle;
+        if (middle == 0) map.top[e] &= ~(1 << (bucket >> 16));
     }
 
     /// @notice The lowest set bucket at or above `from`, or NONE.
-    function nextSet(Bitmap storage map, uint32 epoch, uint256 from) internal view returns (uint256) {
-        if (from > type(uint16).max) return NONE;
-        uint256 wordIndex = from >> 8;
-        uint256 word = map.words[(uint256(epoch) << 8) | wordIndex] & (type(uint256).max << (from & 0xff));
-        if (word != 0) return (wordIndex << 8) | _lowestBit(word);
-        if (wordIndex == 0xff) return NONE;
-        uint256 summary = map.summary[epoch] & (type(uint256).max << (wordIndex + 1));
-        if (summary == 0) return NONE;
-        wordIndex = _lowestBit(summary);
-        return (wordIndex << 8) | _lowestBit(map.words[(uint256(epoch) << 8) | wordIndex]);
+    function nextSet(Bitmap storage map, uint32 epoch, uint256 from) external view returns (uint256) {
+        if (from >= 1 << 24) return NONE;
+        uint256 e = uint256(epoch);
+        uint256 leaf = map.leaves[(e << 16) | (from >> 8)] & (type(uint256).max << (from & 0xff));
+        if (leaf != 0) return (from & ~uint256(0xff)) | _lowestBit(leaf);
+        // The next leaf word with a bucket, in this middle word or a later one.
+        uint256 leafIndex = from >> 8;
+        if ((leafIndex & 0xff) != 0xff) {
+            uint256 middle = map.middle[(e << 8) | (leafIndex >> 8)] & (type(uint256).max << ((leafIndex & 0xff) + 1));
+            if (middle != 0) return _firstIn(map, e, ((leafIndex >> 8) << 8) | _lowestBit(middle));
+        }
+        uint256 middleIndex = leafIndex >> 8;
+        if (middleIndex == 0xff) return NONE;
+        uint256 top = map.top[e] & (type(uint256).max << (middleIndex + 1));
+        if (top == 0) return NONE;
+        middleIndex = _lowestBit(top);
+        return _firstIn(map, e, (middleIndex << 8) | _lowestBit(map.middle[(e << 8) | middleIndex]));
+    }
+
+    function _firstIn(Bitmap storage map, uint256 e, uint256 leafIndex) private view returns (uint256) {
+        return (leafIndex << 8) | _lowestBit(map.leaves[(e << 16) | leafIndex]);
     }
 
     function _lowestBit(uint256 value) private pure returns (uint256) {

@@ -16,6 +16,7 @@ export const CONTRACTS = {
   StableGovernor: "contracts/governance/StableGovernor.sol",
   StableTimelock: "contracts/governance/StableTimelock.sol",
   PoseidonT3: "poseidon-solidity/PoseidonT3.sol",
+  RatioBuckets: "contracts/libraries/RatioBuckets.sol",
 } as const satisfies Record<ContractName, string>;
 
 export interface Artifact {

@@ -220,4 +220,62 @@ describe("the books hold under the audit's sequences", () => {
     expect(await position(b.id)).toMatchObject({ status: STATUS.Liquidated, collateralZat: 0n, debt: 0n });
     await books();
   });
+
+  // From an attacker's review of the fix itself: each failed on its first version.
+  it("5. a position under 100% holding all but dust of the debt gives no more than it holds", async () => {
+    const x = await open(3n * ZEC, 100n * ZSD);
+    const y = await open(100n * ZEC, 1n); // a wei of debt against 100 ZEC
+    const bystander = createNote();
+    await s.deposit(bystander, 5n * ZEC);
+    await redeem(ZSD, OTHER);
+    await price(20n); // X at 60%, the system at 2080%
+    // Spread over Y's dust, X's debt would multiply Y's rounding a hundred billion times.
+    await expectRevert(s.as(carol).minter.write.redistribute([x.id, toAddress(OTHER)]), "NoDebtToRedistributeTo");
+    const before = await position(x.id);
+    const redeemed = await redeem(98n * ZSD, OTHER);
+    // Before, X was charged 4.8755 ZEC at par out of 2.98 and read 0 while the books fell short.
+    // Now every position gives the same fraction of its collateral, and the redeemer is paid par.
+    expect(redeemed.zatDue).toBe(487_550_000n);
+    const after = await position(x.id);
+    expect(after.collateralZat).toBeGreaterThan(0n);
+    expect(after.collateralZat).toBeLessThan(before.collateralZat);
+    await books();
+    // Y's owner repays and closes; the bystander's 5 ZEC leave whole.
+    await s.receipt(await s.as(alice).minter.write.repay([x.id, after.debt]));
+    await s.receipt(await s.as(alice).minter.write.repay([y.id, (await position(y.id)).debt]));
+    await s.receipt(await closeAs(y.note, y.id, OTHER));
+    const owner = positionOwner(bystander);
+    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: OTHER, owner };
+    const out = await s.proveSpend({ note: bystander, amountZat: 5n * ZEC, collateralFloorZat: 5n * ZEC, binding });
+    await s.receipt(await s.as(relayer).minter.write.withdrawNote([out.proof, out.spend, OTHER, owner]));
+    expect(await s.read.registry.read.unmintedZat()).toBe(0n);
+    await books();
+  });
+
+  it("6. redeeming all but a wei, twice, does not wear the map's precision away: a later position keeps its ZEC", async () => {
+    await open(10n * ZEC, 100n * ZSD);
+    await redeem(100n * ZSD - 1n, OTHER);
+    await open(10n * ZEC, 100n * ZSD);
+    await redeem(100n * ZSD, OTHER);
+    expect(await s.read.minter.read.totalDebt()).toBe(1n);
+    const v = await open(4n * ZEC, 100n * ZSD);
+    const redeemed = await redeem(ZSD, OTHER);
+    // V holds all but a wei of the debt, so it gives nearly all of the 0.0199 ZEC; before, it read 0 ZEC.
+    const after = await position(v.id);
+    expect(4n * ZEC - redeemed.zatDue - after.collateralZat <= 2n).toBe(true);
+    expect(99n * ZSD - after.debt <= 1n && after.debt - 99n * ZSD <= 1n).toBe(true);
+    await books();
+  });
+
+  it("7. healthy positions near the bottom of the order never block a redemption: the walk stops at the first", async () => {
+    // After 99.9% of the debt was redeemed, ratios crowd together in the epoch's first frame.
+    await open(100n * ZEC, 1000n * ZSD);
+    await redeem(999n * ZSD, OTHER);
+    const crowd = [];
+    for (let i = 0; i < 25; i++) crowd.push(await open(3n * ZEC, 50n * ZSD)); // 300%
+    // Before, a redemption looked at every position of the lowest buckets and gave up after 24.
+    await redeem(ZSD, OTHER);
+    for (const p of crowd) expect((await position(p.id)).status).toBe(STATUS.Open);
+    await books();
+  });
 });

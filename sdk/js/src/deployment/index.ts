@@ -18,7 +18,8 @@ export type ContractName =
   | "GovernanceToken"
   | "StableGovernor"
   | "StableTimelock"
-  | "PoseidonT3";
+  | "PoseidonT3"
+  | "RatioBuckets";
 
 export interface ContractRecord {
   address: Address;
