@@ -181,6 +181,14 @@ try {
   const redeemFromPositionsGas = await gas(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
   // The first write after a redemption saves the map's snapshot; later ones share it (as `risky` did).
   const mintAfterRedemption = await open(10n * ZEC, 200n * ZSD);
+  // Under 100%: a keeper spreads one (paid 0.5% to its address); a redemption spreads the other first.
+  await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([50n * 100_000_000n]));
+  const sunk = [await open(4n * ZEC, 130n * ZSD), await open(4n * ZEC, 130n * ZSD)];
+  await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([32n * 100_000_000n]));
+  const redistributeGas = await gas(await s.as(carol).minter.write.redistribute([sunk[0]!.id, toAddress]));
+  const redeemSpreadingGas = await gas(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
+  // Bob's redemption that custody failed above: he sends the held ZEC elsewhere.
+  const redirectGas = await gas(await s.as(bob).redemptions.write.redirect([2n, SAPLING, 0n]));
 
   // Prover: warm-up once (curve set-up), then PROOF_RUNS timed proofs.
   const note = createNote();
@@ -228,6 +236,7 @@ try {
       redeemWithPermit: redeemPermitGas,
       completeRedemption: completeGas,
       failRedemption: failGas,
+      redirectFailedPayout: redirectGas,
       castVote: castVoteGas,
       positions: {
         mintWithChangeLeaf: withChange.gas,
@@ -243,6 +252,8 @@ try {
         redeemAcrossPositions: redeemFromPositionsGas,
         mintWithoutFeeToHolder: risky.gas,
         mintWithoutFeeToHolderFirstAfterRedemption: mintAfterRedemption.gas,
+        redistributeToAddress: redistributeGas,
+        redeemThatFirstSpreadsAPosition: redeemSpreadingGas,
       },
     },
     circuit: { constraints: readManifest().constraints, publicSignals: readManifest().publicSignals.length },
@@ -267,6 +278,7 @@ try {
     ["redeem with permit (gas)", String(redeemPermitGas), ""],
     ["complete redemption (gas)", String(completeGas), ""],
     ["fail redemption (gas)", String(failGas), ""],
+    ["redirect a failed payout to an address (gas)", String(redirectGas), ""],
     ["cast vote (gas)", String(castVoteGas), ""],
     ["mint with a change leaf (gas)", String(withChange.gas), ""],
     ["top up a position (gas)", String(topUpGas), ""],
@@ -281,6 +293,8 @@ try {
     ["redeem across positions, later (gas)", String(redeemFromPositionsGas), ""],
     ["mint without fee to a holder (gas)", String(risky.gas), ""],
     ["the same, first write after a redemption (gas)", String(mintAfterRedemption.gas), ""],
+    ["redistribute a position under 100%, to an address (gas)", String(redistributeGas), ""],
+    ["redeem that first spreads a position under 100% (gas)", String(redeemSpreadingGas), ""],
     ["circuit constraints", String(results.circuit.constraints), "<= 8192 (2^13 ptau)"],
     [
       `proof generation, ${PROOF_RUNS} warm (ms)`,
