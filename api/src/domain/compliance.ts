@@ -10,7 +10,7 @@ import { randomId } from "./ids.ts";
 import type { Environment } from "./keys.ts";
 import { type NewSubject, RulesAgent, type RulesOptions } from "./rules.ts";
 
-export type SubjectType = "mint" | "redemption" | "deposit" | "address";
+export type SubjectType = "mint" | "redemption" | "deposit" | "address" | "payout";
 export type HoldableType = "mint" | "redemption";
 export type Severity = "low" | "medium" | "high" | "severe";
 export type AlertStatus = "open" | "in_review" | "dismissed" | "confirmed";
@@ -23,8 +23,34 @@ export interface Subject {
   id: string;
 }
 
-/** Who acted: a registered agent, the built-in rules agent, or the verdict timeout's default. */
-export type Actor = { agentId: string } | { builtIn: "rules" | "verdict_timeout" };
+/** Who acted: a registered agent, the built-in rules agent, the verdict timeout's default, or the payouts. */
+export type Actor = { agentId: string } | { builtIn: "rules" | "verdict_timeout" | "payouts" };
+
+/** A subject a hold keeps from moving: a mint, a redemption, or a payout redirected from a refused one. */
+type HeldSubject = { type: HoldableType | "payout"; id: string };
+
+/** How the payouts note on a payout's row that compliance refused it (relay/payouts.ts). */
+export const REJECTED_ROW = "Rejected by compliance: ";
+
+/**
+ * SQL: true when the payout `idColumn` (numeric, its on-chain id) was refused
+ * by compliance — its redemption's hold or its own hold (a redirected payout)
+ * rejected, or failed by the payouts for that reason. A redirect of it to an
+ * address must be screened again.
+ */
+export const refusedByCompliance = (idColumn: string) =>
+  `(EXISTS (SELECT 1 FROM redemption_requests r JOIN compliance_holds h
+       ON h.subject_type = 'redemption' AND h.subject_id = r.id
+     WHERE r.redemption_id::numeric = ${idColumn} AND h.state = 'rejected')
+   OR EXISTS (SELECT 1 FROM compliance_holds h
+     WHERE h.subject_type = 'payout' AND h.subject_id = (${idColumn})::text AND h.state = 'rejected')
+   OR EXISTS (SELECT 1 FROM payouts p WHERE p.redemption_id = ${idColumn} AND p.last_error LIKE '${REJECTED_ROW}%'))`;
+
+/** Whether compliance refused the payout `payoutId` (see refusedByCompliance). */
+export async function isRefusedByCompliance(db: Queryable, payoutId: bigint): Promise<boolean> {
+  const [row] = await db.query(`SELECT 1 WHERE ${refusedByCompliance("$1::numeric")}`, [payoutId.toString()]);
+  return row !== undefined;
+}
 
 export interface AlertInput {
   subject: Subject;
@@ -168,6 +194,16 @@ export class ComplianceService {
 
   /** The account's mint or redemption, locked, with where it stands for a hold. */
   async #holdable(tx: Queryable, accountId: string, subject: Subject): Promise<{ movable: boolean; state: string }> {
+    if (subject.type === "payout") {
+      // Only the payouts hold a payout (holdRedirectIn): it is the account's when its hold is.
+      const [hold] = await tx.query<{ status: string | null }>(
+        `SELECT p.status FROM compliance_holds h LEFT JOIN payouts p ON p.redemption_id::text = h.subject_id
+         WHERE h.subject_type = 'payout' AND h.subject_id = $1 AND h.account_id = $2 FOR UPDATE OF h`,
+        [subject.id, accountId],
+      );
+      if (!hold) throw domainErrors.notFound(`Payout ${subject.id}`);
+      return { movable: hold.status === "pending", state: `a payout ${hold.status ?? "not yet seen"}` };
+    }
     if (subject.type === "mint") {
       const [mint] = await tx.query<{ status: string }>(
         "SELECT status FROM mints WHERE id = $1 AND account_id = $2 FOR UPDATE",
@@ -200,7 +236,9 @@ export class ComplianceService {
   }
 
   async #subjectExists(tx: Queryable, accountId: string, subject: Subject): Promise<void> {
-    if (subject.type === "mint" || subject.type === "redemption") await this.#holdable(tx, accountId, subject);
+    if (subject.type === "mint" || subject.type === "redemption" || subject.type === "payout") {
+      await this.#holdable(tx, accountId, subject);
+    }
   }
 
   /** Raises an alert (and, with action "hold", holds its mint or redemption) for an agent of the account. */
@@ -240,6 +278,61 @@ export class ComplianceService {
     } else {
       await this.#subjectExists(tx, accountId, input.subject);
     }
+    const id = await this.#insertAlert(tx, accountId, actor, input);
+    if (input.action === "hold") {
+      await this.#setHold(tx, accountId, input.subject as { type: HoldableType; id: string }, "held", id, null);
+    }
+    return id;
+  }
+
+  /**
+   * A payout its owner redirected (on-chain or through the API) from a payout
+   * compliance refused, inside the payouts' transaction that records it: held
+   * under an alert of the payouts, as a held redemption is, until a screener
+   * of the account releases it (it is paid) or rejects it (failed on-chain
+   * again, compliance_rejected). False when it was already held (a rescan).
+   */
+  async holdRedirectIn(
+    tx: Queryable,
+    accountId: string,
+    payout: { id: string; fromId: string; redemptionRequestId: string },
+  ): Promise<boolean> {
+    const [placed] = await tx.query(
+      `INSERT INTO compliance_holds (subject_type, subject_id, account_id, state, redemption_request_id)
+       VALUES ('payout', $1, $2, 'held', $3) ON CONFLICT (subject_type, subject_id) DO NOTHING RETURNING 1`,
+      [payout.id, accountId, payout.redemptionRequestId],
+    );
+    if (!placed) return false;
+    const alertId = await this.#insertAlert(
+      tx,
+      accountId,
+      { builtIn: "payouts" },
+      {
+        subject: { type: "payout", id: payout.id },
+        severity: "high",
+        category: "compliance_rejected_redirect",
+        reason:
+          `The owner redirected payout ${payout.fromId} (redemption ${payout.redemptionRequestId}), which compliance ` +
+          `refused, to another address as payout ${payout.id}: it is not paid until a screener releases it ` +
+          "(rejecting it fails it on-chain again, its ZEC held for the owner).",
+        action: "hold",
+      },
+    );
+    await tx.query("UPDATE compliance_holds SET alert_id = $2 WHERE subject_type = 'payout' AND subject_id = $1", [
+      payout.id,
+      alertId,
+    ]);
+    await this.#emit(tx, accountId, "redemption.held", {
+      redemptionId: payout.redemptionRequestId,
+      alertId,
+      awaitingVerdict: false,
+      payoutId: payout.id,
+    });
+    return true;
+  }
+
+  /** Writes an alert and its alert.raised event; returns its id. */
+  async #insertAlert(tx: Queryable, accountId: string, actor: Actor, input: AlertInput): Promise<string> {
     const id = randomId("alt");
     const by = actorName(actor);
     const [{ now }] = (await tx.query<{ now: Date | string }>("SELECT now() AS now")) as [{ now: Date | string }];
@@ -263,9 +356,6 @@ export class ComplianceService {
       ],
     );
     await this.#emit(tx, accountId, "alert.raised", { alert: await this.#present(tx, accountId, id) });
-    if (input.action === "hold") {
-      await this.#setHold(tx, accountId, input.subject as { type: HoldableType; id: string }, "held", id, null);
-    }
     return id;
   }
 
@@ -445,7 +535,7 @@ export class ComplianceService {
     return this.get(accountId, alertId);
   }
 
-  async #heldSubject(tx: Queryable, alert: AlertRow): Promise<{ type: HoldableType; id: string }> {
+  async #heldSubject(tx: Queryable, alert: AlertRow): Promise<HeldSubject> {
     const [hold] = await tx.query<{ state: HoldState }>(
       "SELECT state FROM compliance_holds WHERE subject_type = $1 AND subject_id = $2 FOR UPDATE",
       [alert.subject_type, alert.subject_id],
@@ -458,7 +548,7 @@ export class ComplianceService {
         `The ${alert.subject_type} ${alert.subject_id} is not held${hold ? ` (its hold was ${hold.state})` : ""}.`,
       );
     }
-    return { type: alert.subject_type as HoldableType, id: alert.subject_id };
+    return { type: alert.subject_type as HeldSubject["type"], id: alert.subject_id };
   }
 
   /** A screener's verdict on a mint or redemption waiting for one (screening required). */
@@ -529,13 +619,14 @@ export class ComplianceService {
   async #decide(
     tx: Queryable,
     accountId: string,
-    subject: { type: HoldableType; id: string },
+    subject: HeldSubject,
     verdict: Verdict,
     actor: Actor,
     note?: string,
   ): Promise<HoldState> {
-    const key = subject.type === "mint" ? "mintId" : "redemptionId";
     const by = actorName(actor);
+    if (subject.type === "payout") return this.#decidePayout(tx, accountId, subject.id, verdict, by, note);
+    const key = subject.type === "mint" ? "mintId" : "redemptionId";
     if (verdict === "PASSED") {
       await tx.query(
         `UPDATE compliance_holds SET state = 'released', decided_by = $3, updated_at = now()
@@ -590,6 +681,36 @@ export class ComplianceService {
       }
     }
     return "rejected";
+  }
+
+  /**
+   * A held redirected payout: released, the payouts pay it; rejected, they
+   * fail it on-chain (compliance_rejected) and its ZEC is held for the owner
+   * again, whose next redirect to an address is held in turn.
+   */
+  async #decidePayout(
+    tx: Queryable,
+    accountId: string,
+    payoutId: string,
+    verdict: Verdict,
+    by: string,
+    note?: string,
+  ): Promise<HoldState> {
+    const state = verdict === "PASSED" ? "released" : "rejected";
+    const [hold] = await tx.query<{ redemption_request_id: string }>(
+      `UPDATE compliance_holds SET state = $2, decided_by = $3, reason_code = $4, updated_at = now()
+       WHERE subject_type = 'payout' AND subject_id = $1 RETURNING redemption_request_id`,
+      [payoutId, state, by, state === "rejected" ? (note ?? "rejected") : null],
+    );
+    // A rejection is told as redemption.failed once the payouts have failed it on-chain.
+    if (state === "released") {
+      await this.#emit(tx, accountId, "redemption.released", {
+        redemptionId: hold!.redemption_request_id,
+        by,
+        payoutId,
+      });
+    }
+    return state;
   }
 
   #emit(tx: Queryable, accountId: string, type: string, data: Record<string, unknown>) {

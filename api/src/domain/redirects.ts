@@ -11,6 +11,7 @@ import { SNARK_SCALAR_FIELD } from "@zsd/sdk/notes";
 import { formatZec } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
+import { REJECTED_ROW, isRefusedByCompliance } from "./compliance.ts";
 import { DomainError, domainErrors } from "./errors.ts";
 import { randomId } from "./ids.ts";
 import { canonicalZcashAddress } from "./redemptions.ts";
@@ -25,7 +26,7 @@ const FAILURE_REASON = {
 /** How a failure for an address that cannot be paid is noted on its row (and told apart on a later pass). */
 export const NOT_PAYABLE = "Not payable: ";
 /** How a failure a screener asked for is noted on its row. */
-export const REJECTED = "Rejected by compliance: ";
+export const REJECTED = REJECTED_ROW;
 
 /** How an owner gets a held payout's ZEC: told with every held payout (webhook and reads). */
 export const REDIRECT_HOW =
@@ -207,6 +208,19 @@ export class RedirectService {
         "payout_not_failed",
         "Payout not failed",
         `Payout ${payoutId} ${now}: only a failed payout, its ZEC held for the owner, can be redirected.`,
+      );
+    }
+    if (withdrawAddress && (await isRefusedByCompliance(this.db, payoutId))) {
+      // Paying it elsewhere would undo the refusal; in a note its ZEC stays in the pool, where a later mint or
+      // withdrawal is screened again.
+      throw conflict(
+        "payout_compliance_rejected",
+        "Payout refused by compliance",
+        `Compliance review refused payout ${payoutId}: its ZEC cannot be redirected to another address through ` +
+          "this API (a redirect made on-chain is held for review before it is paid). The owner may redirect it " +
+          "into a note (noteCommitment), where it stays in the pool, or ask the operator's compliance team to " +
+          "review it.",
+        { payoutId: payoutId.toString() },
       );
     }
     const [live] = await this.db.query<RedirectRow>(

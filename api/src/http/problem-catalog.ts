@@ -56,6 +56,7 @@ export const PROBLEM_FIELDS = {
   },
   canonical: { description: "The address in the form to sign and send", schema: { type: "string" } },
   zecDue: { description: "ZEC this redemption would pay", schema: { type: "string" } },
+  payoutId: { description: "The on-chain payout concerned", schema: { type: "string" } },
   minimumZec: { description: "The least ZEC a redemption may pay out", schema: { type: "string" } },
   priceAgeSeconds: { description: "Age of the oracle's ZEC/USD price", schema: { type: "integer" } },
   agentId: { description: "The agent that acted", schema: { type: "string" } },
@@ -607,6 +608,22 @@ export const PROBLEM_CATALOG = {
       "is still being paid, was paid, was already redirected, or (a redemption) was never burned. Nothing was queued.",
     example: {
       detail: "Payout 3 was paid: only a failed payout, its ZEC held for the owner, can be redirected.",
+    },
+  },
+  payout_compliance_rejected: {
+    status: 409,
+    title: "Payout refused by compliance",
+    meaning:
+      "Compliance review refused this payout, so its ZEC is not paid to another address: the owner may redirect it " +
+      "into a note (noteCommitment), where it stays in the pool, or ask the operator's compliance team to review " +
+      "it. A redirect to an address made on-chain instead is held for review before it is paid. Nothing was queued.",
+    fields: ["payoutId"],
+    example: {
+      detail:
+        "Compliance review refused payout 3: its ZEC cannot be redirected to another address through this API (a " +
+        "redirect made on-chain is held for review before it is paid). The owner may redirect it into a note " +
+        "(noteCommitment), where it stays in the pool, or ask the operator's compliance team to review it.",
+      payoutId: "3",
     },
   },
   redirect_signature_invalid: {

@@ -26,7 +26,7 @@ import type { Attestor } from "../adapters/custody/attestor.ts";
 import { type Custody, PayoutNotSent, PayoutRefused } from "../adapters/custody/index.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { isRevert } from "../domain/errors.ts";
-import type { ComplianceService } from "../domain/compliance.ts";
+import { type ComplianceService, refusedByCompliance } from "../domain/compliance.ts";
 import { NOT_PAYABLE, REDIRECT_HOW, REJECTED, failureReason, heldReason } from "../domain/redirects.ts";
 
 export type PayoutStatus =
@@ -66,11 +66,16 @@ const CURSOR = "redemptions";
 const BLOCKS_PER_QUERY = 2_000n;
 /** Blocks below the cursor read again each pass, for a redemption re-mined there by a reorganisation. */
 const RESCAN_BLOCKS = 64n;
-/** SQL: the compliance hold of a payout's redemption request, if any, is in one of `states`. */
+/**
+ * SQL: the compliance hold of a payout's redemption request, or of the payout
+ * itself (one redirected from a payout compliance refused), is in one of `states`.
+ */
 const holdIn = (states: string) =>
-  `EXISTS (SELECT 1 FROM redemption_requests r JOIN compliance_holds h
+  `(EXISTS (SELECT 1 FROM redemption_requests r JOIN compliance_holds h
      ON h.subject_type = 'redemption' AND h.subject_id = r.id
-     WHERE r.redemption_id::numeric = payouts.redemption_id AND h.state IN (${states}))`;
+     WHERE r.redemption_id::numeric = payouts.redemption_id AND h.state IN (${states}))
+   OR EXISTS (SELECT 1 FROM compliance_holds h WHERE h.subject_type = 'payout'
+     AND h.subject_id = payouts.redemption_id::text AND h.state IN (${states})))`;
 const MAX_RETRY_MS = 3_600_000;
 /** Contract status of a redemption. */
 const REQUESTED = 1;
@@ -153,13 +158,15 @@ export class Payouts {
     let found = 0;
     while (from <= safe) {
       const to = from + BLOCKS_PER_QUERY - 1n < safe ? from + BLOCKS_PER_QUERY - 1n : safe;
-      const events = await this.chain.client.getContractEvents({
-        address: this.chain.redemptions,
-        abi: redemptionsAbi,
-        eventName: "RedemptionRequested",
-        fromBlock: from,
-        toBlock: to,
-      });
+      const range = { address: this.chain.redemptions, abi: redemptionsAbi, fromBlock: from, toBlock: to } as const;
+      const [events, redirects] = await Promise.all([
+        this.chain.client.getContractEvents({ ...range, eventName: "RedemptionRequested" }),
+        // An owner may redirect a payout compliance refused to an address on-chain, not only through the API:
+        // the new payout is held with the event that makes it, before any pass can pick it.
+        this.options.compliance
+          ? this.chain.client.getContractEvents({ ...range, eventName: "PayoutRedirected" })
+          : Promise.resolve([]),
+      ]);
       await this.db.transaction(async (tx) => {
         for (const e of events) {
           const a = e.args;
@@ -177,6 +184,9 @@ export class Payouts {
           );
           found += rows.length;
         }
+        for (const e of redirects) {
+          if (e.args.newId) await this.#holdIfRefused(tx, e.args.id!, e.args.newId);
+        }
         await tx.query(
           `INSERT INTO relay_cursors (name, block) VALUES ($1, $2)
            ON CONFLICT (name) DO UPDATE SET block = GREATEST(relay_cursors.block, EXCLUDED.block)`,
@@ -186,6 +196,30 @@ export class Payouts {
       from = to + 1n;
     }
     return found;
+  }
+
+  /**
+   * Holds payout `newId`, redirected from `fromId`, for compliance review when
+   * compliance refused `fromId` (or a payout it was redirected from): paying
+   * it unscreened would undo the refusal.
+   */
+  async #holdIfRefused(tx: Queryable, fromId: bigint, newId: bigint): Promise<void> {
+    const [origin] = await tx.query<{ account_id: string; request_id: string }>(
+      `SELECT account_id, request_id FROM (
+         SELECT r.account_id, r.id AS request_id FROM redemption_requests r WHERE r.redemption_id = $2
+         UNION ALL
+         SELECT h.account_id, h.redemption_request_id FROM compliance_holds h
+         WHERE h.subject_type = 'payout' AND h.subject_id = $2
+       ) o WHERE request_id IS NOT NULL AND ${refusedByCompliance("$1::numeric")} LIMIT 1`,
+      // Once as a number, once as text: one parameter cannot be deduced as both.
+      [fromId.toString(), fromId.toString()],
+    );
+    if (!origin) return;
+    await this.options.compliance!.holdRedirectIn(tx, origin.account_id, {
+      id: newId.toString(),
+      fromId: fromId.toString(),
+      redemptionRequestId: origin.request_id,
+    });
   }
 
   #rows(status: PayoutStatus): Promise<PayoutRow[]> {
@@ -209,8 +243,13 @@ export class Payouts {
       // The end of a redemption the API relayed is told to its account's agents, in the same transaction.
       const moved = await this.db.transaction(async (tx) => {
         if (!(await this.#move(p, to, fields, tx))) return false;
+        // A redirected payout held for review is told as its redemption's.
         const [request] = await tx.query<{ id: string; account_id: string }>(
-          "SELECT id, account_id FROM redemption_requests WHERE redemption_id = $1",
+          `SELECT id, account_id FROM redemption_requests WHERE redemption_id = $1
+           UNION ALL
+           SELECT redemption_request_id, account_id FROM compliance_holds
+           WHERE subject_type = 'payout' AND subject_id = $1 AND redemption_request_id IS NOT NULL
+           LIMIT 1`,
           [p.redemption_id],
         );
         if (request) {
@@ -327,6 +366,10 @@ export class Payouts {
     if (!this.options.compliance) return this.#move(p, "sending", { attempts: p.attempts + 1 });
     return this.db.transaction(async (tx) => {
       await tx.query("SELECT 1 FROM redemption_requests WHERE redemption_id = $1 FOR UPDATE", [p.redemption_id]);
+      // The same for a redirected payout's own hold: a screener's decision locks it first too.
+      await tx.query("SELECT 1 FROM compliance_holds WHERE subject_type = 'payout' AND subject_id = $1 FOR UPDATE", [
+        p.redemption_id,
+      ]);
       const [held] = await tx.query(
         `SELECT 1 FROM payouts WHERE redemption_id = $1 AND ${holdIn("'awaiting_verdict', 'held', 'rejected'")}`,
         [p.redemption_id],
@@ -389,7 +432,9 @@ export class Payouts {
   async #rejectionCode(p: PayoutRow): Promise<string> {
     const [hold] = await this.db.query<{ reason_code: string | null }>(
       `SELECT h.reason_code FROM redemption_requests r JOIN compliance_holds h
-         ON h.subject_type = 'redemption' AND h.subject_id = r.id WHERE r.redemption_id = $1`,
+         ON h.subject_type = 'redemption' AND h.subject_id = r.id WHERE r.redemption_id = $1
+       UNION ALL
+       SELECT reason_code FROM compliance_holds WHERE subject_type = 'payout' AND subject_id = $1 LIMIT 1`,
       [p.redemption_id],
     );
     return hold?.reason_code ?? "rejected";

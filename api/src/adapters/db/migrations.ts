@@ -551,4 +551,20 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `CREATE INDEX payout_redirects_status ON payout_redirects (status, created_at)`,
     ],
   },
+  {
+    version: 18,
+    name: "a payout redirected from one compliance refused is held for review",
+    statements: [
+      // Its owner may redirect a refused payout to another address on-chain, bypassing the API: the
+      // payouts hold the new payout (subject "payout", its on-chain id) until a screener decides.
+      `ALTER TABLE compliance_alerts DROP CONSTRAINT compliance_alerts_subject_type_check`,
+      `ALTER TABLE compliance_alerts ADD CONSTRAINT compliance_alerts_subject_type_check CHECK (subject_type IN
+        ('mint', 'redemption', 'deposit', 'address', 'payout'))`,
+      `ALTER TABLE compliance_holds DROP CONSTRAINT compliance_holds_subject_type_check`,
+      `ALTER TABLE compliance_holds ADD CONSTRAINT compliance_holds_subject_type_check CHECK (subject_type IN
+        ('mint', 'redemption', 'payout'))`,
+      // The redemption request a held payout descends from: its account's agents decide, and its events name it.
+      `ALTER TABLE compliance_holds ADD COLUMN redemption_request_id text`,
+    ],
+  },
 ];

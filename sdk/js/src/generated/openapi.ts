@@ -1422,6 +1422,8 @@ export type components = {
             canonical?: string;
             /** @description ZEC this redemption would pay. With `redemption_too_small`. */
             zecDue?: string;
+            /** @description The on-chain payout concerned. With `payout_compliance_rejected`. */
+            payoutId?: string;
             /** @description The least ZEC a redemption may pay out. With `redemption_too_small`, `payout_too_small`. */
             minimumZec?: string;
             /** @description Age of the oracle's ZEC/USD price. With `price_stale`. */
@@ -1995,7 +1997,7 @@ export type components = {
             raisedBy: string;
             subject: {
                 /** @enum {string} */
-                type: "mint" | "redemption" | "deposit" | "address";
+                type: "mint" | "redemption" | "deposit" | "address" | "payout";
                 id: string;
             };
             /** @enum {string} */
@@ -2555,6 +2557,8 @@ export type components = {
                 alertId: string | null;
                 /** @description Screening is required: it waits for POST /v1/agents/verdicts */
                 awaitingVerdict: boolean;
+                /** @description The on-chain payout held (or released): one its owner redirected from this redemption's payout that compliance refused; absent when the redemption itself is held */
+                payoutId?: string;
             };
         };
         RedemptionReleasedEvent: {
@@ -2574,6 +2578,8 @@ export type components = {
                 redemptionId: string;
                 /** @description Who decided: a screener agent's id, or verdict_timeout (the configured default) */
                 by: string;
+                /** @description The on-chain payout held (or released): one its owner redirected from this redemption's payout that compliance refused; absent when the redemption itself is held */
+                payoutId?: string;
             };
         };
         DepositRecordedEvent: {
@@ -2622,7 +2628,7 @@ export type components = {
             raisedBy: string;
             subject: {
                 /** @enum {string} */
-                type: "mint" | "redemption" | "deposit" | "address";
+                type: "mint" | "redemption" | "deposit" | "address" | "payout";
                 id: string;
             };
             /** @enum {string} */
@@ -5473,6 +5479,7 @@ export interface operations {
             /**
              * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
              *     - `payout_not_failed`: Only a failed payout, its ZEC held for the owner because custody could not pay it, can be redirected: this one is still being paid, was paid, was already redirected, or (a redemption) was never burned. Nothing was queued.
+             *     - `payout_compliance_rejected`: Compliance review refused this payout, so its ZEC is not paid to another address: the owner may redirect it into a note (noteCommitment), where it stays in the pool, or ask the operator's compliance team to review it. A redirect to an address made on-chain instead is held for review before it is paid. Nothing was queued.
              *     - `redirect_already_submitted`: This payout is already being redirected, or the signature's nonce was used: a payout is redirected once. `id` names the redirect when this account made it.
              */
             409: {
@@ -7262,7 +7269,7 @@ export interface operations {
             query?: {
                 status?: "open" | "in_review" | "dismissed" | "confirmed";
                 severity?: "low" | "medium" | "high" | "severe";
-                subjectType?: "mint" | "redemption" | "deposit" | "address";
+                subjectType?: "mint" | "redemption" | "deposit" | "address" | "payout";
                 subjectId?: string;
                 /** @description An agent id, or rules for the built-in rules agent */
                 raisedBy?: string;

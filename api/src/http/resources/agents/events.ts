@@ -33,6 +33,15 @@ const eventAlert = alertSchema.omit({ object: true }).meta({
   description: "The alert as it stands after the change, as GET /v1/alerts/{alertId} answers it (without `object`)",
 });
 
+/** Set when the hold is on a payout redirected from the redemption's payout that compliance refused. */
+const redirectedPayout = z
+  .string()
+  .optional()
+  .describe(
+    "The on-chain payout held (or released): one its owner redirected from this redemption's payout that compliance " +
+      "refused; absent when the redemption itself is held",
+  );
+
 const holdFields = {
   alertId: alertId.nullable().describe("The alert that placed the hold; null when it waits for a verdict"),
   awaitingVerdict: z.boolean().describe("Screening is required: it waits for POST /v1/agents/verdicts"),
@@ -82,8 +91,8 @@ export const EVENT_PAYLOADS = {
       .nullable()
       .describe("How the owner redirects the held ZEC: POST /v1/redemptions/{id}/redirect (null before a burn)"),
   }),
-  "redemption.held": z.strictObject({ redemptionId, ...holdFields }),
-  "redemption.released": z.strictObject({ redemptionId, by }),
+  "redemption.held": z.strictObject({ redemptionId, ...holdFields, payoutId: redirectedPayout }),
+  "redemption.released": z.strictObject({ redemptionId, by, payoutId: redirectedPayout }),
   "deposit.recorded": z.strictObject({
     leafIndex: z.number().int().nonnegative().describe("The deposit's leaf in the commitment tree"),
     amount: decimal.describe("ZEC, a decimal string"),

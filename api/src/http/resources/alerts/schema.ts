@@ -8,13 +8,15 @@ const alertId = z.string().regex(/^alt_[0-9A-Za-z]{20}$/, "an alert id (alt_…)
 const subjectId = z.string().trim().min(1).max(200);
 const severity = z.enum(["low", "medium", "high", "severe"]);
 const status = z.enum(["open", "in_review", "dismissed", "confirmed"]);
-const subjectType = z.enum(["mint", "redemption", "deposit", "address"]);
+const subjectType = z.enum(["mint", "redemption", "deposit", "address", "payout"]);
+/** A payout (its on-chain id) is held by the payouts only, when redirected from one compliance refused. */
+const raisableType = subjectType.exclude(["payout"]);
 const code = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "a code in snake case (a-z, 0-9, _), at most 64 characters");
 
 export const raiseAlertBody = z.strictObject({
   agentId,
   subject: z.strictObject({
-    type: subjectType,
+    type: raisableType,
     id: subjectId.describe("A mint id (mint_…), a redemption id (red_…), a deposit's leaf or an address"),
   }),
   severity,

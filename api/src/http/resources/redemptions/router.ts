@@ -224,6 +224,7 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
         ...ZCASH_ADDRESS_PROBLEM_CODES,
         "resource_not_found",
         "payout_not_failed",
+        "payout_compliance_rejected",
         "expired_signature",
         "redirect_signature_invalid",
         "redirect_already_submitted",
