@@ -109,7 +109,9 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     chain && config.DEPLOYMENT_FILE ? GovernanceChain.load(config.DEPLOYMENT_FILE, chain) : undefined;
   const attestor =
     chain && config.ATTESTOR_PRIVATE_KEY
-      ? new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`)
+      ? new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`, (call, error) =>
+          logger.warn({ err: error, call }, "attestor call failed at the chain node"),
+        )
       : undefined;
   let custody: Custody | undefined;
   if (chain && attestor && config.ZCASHD_RPC_URL) {

@@ -7,6 +7,7 @@
 import { type Address, type Hex, encodeFunctionData, parseEventLogs, parseTransaction } from "viem";
 import { redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
+import { REDEMPTION_HEADROOM } from "../adapters/gas.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { type Failure, refusalOf, refusalOfMined } from "../domain/reverts.ts";
 import { type ComplianceService, notHeld } from "../domain/compliance.ts";
@@ -119,8 +120,13 @@ export class RedemptionRelay {
       await this.#set(r.id, { attempts: r.attempts + 1, failure_reason: reason });
       return;
     }
-    await this.sender.send(this.chain.redemptions, data, gas, (sent) =>
-      this.#recordSend(r.id, { relay_status: "submitted", ...sent, attempts: r.attempts + 1 }),
+    await this.sender.send(
+      this.chain.redemptions,
+      data,
+      gas,
+      (sent) => this.#recordSend(r.id, { relay_status: "submitted", ...sent, attempts: r.attempts + 1 }),
+      // The burn may settle up to 24 positions under 100% inline (StableMinter.redeemFromPositions).
+      REDEMPTION_HEADROOM,
     );
   }
 

@@ -5,6 +5,7 @@
 // of its nonce. Each relay decides what a mined transaction means for its job.
 import { type Address, type Hex, keccak256, parseTransaction } from "viem";
 import type { Chain } from "../adapters/chain.ts";
+import { RELAY_HEADROOM, gasLimit } from "../adapters/gas.ts";
 
 /** A transaction as the relays record it: the columns mints and redemption_requests share. */
 export interface SentTransaction {
@@ -39,8 +40,8 @@ export class TransactionSender {
     this.address = this.#wallet.account.address;
   }
 
-  /** Signs a call at the key's next pending nonce, records it, then broadcasts it. */
-  async send(to: Address, data: Hex, gas: bigint, record: RecordSent): Promise<void> {
+  /** Signs a call at the key's next pending nonce (its limit: `gas` estimated plus `headroom`), records it, then broadcasts it. */
+  async send(to: Address, data: Hex, gas: bigint, record: RecordSent, headroom = RELAY_HEADROOM): Promise<void> {
     const [nonce, fees] = await Promise.all([
       this.chain.client.getTransactionCount({ address: this.address, blockTag: "pending" }),
       this.chain.client.estimateFeesPerGas(),
@@ -48,7 +49,8 @@ export class TransactionSender {
     const raw = await this.#wallet.signTransaction({
       to,
       data,
-      gas: (gas * 12n) / 10n,
+      // Not a proportion of the estimate: what a transaction mined first can add is fixed (adapters/gas.ts).
+      gas: gasLimit(gas, headroom),
       nonce,
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,

@@ -1,6 +1,14 @@
 import { BaseError, ContractFunctionRevertedError, type Hex, type TransactionReceipt, parseEventLogs } from "viem";
 import { collateralRegistryAbi, redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../chain.ts";
+import { gasLimit, isOutOfGas } from "../gas.ts";
+
+type ContractCall = {
+  address: Hex;
+  abi: typeof collateralRegistryAbi | typeof redemptionsAbi;
+  functionName: string;
+  args: readonly unknown[];
+};
 import { type ContractError, ContractRevertError, domainErrors } from "../../domain/errors.ts";
 
 /** The contract's refusal, decoded from its ABI, when the call reverted with a custom error. */
@@ -22,6 +30,8 @@ export class Attestor {
   constructor(
     private readonly chain: Chain,
     attestorKey: Hex,
+    /** Told of each node failure (the call's name and the real error) before it becomes "unavailable". */
+    private readonly onUnavailable?: (call: string, error: unknown) => void,
   ) {
     this.#wallet = chain.wallet(attestorKey);
   }
@@ -32,13 +42,31 @@ export class Attestor {
     return run;
   }
 
-  #send(write: () => Promise<Hex>): Promise<TransactionReceipt> {
+  /**
+   * Sends one call with a limit that holds whatever lands before it (a
+   * relayed mint's change leaf can make recordDeposit's insertion carry
+   * further than estimated: adapters/gas.ts), and once more with a fresh
+   * estimate if it still ran out of gas. Every other failure that is not a
+   * refusal is the node's: logged with the call's name, then "unavailable".
+   */
+  #send(call: ContractCall): Promise<TransactionReceipt> {
     return this.#serial(async () => {
+      const write = async () => {
+        const gas = await this.chain.client.estimateContractGas({ ...call, account: this.#wallet.account } as never);
+        return this.#wallet.writeContract({ ...call, gas: gasLimit(gas) } as never);
+      };
       let hash: Hex;
       try {
-        hash = await write();
+        hash = await write().catch((error: unknown) => {
+          if (!isOutOfGas(error)) throw error;
+          this.onUnavailable?.(call.functionName, error);
+          return write();
+        });
       } catch (error) {
-        throw revertOf(error) ?? domainErrors.unavailable("The chain node");
+        const revert = revertOf(error);
+        if (revert) throw revert;
+        this.onUnavailable?.(call.functionName, error);
+        throw domainErrors.unavailable("The chain node");
       }
       const receipt = await this.chain.read(() =>
         this.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 }),
@@ -49,41 +77,35 @@ export class Attestor {
   }
 
   async recordDeposit(noteCommitment: bigint, amountZat: bigint) {
-    const receipt = await this.#send(() =>
-      this.#wallet.writeContract({
-        address: this.chain.registry,
-        abi: collateralRegistryAbi,
-        functionName: "recordDeposit",
-        args: [noteCommitment, amountZat],
-      }),
-    );
+    const receipt = await this.#send({
+      address: this.chain.registry,
+      abi: collateralRegistryAbi,
+      functionName: "recordDeposit",
+      args: [noteCommitment, amountZat],
+    });
     const [event] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "DepositRecorded" });
     return { ...event!.args, txHash: receipt.transactionHash };
   }
 
   async completeRedemption(redemptionId: bigint, zcashTxId: Hex) {
-    const receipt = await this.#send(() =>
-      this.#wallet.writeContract({
-        address: this.chain.redemptions,
-        abi: redemptionsAbi,
-        functionName: "completeRedemption",
-        args: [redemptionId, zcashTxId],
-      }),
-    );
+    const receipt = await this.#send({
+      address: this.chain.redemptions,
+      abi: redemptionsAbi,
+      functionName: "completeRedemption",
+      args: [redemptionId, zcashTxId],
+    });
     const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionCompleted" });
     return { zatPaid: event!.args.zatPaid, txHash: receipt.transactionHash };
   }
 
   /** Refunds a redemption custody could not pay: the contract mints the burned ZSD back to the owner. */
   async failRedemption(redemptionId: bigint, reason: string) {
-    const receipt = await this.#send(() =>
-      this.#wallet.writeContract({
-        address: this.chain.redemptions,
-        abi: redemptionsAbi,
-        functionName: "failRedemption",
-        args: [redemptionId, reason],
-      }),
-    );
+    const receipt = await this.#send({
+      address: this.chain.redemptions,
+      abi: redemptionsAbi,
+      functionName: "failRedemption",
+      args: [redemptionId, reason],
+    });
     return { txHash: receipt.transactionHash };
   }
 }
