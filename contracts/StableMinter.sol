@@ -69,22 +69,20 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// 100%, so that no read's rounding leaves one it would overcharge.
     uint256 private constant SETTLE_MARGIN_ZAT = 4;
     uint256 private constant MAX_REDISTRIBUTION_REWARD_BPS = 500;
-    /// @dev The map's factors are kept within [1e27, 1e45] by steps of 1e9
-    /// (Liquity's scale factor), so a long run of redemptions never wears away
-    /// their precision.
-    uint256 private constant SCALE = 1e9;
-    uint256 private constant SCALE_FLOOR = 1e27;
-    uint256 private constant SCALE_CEILING = 1e45;
+    /// @dev A frame's map starts afresh (a new epoch that keeps the debt) as
+    /// soon as a factor leaves [1e27, 1e45]: positions read through the frames
+    /// since their last write, and keys filed in one frame stay precise (a key
+    /// only tells ratios apart while b does not dwarf f·ratio).
+    uint256 private constant FRAME_FLOOR = 1e27;
+    uint256 private constant FRAME_CEILING = 1e45;
 
-    /// @dev The composed map of redemptions and redistributions:
-    /// `collateral' = a·collateral − b·debt`, `debt' = f·debt`, with a stored
-    /// as a·1e9^sa and b, f as b·1e9^sf, f·1e9^sf. b is zatoshi per debt wei
-    /// (ONE-scaled), negative when redistributions gave more collateral per
-    /// unit of debt than redemptions took.
+    /// @dev The composed map of one epoch's redemptions and redistributions:
+    /// `collateral' = a·collateral − b·debt`, `debt' = f·debt`. b is zatoshi
+    /// per debt wei (ONE-scaled), negative when redistributions gave more
+    /// collateral per unit of debt than redemptions took. An epoch whose final
+    /// map has f = 0 ended with all debt redeemed.
     struct Accumulator {
-        uint192 a;
-        int32 sa;
-        int32 sf;
+        uint256 a;
         int256 b;
         uint256 f;
     }
@@ -92,6 +90,9 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     struct Counters {
         uint32 snapshots;
         uint32 debtors;
+        /// @dev The first epoch after the last one that ended with no debt:
+        /// positions filed in it or later may hold debt.
+        uint32 liveFrom;
     }
 
     /// @dev The governed parameters, in one slot.
@@ -136,7 +137,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     // What every redemption and position change reads and writes share one slot.
     uint128 private _totalDebt;
     uint64 private _backingCollateralZat;
-    /// @dev Starts a new map when all debt is gone; old positions read the last map of their epoch.
+    /// @dev Starts a new map when all debt is gone or the map's factors leave
+    /// their range; positions read through every epoch since their last write.
     uint32 public epoch;
     /// @dev The snapshot equal to `_map`, or NO_SNAPSHOT after a redemption changed it.
     uint32 private _mapSnapshot;
@@ -379,36 +381,43 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     ) external onlyRedemptions returns (uint256 zatDue, uint256 feeZat, int256 price) {
         uint256 debtBefore = _totalDebt;
         if (amount > debtBefore) revert RedemptionExceedsDebt(amount, debtBefore);
+        uint256 debtAfter = debtBefore - amount;
+        // Every position with debt owes at least a wei.
+        if (debtAfter != 0 && debtAfter < _counters.debtors) revert RedemptionExceedsDebt(amount, debtBefore);
         uint256 latest = _latestPrice();
         bool solvent;
         (zatDue, feeZat, solvent) = _quote(amount, feeBps, latest);
         price = int256(latest);
         if (zatDue == 0) return (0, feeZat, price);
-        // A fee-free redistribution keeps the totals, so the quote stands. A
-        // position under 100% that cannot be spread (it holds all but dust of
-        // the debt) turns the charge into the same fraction of every position's
-        // collateral, at par: no one gives more than they hold.
-        bool atPar = solvent && _settleUnderwater(latest);
+        if (solvent) {
+            // A fee-free redistribution keeps the totals, so the quote stands.
+            uint32 stuck = _settleUnderwater(latest);
+            if (stuck != 0) {
+                // Under 100% and holding all but dust of the debt: it is the system,
+                // and pays pro rata out of its own collateral, as an insolvent one would.
+                (zatDue, feeZat) = (_redeemFromOne(stuck, amount), 0);
+                emit RedeemedFromPositions(amount, zatDue, _totalDebt, _backingCollateralZat);
+                return (zatDue, feeZat, price);
+            }
+        }
 
         uint256 backing = _backingCollateralZat;
         Accumulator memory map = _map;
-        uint256 debtAfter = debtBefore - amount;
-        if (atPar) {
+        if (solvent) {
             // Each position gives zatDue / totalDebt zatoshi per unit of its debt, rounded up.
             map.b += SafeCast.toInt256(Math.mulDiv(map.f, zatDue, debtBefore, Math.Rounding.Ceil));
         } else {
             // Each position gives the same fraction of its collateral: its ratio is unchanged.
             uint256 kept = backing - zatDue;
-            map.a = uint192(Math.mulDiv(map.a, kept, backing));
+            map.a = Math.mulDiv(map.a, kept, backing);
             map.b = _scaleUp(map.b, kept, backing);
         }
         // Debt rounds up: what an owner owes never rounds in the owner's favour.
         map.f = Math.mulDiv(map.f, debtAfter, debtBefore, Math.Rounding.Ceil);
-        _map = _normalized(map);
-        _mapSnapshot = NO_SNAPSHOT;
         _totalDebt = SafeCast.toUint128(debtAfter);
         _backingCollateralZat = SafeCast.toUint64(backing - zatDue);
-        if (debtAfter == 0) _newEpoch();
+        if (debtAfter == 0) _endEpoch(map);
+        else _setMap(map);
         emit RedeemedFromPositions(amount, zatDue, debtAfter, _backingCollateralZat);
     }
 
@@ -680,32 +689,43 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     }
 
     /// @dev The position's collateral and debt now: its snapshot carried
-    /// through the redemptions and redistributions since (none for free
-    /// collateral). Collateral rounds down and debt up, in the system's favour.
+    /// through the rest of its epoch's map and every epoch's since (none for
+    /// free collateral). Collateral rounds down and debt up, in the system's favour.
     function _read(Position storage position) private view returns (uint256 collateral, uint256 debt) {
         collateral = position.collateralZat;
         debt = position.debt;
         if (debt == 0) return (collateral, 0);
-        bool current = position.epoch == epoch;
-        Accumulator memory now_ = current ? _map : _finalMap[position.epoch];
+        uint32 e = position.epoch;
         Accumulator memory at = _snapshot(position.snapshot);
-        // The map since the snapshot, in now's units (b and f scale together,
-        // a on its own and only ever down): a_r = a/a_s,
-        // debt·b_r = debt·b/f_s − debt·a_r·b_s/f_s, f_r = f/f_s.
-        int256 df = int256(now_.sf) - int256(at.sf);
-        uint256 aR = _unscale(Math.mulDiv(now_.a, ONE, at.a), int256(now_.sa) - int256(at.sa), false);
-        // b_r·f_s in the snapshot's units, rounded up: the charge never rounds in the owner's favour.
-        int256 taken = _unscaleSigned(now_.b, df, true) - _mulDivSigned(aR, at.b, ONE, false);
+        while (true) {
+            bool current = e == epoch;
+            Accumulator memory end = current ? _map : _finalMap[e];
+            (collateral, debt) = _apply(collateral, debt, at, end);
+            if (current) {
+                // Every other position with debt owes at least a wei of the total.
+                uint256 others = _counters.debtors - 1;
+                uint256 cap = _totalDebt > others ? _totalDebt - others : 1;
+                return (collateral, Math.min(Math.max(debt, 1), cap));
+            }
+            if (end.f == 0) return (collateral, 0);
+            ++e;
+            at = _identity();
+        }
+    }
+
+    /// @dev (collateral, debt) carried from map `at` to map `end` of the same epoch:
+    /// a_r = a/a_s, f_r = f/f_s, debt·b_r = debt·(b − a_r·b_s)/f_s.
+    function _apply(
+        uint256 collateral,
+        uint256 debt,
+        Accumulator memory at,
+        Accumulator memory end
+    ) private pure returns (uint256, uint256) {
+        uint256 aR = Math.mulDiv(end.a, ONE, at.a);
+        // Rounded up: the charge never rounds in the owner's favour.
+        int256 taken = end.b - _mulDivSigned(aR, at.b, ONE, false);
         int256 left = SafeCast.toInt256(Math.mulDiv(collateral, aR, ONE)) - _mulDivSigned(debt, taken, at.f, true);
-        collateral = left > 0 ? uint256(left) : 0;
-        if (!current) return (collateral, 0);
-        // Scaled up before the division, so a debt that grew rounds once.
-        debt =
-            df <= 0
-                ? Math.mulDiv(_unscale(debt, df, true), now_.f, at.f, Math.Rounding.Ceil)
-                : _unscale(Math.mulDiv(debt, now_.f, at.f, Math.Rounding.Ceil), df, true);
-        // Every other position owes at least a wei of the total.
-        debt = Math.min(Math.max(debt, 1), _totalDebt - (_counters.debtors - 1));
+        return (left > 0 ? uint256(left) : 0, Math.mulDiv(debt, end.f, at.f, Math.Rounding.Ceil));
     }
 
     /// @dev Moves the position to (collateral, debt) at today's map, keeping
@@ -713,8 +733,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// filed by its ratio while it has debt.
     function _write(uint256 id, Position storage position, uint256 collateral, uint256 debt) private {
         (uint256 oldCollateral, uint256 oldDebt) = _read(position);
-        // Which total holds it now: debt stored in this epoch means backing.
-        bool filed = position.debt != 0 && position.epoch == epoch;
+        // Which total holds it now: debt stored in a live epoch means backing.
+        bool filed = position.debt != 0 && position.epoch >= _counters.liveFrom;
         if (filed) {
             _totalDebt -= SafeCast.toUint128(oldDebt);
             _backingCollateralZat -= SafeCast.toUint64(Math.min(oldCollateral, _backingCollateralZat));
@@ -732,7 +752,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
                 _mapSnapshot = snapshot;
             }
             uint256 key = _key(collateral, debt);
-            if (!filed || key != position.key) {
+            if (!filed || key != position.key || position.epoch != epoch) {
                 if (filed) _unfile(position);
                 else ++_counters.debtors;
                 _file(SafeCast.toUint32(id), position, key);
@@ -750,16 +770,15 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         position.snapshot = snapshot;
     }
 
-    /// @dev The position's collateral per debt in the epoch's first frame:
-    /// (collateral·f/debt + b)/a, in that frame's units (ONE-scaled zatoshi per wei).
+    /// @dev The position's collateral per debt in its epoch's first frame:
+    /// (collateral·f/debt + b)/a (ONE-scaled zatoshi per wei).
     function _key(uint256 collateral, uint256 debt) private view returns (uint256) {
         Accumulator memory map = _map;
         int256 origin = SafeCast.toInt256(Math.mulDiv(collateral, map.f, debt)) + map.b;
-        int256 value = _mulDivSigned(ONE, origin, map.a, false);
-        return RatioBuckets.encode(value, 9 * (int256(map.sa) - int256(map.sf)));
+        return RatioBuckets.encode(_mulDivSigned(ONE, origin, map.a, false), 0);
     }
 
-    /// @dev Files the position in its bucket's list, in key order.
+    /// @dev Files the position in its bucket's list of the current epoch, in key order.
     function _file(uint32 id, Position storage position, uint256 key) private {
         uint256 bucket = RatioBuckets.bucketOf(key);
         uint256 headKey = (uint256(epoch) << 24) | bucket;
@@ -787,39 +806,44 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         if (prev != 0) {
             _positions[prev].next = next;
         } else {
+            uint32 e = position.epoch;
             uint256 bucket = RatioBuckets.bucketOf(position.key);
-            _buckets.heads[(uint256(epoch) << 24) | bucket] = next;
-            if (next == 0) _buckets.unset(epoch, bucket);
+            _buckets.heads[(uint256(e) << 24) | bucket] = next;
+            if (next == 0) _buckets.unset(e, bucket);
         }
     }
 
     /// @dev Redistributes the positions a par charge would take more than
-    /// they hold from, riskiest first; the walk ends at the first one it
-    /// cannot hurt, as every later one is at least as well covered. False
-    /// when it met one that cannot be spread over the others.
-    function _settleUnderwater(uint256 price) private returns (bool) {
-        uint32 current = epoch;
-        uint256 settled;
-        uint256 bucket = _buckets.nextSet(current, 0);
-        while (bucket != RatioBuckets.NONE) {
-            uint32 id = _buckets.heads[(uint256(current) << 24) | bucket];
-            while (id != 0) {
-                Position storage position = _positions[id];
-                uint32 next = position.next;
-                (uint256 collateral, uint256 debt) = _read(position);
-                if (collateral >= SETTLE_MARGIN_ZAT) {
-                    uint256 value = (collateral - SETTLE_MARGIN_ZAT) * price * ZAT_PRICE_TO_USD18;
-                    // 1 ppm over 100%: no rounding of a later, smaller position can tip it under.
-                    if (value >= debt + debt / 1_000_000) return true;
-                }
-                if (!_spreadable(debt)) return false;
-                if (++settled > MAX_SETTLED) revert UnderwaterPositionsPending(MAX_SETTLED);
-                _redistribute(id, position, collateral, debt, 0);
-                id = next;
+    /// they hold from, riskiest first: the riskiest of each live epoch heads
+    /// its order, and the walk ends at the first one it cannot hurt, as every
+    /// later one is at least as well covered. Returns a position under 100%
+    /// that cannot be spread over the others (they hold under a millionth of
+    /// its debt), or 0.
+    function _settleUnderwater(uint256 price) private returns (uint32 stuck) {
+        for (uint256 settled = 0; ; ++settled) {
+            (uint32 id, uint256 collateral, uint256 debt) = _riskiest();
+            if (id == 0) return 0;
+            if (collateral >= SETTLE_MARGIN_ZAT) {
+                uint256 value = (collateral - SETTLE_MARGIN_ZAT) * price * ZAT_PRICE_TO_USD18;
+                // 1 ppm over 100%: no rounding of a later, smaller position can tip it under.
+                if (value >= debt + debt / 1_000_000) return 0;
             }
-            bucket = _buckets.nextSet(current, bucket + 1);
+            if (!_spreadable(debt)) return id;
+            if (settled == MAX_SETTLED) revert UnderwaterPositionsPending(MAX_SETTLED);
+            _redistribute(id, _positions[id], collateral, debt, 0);
         }
-        return true;
+    }
+
+    /// @dev The position with the least collateral per debt: the head of each
+    /// live epoch's order, compared by their reads.
+    function _riskiest() private view returns (uint32 id, uint256 collateral, uint256 debt) {
+        for (uint32 e = _counters.liveFrom; e <= epoch; ++e) {
+            uint256 bucket = _buckets.nextSet(e, 0);
+            if (bucket == RatioBuckets.NONE) continue;
+            uint32 head = _buckets.heads[(uint256(e) << 24) | bucket];
+            (uint256 c, uint256 d) = _read(_positions[head]);
+            if (id == 0 || c * debt < collateral * d) (id, collateral, debt) = (head, c, d);
+        }
     }
 
     /// @dev Whether a position's debt can be spread over the others: they must
@@ -827,6 +851,16 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// multiplied a millionfold.
     function _spreadable(uint256 debt) private view returns (bool) {
         return (_totalDebt - debt) * 1_000_000 >= debt;
+    }
+
+    /// @dev A redemption of `amount` out of position `id` alone, pro rata.
+    function _redeemFromOne(uint32 id, uint256 amount) private returns (uint256 zatDue) {
+        Position storage position = _positions[id];
+        (uint256 collateral, uint256 debt) = _read(position);
+        if (amount > debt) revert RedemptionExceedsDebt(amount, debt);
+        zatDue = Math.mulDiv(collateral, amount, debt);
+        _write(id, position, collateral - zatDue, debt - amount);
+        if (_totalDebt == 0) _endEpoch(_map);
     }
 
     /// @dev Closes the position as liquidated and spreads its debt and its
@@ -848,10 +882,9 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         // The collateral handed out rounds down and the debt up.
         map.b -= SafeCast.toInt256(Math.mulDiv(map.f, spread, rest));
         map.f = Math.mulDiv(map.f, total, rest, Math.Rounding.Ceil);
-        _map = _normalized(map);
-        _mapSnapshot = NO_SNAPSHOT;
         _totalDebt = SafeCast.toUint128(total);
         _backingCollateralZat += SafeCast.toUint64(spread);
+        _setMap(map);
         emit PositionRedistributed(id, msg.sender, debt, collateral, reward);
     }
 
@@ -887,62 +920,38 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         return -SafeCast.toInt256(Math.mulDiv(x, uint256(-value), den, up ? Math.Rounding.Floor : Math.Rounding.Ceil));
     }
 
-    /// @dev value / 1e9^steps (steps may be negative: a product, capped at
-    /// 2^200, far beyond any amount), rounded up when `up`.
-    function _unscale(uint256 value, int256 steps, bool up) private pure returns (uint256) {
-        if (steps <= 0) {
-            for (int256 i = steps; i < 0; ++i) {
-                if (value > 1 << 200) return 1 << 200;
-                value *= SCALE;
-            }
-            return value;
+    /// @dev The new map after a step; a new frame (an epoch that keeps the
+    /// debt) once a factor leaves its range, so none wears away.
+    function _setMap(Accumulator memory map) private {
+        _mapSnapshot = NO_SNAPSHOT;
+        if (map.a >= FRAME_FLOOR && map.f >= FRAME_FLOOR && map.f <= FRAME_CEILING) {
+            _map = map;
+            return;
         }
-        // Beyond 8 steps every amount here is under one unit.
-        if (steps > 8) return up && value != 0 ? 1 : 0;
-        return Math.mulDiv(value, 1, SCALE ** uint256(steps), up ? Math.Rounding.Ceil : Math.Rounding.Floor);
-    }
-
-    function _unscaleSigned(int256 value, int256 steps, bool up) private pure returns (int256) {
-        if (value >= 0) return SafeCast.toInt256(_unscale(uint256(value), steps, up));
-        return -SafeCast.toInt256(_unscale(uint256(-value), steps, !up));
-    }
-
-    /// @dev Brings a and f back into [1e27, 1e45] by whole steps of 1e9.
-    function _normalized(Accumulator memory map) private pure returns (Accumulator memory) {
-        // f is 0 only when the last debt was redeemed: a new epoch starts instead.
-        if (map.f == 0) return map;
-        while (map.f < SCALE_FLOOR) {
-            map.f *= SCALE;
-            map.b *= int256(SCALE);
-            ++map.sf;
-        }
-        while (map.f > SCALE_CEILING) {
-            map.f = Math.ceilDiv(map.f, SCALE);
-            map.b = _scaleUp(map.b, 1, SCALE);
-            --map.sf;
-        }
-        while (map.a < SCALE_FLOOR) {
-            map.a *= uint192(SCALE);
-            ++map.sa;
-        }
-        return map;
+        _finalMap[epoch] = map;
+        ++epoch;
+        _map = _identity();
+        _mapSnapshot = 0;
     }
 
     function _identity() private pure returns (Accumulator memory) {
-        return Accumulator(uint192(ONE), 0, 0, 0, ONE);
+        return Accumulator(ONE, 0, ONE);
     }
 
     function _snapshot(uint32 id) private view returns (Accumulator memory) {
         return id == 0 ? _identity() : _snapshots[id];
     }
 
-    /// @dev All debt was redeemed: what collateral backed it is now free.
-    function _newEpoch() private {
-        _finalMap[epoch] = _map;
+    /// @dev All debt was redeemed: what collateral backed it is now free, and
+    /// no position filed before holds debt any more.
+    function _endEpoch(Accumulator memory map) private {
+        map.f = 0;
+        _finalMap[epoch] = map;
         ++epoch;
         _map = _identity();
         _mapSnapshot = 0;
         _counters.debtors = 0;
+        _counters.liveFrom = epoch;
         freeCollateralZat += _backingCollateralZat;
         _backingCollateralZat = 0;
     }

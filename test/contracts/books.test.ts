@@ -222,7 +222,7 @@ describe("the books hold under the audit's sequences", () => {
   });
 
   // From an attacker's review of the fix itself: each failed on its first version.
-  it("5. a position under 100% holding all but dust of the debt gives no more than it holds", async () => {
+  it("5. a position under 100% holding all but dust of the debt pays pro rata out of its own collateral", async () => {
     const x = await open(3n * ZEC, 100n * ZSD);
     const y = await open(100n * ZEC, 1n); // a wei of debt against 100 ZEC
     const bystander = createNote();
@@ -231,17 +231,20 @@ describe("the books hold under the audit's sequences", () => {
     await price(20n); // X at 60%, the system at 2080%
     // Spread over Y's dust, X's debt would multiply Y's rounding a hundred billion times.
     await expectRevert(s.as(carol).minter.write.redistribute([x.id, toAddress(OTHER)]), "NoDebtToRedistributeTo");
-    const before = await position(x.id);
+    const [xBefore, yBefore] = [await position(x.id), await position(y.id)];
     const redeemed = await redeem(98n * ZSD, OTHER);
-    // Before, X was charged 4.8755 ZEC at par out of 2.98 and read 0 while the books fell short.
-    // Now every position gives the same fraction of its collateral, and the redeemer is paid par.
-    expect(redeemed.zatDue).toBe(487_550_000n);
-    const after = await position(x.id);
-    expect(after.collateralZat).toBeGreaterThan(0n);
-    expect(after.collateralZat).toBeLessThan(before.collateralZat);
+    // Before, X was charged 4.8755 ZEC at par out of its 2.98 and the books fell short; a first
+    // fix took the same fraction of every position's collateral, so Y paid 4.73 ZEC for X's debt.
+    // X is the system here: it pays 98/99 of its collateral, with no fee, and Y gives nothing.
+    expect(redeemed.zatDue).toBe((xBefore.collateralZat * 98n * ZSD) / xBefore.debt);
+    expect(redeemed.feeZat).toBe(0n);
+    expect(await position(y.id)).toEqual(yBefore);
+    const xAfter = await position(x.id);
+    expect(xAfter.debt).toBe(xBefore.debt - 98n * ZSD);
+    expect(xAfter.collateralZat).toBe(xBefore.collateralZat - redeemed.zatDue);
     await books();
-    // Y's owner repays and closes; the bystander's 5 ZEC leave whole.
-    await s.receipt(await s.as(alice).minter.write.repay([x.id, after.debt]));
+    // Both repay and Y closes; the bystander's 5 ZEC leave whole.
+    await s.receipt(await s.as(alice).minter.write.repay([x.id, xAfter.debt]));
     await s.receipt(await s.as(alice).minter.write.repay([y.id, (await position(y.id)).debt]));
     await s.receipt(await closeAs(y.note, y.id, OTHER));
     const owner = positionOwner(bystander);
@@ -252,18 +255,36 @@ describe("the books hold under the audit's sequences", () => {
     await books();
   });
 
-  it("6. redeeming all but a wei, twice, does not wear the map's precision away: a later position keeps its ZEC", async () => {
+  it("6. redeeming all but a wei, twice, does not wear the map's precision away: a later position keeps its ZEC (a new frame starts)", async () => {
     await open(10n * ZEC, 100n * ZSD);
     await redeem(100n * ZSD - 1n, OTHER);
     await open(10n * ZEC, 100n * ZSD);
-    await redeem(100n * ZSD, OTHER);
-    expect(await s.read.minter.read.totalDebt()).toBe(1n);
+    // Each debtor owes at least a wei: a redemption may not leave less.
+    await expectRevert(s.as(alice).redemptions.write.redeem([100n * ZSD, OTHER]), "RedemptionExceedsDebt");
+    await redeem(100n * ZSD - 1n, OTHER);
+    expect(await s.read.minter.read.totalDebt()).toBe(2n);
     const v = await open(4n * ZEC, 100n * ZSD);
     const redeemed = await redeem(ZSD, OTHER);
-    // V holds all but a wei of the debt, so it gives nearly all of the 0.0199 ZEC; before, it read 0 ZEC.
+    // V holds all but two wei of the debt, so it gives nearly all of the 0.0199 ZEC; before, it read 0 ZEC.
     const after = await position(v.id);
     expect(4n * ZEC - redeemed.zatDue - after.collateralZat <= 2n).toBe(true);
     expect(99n * ZSD - after.debt <= 1n && after.debt - 99n * ZSD <= 1n).toBe(true);
+    // The collapse started new frames (epochs that keep the debt), so keys filed now still tell
+    // ratios apart: under the first frame, A (150%) and B (500%) got the same key, the walk met B
+    // first and stopped, and A at 90% was charged past its collateral out of a bystander's note.
+    expect(await s.read.minter.read.epoch()).toBeGreaterThan(1);
+    await books();
+    const a = await open(3n * ZEC, 100n * ZSD);
+    await open(10n * ZEC, 100n * ZSD);
+    await s.deposit(createNote(), ZEC);
+    await price(30n);
+    const second = await redeem(190n * ZSD, OTHER);
+    const [spread] = parseEventLogs({
+      abi: stableMinterAbi,
+      logs: second.receipt.logs,
+      eventName: "PositionRedistributed",
+    });
+    expect(spread!.args.positionId).toBe(a.id);
     await books();
   });
 
