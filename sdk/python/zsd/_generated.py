@@ -58,6 +58,8 @@ class Problem(_ProblemRequired, total=False):
     canonical: str
     # ZEC this redemption would pay. With `redemption_too_small`.
     zecDue: str
+    # The on-chain payout concerned. With `payout_compliance_rejected`.
+    payoutId: str
     # The least ZEC a redemption may pay out. With `redemption_too_small`, `payout_too_small`.
     minimumZec: str
     # Age of the oracle's ZEC/USD price. With `price_stale`.
@@ -620,7 +622,7 @@ class Withdrawal(TypedDict):
 
 
 class AlertSubject(TypedDict):
-    type: Literal["mint", "redemption", "deposit", "address"]
+    type: Literal["mint", "redemption", "deposit", "address", "payout"]
     id: str
 
 
@@ -1150,13 +1152,18 @@ class RedemptionFailedEvent(TypedDict):
     data: RedemptionFailedEventData
 
 
-class RedemptionHeldEventData(TypedDict):
+class _RedemptionHeldEventDataRequired(TypedDict):
     # The redemption (GET /v1/redemptions/{redemptionId})
     redemptionId: str
     # The alert that placed the hold; null when it waits for a verdict
     alertId: Optional[str]
     # Screening is required: it waits for POST /v1/agents/verdicts
     awaitingVerdict: bool
+
+
+class RedemptionHeldEventData(_RedemptionHeldEventDataRequired, total=False):
+    # The on-chain payout held (or released): one its owner redirected from this redemption's payout that compliance refused; absent when the redemption itself is held
+    payoutId: str
 
 
 class RedemptionHeldEvent(TypedDict):
@@ -1169,11 +1176,16 @@ class RedemptionHeldEvent(TypedDict):
     data: RedemptionHeldEventData
 
 
-class RedemptionReleasedEventData(TypedDict):
+class _RedemptionReleasedEventDataRequired(TypedDict):
     # The redemption (GET /v1/redemptions/{redemptionId})
     redemptionId: str
     # Who decided: a screener agent's id, or verdict_timeout (the configured default)
     by: str
+
+
+class RedemptionReleasedEventData(_RedemptionReleasedEventDataRequired, total=False):
+    # The on-chain payout held (or released): one its owner redirected from this redemption's payout that compliance refused; absent when the redemption itself is held
+    payoutId: str
 
 
 class RedemptionReleasedEvent(TypedDict):
@@ -1208,7 +1220,7 @@ class DepositRecordedEvent(TypedDict):
 
 
 class EventAlertSubject(TypedDict):
-    type: Literal["mint", "redemption", "deposit", "address"]
+    type: Literal["mint", "redemption", "deposit", "address", "payout"]
     id: str
 
 
@@ -1783,7 +1795,7 @@ class ListAlertsQuery(TypedDict, total=False):
 
     status: Literal["open", "in_review", "dismissed", "confirmed"]
     severity: Literal["low", "medium", "high", "severe"]
-    subjectType: Literal["mint", "redemption", "deposit", "address"]
+    subjectType: Literal["mint", "redemption", "deposit", "address", "payout"]
     subjectId: str
     # An agent id, or rules for the built-in rules agent
     raisedBy: str
