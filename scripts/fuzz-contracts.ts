@@ -23,7 +23,7 @@ if (values.steps) env.FUZZ_STEPS = values.steps;
 env.FUZZ_SEED = values.seed ?? env.FUZZ_SEED ?? String(Math.floor(Math.random() * 2 ** 31));
 if (values.path) env.FUZZ_PATH = values.path;
 if (values.replay) env.FUZZ_REPLAY = values.replay;
-console.log(`fuzz:contracts runs=${env.FUZZ_RUNS ?? 20} steps=${env.FUZZ_STEPS ?? 40} seed=${env.FUZZ_SEED}`);
+console.log(`fuzz:contracts runs=${env.FUZZ_RUNS ?? 14} steps=${env.FUZZ_STEPS ?? 40} seed=${env.FUZZ_SEED}`);
 
 const child = spawn("npx", ["vitest", "run", "test/contracts/invariants.test.ts"], { stdio: "inherit", env });
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -13,7 +13,7 @@
 // state before it (which error, or what changes), and after it the chain is
 // checked against the model kept here and against the invariants below.
 //
-//   FUZZ_RUNS (20), FUZZ_STEPS (40 at most per sequence), FUZZ_SEED (fixed),
+//   FUZZ_RUNS (14), FUZZ_STEPS (40 at most per sequence), FUZZ_SEED (fixed),
 //   FUZZ_PATH and FUZZ_REPLAY (replay a counterexample: its path and replayPath):
 //   `npm run fuzz:contracts -- --runs 200 --steps 40 --seed 7`.
 import fc from "fast-check";
@@ -52,7 +52,7 @@ import {
 } from "@zsd/sdk";
 import { ALL_ERRORS, PROVING_ARTIFACTS, type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 20);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 14);
 const STEPS = Number(process.env.FUZZ_STEPS ?? 40);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
 const PATH = process.env.FUZZ_PATH || undefined;
