@@ -1143,7 +1143,10 @@ describe("money invariants under random sequences", () => {
           };
           // What a position's debt may read as, from the model (exact but for its tolerance).
           const n = BigInt(c.positions.length);
-          const debtRange = (x: Exact) => [max(0n, x.d / SCALE - x.tolD - n), min(c.debt, ceilDiv(x.d, SCALE) + x.tolD + n)];
+          const debtRange = (x: Exact) => [
+            max(0n, x.d / SCALE - x.tolD - n),
+            min(c.debt, ceilDiv(x.d, SCALE) + x.tolD + n),
+          ];
           const spreadability = (x: Exact): "yes" | "no" | "maybe" => {
             const [lo, hi] = debtRange(x);
             if (spreadable(hi, c.debt)) return "yes";
