@@ -775,7 +775,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     function _key(uint256 collateral, uint256 debt) private view returns (uint256) {
         Accumulator memory map = _map;
         int256 origin = SafeCast.toInt256(Math.mulDiv(collateral, map.f, debt)) + map.b;
-        return RatioBuckets.encode(_mulDivSigned(ONE, origin, map.a, false), 0);
+        return RatioBuckets.encode(_mulDivSigned(ONE, origin, map.a, false));
     }
 
     /// @dev Files the position in its bucket's list of the current epoch, in key order.

@@ -33,10 +33,10 @@ library RatioBuckets {
     uint256 private constant DIGITS = 30;
     uint256 private constant MANTISSA_SHIFT = 139;
     uint256 private constant EXPONENT_SHIFT = 239;
-    int256 private constant EXPONENT_BIAS = 1 << 14;
+    uint256 private constant EXPONENT_BIAS = 1 << 14;
 
-    /// @notice The key of `value × 10^exponent10`: monotone in the value.
-    function encode(int256 value, int256 exponent10) external pure returns (uint256) {
+    /// @notice The key of `value`: monotone in it.
+    function encode(int256 value) external pure returns (uint256) {
         if (value == 0) return ZERO_KEY;
         uint256 magnitude = value > 0 ? uint256(value) : uint256(-value);
         uint256 digits = Math.log10(magnitude);
@@ -45,10 +45,9 @@ library RatioBuckets {
             digits >= DIGITS - 1
                 ? magnitude / 10 ** (digits - (DIGITS - 1))
                 : magnitude * 10 ** ((DIGITS - 1) - digits);
-        int256 exponent = int256(digits) + exponent10 + EXPONENT_BIAS;
-        if (exponent < 0) exponent = 0;
-        if (exponent > int256(uint256(type(uint16).max))) exponent = int256(uint256(type(uint16).max));
-        uint256 body = (uint256(exponent) << EXPONENT_SHIFT) | (mantissa << MANTISSA_SHIFT);
+        // digits ≤ 77, so the exponent fits its 16 bits.
+        uint256 exponent = digits + EXPONENT_BIAS;
+        uint256 body = (exponent << EXPONENT_SHIFT) | (mantissa << MANTISSA_SHIFT);
         return value > 0 ? ZERO_KEY | body : ZERO_KEY - 1 - body;
     }
 

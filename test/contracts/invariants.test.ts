@@ -17,7 +17,6 @@
 //   FUZZ_PATH and FUZZ_REPLAY (replay a counterexample: its path and replayPath):
 //   `npm run fuzz:contracts -- --runs 200 --steps 40 --seed 7`.
 import fc from "fast-check";
-import * as snarkjs from "snarkjs";
 import {
   type Address,
   type Hex,
@@ -37,20 +36,16 @@ import {
   type Note,
   type NoteSpend,
   type SolidityProof,
-  circuitInput,
   closeTypedData,
   createNote,
-  depositLeaf,
   noteCommitment,
-  noteSpend,
   positionOwnerKey,
-  publicSignalsFromArray,
+  redirectTypedData,
   releaseProver,
   repayTypedData,
-  toSolidityProof,
   withdrawCollateralTypedData,
 } from "@zsd/sdk";
-import { ALL_ERRORS, PROVING_ARTIFACTS, type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { ALL_ERRORS, type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 14);
 const STEPS = Number(process.env.FUZZ_STEPS ?? 40);
@@ -324,27 +319,22 @@ describe("money invariants under random sequences", () => {
       });
       topUps.push({ note, owner: ownerOf(note), floorZat: o.floorZat, zcashAddress: "", ...p });
     }
-    const tree = await s.depositTree();
     for (const [i, note] of notes.withdrawals.entries()) {
       const o = WITHDRAWALS[i]!;
       const owner = ownerOf(note);
-      // The proof binds (address, owner): withdrawBinding as the minter computes it.
-      const input = circuitInput({
+      const p = await s.proveSpend({
         note,
         amountZat: o.amountZat,
-        path: tree.path({ leaf: depositLeaf(o.amountZat, noteCommitment(note)) }),
         collateralFloorZat: o.floorZat,
-        binding: { chainId, minter, positionId: 0n },
+        binding: { chainId, minter, zcashAddress: o.zcashAddress, owner: owner.address },
       });
-      input.bindingHash = (await s.read.minter.read.withdrawBinding([o.zcashAddress, owner.address])).toString();
-      const raw = await snarkjs.groth16.fullProve(input, PROVING_ARTIFACTS.wasm, PROVING_ARTIFACTS.zkey);
       withdrawals.push({
         note,
         owner,
         floorZat: o.floorZat,
         zcashAddress: o.zcashAddress,
-        proof: toSolidityProof(raw.proof),
-        spend: noteSpend(publicSignalsFromArray(raw.publicSignals)),
+        proof: p.proof,
+        spend: p.spend,
       });
     }
     for (const p of provedOpen) await s.receipt(await s.as(relayer).minter.write.mint([p.proof, p.request]));
@@ -1471,25 +1461,9 @@ describe("money invariants under random sequences", () => {
             nonce: await s.read.redemptions.read.nonces([p.owner]),
             deadline: await deadline(),
           };
-          const signature = await signer.signTypedData({
-            domain: {
-              name: "ZSD Redemptions",
-              version: "1",
-              chainId: s.chainId,
-              verifyingContract: s.read.redemptions.address,
-            },
-            types: {
-              Redirect: [
-                { name: "id", type: "uint256" },
-                { name: "withdrawAddress", type: "string" },
-                { name: "noteCommitment", type: "uint256" },
-                { name: "nonce", type: "uint256" },
-                { name: "deadline", type: "uint256" },
-              ],
-            },
-            primaryType: "Redirect",
-            message,
-          });
+          const signature = await signer.signTypedData(
+            redirectTypedData({ chainId: s.chainId, verifyingContract: s.read.redemptions.address }, message),
+          );
           return as(relayer).redemptions.write.redirectWithSig([
             id,
             to.zcashAddress,

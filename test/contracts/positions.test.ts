@@ -15,6 +15,7 @@ import {
   noteSpend,
   positionOwner,
   positionOwnerKey,
+  redirectTypedData,
   releaseProver,
   repayTypedData,
   withdrawCollateralTypedData,
@@ -85,25 +86,12 @@ describe("positions", () => {
   ): Promise<[bigint, `0x${string}`]> {
     const nonce = await s.read.redemptions.read.nonces([owner.address]);
     const until = await deadline();
-    const signature = await owner.signTypedData({
-      domain: {
-        name: "ZSD Redemptions",
-        version: "1",
-        chainId: s.chainId,
-        verifyingContract: s.read.redemptions.address,
-      },
-      types: {
-        Redirect: [
-          { name: "id", type: "uint256" },
-          { name: "withdrawAddress", type: "string" },
-          { name: "noteCommitment", type: "uint256" },
-          { name: "nonce", type: "uint256" },
-          { name: "deadline", type: "uint256" },
-        ],
-      },
-      primaryType: "Redirect",
-      message: { id, withdrawAddress, noteCommitment, nonce, deadline: until },
-    });
+    const signature = await owner.signTypedData(
+      redirectTypedData(
+        { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
+        { id, withdrawAddress, noteCommitment, nonce, deadline: until },
+      ),
+    );
     return [until, signature];
   }
 
