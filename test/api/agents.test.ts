@@ -566,7 +566,16 @@ describe("webhook URLs in production", () => {
       ["https://[fd00::1]/hooks", "uniqueLocal"],
       ["https://100.64.0.1/hooks", "carrierGradeNat"],
       ["https://0.0.0.0/hooks", "unspecified"],
-      ["https://[64:ff9b::a00:1]/hooks", "rfc6052"],
+      // IPv6 forms that carry an IPv4 address are judged by that address (address-policy.ts).
+      ["https://[::127.0.0.1]/", "loopback"],
+      ["https://[::7f00:1]/", "loopback"],
+      ["https://[::a00:1]/", "private"],
+      ["https://[::ffff:0:a00:1]/hooks", "private"],
+      ["https://[64:ff9b::a00:1]/hooks", "private"],
+      ["https://[64:ff9b:1::7f00:1]/hooks", "loopback"],
+      ["https://[2002:7f00:1::1]/hooks", "loopback"],
+      ["https://[2002:a9fe:a9fe::]/hooks", "linkLocal"],
+      ["https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hooks", "loopback"],
       ["https://user:pass@93.184.216.34/hooks", "user name or password"],
     ] as const;
     for (const [webhookUrl, why] of refused) {
