@@ -3,8 +3,9 @@
 // NUL characters, which PostgreSQL text cannot hold. Walked iteratively, so the
 // check itself cannot overflow.
 import bytes from "bytes";
+import { parse as parseContentType } from "content-type";
 import express, { type RequestHandler, Router } from "express";
-import { type FieldError, problems } from "../problems.ts";
+import { type FieldError, Problem, problems } from "../problems.ts";
 
 export const MAX_JSON_DEPTH = 32;
 
@@ -34,12 +35,33 @@ export function bodyGuard(): RequestHandler {
   };
 }
 
-/** A POST, PUT or PATCH with a body must say it is JSON. */
+/** A POST, PUT or PATCH with a body must say it is JSON, in UTF-8. */
 const requireJson: RequestHandler = (req, _res, next) => {
   const hasBody =
     req.headers["content-length"] !== "0" && (req.headers["content-length"] || req.headers["transfer-encoding"]);
-  if (["POST", "PUT", "PATCH"].includes(req.method) && hasBody && !req.is("application/json")) {
+  if (!["POST", "PUT", "PATCH"].includes(req.method) || !hasBody) return next();
+  if (!req.is("application/json")) {
     return next(problems.unsupportedMediaType(req.get("content-type") ?? "no content type"));
+  }
+  // body-parser decodes any charset starting "utf-" (UTF-7, UTF-16, UTF-32):
+  // RFC 8259 says JSON between systems is UTF-8, and a second decoder is a way
+  // round any filter that read the bytes as UTF-8. Parsed by the same package
+  // body-parser uses, so the charset judged is the one it would decode with.
+  let charset: string | undefined;
+  try {
+    charset = parseContentType(req.headers["content-type"] ?? "").parameters.charset;
+  } catch {
+    return next(problems.unsupportedMediaType("a malformed Content-Type"));
+  }
+  if (charset !== undefined && charset.toLowerCase() !== "utf-8") {
+    return next(
+      new Problem(
+        415,
+        "unsupported_media_type",
+        "Unsupported media type",
+        "Send JSON in UTF-8: Content-Type application/json with charset=utf-8 or no charset.",
+      ),
+    );
   }
   next();
 };
