@@ -16,8 +16,12 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = 20;
 const TARGETS = { throughputRatio: 0.5, p99Ms: 20 };
 
+// BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each served process there, to find what a request costs.
+const CPU_PROF = process.env.BENCH_CPU_PROF;
+
 async function startProcess(script: string, env: Record<string, string>, readyUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+  const profile = CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", CPU_PROF] : [];
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", script], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "inherit"],
@@ -118,7 +122,18 @@ try {
   );
   console.log("\nwrote bench/results/api.json");
 } finally {
-  for (const child of children) child.kill("SIGTERM");
+  // Both servers exit on SIGTERM; waiting lets a profiled one write its profile.
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null) return resolve();
+          const timer = setTimeout(resolve, 10_000);
+          child.once("exit", () => (clearTimeout(timer), resolve()));
+          child.kill("SIGTERM");
+        }),
+    ),
+  );
   await stopIndexer?.();
   await releaseProver();
   await node.stop();
