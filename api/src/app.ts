@@ -16,6 +16,7 @@ import { type Logger, createLogger } from "./logger.ts";
 import { type Metrics, createMetrics, metricsAccess, trackRelay } from "./http/metrics.ts";
 import { type UndeclaredProblem, errorHandler, undeclaredProblems } from "./http/errors.ts";
 import { docsRouter } from "./http/openapi/docs.ts";
+import { favicon } from "./http/favicon.ts";
 import { openApiDocument } from "./http/openapi/document.ts";
 import { problems } from "./http/problems.ts";
 import { healthRoutes } from "./http/resources/health/router.ts";
@@ -400,6 +401,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   app.use(jsonBodies(config.BODY_LIMIT));
 
   app.get("/v1/openapi.json", publicLimiter, (_req, res) => void res.json(openApi));
+  app.get("/favicon.ico", publicLimiter, favicon);
   app.use(docsRouter(openApi.info.title, routes, publicLimiter));
   app.get("/metrics", publicLimiter, async (req, res, next) => {
     const problem = metricsAccess(config, req.get("authorization"));
