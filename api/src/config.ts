@@ -144,12 +144,15 @@ export const configSchema = z.object({
   MAX_ACTIVE_KEYS: positiveInt.default(20),
   /**
    * Which proxies' X-Forwarded-For is believed for the client address (rate
-   * limits): Express's "trust proxy" — "loopback", subnets ("10.0.0.0/8,
-   * loopback"), a hop count ("1"), or "false" to use the socket's address only.
+   * limits, IP-bound keys): Express's "trust proxy" — "loopback", subnets
+   * ("10.0.0.0/8, loopback"), a hop count ("1"), or "false" to use the
+   * socket's address only. Off by default in every environment: any client
+   * can write the header, so believing it unasked lets one pass for an address
+   * an IP-bound key allows; a sandbox is as public as production.
    */
   TRUST_PROXY: z
     .string()
-    .default("loopback")
+    .default("false")
     .transform((v): boolean | number | string => (v === "false" ? false : /^\d+$/.test(v) ? Number(v) : v)),
   /** Bearer token for /metrics; without one, /metrics is public in sandbox and off in production. */
   METRICS_TOKEN: z.string().min(16).optional(),
