@@ -6,6 +6,7 @@
 import { parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redemptionsAbi, redirectTypedData } from "@zsd/sdk";
+import { Zsd, describeHold } from "@zsd/sdk/client";
 import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { formatZsd } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
@@ -173,17 +174,46 @@ describe("compliance agents on the local chain", () => {
 
   it("holds a mint to a denied address (the rules agent), and a screener's release lets it confirm", async () => {
     const proofId = await proofFor(t.api, s, 20n * ZSD, DENIED);
-    const mintId = await mint(t.api, proofId, 20n * ZSD, DENIED);
+    const queued = await t.api.call(
+      "/v1/mint",
+      json({ amount: "20", collateralType: "ZEC", proofId, recipient: DENIED }),
+    );
+    expect(queued.status).toBe(202);
+    const answer = (await queued.json()) as { mintId: string; hold: Record<string, unknown> | null };
+    const mintId = answer.mintId;
     const raised = await t.eventOf(
       "alert.raised",
       (d) => (d.alert as { subject: { id: string } }).subject.id === mintId,
     );
     const alert = raised.data.alert as { alertId: string; raisedBy: string; category: string; hold: string };
-    expect(alert).toMatchObject({ raisedBy: "rules", category: "denied_address", severity: "severe", action: "hold" });
+    // The event carries the hold as it was committed with the alert, not the moment before it.
+    expect(alert).toMatchObject({
+      raisedBy: "rules",
+      category: "denied_address",
+      severity: "severe",
+      action: "hold",
+      hold: "held",
+      reason: `${DENIED} ends in "dead", the sandbox's magic value for the deny list.`,
+    });
+    // The answer to the mint, and the mint read later, say it is held and by whom.
+    const hold = { state: "held", alertId: alert.alertId, by: "rules", since: expect.stringMatching(/^\d{4}-/) };
+    expect(answer.hold).toEqual(hold);
     await t.eventOf("mint.held", (d) => d.mintId === mintId);
     // The worker passes every 50 ms: a second later the mint is still queued, nothing sent.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect(await mintOf(t.api, mintId)).toMatchObject({ status: "queued", txHash: null });
+    expect(await mintOf(t.api, mintId)).toMatchObject({ status: "queued", txHash: null, hold });
+    // The SDK's follower (and so `zsd mint`) tells the hold in words instead of a bare "queued".
+    const steps: string[] = [];
+    const zsd = new Zsd(t.api.secret, { baseUrl: t.api.url });
+    await expect(
+      zsd.waitForMint(mintId, {
+        timeoutMs: 300,
+        onProgress: (step) => {
+          if (step.step === "confirming") steps.push(step.hold ? describeHold(step.hold) : step.status);
+        },
+      }),
+    ).rejects.toThrow(/still queued/);
+    expect(steps).toEqual([`held for review by rules (alert ${alert.alertId})`]);
 
     const observer = await t.agent("observer");
     const refused = await t.api.call(`/v1/alerts/${alert.alertId}/release`, json({ agentId: observer.agentId }));
@@ -204,6 +234,7 @@ describe("compliance agents on the local chain", () => {
     });
     await t.eventOf("mint.released", (d) => d.mintId === mintId);
     await t.eventOf("mint.confirmed", (d) => d.mintId === mintId);
+    expect(await mintOf(t.api, mintId)).toMatchObject({ status: "confirmed", hold: null });
     expect(await s.read.token.read.balanceOf([DENIED])).toBe(20n * ZSD);
     // Released once: a second decision finds nothing held.
     const again = await t.api.call(
@@ -279,11 +310,18 @@ describe("compliance agents on the local chain", () => {
       category: "velocity",
       severity: "medium",
       action: "none",
+      // A magic value fired it, and the reason says so rather than quoting a count under the limit.
+      reason: expect.stringMatching(
+        /^The sandbox's magic cents \.14 fire this rule for a mint of 11\.14 ZSD \(\d+ mints for 0x/,
+      ),
     });
     const list = (await (await t.api.call(`/v1/agents/alerts?subjectId=${mintId}&raisedBy=rules`)).json()) as {
-      data: { category: string; action: string; hold: string | null }[];
+      data: { category: string; action: string; hold: string | null; reason: string }[];
     };
     expect(list.data).toEqual([expect.objectContaining({ category: "large_amount", action: "none", hold: null })]);
+    expect(list.data[0]!.reason).toBe(
+      "The sandbox's magic cents .13 fire this rule for a mint of 10.13 ZSD (the threshold is 10000 ZSD).",
+    );
     const severe = (await (await t.api.call("/v1/agents/alerts?severity=severe")).json()) as {
       data: { category: string }[];
     };
@@ -334,10 +372,14 @@ describe("compliance agents on the local chain", () => {
     expect(raised.status).toBe(201);
     const { alertId } = (await raised.json()) as { alertId: string };
     await t.eventOf("redemption.held", (d) => d.redemptionId === id);
-    // Past its confirmations, a held payout still is not paid.
+    expect(burned.hold).toBeNull();
+    // Past its confirmations, a held payout still is not paid, and the redemption says why.
     await s.mineBlocks(6);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await (await t.api.call(`/v1/redemptions/${id}`)).json()).toMatchObject({ status: "burned" });
+    expect(await (await t.api.call(`/v1/redemptions/${id}`)).json()).toMatchObject({
+      status: "burned",
+      hold: { state: "held", alertId, by: t.screener.agentId, since: expect.any(String) },
+    });
 
     const rejected = await t.api.call(
       `/v1/alerts/${alertId}/reject`,
@@ -399,6 +441,11 @@ describe("compliance agents on the local chain", () => {
       await s.mineBlocks(6);
       const held = await t.eventOf("redemption.held", (d) => d.payoutId === newId.toString());
       expect(held.data).toMatchObject({ redemptionId: id, awaitingVerdict: false });
+      const raised = await t.eventOf(
+        "alert.raised",
+        (d) => (d.alert as { alertId: string }).alertId === held.data.alertId,
+      );
+      expect(raised.data.alert).toMatchObject({ action: "hold", hold: "held" });
       const alert = (await (await t.api.call(`/v1/alerts/${held.data.alertId as string}`)).json()) as Record<
         string,
         unknown
@@ -541,9 +588,16 @@ describe("required screening", () => {
       await proofFor(t.api, s, 10n * ZSD, alice.address),
       await proofFor(t.api, s, 10n * ZSD, bob.address),
     ];
-    const passedId = await mint(t.api, proofA, 10n * ZSD, alice.address);
+    const waiting = await t.api.call(
+      "/v1/mint",
+      json({ amount: "10", collateralType: "ZEC", proofId: proofA, recipient: alice.address }),
+    );
+    const waitingAnswer = (await waiting.json()) as { mintId: string; hold: unknown };
+    const passedId = waitingAnswer.mintId;
     const timedOutId = await mint(t.api, proofB, 10n * ZSD, bob.address);
-    expect(await mintOf(t.api, passedId)).toMatchObject({ status: "queued" });
+    const awaiting = { state: "awaiting_verdict", alertId: null, by: null, since: expect.any(String) };
+    expect(waitingAnswer.hold).toEqual(awaiting);
+    expect(await mintOf(t.api, passedId)).toMatchObject({ status: "queued", hold: awaiting });
     await t.eventOf("mint.held", (d) => d.mintId === passedId && d.awaitingVerdict === true);
 
     const verdict = await t.api.call(

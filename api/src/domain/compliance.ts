@@ -279,9 +279,11 @@ export class ComplianceService {
       await this.#subjectExists(tx, accountId, input.subject);
     }
     const id = await this.#insertAlert(tx, accountId, actor, input);
-    if (input.action === "hold") {
-      await this.#setHold(tx, accountId, input.subject as { type: HoldableType; id: string }, "held", id, null);
-    }
+    const held = input.subject as { type: HoldableType; id: string };
+    // The hold is written before alert.raised is: the event tells the alert as it is committed (held).
+    if (input.action === "hold") await this.#writeHold(tx, accountId, held, "held", id, null);
+    await this.#emitRaised(tx, accountId, id);
+    if (input.action === "hold") await this.#emitHeld(tx, accountId, held, "held", id);
     return id;
   }
 
@@ -322,6 +324,7 @@ export class ComplianceService {
       payout.id,
       alertId,
     ]);
+    await this.#emitRaised(tx, accountId, alertId);
     await this.#emit(tx, accountId, "redemption.held", {
       redemptionId: payout.redemptionRequestId,
       alertId,
@@ -331,7 +334,7 @@ export class ComplianceService {
     return true;
   }
 
-  /** Writes an alert and its alert.raised event; returns its id. */
+  /** Writes an alert (its alert.raised event is the caller's, once any hold is written); returns its id. */
   async #insertAlert(tx: Queryable, accountId: string, actor: Actor, input: AlertInput): Promise<string> {
     const id = randomId("alt");
     const by = actorName(actor);
@@ -355,11 +358,14 @@ export class ComplianceService {
         JSON.stringify(history),
       ],
     );
-    await this.#emit(tx, accountId, "alert.raised", { alert: await this.#present(tx, accountId, id) });
     return id;
   }
 
-  async #setHold(
+  async #emitRaised(tx: Queryable, accountId: string, alertId: string): Promise<void> {
+    await this.#emit(tx, accountId, "alert.raised", { alert: await this.#present(tx, accountId, alertId) });
+  }
+
+  async #writeHold(
     tx: Queryable,
     accountId: string,
     subject: { type: HoldableType; id: string },
@@ -374,7 +380,16 @@ export class ComplianceService {
          alert_id = coalesce(EXCLUDED.alert_id, compliance_holds.alert_id), updated_at = now()`,
       [subject.type, subject.id, accountId, state, alertId, deadline],
     );
-    await this.#emit(tx, accountId, `${subject.type}.held`, {
+  }
+
+  #emitHeld(
+    tx: Queryable,
+    accountId: string,
+    subject: { type: HoldableType; id: string },
+    state: "held" | "awaiting_verdict",
+    alertId: string | null,
+  ) {
+    return this.#emit(tx, accountId, `${subject.type}.held`, {
       [subject.type === "mint" ? "mintId" : "redemptionId"]: subject.id,
       alertId,
       awaitingVerdict: state === "awaiting_verdict",
@@ -384,14 +399,9 @@ export class ComplianceService {
   /** Screening required: a new mint or redemption waits for a verdict (inside the transaction that writes it). */
   async screenIn(tx: Queryable, accountId: string, subject: { type: HoldableType; id: string }): Promise<void> {
     if (this.options.screening !== "required") return;
-    await this.#setHold(
-      tx,
-      accountId,
-      subject,
-      "awaiting_verdict",
-      null,
-      new Date(Date.now() + this.options.verdictTimeoutMs),
-    );
+    const deadline = new Date(Date.now() + this.options.verdictTimeoutMs);
+    await this.#writeHold(tx, accountId, subject, "awaiting_verdict", null, deadline);
+    await this.#emitHeld(tx, accountId, subject, "awaiting_verdict", null);
   }
 
   async list(

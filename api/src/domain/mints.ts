@@ -8,6 +8,7 @@ import { DomainError, domainErrors } from "./errors.ts";
 import { freshPrice } from "./price.ts";
 import { refusalOf } from "./reverts.ts";
 import type { ComplianceService } from "./compliance.ts";
+import { holdOf } from "./holds.ts";
 import { ROOT_EXPIRED_REASON, rejectProof, rootState } from "./proofs.ts";
 
 interface MintRow {
@@ -180,7 +181,11 @@ export class MintService {
     });
     this.compliance?.queued();
     const value = usdValueOfZat(BigInt(proof.collateral_floor_zat), price);
-    return { mintId: id, expectedCollateralRatio: formatUnits((value * 10_000n) / wei, 4) };
+    return {
+      mintId: id,
+      expectedCollateralRatio: formatUnits((value * 10_000n) / wei, 4),
+      hold: await holdOf(this.db, "mint", id),
+    };
   }
 
   /**
@@ -225,6 +230,7 @@ export class MintService {
       confirmations: block === null || head === null ? null : Math.max(0, head - block + 1),
       failureCode: row.status === "failed" ? row.failure_code : null,
       failureReason: row.status === "failed" ? row.failure_reason : null,
+      hold: await holdOf(this.db, "mint", row.id),
       createdAt: new Date(row.created_at).toISOString(),
       updatedAt: new Date(row.updated_at).toISOString(),
     };

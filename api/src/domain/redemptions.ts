@@ -8,6 +8,7 @@ import { randomId } from "./ids.ts";
 import { DomainError, domainErrors } from "./errors.ts";
 import { freshPrice } from "./price.ts";
 import type { ComplianceService } from "./compliance.ts";
+import { holdOf } from "./holds.ts";
 import { REDIRECT_HOW, failureReason, heldReason, payoutState } from "./redirects.ts";
 
 interface Row {
@@ -344,7 +345,7 @@ export class RedemptionService {
         return inserted!;
       });
       this.compliance?.queued();
-      return presentRedemption(row);
+      return { ...presentRedemption(row), hold: await holdOf(this.db, "redemption", id) };
     } catch (error) {
       // The same signed redemption posted at the same moment: the other one won.
       if (/redemption_requests_live_nonce/.test(String((error as Error).message))) {
@@ -427,6 +428,6 @@ export class RedemptionService {
       [id, accountId],
     );
     if (!row) throw domainErrors.notFound(`Redemption ${id}`);
-    return presentRedemption(row);
+    return { ...presentRedemption(row), hold: await holdOf(this.db, "redemption", id) };
   }
 }

@@ -68,20 +68,34 @@ export class RulesAgent {
     const [listed] = await tx.query<{ reason: string }>("SELECT reason FROM compliance_deny_list WHERE address = $1", [
       address,
     ]);
-    if (listed || o.denied.has(address) || (magic && address.endsWith("dead"))) {
+    // A magic value is named as the cause when it alone fired the rule: a reason quoting a
+    // threshold the amount is under would contradict itself.
+    if (listed || o.denied.has(address)) {
       found.push({
         severity: "severe",
         category: "denied_address",
         reason: `${subject.address} is on the deny list${listed ? ` (${listed.reason})` : ""}.`,
         action: "hold",
       });
+    } else if (magic && address.endsWith("dead")) {
+      found.push({
+        severity: "severe",
+        category: "denied_address",
+        reason: `${subject.address} ends in "dead", the sandbox's magic value for the deny list.`,
+        action: "hold",
+      });
     }
 
-    if (subject.amount > o.largeAmountWei || (magic && cents(subject.amount) === 13)) {
+    const what = `a ${subject.type} of ${formatZsd(subject.amount)} ZSD`;
+    const large = subject.amount > o.largeAmountWei;
+    if (large || (magic && cents(subject.amount) === 13)) {
+      const threshold = `the threshold is ${formatZsd(o.largeAmountWei)} ZSD`;
       found.push({
         severity: "high",
         category: "large_amount",
-        reason: `A single ${subject.type} of ${formatZsd(subject.amount)} ZSD (the threshold is ${formatZsd(o.largeAmountWei)}).`,
+        reason: large
+          ? `A single ${subject.type} of ${formatZsd(subject.amount)} ZSD (${threshold}).`
+          : `The sandbox's magic cents .13 fire this rule for ${what} (${threshold}).`,
         action: "none",
       });
     }
@@ -95,11 +109,13 @@ export class RulesAgent {
       [address, o.velocityWindowSeconds],
     );
     const count = Number(recent?.n ?? 0);
-    if (count > o.velocityMax || (magic && cents(subject.amount) === 14)) {
+    const fast = count > o.velocityMax;
+    if (fast || (magic && cents(subject.amount) === 14)) {
+      const counted = `${count} ${subject.type}s for ${subject.address} within ${o.velocityWindowSeconds} s (the most expected is ${o.velocityMax})`;
       found.push({
         severity: "medium",
         category: "velocity",
-        reason: `${count} ${subject.type}s for ${subject.address} within ${o.velocityWindowSeconds} s (the most expected is ${o.velocityMax}).`,
+        reason: fast ? `${counted}.` : `The sandbox's magic cents .14 fire this rule for ${what} (${counted}).`,
         action: "none",
       });
     }

@@ -1,5 +1,6 @@
 import { getAddress, isAddress } from "viem";
 import { z } from "zod";
+import { decimalAmount } from "./formats.ts";
 
 /** An EVM address: 0x + 40 hex digits, EIP-55 checksum checked when mixed case, answered checksummed. */
 export const evmAddress = z
@@ -23,9 +24,7 @@ export const zsdNumber = z
 export const fieldElement = z.string().regex(/^\d{1,78}$/, "a decimal field element");
 
 /** A ZSD amount sent as a decimal string, with at most the token's 18 decimals. */
-export const zsdDecimal = z
-  .string()
-  .regex(/^\d{1,30}(\.\d{1,18})?$/, 'a decimal ZSD amount with at most 18 decimals, e.g. "100.00"');
+export const zsdDecimal = decimalAmount({ unit: "ZSD", integerDigits: 30, decimals: 18, example: "100.00" });
 
 /** A collateral proof as snarkjs writes it, with the circuit's five public signals. */
 export const collateralProof = {
@@ -43,3 +42,21 @@ export const collateralProof = {
     .length(5)
     .describe("[changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order"),
 };
+
+/** The hold keeping a mint or a redemption from moving (api/src/domain/holds.ts), or null when none does. */
+export const holdSchema = z
+  .object({
+    state: z
+      .enum(["held", "awaiting_verdict"])
+      .describe(
+        "held: an alert holds it until a screener releases or rejects it (POST /v1/alerts/{alertId}/release | /reject); " +
+          "awaiting_verdict: screening is required and no verdict came yet (POST /v1/agents/verdicts)",
+      ),
+    alertId: z.string().nullable().describe("The alert that placed the hold (null while a verdict is awaited)"),
+    by: z
+      .string()
+      .nullable()
+      .describe('Who placed it: the agent\'s id, or "rules" / "payouts" for the built-in agents'),
+    since: z.iso.datetime(),
+  })
+  .meta({ id: "Hold" });

@@ -382,12 +382,24 @@ class MintSuccess(TypedDict):
     tx: str
 
 
+class Hold(TypedDict):
+    # held: an alert holds it until a screener releases or rejects it (POST /v1/alerts/{alertId}/release | /reject); awaiting_verdict: screening is required and no verdict came yet (POST /v1/agents/verdicts)
+    state: Literal["held", "awaiting_verdict"]
+    # The alert that placed the hold (null while a verdict is awaited)
+    alertId: Optional[str]
+    # Who placed it: the agent's id, or "rules" / "payouts" for the built-in agents
+    by: Optional[str]
+    since: str
+
+
 class MintQueued(TypedDict):
     status: Literal["queued"]
     mintId: str
     # Proven collateral value over the amount at the current price
     expectedCollateralRatio: str
     pegPrice: str
+    # A hold placed as it was queued (the rules agent, required screening): it waits for review
+    hold: Optional[Hold]
 
 
 class Mint(TypedDict):
@@ -406,6 +418,8 @@ class Mint(TypedDict):
     failureCode: Optional[str]
     # The failure in words, naming its cause and figures
     failureReason: Optional[str]
+    # While compliance holds the mint: who, since when, under which alert
+    hold: Optional[Hold]
     createdAt: str
     updatedAt: str
 
@@ -459,6 +473,8 @@ class Redemption(TypedDict):
     failureCode: Optional[str]
     # The failure in words, naming its cause and figures
     failureReason: Optional[str]
+    # While compliance holds the redemption (or the payout it was redirected to): who, since when, under which alert
+    hold: Optional[Hold]
     createdAt: str
     updatedAt: str
 

@@ -24,10 +24,22 @@ import type { Body, Mint, Redemption, Relay } from "./types.ts";
 /** A proof's steps on this machine: the tree rebuilt, then proving. */
 export type ProveStep = { step: "tree"; leaves: number } | { step: "proving"; collateralFloor: string };
 
-export type MintStep =
-  ProveStep | { step: "submitted"; proofId: string } | { step: "confirming"; mintId: string; status: string };
+/** The hold compliance keeps on a mint or a redemption (null when none does). */
+export type Hold = NonNullable<Mint["hold"]>;
 
-export type RedeemStep = { step: "signing" } | { step: "following"; id: string; status: string };
+export type MintStep =
+  | ProveStep
+  | { step: "submitted"; proofId: string }
+  | { step: "confirming"; mintId: string; status: string; hold: Hold | null };
+
+export type RedeemStep = { step: "signing" } | { step: "following"; id: string; status: string; hold: Hold | null };
+
+/** A hold in words: a held mint otherwise looks merely queued, as if the relay were stuck. */
+export function describeHold(hold: Hold): string {
+  return hold.state === "held"
+    ? `held for review by ${hold.by ?? "compliance"} (alert ${hold.alertId})`
+    : "held until a screener gives a verdict (screening is required)";
+}
 
 export interface MintParams {
   note: Note;
@@ -164,7 +176,7 @@ export class Flows {
       failedCode: "mint_failed",
       how: "mints.get()",
       timeoutMs: params.timeoutMs ?? 120_000,
-      onStatus: (status) => params.onProgress?.({ step: "confirming", mintId, status }),
+      onStatus: (status, hold) => params.onProgress?.({ step: "confirming", mintId, status, hold }),
     });
   }
 
@@ -306,7 +318,7 @@ export class Flows {
       failedCode: "redemption_failed",
       how: "redemptions.get()",
       timeoutMs: params.timeoutMs ?? 300_000,
-      onStatus: (status) => params.onProgress?.({ step: "following", id, status }),
+      onStatus: (status, hold) => params.onProgress?.({ step: "following", id, status, hold }),
     });
   }
 }
@@ -316,7 +328,7 @@ export class Flows {
  * with its failureCode) or the time is up (a FlowError saying how to go on).
  */
 export async function follow<
-  T extends { status: string; failureCode?: string | null; failureReason?: string | null },
+  T extends { status: string; failureCode?: string | null; failureReason?: string | null; hold?: Hold | null },
 >(o: {
   what: string;
   read: () => Promise<T>;
@@ -324,12 +336,18 @@ export async function follow<
   failedCode: string;
   how: string;
   timeoutMs: number;
-  onStatus?: (status: string) => void;
+  /** Called when the status changes, or a hold is placed or lifted. */
+  onStatus?: (status: string, hold: Hold | null) => void;
 }): Promise<T> {
   const deadline = Date.now() + o.timeoutMs;
   for (let last = ""; ;) {
     const item = await o.read();
-    if (item.status !== last) o.onStatus?.((last = item.status));
+    const hold = item.hold ?? null;
+    const now = `${item.status} ${hold?.state ?? ""} ${hold?.alertId ?? ""}`;
+    if (now !== last) {
+      last = now;
+      o.onStatus?.(item.status, hold);
+    }
     if (item.status === o.until) return item;
     if (item.status === "failed") {
       throw new FlowError(`${o.what} failed: ${item.failureReason ?? "no reason given"}`, {

@@ -33,8 +33,8 @@ import {
 
 export * from "./errors.ts";
 export type * from "./types.ts";
-export { chooseFloor, roundFloorUp } from "./flows.ts";
-export type { MintParams, MintStep, ProveStep, RedeemParams, RedeemStep, TypedDataSigner } from "./flows.ts";
+export { chooseFloor, describeHold, roundFloorUp } from "./flows.ts";
+export type { Hold, MintParams, MintStep, ProveStep, RedeemParams, RedeemStep, TypedDataSigner } from "./flows.ts";
 export type {
   ClosePositionParams,
   PositionAction,

@@ -1753,6 +1753,21 @@ export type components = {
             /** @description Proven collateral value over the amount at the current price */
             expectedCollateralRatio: string;
             pegPrice: string;
+            /** @description A hold placed as it was queued (the rules agent, required screening): it waits for review */
+            hold: components["schemas"]["Hold"] | null;
+        };
+        Hold: {
+            /**
+             * @description held: an alert holds it until a screener releases or rejects it (POST /v1/alerts/{alertId}/release | /reject); awaiting_verdict: screening is required and no verdict came yet (POST /v1/agents/verdicts)
+             * @enum {string}
+             */
+            state: "held" | "awaiting_verdict";
+            /** @description The alert that placed the hold (null while a verdict is awaited) */
+            alertId: string | null;
+            /** @description Who placed it: the agent's id, or "rules" / "payouts" for the built-in agents */
+            by: string | null;
+            /** Format: date-time */
+            since: string;
         };
         Mint: {
             /** @constant */
@@ -1772,6 +1787,8 @@ export type components = {
             failureCode: string | null;
             /** @description The failure in words, naming its cause and figures */
             failureReason: string | null;
+            /** @description While compliance holds the mint: who, since when, under which alert */
+            hold: components["schemas"]["Hold"] | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1825,6 +1842,8 @@ export type components = {
             failureCode: string | null;
             /** @description The failure in words, naming its cause and figures */
             failureReason: string | null;
+            /** @description While compliance holds the redemption (or the payout it was redirected to): who, since when, under which alert */
+            hold: components["schemas"]["Hold"] | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -4510,7 +4529,8 @@ export interface operations {
                      *       "status": "queued",
                      *       "mintId": "mint_4Hn8pQ2rT6vX1zB3cD5f",
                      *       "expectedCollateralRatio": "2.125",
-                     *       "pegPrice": "1.00"
+                     *       "pegPrice": "1.00",
+                     *       "hold": null
                      *     }
                      */
                     "application/json": components["schemas"]["MintQueued"];
@@ -4697,6 +4717,7 @@ export interface operations {
                      *       "confirmations": 2,
                      *       "failureCode": null,
                      *       "failureReason": null,
+                     *       "hold": null,
                      *       "createdAt": "2026-03-02T10:15:00.000Z",
                      *       "updatedAt": "2026-03-02T10:15:04.000Z"
                      *     }
@@ -4842,6 +4863,7 @@ export interface operations {
                      *       "settlementTxHash": null,
                      *       "failureCode": null,
                      *       "failureReason": null,
+                     *       "hold": null,
                      *       "createdAt": "2026-03-02T10:15:00.000Z",
                      *       "updatedAt": "2026-03-02T10:15:00.000Z"
                      *     }
@@ -5158,6 +5180,7 @@ export interface operations {
                      *       "settlementTxHash": "0x4b6d8f0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c",
                      *       "failureCode": null,
                      *       "failureReason": null,
+                     *       "hold": null,
                      *       "createdAt": "2026-03-02T10:15:00.000Z",
                      *       "updatedAt": "2026-03-02T10:16:30.000Z"
                      *     }

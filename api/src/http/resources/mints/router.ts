@@ -42,7 +42,13 @@ export function mintRoutes(mints: MintService, waitMs: number): AnyRoute[] {
         202: {
           description: "Queued (quick-start shape)",
           schema: queuedSchema,
-          example: { status: "queued", mintId: MINT_ID, expectedCollateralRatio: "2.125", pegPrice: "1.00" },
+          example: {
+            status: "queued",
+            mintId: MINT_ID,
+            expectedCollateralRatio: "2.125",
+            pegPrice: "1.00",
+            hold: null,
+          },
         },
       },
       problems: [
@@ -117,6 +123,7 @@ export function mintRoutes(mints: MintService, waitMs: number): AnyRoute[] {
             confirmations: 2,
             failureCode: null,
             failureReason: null,
+            hold: null,
             createdAt: "2026-03-02T10:15:00.000Z",
             updatedAt: "2026-03-02T10:15:04.000Z",
           },

@@ -1,11 +1,12 @@
 import { z } from "zod";
-import { evmAddress as address, zsdDecimal, zsdNumber } from "../../schemas.ts";
+import { evmAddress as address, holdSchema, zsdDecimal, zsdNumber } from "../../schemas.ts";
+import { prefixedId } from "../../formats.ts";
 
 /** Quick-start shape: answers 202 queued at once. */
 export const mintShapeA = z.strictObject({
   amount: zsdDecimal,
   collateralType: z.string().describe("The collateral asset; only ZEC"),
-  proofId: z.string().regex(/^prf_[0-9A-Za-z]{20}$/, "a proof id (prf_…)"),
+  proofId: prefixedId("prf", 20, "a proof id"),
   recipient: address,
 });
 
@@ -21,7 +22,7 @@ export const mintShapeB = z.strictObject({
 
 export const mintBody = z.union([mintShapeA, mintShapeB]);
 
-export const mintIdParams = z.object({ mintId: z.string().regex(/^mint_[0-9A-Za-z]{20}$/, "a mint id (mint_…)") });
+export const mintIdParams = z.object({ mintId: prefixedId("mint", 20, "a mint id") });
 
 export const queuedSchema = z
   .object({
@@ -29,6 +30,9 @@ export const queuedSchema = z
     mintId: z.string(),
     expectedCollateralRatio: z.string().describe("Proven collateral value over the amount at the current price"),
     pegPrice: z.string(),
+    hold: holdSchema
+      .nullable()
+      .describe("A hold placed as it was queued (the rules agent, required screening): it waits for review"),
   })
   .meta({ id: "MintQueued" });
 
@@ -62,6 +66,7 @@ export const mintSchema = z
           "(failed before codes were recorded)",
       ),
     failureReason: z.string().nullable().describe("The failure in words, naming its cause and figures"),
+    hold: holdSchema.nullable().describe("While compliance holds the mint: who, since when, under which alert"),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })

@@ -1,6 +1,7 @@
 import { ZCASH_ADDRESS_MAX_LENGTH } from "@zsd/sdk/zcash";
 import { z } from "zod";
-import { evmAddress as address, fieldElement, zsdNumber } from "../../schemas.ts";
+import { evmAddress as address, fieldElement, holdSchema, zsdNumber } from "../../schemas.ts";
+import { prefixedId } from "../../formats.ts";
 
 export const redeemBody = z.strictObject({
   amount: z
@@ -25,7 +26,7 @@ export const redeemBody = z.strictObject({
 });
 
 export const redemptionIdParams = z.object({
-  id: z.string().regex(/^red_[0-9A-Za-z]{20}$/, "a redemption id (red_…)"),
+  id: prefixedId("red", 20, "a redemption id"),
 });
 
 const zcashAddress = z
@@ -163,6 +164,11 @@ export const redemptionSchema = z
           "or unclassified (failed before codes were recorded)",
       ),
     failureReason: z.string().nullable().describe("The failure in words, naming its cause and figures"),
+    hold: holdSchema
+      .nullable()
+      .describe(
+        "While compliance holds the redemption (or the payout it was redirected to): who, since when, under which alert",
+      ),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
