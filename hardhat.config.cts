@@ -105,7 +105,14 @@ const config: HardhatUserConfig = {
     cache: "./build/cache",
   },
   networks: {
-    hardhat: { chainId: 31337 },
+    hardhat: {
+      chainId: 31337,
+      // Set by the dev stack's node (scripts/lib/hardhat-node.ts, wallClock): blocks mined within one
+      // second share its timestamp. Otherwise each block takes at least its parent's + 1 s, and a chain
+      // that mines faster than a block a second (one per transaction besides the interval's) runs ahead
+      // of wall time for good: 67 s after 30 minutes of `npm start`.
+      allowBlocksWithSameTimestamp: process.env.HARDHAT_WALL_CLOCK === "true",
+    },
     localhost: { url: "http://127.0.0.1:8545" },
   },
 };

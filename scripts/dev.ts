@@ -16,7 +16,7 @@ import { KeyService, openDatabase } from "@zsd/api";
 import { LOCAL_CHAIN_ID } from "@zsd/sdk/deployment";
 
 const port = Number(process.env.CHAIN_PORT ?? 8545);
-const node = await startHardhatNode(port);
+const node = await startHardhatNode(port, { wallClock: true });
 console.log(`chain:    ${node.rpcUrl} (chain id ${LOCAL_CHAIN_ID}, Hardhat development accounts)`);
 
 const { deployer, roles } = resolveAccounts({}, true);

@@ -35,8 +35,17 @@ async function rpcAnswers(rpcUrl: string): Promise<boolean> {
   }
 }
 
+export interface NodeOptions {
+  /**
+   * Block timestamps follow wall time: blocks mined within one second share it
+   * (hardhat.config.cts, HARDHAT_WALL_CLOCK). The dev stack's; tests keep
+   * Hardhat's default of a new second per block, which some rely on.
+   */
+  wallClock?: boolean;
+}
+
 /** Starts `hardhat node` on 127.0.0.1 and resolves once it answers JSON-RPC. */
-export async function startHardhatNode(port?: number): Promise<RunningNode> {
+export async function startHardhatNode(port?: number, options: NodeOptions = {}): Promise<RunningNode> {
   const chosen = port ?? (await freePort());
   const rpcUrl = `http://127.0.0.1:${chosen}`;
   const child = spawn(
@@ -44,7 +53,11 @@ export async function startHardhatNode(port?: number): Promise<RunningNode> {
     ["node", "--hostname", "127.0.0.1", "--port", String(chosen)],
     {
       cwd: ROOT,
-      env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: "true" },
+      env: {
+        ...process.env,
+        HARDHAT_DISABLE_TELEMETRY_PROMPT: "true",
+        HARDHAT_WALL_CLOCK: options.wallClock ? "true" : "false",
+      },
       stdio: ["ignore", process.env.HARDHAT_NODE_LOG ? "pipe" : "ignore", "pipe"],
     },
   );
