@@ -1,0 +1,245 @@
+// The figures BENCHMARKS.md shows, where each is read from in bench/results,
+// which way is better, how far it may move before `npm run bench -- --check`
+// calls it a regression, and the baseline it stands beside. Timings on this
+// 2-core machine are noisy: where a baseline is measured in the same run the
+// check compares the ratio, which the load moves far less than either figure.
+
+export type Better = "higher" | "lower";
+
+export interface Figure {
+  id: string;
+  label: string;
+  unit: string;
+  /** The file in bench/results and the dotted path of the value in it. */
+  file: string;
+  path: string;
+  better: Better;
+  /** The relative change against the committed figure that counts as a regression. */
+  tolerance: number;
+  /** A bound the figure must keep whatever it was before (the README's targets). */
+  target?: number;
+  baseline?: { label: string; path?: string; value?: number; source?: string };
+}
+
+// Tornado Cash's own figures, from its README ("Specs"), for comparison with a private mint.
+const TORNADO = "https://github.com/tornadocash/tornado-core#specs";
+const TORNADO_WITHDRAW_GAS = 301_233;
+
+/** Gas is deterministic but for the tree's state: 2 % covers a deeper insertion path. */
+const GAS = 0.02;
+/** Timings alone: the machine's load moves them by half between runs. */
+const TIMING = 0.5;
+/** Ratios against a baseline of the same run. */
+const RATIO = 0.15;
+
+export const FIGURES: Figure[] = [
+  {
+    id: "api.throughputRatio",
+    label: "GET /v1/supply throughput, share of bare Express",
+    unit: "×",
+    file: "api.json",
+    path: "throughputRatio",
+    better: "higher",
+    tolerance: RATIO,
+    target: 0.5,
+    baseline: { label: "bare Express hello", value: 1 },
+  },
+  {
+    id: "api.supplyRps",
+    label: "GET /v1/supply throughput",
+    unit: "req/s",
+    file: "api.json",
+    path: "supplyWithKey.requestsPerSecond",
+    better: "higher",
+    tolerance: TIMING,
+    baseline: { label: "bare Express hello", path: "bareExpressHello.requestsPerSecond" },
+  },
+  {
+    id: "api.supplyP50",
+    label: "GET /v1/supply latency p50",
+    unit: "ms",
+    file: "api.json",
+    path: "supplyWithKey.latencyMs.p50",
+    better: "lower",
+    tolerance: TIMING,
+    baseline: { label: "bare Express hello", path: "bareExpressHello.latencyMs.p50" },
+  },
+  {
+    id: "api.supplyP99",
+    label: "GET /v1/supply latency p99",
+    unit: "ms",
+    file: "api.json",
+    path: "supplyWithKey.latencyMs.p99",
+    better: "lower",
+    tolerance: TIMING,
+    target: 20,
+    baseline: { label: "bare Express hello", path: "bareExpressHello.latencyMs.p99" },
+  },
+  {
+    id: "gas.mintTypical",
+    label: "Mint, typical (proof, note spent, fee)",
+    unit: "gas",
+    file: "contracts.json",
+    path: "gas.mintTypical",
+    better: "lower",
+    tolerance: GAS,
+    baseline: { label: "Tornado Cash withdraw (published)", value: TORNADO_WITHDRAW_GAS, source: TORNADO },
+  },
+  {
+    id: "gas.mintWithChangeLeaf",
+    label: "Mint leaving a change note (single proof, one leaf)",
+    unit: "gas",
+    file: "contracts.json",
+    path: "gas.positions.mintWithChangeLeaf",
+    better: "lower",
+    tolerance: GAS,
+    baseline: { label: "Tornado Cash withdraw (published)", value: TORNADO_WITHDRAW_GAS, source: TORNADO },
+  },
+  {
+    id: "gas.recordDeposit",
+    label: "Deposit leaf at 1,024 leaves (median)",
+    unit: "gas",
+    file: "contracts.json",
+    path: "gas.recordDepositAt1024Leaves.median",
+    better: "lower",
+    tolerance: GAS,
+    baseline: { label: "into an empty tree", path: "gas.recordDepositEmptyTree" },
+  },
+  {
+    id: "gas.redeem",
+    label: "Redeem",
+    unit: "gas",
+    file: "contracts.json",
+    path: "gas.redeem",
+    better: "lower",
+    tolerance: GAS,
+  },
+  {
+    id: "gas.repay",
+    label: "Repay",
+    unit: "gas",
+    file: "contracts.json",
+    path: "gas.positions.repay",
+    better: "lower",
+    tolerance: GAS,
+  },
+  {
+    id: "gas.redistribute",
+    label: "Redistribute a position under 100%",
+    unit: "gas",
+    file: "contracts.json",
+    path: "gas.positions.redistributeToAddress",
+    better: "lower",
+    tolerance: GAS,
+  },
+  {
+    id: "proof.proveMedian",
+    label: "Mint proof, prove (median)",
+    unit: "ms",
+    file: "contracts.json",
+    path: "proveMs.median",
+    better: "lower",
+    tolerance: TIMING,
+    target: 1000,
+  },
+  {
+    id: "proof.verifyMedian",
+    label: "Mint proof, verify off-chain (median)",
+    unit: "ms",
+    file: "contracts.json",
+    path: "verifyMs.median",
+    better: "lower",
+    tolerance: TIMING,
+    target: 50,
+  },
+  {
+    id: "relay.confirmedPerSecond",
+    label: "Relayed mints confirmed",
+    unit: "mints/s",
+    file: "relay.json",
+    path: "confirmedPerSecond",
+    better: "higher",
+    tolerance: TIMING,
+    target: 10,
+  },
+  {
+    id: "relay.submitToConfirmedMedian",
+    label: "Relayed mint, submit to confirmed (median)",
+    unit: "ms",
+    file: "relay.json",
+    path: "stagesMs.submitToConfirmed.median",
+    better: "lower",
+    tolerance: TIMING,
+  },
+  {
+    id: "webhooks.backlogPerSecond",
+    label: "Webhook backlog drained",
+    unit: "deliveries/s",
+    file: "webhooks.json",
+    path: "backlog.deliveredPerSecond",
+    better: "higher",
+    tolerance: TIMING,
+  },
+  {
+    id: "webhooks.liveP99",
+    label: "Webhook, change to 2xx p99 (live traffic)",
+    unit: "ms",
+    file: "webhooks.json",
+    path: "live.changeTo2xxMs.p99",
+    better: "lower",
+    tolerance: TIMING,
+    baseline: { label: "p50", path: "live.changeTo2xxMs.median" },
+  },
+  {
+    id: "indexer.lagPostgresMedian",
+    label: "Indexer lag, PostgreSQL (median)",
+    unit: "ms",
+    file: "indexer.json",
+    path: "lagMs.postgres.median",
+    better: "lower",
+    tolerance: TIMING,
+    target: 100,
+    baseline: { label: "PGlite", path: "lagMs.pglite.median" },
+  },
+  {
+    id: "indexer.lagWebSocketMedian",
+    label: "Indexer lag, PGlite over WebSocket (median)",
+    unit: "ms",
+    file: "indexer.json",
+    path: "lagMs.pgliteWebSocket.median",
+    better: "lower",
+    tolerance: TIMING,
+    baseline: { label: "PGlite, polling", path: "lagMs.pglite.median" },
+  },
+  {
+    id: "indexer.backfillPostgres",
+    label: "Indexer backfill, PostgreSQL",
+    unit: "events/s",
+    file: "indexer.json",
+    path: "backfill.postgres.eventsPerSecondBackfill",
+    better: "higher",
+    tolerance: TIMING,
+    baseline: { label: "PGlite", path: "backfill.pglite.eventsPerSecondBackfill" },
+  },
+];
+
+/** The value at a dotted path, if it is a finite number. */
+export function read(object: unknown, path: string): number | undefined {
+  let at: unknown = object;
+  for (const part of path.split(".")) {
+    if (at === null || typeof at !== "object") return undefined;
+    at = (at as Record<string, unknown>)[part];
+  }
+  return typeof at === "number" && Number.isFinite(at) ? at : undefined;
+}
+
+/** How much worse `now` is than `before`, as a fraction (negative: better). */
+export function worsening(figure: Figure, now: number, before: number): number {
+  if (before === 0) return 0;
+  return figure.better === "higher" ? (before - now) / before : (now - before) / before;
+}
+
+export function breaksTarget(figure: Figure, value: number): boolean {
+  if (figure.target === undefined) return false;
+  return figure.better === "higher" ? value < figure.target : value > figure.target;
+}
