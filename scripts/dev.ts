@@ -12,7 +12,7 @@ import { type IndexerOptions, startIndexer, wipeIndexerData } from "./lib/indexe
 import { supplyMatches, watchIndexer } from "./lib/indexer-watchdog.ts";
 import { DEPLOYMENTS_DIR, ROOT } from "./lib/paths.ts";
 import { deploy, resolveAccounts } from "./deploy.ts";
-import { KeyService, openDatabase } from "@zsd/api";
+import { openDatabase, provisionDevAccount } from "@zsd/api";
 import { LOCAL_CHAIN_ID } from "@zsd/sdk/deployment";
 
 const port = Number(process.env.CHAIN_PORT ?? 8545);
@@ -67,8 +67,9 @@ console.log(`indexer:  ${indexerUrl} (try ${indexerUrl}/supply, ${indexerUrl}/co
 const apiData = join(ROOT, "build", "dev", "api");
 rmSync(apiData, { recursive: true, force: true });
 const db = await openDatabase({ directory: apiData });
-const keys = new KeyService(db);
-const { secret } = await keys.create((await keys.createAccount("local developer")).id, "sandbox", "npm start");
+// One account for the key and the dashboard: what the key makes shows to whoever signs in.
+const dev = await provisionDevAccount(db);
+const { secret } = dev;
 await db.close();
 const apiPort = Number(process.env.API_PORT ?? 3000);
 const api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
@@ -99,7 +100,11 @@ for (let i = 0; i < 100; i++) {
   }
 }
 console.log(`api:      http://127.0.0.1:${apiPort}/v1 (docs http://127.0.0.1:${apiPort}/docs)`);
-console.log(`key:      ${secret} (sandbox)`);
+console.log(`key:      ${secret} (sandbox, account ${dev.accountId})`);
+console.log(
+  `sign in:  http://127.0.0.1:${apiPort}/dashboard/signin as ${dev.email}, password ${dev.password} ` +
+    "(this run's; the same account as the key)",
+);
 console.log(`try:      curl -H "Authorization: Bearer ${secret}" http://127.0.0.1:${apiPort}/v1/collateral`);
 console.log("Ctrl-C stops everything.");
 

@@ -5,3 +5,4 @@ export { type App, type AppDependencies, createApp } from "./app.ts";
 export { type Config, ConfigError, loadConfig } from "./config.ts";
 export { type Database, openDatabase } from "./adapters/db/index.ts";
 export { KeyService } from "./domain/keys.ts";
+export { DEV_ACCOUNT_EMAIL, type DevAccount, provisionDevAccount } from "./cli/dev-account.ts";

@@ -1,11 +1,13 @@
 // npm run keys -- create --env sandbox --name "my app" [--account acct_…]
-// npm run keys -- list --account acct_…
-// npm run keys -- revoke --account acct_… --key key_…
+// npm run keys -- list [--account acct_…]
+// npm run keys -- revoke [--account acct_…] --key key_…
+//   (without --account: the dev stack's account, or the only one there is)
 // printf '%s' "$PASSWORD" | npm run keys -- login --account acct_… --email you@example.com
 //   (gives a CLI-made account a dashboard sign-in; the password comes on standard input, never in argv)
 // (the database: see cli/database.ts)
 import { parseArgs } from "node:util";
 import { openToolDatabase } from "./database.ts";
+import { defaultAccount } from "./dev-account.ts";
 import { type Environment, KeyService } from "../domain/keys.ts";
 import { AccountService, EMAIL_PATTERN, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN } from "../domain/accounts.ts";
 
@@ -27,6 +29,15 @@ function fail(message: string): never {
 
 const { config, db } = await openToolDatabase();
 const keys = new KeyService(db);
+
+/** --account, or the account meant when none is named (dev-account.ts). */
+async function account(): Promise<string> {
+  if (values.account) return values.account;
+  const found = await defaultAccount(db);
+  if ("error" in found) fail(found.error);
+  return found.id;
+}
+
 try {
   switch (positionals[0]) {
     case "create": {
@@ -44,8 +55,7 @@ try {
       break;
     }
     case "list": {
-      if (!values.account) fail("--account is required");
-      for (const k of await keys.list(values.account)) {
+      for (const k of await keys.list(await account())) {
         console.log(
           `${k.id}  ${k.prefix}…${k.last4}  ${k.environment}  ${k.name}  created ${k.createdAt}  last used ${k.lastUsedAt ?? "never"}${k.revokedAt ? `  REVOKED ${k.revokedAt}` : ""}`,
         );
@@ -53,9 +63,10 @@ try {
       break;
     }
     case "revoke": {
-      if (!values.account || !values.key) fail("--account and --key are required");
-      const revoked = await keys.revoke(values.account, values.key);
-      if (!revoked) fail(`account ${values.account} has no key ${values.key}`);
+      if (!values.key) fail("--key is required");
+      const accountId = await account();
+      const revoked = await keys.revoke(accountId, values.key);
+      if (!revoked) fail(`account ${accountId} has no key ${values.key}`);
       console.log(`revoked ${revoked.id}`);
       break;
     }
@@ -78,7 +89,7 @@ try {
     }
     default:
       fail(
-        "usage: keys create --env sandbox|production --name NAME [--account ID] | list --account ID | revoke --account ID --key ID | login --account ID --email EMAIL (password on stdin)",
+        "usage: keys create --env sandbox|production --name NAME [--account ID] | list [--account ID] | revoke [--account ID] --key ID | login --account ID --email EMAIL (password on stdin)",
       );
   }
 } finally {
