@@ -1,0 +1,245 @@
+// The commands themselves, loaded only once options.ts has found the flags
+// sound: viem, the prover and the client cost most of a second to load.
+import type { Address, Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { type MintStep, type PositionStep, type RedeemStep, type ReleaseTo, Zsd, ZsdError } from "../client/index.ts";
+import type { Note } from "../notes/index.ts";
+import { parseShieldedAddress } from "../zcash/index.ts";
+import { USAGE, UsageError, type Values, noteText } from "./options.ts";
+
+let values: Values;
+
+const progress = (line: string) => {
+  if (!values.json || process.env.ZSD_PROGRESS === "1") process.stderr.write(`${line}\n`);
+};
+const out = (result: unknown, human: string): void => {
+  process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${human}\n`);
+};
+
+function need(name: "note" | "amount" | "recipient" | "to"): string {
+  const value = name === "note" ? noteText(values) : values[name];
+  if (!value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+/** A shielded address, checked whole (checksum, receivers) on the network its prefix names. */
+function zcashAddress(text: string): string {
+  const network = /^(zs|u)1/i.test(text) ? "mainnet" : "testnet";
+  try {
+    return parseShieldedAddress(text, network).address;
+  } catch (error) {
+    throw new UsageError(`--to: ${(error as Error).message}`);
+  }
+}
+
+function client(): Zsd {
+  return new Zsd(process.env.ZSD_API_KEY, { baseUrl: values["base-url"] ?? process.env.ZSD_BASE_URL });
+}
+
+const mintProgress = (step: MintStep) => {
+  if (step.step === "tree") progress(`tree: ${step.leaves} deposit leaves`);
+  else if (step.step === "proving") progress(`proving with a collateral floor of ${step.collateralFloor} ZEC…`);
+  else if (step.step === "submitted") progress(`proof ${step.proofId} verified`);
+  else progress(`mint ${step.mintId}: ${step.status}`);
+};
+const redeemProgress = (step: RedeemStep) =>
+  progress(step.step === "signing" ? "signing the redemption…" : `redemption ${step.id}: ${step.status}`);
+const positionProgress = (step: PositionStep) => {
+  if (step.step === "tree") progress(`tree: ${step.leaves} deposit leaves`);
+  else if (step.step === "proving") progress(`proving ${step.collateralFloor} ZEC of the note…`);
+  else if (step.step === "signing") progress(`signing as ${step.signer}…`);
+  else progress(`${step.id}: ${step.status}`);
+};
+
+function signerKey(required: boolean) {
+  const key = process.env.ZSD_PRIVATE_KEY;
+  if (!key && required) throw new UsageError("ZSD_PRIVATE_KEY (the signer's 0x… private key) is required to sign");
+  return key ? privateKeyToAccount(key as Hex) : undefined;
+}
+
+/** `--to`: a shielded address, or `note` for a fresh note (answered, to keep). */
+function releaseTo(zsd: Zsd): { to: ReleaseTo; fresh?: Note } {
+  const to = need("to");
+  if (to !== "note") return { to: { zcashAddress: zcashAddress(to) } };
+  const fresh = zsd.notes.create();
+  // Told before anything is sent: if the wait is cut short, the ZEC may still land in this note.
+  process.stderr.write(`new note, for the released ZEC (keep it secret): ${zsd.notes.encode(fresh)}\n`);
+  return { to: { note: fresh }, fresh };
+}
+
+async function position(zsd: Zsd, positionId: string | undefined, action: string | undefined): Promise<void> {
+  if (!positionId) throw new UsageError("zsd position <id> [repay|withdraw|close|top-up]");
+  const common = { positionId, onProgress: positionProgress };
+  const done = (result: Record<string, unknown>, fresh: Note | undefined, human: string) => {
+    const note = fresh ? zsd.notes.encode(fresh) : undefined;
+    out(
+      note ? { ...result, note } : result,
+      note
+        ? `${human}
+new note: ${note} (keep it secret)`
+        : human,
+    );
+  };
+  switch (action) {
+    case undefined: {
+      const p = await zsd.positions.get(positionId);
+      return out(
+        p,
+        `position ${p.id} (${p.status}): ${p.collateral} ZEC, ${p.debt} ZSD, ratio ${p.collateralRatio ?? "-"}, ` +
+          `liquidation under $${p.liquidationPrice ?? "-"} (ZEC at $${p.price})`,
+      );
+    }
+    case "repay": {
+      const a = await zsd.repayPosition({ ...common, amount: need("amount"), signer: signerKey(true)! });
+      return done(a, undefined, `repaid ${a.amount} ZSD (${a.actionId}, tx ${a.txHash})`);
+    }
+    case "withdraw": {
+      const { to, fresh } = releaseTo(zsd);
+      const a = await zsd.withdrawFromPosition({ ...common, note: noteArg(zsd), amount: need("amount"), to });
+      return done(a, fresh, `withdrew ${a.released ?? a.amount} ZEC (${a.actionId}, tx ${a.txHash})`);
+    }
+    case "close": {
+      const { to, fresh } = releaseTo(zsd);
+      const a = await zsd.closePosition({ ...common, note: noteArg(zsd), to, payer: signerKey(false) });
+      return done(a, fresh, `closed; released ${a.released ?? "0"} ZEC (${a.actionId}, tx ${a.txHash})`);
+    }
+    case "top-up": {
+      const a = await zsd.topUpPosition({
+        ...common,
+        note: noteArg(zsd),
+        noteAmount: values["note-amount"],
+        amount: values.amount,
+      });
+      return done(a, undefined, `added ${a.amount} ZEC (${a.actionId}, tx ${a.txHash})`);
+    }
+    default:
+      throw new UsageError(`unknown position action ${action}`);
+  }
+}
+
+const noteArg = (zsd: Zsd) => zsd.notes.decode(need("note"));
+
+async function main(positionals: string[]): Promise<void> {
+  const [command, sub, action] = positionals;
+  switch (command) {
+    case "note": {
+      if (sub !== "new") throw new UsageError("zsd note new");
+      const zsd = new Zsd("sk_test_offline", {});
+      const note = zsd.notes.create();
+      const result = { note: zsd.notes.encode(note), noteCommitment: zsd.notes.commitment(note) };
+      return out(result, `note:       ${result.note}\ncommitment: ${result.noteCommitment}`);
+    }
+    case "deposit": {
+      const zsd = client();
+      const deposit = await zsd.sandbox.depositNote(zsd.notes.decode(need("note")), need("amount"));
+      return out(deposit, `deposit of ${deposit.amount} ZEC recorded at leaf ${deposit.leafIndex}`);
+    }
+    case "prove": {
+      const zsd = client();
+      const body = await zsd.prove({
+        note: zsd.notes.decode(need("note")),
+        noteAmount: values["note-amount"],
+        amount: need("amount"),
+        recipient: need("recipient") as Address,
+        floor: values.floor,
+        onProgress: mintProgress,
+      });
+      return out(body, JSON.stringify(body, null, 2));
+    }
+    case "mint": {
+      const zsd = client();
+      const mint = await zsd.mint({
+        note: zsd.notes.decode(need("note")),
+        noteAmount: values["note-amount"],
+        amount: need("amount"),
+        recipient: need("recipient") as Address,
+        floor: values.floor,
+        onProgress: mintProgress,
+      });
+      return out(
+        mint,
+        `minted ${mint.amount} ZSD to ${mint.recipient} (${mint.mintId}, position ${mint.positionId}, tx ${mint.txHash})`,
+      );
+    }
+    case "redeem": {
+      const signer = signerKey(true)!;
+      const zsd = client();
+      const redemption = await zsd.redeem({
+        amount: need("amount"),
+        withdrawAddress: zcashAddress(need("to")),
+        signer,
+        onProgress: redeemProgress,
+      });
+      return out(
+        redemption,
+        `redeemed ${redemption.amount} ZSD for ${redemption.zecDue} ZEC (${redemption.id}, Zcash tx ${redemption.zcashTxId})`,
+      );
+    }
+    case "position":
+      return position(client(), sub, action);
+    case "withdraw": {
+      const zsd = client();
+      const w = await zsd.withdrawNote({
+        note: noteArg(zsd),
+        noteAmount: values["note-amount"],
+        amount: values.amount,
+        zcashAddress: zcashAddress(need("to")),
+        onProgress: positionProgress,
+      });
+      return out(
+        w,
+        `paid ${w.amount} ZEC of the note to ${w.zcashAddress} (${w.withdrawalId}, tx ${w.txHash}; payout owner ${w.owner}, who may redirect it)`,
+      );
+    }
+    case "status": {
+      const zsd = client();
+      if (!sub) throw new UsageError("zsd status <id>");
+      const found = sub.startsWith("mint_")
+        ? await zsd.mints.get(sub)
+        : sub.startsWith("red_")
+          ? await zsd.redemptions.get(sub)
+          : sub.startsWith("prf_")
+            ? await zsd.proofs.get(sub)
+            : sub.startsWith("wdr_")
+              ? await zsd.withdrawals.get(sub)
+              : undefined;
+      if (!found) throw new UsageError("an id is mint_…, red_…, prf_… or wdr_…");
+      return out(found, JSON.stringify(found, null, 2));
+    }
+    case "ledger": {
+      const zsd = client();
+      const [supply, collateral, peg] = await Promise.all([
+        zsd.ledger.supply(),
+        zsd.ledger.collateral(),
+        zsd.ledger.pegPrice(),
+      ]);
+      return out(
+        { supply, collateral, peg },
+        `supply:     ${supply.circulating} ZSD\ncollateral: ${JSON.stringify(collateral)}\npeg:        ${JSON.stringify(peg)}`,
+      );
+    }
+    default:
+      throw new UsageError(`unknown command ${command}`);
+  }
+}
+
+/** Runs a command whose flags options.ts found sound; answers the exit code. */
+export async function run(checked: Values, positionals: string[]): Promise<number> {
+  values = checked;
+  try {
+    await main(positionals);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`zsd: ${error.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    const e = error as Error;
+    const detail =
+      error instanceof ZsdError
+        ? { error: e.message, code: error.code, requestId: error.requestId ?? null }
+        : { error: e.message, code: "error" };
+    process.stderr.write(values.json ? `${JSON.stringify(detail)}\n` : `zsd: ${detail.error}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,200 @@
+// The CLI's flags and their checks. This module is loaded on every call, so it
+// imports nothing heavier than node:util: `--help` and a mistyped flag answer
+// at once, before viem, snarkjs or the network are touched.
+import { parseArgs } from "node:util";
+
+export const USAGE = `usage: zsd <command> [options]
+
+  note new                                   a fresh note (keep it secret: it is the deposit)
+  deposit --note N --amount ZEC              sandbox: a simulated deposit for the note (N may be in ZSD_NOTE)
+  prove --note N --amount ZSD --recipient 0x [--floor ZEC]
+                                             the proof of a mint, made here (the body of POST /v1/proofs/submit)
+  mint --note N --amount ZSD --recipient 0x [--floor ZEC]
+                                             prove, submit, mint and wait until confirmed; the mint opens a position
+  redeem --amount ZSD --to ZADDR             sign (key in ZSD_PRIVATE_KEY) and redeem; wait until paid
+  position ID                                a position: collateral, debt, ratio, liquidation price
+  position ID repay --amount ZSD             burn ZSD against its debt (the payer's key in ZSD_PRIVATE_KEY)
+  position ID withdraw --note N --amount ZEC --to ZADDR|note
+                                             take ZEC out, signed with the owner key of the note that opened it
+  position ID close --note N --to ZADDR|note close it (with ZSD_PRIVATE_KEY set, that wallet repays the debt first)
+  position ID top-up --note N [--amount ZEC] add a note's ZEC (proven here)
+  withdraw --note N --to ZADDR [--amount ZEC]
+                                             pay a note's ZEC out to a shielded address (a deposit that will not mint)
+  status ID                                  a mint (mint_…), redemption (red_…), proof (prf_…) or withdrawal (wdr_…)
+  ledger                                     supply, collateral and the peg price
+
+--to note releases into a fresh note, printed (stderr) before anything is sent: keep it, it mints again. A note that is not a deposit
+(a change or released note) needs --note-amount ZEC (what it holds), for mint, prove, top-up and withdraw.
+
+options: --json (machine-readable output), --base-url URL (or ZSD_BASE_URL); the API key is ZSD_API_KEY.`;
+
+/** A mistake in the command line: told with the usage, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+export type Values = {
+  json: boolean;
+  help: boolean;
+  "base-url"?: string;
+  note?: string;
+  amount?: string;
+  recipient?: string;
+  floor?: string;
+  "note-amount"?: string;
+  to?: string;
+};
+
+export function parse(args: string[]): { values: Values; positionals: string[] } {
+  try {
+    return parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        json: { type: "boolean", default: false },
+        "base-url": { type: "string" },
+        note: { type: "string" },
+        amount: { type: "string" },
+        recipient: { type: "string" },
+        floor: { type: "string" },
+        "note-amount": { type: "string" },
+        to: { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    }) as { values: Values; positionals: string[] };
+  } catch (error) {
+    // parseArgs' own message ("Unknown option '--amout'. To specify a positional…") names the flag.
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** The note from --note or ZSD_NOTE: a command line is readable by every local user (ps). */
+export function noteText(values: Values): string | undefined {
+  return values.note ?? process.env.ZSD_NOTE;
+}
+
+const ZSD_DECIMALS = 18;
+const ZEC_DECIMALS = 8;
+
+/** A positive decimal with at most `decimals` decimals; the message says which rule it breaks. */
+function amountProblem(text: string, unit: "ZSD" | "ZEC", zeroAllowed = false): string | undefined {
+  const decimals = unit === "ZSD" ? ZSD_DECIMALS : ZEC_DECIMALS;
+  const example = unit === "ZSD" ? "100 or 12.5" : "1.5 or 0.25";
+  if (/^\s*-/.test(text)) return `must be positive, e.g. ${example} (got ${text})`;
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!match) return `must be a ${unit} amount in plain decimal digits, e.g. ${example} (got ${JSON.stringify(text)})`;
+  if ((match[2] ?? "").length > decimals) return `${unit} amounts have at most ${decimals} decimals (got ${text})`;
+  if (!zeroAllowed && !/[1-9]/.test(text)) return `must be above 0 (got ${text})`;
+  return undefined;
+}
+
+const NOTE_SHAPE = /^zsdnote1[02-9ac-hj-np-z]{20,}$|^zsdnote1[0-9a-f]{128}$/;
+const ADDRESS_SHAPE = /^0x[0-9a-fA-F]{40}$/;
+const PRIVATE_KEY_SHAPE = /^0x[0-9a-fA-F]{64}$/;
+// The shielded address prefixes of both networks (Sapling, Unified); the full check (checksum,
+// receivers, network) runs before the first request, once the SDK is loaded.
+const SHIELDED_SHAPE = /^(zs|ztestsapling|u|utest)1[02-9ac-hj-np-z]+$/i;
+
+/** Where each command's flags are told apart from mistakes, before any network call or proof. */
+const NEEDS: Record<string, { required: Flag[]; optional: Flag[]; signer?: "required" | "optional" }> = {
+  "note new": { required: [], optional: [] },
+  deposit: { required: ["note", "amount:ZEC"], optional: [] },
+  prove: { required: ["note", "amount:ZSD", "recipient"], optional: ["floor", "note-amount"] },
+  mint: { required: ["note", "amount:ZSD", "recipient"], optional: ["floor", "note-amount"] },
+  redeem: { required: ["amount:ZSD", "to:address"], optional: [], signer: "required" },
+  position: { required: [], optional: [] },
+  "position repay": { required: ["amount:ZSD"], optional: [], signer: "required" },
+  "position withdraw": { required: ["note", "amount:ZEC", "to:note"], optional: [] },
+  "position close": { required: ["note", "to:note"], optional: [], signer: "optional" },
+  "position top-up": { required: ["note"], optional: ["amount:ZEC", "note-amount"] },
+  withdraw: { required: ["note", "to:address"], optional: ["amount:ZEC", "note-amount"] },
+  status: { required: [], optional: [] },
+  ledger: { required: [], optional: [] },
+};
+type Flag = "note" | "amount:ZSD" | "amount:ZEC" | "recipient" | "floor" | "note-amount" | "to:address" | "to:note";
+
+const ID_SHAPES: [RegExp, string][] = [
+  [/^mint_[0-9A-Za-z]{20}$/, "mint"],
+  [/^red_[0-9A-Za-z]{20}$/, "redemption"],
+  [/^prf_[0-9A-Za-z]{20}$/, "proof"],
+  [/^wdr_[0-9A-Za-z]{20}$/, "withdrawal"],
+];
+
+/**
+ * Every flag the command uses, checked for presence and shape: a mistake is a
+ * UsageError before anything slow starts. Answers the command's key in NEEDS.
+ */
+export function validate(values: Values, positionals: string[]): string {
+  const [command, sub, action] = positionals;
+  let key = command ?? "";
+  if (command === "note") {
+    if (sub !== "new") throw new UsageError("zsd note new");
+    key = "note new";
+  } else if (command === "position") {
+    if (!sub) throw new UsageError("zsd position <id> [repay|withdraw|close|top-up]");
+    if (!/^\d{1,78}$/.test(sub)) throw new UsageError(`a position id is a whole number, e.g. 3 (got ${sub})`);
+    if (action !== undefined) {
+      key = `position ${action}`;
+      if (!NEEDS[key]) throw new UsageError(`unknown position action ${action}: repay, withdraw, close or top-up`);
+    }
+  } else if (command === "status") {
+    if (!sub) throw new UsageError("zsd status <id>");
+    if (!ID_SHAPES.some(([shape]) => shape.test(sub))) {
+      throw new UsageError(
+        `an id is mint_, red_, prf_ or wdr_ followed by 20 letters and digits, e.g. mint_4Hn8pQ2rT6vX1zB3cD5f (got ${sub})`,
+      );
+    }
+  }
+  const needs = NEEDS[key];
+  if (!needs) throw new UsageError(`unknown command ${command}`);
+  for (const flag of needs.required) check(values, flag, true);
+  for (const flag of needs.optional) check(values, flag, false);
+  const privateKey = process.env.ZSD_PRIVATE_KEY;
+  if (needs.signer === "required" && !privateKey) {
+    throw new UsageError("ZSD_PRIVATE_KEY (the signer's 0x… private key) is required to sign");
+  }
+  if (needs.signer && privateKey && !PRIVATE_KEY_SHAPE.test(privateKey)) {
+    throw new UsageError("ZSD_PRIVATE_KEY must be 0x followed by 64 hexadecimal digits");
+  }
+  const baseUrl = values["base-url"] ?? process.env.ZSD_BASE_URL;
+  if (baseUrl !== undefined && key !== "note new" && !/^https?:\/\/[^\s/]+/.test(baseUrl)) {
+    throw new UsageError(
+      `--base-url (or ZSD_BASE_URL) must be an http(s) address, e.g. http://127.0.0.1:3000 (got ${baseUrl})`,
+    );
+  }
+  return key;
+}
+
+function check(values: Values, flag: Flag, required: boolean): void {
+  const [name, kind] = flag.split(":") as [keyof Values & string, string | undefined];
+  const value = name === "note" ? noteText(values) : (values[name] as string | undefined);
+  if (value === undefined || value === "") {
+    if (required) throw new UsageError(`--${name} is required`);
+    return;
+  }
+  const problem = (() => {
+    switch (name) {
+      case "note":
+        return NOTE_SHAPE.test(value.trim()) ? undefined : "must be a note as `zsd note new` prints it (zsdnote1…)";
+      case "amount":
+        return amountProblem(value, kind as "ZSD" | "ZEC");
+      case "floor":
+      case "note-amount":
+        return amountProblem(value, "ZEC");
+      case "recipient":
+        return ADDRESS_SHAPE.test(value)
+          ? undefined
+          : `must be an address, 0x followed by 40 hexadecimal digits (got ${value})`;
+      case "to":
+        if (kind === "note" && value === "note") return undefined;
+        if (/^t[1-3m]/.test(value))
+          return "must be a shielded Zcash address (zs…, ztestsapling…, u1…, utest1…), not a transparent one";
+        return SHIELDED_SHAPE.test(value)
+          ? undefined
+          : `must be a shielded Zcash address (zs…, ztestsapling…, u1…, utest1…)${kind === "note" ? " or note" : ""}`;
+      default:
+        return undefined;
+    }
+  })();
+  if (problem) throw new UsageError(`--${name} ${problem}`);
+}

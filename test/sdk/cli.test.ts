@@ -1,0 +1,163 @@
+// The zsd CLI as `npm ci` builds it (sdk/js/dist): it starts without compiling
+// TypeScript or loading the SDK for --help, and refuses bad flags before any
+// request or proof. The API here only counts requests: every case must leave
+// it untouched. client-e2e.test.ts runs the same CLI against the real stack.
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createNote, encodeNote } from "@zsd/sdk/notes";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { ROOT } from "../../scripts/lib/paths.ts";
+
+const SDK = join(ROOT, "sdk", "js");
+const BUILT = join(SDK, "dist", "zsd.js");
+const ZADDR = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+const RECIPIENT = "0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc";
+
+function run(args: string[], env: Record<string, string> = {}) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+describe("the zsd CLI, built", () => {
+  let server: Server;
+  let requests = 0;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    // What `npm ci` runs (the workspace's prepare script).
+    const built = await run([join(SDK, "scripts", "build.mjs")]);
+    expect(built.stderr).toBe("");
+    expect(built.code).toBe(0);
+    server = createServer((_req, res) => {
+      requests++;
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it("answers --help from the built JavaScript, directly and through bin/zsd.js", async () => {
+    for (const entry of [BUILT, join(SDK, "bin", "zsd.js")]) {
+      const help = await run([entry, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/^usage: zsd <command>/);
+      expect(help.stdout).toContain("mint --note N --amount ZSD --recipient 0x");
+    }
+    // The entry checks flags with node:util alone; the client, viem and the prover load with the commands.
+    const entry = readFileSync(BUILT, "utf8");
+    expect(entry).not.toMatch(/from\s*"(viem|snarkjs|@noble|poseidon-lite)/);
+    expect(entry).toMatch(/import\("\.\/zsd-commands\.js"\)/);
+    expect(readFileSync(join(SDK, "bin", "zsd.js"), "utf8")).not.toMatch(/tsx/);
+  });
+
+  const note = encodeNote(createNote());
+  const signer = { ZSD_PRIVATE_KEY: hardhatPrivateKey(6) };
+  const cases: [string, string[], Record<string, string>, RegExp][] = [
+    [
+      "a word for an amount",
+      ["mint", "--note", note, "--amount", "abc", "--recipient", RECIPIENT],
+      {},
+      /--amount must be a ZSD amount in plain decimal digits/,
+    ],
+    [
+      "a negative amount",
+      ["mint", "--note", note, "--amount=-1", "--recipient", RECIPIENT],
+      {},
+      /--amount must be positive/,
+    ],
+    [
+      "a zero amount",
+      ["prove", "--note", note, "--amount", "0", "--recipient", RECIPIENT],
+      {},
+      /--amount must be above 0/,
+    ],
+    [
+      "a short recipient",
+      ["prove", "--note", note, "--amount", "5", "--recipient", "0x1234"],
+      {},
+      /--recipient must be an address, 0x followed by 40/,
+    ],
+    ["a missing note", ["mint", "--amount", "5", "--recipient", RECIPIENT], {}, /--note is required/],
+    [
+      "a mistyped note",
+      ["mint", "--note", "zsdnote1bbb", "--amount", "5", "--recipient", RECIPIENT],
+      {},
+      /--note must be a note as `zsd note new` prints it/,
+    ],
+    [
+      "too many ZEC decimals",
+      ["deposit", "--note", note, "--amount", "1.123456789"],
+      {},
+      /ZEC amounts have at most 8 decimals/,
+    ],
+    [
+      "a floor that is no amount",
+      ["mint", "--note", note, "--amount", "5", "--recipient", RECIPIENT, "--floor", "1e3"],
+      {},
+      /--floor must be a ZEC amount/,
+    ],
+    ["a redemption of letters", ["redeem", "--amount", "ten", "--to", ZADDR], signer, /--amount must be a ZSD amount/],
+    [
+      "a transparent address",
+      ["redeem", "--amount", "5", "--to", "tmEZhbWHTpdKMw5it8YDspUXSMGQyFwovpU"],
+      signer,
+      /shielded Zcash address .* not a transparent one/,
+    ],
+    [
+      "an address with a bad checksum",
+      ["redeem", "--amount", "5", "--to", `${ZADDR.slice(0, -1)}q`],
+      signer,
+      /--to: .*checksum/i,
+    ],
+    ["a redemption without a signer", ["redeem", "--amount", "5", "--to", ZADDR], {}, /ZSD_PRIVATE_KEY .* is required/],
+    [
+      "a malformed private key",
+      ["position", "3", "repay", "--amount", "5"],
+      { ZSD_PRIVATE_KEY: "0xabc" },
+      /ZSD_PRIVATE_KEY must be 0x followed by 64/,
+    ],
+    ["a position id of letters", ["position", "abc"], {}, /a position id is a whole number/],
+    ["an unknown position action", ["position", "3", "sell"], {}, /unknown position action sell/],
+    ["a zero withdrawal", ["withdraw", "--note", note, "--to", ZADDR, "--amount", "0"], {}, /--amount must be above 0/],
+    [
+      "--to note where an address is needed",
+      ["withdraw", "--note", note, "--to", "note"],
+      {},
+      /--to must be a shielded Zcash address/,
+    ],
+    [
+      "a mint id of the wrong shape",
+      ["status", "mint_nope"],
+      {},
+      /mint_, red_, prf_ or wdr_ followed by 20 letters and digits/,
+    ],
+    ["an unknown flag", ["mint", "--amout", "5"], {}, /Unknown option '--amout'/],
+    ["an unknown command", ["mnit"], {}, /unknown command mnit/],
+    [
+      "a base address that is none",
+      ["ledger", "--base-url", "localhost:3000"],
+      {},
+      /--base-url .* must be an http\(s\) address/,
+    ],
+  ];
+
+  it.each(cases)("refuses %s at once, with no request made", async (_what, args, env, message) => {
+    const before = requests;
+    const result = await run([BUILT, ...args], { ZSD_API_KEY: "sk_test_offline", ZSD_BASE_URL: baseUrl, ...env });
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toMatch(/^zsd: /);
+    expect(result.code).toBe(2);
+    expect(requests).toBe(before);
+  });
+});
