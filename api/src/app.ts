@@ -273,6 +273,13 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     retryScale: config.WEBHOOK_RETRY_SCALE,
     concurrency: config.WEBHOOK_CONCURRENCY,
+    agentConcurrency: config.WEBHOOK_AGENT_CONCURRENCY,
+    accountConcurrency: config.WEBHOOK_ACCOUNT_CONCURRENCY,
+    breaker: {
+      timeouts: config.WEBHOOK_BREAKER_TIMEOUTS,
+      cooldownMs: config.WEBHOOK_BREAKER_COOLDOWN_MS,
+      maxCooldownMs: config.WEBHOOK_BREAKER_MAX_COOLDOWN_MS,
+    },
     pollMs: config.WEBHOOK_POLL_MS,
     leaseMs: config.WEBHOOK_LEASE_MS,
     workerId: config.RELAY_WORKER_ID,

@@ -167,8 +167,25 @@ export const configSchema = z.object({
   WEBHOOK_SECRET_GRACE_SECONDS: positiveInt.default(86_400),
   /** How often the webhook worker looks for due deliveries (a ping or a redelivery wakes it at once). */
   WEBHOOK_POLL_MS: positiveInt.default(1000),
-  /** Webhook attempts made at once. */
+  /** Webhook attempts made at once, all agents together. */
   WEBHOOK_CONCURRENCY: positiveInt.max(256).default(16),
+  /**
+   * Attempts in flight to one agent, and to all the agents of one account: a
+   * slow receiver holds at most these many of the WEBHOOK_CONCURRENCY slots,
+   * the rest go to others' deliveries, round-robin over accounts and agents.
+   */
+  WEBHOOK_AGENT_CONCURRENCY: positiveInt.max(256).default(4),
+  WEBHOOK_ACCOUNT_CONCURRENCY: positiveInt.max(256).default(8),
+  /**
+   * An agent's breaker: after this many attempts in a row that got no answer
+   * within WEBHOOK_TIMEOUT_MS, nothing is sent to it for
+   * WEBHOOK_BREAKER_COOLDOWN_MS, then one attempt at a time until one is
+   * answered; each further timeout doubles the pause, up to
+   * WEBHOOK_BREAKER_MAX_COOLDOWN_MS.
+   */
+  WEBHOOK_BREAKER_TIMEOUTS: positiveInt.max(1000).default(3),
+  WEBHOOK_BREAKER_COOLDOWN_MS: positiveInt.max(86_400_000).default(30_000),
+  WEBHOOK_BREAKER_MAX_COOLDOWN_MS: positiveInt.max(86_400_000).default(3_600_000),
   /** How long the webhook worker's lease lasts; another replica takes over a silent one after it. */
   WEBHOOK_LEASE_MS: positiveInt.default(15_000),
   /** required: every new mint and redemption waits for a screener agent's verdict (or the default after the timeout). */
@@ -206,9 +223,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable means unset, as in a copied .env.example (`CUSTODY_ADDRESS=`).
   const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
   const result = configSchema.safeParse(set);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+  const problems = result.success
+    ? crossChecks(result.data)
+    : result.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+  if (result.success && problems.length === 0) return result.data;
   throw new ConfigError(`invalid configuration:\n${problems.join("\n")}`);
+}
+
+/** Settings that are valid alone but not together. */
+function crossChecks(config: Config): string[] {
+  const problems: string[] = [];
+  // A share larger than the whole would let one tenant's slow receiver take every webhook slot again.
+  if (config.WEBHOOK_AGENT_CONCURRENCY > config.WEBHOOK_ACCOUNT_CONCURRENCY)
+    problems.push(
+      "  WEBHOOK_AGENT_CONCURRENCY: at most WEBHOOK_ACCOUNT_CONCURRENCY (an agent's share of its account's)",
+    );
+  if (config.WEBHOOK_ACCOUNT_CONCURRENCY > config.WEBHOOK_CONCURRENCY)
+    problems.push("  WEBHOOK_ACCOUNT_CONCURRENCY: at most WEBHOOK_CONCURRENCY (an account's share of all attempts)");
+  if (config.WEBHOOK_BREAKER_COOLDOWN_MS > config.WEBHOOK_BREAKER_MAX_COOLDOWN_MS)
+    problems.push("  WEBHOOK_BREAKER_COOLDOWN_MS: at most WEBHOOK_BREAKER_MAX_COOLDOWN_MS");
+  return problems;
 }
 
 export function rateLimitFor(config: Config): number {

@@ -288,6 +288,7 @@ export class AgentService {
     const deliveryId = await this.db.transaction(async (tx) => {
       const agent = await this.get(accountId, environment, agentId, tx);
       if (!agent.enabled) throw agentDisabled(agentId);
+      await endPause(tx, agentId);
       const { deliveryIds } = await emitEvent(
         tx,
         {
@@ -343,6 +344,7 @@ export class AgentService {
        WHERE id = $1 AND agent_id = $2 AND status <> 'pending' RETURNING id`,
       [deliveryId, agentId],
     );
+    await endPause(this.db, agentId);
     if (rows.length > 0) this.options.onQueued?.();
     return this.delivery(accountId, environment, agentId, deliveryId);
   }
@@ -357,6 +359,7 @@ export class AgentService {
        WHERE agent_id = $1 AND status = 'failed' AND created_at >= $2 RETURNING id`,
       [agentId, since.toISOString()],
     );
+    await endPause(this.db, agentId);
     if (rows.length > 0) this.options.onQueued?.();
     return rows.length;
   }
@@ -440,6 +443,18 @@ const DELIVERY_SELECT = `SELECT d.id, d.agent_id, d.event_id, e.type AS event_ty
  * the account's other agents hear of it (agent.disabled). False when it was
  * already disabled.
  */
+/**
+ * The owner asked for a delivery now (a test event, a redelivery): an agent
+ * its breaker paused gets its one attempt at once instead of after the pause
+ * (webhooks/breaker.ts); a receiver still failing opens it again.
+ */
+async function endPause(db: Queryable, agentId: string): Promise<void> {
+  await db.query(
+    `UPDATE webhook_breakers SET open_until = now(), updated_at = now() WHERE agent_id = $1 AND open_until > now()`,
+    [agentId],
+  );
+}
+
 export async function disableAgent(tx: Queryable, agentId: string, reason: DisabledReason): Promise<boolean> {
   const [agent] = await tx.query<{ account_id: string; environment: Environment; name: string; disabled_at: Date }>(
     `UPDATE agents SET enabled = false, disabled_reason = $2, disabled_at = now(), updated_at = now()

@@ -4,12 +4,16 @@
 // claimed in the database before it is made, by pushing the delivery's due
 // time past the attempt's timeout: an attempt cut short by a crash is made
 // again once that time passes, by this replica after a restart or by another.
+// Attempts run as a pool shared fairly between accounts and agents, and an
+// agent whose receiver keeps timing out is paused by its own breaker
+// (breaker.ts): one tenant's slow receiver delays no one else's webhooks.
 import type { Database } from "../adapters/db/index.ts";
 import { type AddressPolicy, checkTarget } from "../adapters/webhooks/address-policy.ts";
 import { type SendResult, send } from "../adapters/webhooks/sender.ts";
 import { disableAgent } from "../domain/agents.ts";
 import type { Environment } from "../domain/keys.ts";
 import { Lease } from "../relay/lease.ts";
+import { type BreakerSettings, recordOnBreaker } from "./breaker.ts";
 
 /** Attempts per schedule: the first and nine retries, about three days apart from first to last. */
 export const MAX_ATTEMPTS = 10;
@@ -39,8 +43,12 @@ export interface WebhookWorkerOptions {
   timeoutMs: number;
   /** Multiplies the retry schedule (1 in production; tests compress three days into seconds). */
   retryScale: number;
-  /** Attempts made at once. */
+  /** Attempts made at once, all agents together. */
   concurrency: number;
+  /** Attempts in flight to one agent, and to all the agents of one account. */
+  agentConcurrency: number;
+  accountConcurrency: number;
+  breaker: BreakerSettings;
   pollMs: number;
   leaseMs: number;
   /** The replica's stable name: after a restart it takes its lease back at once. */
@@ -54,6 +62,9 @@ interface Claimed {
   schedule_start: number;
   created_at: Date | string;
   agent_id: string;
+  account_id: string;
+  /** The database's time of the claim. */
+  claimed_at: Date | string;
   event_id: string;
   payload: string;
   webhook_url: string;
@@ -61,12 +72,23 @@ interface Claimed {
   previous_secret: string | null;
 }
 
+/**
+ * Attempts run as a pool rather than in batches: as soon as one ends, its slot
+ * goes to the next delivery, so a slow receiver delays no one waiting behind
+ * it. Which delivery is next is fair: each account, then each of its agents,
+ * in turn (see #claim), within their shares of the pool.
+ */
 export class WebhookWorker {
   readonly #lease: Lease;
+  #leaseHeldAt = 0;
   #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
+  #filling: Promise<void> | undefined;
   #stopped = true;
   #again = false;
+  readonly #inFlight = new Set<Promise<void>>();
+  /** Attempts in flight per agent and per account: a single lease holder delivers, so its own count is the count. */
+  readonly #perAgent = new Map<string, number>();
+  readonly #perAccount = new Map<string, number>();
 
   constructor(
     private readonly db: Database,
@@ -79,67 +101,148 @@ export class WebhookWorker {
     if (!this.#stopped) return;
     this.#stopped = false;
     this.#lease.keepRenewed();
-    void this.#loop();
+    void this.#fill();
   }
 
+  /** Claims nothing more, waits for the attempts in flight, and hands the lease over. */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    await this.#running;
+    await this.#filling;
+    await Promise.all(this.#inFlight);
     await this.#lease.release();
+    this.#leaseHeldAt = 0;
   }
 
-  /** Deliveries were queued: look now rather than at the next poll. */
+  /** Deliveries were queued, or a slot freed: look now rather than at the next poll. */
   wake(): void {
     if (this.#stopped) return;
-    if (this.#running) {
+    if (this.#filling) {
       this.#again = true;
       return;
     }
-    clearTimeout(this.#timer);
-    void this.#loop();
+    void this.#fill();
   }
 
-  async #loop(): Promise<void> {
-    if (this.#stopped || this.#running) return;
+  async #fill(): Promise<void> {
+    if (this.#stopped || this.#filling) return;
     this.#again = false;
-    this.#running = this.tick().catch((error) => this.options.onError?.(error));
-    await this.#running;
-    this.#running = undefined;
-    if (this.#stopped) return;
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => void this.#loop(), this.#again ? 0 : this.options.pollMs);
+    this.#filling = this.#fillPool().catch((error) => this.options.onError?.(error));
+    await this.#filling;
+    this.#filling = undefined;
+    if (this.#stopped) return;
+    // Slots that freed while claiming are filled at once; otherwise the next poll finds retries come due.
+    this.#timer = setTimeout(() => void this.#fill(), this.#again ? 0 : this.options.pollMs);
   }
 
-  /** One pass, by the holder of the lease: every due delivery, a batch at a time. */
-  async tick(): Promise<void> {
-    if (!(await this.#lease.take())) return;
-    for (let batch = 0; batch < 100 && !this.#stopped; batch++) {
-      const claimed = await this.#claim();
-      if (claimed.length === 0) return;
-      await Promise.all(claimed.map((delivery) => this.#attempt(delivery).catch((e) => this.options.onError?.(e))));
+  /** Claims fair deliveries into the free slots, by the holder of the lease, until none is due. */
+  async #fillPool(): Promise<void> {
+    if (!(await this.#holdsLease())) return;
+    while (!this.#stopped) {
+      const free = this.options.concurrency - this.#inFlight.size;
+      if (free <= 0) return;
+      const claimed = await this.#claim(free);
+      for (const delivery of claimed) this.#launch(delivery);
+      if (claimed.length < free) return;
     }
   }
 
-  async #claim(): Promise<Claimed[]> {
+  /** Takes the lease, or trusts a take younger than a third of it (the lease is renewed apart from passes). */
+  async #holdsLease(): Promise<boolean> {
+    if (Date.now() - this.#leaseHeldAt < this.options.leaseMs / 3) return true;
+    const held = await this.#lease.take();
+    this.#leaseHeldAt = held ? Date.now() : 0;
+    return held;
+  }
+
+  #launch(delivery: Claimed): void {
+    const count = (map: Map<string, number>, key: string, by: number) => {
+      const n = (map.get(key) ?? 0) + by;
+      if (n > 0) map.set(key, n);
+      else map.delete(key);
+    };
+    count(this.#perAgent, delivery.agent_id, 1);
+    count(this.#perAccount, delivery.account_id, 1);
+    const attempt: Promise<void> = this.#attempt(delivery)
+      .catch((error) => this.options.onError?.(error))
+      .finally(() => {
+        count(this.#perAgent, delivery.agent_id, -1);
+        count(this.#perAccount, delivery.account_id, -1);
+        this.#inFlight.delete(attempt);
+        this.wake();
+      });
+    this.#inFlight.add(attempt);
+  }
+
+  /**
+   * Up to `limit` due deliveries, fairly: each eligible agent offers its oldest
+   * due deliveries up to its free share (one while its breaker is half open,
+   * none while it is open), and they are taken in rounds — every account's
+   * next slot before any account's one after, and within an account every
+   * agent's next before any agent's one after — oldest first within a round.
+   * An account or agent already holding its share offers nothing.
+   */
+  async #claim(limit: number): Promise<Claimed[]> {
     // Past the attempt's timeout and a margin: until then no pass claims it again.
     const claimMs = this.options.timeoutMs * 2 + 1_000;
+    const agents = [...this.#perAgent];
+    const accounts = [...this.#perAccount];
     return this.db.query<Claimed>(
-      `WITH due AS (
-         SELECT d.id FROM webhook_deliveries d JOIN agents a ON a.id = d.agent_id
-         WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND a.enabled AND a.deleted_at IS NULL
-           AND a.environment = $3
-         ORDER BY d.next_attempt_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED
+      `WITH busy_agents AS (
+         SELECT * FROM unnest($4::text[], $5::int[]) AS b(agent_id, n)
+       ), busy_accounts AS (
+         SELECT * FROM unnest($6::text[], $7::int[]) AS b(account_id, n)
+       ), eligible AS (
+         SELECT a.id AS agent_id, a.account_id, COALESCE(ba.n, 0) AS agent_busy, COALESCE(bc.n, 0) AS account_busy,
+           CASE WHEN b.trips > 0 THEN 1 ELSE $8::int END AS share
+         FROM agents a
+         LEFT JOIN webhook_breakers b ON b.agent_id = a.id AND b.webhook_url = a.webhook_url
+         LEFT JOIN busy_agents ba ON ba.agent_id = a.id
+         LEFT JOIN busy_accounts bc ON bc.account_id = a.account_id
+         WHERE a.enabled AND a.deleted_at IS NULL AND a.environment = $3
+           AND (b.open_until IS NULL OR b.open_until <= now())
+           AND COALESCE(bc.n, 0) < $9::int
+       ), offered AS (
+         SELECT e.agent_id, e.account_id, e.account_busy, d.id, d.next_attempt_at,
+           e.agent_busy + row_number() OVER (PARTITION BY e.agent_id ORDER BY d.next_attempt_at, d.id) AS agent_slot
+         FROM eligible e CROSS JOIN LATERAL (
+           SELECT id, next_attempt_at FROM webhook_deliveries
+           WHERE agent_id = e.agent_id AND status = 'pending' AND next_attempt_at <= now()
+           ORDER BY next_attempt_at, id LIMIT GREATEST(e.share - e.agent_busy, 0)
+         ) d
+       ), ranked AS (
+         SELECT o.id, o.next_attempt_at, o.agent_slot,
+           o.account_busy + row_number() OVER (PARTITION BY o.account_id ORDER BY o.agent_slot, o.next_attempt_at, o.id)
+             AS account_slot
+         FROM offered o
+       ), picked AS (
+         SELECT id FROM ranked WHERE account_slot <= $9::int
+         ORDER BY account_slot, agent_slot, next_attempt_at, id LIMIT $1
+       ), due AS (
+         SELECT d.id FROM webhook_deliveries d JOIN picked p ON p.id = d.id
+         WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+         FOR UPDATE OF d SKIP LOCKED
        ), claimed AS (
          UPDATE webhook_deliveries d SET attempts = d.attempts + 1,
            next_attempt_at = now() + $2::int * interval '1 millisecond', updated_at = now()
          FROM due WHERE d.id = due.id
          RETURNING d.id, d.attempts, d.schedule_start, d.created_at, d.agent_id, d.event_id
        )
-       SELECT c.*, e.payload, a.webhook_url, a.secret,
+       SELECT c.*, a.account_id, now() AS claimed_at, e.payload, a.webhook_url, a.secret,
          CASE WHEN a.previous_secret_expires_at > now() THEN a.previous_secret END AS previous_secret
        FROM claimed c JOIN webhook_events e ON e.id = c.event_id JOIN agents a ON a.id = c.agent_id`,
-      [this.options.concurrency, claimMs, this.options.environment],
+      [
+        limit,
+        claimMs,
+        this.options.environment,
+        agents.map(([id]) => id),
+        agents.map(([, n]) => n),
+        accounts.map(([id]) => id),
+        accounts.map(([, n]) => n),
+        this.options.agentConcurrency,
+        this.options.accountConcurrency,
+      ],
     );
   }
 
@@ -187,6 +290,16 @@ export class WebhookWorker {
            last_response_status = $6, last_error = $7, updated_at = now()
          WHERE id = $1 AND attempts = $2 AND status = 'pending' RETURNING id`,
         [delivery.id, attempt, succeeded, gone || exhausted, waitMs, result.status ?? null, error],
+      );
+      await recordOnBreaker(
+        tx,
+        {
+          agentId: delivery.agent_id,
+          webhookUrl: delivery.webhook_url,
+          claimedAt: delivery.claimed_at,
+          timedOut: result.timedOut === true,
+        },
+        this.options.breaker,
       );
       if (updated.length === 0) return;
       if (gone) await disableAgent(tx, delivery.agent_id, "gone");

@@ -1,3 +1,5 @@
+import { WEBHOOK_MIGRATIONS } from "./webhook-migrations.ts";
+
 /** Ordered schema changes; a deployed migration is never edited, only followed by a new one. */
 export const MIGRATIONS: { version: number; name: string; statements: string[] }[] = [
   {
@@ -567,4 +569,5 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `ALTER TABLE compliance_holds ADD COLUMN redemption_request_id text`,
     ],
   },
+  ...WEBHOOK_MIGRATIONS,
 ];

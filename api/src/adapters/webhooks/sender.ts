@@ -23,6 +23,8 @@ export interface SendResult {
   status?: number;
   /** What went wrong when it did not answer (connection refused, timeout, …). */
   error?: string;
+  /** No answer came in time: the attempt held its slot for the whole timeout. */
+  timedOut?: boolean;
   /** The receiver's Retry-After, in milliseconds. */
   retryAfterMs?: number;
   latencyMs: number;
@@ -90,10 +92,12 @@ export function send(
       },
     );
     const timer = setTimeout(() => {
-      finish({ error: `no answer within ${timeoutMs} ms` });
+      finish({ error: `no answer within ${timeoutMs} ms`, timedOut: true });
       request.destroy();
     }, timeoutMs);
-    request.on("error", (error: NodeJS.ErrnoException) => finish({ error: describe(error) }));
+    request.on("error", (error: NodeJS.ErrnoException) =>
+      finish({ error: describe(error), ...(error.code === "ETIMEDOUT" ? { timedOut: true } : {}) }),
+    );
     request.end(message.body);
   });
 }
