@@ -19,7 +19,7 @@ describe("request bodies are UTF-8 JSON only", () => {
 
   const keyCount = async () => ((await (await api.call("/v1/keys")).json()) as { data: unknown[] }).data.length;
 
-  const post = (contentType: string, body: string | Uint8Array) =>
+  const post = (contentType: string, body: string | Uint8Array<ArrayBuffer>) =>
     api.call("/v1/keys", { method: "POST", headers: { "content-type": contentType }, body });
 
   it("answers another charset with a 415 problem, and creates nothing", async () => {
@@ -28,8 +28,8 @@ describe("request bodies are UTF-8 JSON only", () => {
       // UTF-7 "+ACI-" is a quote: this decodes to {"name":"utf7"}.
       ["application/json; charset=utf-7", "{+ACI-name+ACI-:+ACI-utf7+ACI-}"],
       ["application/json; charset=UTF-7", '{"name":"utf7"}'],
-      ["application/json; charset=utf-16le", Buffer.from('{"name":"utf16"}', "utf16le")],
-      ["application/json; charset=utf-16", Buffer.from('\ufeff{"name":"utf16"}', "utf16le")],
+      ["application/json; charset=utf-16le", new Uint8Array(Buffer.from('{"name":"utf16"}', "utf16le"))],
+      ["application/json; charset=utf-16", new Uint8Array(Buffer.from('\ufeff{"name":"utf16"}', "utf16le"))],
       ["application/json; charset=utf-32", '{"name":"utf32"}'],
       ["application/json; charset=iso-8859-1", '{"name":"latin1"}'],
       ["application/json; charset=utf8", '{"name":"no hyphen"}'],
