@@ -24,7 +24,7 @@ import { KeyService } from "./domain/keys.ts";
 import { keyRoutes } from "./http/resources/keys/router.ts";
 import { Upstreams } from "./adapters/upstreams.ts";
 import { ledgerRoutes } from "./http/resources/ledger/router.ts";
-import { allowedMethods, mount } from "./http/routes.ts";
+import { type AnyRoute, allowedMethods, mount } from "./http/routes.ts";
 import { Chain } from "./adapters/chain.ts";
 import { proofRoutes } from "./http/resources/proofs/router.ts";
 import { relayRoutes } from "./http/resources/relay/router.ts";
@@ -80,6 +80,8 @@ export interface App {
   webhooks: WebhookWorker;
   metrics: Metrics;
   openApi: ReturnType<typeof openApiDocument>;
+  /** Every operation mounted below /v1 (tests walk it: each authenticated one belongs to a key resource). */
+  routes: readonly AnyRoute[];
   /** Per-key request analytics for the dashboard (not started: index.ts starts its flushes). */
   analytics: RequestAnalytics;
   /** Problems answered that the OpenAPI document does not declare for their operation, once each. */
@@ -460,6 +462,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     webhooks,
     metrics,
     openApi,
+    routes,
     analytics,
     undeclaredProblems: undeclared,
   };

@@ -11,6 +11,24 @@ export type Environment = "sandbox" | "production";
 export const KEY_PREFIX: Record<Environment, string> = { sandbox: "sk_test_", production: "sk_live_" };
 const KEY_PATTERN = /^sk_(test|live)_([0-9A-Za-z]{16})([0-9A-Za-z]{32})$/;
 
+/**
+ * What is wrong with a token that is not shaped like a key, in words that
+ * quote none of it (it may be a real key, cut short): the prefix, or what
+ * follows a right prefix.
+ */
+export function keyShapeProblem(token: string): string {
+  const prefix = Object.values(KEY_PREFIX).find((p) => token.startsWith(p));
+  if (!prefix) return "An API key starts with sk_test_ (sandbox) or sk_live_ (production).";
+  const rest = token.slice(prefix.length);
+  const what = /[^0-9A-Za-z]/.test(rest)
+    ? `has characters other than letters and digits after ${prefix}`
+    : `has ${rest.length} characters after ${prefix}, where a key has 48`;
+  return (
+    `This key ${what}: an API key is ${prefix} followed by 48 letters and digits. ` +
+    "It was cut short or mistyped: copy the whole key again (the dashboard shows a key's secret only when it is made)."
+  );
+}
+
 const sha256 = (value: string) => createHash("sha256").update(value).digest();
 
 /**
@@ -23,6 +41,8 @@ export const KEY_RESOURCES = {
   redemptions: ["redeem", "redemptions"],
   proofs: ["proofs"],
   ledger: ["collateral", "supply", "prices", "wallets", "deposits", "relay"],
+  positions: ["positions"],
+  withdrawals: ["withdrawals"],
   agents: ["agents", "alerts"],
   governance: ["governance"],
   keys: ["keys"],
@@ -31,6 +51,14 @@ export const KEY_RESOURCES = {
 
 export type KeyResource = keyof typeof KEY_RESOURCES;
 export const isKeyResource = (v: string): v is KeyResource => Object.hasOwn(KEY_RESOURCES, v);
+
+/** The resource a route (the template, /v1/…) belongs to; undefined for one outside every group. */
+export function resourceOf(route: string | undefined): KeyResource | undefined {
+  const segment = route?.replace(/^\/v1\//, "").split("/")[0] ?? "";
+  return (Object.keys(KEY_RESOURCES) as KeyResource[]).find((r) =>
+    (KEY_RESOURCES[r] as readonly string[]).includes(segment),
+  );
+}
 
 export interface KeyRestrictions {
   /** GET and HEAD only. */
@@ -77,6 +105,48 @@ function ipAllowed(rules: readonly string[], ip: string | undefined): boolean {
   });
 }
 
+/** A rule as a range: a single address is its own /32 or /128, an IPv4-mapped range an IPv4 one. */
+function asRange(rule: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined {
+  try {
+    const [address, bits] = rule.includes("/")
+      ? ipaddr.parseCIDR(rule)
+      : ((parsed) => [parsed, parsed.kind() === "ipv4" ? 32 : 128] as const)(ipaddr.parse(rule));
+    if (address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
+      return [(address as ipaddr.IPv6).toIPv4Address(), bits - 96];
+    }
+    return [address, bits];
+  } catch {
+    return undefined;
+  }
+}
+
+function rangeWithin(inner: string, outer: string): boolean {
+  const a = asRange(inner);
+  const b = asRange(outer);
+  if (!a || !b || a[0].kind() !== b[0].kind() || a[1] < b[1]) return false;
+  return a[0].match(b[0], b[1]);
+}
+
+/**
+ * Whether a key with `key`'s restrictions can do nothing that one with
+ * `than`'s cannot: read-only if it is, limited to a subset of its resources,
+ * and bound to addresses inside its ranges. A key acts on other keys (revokes
+ * them, sees their last four characters) only when they are no broader than
+ * itself, so a restricted key cannot take away or identify a wider one.
+ * Keys of the other environment are out of reach anyway (see the keys routes).
+ */
+export function noBroaderThan(key: KeyRestrictions, than: KeyRestrictions): boolean {
+  if (than.readOnly && !key.readOnly) return false;
+  if (than.resources && !(key.resources && key.resources.every((r) => than.resources!.includes(r)))) return false;
+  if (
+    than.allowedIps &&
+    !(key.allowedIps && key.allowedIps.every((rule) => than.allowedIps!.some((outer) => rangeWithin(rule, outer))))
+  ) {
+    return false;
+  }
+  return true;
+}
+
 export type KeyRefusal = "read_only" | "resource" | "ip";
 
 /** Whether a key's restrictions let it call `route` (the template, /v1/…) with `method` from `ip`. */
@@ -88,9 +158,8 @@ export function checkRestrictions(
 ): KeyRefusal | undefined {
   if (restrictions.allowedIps && !ipAllowed(restrictions.allowedIps, ip)) return "ip";
   if (restrictions.resources) {
-    const segment = route?.replace(/^\/v1\//, "").split("/")[0] ?? "";
-    const allowed = restrictions.resources.some((r) => (KEY_RESOURCES[r] as readonly string[]).includes(segment));
-    if (!allowed) return "resource";
+    const resource = resourceOf(route);
+    if (!resource || !restrictions.resources.includes(resource)) return "resource";
   }
   if (restrictions.readOnly && method !== "GET" && method !== "HEAD") return "read_only";
   return undefined;
@@ -144,6 +213,13 @@ function toApiKey(row: ApiKeyRow): ApiKey {
       allowedIps: row.allowed_ips,
     },
   };
+}
+
+/** The key to act on has rights the acting key lacks (see noBroaderThan). */
+export class KeyBroaderError extends Error {
+  constructor(readonly keyId: string) {
+    super(`key ${keyId} has rights the acting key lacks`);
+  }
 }
 
 /** The account already holds its allowance of active keys in that environment. */
@@ -234,15 +310,33 @@ export class KeyService {
     return rows.map(toApiKey);
   }
 
-  /** Revokes a key of the account (in `environment` when given); undefined when there is no such key. */
-  async revoke(accountId: string, keyId: string, environment?: Environment): Promise<ApiKey | undefined> {
-    const rows = await this.db.query<ApiKeyRow>(
-      `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
-       WHERE id = $1 AND account_id = $2 AND ($3::text IS NULL OR environment = $3) RETURNING *`,
-      [keyId, accountId, environment ?? null],
-    );
+  /**
+   * Revokes a key of the account (in `environment` when given); undefined when
+   * there is no such key. With `within`, refuses (KeyBroaderError) a key
+   * broader than those restrictions, judged on the row locked for the update,
+   * so a concurrent change of its restrictions cannot slip between.
+   */
+  async revoke(
+    accountId: string,
+    keyId: string,
+    environment?: Environment,
+    within?: KeyRestrictions,
+  ): Promise<ApiKey | undefined> {
+    const row = await this.db.transaction(async (tx) => {
+      const [found] = await tx.query<ApiKeyRow>(
+        `SELECT * FROM api_keys WHERE id = $1 AND account_id = $2 AND ($3::text IS NULL OR environment = $3) FOR UPDATE`,
+        [keyId, accountId, environment ?? null],
+      );
+      if (!found) return undefined;
+      if (within && !noBroaderThan(toApiKey(found).restrictions, within)) throw new KeyBroaderError(keyId);
+      const [updated] = await tx.query<ApiKeyRow>(
+        "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING *",
+        [keyId],
+      );
+      return updated;
+    });
     for (const [lookup, entry] of this.#cache) if (entry.key.id === keyId) this.#cache.delete(lookup);
-    return rows[0] ? toApiKey(rows[0]) : undefined;
+    return row ? toApiKey(row) : undefined;
   }
 
   /** Replaces a key's restrictions; this process's cache forgets the key at once, others within seconds. */

@@ -5,6 +5,7 @@
 // the tests say so.
 import type { ZcashAddressErrorCode } from "@zsd/sdk/zcash";
 import type { AnyRoute } from "./routes.ts";
+import { KEY_RESTRICTION_PROBLEMS } from "./problem-catalog-keys.ts";
 import { problemType } from "./problems.ts";
 
 type JsonSchema = Record<string, unknown>;
@@ -254,27 +255,7 @@ export const PROBLEM_CATALOG = {
       baseUrl: "https://api.zsd.test/v1",
     },
   },
-  key_read_only: {
-    status: 403,
-    title: "Key is read-only",
-    meaning:
-      "The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.",
-    example: { detail: "This API key is read-only: POST is refused." },
-  },
-  key_resource_not_allowed: {
-    status: 403,
-    title: "Resource not allowed for this key",
-    meaning:
-      "The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.",
-    example: { detail: "This API key may not call /v1/mint." },
-  },
-  key_ip_not_allowed: {
-    status: 403,
-    title: "Address not allowed for this key",
-    meaning:
-      "The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.",
-    example: { detail: "This API key may not be used from this address." },
-  },
+  ...KEY_RESTRICTION_PROBLEMS,
   invalid_metrics_token: auth(
     "GET /metrics needs METRICS_TOKEN as a bearer token.",
     "Send the metrics token as `Authorization: Bearer <token>`.",

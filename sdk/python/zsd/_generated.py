@@ -126,7 +126,8 @@ class CreatedApiKey(TypedDict):
     environment: Literal["sandbox", "production"]
     # sk_test_ or sk_live_
     prefix: str
-    last4: str
+    # The key's last four characters; null for a key with rights the calling key lacks
+    last4: Optional[str]
     createdAt: str
     lastUsedAt: Optional[str]
     revokedAt: Optional[str]
@@ -141,7 +142,8 @@ class ApiKey(TypedDict):
     environment: Literal["sandbox", "production"]
     # sk_test_ or sk_live_
     prefix: str
-    last4: str
+    # The key's last four characters; null for a key with rights the calling key lacks
+    last4: Optional[str]
     createdAt: str
     lastUsedAt: Optional[str]
     revokedAt: Optional[str]

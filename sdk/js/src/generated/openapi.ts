@@ -1488,7 +1488,8 @@ export type components = {
             environment: "sandbox" | "production";
             /** @description sk_test_ or sk_live_ */
             prefix: string;
-            last4: string;
+            /** @description The key's last four characters; null for a key with rights the calling key lacks */
+            last4: string | null;
             /** Format: date-time */
             createdAt: string;
             lastUsedAt: string | null;
@@ -1510,7 +1511,8 @@ export type components = {
             environment: "sandbox" | "production";
             /** @description sk_test_ or sk_live_ */
             prefix: string;
-            last4: string;
+            /** @description The key's last four characters; null for a key with rights the calling key lacks */
+            last4: string | null;
             /** Format: date-time */
             createdAt: string;
             lastUsedAt: string | null;
@@ -3422,6 +3424,7 @@ export interface operations {
              * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
              *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
              *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             *     - `key_broader_than_caller`: A key acts only on keys no broader than itself: the key named has a resource, writing or an address the calling key lacks; nothing was done. Revoke it on the dashboard or with a key at least as broad.
              */
             403: {
                 headers: {

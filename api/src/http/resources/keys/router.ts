@@ -1,4 +1,4 @@
-import { type ApiKey, KeyLimitError, type KeyService } from "../../../domain/keys.ts";
+import { type ApiKey, KeyBroaderError, KeyLimitError, type KeyService, noBroaderThan } from "../../../domain/keys.ts";
 import { apiKeySchema, createKeyBody, createdKeySchema, keyIdParams, keyListSchema } from "./schema.ts";
 import { Problem, problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
@@ -16,9 +16,12 @@ const EXAMPLE_KEY = {
 };
 
 // Restrictions are set on the dashboard and not (yet) part of this resource's schema.
-const present = ({ accountId: _account, restrictions: _restrictions, ...key }: ApiKey) => ({
+// The last four characters of a key broader than the caller are withheld: a
+// restricted key learns that such a key exists, not a part of its secret.
+const present = (caller: ApiKey, { accountId: _account, restrictions, ...key }: ApiKey) => ({
   object: "api_key" as const,
   ...key,
+  last4: noBroaderThan(restrictions, caller.restrictions) ? key.last4 : null,
 });
 
 /** The account's own keys: what the dashboard's API Keys tab calls. */
@@ -58,7 +61,7 @@ export function keyRoutes(keys: KeyService, maxActive: number): AnyRoute[] {
             );
           });
         res.locals.idempotencyRedact = ["secret"];
-        return { status: 201, body: present(created) };
+        return { status: 201, body: present(caller, created) };
       },
     }),
     route({
@@ -75,7 +78,10 @@ export function keyRoutes(keys: KeyService, maxActive: number): AnyRoute[] {
         const caller = res.locals.apiKey as ApiKey;
         return {
           status: 200,
-          body: { object: "list", data: (await keys.list(caller.accountId, caller.environment)).map(present) },
+          body: {
+            object: "list",
+            data: (await keys.list(caller.accountId, caller.environment)).map((key) => present(caller, key)),
+          },
         };
       },
     }),
@@ -94,12 +100,23 @@ export function keyRoutes(keys: KeyService, maxActive: number): AnyRoute[] {
           example: { ...EXAMPLE_KEY, revokedAt: "2026-03-09T08:00:00.000Z" },
         },
       },
-      problems: ["resource_not_found"],
+      problems: ["resource_not_found", "key_broader_than_caller"],
       handler: async ({ params }, _req, res) => {
         const caller = res.locals.apiKey as ApiKey;
-        const revoked = await keys.revoke(caller.accountId, params.keyId, caller.environment);
+        const revoked = await keys
+          .revoke(caller.accountId, params.keyId, caller.environment, caller.restrictions)
+          .catch((error: unknown) => {
+            if (!(error instanceof KeyBroaderError)) throw error;
+            throw new Problem(
+              403,
+              "key_broader_than_caller",
+              "Key has more rights than this one",
+              `API key ${error.keyId} has rights this key lacks (more resources, writing, or more addresses), ` +
+                "so this key may not revoke it. Revoke it on the dashboard or with a key at least as broad.",
+            );
+          });
         if (!revoked) throw problems.resourceNotFound(`API key ${params.keyId}`);
-        return { status: 200, body: present(revoked) };
+        return { status: 200, body: present(caller, revoked) };
       },
     }),
   ];

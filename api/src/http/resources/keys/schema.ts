@@ -13,7 +13,10 @@ export const apiKeySchema = z
     name: z.string(),
     environment: z.enum(["sandbox", "production"]),
     prefix: z.string().describe("sk_test_ or sk_live_"),
-    last4: z.string(),
+    last4: z
+      .string()
+      .nullable()
+      .describe("The key's last four characters; null for a key with rights the calling key lacks"),
     createdAt: z.iso.datetime(),
     lastUsedAt: z.iso.datetime().nullable(),
     revokedAt: z.iso.datetime().nullable(),
