@@ -56,6 +56,8 @@ import { GovernanceChain } from "./adapters/governance.ts";
 import { GovernanceService } from "./domain/governance.ts";
 import { governanceRoutes } from "./http/resources/governance/router.ts";
 import { AccountService } from "./domain/accounts.ts";
+import { AccountMail } from "./domain/account-mail.ts";
+import { type Mailer, createMailer, linkOrigin } from "./adapters/mail/index.ts";
 import { RequestAnalytics } from "./domain/analytics.ts";
 import { dashboardRouter } from "./http/dashboard/router.ts";
 
@@ -84,6 +86,8 @@ export interface App {
   routes: readonly AnyRoute[];
   /** Per-key request analytics for the dashboard (not started: index.ts starts its flushes). */
   analytics: RequestAnalytics;
+  /** The dashboard's outgoing mail (close waits for what is queued, then stops the sandbox's capture). */
+  mailer: Mailer;
   /** Problems answered that the OpenAPI document does not declare for their operation, once each. */
   undeclaredProblems: ReadonlyMap<string, UndeclaredProblem>;
 }
@@ -390,8 +394,12 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   });
 
   // The developer dashboard: HTML forms, its own CSP and error pages, before the API's JSON-only body parsing.
+  const accounts = new AccountService(db, config.DASHBOARD_SESSION_HOURS);
+  const mailer = createMailer(config, logger);
   const dashboard = dashboardRouter({
-    accounts: new AccountService(db, config.DASHBOARD_SESSION_HOURS),
+    accounts,
+    mail: new AccountMail(accounts, mailer, linkOrigin(config)),
+    mailCapture: mailer.capture,
     keys,
     analytics,
     agents,
@@ -464,6 +472,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     openApi,
     routes,
     analytics,
+    mailer,
     undeclaredProblems: undeclared,
   };
 }

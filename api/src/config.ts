@@ -204,6 +204,19 @@ export const configSchema = z.object({
   RULES_DENY_LIST_FILE: z.string().optional(),
   /** How long a dashboard sign-in lasts. */
   DASHBOARD_SESSION_HOURS: positiveInt.max(720).default(12),
+  /**
+   * Where the dashboard's mail (email verification, password reset) is sent:
+   * smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465. Unset in
+   * the sandbox: an SMTP capture in this process, read at /dashboard/mail from
+   * this machine; unset in production: no mail is sent (a warning at start).
+   */
+  SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
+  /** The From of the dashboard's mail. */
+  MAIL_FROM: z
+    .string()
+    .max(254)
+    .regex(/^[^\r\n]*@[^\r\n]*$/, 'an address, e.g. "ZSD <no-reply@example.com>"')
+    .default("ZSD dashboard <no-reply@localhost>"),
   /** Days of per-minute request analytics and request log kept for the dashboard (its longest view is 30). */
   ANALYTICS_RETENTION_DAYS: positiveInt.max(3650).default(90),
   /** How often request analytics held in memory are written to the database. */

@@ -31,7 +31,7 @@ const redis = config.REDIS_URL
 redis?.on("error", (error) =>
   logger.warn({ err: error.message }, "redis unavailable; rate limits fall back to memory"),
 );
-const { app, worker, priceFeed, webhooks, analytics } = createApp({ config, db, redis, logger });
+const { app, worker, priceFeed, webhooks, analytics, mailer } = createApp({ config, db, redis, logger });
 analytics.start();
 worker?.start();
 webhooks.start();
@@ -76,6 +76,8 @@ async function shutdown(signal: string) {
   await analytics
     .stop()
     .catch((error: unknown) => logger.warn({ err: error }, "request analytics not written at shutdown"));
+  // Mail queued by the last requests (a verification link, say) goes out before the database it reads closes.
+  await mailer.close().catch((error: unknown) => logger.warn({ err: error }, "mail not sent at shutdown"));
   await db.close();
   await redis?.quit().catch(() => undefined);
   logger.info("stopped");

@@ -32,6 +32,8 @@ export interface RunningApi {
   priceFeed: ReturnType<typeof createApp>["priceFeed"];
   /** The webhook worker (not started; close stops it). */
   webhooks: ReturnType<typeof createApp>["webhooks"];
+  /** The dashboard's outgoing mail (close waits for what is queued). */
+  mailer: ReturnType<typeof createApp>["mailer"];
   /** Problems answered that the OpenAPI document does not declare: close fails when there are any. */
   undeclaredProblems: ReturnType<typeof createApp>["undeclaredProblems"];
   /** An account with one key of the deployment's environment. */
@@ -73,7 +75,7 @@ export async function startApi(
     RPC_URL: "http://127.0.0.1:9",
     ...env,
   });
-  const { app, keys, openApi, custody, payouts, worker, priceFeed, webhooks, undeclaredProblems } = createApp({
+  const { app, keys, openApi, custody, payouts, worker, priceFeed, webhooks, mailer, undeclaredProblems } = createApp({
     config,
     db,
     redis: options.redis,
@@ -99,6 +101,7 @@ export async function startApi(
     worker,
     priceFeed,
     webhooks,
+    mailer,
     undeclaredProblems,
     accountId: account.id,
     secret,
@@ -118,6 +121,7 @@ export async function startApi(
         server.closeAllConnections();
         server.close(() => resolve());
       });
+      await mailer.close();
       // Every test that meets an error checks the document promises it, for the operation that answered it.
       if (undeclaredProblems.size > 0) {
         const found = [...undeclaredProblems.values()].map((p) => `${p.operation} ${p.status} ${p.code}: ${p.why}`);

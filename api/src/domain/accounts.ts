@@ -1,10 +1,12 @@
 // Dashboard sign-in: an email and a password on the same `accounts` row that
 // API keys belong to (a key made with the CLI for an account shows on that
 // account's dashboard). Passwords are hashed with scrypt; sessions are random
-// tokens of which the database keeps only a SHA-256.
+// tokens of which the database keeps only a SHA-256. The address is verified
+// by a mailed link (account-tokens.ts); a mailed reset link replaces the password.
 import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual } from "node:crypto";
 import { promisify } from "node:util";
 import type { Database } from "../adapters/db/index.ts";
+import { AccountTokens } from "./account-tokens.ts";
 import { base62 } from "./ids.ts";
 
 const scrypt = promisify(scryptCallback) as (
@@ -47,15 +49,23 @@ const DUMMY_HASH = hashPassword(randomBytes(16).toString("hex"));
 const sha256 = (value: string) => createHash("sha256").update(value).digest("hex");
 
 export const normaliseEmail = (email: string) => email.trim().toLowerCase();
-// Deliberately loose: the address is a login name, never mailed here.
+// Deliberately loose: whether the address works is what the verification mail finds out.
 export const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,189}\.[^\s@.]{1,63}$/;
 
 export interface Account {
   id: string;
   name: string;
   email: string | null;
+  /** When the owner followed a verification (or reset) link; null until then. Accounts without an email never need one. */
+  emailVerifiedAt: string | null;
   createdAt: string;
 }
+
+/** Unverified: signed up, link not yet followed. Such an account uses the sandbox but makes no production key. */
+export const isUnverified = (account: Account) => account.email !== null && account.emailVerifiedAt === null;
+
+/** A sign-up either made an account or found one with that email: the caller answers both alike. */
+export type SignUpResult = { created: true; account: Account } | { created: false; email: string };
 
 export interface Session {
   account: Account;
@@ -70,6 +80,7 @@ interface AccountRow {
   name: string;
   email: string | null;
   password_hash: string | null;
+  email_verified_at: Date | string | null;
   created_at: Date | string;
 }
 
@@ -77,17 +88,26 @@ const toAccount = (row: AccountRow): Account => ({
   id: row.id,
   name: row.name,
   email: row.email,
+  emailVerifiedAt: row.email_verified_at === null ? null : new Date(row.email_verified_at).toISOString(),
   createdAt: new Date(row.created_at).toISOString(),
 });
 
 export class AccountService {
+  readonly tokens: AccountTokens;
+
   constructor(
     private readonly db: Database,
     private readonly sessionHours: number,
-  ) {}
+  ) {
+    this.tokens = new AccountTokens(db);
+  }
 
-  /** A new account with a login. */
-  async signUp(email: string, password: string): Promise<Account> {
+  /**
+   * A new, unverified account with a login, or the finding that the email has
+   * one (left as it is). Both run the same hash and the same statement, so
+   * that neither answers sooner.
+   */
+  async signUp(email: string, password: string): Promise<SignUpResult> {
     const address = normaliseEmail(email);
     const hash = await hashPassword(password);
     const id = `acct_${base62(16)}`;
@@ -96,21 +116,62 @@ export class AccountService {
        ON CONFLICT (email) WHERE email IS NOT NULL DO NOTHING RETURNING *`,
       [id, address, address, hash],
     );
-    if (!rows[0]) throw new EmailTakenError(address);
-    return toAccount(rows[0]);
+    return rows[0] ? { created: true, account: toAccount(rows[0]) } : { created: false, email: address };
+  }
+
+  /** The account that signs in with this email, if any. */
+  async byEmail(email: string): Promise<Account | undefined> {
+    const [row] = await this.db.query<AccountRow>(
+      "SELECT * FROM accounts WHERE email = $1 AND password_hash IS NOT NULL",
+      [normaliseEmail(email)],
+    );
+    return row && toAccount(row);
+  }
+
+  /** Follows a verification link: the account's current address is verified, and the link spent. */
+  async verifyEmail(token: unknown): Promise<Account | undefined> {
+    const holder = await this.tokens.consume(token, "verify_email");
+    if (!holder) return undefined;
+    const [row] = await this.db.query<AccountRow>(
+      `UPDATE accounts SET email_verified_at = COALESCE(email_verified_at, now())
+       WHERE id = $1 AND email = $2 RETURNING *`,
+      [holder.accountId, holder.email],
+    );
+    await this.tokens.revokeAll(holder.accountId, "verify_email");
+    return row && toAccount(row);
+  }
+
+  /**
+   * Follows a reset link: a new password, every session signed out (whoever
+   * held one held it under the old password), the other reset links void, and
+   * the address verified (the link reached it).
+   */
+  async resetPassword(token: unknown, password: string): Promise<Account | undefined> {
+    const hash = await hashPassword(password);
+    const holder = await this.tokens.consume(token, "reset_password");
+    if (!holder) return undefined;
+    const [row] = await this.db.query<AccountRow>(
+      `UPDATE accounts SET password_hash = $3, email_verified_at = COALESCE(email_verified_at, now())
+       WHERE id = $1 AND email = $2 RETURNING *`,
+      [holder.accountId, holder.email, hash],
+    );
+    await this.db.query("DELETE FROM dashboard_sessions WHERE account_id = $1", [holder.accountId]);
+    await this.tokens.revokeAll(holder.accountId, "reset_password");
+    return row && toAccount(row);
   }
 
   /**
    * Gives an existing account (one the CLI made) a login, so that its owner
    * sees its keys on the dashboard; for an account that has one, replaces it
-   * and signs the account out everywhere.
+   * and signs the account out everywhere. The address counts as verified: the
+   * operator who runs this vouches for it.
    */
   async setLogin(accountId: string, email: string, password: string): Promise<Account | undefined> {
     const address = normaliseEmail(email);
     const hash = await hashPassword(password);
     try {
       const rows = await this.db.query<AccountRow>(
-        "UPDATE accounts SET email = $2, password_hash = $3 WHERE id = $1 RETURNING *",
+        "UPDATE accounts SET email = $2, password_hash = $3, email_verified_at = now() WHERE id = $1 RETURNING *",
         [accountId, address, hash],
       );
       if (!rows[0]) return undefined;

@@ -1,3 +1,4 @@
+import { ACCOUNT_MIGRATIONS } from "./account-migrations.ts";
 import { WEBHOOK_MIGRATIONS } from "./webhook-migrations.ts";
 
 /** Ordered schema changes; a deployed migration is never edited, only followed by a new one. */
@@ -569,5 +570,6 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `ALTER TABLE compliance_holds ADD COLUMN redemption_request_id text`,
     ],
   },
+  ...ACCOUNT_MIGRATIONS,
   ...WEBHOOK_MIGRATIONS,
 ];

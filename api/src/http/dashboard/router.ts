@@ -1,25 +1,18 @@
 // /dashboard: the developer dashboard, server-rendered. Sign-in by email and
-// password (sessions in the database, the cookie HttpOnly and SameSite=Lax,
-// Secure unless served over plain HTTP to a loopback address), a CSRF token in
-// every form, and the API Keys, Analytics, Request log, Agents and Sandbox tabs.
+// password (account-routes.ts; sessions in the database, the cookie HttpOnly
+// and SameSite=Lax, Secure unless served over plain HTTP to a loopback
+// address), a CSRF token in every form, and the API Keys, Analytics, Request
+// log, Agents and Sandbox tabs.
 import { createRequire } from "node:module";
-import { randomBytes, timingSafeEqual } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import express, { type NextFunction, type Request, type RequestHandler, type Response, Router } from "express";
-import { RateLimiterRes } from "rate-limiter-flexible";
+import express, { type NextFunction, type Request, type Response, Router } from "express";
 import type { Redis } from "ioredis";
 import { createNote, encodeNote, noteCommitment, SNARK_SCALAR_FIELD } from "@zsd/sdk/notes";
 import { parseZec } from "@zsd/sdk/units";
-import {
-  type Account,
-  AccountService,
-  EMAIL_PATTERN,
-  EmailTakenError,
-  PASSWORD_MAX,
-  PASSWORD_MIN,
-  type Session,
-} from "../../domain/accounts.ts";
+import type { MailCapture } from "../../adapters/mail/index.ts";
+import type { AccountMail } from "../../domain/account-mail.ts";
+import { type AccountService, type Session, isUnverified } from "../../domain/accounts.ts";
 import { type Period, PERIODS, type RequestAnalytics } from "../../domain/analytics.ts";
 import type { AgentService } from "../../domain/agents.ts";
 import { DomainError } from "../../domain/errors.ts";
@@ -33,12 +26,16 @@ import {
 } from "../../domain/keys.ts";
 import type { Custody } from "../../adapters/custody/index.ts";
 import type { Logger } from "../../logger.ts";
-import { createLimiter } from "../middleware/rate-limit.ts";
 import { problemFromDomain } from "../problems.ts";
+import { accountRoutes } from "./account-routes.ts";
+import { Refused, SESSION_COOKIE, cookies, pageContext, signedIn, text, wrap } from "./common.ts";
 import * as views from "./views.ts";
 
 export interface DashboardDependencies {
   accounts: AccountService;
+  mail: AccountMail;
+  /** The sandbox's SMTP capture, when mail is not sent out (no SMTP_URL). */
+  mailCapture?: Promise<MailCapture>;
   keys: KeyService;
   analytics: RequestAnalytics;
   agents: AgentService;
@@ -73,60 +70,6 @@ const ASSET_FILES: Record<string, string> = {
   [views.ASSETS.js]: join(here, "assets", "dashboard.js"),
 };
 
-const SESSION_COOKIE = "zsd_session";
-const CSRF_COOKIE = "zsd_csrf";
-
-// Sign-in attempts: per address and per email, so that neither one client nor many can guess a password quickly.
-const LOGIN_WINDOW_SECONDS = 15 * 60;
-export const LOGIN_ATTEMPTS_PER_EMAIL = 10;
-const LOGIN_ATTEMPTS_PER_IP = 100;
-const GENERIC_LOGIN_ERROR = "Email or password is incorrect.";
-
-class Refused extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-function cookies(req: Request): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (req.headers.cookie ?? "").split(";")) {
-    const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    const name = part.slice(0, eq).trim();
-    // The first wins, as browsers send the most specific path first.
-    if (name && !(name in out)) out[name] = part.slice(eq + 1).trim();
-  }
-  return out;
-}
-
-const sameToken = (a: unknown, b: string | undefined) =>
-  typeof a === "string" &&
-  b !== undefined &&
-  a.length === b.length &&
-  a.length > 0 &&
-  timingSafeEqual(Buffer.from(a), Buffer.from(b));
-
-/** Plain HTTP to this machine is local development: there the cookie cannot be Secure. */
-const isLocalDevelopment = (req: Request) =>
-  !req.secure && ["localhost", "127.0.0.1", "[::1]", "::1"].includes(req.hostname);
-
-function setCookie(req: Request, res: Response, name: string, value: string, maxAgeSeconds: number) {
-  res.cookie(name, value, {
-    httpOnly: true,
-    sameSite: "lax",
-    secure: !isLocalDevelopment(req),
-    path: "/dashboard",
-    maxAge: maxAgeSeconds * 1000,
-  });
-}
-
-const text = (value: unknown, max: number): string | undefined =>
-  typeof value === "string" && value.length <= max && !value.includes("\u0000") ? value : undefined;
-
 const list = (value: unknown): unknown[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
 /** The restriction fields of a key form; a list of what is wrong otherwise. */
@@ -159,25 +102,7 @@ function parseRestrictions(body: Record<string, unknown>): KeyRestrictions | str
 export function dashboardRouter(deps: DashboardDependencies): Router {
   const { accounts, keys, analytics, agents, environment } = deps;
   const router = Router();
-  const emailLimiter = createLimiter({
-    name: "login_email",
-    points: LOGIN_ATTEMPTS_PER_EMAIL,
-    windowSeconds: LOGIN_WINDOW_SECONDS,
-    redis: deps.redis,
-  });
-  const ipLimiter = createLimiter({
-    name: "login_ip",
-    points: LOGIN_ATTEMPTS_PER_IP,
-    windowSeconds: LOGIN_WINDOW_SECONDS,
-    redis: deps.redis,
-  });
-
-  const base = (req: Request, title: string): views.PageContext => ({
-    title,
-    environment,
-    account: (req.res?.locals.session as Session | undefined)?.account,
-    csrfToken: (req.res?.locals.session as Session | undefined)?.csrfToken,
-  });
+  const base = pageContext(environment);
 
   router.use((_req, res, next) => {
     res.setHeader("Content-Security-Policy", DASHBOARD_CSP);
@@ -222,177 +147,17 @@ export function dashboardRouter(deps: DashboardDependencies): Router {
     }
   });
 
-  const signedIn: RequestHandler = (req, res, next) => {
-    const session = res.locals.session as Session | undefined;
-    if (!session) {
-      if (req.method === "GET") return res.redirect(303, "/dashboard/signin");
-      return next(new Refused(403, "Sign in first."));
-    }
-    if (req.method === "POST" && !sameToken((req.body as Record<string, unknown>)?._csrf, session.csrfToken))
-      return next(new Refused(403, "The form's security token is missing or stale; reload the page and try again."));
-    next();
-  };
-
-  /** Sign-in and sign-up forms: a double-submit token, as there is no session yet. */
-  const anonymousCsrf = (req: Request, res: Response): string => {
-    let token = cookies(req)[CSRF_COOKIE];
-    if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) {
-      token = randomBytes(32).toString("base64url");
-      setCookie(req, res, CSRF_COOKIE, token, 3600);
-    }
-    return token;
-  };
-  const checkAnonymousCsrf: RequestHandler = (req, _res, next) => {
-    if (!sameToken((req.body as Record<string, unknown>)?._csrf, cookies(req)[CSRF_COOKIE]))
-      return next(new Refused(403, "The form's security token is missing or stale; reload the page and try again."));
-    next();
-  };
-
-  const signIn = async (req: Request, res: Response, account: Account) => {
-    // A new session token at every sign-in: one planted in the browser beforehand is ended, never promoted.
-    const { token, session } = await accounts.startSession(account.id, cookies(req)[SESSION_COOKIE]);
-    setCookie(req, res, SESSION_COOKIE, token, deps.sessionHours * 3600);
-    res.locals.session = session;
-    res.redirect(303, "/dashboard/keys");
-  };
-
-  const wrap =
-    (handler: (req: Request, res: Response) => Promise<unknown>): RequestHandler =>
-    (req, res, next) =>
-      void handler(req, res).catch(next);
+  accountRoutes(router, {
+    accounts,
+    mail: deps.mail,
+    capture: deps.mailCapture,
+    environment,
+    sessionHours: deps.sessionHours,
+    redis: deps.redis,
+  });
 
   router.get("/dashboard", (_req, res) =>
     res.redirect(303, res.locals.session ? "/dashboard/keys" : "/dashboard/signin"),
-  );
-
-  router.get("/dashboard/signin", (req, res) => {
-    if (res.locals.session) return res.redirect(303, "/dashboard/keys");
-    res.type("html").send(views.signInPage(base(req, "Sign in"), anonymousCsrf(req, res)));
-  });
-
-  router.post(
-    "/dashboard/signin",
-    checkAnonymousCsrf,
-    wrap(async (req, res) => {
-      const body = req.body as Record<string, unknown>;
-      const email = text(body.email, 254) ?? "";
-      const password = text(body.password, PASSWORD_MAX) ?? "";
-      const again = (status: number, error: string) =>
-        res
-          .status(status)
-          .type("html")
-          .send(views.signInPage({ ...base(req, "Sign in"), errors: [error] }, anonymousCsrf(req, res), email));
-      try {
-        await ipLimiter.consume(`ip:${req.ip}`);
-        await emailLimiter.consume(`email:${email.trim().toLowerCase()}`);
-      } catch (rejection) {
-        if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        res.setHeader("Retry-After", String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
-        return again(429, "Too many sign-in attempts; wait a few minutes and try again.");
-      }
-      const account = email && password ? await accounts.verify(email, password) : undefined;
-      if (!account) return again(401, GENERIC_LOGIN_ERROR);
-      await signIn(req, res, account);
-    }),
-  );
-
-  router.get("/dashboard/signup", (req, res) => {
-    if (res.locals.session) return res.redirect(303, "/dashboard/keys");
-    res.type("html").send(views.signUpPage(base(req, "Create an account"), anonymousCsrf(req, res)));
-  });
-
-  router.post(
-    "/dashboard/signup",
-    checkAnonymousCsrf,
-    wrap(async (req, res) => {
-      const body = req.body as Record<string, unknown>;
-      const email = text(body.email, 254)?.trim() ?? "";
-      const password = text(body.password, PASSWORD_MAX + 1);
-      const errors: string[] = [];
-      if (!EMAIL_PATTERN.test(email)) errors.push("Enter an email address.");
-      if (password === undefined || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
-        errors.push(`A password has ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`);
-      const again = (status: number, problems: string[]) =>
-        res
-          .status(status)
-          .type("html")
-          .send(
-            views.signUpPage({ ...base(req, "Create an account"), errors: problems }, anonymousCsrf(req, res), email),
-          );
-      if (errors.length) return again(400, errors);
-      // Sign-ups share the sign-in budget per address: account creation costs a scrypt too.
-      try {
-        await ipLimiter.consume(`ip:${req.ip}`);
-      } catch (rejection) {
-        if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        return again(429, ["Too many attempts from this address; wait a few minutes."]);
-      }
-      let account: Account;
-      try {
-        account = await accounts.signUp(email, password!);
-      } catch (error) {
-        if (!(error instanceof EmailTakenError)) throw error;
-        return again(409, ["An account with this email exists: sign in instead."]);
-      }
-      await signIn(req, res, account);
-    }),
-  );
-
-  router.post(
-    "/dashboard/signout",
-    signedIn,
-    wrap(async (req, res) => {
-      await accounts.endSession(cookies(req)[SESSION_COOKIE]!);
-      res.clearCookie(SESSION_COOKIE, { path: "/dashboard" });
-      res.redirect(303, "/dashboard/signin");
-    }),
-  );
-
-  router.get("/dashboard/account", signedIn, (req, res) => {
-    res.type("html").send(views.accountPage({ ...base(req, "Account"), tab: "account" }));
-  });
-
-  router.post(
-    "/dashboard/account/password",
-    signedIn,
-    wrap(async (req, res) => {
-      const session = res.locals.session as Session;
-      const body = req.body as Record<string, unknown>;
-      const current = text(body.current, PASSWORD_MAX) ?? "";
-      const next = text(body.next, PASSWORD_MAX + 1);
-      const ctx = { ...base(req, "Account"), tab: "account" as const };
-      if (next === undefined || next.length < PASSWORD_MIN || next.length > PASSWORD_MAX)
-        return res
-          .status(400)
-          .type("html")
-          .send(
-            views.accountPage({ ...ctx, errors: [`A password has ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`] }),
-          );
-      // The sign-in budget of the account's email: a stolen session must not guess the password faster than sign-in.
-      try {
-        await emailLimiter.consume(`email:${session.account.email ?? session.account.id}`);
-      } catch (rejection) {
-        if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        res.setHeader("Retry-After", String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
-        return res
-          .status(429)
-          .type("html")
-          .send(views.accountPage({ ...ctx, errors: ["Too many attempts; wait a few minutes and try again."] }));
-      }
-      if (!(await accounts.changePassword(session.account.id, current, next)))
-        return res
-          .status(400)
-          .type("html")
-          .send(views.accountPage({ ...ctx, errors: ["The current password is not right."] }));
-      // Other browsers signed in with the old password are signed out; this one gets a fresh session.
-      await accounts.endOtherSessions(session.account.id, cookies(req)[SESSION_COOKIE]);
-      const { token, session: fresh } = await accounts.startSession(session.account.id, cookies(req)[SESSION_COOKIE]);
-      setCookie(req, res, SESSION_COOKIE, token, deps.sessionHours * 3600);
-      res.locals.session = fresh;
-      res
-        .type("html")
-        .send(views.accountPage({ ...base(req, "Account"), tab: "account", notice: "Password changed." }));
-    }),
   );
 
   // API Keys
@@ -432,6 +197,22 @@ export function dashboardRouter(deps: DashboardDependencies): Router {
           .status(400)
           .type("html")
           .send(views.keysPage({ ...ctx, errors }, await keys.list(account.id)));
+      // Production keys move real money: only an account whose owner answered the mail gets one.
+      if (env === "production" && isUnverified(account))
+        return res
+          .status(403)
+          .type("html")
+          .send(
+            views.keysPage(
+              {
+                ...ctx,
+                errors: [
+                  "Verify your email before making production keys: follow the link we mailed you (the Account tab sends a new one).",
+                ],
+              },
+              await keys.list(account.id),
+            ),
+          );
       try {
         const created = await keys.create(account.id, env as Environment, name!, {
           maxActive: deps.maxActiveKeys,
