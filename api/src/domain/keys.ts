@@ -39,7 +39,7 @@ const sha256 = (value: string) => createHash("sha256").update(value).digest();
 export const KEY_RESOURCES = {
   mints: ["mint", "mints"],
   redemptions: ["redeem", "redemptions"],
-  proofs: ["proofs"],
+  proofs: ["proofs", "nullifiers"],
   ledger: ["collateral", "supply", "prices", "wallets", "deposits", "relay"],
   positions: ["positions"],
   withdrawals: ["withdrawals"],

@@ -106,6 +106,16 @@ export class ProofService {
     this.#verificationKey = JSON.parse(readFileSync(verificationKeyFile, "utf8"));
   }
 
+  /**
+   * Whether a note's nullifier is spent on chain. Wallets ask before proving,
+   * so that a spent note is refused in a second rather than after a proof;
+   * the hash is what submitting the proof reveals anyway, and names no leaf.
+   */
+  async nullifier(nullifierHash: bigint) {
+    const spent = await this.#requireChain().isSpent(nullifierHash);
+    return { object: "nullifier" as const, nullifierHash: nullifierHash.toString(), spent };
+  }
+
   #requireChain(): Chain {
     if (!this.chain) throw domainErrors.unavailable("Minting (no deployment is configured)");
     return this.chain;

@@ -6,6 +6,7 @@
 import type { ZcashAddressErrorCode } from "@zsd/sdk/zcash";
 import type { AnyRoute } from "./routes.ts";
 import { KEY_RESTRICTION_PROBLEMS } from "./problem-catalog-keys.ts";
+import { AUTH_PROBLEMS } from "./problem-catalog-auth.ts";
 import { problemType } from "./problems.ts";
 
 type JsonSchema = Record<string, unknown>;
@@ -91,14 +92,6 @@ export interface ProblemEntry {
 
 const ADDRESS = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
 const RELAYER = "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65";
-
-const auth = (meaning: string, detail: string): ProblemEntry => ({
-  status: 401,
-  title: "Unauthorized",
-  meaning,
-  example: { detail },
-  headers: ["WWW-Authenticate"],
-});
 
 const address = (meaning: string, detail: string): ProblemEntry => ({
   status: 422,
@@ -229,37 +222,8 @@ export const PROBLEM_CATALOG = {
   },
 
   // Authentication and limits
-  missing_api_key: auth("No Authorization header.", "Send your API key as `Authorization: Bearer <key>`."),
-  malformed_authorization: auth(
-    "The Authorization header is not `Bearer <key>`.",
-    "The Authorization header must be `Bearer <key>`.",
-  ),
-  malformed_api_key: auth(
-    "The key is not shaped like sk_test_… or sk_live_….",
-    "API keys look like sk_test_… or sk_live_….",
-  ),
-  invalid_api_key: auth(
-    "No key has this secret: a typo, or a key of another deployment.",
-    "This API key does not exist.",
-  ),
-  revoked_api_key: auth("The key was revoked: use another key of the account.", "This API key was revoked."),
-  wrong_environment: {
-    ...auth(
-      "A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.",
-      "This is a production key; this server is the sandbox environment.",
-    ),
-    fields: ["keyEnvironment", "baseUrl"],
-    example: {
-      detail: "This is a production key; this server is the sandbox environment. Call https://api.zsd.test/v1 with it.",
-      keyEnvironment: "production",
-      baseUrl: "https://api.zsd.test/v1",
-    },
-  },
+  ...AUTH_PROBLEMS,
   ...KEY_RESTRICTION_PROBLEMS,
-  invalid_metrics_token: auth(
-    "GET /metrics needs METRICS_TOKEN as a bearer token.",
-    "Send the metrics token as `Authorization: Bearer <token>`.",
-  ),
   rate_limited: {
     status: 429,
     title: "Too many requests",

@@ -16,7 +16,7 @@ export const evmAddress = z
  */
 export const zsdNumber = z
   .number()
-  .positive()
+  .positive("a ZSD amount must be positive")
   .finite()
   .refine((n) => /^\d+(\.\d{1,18})?$/.test(String(n)), "a plain decimal below 1e21 with at most 18 decimals");
 

@@ -50,7 +50,7 @@ class Problem(_ProblemRequired, total=False):
     expected: ProblemExpected
     # Active keys an account may hold per environment. With `key_limit_reached`, `agent_limit_reached`.
     limit: int
-    # The environment the key belongs to. With `wrong_environment`.
+    # The environment the key belongs to. With `wrong_environment`, `key_environment_not_allowed`.
     keyEnvironment: Literal["sandbox", "production"]
     # Where that environment's API answers (when this server is told: PRODUCTION_BASE_URL, SANDBOX_BASE_URL). With `wrong_environment`.
     baseUrl: str
@@ -378,6 +378,13 @@ class Proof(TypedDict):
     createdAt: str
 
 
+class Nullifier(TypedDict):
+    object: Literal["nullifier"]
+    nullifierHash: str
+    # Whether a mint, top-up or note withdrawal has spent it on chain
+    spent: bool
+
+
 class MintSuccess(TypedDict):
     status: Literal["success"]
     mintId: str
@@ -445,7 +452,7 @@ class RedemptionRedirect(TypedDict):
     noteIndex: Optional[str]
     # The new payout's state, when redirected to an address (null into a note: the note is the ZEC)
     payoutStatus: Optional[Literal["paying", "paid", "held", "redirected", "in_review"]]
-    # The Zcash transaction that paid the new payout
+    # The Zcash transaction that paid the new payout, as zcashd and explorers show it (byte-reversed, no 0x)
     zcashTxId: Optional[str]
     failureCode: Optional[str]
     failureReason: Optional[str]
@@ -463,7 +470,7 @@ class Redemption(TypedDict):
     redemptionId: Optional[str]
     zecDue: Optional[str]
     txHash: Optional[str]
-    # The Zcash transaction that paid the ZEC
+    # The Zcash transaction that paid the ZEC, as zcashd and explorers show it (byte-reversed, no 0x)
     zcashTxId: Optional[str]
     # Custody could not pay: this ZEC is held on-chain for the owner, who redirects it to another shielded address or into a note (no ZSD is returned)
     zecHeld: Optional[str]
@@ -527,7 +534,7 @@ class PayoutRedirect(TypedDict):
     noteIndex: Optional[str]
     # The new payout's state, when redirected to an address (null into a note: the note is the ZEC)
     payoutStatus: Optional[Literal["paying", "paid", "held", "redirected", "in_review"]]
-    # The Zcash transaction that paid the new payout
+    # The Zcash transaction that paid the new payout, as zcashd and explorers show it (byte-reversed, no 0x)
     zcashTxId: Optional[str]
     # The ZEC redirected
     zecHeld: Optional[str]
@@ -1128,7 +1135,7 @@ class RedemptionPaidEventData(TypedDict):
     redemptionId: str
     # ZEC sent, a decimal string
     zecPaid: str
-    # The Zcash transaction that paid it
+    # The Zcash transaction that paid it, as zcashd and explorers show it (byte-reversed, no 0x)
     zcashTxId: str
 
 
@@ -1562,9 +1569,14 @@ class WithdrawalFailedEvent(TypedDict):
     data: WithdrawalFailedEventData
 
 
-class CreateApiKeyRequest(TypedDict):
+class _CreateApiKeyRequestRequired(TypedDict):
     # A label for the key, e.g. the app that uses it
     name: str
+
+
+class CreateApiKeyRequest(_CreateApiKeyRequestRequired, total=False):
+    # The new key's environment: the calling key's own (the default). A sandbox key cannot make production keys (key_environment_not_allowed): make those on the dashboard's API Keys tab, or with a production key.
+    environment: Literal["sandbox", "production"]
 
 
 ListDepositLeavesQuery = TypedDict(
@@ -2020,6 +2032,7 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "getCircuitProvingKey": ("GET", "/v1/relay/circuit/collateral.zkey"),
     "submitProof": ("POST", "/v1/proofs/submit"),
     "getProof": ("GET", "/v1/proofs/{proofId}"),
+    "getNullifier": ("GET", "/v1/nullifiers/{nullifierHash}"),
     "mint": ("POST", "/v1/mint"),
     "getMint": ("GET", "/v1/mints/{mintId}"),
     "redeem": ("POST", "/v1/redeem"),

@@ -1,7 +1,7 @@
 import type { RequestHandler } from "express";
 import type { Config } from "../../config.ts";
 import { Problem, problems } from "../problems.ts";
-import { type KeyService, checkRestrictions } from "../../domain/keys.ts";
+import { KEY_PREFIX, type KeyService, checkRestrictions, keyShapeProblem } from "../../domain/keys.ts";
 
 /** Bearer API keys: 401 with WWW-Authenticate for every way a key can be wrong. */
 export function authenticate(keys: KeyService, config: Config, onFailure: RequestHandler): RequestHandler {
@@ -18,20 +18,34 @@ export function authenticate(keys: KeyService, config: Config, onFailure: Reques
       if (!result.ok) {
         switch (result.reason) {
           case "malformed":
-            throw problems.unauthorized("malformed_api_key", "API keys look like sk_test_… or sk_live_….");
+            throw problems.unauthorized("malformed_api_key", keyShapeProblem(token));
           case "revoked":
-            throw problems.unauthorized("revoked_api_key", "This API key was revoked.");
+            throw problems.unauthorized(
+              "revoked_api_key",
+              "This API key was revoked: use another key of the account, or create one on the dashboard's API Keys tab.",
+            );
           case "wrong_environment": {
-            const baseUrl = result.environment === "production" ? config.PRODUCTION_BASE_URL : config.SANDBOX_BASE_URL;
+            const other = result.environment;
+            const setting = other === "production" ? "PRODUCTION_BASE_URL" : "SANDBOX_BASE_URL";
+            const baseUrl = config[setting];
+            const here = `or use a ${KEY_PREFIX[config.ENVIRONMENT]}… key with this server.`;
             throw problems.unauthorized(
               "wrong_environment",
-              `This is a ${result.environment} key; this server is the ${config.ENVIRONMENT} environment.` +
-                (baseUrl ? ` Call ${baseUrl} with it.` : ""),
-              { keyEnvironment: result.environment, ...(baseUrl && { baseUrl }) },
+              `This is a ${other} key; this server is the ${config.ENVIRONMENT} environment. ` +
+                (baseUrl
+                  ? `Call ${baseUrl} with it, ${here}`
+                  : // Named when known; otherwise say so, rather than leave the caller looking for an address.
+                    `This server is not told where the ${other} API answers (its ${setting} is unset): call the ` +
+                    `${other} base address of the deployment that issued the key, ${here}`),
+              { keyEnvironment: other, ...(baseUrl && { baseUrl }) },
             );
           }
           default:
-            throw problems.unauthorized("invalid_api_key", "This API key does not exist.");
+            throw problems.unauthorized(
+              "invalid_api_key",
+              "No API key has this secret, though it is shaped like one: it is mistyped, was deleted with its " +
+                "account, or belongs to another deployment. Check it, or create a key on the dashboard's API Keys tab.",
+            );
         }
       }
       // Known before the restrictions are checked, so that a refused call shows in the key's request log.

@@ -11,6 +11,7 @@ import {
   DepositTree,
   depositLeaf,
   noteCommitment,
+  nullifierHash,
   positionOwner,
   proveCollateral,
   publicSignalsToArray,
@@ -199,12 +200,22 @@ export class Flows {
     const known = params.noteAmount === undefined ? undefined : parseZec(params.noteAmount);
     const { tree, amountZat } = await this.#tree(commitment, known, params.onProgress);
     const floorZat = params.floorZat(amountZat);
+    const leaf = depositLeaf(amountZat, commitment);
+    // Asked before proving, which takes seconds to minutes: a spent note is told at once. The hash is
+    // what the proof would reveal, and names no leaf.
+    const nullifier = await this.r.proofs.nullifier(nullifierHash(params.note, leaf).toString());
+    if (nullifier.spent) {
+      throw new FlowError(
+        "This note is already spent (a mint, top-up or withdrawal used it); nothing was proven or sent.",
+        { code: "nullifier_spent" },
+      );
+    }
     params.onProgress?.({ step: "proving", collateralFloor: formatZec(floorZat) });
     const proved = await proveCollateral(
       {
         note: params.note,
         amountZat,
-        path: tree.path({ leaf: depositLeaf(amountZat, commitment) }),
+        path: tree.path({ leaf }),
         collateralFloorZat: floorZat,
         binding: params.binding,
       },

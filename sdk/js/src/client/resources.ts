@@ -57,6 +57,10 @@ export class ProofsResource extends Resource {
   get(proofId: string): Promise<Answer<"getProof">> {
     return this.http.request("GET", `/v1/proofs/${seg(proofId)}`);
   }
+  /** Whether a nullifier (a proof's publicSignals[2]) is spent on chain. */
+  nullifier(nullifierHash: string): Promise<Answer<"getNullifier">> {
+    return this.http.request("GET", `/v1/nullifiers/${seg(nullifierHash)}`);
+  }
 }
 
 export class MintsResource extends Resource {

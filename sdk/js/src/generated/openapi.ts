@@ -240,6 +240,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/nullifiers/{nullifierHash}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether a note's nullifier is spent on chain: the SDKs ask before proving, so a spent note fails at once */
+        get: operations["getNullifier"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/mint": {
         parameters: {
             query?: never;
@@ -1412,7 +1429,7 @@ export type components = {
             /** @description Active keys an account may hold per environment. With `key_limit_reached`, `agent_limit_reached`. */
             limit?: number;
             /**
-             * @description The environment the key belongs to. With `wrong_environment`.
+             * @description The environment the key belongs to. With `wrong_environment`, `key_environment_not_allowed`.
              * @enum {unknown}
              */
             keyEnvironment?: "sandbox" | "production";
@@ -1742,6 +1759,13 @@ export type components = {
             /** Format: date-time */
             createdAt: string;
         };
+        Nullifier: {
+            /** @constant */
+            object: "nullifier";
+            nullifierHash: string;
+            /** @description Whether a mint, top-up or note withdrawal has spent it on chain */
+            spent: boolean;
+        };
         MintSuccess: {
             /** @constant */
             status: "success";
@@ -1812,7 +1836,7 @@ export type components = {
             redemptionId: string | null;
             zecDue: string | null;
             txHash: string | null;
-            /** @description The Zcash transaction that paid the ZEC */
+            /** @description The Zcash transaction that paid the ZEC, as zcashd and explorers show it (byte-reversed, no 0x) */
             zcashTxId: string | null;
             /** @description Custody could not pay: this ZEC is held on-chain for the owner, who redirects it to another shielded address or into a note (no ZSD is returned) */
             zecHeld: string | null;
@@ -1833,7 +1857,7 @@ export type components = {
                 noteIndex: string | null;
                 /** @description The new payout's state, when redirected to an address (null into a note: the note is the ZEC) */
                 payoutStatus: ("paying" | "paid" | "held" | "redirected" | "in_review") | null;
-                /** @description The Zcash transaction that paid the new payout */
+                /** @description The Zcash transaction that paid the new payout, as zcashd and explorers show it (byte-reversed, no 0x) */
                 zcashTxId: string | null;
                 failureCode: string | null;
                 failureReason: string | null;
@@ -1895,7 +1919,7 @@ export type components = {
             noteIndex: string | null;
             /** @description The new payout's state, when redirected to an address (null into a note: the note is the ZEC) */
             payoutStatus: ("paying" | "paid" | "held" | "redirected" | "in_review") | null;
-            /** @description The Zcash transaction that paid the new payout */
+            /** @description The Zcash transaction that paid the new payout, as zcashd and explorers show it (byte-reversed, no 0x) */
             zcashTxId: string | null;
             /** @description The ZEC redirected */
             zecHeld: string | null;
@@ -2528,7 +2552,7 @@ export type components = {
                 redemptionId: string;
                 /** @description ZEC sent, a decimal string */
                 zecPaid: string;
-                /** @description The Zcash transaction that paid it */
+                /** @description The Zcash transaction that paid it, as zcashd and explorers show it (byte-reversed, no 0x) */
                 zcashTxId: string;
             };
         };
@@ -3156,10 +3180,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -3221,6 +3245,11 @@ export interface operations {
                 "application/json": {
                     /** @description A label for the key, e.g. the app that uses it */
                     name: string;
+                    /**
+                     * @description The new key's environment: the calling key's own (the default). A sandbox key cannot make production keys (key_environment_not_allowed): make those on the dashboard's API Keys tab, or with a production key.
+                     * @enum {string}
+                     */
+                    environment?: "sandbox" | "production";
                 };
             };
         };
@@ -3266,10 +3295,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -3285,6 +3314,7 @@ export interface operations {
              * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
              *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
              *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             *     - `key_environment_not_allowed`: POST /v1/keys makes keys of the calling key's environment only: a sandbox key (often kept in test configurations and CI) that could make production keys would open production to whoever finds it. Make production keys on the dashboard (signed in, API Keys tab), or call POST /v1/keys on the production API with a production key.
              */
             403: {
                 headers: {
@@ -3405,10 +3435,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -3518,10 +3548,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -3614,10 +3644,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -3727,10 +3757,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -3820,10 +3850,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -3933,10 +3963,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -4250,10 +4280,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -4420,10 +4450,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -4471,6 +4501,109 @@ export interface operations {
             /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getNullifier: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                nullifierHash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The nullifier's state on chain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "nullifier",
+                     *       "nullifierHash": "1093847561029384756102938475610293847561029384756102938475610293847561",
+                     *       "spent": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Nullifier"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4557,10 +4690,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -4743,10 +4876,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -4892,10 +5025,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -5088,10 +5221,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -5177,7 +5310,7 @@ export interface operations {
                      *       "redemptionId": "3",
                      *       "zecDue": "2.34117647",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
-                     *       "zcashTxId": "0x6f1e3d5c7b9a0f2e4d6c8b0a2f4e6d8c0b2a4f6e8d0c2b4a6f8e0d2c4b6a8f0e",
+                     *       "zcashTxId": "6f1e3d5c7b9a0f2e4d6c8b0a2f4e6d8c0b2a4f6e8d0c2b4a6f8e0d2c4b6a8f0e",
                      *       "zecHeld": null,
                      *       "redirect": null,
                      *       "settlementTxHash": "0x4b6d8f0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c",
@@ -5206,10 +5339,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -5297,7 +5430,7 @@ export interface operations {
                      *       "newPayoutId": "9",
                      *       "noteIndex": null,
                      *       "payoutStatus": "paid",
-                     *       "zcashTxId": "0x6f1e3d5c7b9a0f2e4d6c8b0a2f4e6d8c0b2a4f6e8d0c2b4a6f8e0d2c4b6a8f0e",
+                     *       "zcashTxId": "6f1e3d5c7b9a0f2e4d6c8b0a2f4e6d8c0b2a4f6e8d0c2b4a6f8e0d2c4b6a8f0e",
                      *       "zecHeld": "2.34117647",
                      *       "failureCode": null,
                      *       "failureReason": null,
@@ -5323,10 +5456,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -5465,10 +5598,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -5664,10 +5797,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -5778,10 +5911,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -5924,10 +6057,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -6123,10 +6256,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -6330,10 +6463,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -6538,10 +6671,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -6743,10 +6876,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -6921,10 +7054,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -7058,10 +7191,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -7231,10 +7364,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -7369,10 +7502,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -7510,10 +7643,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -7676,10 +7809,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -7815,10 +7948,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -7993,10 +8126,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -8175,10 +8308,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -8357,10 +8490,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -8544,10 +8677,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -8684,10 +8817,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -8800,10 +8933,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -8946,10 +9079,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -9085,10 +9218,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -9209,10 +9342,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -9365,10 +9498,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -9542,10 +9675,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -9661,10 +9794,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -9837,10 +9970,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -10035,10 +10168,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -10191,10 +10324,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -10357,10 +10490,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -10484,10 +10617,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -10628,10 +10761,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -10799,10 +10932,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -10929,10 +11062,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -11089,10 +11222,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -11177,10 +11310,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -11297,10 +11430,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -11459,10 +11592,10 @@ export interface operations {
             /**
              * @description - `missing_api_key`: No Authorization header.
              *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
-             *     - `malformed_api_key`: The key is not shaped like sk_test_… or sk_live_….
-             *     - `invalid_api_key`: No key has this secret: a typo, or a key of another deployment.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
              *     - `revoked_api_key`: The key was revoked: use another key of the account.
-             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
              */
             401: {
                 headers: {
@@ -11990,7 +12123,7 @@ export interface operations {
                  *       "data": {
                  *         "redemptionId": "red_3FgH5jK7lZ9xC1vB3nM5",
                  *         "zecPaid": "0.6375",
-                 *         "zcashTxId": "0x1d4b6e8a0c2f4d6b8e0a2c4f6d8b0e2a4c6f8d0b2e4a6c8f0d2b4e6a8c0f2d4b"
+                 *         "zcashTxId": "1d4b6e8a0c2f4d6b8e0a2c4f6d8b0e2a4c6f8d0b2e4a6c8f0d2b4e6a8c0f2d4b"
                  *       }
                  *     }
                  */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { EVENT_TYPES } from "../../../domain/events.ts";
+import { prefixedId } from "../../formats.ts";
 
 const eventTypes = z
   .array(z.enum(EVENT_TYPES))
@@ -42,11 +43,11 @@ export const updateAgentBody = z
   .refine((changes) => Object.keys(changes).length > 0, "name at least one field to change");
 
 export const agentIdParams = z.object({
-  agentId: z.string().regex(/^agt_[0-9A-Za-z]{20}$/, "an agent id (agt_…)"),
+  agentId: prefixedId("agt", 20, "an agent id"),
 });
 
 export const deliveryParams = agentIdParams.extend({
-  deliveryId: z.string().regex(/^dlv_[0-9A-Za-z]{20}$/, "a delivery id (dlv_…)"),
+  deliveryId: prefixedId("dlv", 20, "a delivery id"),
 });
 
 export const deliveriesQuery = z.object({

@@ -1,10 +1,8 @@
 import { z } from "zod";
+import { prefixedId } from "../../formats.ts";
 
-const agentId = z
-  .string()
-  .regex(/^agt_[0-9A-Za-z]{20}$/, "an agent id (agt_…)")
-  .describe("The agent acting");
-const alertId = z.string().regex(/^alt_[0-9A-Za-z]{20}$/, "an alert id (alt_…)");
+const agentId = prefixedId("agt", 20, "an agent id").describe("The agent acting");
+const alertId = prefixedId("alt", 20, "an alert id");
 const subjectId = z.string().trim().min(1).max(200);
 const severity = z.enum(["low", "medium", "high", "severe"]);
 const status = z.enum(["open", "in_review", "dismissed", "confirmed"]);

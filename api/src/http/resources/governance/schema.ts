@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { PROPOSAL_STATES, SUPPORT } from "../../../domain/governance.ts";
 import { evmAddress } from "../../schemas.ts";
+import { prefixedId } from "../../formats.ts";
 
 const UINT256_MAX = 2n ** 256n - 1n;
 /** A uint256 in decimal, as the governor's ids and nonces are (0x-hex accepted and answered in decimal). */
@@ -34,9 +35,9 @@ export const votesQuery = z.strictObject({
   startingAfter: evmAddress.optional().describe("The voter of the previous page's last vote"),
 });
 
-export const voteIdParams = z.object({ voteId: z.string().regex(/^vote_[0-9A-Za-z]{20}$/, "a vote id (vote_…)") });
+export const voteIdParams = z.object({ voteId: prefixedId("vote", 20, "a vote id") });
 export const delegationIdParams = z.object({
-  delegationId: z.string().regex(/^dlg_[0-9A-Za-z]{20}$/, "a delegation id (dlg_…)"),
+  delegationId: prefixedId("dlg", 20, "a delegation id"),
 });
 
 /** A signature as 0x hex: 65 bytes from a wallet (r, s, v), longer for a smart account's ERC-1271 check. */

@@ -44,9 +44,21 @@ export function keyRoutes(keys: KeyService, maxActive: number): AnyRoute[] {
           example: { ...EXAMPLE_KEY, secret: `sk_test_${"7Hq2".repeat(12)}` },
         },
       },
-      problems: ["key_limit_reached"],
+      problems: ["key_limit_reached", "key_environment_not_allowed"],
       handler: async ({ body }, _req, res) => {
         const caller = res.locals.apiKey as ApiKey;
+        // The dashboard makes keys of either environment behind a signed-in session; a bearer key is weaker
+        // proof (sandbox keys live in test configs and CI), so it makes keys of its own environment only.
+        if (body.environment !== undefined && body.environment !== caller.environment) {
+          throw new Problem(
+            403,
+            "key_environment_not_allowed",
+            "Key of another environment",
+            `This ${caller.environment} key may not make ${body.environment} keys: make them on the dashboard's ` +
+              `API Keys tab, or with a ${body.environment} key on the ${body.environment} API.`,
+            { keyEnvironment: caller.environment },
+          );
+        }
         const created = await keys
           // A restricted key makes keys no wider than itself (the dashboard sets restrictions).
           .create(caller.accountId, caller.environment, body.name, { maxActive, restrictions: caller.restrictions })

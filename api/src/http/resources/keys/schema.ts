@@ -1,10 +1,18 @@
 import { z } from "zod";
+import { prefixedId } from "../../formats.ts";
 
 export const createKeyBody = z.strictObject({
   name: z.string().trim().min(1).max(100).describe("A label for the key, e.g. the app that uses it"),
+  environment: z
+    .enum(["sandbox", "production"])
+    .optional()
+    .describe(
+      "The new key's environment: the calling key's own (the default). A sandbox key cannot make production keys " +
+        "(key_environment_not_allowed): make those on the dashboard's API Keys tab, or with a production key.",
+    ),
 });
 
-export const keyIdParams = z.object({ keyId: z.string().regex(/^key_[0-9A-Za-z]{16}$/, "a key id (key_…)") });
+export const keyIdParams = z.object({ keyId: prefixedId("key", 16, "a key id") });
 
 export const apiKeySchema = z
   .object({

@@ -1,10 +1,9 @@
 import { ZCASH_ADDRESS_MAX_LENGTH } from "@zsd/sdk/zcash";
 import { z } from "zod";
+import { decimalAmount, prefixedId } from "../../formats.ts";
 import { collateralProof, evmAddress as address, fieldElement, zsdDecimal } from "../../schemas.ts";
 
-const zecAmount = z
-  .string()
-  .regex(/^\d{1,11}(\.\d{1,8})?$/, 'a decimal ZEC amount with at most 8 decimals, e.g. "0.5"');
+const zecAmount = decimalAmount({ unit: "ZEC", integerDigits: 11, decimals: 8, example: "0.5" });
 const zcashAddress = z
   .string()
   .min(1)
@@ -28,10 +27,10 @@ export const positionIdParams = z.object({
   id: z.string().regex(/^[1-9]\d{0,19}$/, "a position id: a positive integer"),
 });
 export const actionParams = positionIdParams.extend({
-  actionId: z.string().regex(/^pact_[0-9A-Za-z]{20}$/, "an action id (pact_…)"),
+  actionId: prefixedId("pact", 20, "an action id"),
 });
 export const withdrawalParams = z.object({
-  id: z.string().regex(/^wdr_[0-9A-Za-z]{20}$/, "a withdrawal id (wdr_…)"),
+  id: prefixedId("wdr", 20, "a withdrawal id"),
 });
 export const termsQuery = z.strictObject({ signer: address.describe("Who signs: the owner, payer or liquidator") });
 

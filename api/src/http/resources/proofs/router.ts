@@ -1,6 +1,6 @@
 import type { ApiKey } from "../../../domain/keys.ts";
 import { type AnyRoute, route } from "../../routes.ts";
-import { proofIdParams, proofSchema, submitProofBody } from "./schema.ts";
+import { nullifierParams, nullifierSchema, proofIdParams, proofSchema, submitProofBody } from "./schema.ts";
 import type { ProofService } from "../../../domain/proofs.ts";
 
 const EXAMPLE_PROOF = {
@@ -104,6 +104,25 @@ export function proofRoutes(proofs: ProofService): AnyRoute[] {
         status: 200,
         body: await proofs.get((res.locals.apiKey as ApiKey).accountId, params.proofId),
       }),
+    }),
+    route({
+      method: "get",
+      path: "/nullifiers/:nullifierHash",
+      operationId: "getNullifier",
+      summary:
+        "Whether a note's nullifier is spent on chain: the SDKs ask before proving, so a spent note fails at once",
+      tag: "Proofs",
+      auth: true,
+      params: nullifierParams,
+      responses: {
+        200: {
+          description: "The nullifier's state on chain",
+          schema: nullifierSchema,
+          example: { object: "nullifier", nullifierHash: EXAMPLE_PROOF.publicInputs.nullifierHash, spent: true },
+        },
+      },
+      problems: ["upstream_unavailable"],
+      handler: async ({ params }) => ({ status: 200, body: await proofs.nullifier(BigInt(params.nullifierHash)) }),
     }),
   ];
 }

@@ -1,5 +1,7 @@
+import { SNARK_SCALAR_FIELD } from "@zsd/sdk";
 import { z } from "zod";
 import { collateralProof, evmAddress as address, zsdDecimal } from "../../schemas.ts";
+import { prefixedId } from "../../formats.ts";
 
 export const submitProofBody = z.strictObject({
   ...collateralProof,
@@ -12,7 +14,7 @@ export const submitProofBody = z.strictObject({
   ),
 });
 
-export const proofIdParams = z.object({ proofId: z.string().regex(/^prf_[0-9A-Za-z]{20}$/, "a proof id (prf_…)") });
+export const proofIdParams = z.object({ proofId: prefixedId("prf", 20, "a proof id") });
 
 export const proofSchema = z
   .object({
@@ -37,3 +39,18 @@ export const proofSchema = z
     createdAt: z.iso.datetime(),
   })
   .meta({ id: "Proof" });
+
+export const nullifierParams = z.object({
+  nullifierHash: z
+    .string()
+    .regex(/^\d{1,78}$/, { message: "a nullifier hash: a decimal field element, as publicSignals[2]", abort: true })
+    .refine((v) => BigInt(v) < SNARK_SCALAR_FIELD, "a nullifier hash is below the BN254 field modulus"),
+});
+
+export const nullifierSchema = z
+  .object({
+    object: z.literal("nullifier"),
+    nullifierHash: z.string(),
+    spent: z.boolean().describe("Whether a mint, top-up or note withdrawal has spent it on chain"),
+  })
+  .meta({ id: "Nullifier" });

@@ -1,12 +1,10 @@
 import { ZCASH_ADDRESS_MAX_LENGTH } from "@zsd/sdk/zcash";
 import { z } from "zod";
-import { evmAddress as address, fieldElement, holdSchema, zsdNumber } from "../../schemas.ts";
+import { evmAddress as address, fieldElement, holdSchema, zsdDecimal, zsdNumber } from "../../schemas.ts";
 import { prefixedId } from "../../formats.ts";
 
 export const redeemBody = z.strictObject({
-  amount: z
-    .union([zsdNumber, z.string().regex(/^\d{1,30}(\.\d{1,18})?$/)])
-    .describe("ZSD to burn, as a number or a decimal string"),
+  amount: z.union([zsdNumber, zsdDecimal]).describe("ZSD to burn, as a number or a decimal string"),
   withdrawAddress: z
     .string()
     .min(1)

@@ -4,16 +4,16 @@ import { z } from "zod";
 import { SNARK_SCALAR_FIELD } from "@zsd/sdk";
 import type { Custody } from "../../../adapters/custody/index.ts";
 import type { PriceFeedState, SandboxPriceFeed } from "../../../domain/sandbox-price.ts";
+import { decimalAmount } from "../../formats.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 
 const FIELD_ELEMENT = /^(0x[0-9a-fA-F]{1,64}|\d{1,78})$/;
 
 const depositBody = z.strictObject({
-  amount: z
-    .string()
-    .regex(/^\d{1,11}(\.\d{1,8})?$/, 'a ZEC amount with at most 8 decimals, e.g. "1.5"')
-    .describe("ZEC deposited to the custody address"),
+  amount: decimalAmount({ unit: "ZEC", integerDigits: 11, decimals: 8, example: "1.5" }).describe(
+    "ZEC deposited to the custody address",
+  ),
   noteCommitment: z
     .string()
     .regex(FIELD_ELEMENT, "a field element, decimal or 0x-hex")
@@ -40,9 +40,7 @@ const depositSchema = z
 
 const priceBody = z
   .strictObject({
-    price: z
-      .string()
-      .regex(/^\d{1,12}(\.\d{1,8})?$/, 'a USD price with at most 8 decimals, e.g. "42.5"')
+    price: decimalAmount({ unit: "USD price", integerDigits: 12, decimals: 8, example: "42.5" })
       .optional()
       .describe("ZEC/USD to post now; the feeder keeps it (fixed) or walks from it"),
     mode: z
