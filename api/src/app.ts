@@ -208,6 +208,8 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
       ? new RelayWorker(db, chain, config.RELAYER_PRIVATE_KEY as `0x${string}`, {
           confirmations: config.RELAY_CONFIRMATIONS,
           pollMs: config.RELAY_POLL_MS,
+          idlePollMs: Math.max(config.RELAY_IDLE_POLL_MS, config.RELAY_POLL_MS),
+          busyMs: config.RELAY_BUSY_MS,
           stuckAfterMs: config.RELAY_STUCK_AFTER_MS,
           maxAttempts: config.RELAY_MAX_ATTEMPTS,
           scanDeposits: custody ? () => custody.scanDeposits() : undefined,
@@ -356,6 +358,13 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   app.set("etag", false);
   app.set("trust proxy", config.TRUST_PROXY);
   app.use(requestId);
+  // A request that changed something may have queued relay work: the worker, idle at rest, passes now.
+  if (worker) {
+    app.use((req, res, next) => {
+      if (req.method !== "GET" && req.method !== "HEAD") res.on("finish", () => res.statusCode < 400 && worker.wake());
+      next();
+    });
+  }
   app.use(requestLogging(logger, metrics, analytics));
   app.use(
     helmet({

@@ -52,6 +52,10 @@ export const configSchema = z.object({
   /** Blocks on top of a mint's block before it counts as confirmed (1 = mined). */
   RELAY_CONFIRMATIONS: positiveInt.default(1),
   RELAY_POLL_MS: positiveInt.default(200),
+  /** The relay's poll once nothing was asked of this replica for RELAY_BUSY_MS (a request that changes state wakes it); never faster than RELAY_POLL_MS. */
+  RELAY_IDLE_POLL_MS: positiveInt.max(60_000).default(2_000),
+  /** How long after a request that changed state (or the start) the relay polls every RELAY_POLL_MS. */
+  RELAY_BUSY_MS: positiveInt.max(3_600_000).default(60_000),
   /** A relayed transaction pending longer than this is replaced with higher fees. */
   RELAY_STUCK_AFTER_MS: positiveInt.default(30_000),
   /** Refusals of a mint or redemption (a revert when its gas is estimated) before it is failed. */

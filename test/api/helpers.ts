@@ -270,14 +270,19 @@ export async function apiProcess(secret: string, env: Record<string, string>): P
         env: { ...process.env, PORT: String(port), LOG_LEVEL: "silent", ...env },
         stdio: "ignore",
       });
-      for (let i = 0; i < 150; i++) {
+      // tsx compiles the API on every start: on a loaded 2-core machine that
+      // alone took over 15 s, so the wait is long and ends early only on exit.
+      const started = child;
+      const deadline = Date.now() + 120_000;
+      while (Date.now() < deadline) {
+        if (started.exitCode !== null) throw new Error(`the API exited with ${started.exitCode} while starting`);
         try {
           if ((await fetch(`${url}/v1/health`)).ok) return;
         } catch {
           await new Promise((r) => setTimeout(r, 100));
         }
       }
-      throw new Error("the API did not start");
+      throw new Error("the API did not start in 120 s");
     },
     async kill() {
       if (!child || child.exitCode !== null) return;

@@ -27,8 +27,12 @@ import { TransactionSender } from "./sender.ts";
 export interface RelayWorkerOptions {
   /** Blocks on top of a mint's block before it counts as confirmed (1 = mined). */
   confirmations: number;
-  /** Wait between the end of a pass and the next. */
+  /** Wait between the end of a pass and the next, for a minute after work arrived (see `wake`). */
   pollMs: number;
+  /** Wait between passes once `busyMs` passed without work arriving (default `pollMs`): at rest the worker costs almost nothing. */
+  idlePollMs?: number;
+  /** How long after work arrives (a `wake`, or the start) passes follow at `pollMs`: long enough to see a transaction mined and confirmed. */
+  busyMs?: number;
   /** A transaction pending longer than this is replaced with higher fees. */
   stuckAfterMs: number;
   /** Refusals (a revert at gas estimation) before a mint or a redemption is failed. */
@@ -69,6 +73,10 @@ export class RelayWorker {
   #nextScan = 0;
   #nextPayouts = 0;
   #nextKeeper = 0;
+  /** Until then passes follow each other at `pollMs`; after it, at `idlePollMs`. */
+  #busyUntil = 0;
+  #wakeAgain = false;
+  #passes = 0;
 
   constructor(
     db: Database,
@@ -110,13 +118,41 @@ export class RelayWorker {
     if (!this.#stopped) return;
     this.#stopped = false;
     this.#lease.keepRenewed();
-    const loop = async () => {
-      if (this.#stopped) return;
-      this.#running = this.tick().catch((error) => this.options.onError?.(error));
-      await this.#running;
-      if (!this.#stopped) this.#timer = setTimeout(loop, this.options.pollMs);
-    };
-    void loop();
+    // A worker that starts may find work a crash left: it starts busy.
+    this.#busyUntil = Date.now() + (this.options.busyMs ?? 0);
+    void this.#loop();
+  }
+
+  /**
+   * Work may have been queued (a request changed state): pass now, and keep
+   * passing at `pollMs` for `busyMs`. Work queued by another replica is found
+   * within `idlePollMs`.
+   */
+  wake(): void {
+    if (this.#stopped) return;
+    this.#busyUntil = Date.now() + (this.options.busyMs ?? 0);
+    if (this.#running) {
+      this.#wakeAgain = true;
+      return;
+    }
+    clearTimeout(this.#timer);
+    void this.#loop();
+  }
+
+  async #loop(): Promise<void> {
+    if (this.#stopped || this.#running) return;
+    this.#wakeAgain = false;
+    this.#running = this.tick().catch((error) => this.options.onError?.(error));
+    await this.#running;
+    this.#running = undefined;
+    if (this.#stopped) return;
+    clearTimeout(this.#timer);
+    const wait = this.#wakeAgain
+      ? 0
+      : Date.now() < this.#busyUntil
+        ? this.options.pollMs
+        : (this.options.idlePollMs ?? this.options.pollMs);
+    this.#timer = setTimeout(() => void this.#loop(), wait);
   }
 
   async stop(): Promise<void> {
@@ -126,8 +162,14 @@ export class RelayWorker {
     await this.#lease.release();
   }
 
+  /** Passes run since the start (every tick, holder of the lease or not): what the worker costs at rest. */
+  get passes(): number {
+    return this.#passes;
+  }
+
   /** One pass, run only by the holder of the relayer key's lease. */
   async tick(): Promise<void> {
+    this.#passes++;
     if (!(await this.#lease.take())) return;
     const { scanDeposits, payouts } = this.options;
     if (scanDeposits && Date.now() >= this.#nextScan) {
