@@ -97,8 +97,13 @@ describe("F4Jumble", () => {
     expect(Buffer.from(f4jumbleInverse(hex(jumbled))).toString("hex")).toBe(normal);
   });
 
-  it("refuses messages shorter than 38 bytes (ZIP 316 Revision 1)", () => {
-    expect(() => f4jumble(new Uint8Array(37))).toThrow(/38/);
+  // ZIP 316 §Jumbling defines F4Jumble for 38 <= l_M <= 4,194,368 since Revision 1 (a UA of one
+  // P2PKH receiver is 22 + 16 bytes); Revision 0 said 48, and librustzcash lowered its bound to 38 with it.
+  it("refuses messages outside 38 to 4,194,368 bytes (ZIP 316 Revision 1), both ways", () => {
+    for (const fn of [f4jumble, f4jumbleInverse]) {
+      expect(() => fn(new Uint8Array(37))).toThrow(/38 to 4194368/);
+      expect(() => fn(new Uint8Array(4_194_369))).toThrow(/38 to 4194368/);
+    }
     expect(f4jumbleInverse(f4jumble(new Uint8Array(38).fill(1)))).toEqual(new Uint8Array(38).fill(1));
   });
 });
