@@ -105,6 +105,9 @@ console.log(
   `sign in:  http://127.0.0.1:${apiPort}/dashboard/signin as ${dev.email}, password ${dev.password} ` +
     "(this run's; the same account as the key)",
 );
+// Without SMTP_URL the API keeps the mail it sends (verification, reset links) for this page.
+if (!process.env.SMTP_URL)
+  console.log(`mail:     http://127.0.0.1:${apiPort}/dashboard/mail (the dashboard's mail, captured by this stack)`);
 console.log(`try:      curl -H "Authorization: Bearer ${secret}" http://127.0.0.1:${apiPort}/v1/collateral`);
 console.log("Ctrl-C stops everything.");
 

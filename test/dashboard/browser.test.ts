@@ -74,7 +74,7 @@ describe.skipIf(!executablePath && process.env.CI !== "true")("developer dashboa
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
   const sessionCookie = async () => (await context.cookies()).find((c) => c.name === "zsd_session")?.value;
 
-  it("signs up, with a session token planted beforehand never promoted", async () => {
+  it("signs up, confirms the email from the sandbox's mailbox, and signs in, with a session token planted beforehand never promoted", async () => {
     await page.goto(`${api.url}/dashboard`);
     expect(new URL(page.url()).pathname).toBe("/dashboard/signin");
     await page.getByRole("link", { name: "Create one" }).click();
@@ -83,6 +83,22 @@ describe.skipIf(!executablePath && process.env.CI !== "true")("developer dashboa
     await page.getByLabel("Email").fill("dev@example.com");
     await page.getByLabel("Password").fill(PASSWORD);
     await page.getByRole("button", { name: "Create account" }).click();
+    await page.getByRole("heading", { name: "Check your email" }).waitFor();
+    // The sandbox's SMTP capture has the verification mail: its link, then the button, confirm the address.
+    await page.getByRole("link", { name: "mailbox" }).click();
+    await expect
+      .poll(async () => {
+        await page.reload();
+        return page.getByRole("link", { name: /\/dashboard\/verify\?token=/ }).count();
+      })
+      .toBe(1);
+    await shot("mailbox");
+    await page.getByRole("link", { name: /\/dashboard\/verify\?token=/ }).click();
+    await page.getByRole("button", { name: "Confirm my email" }).click();
+    await page.getByText("Email verified: sign in to continue.").waitFor();
+    expect(await page.getByLabel("Email").inputValue()).toBe("dev@example.com");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL(/\/dashboard\/keys$/);
     const issued = await sessionCookie();
     expect(issued).toBeTruthy();

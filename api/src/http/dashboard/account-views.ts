@@ -158,9 +158,18 @@ export function accountPage(ctx: PageContext): string {
   );
 }
 
-/** Links in a mail's text become links on the page; everything else stays text. */
+/**
+ * Links in a mail's text become links on the page; everything else stays
+ * text. A link to the dashboard opens on this server, whatever origin the mail
+ * names (a test's server listens on a port of its own).
+ */
 const withLinks = (text: string): Html[] =>
-  text.split(/(https?:\/\/[^\s<>"']+)/).map((part, i) => (i % 2 ? html`<a href="${part}">${part}</a>` : html`${part}`));
+  text.split(/(https?:\/\/[^\s<>"']+)/).map((part, i) => {
+    if (i % 2 === 0 || !URL.canParse(part)) return html`${part}`;
+    const url = new URL(part);
+    const href = url.pathname.startsWith("/dashboard/") ? `${url.pathname}${url.search}` : part;
+    return html`<a href="${href}">${part}</a>`;
+  });
 
 export function mailboxPage(ctx: PageContext, mail: CapturedMail[]): string {
   return layout(
