@@ -68,10 +68,21 @@ describe("API process", () => {
     await expect(cli("resolve", "--redemption", "12", "--paid", "12")).rejects.toThrow(/32-byte Zcash txid/);
     await expect(cli("resolve", "--redemption", "13", "--unpaid")).rejects.toThrow(/not held for review/);
     await expect(cli("resolve", "--redemption", "12")).rejects.toThrow(/exactly one of/);
-    expect((await cli("resolve", "--redemption", "12", "--paid", "ab".repeat(32))).stdout).toContain("settled");
+    // The txid as the wallet prints it (display form); the chain takes it byte-reversed (internal form).
+    const printed = `${"01".repeat(16)}${"ef".repeat(16)}`;
+    expect((await cli("resolve", "--redemption", "12", "--paid", printed)).stdout).toContain("settled");
     expect((await cli("list")).stdout).toContain(
-      `12  settling  1000 zat → ztestsapling1x  attempts 0  txid 0x${"ab".repeat(32)}`,
+      `12  settling  1000 zat → ztestsapling1x  attempts 0  txid ${printed}`,
     );
+    const reopened = await openDatabase({ directory });
+    try {
+      const [row] = await reopened.query<{ zcash_txid: string }>(
+        "SELECT zcash_txid FROM payouts WHERE redemption_id = 12",
+      );
+      expect(row!.zcash_txid).toBe(`0x${"ef".repeat(16)}${"01".repeat(16)}`);
+    } finally {
+      await reopened.close();
+    }
   });
 
   it("refuses to start with a bad variable and names it", async () => {

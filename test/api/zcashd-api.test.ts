@@ -101,7 +101,11 @@ describe("API with zcashd custody", () => {
     );
     expect(paid.status).toBe("paid");
     expect(zcashd.sends.at(-1)!.amounts).toMatchObject([{ address: WITHDRAW, amount: Number(paid.zecDue) }]);
-    expect(paid.zcashTxId).toMatch(/^0x[0-9a-f]{64}$/);
+    // Shown as zcashd printed it (the display form explorers search for); on-chain in the hash's own byte order.
+    const printed = zcashd.sends.at(-1)!.txid!;
+    expect(paid.zcashTxId).toBe(printed);
+    const completed = await s.redemptionCompleted(BigInt(paid.redemptionId!));
+    expect(completed!.zcashTxId).toBe(`0x${Buffer.from(printed, "hex").reverse().toString("hex")}`);
     expect(paid.zecHeld).toBeNull();
     expect(paid.settlementTxHash).toMatch(/^0x[0-9a-f]{64}$/);
   });
@@ -296,7 +300,7 @@ describe("API with zcashd custody", () => {
     expect((await s.read.redemptions.read.getRedemption([payoutId])).status).toBe(4);
     expect(zcashd.sends).toHaveLength(sends + 1);
     expect(zcashd.sends.at(-1)!.amounts).toMatchObject([{ address: CUSTODY, amount: Number(held.zecDue) }]);
-    expect(done.redirect!.zcashTxId).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(done.redirect!.zcashTxId).toBe(zcashd.sends.at(-1)!.txid);
     // The new payout id reads as any payout's redirect does (none yet), and a second redirect is refused.
     expect((await api.call(`/v1/redemptions/${id}/redirect`)).status).toBe(200);
     const again = await redirect(id, {

@@ -22,6 +22,8 @@ export interface ZcashdTestServer {
     amounts: { address: string; amount: number; memo?: string }[];
     privacyPolicy?: string;
     opid: string;
+    /** The txid its operation answers once done, as zcashd prints txids (display form). */
+    txid?: string;
   }[];
   /** The next z_sendmany operation fails with this message (after it was accepted). */
   failNextSend?: string;
@@ -99,13 +101,11 @@ export async function startZcashdTestServer(custodyAddress: string): Promise<Zca
           state.refuseNextSend = undefined;
           if (refusal) return reply(null, { code: -6, message: refusal });
           const opid = `opid-${randomUUID()}`;
-          state.sends.push({ from, amounts, privacyPolicy, opid });
           const failure = state.failNextSend;
           state.failNextSend = undefined;
-          operations.set(
-            opid,
-            failure ? { polls: 0, error: failure } : { polls: 0, txid: randomBytes(32).toString("hex") },
-          );
+          const txid = failure ? undefined : randomBytes(32).toString("hex");
+          state.sends.push({ from, amounts, privacyPolicy, opid, txid });
+          operations.set(opid, failure ? { polls: 0, error: failure } : { polls: 0, txid });
           if (state.dropNextSendAnswer) {
             state.dropNextSendAnswer = false;
             req.socket.destroy();

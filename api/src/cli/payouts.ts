@@ -5,6 +5,8 @@
 import { parseArgs } from "node:util";
 import { openToolDatabase } from "./database.ts";
 import { type PayoutRow, resolveReview } from "../relay/payouts.ts";
+import { displayTxId } from "../domain/txids.ts";
+import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -34,7 +36,7 @@ try {
       for (const p of rows) {
         console.log(
           `${p.redemption_id}  ${p.status}  ${p.zat_due} zat → ${p.withdraw_address}  attempts ${p.attempts}` +
-            `${p.operation_id ? `  op ${p.operation_id}` : ""}${p.zcash_txid ? `  txid ${p.zcash_txid}` : ""}` +
+            `${p.operation_id ? `  op ${p.operation_id}` : ""}${p.zcash_txid ? `  txid ${displayTxId(p.zcash_txid)}` : ""}` +
             `${p.last_error ? `  (${p.last_error})` : ""}`,
         );
       }
@@ -45,9 +47,11 @@ try {
       if (Boolean(values.paid) === Boolean(values.unpaid)) fail("give exactly one of --paid <txid> or --unpaid");
       let txid: `0x${string}` | undefined;
       if (values.paid) {
+        // As the wallet shows it (display form, byte-reversed); the chain keeps the internal order.
         const hex = values.paid.replace(/^0x/, "").toLowerCase();
-        if (!/^[0-9a-f]{64}$/.test(hex)) fail("--paid takes the 32-byte Zcash txid in hex");
-        txid = `0x${hex}`;
+        if (!/^[0-9a-f]{64}$/.test(hex))
+          fail("--paid takes the 32-byte Zcash txid in hex, as zcashd and explorers print it");
+        txid = zcashTxIdFromDisplay(hex);
       }
       const done = await resolveReview(db, BigInt(values.redemption), txid ? { paid: txid } : { paid: false });
       if (!done) fail(`payout ${values.redemption} is not held for review`);

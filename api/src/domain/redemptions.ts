@@ -9,6 +9,7 @@ import { DomainError, domainErrors } from "./errors.ts";
 import { freshPrice } from "./price.ts";
 import type { ComplianceService } from "./compliance.ts";
 import { holdOf } from "./holds.ts";
+import { displayTxId } from "./txids.ts";
 import { REDIRECT_HOW, failureReason, heldReason, payoutState } from "./redirects.ts";
 
 interface Row {
@@ -62,7 +63,7 @@ function redirectView(row: Row) {
     noteIndex: row.redirect_note_index ?? null,
     // The new payout, paid like any other (into a note, there is none: the note is the ZEC).
     payoutStatus: row.redirect_new_payout ? payoutState(row.redirect_payout_status) : null,
-    zcashTxId: row.redirect_payout_status === "completed" ? (row.redirect_payout_txid ?? null) : null,
+    zcashTxId: row.redirect_payout_status === "completed" ? displayTxId(row.redirect_payout_txid) : null,
     failureCode: row.redirect_status === "failed" ? (row.redirect_failure_code ?? null) : null,
     failureReason: row.redirect_status === "failed" ? (row.redirect_failure_reason ?? null) : null,
   };
@@ -76,7 +77,7 @@ function redirectView(row: Row) {
 function payoutView(row: Row) {
   const view = {
     status: row.status as Row["status"] | "redirected",
-    zcashTxId: row.zcash_txid,
+    zcashTxId: displayTxId(row.zcash_txid),
     zecHeld: null as string | null,
     redirect: redirectView(row),
     settlementTxHash: null as string | null,
@@ -96,7 +97,7 @@ function payoutView(row: Row) {
       return {
         ...view,
         status: "paid" as const,
-        zcashTxId: row.payout_txid ?? null,
+        zcashTxId: displayTxId(row.payout_txid),
         settlementTxHash: row.settle_tx_hash ?? null,
       };
     case "held":
@@ -118,7 +119,7 @@ function payoutView(row: Row) {
         failureReason: "The payout is being checked by an operator before it goes any further.",
       };
     case "settling":
-      return { ...view, zcashTxId: row.payout_txid ?? null };
+      return { ...view, zcashTxId: displayTxId(row.payout_txid) };
     default:
       return view;
   }

@@ -10,6 +10,7 @@ import { redemptionsAbi, redirectTypedData } from "@zsd/sdk";
 import { SNARK_SCALAR_FIELD } from "@zsd/sdk/notes";
 import { formatZec } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
+import { displayTxId } from "./txids.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { REJECTED_ROW, isRefusedByCompliance } from "./compliance.ts";
 import { DomainError, domainErrors } from "./errors.ts";
@@ -125,7 +126,7 @@ export function presentRedirect(
     noteIndex: row.note_index,
     // The new payout, paid like any other (into a note there is none: the note is the ZEC).
     payoutStatus: row.new_payout_id ? payoutState(row.payout_status) : null,
-    zcashTxId: row.payout_status === "completed" ? (row.payout_txid ?? null) : null,
+    zcashTxId: row.payout_status === "completed" ? displayTxId(row.payout_txid) : null,
     zecHeld: row.zat_held ? formatZec(BigInt(row.zat_held)) : null,
     failureCode: row.status === "failed" ? row.failure_code : null,
     failureReason: row.status === "failed" ? row.failure_reason : null,

@@ -28,6 +28,7 @@ import type { Database, Queryable } from "../adapters/db/index.ts";
 import { isRevert } from "../domain/errors.ts";
 import { type ComplianceService, refusedByCompliance } from "../domain/compliance.ts";
 import { NOT_PAYABLE, REDIRECT_HOW, REJECTED, failureReason, heldReason } from "../domain/redirects.ts";
+import { displayTxId } from "../domain/txids.ts";
 
 export type PayoutStatus =
   "pending" | "sending" | "sent" | "settling" | "completed" | "failing" | "held" | "redirected" | "review";
@@ -258,7 +259,11 @@ export class Payouts {
             request.account_id,
             to === "completed" ? "redemption.paid" : "redemption.failed",
             to === "completed"
-              ? { redemptionId: request.id, zecPaid: formatZec(BigInt(p.zat_due)), zcashTxId: p.zcash_txid }
+              ? {
+                  redemptionId: request.id,
+                  zecPaid: formatZec(BigInt(p.zat_due)),
+                  zcashTxId: displayTxId(p.zcash_txid),
+                }
               : {
                   redemptionId: request.id,
                   failureCode: failureReason(p),

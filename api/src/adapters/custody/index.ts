@@ -26,6 +26,7 @@ export interface PayoutOrder {
 /** Where a payment handed to the wallet stands. */
 export type PayoutState =
   | { state: "pending" }
+  /** The txid in its internal byte order (bytes32 on-chain); zcashd prints it reversed (sdk zcash/txid.ts). */
   | { state: "success"; zcashTxId: `0x${string}` }
   | { state: "failed"; reason: string }
   /** The wallet no longer knows the operation, or failed it in a way that may have paid: it may or may not have paid. */

@@ -3,6 +3,7 @@
 // paid with z_sendmany and followed with z_getoperationstatus (the relay's
 // Payouts start one payout at a time, so two never compete for the same notes).
 import { formatZec } from "@zsd/sdk/units";
+import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
 import type { Database } from "../db/index.ts";
 import { isRevert } from "../../domain/errors.ts";
 import type { Attestor } from "./attestor.ts";
@@ -134,7 +135,8 @@ export class ZcashdCustody implements Custody {
       if (note.change || note.confirmations < this.options.minConfirmations) continue;
       const commitment = parseDepositMemo(note.memo);
       if (commitment === undefined) continue;
-      const zcashTxId = `0x${note.txid}`;
+      // zcashd prints txids byte-reversed (display form); the chain and the ledger keep the hash's own order.
+      const zcashTxId = zcashTxIdFromDisplay(note.txid);
       const seen = await this.db.query(
         "SELECT 1 FROM custody_ledger WHERE kind = 'deposit' AND zcash_txid = $1 AND leaf_index IS NOT NULL AND note_commitment = $2",
         [zcashTxId, commitment.toString()],
@@ -188,7 +190,8 @@ export class ZcashdCustody implements Custody {
   async operation(operationId: string): Promise<PayoutState> {
     const [op] = await this.zcashd.call<Operation[]>("z_getoperationstatus", [[operationId]]);
     if (!op) return { state: "unknown", reason: "zcashd no longer knows the operation (restarted?)" };
-    if (op.status === "success" && op.result?.txid) return { state: "success", zcashTxId: `0x${op.result.txid}` };
+    if (op.status === "success" && op.result?.txid)
+      return { state: "success", zcashTxId: zcashTxIdFromDisplay(op.result.txid) };
     const reason = `z_sendmany ${op.status}: ${op.error?.message ?? "no reason given"}`;
     if (op.status === "cancelled") return { state: "failed", reason };
     if (op.status === "failed") {

@@ -73,7 +73,9 @@ export const EVENT_PAYLOADS = {
   "redemption.paid": z.strictObject({
     redemptionId,
     zecPaid: decimal.describe("ZEC sent, a decimal string"),
-    zcashTxId: z.string().describe("The Zcash transaction that paid it"),
+    zcashTxId: z
+      .string()
+      .describe("The Zcash transaction that paid it, as zcashd and explorers show it (byte-reversed, no 0x)"),
   }),
   "redemption.failed": z.strictObject({
     redemptionId,
@@ -184,7 +186,7 @@ export const EVENT_EXAMPLES: { [T in EventType]: z.input<(typeof EVENT_PAYLOADS)
   "redemption.paid": {
     redemptionId: REDEMPTION,
     zecPaid: "0.6375",
-    zcashTxId: "0x1d4b6e8a0c2f4d6b8e0a2c4f6d8b0e2a4c6f8d0b2e4a6c8f0d2b4e6a8c0f2d4b",
+    zcashTxId: "1d4b6e8a0c2f4d6b8e0a2c4f6d8b0e2a4c6f8d0b2e4a6c8f0d2b4e6a8c0f2d4b",
   },
   "redemption.failed": {
     redemptionId: REDEMPTION,

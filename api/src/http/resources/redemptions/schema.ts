@@ -50,7 +50,10 @@ const redirectOfRedemption = z.object({
   newPayoutId: z.string().nullable().describe("The new on-chain payout, when redirected to an address"),
   noteIndex: z.string().nullable().describe("The new note's leaf index, when redirected into a note"),
   payoutStatus: newPayoutStatus,
-  zcashTxId: z.string().nullable().describe("The Zcash transaction that paid the new payout"),
+  zcashTxId: z
+    .string()
+    .nullable()
+    .describe("The Zcash transaction that paid the new payout, as zcashd and explorers show it (byte-reversed, no 0x)"),
   failureCode: z.string().nullable(),
   failureReason: z.string().nullable(),
 });
@@ -110,7 +113,12 @@ export const payoutRedirectSchema = z
     newPayoutId: z.string().nullable().describe("The new on-chain payout, when redirected to an address"),
     noteIndex: z.string().nullable().describe("The new note's leaf index, when redirected into a note"),
     payoutStatus: newPayoutStatus,
-    zcashTxId: z.string().nullable().describe("The Zcash transaction that paid the new payout"),
+    zcashTxId: z
+      .string()
+      .nullable()
+      .describe(
+        "The Zcash transaction that paid the new payout, as zcashd and explorers show it (byte-reversed, no 0x)",
+      ),
     zecHeld: z.string().nullable().describe("The ZEC redirected"),
     failureCode: z.string().nullable(),
     failureReason: z.string().nullable(),
@@ -135,7 +143,10 @@ export const redemptionSchema = z
     redemptionId: z.string().nullable().describe("The on-chain redemption id once burned"),
     zecDue: z.string().nullable(),
     txHash: z.string().nullable(),
-    zcashTxId: z.string().nullable().describe("The Zcash transaction that paid the ZEC"),
+    zcashTxId: z
+      .string()
+      .nullable()
+      .describe("The Zcash transaction that paid the ZEC, as zcashd and explorers show it (byte-reversed, no 0x)"),
     zecHeld: z
       .string()
       .nullable()
