@@ -191,6 +191,19 @@ export const FIGURES: Figure[] = [
     baseline: { label: "p50", path: "live.changeTo2xxMs.median" },
   },
   {
+    // Issue 24: another account's 64 deliveries wait on a receiver that answers after 20 s.
+    id: "webhooks.besideNoisyNeighbourP99",
+    label: "Webhook beside a slow tenant, change to 2xx p99",
+    unit: "ms",
+    file: "webhooks.json",
+    path: "noisyNeighbour.besideMs.p99",
+    better: "lower",
+    tolerance: TIMING,
+    // The issue's bound: the fast tenant's p99 stays under a second.
+    target: 1000,
+    baseline: { label: "p99 alone", path: "noisyNeighbour.aloneMs.p99" },
+  },
+  {
     id: "indexer.lagPostgresMedian",
     label: "Indexer lag, PostgreSQL (median)",
     unit: "ms",
