@@ -2,7 +2,15 @@
 // sound: viem, the prover and the client cost most of a second to load.
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { type MintStep, type PositionStep, type RedeemStep, type ReleaseTo, Zsd, ZsdError } from "../client/index.ts";
+import {
+  type MintStep,
+  type PositionStep,
+  type RedeemStep,
+  type ReleaseTo,
+  Zsd,
+  ZsdError,
+  describeHold,
+} from "../client/index.ts";
 import type { Note } from "../notes/index.ts";
 import { parseShieldedAddress } from "../zcash/index.ts";
 import { USAGE, UsageError, type Values, noteText } from "./options.ts";
@@ -40,10 +48,15 @@ const mintProgress = (step: MintStep) => {
   if (step.step === "tree") progress(`tree: ${step.leaves} deposit leaves`);
   else if (step.step === "proving") progress(`proving with a collateral floor of ${step.collateralFloor} ZEC…`);
   else if (step.step === "submitted") progress(`proof ${step.proofId} verified`);
-  else progress(`mint ${step.mintId}: ${step.status}`);
+  // A held mint says who holds it: a bare "queued" reads as a stuck relay.
+  else progress(`mint ${step.mintId}: ${step.hold ? describeHold(step.hold) : step.status}`);
 };
 const redeemProgress = (step: RedeemStep) =>
-  progress(step.step === "signing" ? "signing the redemption…" : `redemption ${step.id}: ${step.status}`);
+  progress(
+    step.step === "signing"
+      ? "signing the redemption…"
+      : `redemption ${step.id}: ${step.hold ? describeHold(step.hold) : step.status}`,
+  );
 const positionProgress = (step: PositionStep) => {
   if (step.step === "tree") progress(`tree: ${step.leaves} deposit leaves`);
   else if (step.step === "proving") progress(`proving ${step.collateralFloor} ZEC of the note…`);
