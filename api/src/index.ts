@@ -76,8 +76,16 @@ async function shutdown(signal: string) {
   await analytics
     .stop()
     .catch((error: unknown) => logger.warn({ err: error }, "request analytics not written at shutdown"));
-  // Mail queued by the last requests (a verification link, say) goes out before the database it reads closes.
-  await mailer.close().catch((error: unknown) => logger.warn({ err: error }, "mail not sent at shutdown"));
+  // Mail queued by the last requests (a verification link, say) goes out before the database it reads
+  // closes; a mail server that does not answer holds the shutdown no longer than the drain may take.
+  const mailSent = await Promise.race([
+    mailer
+      .close()
+      .then(() => true)
+      .catch((error: unknown) => (logger.warn({ err: error }, "mail not sent at shutdown"), true)),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), config!.SHUTDOWN_TIMEOUT_MS).unref()),
+  ]);
+  if (!mailSent) logger.warn("mail still queued at shutdown was dropped");
   await db.close();
   await redis?.quit().catch(() => undefined);
   logger.info("stopped");
