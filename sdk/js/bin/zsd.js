@@ -7,6 +7,14 @@ import { existsSync } from "node:fs";
 const source = new URL("../src/", import.meta.url);
 if (existsSync(source)) {
   const { build, stale } = await import("../scripts/build.mjs");
-  if (stale()) await build();
+  if (stale()) {
+    try {
+      await build();
+    } catch (error) {
+      // Without esbuild (an install without devDependencies) the last build still runs, said aloud.
+      if (!existsSync(new URL("../dist/zsd.js", import.meta.url))) throw error;
+      process.stderr.write(`zsd: the source is newer than dist/ and could not be rebuilt (${error.message})\n`);
+    }
+  }
 }
 await import("../dist/zsd.js");
