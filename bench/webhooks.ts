@@ -194,11 +194,14 @@ try {
   // 3. The noisy neighbour: the same live events at NEIGHBOUR_RATE, first alone, then with another
   // account's NOISY_QUEUED deliveries waiting on a receiver that answers after NOISY_ANSWER_MS.
   deadline = Date.now() + NEIGHBOUR_BUDGET_MS;
+  // Alone means alone: what the first parts left undelivered goes first.
+  let neighbourComplete = await until("the earlier events", () => receiver.answered.size >= made);
   const timedAt = async (perSecond: number) => {
     const from = receiver.answered.size;
     const target = made + NEIGHBOUR_EVENTS;
     await produceAt(NEIGHBOUR_EVENTS, perSecond);
-    await until("the fast agent's events", () => receiver.answered.size >= target);
+    neighbourComplete =
+      (await until("the fast agent's events", () => receiver.answered.size >= target)) && neighbourComplete;
     return [...receiver.answered.values()].slice(from).map((a) => a.answeredAt - a.createdAt);
   };
   const alone = await timedAt(NEIGHBOUR_RATE);
@@ -265,6 +268,7 @@ try {
         fastEvents: NEIGHBOUR_EVENTS,
         fastRatePerSecond: NEIGHBOUR_RATE,
       },
+      complete: neighbourComplete,
       // The fast agent's change → 2xx, alone and beside the neighbour's queue.
       aloneMs: summarize(alone),
       besideMs: summarize(beside),
