@@ -66,7 +66,8 @@ console.log(`indexer:  ${indexerUrl} (try ${indexerUrl}/supply, ${indexerUrl}/co
 // The relay API (sandbox) with a fresh key.
 const apiData = join(ROOT, "build", "dev", "api");
 rmSync(apiData, { recursive: true, force: true });
-const db = await openDatabase({ directory: apiData });
+// With DATABASE_URL the API runs on PostgreSQL: its key and sign-in are made there, where it will look.
+const db = await openDatabase({ url: process.env.DATABASE_URL, directory: apiData });
 // One account for the key and the dashboard: what the key makes shows to whoever signs in.
 const dev = await provisionDevAccount(db);
 const { secret } = dev;
