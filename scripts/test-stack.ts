@@ -81,6 +81,8 @@ try {
       KEEPER_PAYOUT_ADDRESS: LOCAL_KEEPER_PAYOUT_ADDRESS,
       RELAY_WORKER_ID: "test-stack",
       RELAY_POLL_MS: "100",
+      // Tests make work on the chain too (a price, a proposal), which wakes no idle worker: keep it polling.
+      RELAY_IDLE_POLL_MS: "100",
       PAYOUT_POLL_MS: "200",
       PAYOUT_CONFIRMATIONS: "1",
       WEBHOOK_POLL_MS: "100",

@@ -174,6 +174,8 @@ export async function startRelayApi(
       ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
       RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
       RELAY_POLL_MS: "50",
+      // Tests make work on the chain or in the database too, which wakes no idle worker (relay-idle tests that).
+      RELAY_IDLE_POLL_MS: "50",
       PAYOUT_POLL_MS: "100",
       PAYOUT_CONFIRMATIONS: "1",
       ...env,

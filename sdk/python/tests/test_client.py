@@ -316,6 +316,7 @@ class CoverageTest(ClientTestCase):
                 {"proof": {}, "publicSignals": [], "mintAmount": "1", "recipient": "0x"}  # type: ignore[typeddict-item]
             ),
             lambda: c.proofs.retrieve("prf_1"),
+            lambda: c.proofs.nullifier("123"),
             lambda: c.mints.create(proof_id="prf_1", amount="1", recipient="0x1"),
             lambda: c.mints.retrieve("mint_1"),
             lambda: c.redemptions.terms("0x1"),

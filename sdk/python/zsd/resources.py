@@ -107,6 +107,10 @@ class Proofs(_Resource):
     def retrieve(self, proof_id: str) -> t.Proof:
         return cast(t.Proof, self._get(f"/v1/proofs/{_id(proof_id)}"))
 
+    def nullifier(self, nullifier_hash: str) -> t.Nullifier:
+        """Whether a nullifier (a proof's ``publicSignals[2]``) is spent on chain: check a note before proving."""
+        return cast(t.Nullifier, self._get(f"/v1/nullifiers/{_id(nullifier_hash)}"))
+
 
 class Mints(_Resource):
     """Mints of a submitted proof (``/v1/mint``, ``/v1/mints/{id}``)."""
