@@ -132,6 +132,16 @@ new note: ${note} (keep it secret)`
 
 const noteArg = (zsd: Zsd) => zsd.notes.decode(need("note"));
 
+/** What `prove` and `mint` take from their flags alike. */
+const mintArgs = (zsd: Zsd) => ({
+  note: noteArg(zsd),
+  noteAmount: values["note-amount"],
+  amount: need("amount"),
+  recipient: need("recipient") as Address,
+  floor: values.floor,
+  onProgress: mintProgress,
+});
+
 async function main(positionals: string[]): Promise<void> {
   const [command, sub, action] = positionals;
   switch (command) {
@@ -149,26 +159,12 @@ async function main(positionals: string[]): Promise<void> {
     }
     case "prove": {
       const zsd = client();
-      const body = await zsd.prove({
-        note: zsd.notes.decode(need("note")),
-        noteAmount: values["note-amount"],
-        amount: need("amount"),
-        recipient: need("recipient") as Address,
-        floor: values.floor,
-        onProgress: mintProgress,
-      });
+      const body = await zsd.prove(mintArgs(zsd));
       return out(body, JSON.stringify(body, null, 2));
     }
     case "mint": {
       const zsd = client();
-      const mint = await zsd.mint({
-        note: zsd.notes.decode(need("note")),
-        noteAmount: values["note-amount"],
-        amount: need("amount"),
-        recipient: need("recipient") as Address,
-        floor: values.floor,
-        onProgress: mintProgress,
-      });
+      const mint = await zsd.mint(mintArgs(zsd));
       return out(
         mint,
         `minted ${mint.amount} ZSD to ${mint.recipient} (${mint.mintId}, position ${mint.positionId}, tx ${mint.txHash})`,
