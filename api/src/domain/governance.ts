@@ -235,6 +235,33 @@ export class GovernanceService {
     };
   }
 
+  /**
+   * A holder as a signer needs it: tokens, votes and delegate now, the token
+   * nonce a delegation signs, and both EIP-712 domains (so that a wallet signs
+   * ballots and delegations with no chain of its own).
+   */
+  async holder(address: Address) {
+    const gov = this.#requireChain();
+    const t = { address: gov.token, abi: governanceTokenAbi } as const;
+    const [balance, current, delegate, nonce] = await gov.read(() =>
+      Promise.all([
+        gov.client.readContract({ ...t, functionName: "balanceOf", args: [address] }),
+        gov.client.readContract({ ...t, functionName: "getVotes", args: [address] }),
+        gov.client.readContract({ ...t, functionName: "delegates", args: [address] }),
+        gov.client.readContract({ ...t, functionName: "nonces", args: [address] }),
+      ]),
+    );
+    return {
+      object: "governance_holder" as const,
+      address: getAddress(address),
+      balance: votes(balance),
+      votes: votes(current),
+      delegate: BigInt(delegate) === 0n ? null : delegate,
+      delegationNonce: nonce.toString(),
+      domains: await this.#domainsOf(gov),
+    };
+  }
+
   /** Proposals newest first, optionally in one state. */
   async listProposals(query: Page & { state?: ProposalState }) {
     if (query.startingAfter) await this.#exists(query.startingAfter);

@@ -960,6 +960,48 @@ class ProposalDetail(TypedDict):
     votes: VoteCastList
 
 
+class GovernanceHolderDomainsGovernor(TypedDict):
+    """Ballots sign on this domain"""
+
+    name: str
+    version: str
+    chainId: int
+    verifyingContract: str
+
+
+class GovernanceHolderDomainsToken(TypedDict):
+    """Delegations sign on this domain"""
+
+    name: str
+    version: str
+    chainId: int
+    verifyingContract: str
+
+
+class GovernanceHolderDomains(TypedDict):
+    """The contracts' EIP-712 domains (ERC-5267 eip712Domain())"""
+
+    # Ballots sign on this domain
+    governor: GovernanceHolderDomainsGovernor
+    # Delegations sign on this domain
+    token: GovernanceHolderDomainsToken
+
+
+class GovernanceHolder(TypedDict):
+    object: Literal["governance_holder"]
+    address: str
+    # Governance tokens (ZSDG) held now
+    balance: str
+    # Votes now: the tokens delegated to this address, its own only once it delegated to itself
+    votes: str
+    # Where this holder's tokens count; null until it delegates
+    delegate: Optional[str]
+    # The token's nonces(address): the nonce its next Delegation(delegatee, nonce, expiry) signs
+    delegationNonce: str
+    # The contracts' EIP-712 domains (ERC-5267 eip712Domain())
+    domains: GovernanceHolderDomains
+
+
 class Vote(TypedDict):
     object: Literal["vote"]
     voteId: str
@@ -2071,6 +2113,7 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "listProposals": ("GET", "/v1/governance/proposals"),
     "getProposal": ("GET", "/v1/governance/proposals/{proposalId}"),
     "listProposalVotes": ("GET", "/v1/governance/proposals/{proposalId}/votes"),
+    "getGovernanceHolder": ("GET", "/v1/governance/holders/{address}"),
     "castVote": ("POST", "/v1/governance/votes"),
     "getVote": ("GET", "/v1/governance/votes/{voteId}"),
     "delegate": ("POST", "/v1/governance/delegations"),

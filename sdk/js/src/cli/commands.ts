@@ -13,6 +13,7 @@ import {
 } from "../client/index.ts";
 import type { Note } from "../notes/index.ts";
 import { parseShieldedAddress } from "../zcash/index.ts";
+import { governance } from "./governance.ts";
 import { USAGE, UsageError, type Values, noteText } from "./options.ts";
 
 let values: Values;
@@ -186,6 +187,8 @@ async function main(positionals: string[]): Promise<void> {
     }
     case "position":
       return position(client(), sub, action);
+    case "governance":
+      return governance(client(), positionals.slice(1), { values, out, progress, signer: signerKey });
     case "withdraw": {
       const zsd = client();
       const w = await zsd.withdrawNote({

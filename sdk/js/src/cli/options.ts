@@ -22,6 +22,16 @@ export const USAGE = `usage: zsd <command> [options]
                                              pay a note's ZEC out to a shielded address (a deposit that will not mint)
   status ID                                  a mint (mint_…), redemption (red_…), proof (prf_…) or withdrawal (wdr_…)
   ledger                                     supply, collateral and the peg price
+  governance [list]                          the governor's parameters and its proposals
+  governance show ID                         a proposal: its calls in words, state, tallies, quorum, times
+  governance holder [0x]                     tokens, votes and delegate of an address (default: ZSD_PRIVATE_KEY's)
+  governance delegate [--delegatee 0x]       sign (ZSD_PRIVATE_KEY) a delegation, relayed gas-free: tokens count
+                                             as votes only once delegated (to yourself by default)
+  governance propose --title T --call C [--call C…] [--description D] [--rpc-url URL]
+                                             send a proposal from ZSD_PRIVATE_KEY's account (it pays the gas), C as
+                                             Contract.function(args), e.g. "StableMinter.setMinCollateralRatio(17000)"
+  governance vote ID for|against|abstain [--reason R]
+                                             sign (ZSD_PRIVATE_KEY) a ballot, relayed gas-free; wait until counted
 
 --to note releases into a fresh note, printed (stderr) before anything is sent: keep it, it mints again. A note that is not a deposit
 (a change or released note) needs --note-amount ZEC (what it holds), for mint, prove, top-up and withdraw.
@@ -43,6 +53,12 @@ export type Values = {
   floor?: string;
   "note-amount"?: string;
   to?: string;
+  title?: string;
+  description?: string;
+  call?: string[];
+  delegatee?: string;
+  reason?: string;
+  "rpc-url"?: string;
 };
 
 export function parse(args: string[]): { values: Values; positionals: string[] } {
@@ -59,6 +75,12 @@ export function parse(args: string[]): { values: Values; positionals: string[] }
         floor: { type: "string" },
         "note-amount": { type: "string" },
         to: { type: "string" },
+        title: { type: "string" },
+        description: { type: "string" },
+        call: { type: "string", multiple: true },
+        delegatee: { type: "string" },
+        reason: { type: "string" },
+        "rpc-url": { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     }) as { values: Values; positionals: string[] };
@@ -110,8 +132,76 @@ const NEEDS: Record<string, { required: Flag[]; optional: Flag[]; signer?: "requ
   withdraw: { required: ["note", "to:address"], optional: ["amount:ZEC", "note-amount"] },
   status: { required: [], optional: [] },
   ledger: { required: [], optional: [] },
+  "governance list": { required: [], optional: [] },
+  "governance show": { required: [], optional: [] },
+  "governance holder": { required: [], optional: [], signer: "optional" },
+  "governance delegate": { required: [], optional: ["delegatee"], signer: "required" },
+  "governance propose": {
+    required: ["title", "call"],
+    optional: ["description", "rpc-url"],
+    signer: "required",
+  },
+  "governance vote": { required: [], optional: ["reason"], signer: "required" },
 };
-type Flag = "note" | "amount:ZSD" | "amount:ZEC" | "recipient" | "floor" | "note-amount" | "to:address" | "to:note";
+type Flag =
+  | "note"
+  | "amount:ZSD"
+  | "amount:ZEC"
+  | "recipient"
+  | "floor"
+  | "note-amount"
+  | "to:address"
+  | "to:note"
+  | "title"
+  | "description"
+  | "call"
+  | "delegatee"
+  | "reason"
+  | "rpc-url";
+
+/** The contracts a proposal's call may name (the deployment's, with an ABI in the SDK). */
+const CALL_CONTRACTS = [
+  "StableToken",
+  "CollateralRegistry",
+  "StableMinter",
+  "Redemptions",
+  "ZecUsdOracle",
+  "GovernanceToken",
+  "StableGovernor",
+  "StableTimelock",
+];
+const SUPPORTS = ["for", "against", "abstain"];
+
+/** `governance <sub> …`: its positionals checked; answers its key in NEEDS. */
+function governanceKey(positionals: string[]): string {
+  const [, sub = "list", id, support, ...extra] = positionals;
+  const key = `governance ${sub}`;
+  if (!NEEDS[key])
+    throw new UsageError(`unknown governance command ${sub}: list, show, holder, delegate, propose or vote`);
+  const proposalId = (what: string) => {
+    if (!id) throw new UsageError(`zsd governance ${what}`);
+    if (!/^\d{1,78}$/.test(id) || BigInt(id) >= 2n ** 256n) {
+      throw new UsageError(`a proposal id is the governor's decimal number, as governance list shows it (got ${id})`);
+    }
+  };
+  if (sub === "show") proposalId("show <proposalId>");
+  if (sub === "vote") {
+    proposalId("vote <proposalId> for|against|abstain");
+    if (!support || !SUPPORTS.includes(support)) {
+      throw new UsageError(
+        `a vote is for, against or abstain: zsd governance vote ${id} for (got ${support ?? "nothing"})`,
+      );
+    }
+  }
+  if (sub === "holder" && id !== undefined && !ADDRESS_SHAPE.test(id)) {
+    throw new UsageError(`an address is 0x followed by 40 hexadecimal digits (got ${id})`);
+  }
+  const allowed = sub === "vote" ? 2 : sub === "show" || sub === "holder" ? 1 : 0;
+  const given = [id, support, ...extra].filter((p) => p !== undefined);
+  if (given.length > allowed)
+    throw new UsageError(`zsd governance ${sub}: unexpected ${given.slice(allowed).join(" ")}`);
+  return key;
+}
 
 const ID_SHAPES: [RegExp, string][] = [
   [/^mint_[0-9A-Za-z]{20}$/, "mint"],
@@ -137,6 +227,8 @@ export function validate(values: Values, positionals: string[]): string {
       key = `position ${action}`;
       if (!NEEDS[key]) throw new UsageError(`unknown position action ${action}: repay, withdraw, close or top-up`);
     }
+  } else if (command === "governance") {
+    key = governanceKey(positionals);
   } else if (command === "status") {
     if (!sub) throw new UsageError("zsd status <id>");
     if (!ID_SHAPES.some(([shape]) => shape.test(sub))) {
@@ -167,6 +259,26 @@ export function validate(values: Values, positionals: string[]): string {
 
 function check(values: Values, flag: Flag, required: boolean): void {
   const [name, kind] = flag.split(":") as [keyof Values & string, string | undefined];
+  if (name === "call") {
+    const calls = values.call ?? [];
+    if (calls.length === 0 && required) {
+      throw new UsageError(
+        '--call is required: what the proposal does, e.g. --call "StableMinter.setMinCollateralRatio(17000)"',
+      );
+    }
+    for (const call of calls) {
+      const match = /^\s*(\w+)\.(\w+)\((.*)\)\s*$/s.exec(call);
+      if (!match) {
+        throw new UsageError(
+          `--call is Contract.function(arguments), e.g. "StableMinter.setMinCollateralRatio(17000)" (got ${call})`,
+        );
+      }
+      if (!CALL_CONTRACTS.includes(match[1]!)) {
+        throw new UsageError(`--call names one of ${CALL_CONTRACTS.join(", ")} (got ${match[1]})`);
+      }
+    }
+    return;
+  }
   const value = name === "note" ? noteText(values) : (values[name] as string | undefined);
   if (value === undefined || value === "") {
     if (required) throw new UsageError(`--${name} is required`);
@@ -192,6 +304,14 @@ function check(values: Values, flag: Flag, required: boolean): void {
         return SHIELDED_SHAPE.test(value)
           ? undefined
           : `must be a shielded Zcash address (zs…, ztestsapling…, u1…, utest1…)${kind === "note" ? " or note" : ""}`;
+      case "delegatee":
+        return ADDRESS_SHAPE.test(value)
+          ? undefined
+          : `must be an address, 0x followed by 40 hexadecimal digits (got ${value})`;
+      case "title":
+        return value.includes("\n") ? "must be one line (put the rest in --description)" : undefined;
+      case "rpc-url":
+        return /^https?:\/\/[^\s/]+/.test(value) ? undefined : `must be an http(s) address, e.g. http://127.0.0.1:8545`;
       default:
         return undefined;
     }

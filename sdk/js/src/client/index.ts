@@ -15,6 +15,7 @@ import {
   type WithdrawCollateralParams,
   type WithdrawNoteParams,
 } from "./position-flows.ts";
+import { type DelegateParams, GovernanceFlows, type ProposeParams, type VoteParams } from "./governance-flows.ts";
 import { HttpClient, type HttpOptions } from "./http.ts";
 import {
   AgentsResource,
@@ -35,6 +36,17 @@ export * from "./errors.ts";
 export type * from "./types.ts";
 export { chooseFloor, describeHold, roundFloorUp } from "./flows.ts";
 export type { Hold, MintParams, MintStep, ProveStep, RedeemParams, RedeemStep, TypedDataSigner } from "./flows.ts";
+export { parseCall } from "./governance-flows.ts";
+export type {
+  DelegateParams,
+  Delegation,
+  ProposalCall,
+  Proposed,
+  ProposeParams,
+  Support,
+  Vote,
+  VoteParams,
+} from "./governance-flows.ts";
 export type {
   ClosePositionParams,
   PositionAction,
@@ -92,6 +104,7 @@ export class Zsd {
   readonly governance: GovernanceResource;
   readonly #flows: Flows;
   readonly #positionFlows: PositionFlows;
+  readonly #governanceFlows: GovernanceFlows;
 
   /** Notes: the depositor's secrets, and their copyable string form (zsdnote1…, with a checksum). */
   readonly notes = {
@@ -145,6 +158,7 @@ export class Zsd {
     this.governance = new GovernanceResource(http);
     this.#flows = new Flows(http, this);
     this.#positionFlows = new PositionFlows(this.#flows, this);
+    this.#governanceFlows = new GovernanceFlows(this);
   }
 
   /** Proves on this machine and mints; resolves once the mint is confirmed. */
@@ -193,6 +207,21 @@ export class Zsd {
   /** Proves on this machine and pays a note's ZEC to a shielded address; resolves once the chain has it. */
   withdrawNote(params: WithdrawNoteParams) {
     return this.#positionFlows.withdrawNote(params);
+  }
+
+  /** Signs a ballot with the voter's wallet (EIP-712) and relays it, gas paid; resolves once counted. */
+  vote(params: VoteParams) {
+    return this.#governanceFlows.vote(params);
+  }
+
+  /** Signs a delegation with the holder's wallet (EIP-712) and relays it, gas paid; resolves once it counts. */
+  delegateVotes(params: DelegateParams) {
+    return this.#governanceFlows.delegate(params);
+  }
+
+  /** Sends a proposal on-chain from the proposer's account (which pays the gas); resolves once mined. */
+  propose(params: ProposeParams) {
+    return this.#governanceFlows.propose(params);
   }
 
   waitForPositionAction(positionId: string, actionId: string, params?: Pick<RepayParams, "onProgress" | "timeoutMs">) {

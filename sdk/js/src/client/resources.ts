@@ -245,6 +245,10 @@ export class GovernanceResource extends Resource {
   votesOf(proposalId: string, query: Query<"listProposalVotes"> = {}): Promise<Answer<"listProposalVotes">> {
     return this.http.request("GET", `/v1/governance/proposals/${seg(proposalId)}/votes`, { query });
   }
+  /** A holder's tokens, votes, delegate, delegation nonce and the EIP-712 domains its wallet signs on. */
+  holder(address: string): Promise<Answer<"getGovernanceHolder">> {
+    return this.http.request("GET", `/v1/governance/holders/${seg(address)}`);
+  }
   /** Relays a signed ballot (no gas for the voter). */
   vote(body: Body<"castVote">, options?: CallOptions): Promise<Answer<"castVote", 202>> {
     return this.http.request("POST", "/v1/governance/votes", { body, ...options });

@@ -202,3 +202,31 @@ export const delegationSchema = z
     ...relayed,
   })
   .meta({ id: "Delegation" });
+
+export const holderParams = z.object({ address: evmAddress.describe("The holder's address") });
+
+const eip712Domain = z.object({
+  name: z.string(),
+  version: z.string(),
+  chainId: z.number().int(),
+  verifyingContract: z.string(),
+});
+
+export const holderSchema = z
+  .object({
+    object: z.literal("governance_holder"),
+    address: z.string(),
+    balance: decimal("Governance tokens (ZSDG) held now"),
+    votes: decimal("Votes now: the tokens delegated to this address, its own only once it delegated to itself"),
+    delegate: z.string().nullable().describe("Where this holder's tokens count; null until it delegates"),
+    delegationNonce: z
+      .string()
+      .describe("The token's nonces(address): the nonce its next Delegation(delegatee, nonce, expiry) signs"),
+    domains: z
+      .object({
+        governor: eip712Domain.describe("Ballots sign on this domain"),
+        token: eip712Domain.describe("Delegations sign on this domain"),
+      })
+      .describe("The contracts' EIP-712 domains (ERC-5267 eip712Domain())"),
+  })
+  .meta({ id: "GovernanceHolder" });
