@@ -269,6 +269,49 @@ class RequestShapeTest(ClientTestCase):
                 self.assertEqual(create.body["amount"], sent)
                 self.assertEqual(signed[-1]["message"]["amount"], str(zsd.to_wei(sent)))
 
+    def test_vote_and_delegate_sign_governance_typed_data_and_send_r_s_v(self) -> None:
+        domain = {"name": "ZSD Governor", "version": "1", "chainId": 31337, "verifyingContract": "0x" + "c" * 40}
+        token = {**domain, "name": "ZSD Governance", "verifyingContract": "0x" + "d" * 40}
+        holder = {"delegationNonce": "3", "domains": {"governor": domain, "token": token}}
+        signed: List[Any] = []
+
+        def sign(typed: Any) -> Any:
+            signed.append(typed)
+            return {"v": 28, "r": "0x" + "1" * 64, "s": "0x" + "2" * 62}
+
+        proposal_id = 2**200 + 5
+        self.script(Answer(200, holder), Answer(202, {"object": "vote", "voteId": "vote_1", "status": "queued"}))
+        self.client.vote(proposal_id=str(proposal_id), support="against", voter="0xabc", sign=sign, wait=False)
+        ballot = signed[-1]
+        self.assertEqual(ballot["primaryType"], "Ballot")
+        self.assertEqual(ballot["domain"], domain)
+        self.assertEqual([f["name"] for f in ballot["types"]["Ballot"]], ["proposalId", "support", "voter", "nonce"])
+        # The nonce keyed by the proposal: its low 192 bits, shifted past the 64-bit counter.
+        self.assertEqual(ballot["message"], {"proposalId": str(proposal_id), "support": 0, "voter": "0xabc", "nonce": str(5 << 64)})
+        sent = self.server.received[-1].body
+        self.assertEqual(sent["signature"], "0x" + "1" * 64 + "00" + "2" * 62 + "1c")
+        self.assertEqual(sent["nonce"], str(5 << 64))
+        self.assertEqual(self.server.received[-2].path, "/v1/governance/holders/0xabc")
+
+        self.script(Answer(200, holder), Answer(202, {"object": "vote", "voteId": "vote_2", "status": "queued"}))
+        self.client.vote(proposal_id="7", support="for", voter="0xabc", sign=sign, reason="why", wait=False)
+        self.assertEqual(signed[-1]["primaryType"], "ExtendedBallot")
+        self.assertEqual(signed[-1]["message"]["params"], "0x")
+        self.assertEqual(self.server.received[-1].body["reason"], "why")
+        with self.assertRaises(ValueError):
+            self.script(Answer(200, holder))
+            self.client.vote(proposal_id="7", support="yes", voter="0xabc", sign=sign, wait=False)
+
+        self.script(Answer(200, holder), Answer(202, {"object": "delegation", "delegationId": "dlg_1", "status": "queued"}))
+        self.client.delegate_votes(delegator="0xabc", sign=sign, wait=False)
+        delegation = signed[-1]
+        self.assertEqual(delegation["domain"], token)
+        self.assertEqual(delegation["message"]["delegatee"], "0xabc")
+        self.assertEqual(delegation["message"]["nonce"], "3")
+        body = self.server.received[-1].body
+        self.assertEqual((body["delegatee"], body["delegator"], body["nonce"]), ("0xabc", "0xabc", "3"))
+        self.assertEqual(str(body["expiry"]), delegation["message"]["expiry"])
+
     def test_the_key_is_not_in_the_requestors_repr(self) -> None:
         # A dataclass repr lists every field; a logged requestor (or a debugger's locals) would show the key.
         self.assertNotIn("sk_test_unit", repr(self.client.requestor))
@@ -394,6 +437,7 @@ def governance_calls(c: zsd.Client) -> List[Callable[[], Any]]:
         lambda: g.proposals(state="active"),
         lambda: g.proposal("1"),
         lambda: g.proposal_votes("1"),
+        lambda: g.holder("0x1"),
         lambda: g.cast_vote({"proposalId": "1", "support": "for", "voter": "0x1", "signature": signature}),
         lambda: g.vote("vote_1"),
         lambda: g.delegate({"delegatee": "0x1", "delegator": "0x1", "nonce": "0", "expiry": 1, "signature": signature}),

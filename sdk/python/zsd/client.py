@@ -7,6 +7,7 @@ from decimal import MAX_PREC, Context, Decimal, DecimalException, Inexact, Inval
 from typing import Any, Callable, Dict, Mapping, Optional, TypedDict, Union, cast
 
 from . import _generated as t
+from ._governance import ballot_typed_data, delegation_typed_data, joined_signature, keyed_nonce
 from ._http import Requestor
 from ._prover import run_cli
 from .errors import ZsdError
@@ -252,6 +253,86 @@ class Client:
                 raise WaitTimeoutError(
                     f"Redemption {redemption_id} is still {redemption['status']} after {timeout:.0f} s"
                 )
+            self.sleep(self.poll_interval)
+
+
+    def delegate_votes(
+        self,
+        *,
+        delegator: str,
+        sign: Signer,
+        delegatee: Optional[str] = None,
+        expires_in: int = 3600,
+        wait: bool = True,
+        timeout: float = 120.0,
+    ) -> t.Delegation:
+        """Delegates ``delegator``'s tokens (to itself by default: tokens count as votes only once delegated).
+
+        ``sign`` is the delegator's wallet, as for ``redeem``; the relay pays the gas.
+        """
+        holder = self.governance.holder(delegator)
+        target = delegatee or delegator
+        expiry = int(time.time()) + expires_in
+        nonce = holder["delegationNonce"]
+        typed = cast(TypedData, delegation_typed_data(holder["domains"]["token"], target, nonce, expiry))
+        body: t.DelegateRequest = {
+            "delegatee": target,
+            "delegator": delegator,
+            "nonce": nonce,
+            "expiry": expiry,
+            "signature": joined_signature(sign(typed)),
+        }
+        delegation = self.governance.delegate(body)
+        if not wait:
+            return delegation
+        return self._follow(lambda: self.governance.delegation(delegation["delegationId"]), timeout)
+
+    def vote(
+        self,
+        *,
+        proposal_id: str,
+        support: str,
+        voter: str,
+        sign: Signer,
+        reason: Optional[str] = None,
+        wait: bool = True,
+        timeout: float = 120.0,
+    ) -> t.Vote:
+        """Votes ``support`` (for, against, abstain) on a proposal; resolves once counted (``weight``).
+
+        ``sign`` is the voter's wallet, as for ``redeem``; the relay pays the gas.
+        """
+        domain = self.governance.holder(voter)["domains"]["governor"]
+        pid = int(proposal_id)
+        typed = cast(TypedData, ballot_typed_data(domain, pid, support, voter, reason))
+        body: t.CastVoteRequest = {
+            "proposalId": str(pid),
+            "support": cast(Any, support),
+            "voter": voter,
+            "signature": joined_signature(sign(typed)),
+            "nonce": str(keyed_nonce(pid)),
+        }
+        if reason is not None:
+            body["reason"] = reason
+        vote = self.governance.cast_vote(body)
+        if not wait:
+            return vote
+        return self._follow(lambda: self.governance.vote(vote["voteId"]), timeout)
+
+    def _follow(self, read: Callable[[], Any], timeout: float) -> Any:
+        """Polls a relayed vote or delegation until ``confirmed``; ZsdError when it fails."""
+        deadline = time.monotonic() + timeout
+        while True:
+            item = read()
+            if item["status"] == "confirmed":
+                return item
+            if item["status"] == "failed":
+                raise ZsdError(
+                    f"{item['object'].capitalize()} failed: {item.get('failureReason') or 'no reason given'}",
+                    code=item.get("failureCode"),
+                )
+            if time.monotonic() > deadline:
+                raise WaitTimeoutError(f"The {item['object']} is still {item['status']} after {timeout:.0f} s")
             self.sleep(self.poll_interval)
 
 

@@ -410,6 +410,10 @@ class Governance(_Resource):
         path = f"/v1/governance/proposals/{_id(proposal_id)}/votes"
         return cast(t.VoteCastList, self._get(path, _compact(**query)))
 
+    def holder(self, address: str) -> t.GovernanceHolder:
+        """Tokens, votes and delegate of an address, its delegation nonce and the EIP-712 domains it signs on."""
+        return cast(t.GovernanceHolder, self._get(f"/v1/governance/holders/{_id(address)}"))
+
     def cast_vote(self, body: t.CastVoteRequest, *, idempotency_key: Optional[str] = None) -> t.Vote:
         """Relays a ballot the voter signed (EIP-712): the voter pays no gas."""
         return cast(t.Vote, self._post("/v1/governance/votes", body, idempotency_key))
