@@ -241,6 +241,24 @@ describe("governance through the relay", () => {
     }
     expect(await s.read.governanceToken.read.getVotes([alice.address])).toBe(300_000n * ZSDG);
     expect(await s.read.governanceToken.read.delegates([carol.address])).toBe(carol.address);
+    // What a wallet signs the next delegation and a ballot with, and the holder's votes as the token has them.
+    const holder = await (await api.call(`/v1/governance/holders/${alice.address.toLowerCase()}`)).json();
+    expect(holder).toEqual({
+      object: "governance_holder",
+      address: alice.address,
+      balance: "300000",
+      votes: "300000",
+      delegate: alice.address,
+      delegationNonce: (await s.read.governanceToken.read.nonces([alice.address])).toString(),
+      domains: {
+        governor: { ...(await domain("governor")), chainId: s.deployment.chainId },
+        token: { ...(await domain("governanceToken")), chainId: s.deployment.chainId },
+      },
+    });
+    const stranger = await (await api.call(`/v1/governance/holders/0x${"1".repeat(40)}`)).json();
+    expect(stranger).toMatchObject({ balance: "0", votes: "0", delegate: null, delegationNonce: "0" });
+    const bad = await api.call("/v1/governance/holders/0x1234");
+    expect([bad.status, ((await bad.json()) as Problem).code]).toEqual([400, expect.any(String)]);
     // The same signature again: its nonce is used now.
     await refused(path, signed[0], 409, "nonce_used");
     // A fourth delegation within the day is over this account's allowance of three.
