@@ -1,10 +1,49 @@
 // One logger set-up for the process, the app's default and the tests: keys,
-// secrets and signatures are redacted wherever a line comes from.
+// secrets and signatures are redacted wherever a line comes from, and so is
+// every address (issue 23, point 4): Zcash addresses and EVM addresses are
+// replaced in the written line itself, so an error's message, a stack or a
+// chain node's answer quoted in a log carries none either.
 import pino, { type DestinationStream, type Logger } from "pino";
 
 export type { Logger };
 
-export function createLogger(level: string, destination?: DestinationStream & { flush?: () => void }): Logger {
+// One pass over a line, in this order of alternatives:
+// - hex of more than 64 digits (calldata, signatures: an address or a string argument is encoded in them);
+// - an EVM address (0x and 40 hex digits; a 64-digit hash or txid stays);
+// - a Sapling or Unified address (Bech32 / Bech32m, any network's prefix);
+// - a transparent address (t1, t3, tm, t2 and 33 Base58 characters).
+const ADDRESS_LIKE = new RegExp(
+  [
+    String.raw`(?<![0-9A-Za-z])0x[0-9a-fA-F]{65,}`,
+    String.raw`(?<![0-9A-Za-z])0x[0-9a-fA-F]{40}(?![0-9a-fA-F])`,
+    String.raw`(?<![0-9A-Za-z])(?:zs|ztestsapling|zregtestsapling|u|utest|uregtest)1[02-9ac-hj-np-zAC-HJ-NP-Z]{30,}(?![0-9A-Za-z])`,
+    String.raw`(?<![0-9A-Za-z])t[123m][1-9A-HJ-NP-Za-km-z]{33}(?![0-9A-Za-z])`,
+  ].join("|"),
+  "g",
+);
+
+const replacement = (match: string) =>
+  match.startsWith("0x") ? (match.length === 42 ? "[evm address]" : "[hex data]") : "[zcash address]";
+
+/** `line` with every address (and every hex blob that could encode one) replaced by what it was. */
+export function redactAddresses(line: string): string {
+  return line.replace(ADDRESS_LIKE, replacement);
+}
+
+type Destination = DestinationStream & { flush?: () => void };
+
+/** Writes to `destination` what redactAddresses leaves of each line. */
+function redacting(destination: Destination): Destination {
+  return {
+    write: (line: string) => destination.write(redactAddresses(line)),
+    flush: destination.flush ? () => destination.flush!() : undefined,
+  };
+}
+
+export function createLogger(level: string, destination?: Destination): Logger {
+  // pino.destination(1) writes synchronously: only a given destination is flushed on a warning.
+  const stdout = destination ? undefined : pino.destination(1);
+  const target = redacting(destination ?? { write: (line: string) => stdout!.write(line) });
   return pino(
     {
       level,
@@ -14,10 +53,10 @@ export function createLogger(level: string, destination?: DestinationStream & { 
         // operator must not wait for 4 KB of access log to see it.
         logMethod(args, method, lineLevel) {
           method.apply(this, args);
-          if (lineLevel >= 40) destination?.flush?.();
+          if (lineLevel >= 40) target.flush?.();
         },
       },
     },
-    destination ?? pino.destination(1),
+    target,
   );
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Note, createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, settledMint, startRelayApi } from "./helpers.ts";
+import { addressesIn, captureLogs } from "./log-capture.ts";
 
 const { alice, bob, pauser } = accounts;
 const MAX_ROOT_AGE = 60;
@@ -46,12 +47,14 @@ describe("proof and mint lifecycle", () => {
   let s: System;
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
+  // Every line the API logs (debug and up).
+  const logs = captureLogs("debug");
 
   beforeAll(async () => {
     // A short root lifetime, so that a test can outlive a proof's root.
     s = await deploySystem({ maxRootAge: BigInt(MAX_ROOT_AGE) });
     storage = await openStorage("pglite");
-    api = await startRelayApi(s, storage.db, { RATE_LIMIT_SANDBOX: "100000" });
+    api = await startRelayApi(s, storage.db, { RATE_LIMIT_SANDBOX: "100000" }, { logger: logs.logger });
   });
   afterAll(async () => {
     await api?.close();
@@ -241,5 +244,11 @@ describe("proof and mint lifecycle", () => {
       await viaProxy.close();
       await rpc.close();
     }
+  });
+
+  // Issue 23, point 4: the mints above (confirmed, failed on-chain, refused) logged no recipient's address.
+  it("logs no address of the run: no recipient", () => {
+    expect(logs.lines.length).toBeGreaterThan(10);
+    expect(addressesIn(logs.lines.join(""), [alice.address, bob.address])).toEqual([]);
   });
 });

@@ -19,6 +19,7 @@ import {
 } from "@zsd/sdk";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
+import { addressesIn, captureLogs } from "./log-capture.ts";
 
 const { alice, relayer, oracleUpdater } = accounts;
 const SAPLING = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
@@ -40,11 +41,19 @@ describe("positions through the relay", () => {
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
   const aliceKey: Signer = alice;
+  // Every line the API logs (debug and up), and every owner address the run used.
+  const logs = captureLogs("debug");
+  const owners = new Set<string>([alice.address]);
 
   beforeAll(async () => {
     s = await deploySystem();
     storage = await openStorage("pglite");
-    api = await startRelayApi(s, storage.db, { KEEPER_PAYOUT_ADDRESS: SAPLING, KEEPER_POLL_MS: "100" });
+    api = await startRelayApi(
+      s,
+      storage.db,
+      { KEEPER_PAYOUT_ADDRESS: SAPLING, KEEPER_POLL_MS: "100" },
+      { logger: logs.logger },
+    );
     api.worker!.start();
   });
   afterAll(async () => {
@@ -65,7 +74,11 @@ describe("positions through the relay", () => {
   const deadline = async () => (await s.publicClient.getBlock()).timestamp + 3600n;
   const nonceOf = async (signer: Address) =>
     BigInt((await get<{ nonce: string }>(`/v1/positions/terms?signer=${signer}`)).body.nonce);
-  const ownerOf = (note: Note) => privateKeyToAccount(positionOwnerKey(note));
+  const ownerOf = (note: Note) => {
+    const owner = privateKeyToAccount(positionOwnerKey(note));
+    owners.add(owner.address);
+    return owner;
+  };
   const rows = async () =>
     Number((await storage.db.query<{ n: string }>("SELECT count(*)::text AS n FROM position_actions"))[0]!.n);
 
@@ -395,5 +408,12 @@ describe("positions through the relay", () => {
     expect(await s.read.token.read.balanceOf([relayer.address as Hex])).toBe(relayerZsd);
     expect((await s.read.minter.read.getPosition([keep.id])).debt).toBeGreaterThan(keptDebt);
     expect(await s.read.minter.read.getPosition([id])).toMatchObject({ status: 2, debt: 0n, collateralZat: 0n });
+  });
+
+  // Issue 23, point 4: withdrawals and closes to an address, note withdrawals, failures and the keeper's
+  // payouts above logged no Zcash address and no owner's EVM address, in any form.
+  it("logs no address of the run: no withdraw address, no owner", () => {
+    expect(logs.lines.length).toBeGreaterThan(10);
+    expect(addressesIn(logs.lines.join(""), [SAPLING, TRANSPARENT, ...owners])).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
+import { addressesIn, captureLogs } from "./log-capture.ts";
 
 const { alice, bob } = accounts;
 const SAPLING_TESTNET = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
@@ -20,11 +21,13 @@ describe("redeem through the relay", () => {
   let s: System;
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
+  // Every line the API logs (debug and up).
+  const logs = captureLogs("debug");
 
   beforeAll(async () => {
     s = await deploySystem();
     storage = await openStorage("pglite");
-    api = await startRelayApi(s, storage.db);
+    api = await startRelayApi(s, storage.db, {}, { logger: logs.logger });
     await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 200n * ZSD, recipient: alice.address });
     api.worker!.start();
   });
@@ -266,5 +269,12 @@ describe("redeem through the relay", () => {
     expect(await code(await body(1_000n * ZSD))).toBe("insufficient_balance");
     const malformed = await api.call("/v1/redeem", json({ amount: 1, withdrawAddress: SAPLING_TESTNET }));
     expect(malformed.status).toBe(400);
+  });
+
+  // Issue 23, point 4: the redemptions above (paid, refused, failed on-chain) logged no address, in any form.
+  it("logs no address of the run: no withdraw address, no owner", () => {
+    expect(logs.lines.length).toBeGreaterThan(10);
+    const used = [SAPLING_TESTNET, UNIFIED_TESTNET, SAPLING_MAINNET, "tmMcWbZU8t39htCR1fQRfRSHtkW4p3Ax5Se"];
+    expect(addressesIn(logs.lines.join(""), [...used, alice.address, bob.address])).toEqual([]);
   });
 });
