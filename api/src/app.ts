@@ -440,7 +440,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     authenticated: [
       authenticate(keys, config, (req, res, next) => ipLimiter(req, res, next)),
       accountLimiter,
-      idempotency(db, config.IDEMPOTENCY_TTL_HOURS),
+      idempotency(db, config.IDEMPOTENCY_TTL_HOURS, 2 * config.REQUEST_TIMEOUT_MS),
     ],
     public: [publicLimiter],
   });

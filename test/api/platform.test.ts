@@ -1,5 +1,6 @@
 // The relay API's platform on both storages: keys and environments, problems,
 // rate limits, idempotency, OpenAPI, operations.
+import { createHash } from "node:crypto";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
@@ -392,6 +393,57 @@ describe.each(["pglite", "postgres"] as Storage[])("API platform on %s", (storag
         await api.call("/v1/keys", { ...json({ name: "scoped-a" }, headers), key: stranger.secret })
       ).json()) as { id: string };
       expect(b.id).not.toBe(a.id);
+    });
+    it("takes over a claim a crashed process left in flight, once older than twice the request timeout", async () => {
+      const scope = `${api.accountId}:sandbox`;
+      // The claim of POST /v1/keys {"name":…}, as the middleware hashes it.
+      const claim = (key: string, name: string, ageSeconds: number) =>
+        db.query(
+          `INSERT INTO idempotency_records (scope, key, request_hash, state, created_at, expires_at)
+           VALUES ($1, $2, $3, 'in_flight', now() - make_interval(secs => $4), now() + interval '1 day')`,
+          [scope, key, createHash("sha256").update(`POST /v1/keys\n{"name":"${name}"}`).digest("hex"), ageSeconds],
+        );
+      // REQUEST_TIMEOUT_MS is 30 s: a claim of 61 s is no request's any more; one of 5 s may still be running.
+      await claim(`left-${storage}`, "left", 61);
+      await claim(`running-${storage}`, "running", 5);
+      const left = await api.call("/v1/keys", json({ name: "left" }, { "idempotency-key": `left-${storage}` }));
+      expect(left.status).toBe(201);
+      const running = await api.call(
+        "/v1/keys",
+        json({ name: "running" }, { "idempotency-key": `running-${storage}` }),
+      );
+      expect(running.status).toBe(409);
+      expect((await problem(running)).code).toBe("idempotency_request_in_progress");
+    });
+
+    it("releases a claim whose answer could not be kept (the database gone as it left) at the next request", async () => {
+      // The database fails every write of an answer, and the release after it, for one request: as if it went down then.
+      let failing = false;
+      const flaky: Database = {
+        kind: db.kind,
+        transaction: (work) => db.transaction(work),
+        close: () => db.close(),
+        query: (sql, params) =>
+          failing &&
+          (sql.trimStart().startsWith("UPDATE idempotency_records") ||
+            sql === "DELETE FROM idempotency_records WHERE scope = $1 AND key = $2")
+            ? Promise.reject(Object.assign(new Error("Connection terminated unexpectedly"), { code: "ECONNRESET" }))
+            : db.query(sql, params),
+      };
+      const cut = await startApi(flaky);
+      try {
+        const headers = { "idempotency-key": `cut-${storage}` };
+        failing = true;
+        const first = await cut.call("/v1/keys", json({ name: "cut" }, headers));
+        expect(first.status).toBe(201);
+        failing = false;
+        // The answer was not kept: the retry runs again rather than wait on "in flight" for good.
+        const retry = await cut.call("/v1/keys", json({ name: "cut" }, headers));
+        expect(retry.status).toBe(201);
+        expect(retry.headers.get("idempotent-replayed")).toBeNull();
+      } finally {
+        await cut.close();
+      }
     });
   });
 

@@ -258,7 +258,7 @@ export const PROBLEM_CATALOG = {
     status: 503,
     title: "Service unavailable",
     meaning:
-      "The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.",
+      "The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.",
     example: { detail: "The chain node is unavailable; retry shortly." },
     headers: ["Retry-After"],
   },
@@ -866,6 +866,8 @@ export function operationProblems(route: AnyRoute): ProblemCode[] {
   if (route.query) codes.add("validation_failed");
   if (route.body || route.method === "post") for (const code of BODY) codes.add(code);
   if (route.auth) for (const code of AUTH) codes.add(code);
+  // A key is looked up in the database: while it is out of reach, 503 (retry shortly).
+  if (route.auth) codes.add("upstream_unavailable");
   if (route.auth && route.method === "post") {
     // Idempotency-Key: a malformed one is a validation error.
     for (const code of ["validation_failed", "idempotency_key_reused", "idempotency_request_in_progress"] as const)

@@ -1,5 +1,6 @@
 import { BaseError, ContractFunctionRevertedError, type Hex, type TransactionReceipt, parseEventLogs } from "viem";
 import { collateralRegistryAbi, redemptionsAbi } from "@zsd/sdk";
+import { depositLeaf } from "@zsd/sdk/notes";
 import type { Chain } from "../chain.ts";
 import { gasLimit, isOutOfGas } from "../gas.ts";
 
@@ -85,6 +86,26 @@ export class Attestor {
     });
     const [event] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "DepositRecorded" });
     return { ...event!.args, txHash: receipt.transactionHash };
+  }
+
+  /**
+   * The DepositRecorded event of this commitment and amount (their leaf), if
+   * the registry has recorded it: how a deposit recorded on the chain, whose
+   * ledger line was not written (the database went down in between), is found again.
+   */
+  async recordedDeposit(noteCommitment: bigint, amountZat: bigint) {
+    const [event] = await this.chain.read(() =>
+      this.chain.client.getContractEvents({
+        address: this.chain.registry,
+        abi: collateralRegistryAbi,
+        eventName: "DepositRecorded",
+        args: { leaf: depositLeaf(amountZat, noteCommitment) },
+        fromBlock: BigInt(this.chain.deployment.contracts.CollateralRegistry.startBlock),
+      }),
+    );
+    if (!event) return undefined;
+    const { index, leaf, root } = event.args as Required<typeof event.args>;
+    return { index, leaf, root, txHash: event.transactionHash };
   }
 
   async completeRedemption(redemptionId: bigint, zcashTxId: Hex) {

@@ -6,6 +6,7 @@
 // Payouts, and record a deposit the same way (recordDeposit).
 import type { Database, Queryable } from "../db/index.ts";
 import type { Attestor } from "./attestor.ts";
+import { ContractRevertError } from "../../domain/errors.ts";
 
 export interface RecordedDeposit {
   leafIndex: number;
@@ -85,7 +86,18 @@ export async function recordDeposit(
   /** Runs in the transaction that writes the ledger line (the deposit.recorded event of its account). */
   alsoIn?: (tx: Queryable, recorded: RecordedDeposit) => Promise<unknown>,
 ): Promise<RecordedDeposit> {
-  const onChain = await attestor.recordDeposit(deposit.noteCommitment, deposit.amountZat);
+  const onChain = await attestor.recordDeposit(deposit.noteCommitment, deposit.amountZat).catch(async (error) => {
+    // Recorded on the chain before, and never in the ledger (the database went
+    // down between the two): this is that deposit, and its ledger line is written now.
+    if (!(error instanceof ContractRevertError && error.errorName === "DepositAlreadyRecorded")) throw error;
+    const [inLedger] = await db.query(
+      "SELECT 1 FROM custody_ledger WHERE kind = 'deposit' AND note_commitment = $1 AND amount_zat = $2",
+      [deposit.noteCommitment.toString(), deposit.amountZat.toString()],
+    );
+    const recorded = inLedger ? undefined : await attestor.recordedDeposit(deposit.noteCommitment, deposit.amountZat);
+    if (!recorded) throw error;
+    return recorded;
+  });
   const recorded: RecordedDeposit = {
     leafIndex: Number(onChain.index),
     leaf: onChain.leaf,

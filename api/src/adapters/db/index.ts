@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import pg from "pg";
 import { DirectoryInUseError, SOCKET_PORT, holderOf, initialise, serveSocket, socketPath, takeLock } from "./local.ts";
 import { MIGRATIONS } from "./migrations.ts";
+import { domainErrors } from "../../domain/errors.ts";
 
 export { DirectoryInUseError } from "./local.ts";
 
@@ -19,6 +20,36 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
+/** Errors that say the server is out of reach (down, restarting, the connection cut), not that the query is wrong. */
+const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND"]);
+export function isDatabaseUnreachable(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === "string") {
+    if (UNREACHABLE_CODES.has(code)) return true;
+    // SQLSTATE 08: connection exception; 57P01-57P03: shut down by an administrator, crashed, starting up.
+    if (/^08...$/.test(code) || code === "57P01" || code === "57P02" || code === "57P03") return true;
+  }
+  return (
+    typeof message === "string" &&
+    /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/.test(message)
+  );
+}
+
+/**
+ * PostgreSQL out of reach is an upstream's outage: 503 upstream_unavailable
+ * (retry shortly), never a 500. The pool drops the dead connections and the
+ * next query opens new ones once the server is back.
+ */
+async function reachable<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isDatabaseUnreachable(error))
+      throw Object.assign(domainErrors.unavailable("The database", 2), { cause: error });
+    throw error;
+  }
+}
+
 class PostgresDatabase implements Database {
   readonly kind = "postgres";
   constructor(private readonly pool: pg.Pool) {
@@ -27,23 +58,26 @@ class PostgresDatabase implements Database {
     // unhandled, its error event would end the process.
     pool.on("error", () => undefined);
   }
-  async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await this.pool.query(sql, params)).rows as T[];
+  query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return reachable(async () => (await this.pool.query(sql, params)).rows as T[]);
   }
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await reachable(() => this.pool.connect());
+    let broken: unknown;
     try {
-      await client.query("BEGIN");
+      await reachable(() => client.query("BEGIN"));
       const result = await work({
-        query: async <R>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as R[],
+        query: <R>(sql: string, params: unknown[] = []) =>
+          reachable(async () => (await client.query(sql, params)).rows as R[]),
       });
-      await client.query("COMMIT");
+      await reachable(() => client.query("COMMIT"));
       return result;
     } catch (error) {
-      await client.query("ROLLBACK").catch(() => undefined);
+      await client.query("ROLLBACK").catch((rollback: unknown) => (broken = rollback));
       throw error;
     } finally {
-      client.release();
+      // A connection that failed its ROLLBACK is not given back to the pool for the next transaction.
+      client.release(broken instanceof Error ? broken : undefined);
     }
   }
   close() {

@@ -1,7 +1,11 @@
 // Idempotency-Key for POSTs: the first response (status and body) is stored and
 // replayed for a repeat with the same body; the same key with another body is
 // 422; a duplicate while the first is still running is 409; a request refused
-// before it ran (validation) is not remembered. Scoped, as
+// before it ran (validation) is not remembered. A key is never left claimed
+// for good: a claim whose release failed (the database down when the answer
+// left) is released by this process at the next request, and one that a
+// crashed process left is taken over once it is older than `abandonedAfterMs`.
+// Scoped, as
 // Stripe's are, to the account and environment: any key of the account
 // replays the answer. Bodies are compared by content, not key order.
 import { createHash } from "node:crypto";
@@ -45,7 +49,18 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-export function idempotency(db: Database, ttlHours: number): RequestHandler {
+export function idempotency(db: Database, ttlHours: number, abandonedAfterMs: number): RequestHandler {
+  /** Claims this process could not release, by scope and key: each claim is known by its created_at. */
+  const unreleased = new Map<string, { owner: string; key: string; claimed: string }>();
+  async function releaseLeftClaims() {
+    for (const [id, claim] of unreleased) {
+      await db.query(
+        "DELETE FROM idempotency_records WHERE scope = $1 AND key = $2 AND state = 'in_flight' AND created_at = $3",
+        [claim.owner, claim.key, claim.claimed],
+      );
+      unreleased.delete(id);
+    }
+  }
   return async (req, res, next) => {
     const key = req.get("idempotency-key");
     if (req.method !== "POST" || key === undefined) return next();
@@ -61,15 +76,17 @@ export function idempotency(db: Database, ttlHours: number): RequestHandler {
         .update(`${req.method} ${req.originalUrl}\n${canonicalJson(req.body ?? null)}`)
         .digest("hex");
 
-      // Expired records are forgotten before the key is claimed.
-      await db.query("DELETE FROM idempotency_records WHERE scope = $1 AND key = $2 AND expires_at < now()", [
-        owner,
-        key,
-      ]);
-      const claimed = await db.query(
+      await releaseLeftClaims();
+      // Expired records, and claims a crashed process left, are forgotten before the key is claimed.
+      await db.query(
+        `DELETE FROM idempotency_records WHERE scope = $1 AND key = $2
+         AND (expires_at < now() OR (state = 'in_flight' AND created_at < now() - make_interval(secs => $3)))`,
+        [owner, key, abandonedAfterMs / 1000],
+      );
+      const claimed = await db.query<{ claimed: string }>(
         `INSERT INTO idempotency_records (scope, key, request_hash, state, expires_at)
          VALUES ($1, $2, $3, 'in_flight', now() + make_interval(hours => $4::int))
-         ON CONFLICT (scope, key) DO NOTHING RETURNING key`,
+         ON CONFLICT (scope, key) DO NOTHING RETURNING created_at::text AS claimed`,
         [owner, key, requestHash, ttlHours],
       );
       if (claimed.length === 0) {
@@ -112,10 +129,12 @@ export function idempotency(db: Database, ttlHours: number): RequestHandler {
                 [owner, key, status, text, String(res.getHeader("content-type") ?? "application/json")],
               );
         // The answer leaves either way; if it could not be kept, the key is
-        // released so that a retry runs again rather than waits on "in flight".
+        // released so that a retry runs again rather than waits on "in flight"
+        // (and if the database is out of reach, released at the next request).
+        const claim = claimed[0]!.claimed;
         stored
           .catch(() => db.query("DELETE FROM idempotency_records WHERE scope = $1 AND key = $2", [owner, key]))
-          .catch(() => undefined)
+          .catch(() => void unreleased.set(`${owner}\n${key}`, { owner, key, claimed: claim }))
           .finally(() => send(payload as never));
         return res;
       }) as typeof res.send;
