@@ -1,27 +1,36 @@
-// The README's walkthroughs run: every curl in them is sent to a local stack
-// (chain, relay API, worker, sandbox custody) with its <placeholders> filled
-// from earlier answers or the wallet's side, and each answer is checked
-// against the `# → STATUS {…}` line under it. A GET whose answer is still on
-// its way (a mint being confirmed) is asked again until it matches.
+// The README's walkthroughs run: every curl and every `npx zsd` command in
+// them is run against a local stack (chain, indexer, relay API, worker,
+// sandbox custody) with its <placeholders> filled from earlier answers (a
+// curl's or a command's JSON), and each answer is checked against the
+// `# → STATUS {…}` (a curl) or `# → {…}` (a command) line under it. A GET
+// whose answer is still on its way (a mint being confirmed) is asked again
+// until it matches. The numbers the comments give (the floor, the change, the
+// time to confirm) are checked against what the stack did.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Hex, parseSignature } from "viem";
+import { parseSignature } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
+import { releaseProver } from "@zsd/sdk/notes";
 import { parseZsd } from "@zsd/sdk/units";
+import { createTestDatabase } from "@zsd/testkit";
+import { freePort } from "../scripts/lib/hardhat-node.ts";
+import { type RunningIndexer, startIndexer } from "../scripts/lib/indexer-process.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
-import { type System, ZEC, ZSD, accounts, deploySystem } from "./helpers/fixtures.ts";
-import { type RunningApi, json, openStorage, startRelayApi } from "./api/helpers.ts";
+import { type System, accounts, deploySystem } from "./helpers/fixtures.ts";
+import { type RunningApi, openStorage, startRelayApi } from "./api/helpers.ts";
 
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 const WALKTHROUGHS = ["### A mint, end to end (sandbox)", "### A redemption, end to end (sandbox)"];
 const { alice } = accounts;
+const CLI = join(ROOT, "sdk", "js", "bin", "zsd.js");
 
 interface Step {
   command: string;
-  expectedStatus: number;
+  /** The HTTP status a curl answers; null for a command (which must exit 0). */
+  expectedStatus: number | null;
   expected: unknown;
 }
 
@@ -59,24 +68,40 @@ function words(command: string, key: string): string[] {
   return out;
 }
 
-/** `{"a":"x…",…}` → JSON where "…" stands for any value of its kind and `…` for more keys. */
+/** `{"a":"x…",…}` → JSON where "…" stands for any value of its kind and `…` for more keys or items. */
 function expectedJson(text: string): unknown {
-  return JSON.parse(text.replace(/\{…\}/g, "{}").replace(/,\s*…/g, ""));
+  return JSON.parse(text.replace(/\{…\}/g, "{}").replace(/\[…\]/g, "[]").replace(/,\s*…/g, ""));
 }
+
+/** The lines the walkthroughs run: requests, the CLI's commands, and the key exported for it. */
+const RUN = /^(curl |npx zsd |export )/;
 
 function steps(heading: string): Step[] {
   const lines = block(heading).split("\n");
   const found: Step[] = [];
   for (let i = 0; i < lines.length; i++) {
-    if (!lines[i]!.startsWith("curl ")) continue;
+    const line = lines[i]!;
+    if (line === "" || line.startsWith("#")) continue;
+    // Nothing in a walkthrough goes unrun: a line is a comment or a command the test knows.
+    if (!RUN.test(line)) throw new Error(`a walkthrough line the test does not run: ${line}`);
     // A command runs on while a line ends with a backslash or a quote is open.
-    let command = lines[i]!;
+    let command = line;
     while (command.endsWith("\\") || (command.match(/'/g)?.length ?? 0) % 2 === 1) command += `\n${lines[++i]}`;
-    const answer = /^# → (\d{3}) (.*)$/.exec(lines[++i] ?? "");
-    if (!answer) throw new Error(`no "# → STATUS {…}" line under: ${command}`);
+    if (command.startsWith("export ")) {
+      found.push({ command, expectedStatus: null, expected: undefined });
+      continue;
+    }
+    const answer = /^# → (?:(\d{3}) )?(\{.*)$/.exec(lines[++i] ?? "");
+    if (!answer || (answer[1] === undefined) !== command.startsWith("npx ")) {
+      throw new Error(`no "# → STATUS {…}" (curl) or "# → {…}" (npx zsd) line under: ${command}`);
+    }
     let body = answer[2]!;
     while (/^#\s{5,}\S/.test(lines[i + 1] ?? "")) body += lines[++i]!.replace(/^#\s+/, "");
-    found.push({ command, expectedStatus: Number(answer[1]), expected: expectedJson(body) });
+    found.push({
+      command,
+      expectedStatus: answer[1] === undefined ? null : Number(answer[1]),
+      expected: expectedJson(body),
+    });
   }
   return found;
 }
@@ -89,6 +114,7 @@ function mismatches(expected: unknown, actual: unknown, path = "$"): string[] {
   }
   if (typeof expected === "number")
     return typeof actual === "number" ? [] : [`${path}: ${JSON.stringify(actual)} is not a number`];
+  if (Array.isArray(expected) && !Array.isArray(actual)) return [`${path}: ${JSON.stringify(actual)} is not an array`];
   if (expected !== null && typeof expected === "object") {
     if (actual === null || typeof actual !== "object") return [`${path}: ${JSON.stringify(actual)} is not an object`];
     return Object.entries(expected).flatMap(([k, v]) =>
@@ -98,86 +124,98 @@ function mismatches(expected: unknown, actual: unknown, path = "$"): string[] {
   return expected === actual ? [] : [`${path}: ${JSON.stringify(actual)}, README says ${JSON.stringify(expected)}`];
 }
 
+/** A number the walkthrough's comments give, by the words around it. */
+function said(pattern: RegExp): string {
+  const text = WALKTHROUGHS.map(block).join("\n");
+  const found = pattern.exec(text);
+  if (!found) throw new Error(`the walkthrough no longer says ${pattern}`);
+  return found[1]!;
+}
+
 describe("the README's walkthroughs", () => {
   let s: System;
+  let indexer: RunningIndexer;
+  let indexerDb: Awaited<ReturnType<typeof createTestDatabase>>;
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
+  let dir: string;
 
   beforeAll(async () => {
     s = await deploySystem();
+    dir = mkdtempSync(join(tmpdir(), "zsd-walkthrough-"));
+    writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
+    // zsd prove rebuilds the deposit tree from GET /v1/deposits/leaves, which the indexer serves. On
+    // PostgreSQL it is ready in about half PGlite's time, and it starts while the API does.
+    const port = await freePort();
+    indexerDb = await createTestDatabase("zsd_walkthrough");
+    const ready = startIndexer({
+      rpcUrl: s.rpcUrl,
+      deploymentFile: join(dir, "deployment.json"),
+      databaseUrl: indexerDb.url,
+      schema: "zsd_walkthrough",
+      port,
+    });
     storage = await openStorage("pglite");
-    api = await startRelayApi(s, storage.db, { MINT_WAIT_MS: "20000" });
+    api = await startRelayApi(s, storage.db, { MINT_WAIT_MS: "20000", INDEXER_URL: `http://127.0.0.1:${port}` });
     api.worker!.start();
+    indexer = await ready;
   });
   afterAll(async () => {
     await api?.close();
+    await indexer?.stop();
+    await indexerDb?.drop();
     await storage?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
     await releaseProver();
   });
 
   it("has a request in every curl of the README, and an answer under each", () => {
     const all = README.match(/^curl /gm)?.length ?? 0;
     expect(all).toBeGreaterThan(0);
-    expect(WALKTHROUGHS.flatMap(steps)).toHaveLength(all);
+    expect(WALKTHROUGHS.flatMap(steps).filter((step) => step.command.startsWith("curl "))).toHaveLength(all);
   });
 
-  it("runs each request as written and gets the answers the README shows", async () => {
+  it("runs each request and command as written and gets the answers the README shows", async () => {
     // What the wallet side and earlier answers know, by placeholder name.
     const known: Record<string, unknown> = { recipient: alice.address, owner: alice.address };
-    const note = createNote();
-    known.noteCommitment = noteCommitment(note).toString();
+    const env: Record<string, string> = { ZSD_BASE_URL: api.url };
+    const stderr: Record<string, string> = {};
 
-    /** Values that need work first: a proof bound to the relay's terms, a second proof, a signature. */
-    async function prepare(command: string) {
-      if (command.includes("<proof>")) {
-        const proved = await s.prove({
-          note,
-          amountZat: 4n * ZEC,
-          mintAmount: 100n * ZSD,
-          recipient: alice.address,
-          relayer: known.relayer as Hex,
-          fee: ZSD,
-        });
-        known.proof = proved.raw.proof;
-        known.publicSignals = publicSignalsToArray(proved.raw.publicSignals);
-        known.positionOwner = proved.binding.owner;
-      }
-      if (command.includes("collateralProof")) {
-        // The spec's second shape, with a proof of its own: one proof mints once.
-        const other = createNote();
-        await api.call("/v1/sandbox/deposits", json({ amount: "4", noteCommitment: noteCommitment(other).toString() }));
-        const proved = await s.prove({
-          note: other,
-          amountZat: 4n * ZEC,
-          mintAmount: 100n * ZSD,
-          recipient: alice.address,
-        });
-        const submitted = await api.call(
-          "/v1/proofs/submit",
-          json({
-            proof: proved.raw.proof,
-            publicSignals: publicSignalsToArray(proved.raw.publicSignals),
-            owner: proved.binding.owner,
-            mintAmount: "100",
-            recipient: alice.address,
-          }),
-        );
-        known.proofHash = ((await submitted.json()) as { proofHash: string }).proofHash;
-      }
-      if (command.includes("<v>")) {
-        const terms = known.terms as { typedData: Record<string, unknown> };
-        const body = command.slice(command.indexOf("{"));
-        const message = {
-          owner: alice.address,
-          amount: parseZsd(/"amount": "([\d.]+)"/.exec(body)![1]!),
-          withdrawAddress: /"withdrawAddress": "([^"]+)"/.exec(body)![1]!,
-          nonce: BigInt(known.nonce as string),
-          deadline: BigInt(known.suggestedDeadline as number),
-        };
-        const signature = await alice.signTypedData({ ...terms.typedData, message } as never);
-        const { v, r, s: sigS } = parseSignature(signature);
-        Object.assign(known, { v: Number(v), r, s: sigS });
-      }
+    /** Runs `npx zsd …` as the reader's shell would: in the directory its `> file` is written to. */
+    async function zsd(argv: string[]): Promise<unknown> {
+      const to = argv.indexOf(">");
+      const args = to === -1 ? argv.slice(2) : argv.slice(2, to);
+      const ran = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, ...env } });
+        let out = "";
+        let err = "";
+        child.stdout.on("data", (d: Buffer) => (out += d));
+        child.stderr.on("data", (d: Buffer) => (err += d));
+        child.on("close", (code) => resolve({ code: code ?? -1, stdout: out, stderr: err }));
+      });
+      expect({ command: argv.join(" "), code: ran.code, stderr: ran.stderr }).toMatchObject({
+        command: argv.join(" "),
+        code: 0,
+      });
+      stderr[args[0]!] = ran.stderr;
+      if (to !== -1) writeFileSync(join(dir, argv[to + 1]!), ran.stdout);
+      return JSON.parse(ran.stdout);
+    }
+
+    /** The redemption's signature: the owner's wallet signs the terms' typed data. */
+    async function sign(command: string) {
+      const terms = known.terms as { typedData: Record<string, unknown> };
+      const body = command.slice(command.indexOf("{"));
+      const message = {
+        owner: alice.address,
+        amount: parseZsd(/"amount": "([\d.]+)"/.exec(body)![1]!),
+        withdrawAddress: /"withdrawAddress": "([^"]+)"/.exec(body)![1]!,
+        nonce: BigInt(known.nonce as string),
+        deadline: BigInt(known.suggestedDeadline as number),
+      };
+      const signature = await alice.signTypedData({ ...terms.typedData, message } as never);
+      const { v, r, s: sigS } = parseSignature(signature);
+      Object.assign(known, { v: Number(v), r, s: sigS });
     }
 
     const fill = (text: string) =>
@@ -188,10 +226,33 @@ describe("the README's walkthroughs", () => {
         return typeof value === "string" || typeof value === "number" ? String(value) : JSON.stringify(value);
       });
 
-    let ran = 0;
-    for (const step of WALKTHROUGHS.flatMap(steps)) {
-      await prepare(step.command);
+    const all = WALKTHROUGHS.flatMap(steps);
+    // Steps 1 and 2 (a note, its deposit, its proof submitted): the spec's shape runs them again for its proof.
+    const first = all.findIndex((step) => step.command.startsWith("npx zsd note new"));
+    const submitted = all.findIndex((step) => step.command.includes("/v1/proofs/submit"));
+    expect(first).toBeGreaterThan(-1);
+    expect(submitted).toBeGreaterThan(first);
+    let mintSentAt = 0;
+    let confirmedAfter: number | undefined;
+
+    async function runStep(step: Step) {
+      if (step.command.includes("<v>")) await sign(step.command);
       const argv = words(fill(step.command), api.secret);
+      if (argv[0] === "export") {
+        const [name, value] = argv[1]!.split("=");
+        env[name!] = value === "$KEY" ? api.secret : value!;
+        return;
+      }
+      if (argv[0] === "npx") {
+        const answer = await zsd(argv);
+        expect({ step: step.command, mismatches: mismatches(step.expected, answer) }).toEqual({
+          step: step.command,
+          mismatches: [],
+        });
+        const { owner: _owner, ...facts } = answer as Record<string, unknown>;
+        Object.assign(known, facts);
+        return;
+      }
       const headers: Record<string, string> = {};
       let body: string | undefined;
       let url = "";
@@ -200,10 +261,14 @@ describe("the README's walkthroughs", () => {
         if (argv[i] === "-H") {
           const [name, ...value] = argv[++i]!.split(":");
           headers[name!.trim()] = value.join(":").trim();
-        } else if (argv[i] === "-d") body = argv[++i];
-        else url = argv[i]!.replace(/^localhost:3000/, api.url);
+        } else if (argv[i] === "-d") {
+          const data = argv[++i]!;
+          // curl's -d @file sends the file (what a command wrote with > file).
+          body = data.startsWith("@") ? readFileSync(join(dir, data.slice(1)), "utf8") : data;
+        } else url = argv[i]!.replace(/^localhost:3000/, api.url);
       }
       const send = () => fetch(url, { method: body === undefined ? "GET" : "POST", headers, body });
+      if (url.endsWith("/v1/mint") && body?.includes("proofId")) mintSentAt = Date.now();
       let response = await send();
       let answer = (await response.json()) as Record<string, unknown>;
       // A GET shows a state still moving on: asked again, as a reader would, until it is the README's.
@@ -212,6 +277,7 @@ describe("the README's walkthroughs", () => {
         response = await send();
         answer = (await response.json()) as Record<string, unknown>;
       }
+      if (answer.object === "mint" && answer.status === "confirmed") confirmedAfter ??= Date.now() - mintSentAt;
       expect({ step: step.command, status: response.status }).toEqual({
         step: step.command,
         status: step.expectedStatus,
@@ -224,61 +290,27 @@ describe("the README's walkthroughs", () => {
       // <owner> is the redeeming holder; a proof's or a position's owner is the note's derived address.
       const { owner: _owner, ...facts } = answer;
       Object.assign(known, facts);
-      ran++;
+    }
+
+    let ran = 0;
+    for (const step of all) {
+      // The spec's shape mints with the proofHash of another proof: steps 1 and 2 again, as the README says.
+      if (step.command.includes("<proofHash>"))
+        for (const again of all.slice(first, submitted + 1)) await runStep(again);
+      await runStep(step);
+      if (step.command.startsWith("curl ")) ran++;
     }
     expect(ran).toBe(README.match(/^curl /gm)!.length);
-  });
 
-  it("counts a vote made with the governance commands the README shows", async () => {
-    const lines = block("### Governance on the sandbox").split("\n");
-    const env: Record<string, string> = { ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url, ZSD_RPC_URL: s.rpcUrl };
-    const known: Record<string, string> = {};
-    let proposalId: bigint | undefined;
-    let ran = 0;
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!.replace(/\s+#.*$/, "");
-      const exported = /^export (\w+)=(\S+)$/.exec(line);
-      if (exported && exported[1] !== "ZSD_API_KEY") env[exported[1]!] = exported[2]!;
-      if (!line.startsWith("npx zsd ")) continue;
-      const expected = /^# → (.*)$/.exec(lines[i + 1] ?? "");
-      if (!expected) throw new Error(`no "# → …" line under: ${line}`);
-      const fill = (text: string) => text.replace(/<(\w+)>/g, (_, name: string) => known[name] ?? `<${name}>`);
-      // Voting opens a block after the snapshot: npm start's chain mines one a second, this one on demand.
-      if (line.includes(" vote ")) await s.mineBlocks(2);
-      const result = await governanceCli(words(fill(line), api.secret).slice(2), env);
-      expect({ line, code: result.code, stderr: result.code === 0 ? "" : result.stderr }).toEqual({
-        line,
-        code: 0,
-        stderr: "",
-      });
-      // "…" in the README stands for any text.
-      const pattern = fill(expected[1]!)
-        .split("…")
-        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
-        .join(".*?");
-      expect(result.stdout.split("\n")[0]).toMatch(new RegExp(`^${pattern}$`));
-      const proposed = /^proposal (\d+) /.exec(result.stdout);
-      if (proposed) proposalId = BigInt((known.proposalId = proposed[1]!));
-      ran++;
-    }
-    expect(ran).toBe(4);
-    // Counted on-chain: the holder's whole supply, for.
-    const [against, forVotes, abstain] = await s.read.governor.read.proposalVotes([proposalId!]);
-    expect({ against, forVotes, abstain }).toEqual({ against: 0n, forVotes: 1_000_000n * 10n ** 18n, abstain: 0n });
+    // The numbers the comments give: the floor zsd prove proved, the change it told of, the time to confirm.
+    const floor = said(/a collateral floor of ([\d.]+) ZEC/);
+    const change = said(/the other ([\d.]+) ZEC/i);
+    expect(known.collateral).toBe(floor);
+    expect(stderr.prove).toContain(`the other ${change} ZEC of the note`);
+    expect(stderr.prove).toContain(`--note-amount ${change}`);
+    expect(Number(floor) + Number(change)).toBe(Number(said(/deposits ([\d.]+) ZEC/)));
+    const seconds = Number(said(/confirmed within (\d+) s/));
+    expect(confirmedAfter).toBeDefined();
+    expect(confirmedAfter!).toBeLessThan(seconds * 1000);
   });
 });
-
-/** The built CLI, as `npx zsd` runs it, for the governance walkthrough. */
-function governanceCli(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, "sdk", "js", "bin", "zsd.js"), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}

@@ -9,6 +9,7 @@ import {
   type AnyBinding,
   type Note,
   DepositTree,
+  changeNote,
   depositLeaf,
   noteCommitment,
   nullifierHash,
@@ -17,13 +18,22 @@ import {
   publicSignalsToArray,
 } from "../notes/index.ts";
 import { formatZec, formatZsd, parseZec, parseZsd, usdValueOfZat } from "../units/index.ts";
+import { type AnonymityWarning, DEFAULT_MIN_ANONYMITY, anonymityWarning } from "./anonymity.ts";
 import { FlowError } from "./errors.ts";
 import { type HttpClient, sleep } from "./http.ts";
 import type { LedgerResource, MintsResource, ProofsResource, RedemptionsResource, RelayResource } from "./resources.ts";
 import type { Body, Mint, Redemption, Relay } from "./types.ts";
 
-/** A proof's steps on this machine: the tree rebuilt, then proving. */
-export type ProveStep = { step: "tree"; leaves: number } | { step: "proving"; collateralFloor: string };
+/**
+ * A proof's steps on this machine: the tree rebuilt, then proving. When the proof
+ * spends less than the note holds, "change" comes first: the rest (ZEC) goes to
+ * the note's change note once the proof is used, a note that is no deposit, so
+ * spending it needs its amount (`noteAmount`, the CLI's --note-amount).
+ */
+export type ProveStep =
+  | { step: "tree"; leaves: number }
+  | { step: "change"; amount: string; note: Note }
+  | { step: "proving"; collateralFloor: string };
 
 /** The hold compliance keeps on a mint or a redemption (null when none does). */
 export type Hold = NonNullable<Mint["hold"]>;
@@ -55,6 +65,8 @@ export interface MintParams {
    */
   noteAmount?: string;
   onProgress?: (step: MintStep) => void;
+  /** Told when the floor would leave the deposit among too few (the client's minAnonymity); the mint goes on. */
+  onWarning?: (warning: AnonymityWarning) => void;
   /** How long to wait for `confirmed` (default 2 minutes). */
   timeoutMs?: number;
 }
@@ -108,6 +120,7 @@ export class Flows {
       mints: MintsResource;
       redemptions: RedemptionsResource;
     },
+    private readonly options: { minAnonymity: number } = { minAnonymity: DEFAULT_MIN_ANONYMITY },
   ) {}
 
   async mint(params: MintParams): Promise<Mint> {
@@ -132,6 +145,8 @@ export class Flows {
       throw new FlowError("This API does not relay mints (no deployment or relayer).", { code: "relay_unavailable" });
     }
     const floorZat = params.floor !== undefined ? parseZec(params.floor) : chooseFloor(amountWei, relay.minting);
+    const warning = await anonymityWarning(this.r.relay, floorZat, this.options.minAnonymity);
+    if (warning) params.onWarning?.(warning);
     const fee = parseZsd(relay.fee.minimum);
     const binding = {
       chainId: BigInt(relay.chainId),
@@ -209,6 +224,9 @@ export class Flows {
         "This note is already spent (a mint, top-up or withdrawal used it); nothing was proven or sent.",
         { code: "nullifier_spent" },
       );
+    }
+    if (amountZat > floorZat) {
+      params.onProgress?.({ step: "change", amount: formatZec(amountZat - floorZat), note: changeNote(params.note) });
     }
     params.onProgress?.({ step: "proving", collateralFloor: formatZec(floorZat) });
     const proved = await proveCollateral(
