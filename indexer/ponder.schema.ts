@@ -20,18 +20,23 @@ export const supply = onchainTable("supply", (t) => ({
  * One row per leaf of the registry's tree, in leaf order: attested ZEC deposits
  * and the notes the minter adds (a spend's change, collateral released to a note).
  */
-export const deposit = onchainTable("deposit", (t) => ({
-  index: t.integer().primaryKey(),
-  leaf: t.bigint().notNull(),
-  /** deposit | change (amount private: 0 here) | note */
-  kind: t.text().notNull(),
-  noteCommitment: t.bigint().notNull(),
-  amountZat: t.bigint().notNull(),
-  root: t.bigint().notNull(),
-  blockNumber: t.bigint().notNull(),
-  timestamp: t.bigint().notNull(),
-  txHash: t.hex().notNull(),
-}));
+export const deposit = onchainTable(
+  "deposit",
+  (t) => ({
+    index: t.integer().primaryKey(),
+    leaf: t.bigint().notNull(),
+    /** deposit | change (amount private: 0 here) | note */
+    kind: t.text().notNull(),
+    noteCommitment: t.bigint().notNull(),
+    amountZat: t.bigint().notNull(),
+    root: t.bigint().notNull(),
+    blockNumber: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    txHash: t.hex().notNull(),
+  }),
+  // GET /anonymity counts the leaves at or above a floor.
+  (table) => ({ amountIdx: index().on(table.amountZat) }),
+);
 
 /** One row ("ZEC"): collateral totals and the latest ZEC/USD price. */
 export const collateral = onchainTable("collateral", (t) => ({

@@ -27,6 +27,7 @@ import { ledgerRoutes } from "./http/resources/ledger/router.ts";
 import { type AnyRoute, allowedMethods, mount } from "./http/routes.ts";
 import { Chain } from "./adapters/chain.ts";
 import { proofRoutes } from "./http/resources/proofs/router.ts";
+import { anonymityRoutes } from "./http/resources/relay/anonymity.ts";
 import { relayRoutes } from "./http/resources/relay/router.ts";
 import { ProofService } from "./domain/proofs.ts";
 import type { Custody } from "./adapters/custody/index.ts";
@@ -304,6 +305,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ...keyRoutes(keys, config.MAX_ACTIVE_KEYS),
     ...ledgerRoutes(upstreams, () => positions.collateral()),
     ...relayRoutes(config, chain, worker?.address),
+    ...anonymityRoutes(upstreams),
     ...proofRoutes(proofs),
     ...mintRoutes(mints, config.MINT_WAIT_MS),
     ...redemptionRoutes(redemptions, redirects),

@@ -7,7 +7,8 @@ import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatUnits } from "viem";
-import { ZSD_DECIMALS, formatPrice, formatZec, formatZsd, usdValueOfZat } from "@zsd/sdk/units";
+import { ZSD_DECIMALS, formatPrice, formatZec, formatZsd, parseZec, usdValueOfZat } from "@zsd/sdk/units";
+import { collateralRegistryAbi } from "@zsd/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
 import { createNote, releaseProver } from "@zsd/sdk/notes";
@@ -185,6 +186,35 @@ describe("ledger read endpoints", () => {
     expect(lower).toMatchObject({ address: bob.address, balances: [{ amount: "0", raw: "0" }] });
   });
 
+  it("GET /v1/relay/anonymity counts the leaves whose public amount reaches a floor, change leaves apart (issue 23)", async () => {
+    await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
+    // What the chain says: each recorded deposit's and inserted note's amount; a change leaf's is private (0).
+    const registry = { address: s.read.registry.address, abi: collateralRegistryAbi, fromBlock: 0n } as const;
+    const recorded = await s.publicClient.getContractEvents({ ...registry, eventName: "DepositRecorded" });
+    const inserted = await s.publicClient.getContractEvents({ ...registry, eventName: "NoteInserted" });
+    const amounts = [...recorded, ...inserted].map((e) => e.args.amountZat!).filter((a) => a > 0n);
+    const hidden = inserted.filter((e) => e.args.amountZat === 0n).length;
+    expect(amounts.length).toBeGreaterThanOrEqual(2);
+    for (const floor of ["0.00000001", "2", "2.00000001", "6.00001234", "6.00001235"]) {
+      const response = await api.call(`/v1/relay/anonymity?floor=${floor}`, { key: null });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({
+        object: "anonymity",
+        floor,
+        floorZat: parseZec(floor).toString(),
+        candidates: amounts.filter((a) => a >= parseZec(floor)).length,
+        hiddenAmountLeaves: hidden,
+        leaves: recorded.length + inserted.length,
+        advisedMinimum: 20,
+      });
+    }
+    const refused = await api.call("/v1/relay/anonymity?floor=-1", { key: null });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("content-type")).toContain("application/problem+json");
+    // The problem names the field and the rule it broke.
+    expect(JSON.stringify(await refused.json())).toMatch(/floor.*must be positive/);
+  });
+
   it("is ready with the indexer and chain up, and answers 503 with Retry-After once the indexer stops", async () => {
     const head = Number(await s.publicClient.getBlockNumber());
     await waitForBlock(indexer.url, BigInt(head));
@@ -200,6 +230,7 @@ describe("ledger read endpoints", () => {
     expect(response.status).toBe(503);
     expect(response.headers.get("retry-after")).toBeTruthy();
     expect(performance.now() - started).toBeLessThan(3000);
+    expect((await api.call("/v1/relay/anonymity?floor=1", { key: null })).status).toBe(503);
     const notReady = await api.call("/v1/health/ready", { key: null });
     expect(notReady.status).toBe(503);
     expect((await notReady.json()).checks).toEqual({ database: true, indexer: false, chain: true, price: true });

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type MintStep, type PositionStep, Zsd } from "@zsd/sdk/client";
+import { type AnonymityWarning, type MintStep, type PositionStep, Zsd } from "@zsd/sdk/client";
 import { changeNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { parseZec } from "@zsd/sdk/units";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
@@ -70,11 +70,13 @@ describe("the SDK and the CLI on the real stack", () => {
 
     sent.length = 0;
     const steps: MintStep[] = [];
+    const warnings: AnonymityWarning[] = [];
     const mint = await zsd.mint({
       note: zsd.notes.decode(zsd.notes.encode(note)),
       amount: "100",
       recipient: alice.address,
       onProgress: (step) => steps.push(step),
+      onWarning: (warning) => warnings.push(warning),
     });
     expect(mint).toMatchObject({ object: "mint", status: "confirmed", amount: "100", recipient: alice.address });
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(100n * 10n ** 18n);
@@ -83,6 +85,18 @@ describe("the SDK and the CLI on the real stack", () => {
     );
     // 100 ZSD at 150% and $50 is 3 ZEC (3.06 with the 2% margin): the floor is a round 3.1 ZEC, not the deposit's 4.
     expect(steps.find((step) => step.step === "proving")).toEqual({ step: "proving", collateralFloor: "3.1" });
+    // Issue 23: of the tree's deposits (three of 2 ZEC, this one of 4) only this one reaches 3.1 ZEC, which
+    // the mint publishes: the SDK said so before proving (fewer than the default 20), and minted all the same.
+    expect(warnings).toEqual([
+      {
+        code: "small_anonymity_set",
+        floor: "3.1",
+        candidates: 1,
+        minimum: 20,
+        message: expect.stringContaining("Only 1 deposit could back a mint proving 3.1 ZEC"),
+      },
+    ]);
+    expect(await zsd.relay.anonymity("2")).toMatchObject({ candidates: 4, advisedMinimum: 20 });
 
     const leafRequests = sent.filter((r) => r.url.includes("/v1/deposits"));
     expect(leafRequests.length).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { db, publicClients } from "ponder:api";
 import schema from "ponder:schema";
-import { and, asc, desc, eq, gt, gte, or, replaceBigInts } from "ponder";
+import { and, asc, count, desc, eq, gt, gte, ne, or, replaceBigInts } from "ponder";
 import { type Hex, getAddress, isAddress } from "viem";
 import { PRICE_DECIMALS, usdValueOfZat } from "@zsd/sdk/units";
 import "./internal-only";
@@ -131,6 +131,30 @@ app.get("/deposits", async (c) => {
     .limit(limit + 1);
   const page = rows.slice(0, limit);
   return c.json(json({ deposits: page, next: rows.length > limit ? page[page.length - 1]!.index + 1 : null }));
+});
+
+/**
+ * The anonymity set of a mint proving `floorZat` (issue 23): the leaves whose public amount is at
+ * least the floor (deposits and released notes), which could all back it; change leaves, whose amount
+ * is private, are counted apart. ?floorZat=<zatoshi>.
+ */
+app.get("/anonymity", async (c) => {
+  const raw = c.req.query("floorZat") ?? "";
+  if (!/^[0-9]{1,19}$/.test(raw)) {
+    return c.json({ error: "invalid_query", detail: "floorZat is a whole number of zatoshi" }, 400);
+  }
+  const floorZat = BigInt(raw);
+  const [[candidates], [hidden], [leaves]] = await Promise.all([
+    db
+      .select({ n: count() })
+      .from(schema.deposit)
+      .where(and(gte(schema.deposit.amountZat, floorZat), ne(schema.deposit.kind, "change"))),
+    db.select({ n: count() }).from(schema.deposit).where(eq(schema.deposit.kind, "change")),
+    db.select({ n: count() }).from(schema.deposit),
+  ]);
+  return c.json(
+    json({ floorZat, candidates: candidates?.n ?? 0, hiddenAmountLeaves: hidden?.n ?? 0, leaves: leaves?.n ?? 0 }),
+  );
 });
 
 app.get("/mints/:nullifierHash", async (c) => {

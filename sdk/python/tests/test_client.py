@@ -355,6 +355,7 @@ class CoverageTest(ClientTestCase):
             lambda: c.ledger.balances("0x1"),
             lambda: list(c.ledger.all_deposit_leaves()),
             c.relay.retrieve,
+            lambda: c.relay.anonymity("3.1"),
             lambda: c.proofs.submit(
                 {"proof": {}, "publicSignals": [], "mintAmount": "1", "recipient": "0x"}  # type: ignore[typeddict-item]
             ),

@@ -351,6 +351,22 @@ class Relay(TypedDict):
     minting: Optional[RelayMinting]
 
 
+class Anonymity(TypedDict):
+    object: Literal["anonymity"]
+    # The floor asked about, in ZEC
+    floor: str
+    # The same in zatoshi
+    floorZat: str
+    # Leaves whose public amount is at least the floor: the deposits a mint at this floor could spend
+    candidates: int
+    # Change leaves, whose amount is private: they could back any floor and are not counted (a lower bound)
+    hiddenAmountLeaves: int
+    # Every leaf of the deposit tree
+    leaves: int
+    # The SDKs warn when candidates is below this (their ZSD_MIN_ANONYMITY, 20 by default)
+    advisedMinimum: int
+
+
 class ProofPublicInputs(TypedDict):
     root: str
     nullifierHash: str
@@ -1631,6 +1647,13 @@ ListDepositLeavesQuery = TypedDict(
 )
 
 
+class GetAnonymitySetQuery(TypedDict):
+    """Query of GET /v1/relay/anonymity"""
+
+    # The collateral floor a mint would prove, in ZEC (its collateralFloorZat, public in the mint)
+    floor: str
+
+
 class SubmitProofRequestProof(TypedDict):
     """The Groth16 proof as snarkjs writes it"""
 
@@ -2072,6 +2095,7 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "getRelay": ("GET", "/v1/relay"),
     "getCircuitWasm": ("GET", "/v1/relay/circuit/collateral.wasm"),
     "getCircuitProvingKey": ("GET", "/v1/relay/circuit/collateral.zkey"),
+    "getAnonymitySet": ("GET", "/v1/relay/anonymity"),
     "submitProof": ("POST", "/v1/proofs/submit"),
     "getProof": ("GET", "/v1/proofs/{proofId}"),
     "getNullifier": ("GET", "/v1/nullifiers/{nullifierHash}"),

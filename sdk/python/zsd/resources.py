@@ -97,6 +97,10 @@ class RelayInfo(_Resource):
     def retrieve(self) -> t.Relay:
         return cast(t.Relay, self._get("/v1/relay"))
 
+    def anonymity(self, floor: str) -> t.Anonymity:
+        """How many deposits could back a mint proving ``floor`` ZEC (public in the mint): its anonymity set."""
+        return cast(t.Anonymity, self._get("/v1/relay/anonymity", {"floor": floor}))
+
 
 class Proofs(_Resource):
     """Collateral proofs (``/v1/proofs``): usually made and sent by ``Client.mint``."""

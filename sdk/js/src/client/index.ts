@@ -6,6 +6,7 @@
 //   const mint = await zsd.mint({ note, amount: "100", recipient });
 import { Webhook } from "standardwebhooks";
 import { type Note, createNote, decodeNote, encodeNote, noteCommitment } from "../notes/index.ts";
+import { DEFAULT_MIN_ANONYMITY, minAnonymityFromEnvironment } from "./anonymity.ts";
 import { Flows, type MintParams, type RedeemParams } from "./flows.ts";
 import {
   type ClosePositionParams,
@@ -35,6 +36,8 @@ import {
 export * from "./errors.ts";
 export type * from "./types.ts";
 export { chooseFloor, describeHold, roundFloorUp } from "./flows.ts";
+export { DEFAULT_MIN_ANONYMITY } from "./anonymity.ts";
+export type { AnonymityWarning } from "./anonymity.ts";
 export type { Hold, MintParams, MintStep, ProveStep, RedeemParams, RedeemStep, TypedDataSigner } from "./flows.ts";
 export { parseCall } from "./governance-flows.ts";
 export type {
@@ -73,6 +76,11 @@ export interface ZsdOptions {
   maxRetryAfter?: number;
   /** The fetch to send requests with (a proxy's, or a recorder in tests). */
   fetch?: typeof fetch;
+  /**
+   * A mint warns (its onWarning) when its floor leaves fewer deposits than this that could back it.
+   * Default: ZSD_MIN_ANONYMITY where there is an environment, else 20.
+   */
+  minAnonymity?: number;
 }
 
 /** Where a sandbox key talks to unless told: the stack `npm start` runs. */
@@ -156,7 +164,9 @@ export class Zsd {
     this.agents = new AgentsResource(http);
     this.alerts = new AlertsResource(http);
     this.governance = new GovernanceResource(http);
-    this.#flows = new Flows(http, this);
+    this.#flows = new Flows(http, this, {
+      minAnonymity: options.minAnonymity ?? minAnonymityFromEnvironment() ?? DEFAULT_MIN_ANONYMITY,
+    });
     this.#positionFlows = new PositionFlows(this.#flows, this);
     this.#governanceFlows = new GovernanceFlows(this);
   }

@@ -17,6 +17,10 @@ export class RelayResource extends Resource {
   get(): Promise<Answer<"getRelay">> {
     return this.http.request("GET", "/v1/relay");
   }
+  /** How many deposits could back a mint proving `floor` ZEC: its anonymity set. */
+  anonymity(floor: string): Promise<Answer<"getAnonymitySet">> {
+    return this.http.request("GET", "/v1/relay/anonymity", { query: { floor } });
+  }
 }
 
 export class KeysResource extends Resource {

@@ -206,6 +206,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/relay/anonymity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How many deposits could back a mint that proves this collateral floor (its anonymity set) */
+        get: operations["getAnonymitySet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/proofs/submit": {
         parameters: {
             query?: never;
@@ -1748,6 +1765,22 @@ export type components = {
                 /** @description The oldest price the minter accepts */
                 maxPriceAgeSeconds: number;
             } | null;
+        };
+        Anonymity: {
+            /** @constant */
+            object: "anonymity";
+            /** @description The floor asked about, in ZEC */
+            floor: string;
+            /** @description The same in zatoshi */
+            floorZat: string;
+            /** @description Leaves whose public amount is at least the floor: the deposits a mint at this floor could spend */
+            candidates: number;
+            /** @description Change leaves, whose amount is private: they could back any floor and are not counted (a lower bound) */
+            hiddenAmountLeaves: number;
+            /** @description Every leaf of the deposit tree */
+            leaves: number;
+            /** @description The SDKs warn when candidates is below this (their ZSD_MIN_ANONYMITY, 20 by default) */
+            advisedMinimum: number;
         };
         Proof: {
             /** @constant */
@@ -4263,6 +4296,80 @@ export interface operations {
             /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAnonymitySet: {
+        parameters: {
+            query: {
+                /** @description The collateral floor a mint would prove, in ZEC (its collateralFloorZat, public in the mint) */
+                floor: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The anonymity set of a mint at this floor */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "anonymity",
+                     *       "floor": "3.1",
+                     *       "floorZat": "310000000",
+                     *       "candidates": 212,
+                     *       "hiddenAmountLeaves": 40,
+                     *       "leaves": 1304,
+                     *       "advisedMinimum": 20
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Anonymity"];
+                };
+            };
+            /** @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
