@@ -49,16 +49,16 @@ function client(): Zsd {
  * Where the ZEC a proof leaves of its note goes: told even with --json (as a
  * released note is), since that change note is the only way back to it.
  */
-const tellChange = (zsd: Zsd, amount: string, note: Note) =>
+const tellChange = (amount: string, note: string) =>
   process.stderr.write(
     `change: the other ${amount} ZEC of the note is not spent; once this proof is used it is in the note's ` +
-      `change note ${zsd.notes.encode(note)} (keep it secret). It is no deposit: spend it with ` +
+      `change note ${note} (keep it secret). It is no deposit: spend it with ` +
       `--note <that note> --note-amount ${amount}\n`,
   );
 
-const mintProgress = (zsd: Zsd) => (step: MintStep) => {
+const mintProgress = (step: MintStep) => {
   if (step.step === "tree") progress(`tree: ${step.leaves} deposit leaves`);
-  else if (step.step === "change") tellChange(zsd, step.amount, step.note);
+  else if (step.step === "change") tellChange(step.amount, step.note);
   else if (step.step === "proving") progress(`proving with a collateral floor of ${step.collateralFloor} ZEC…`);
   else if (step.step === "submitted") progress(`proof ${step.proofId} verified`);
   // A held mint says who holds it: a bare "queued" reads as a stuck relay.
@@ -70,9 +70,9 @@ const redeemProgress = (step: RedeemStep) =>
       ? "signing the redemption…"
       : `redemption ${step.id}: ${step.hold ? describeHold(step.hold) : step.status}`,
   );
-const positionProgress = (zsd: Zsd) => (step: PositionStep) => {
+const positionProgress = (step: PositionStep) => {
   if (step.step === "tree") progress(`tree: ${step.leaves} deposit leaves`);
-  else if (step.step === "change") tellChange(zsd, step.amount, step.note);
+  else if (step.step === "change") tellChange(step.amount, step.note);
   else if (step.step === "proving") progress(`proving ${step.collateralFloor} ZEC of the note…`);
   else if (step.step === "signing") progress(`signing as ${step.signer}…`);
   else progress(`${step.id}: ${step.status}`);
@@ -96,7 +96,7 @@ function releaseTo(zsd: Zsd): { to: ReleaseTo; fresh?: Note } {
 
 async function position(zsd: Zsd, positionId: string | undefined, action: string | undefined): Promise<void> {
   if (!positionId) throw new UsageError("zsd position <id> [repay|withdraw|close|top-up]");
-  const common = { positionId, onProgress: positionProgress(zsd) };
+  const common = { positionId, onProgress: positionProgress };
   const done = (result: Record<string, unknown>, fresh: Note | undefined, human: string) => {
     const note = fresh ? zsd.notes.encode(fresh) : undefined;
     out(
@@ -153,7 +153,7 @@ const mintArgs = (zsd: Zsd) => ({
   amount: need("amount"),
   recipient: need("recipient") as Address,
   floor: values.floor,
-  onProgress: mintProgress(zsd),
+  onProgress: mintProgress,
 });
 
 async function main(positionals: string[]): Promise<void> {
@@ -209,7 +209,7 @@ async function main(positionals: string[]): Promise<void> {
         noteAmount: values["note-amount"],
         amount: values.amount,
         zcashAddress: zcashAddress(need("to")),
-        onProgress: positionProgress(zsd),
+        onProgress: positionProgress,
       });
       return out(
         w,

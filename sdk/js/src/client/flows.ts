@@ -11,6 +11,7 @@ import {
   DepositTree,
   changeNote,
   depositLeaf,
+  encodeNote,
   noteCommitment,
   nullifierHash,
   positionOwner,
@@ -27,12 +28,13 @@ import type { Body, Mint, Redemption, Relay } from "./types.ts";
 /**
  * A proof's steps on this machine: the tree rebuilt, then proving. When the proof
  * spends less than the note holds, "change" comes first: the rest (ZEC) goes to
- * the note's change note once the proof is used, a note that is no deposit, so
- * spending it needs its amount (`noteAmount`, the CLI's --note-amount).
+ * the note's change note once the proof is used (`note`, encoded: a secret to
+ * keep, as the note is), a note that is no deposit, so spending it needs its
+ * amount (`noteAmount`, the CLI's --note-amount).
  */
 export type ProveStep =
   | { step: "tree"; leaves: number }
-  | { step: "change"; amount: string; note: Note }
+  | { step: "change"; amount: string; note: string }
   | { step: "proving"; collateralFloor: string };
 
 /** The hold compliance keeps on a mint or a redemption (null when none does). */
@@ -226,7 +228,8 @@ export class Flows {
       );
     }
     if (amountZat > floorZat) {
-      params.onProgress?.({ step: "change", amount: formatZec(amountZat - floorZat), note: changeNote(params.note) });
+      const note = encodeNote(changeNote(params.note));
+      params.onProgress?.({ step: "change", amount: formatZec(amountZat - floorZat), note });
     }
     params.onProgress?.({ step: "proving", collateralFloor: formatZec(floorZat) });
     const proved = await proveCollateral(
