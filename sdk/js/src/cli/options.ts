@@ -28,7 +28,8 @@ export const USAGE = `usage: zsd <command> [options]
   governance delegate [--delegatee 0x]       sign (ZSD_PRIVATE_KEY) a delegation, relayed gas-free: tokens count
                                              as votes only once delegated (to yourself by default)
   governance propose --title T --call C [--call C…] [--description D] [--rpc-url URL]
-                                             send a proposal from ZSD_PRIVATE_KEY's account (it pays the gas), C as
+                                             send a proposal from ZSD_PRIVATE_KEY's account (it pays the gas, through
+                                             --rpc-url or ZSD_RPC_URL; http://127.0.0.1:8545 on a local chain), C as
                                              Contract.function(args), e.g. "StableMinter.setMinCollateralRatio(17000)"
   governance vote ID for|against|abstain [--reason R]
                                              sign (ZSD_PRIVATE_KEY) a ballot, relayed gas-free; wait until counted
