@@ -6,6 +6,7 @@ import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from 
 import { formatZsd } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 
 const { alice, oracleUpdater } = accounts;
@@ -138,6 +139,42 @@ describe("a stale price", () => {
     } finally {
       sandbox.priceFeed?.stop();
       await sandbox.close();
+    }
+  });
+
+  it("keeps a developer's price when the feeder's ticks queued before it land after it", async () => {
+    // A tick fixes its price when it is queued. Ticks queued behind a slow post once posted
+    // the old price after a developer's set, and made it the feeder's price again.
+    const proxy = await startRpcProxy(s.rpcUrl);
+    const sandbox = await startRelayApi(s, storage.db, {
+      RPC_URL: proxy.url,
+      ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(2),
+      SANDBOX_PRICE_FEED_MS: "20",
+    });
+    try {
+      await sandbox.priceFeed!.start();
+      const [, old] = await s.read.oracle.read.latestRoundData();
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      proxy.beforeNextSend = () => held;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const set = sandbox.call("/v1/sandbox/price", json({ price: "20.5" }));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      release();
+      expect((await set).status).toBe(200);
+      expect(old).not.toBe(2_050_000_000n);
+      // What the queue held when the set answered has landed well within 3 s.
+      const seen = new Set<bigint>();
+      for (const until = Date.now() + 3_000; Date.now() < until;) {
+        seen.add((await s.read.oracle.read.latestRoundData())[1]);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect([...seen]).toEqual([2_050_000_000n]);
+      expect(sandbox.priceFeed!.state.price).toBe(2_050_000_000n);
+    } finally {
+      sandbox.priceFeed?.stop();
+      await sandbox.close();
+      await proxy.close();
     }
   });
 });

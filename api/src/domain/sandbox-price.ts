@@ -23,6 +23,7 @@ export class SandboxPriceFeed {
   #state: PriceFeedState;
   #timer: NodeJS.Timeout | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  #queued = 0;
   readonly #wallet: ReturnType<Chain["wallet"]>;
 
   constructor(
@@ -41,9 +42,11 @@ export class SandboxPriceFeed {
   /** Posts the current price at once (taken from the oracle), then every `everyMs`. */
   async start(): Promise<void> {
     this.#state.price = (await this.chain.priceState()).price;
-    if (this.#state.mode !== "paused") await this.#post(this.#next());
+    if (this.#state.mode !== "paused") await this.#post(() => this.#next());
     this.#timer = setInterval(() => {
-      if (this.#state.mode !== "paused") this.#post(this.#next()).catch(this.options.onError);
+      // A tick while a post is still queued adds nothing: the queued one posts the price of its turn.
+      if (this.#state.mode === "paused" || this.#queued > 0) return;
+      this.#post(() => this.#next()).catch(this.options.onError);
     }, this.options.everyMs);
     this.#timer.unref();
   }
@@ -59,7 +62,7 @@ export class SandboxPriceFeed {
       const price = parseUnits(change.price, PRICE_DECIMALS);
       if (price <= 0n) throw domainErrors.invalid([{ field: "body.price", message: "must be above 0" }]);
       this.#state.price = price;
-      await this.#post(price);
+      await this.#post(() => price);
     }
     return this.state;
   }
@@ -71,9 +74,15 @@ export class SandboxPriceFeed {
     return next > 0n ? next : this.#state.price;
   }
 
-  /** One price at a time: this process owns the updater key's nonces. */
-  #post(price: bigint): Promise<void> {
+  /**
+   * One price at a time: this process owns the updater key's nonces. The price is
+   * taken when the post's turn comes, not when it was queued: a tick queued behind a
+   * slow post would otherwise post, and keep, a price a developer has since replaced.
+   */
+  #post(priceOfTurn: () => bigint): Promise<void> {
+    this.#queued++;
     const run = this.#queue.then(async () => {
+      const price = priceOfTurn();
       const oracle = (await this.chain.priceState()).oracle;
       let hash: Hex;
       try {
@@ -96,7 +105,7 @@ export class SandboxPriceFeed {
       this.#state.price = price;
       this.#state.lastPostedAt = new Date();
     });
-    this.#queue = run.catch(() => undefined);
+    this.#queue = run.catch(() => undefined).finally(() => this.#queued--);
     return run;
   }
 }
