@@ -1,12 +1,31 @@
 import { defineConfig } from "vitest/config";
+import { TEST_WORKERS } from "./test/helpers/workers.ts";
+
+// Files that measure time against a bound (latency percentiles, timing ratios)
+// run after the others, one at a time, so that no other file shares the cores.
+const ALONE = ["test/dashboard/account-timing.test.ts", "test/api/webhooks-fairness.test.ts"];
+
+const limits = { testTimeout: 120_000, hookTimeout: 180_000 };
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    // Runs once for both projects: one Hardhat node per worker.
     globalSetup: ["test/helpers/global-setup.ts"],
-    // One Hardhat node serves every file, and files snapshot/revert it.
-    fileParallelism: false,
-    testTimeout: 120_000,
-    hookTimeout: 180_000,
+    pool: "forks",
+    poolOptions: { forks: { minForks: 1, maxForks: TEST_WORKERS } },
+    projects: [
+      {
+        test: {
+          ...limits,
+          name: "shared",
+          include: ["test/**/*.test.ts"],
+          exclude: ALONE,
+          // Each worker has its own Hardhat node; files in a worker snapshot and revert it.
+          fileParallelism: true,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      { test: { ...limits, name: "alone", include: ALONE, fileParallelism: false, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

@@ -1,15 +1,16 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createPublicClient, http } from "viem";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Deployment } from "@zsd/sdk/deployment";
 import { deploy } from "../../scripts/deploy.ts";
 import { DEPLOYMENTS_DIR } from "../../scripts/lib/paths.ts";
 import { accounts } from "../helpers/fixtures.ts";
+import { workerRpcUrl } from "../helpers/node-url.ts";
 
 describe("deploy", () => {
   it("writes deployments/<network>.json with chain id, addresses and start blocks", async () => {
-    const rpcUrl = inject("rpcUrl");
+    const rpcUrl = workerRpcUrl();
     const network = `test-${process.pid}`;
     const path = join(DEPLOYMENTS_DIR, `${network}.json`);
     try {

@@ -1,14 +1,15 @@
 // Vitest-only helpers: the fixture on the shared node, revert assertions, snapshots.
 import { type Hex, BaseError, ContractFunctionRevertedError, decodeErrorResult } from "viem";
-import { expect, inject } from "vitest";
+import { expect } from "vitest";
 import type { DeployParameters } from "../../scripts/deploy.ts";
 import { ALL_ERRORS, type System, createSystem } from "@zsd/testkit";
+import { workerRpcUrl } from "./node-url.ts";
 
 export * from "@zsd/testkit";
 
-/** The whole system, freshly deployed on the node that global-setup started. */
+/** The whole system, freshly deployed on this worker's node (global-setup starts them). */
 export function deploySystem(parameters: Partial<DeployParameters> = {}): Promise<System> {
-  return createSystem(inject("rpcUrl"), parameters);
+  return createSystem(workerRpcUrl(), parameters);
 }
 
 /** Asserts that `action` reverts with the custom error `errorName` (and `args` if given). */
