@@ -313,4 +313,57 @@ describe("the README's walkthroughs", () => {
     expect(confirmedAfter).toBeDefined();
     expect(confirmedAfter!).toBeLessThan(seconds * 1000);
   });
+
+  it("counts a vote made with the governance commands the README shows", async () => {
+    const lines = block("### Governance on the sandbox").split("\n");
+    const env: Record<string, string> = { ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url, ZSD_RPC_URL: s.rpcUrl };
+    const known: Record<string, string> = {};
+    let proposalId: bigint | undefined;
+    let ran = 0;
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!.replace(/\s+#.*$/, "");
+      const exported = /^export (\w+)=(\S+)$/.exec(line);
+      if (exported && exported[1] !== "ZSD_API_KEY") env[exported[1]!] = exported[2]!;
+      if (!line.startsWith("npx zsd ")) continue;
+      const expected = /^# → (.*)$/.exec(lines[i + 1] ?? "");
+      if (!expected) throw new Error(`no "# → …" line under: ${line}`);
+      const fill = (text: string) => text.replace(/<(\w+)>/g, (_, name: string) => known[name] ?? `<${name}>`);
+      // Voting opens a block after the snapshot: npm start's chain mines one a second, this one on demand.
+      if (line.includes(" vote ")) await s.mineBlocks(2);
+      const result = await governanceCli(words(fill(line), api.secret).slice(2), env);
+      expect({ line, code: result.code, stderr: result.code === 0 ? "" : result.stderr }).toEqual({
+        line,
+        code: 0,
+        stderr: "",
+      });
+      // "…" in the README stands for any text.
+      const pattern = fill(expected[1]!)
+        .split("…")
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+        .join(".*?");
+      expect(result.stdout.split("\n")[0]).toMatch(new RegExp(`^${pattern}$`));
+      const proposed = /^proposal (\d+) /.exec(result.stdout);
+      if (proposed) proposalId = BigInt((known.proposalId = proposed[1]!));
+      ran++;
+    }
+    expect(ran).toBe(4);
+    // Counted on-chain: the holder's whole supply, for.
+    const [against, forVotes, abstain] = await s.read.governor.read.proposalVotes([proposalId!]);
+    expect({ against, forVotes, abstain }).toEqual({ against: 0n, forVotes: 1_000_000n * 10n ** 18n, abstain: 0n });
+  });
 });
+
+/** The built CLI, as `npx zsd` runs it, for the governance walkthrough. */
+function governanceCli(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, "sdk", "js", "bin", "zsd.js"), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
