@@ -21,11 +21,19 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ALONE,
           // Each worker has its own Hardhat node; files in a worker snapshot and revert it.
-          fileParallelism: true,
           sequence: { groupOrder: 0 },
         },
       },
-      { test: { ...limits, name: "alone", include: ALONE, fileParallelism: false, sequence: { groupOrder: 1 } } },
+      {
+        test: {
+          ...limits,
+          name: "alone",
+          include: ALONE,
+          // One fork: these files run one after the other.
+          poolOptions: { forks: { singleFork: true } },
+          sequence: { groupOrder: 1 },
+        },
+      },
     ],
   },
 });
