@@ -29,6 +29,7 @@ export type RecordSent = (sent: SentTransaction) => Promise<boolean>;
 export class TransactionSender {
   readonly address: Address;
   readonly #wallet: ReturnType<Chain["wallet"]>;
+  #followed = false;
 
   constructor(
     private readonly chain: Chain,
@@ -40,8 +41,19 @@ export class TransactionSender {
     this.address = this.#wallet.account.address;
   }
 
+  /**
+   * Whether a transaction was sent or followed since the last call: the worker
+   * keeps its fast poll while one of its transactions waits to be confirmed.
+   */
+  takeFollowed(): boolean {
+    const followed = this.#followed;
+    this.#followed = false;
+    return followed;
+  }
+
   /** Signs a call at the key's next pending nonce (its limit: `gas` estimated plus `headroom`), records it, then broadcasts it. */
   async send(to: Address, data: Hex, gas: bigint, record: RecordSent, headroom = RELAY_HEADROOM): Promise<void> {
+    this.#followed = true;
     const [nonce, fees] = await Promise.all([
       this.chain.client.getTransactionCount({ address: this.address, blockTag: "pending" }),
       this.chain.client.estimateFeesPerGas(),
@@ -60,6 +72,7 @@ export class TransactionSender {
 
   /** The receipt of a recorded transaction, once it is mined. */
   receipt(hash: string) {
+    this.#followed = true;
     return this.chain.client.getTransactionReceipt({ hash: hash as Hex }).catch(() => undefined);
   }
 
@@ -73,6 +86,7 @@ export class TransactionSender {
    * the chain which, and otherwise signs its call again at a fresh nonce.
    */
   async advance(tx: RecordedTransaction, record: RecordSent): Promise<"waiting" | "nonce taken"> {
+    this.#followed = true;
     if (!tx.tx_hash || !tx.raw_tx) return "waiting";
     const pending = await this.chain.client.getTransaction({ hash: tx.tx_hash as Hex }).catch(() => undefined);
     if (!pending) {

@@ -147,9 +147,11 @@ export class RelayWorker {
     this.#running = undefined;
     if (this.#stopped) return;
     clearTimeout(this.#timer);
+    // A transaction sent or still waiting keeps the fast poll, however long it takes to be mined.
+    const following = this.#sender.takeFollowed();
     const wait = this.#wakeAgain
       ? 0
-      : Date.now() < this.#busyUntil
+      : following || Date.now() < this.#busyUntil
         ? this.options.pollMs
         : (this.options.idlePollMs ?? this.options.pollMs);
     this.#timer = setTimeout(() => void this.#loop(), wait);
