@@ -1,15 +1,22 @@
 // An RPC outage while mints are queued: the worker keeps failing its passes
 // without losing or blocking anything, and finishes once the node is back.
+// Two kinds: the node refusing connections, and the node silent (connections
+// accepted, requests swallowed, no error and no answer) for a while: calls
+// time out after UPSTREAM_TIMEOUT_MS and answer 503, nothing is sent twice.
 import { type Server, type Socket, connect, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { releaseProver } from "@zsd/sdk/notes";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { type RunningApi, openStorage, queueMint, settledMint, startRelayApi } from "./helpers.ts";
+import { type RunningApi, json, openStorage, queueMint, settledMint, startRelayApi } from "./helpers.ts";
 
-/** A TCP relay to the node that can drop every connection, as a network outage does. */
+/**
+ * A TCP relay to the node that can drop every connection, as a network
+ * outage does, or go silent: bytes either way are swallowed, connections stay open.
+ */
 async function outageProxy(target: URL) {
   const sockets = new Set<Socket>();
   let down = false;
+  let silent = false;
   const server: Server = createServer((client) => {
     if (down) return client.destroy();
     const upstream = connect(Number(target.port), target.hostname);
@@ -18,7 +25,14 @@ async function outageProxy(target: URL) {
       socket.on("close", () => sockets.delete(socket));
       socket.on("error", () => undefined);
     }
-    client.pipe(upstream).pipe(client);
+    const relay = (from: Socket, to: Socket) =>
+      from.on("data", (chunk) => {
+        if (!silent) to.write(chunk);
+      });
+    relay(client, upstream);
+    relay(upstream, client);
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
@@ -27,8 +41,12 @@ async function outageProxy(target: URL) {
       down = true;
       for (const socket of sockets) socket.destroy();
     },
+    silence() {
+      silent = true;
+    },
     restore() {
       down = false;
+      silent = false;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -75,5 +93,46 @@ describe("relay through an RPC outage", () => {
       expect((await settledMint(api, mintId)).status).toBe("confirmed");
     }
     expect(await s.read.token.read.balanceOf([accounts.bob.address])).toBe(40n * ZSD);
+  });
+
+  it("answers 503 while the node is silent, and the worker sends each queued mint once when it answers again", async () => {
+    // Queued while the worker is stopped, so that its passes meet the silence.
+    await api.worker!.stop();
+    const mintIds: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      mintIds.push((await queueMint(api, s, { recipient: accounts.carol.address, mintAmount: 15n * ZSD })).mintId);
+    }
+    api.worker!.start();
+    // The node says nothing for a while (a minute in the field; 3 s here, six times UPSTREAM_TIMEOUT_MS).
+    proxy.silence();
+    const silentSince = Date.now();
+    const timed: number[] = [];
+    while (Date.now() - silentSince < 3_000) {
+      const t0 = Date.now();
+      const answer = await api.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: "12345" }));
+      timed.push(Date.now() - t0);
+      expect(answer.status).toBe(503);
+      expect(await answer.json()).toMatchObject({ code: "upstream_unavailable" });
+    }
+    // Each call gave up (about UPSTREAM_TIMEOUT_MS per call to the node), none hung.
+    expect(Math.max(...timed)).toBeLessThan(2_900);
+    const during = await storage.db.query<{ status: string }>("SELECT status FROM mints WHERE id = ANY($1)", [mintIds]);
+    expect(during.every((m) => m.status === "queued" || m.status === "submitted")).toBe(true);
+
+    proxy.restore();
+    for (const mintId of mintIds) {
+      expect((await settledMint(api, mintId)).status).toBe("confirmed");
+    }
+    const minted = await s.publicClient.getContractEvents({
+      address: s.read.minter.address,
+      abi: s.read.minter.abi,
+      eventName: "Minted",
+      args: { recipient: accounts.carol.address },
+      fromBlock: BigInt(s.deployment.contracts.StableMinter.startBlock),
+    });
+    expect(minted).toHaveLength(2);
+    expect(await s.read.token.read.balanceOf([accounts.carol.address])).toBe(30n * ZSD);
+    // The deposits refused during the silence left no ledger line.
+    expect(await storage.db.query("SELECT 1 FROM custody_ledger WHERE note_commitment = '12345'")).toEqual([]);
   });
 });
