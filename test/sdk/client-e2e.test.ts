@@ -16,6 +16,7 @@ import { ROOT } from "../../scripts/lib/paths.ts";
 import { type RunningApi, openStorage, startRelayApi } from "../api/helpers.ts";
 import { startReceiver } from "../api/webhook-receiver.ts";
 import { type System, ZEC, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { createTestDatabase } from "@zsd/testkit";
 
 const { alice, bob } = accounts;
 const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
@@ -24,6 +25,7 @@ const CLI = join(ROOT, "sdk", "js", "bin", "zsd.js");
 describe("the SDK and the CLI on the real stack", () => {
   let s: System;
   let indexer: RunningIndexer;
+  let indexerDb: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
   let dir: string;
@@ -36,7 +38,8 @@ describe("the SDK and the CLI on the real stack", () => {
     indexer = await startIndexer({
       rpcUrl: s.rpcUrl,
       deploymentFile,
-      pgliteDirectory: join(dir, "pglite"),
+      // On PostgreSQL Ponder is ready in about half the time it takes on PGlite.
+      databaseUrl: (indexerDb = await createTestDatabase("zsd_indexer")).url,
       schema: "zsd_sdk",
     });
     storage = await openStorage("pglite");
@@ -52,6 +55,7 @@ describe("the SDK and the CLI on the real stack", () => {
   afterAll(async () => {
     await api?.close();
     await indexer?.stop();
+    await indexerDb?.drop();
     await storage?.close();
     rmSync(dir, { recursive: true, force: true });
     await releaseProver();
