@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import LongestFirst from "./test/helpers/sequencer.ts";
 import { TEST_WORKERS } from "./test/helpers/workers.ts";
 
 // Files that measure time against a bound (latency percentiles, timing ratios)
@@ -11,6 +12,7 @@ export default defineConfig({
   test: {
     // Runs once for both projects: one Hardhat node per worker.
     globalSetup: ["test/helpers/global-setup.ts"],
+    sequence: { sequencer: LongestFirst },
     pool: "forks",
     poolOptions: { forks: { minForks: 1, maxForks: TEST_WORKERS } },
     projects: [
