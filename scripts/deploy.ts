@@ -119,11 +119,25 @@ export async function deploy(options: DeployOptions): Promise<Deployment> {
   const token = await create("StableToken", [p.tokenName, p.tokenSymbol, deployer]);
   const registry = await create("CollateralRegistry", [deployer, attestor], { PoseidonT3: poseidon });
   const verifier = await create("Groth16Verifier", []);
+  const batchVerifier = await create("Groth16BatchVerifier", []);
   const ratioBuckets = await create("RatioBuckets", []);
+  // The positions' accounting, linked into the minter (it runs on the minter's storage).
+  const positionBook = await create("PositionBook", [], { RatioBuckets: ratioBuckets });
   const minter = await create(
     "StableMinter",
-    [deployer, pauser, token, registry, verifier, oracle, p.maxPriceAge, p.minCollateralRatioBps, p.maxRootAge],
-    { RatioBuckets: ratioBuckets },
+    [
+      deployer,
+      pauser,
+      token,
+      registry,
+      verifier,
+      batchVerifier,
+      oracle,
+      p.maxPriceAge,
+      p.minCollateralRatioBps,
+      p.maxRootAge,
+    ],
+    { PositionBook: positionBook },
   );
   const redemptions = await create("Redemptions", [
     deployer,

@@ -103,6 +103,10 @@ interface IStableMinter is IPriceConsumer {
     error UnderwaterPositionsPending(uint256 steps);
     error RedemptionExceedsDebt(uint256 amount, uint256 totalDebt);
     error CallerNotRedemptions(address caller);
+    /// @notice A batch must hold between one and `max` mints.
+    error InvalidBatchSize(uint256 size, uint256 max);
+    /// @notice A batch needs one proof per request.
+    error BatchLengthMismatch(uint256 proofs, uint256 requests);
 
     /// @notice Tokens were minted against the note behind `nullifierHash`, opening `positionId`.
     event Minted(
@@ -157,6 +161,15 @@ interface IStableMinter is IPriceConsumer {
     /// `recipient` and `fee` to `relayer`. Anyone may submit; the proof decides.
     /// @return positionId The new position.
     function mint(Proof calldata proof, MintRequest calldata request) external returns (uint256 positionId);
+
+    /// @notice Mints for every request at once, each as `mint` would (its own
+    /// nullifier, binding, position, events and fee, in order), with the
+    /// proofs checked together by one pairing product (Groth16BatchVerifier).
+    /// One invalid item refuses the whole batch.
+    function mintBatch(
+        Proof[] calldata proofs,
+        MintRequest[] calldata requests
+    ) external returns (uint256[] memory positionIds);
 
     /// @notice Spends a note to add `collateralFloorZat` to an open position. Anyone may submit.
     function topUp(Proof calldata proof, NoteSpend calldata spend, uint256 positionId) external;

@@ -12,11 +12,13 @@ export const CONTRACTS = {
   Redemptions: "contracts/Redemptions.sol",
   ZecUsdOracle: "contracts/ZecUsdOracle.sol",
   Groth16Verifier: "contracts/verifiers/Groth16Verifier.sol",
+  Groth16BatchVerifier: "contracts/verifiers/Groth16BatchVerifier.sol",
   GovernanceToken: "contracts/governance/GovernanceToken.sol",
   StableGovernor: "contracts/governance/StableGovernor.sol",
   StableTimelock: "contracts/governance/StableTimelock.sol",
   PoseidonT3: "poseidon-solidity/PoseidonT3.sol",
   RatioBuckets: "contracts/libraries/RatioBuckets.sol",
+  PositionBook: "contracts/libraries/PositionBook.sol",
 } as const satisfies Record<ContractName, string>;
 
 export interface Artifact {

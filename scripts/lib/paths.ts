@@ -12,6 +12,7 @@ export const CIRCUIT = {
   vkey: join(ROOT, "circuits", "build", "verification_key.json"),
   manifest: join(ROOT, "circuits", "build", "manifest.json"),
   verifier: join(ROOT, "contracts", "verifiers", "Groth16Verifier.sol"),
+  batchVerifier: join(ROOT, "contracts", "verifiers", "Groth16BatchVerifier.sol"),
   /** Scratch space, not committed. */
   scratch: join(ROOT, "build", "circuit"),
   ptauDir: join(ROOT, "build", "ptau"),

@@ -15,11 +15,13 @@ export type ContractName =
   | "Redemptions"
   | "ZecUsdOracle"
   | "Groth16Verifier"
+  | "Groth16BatchVerifier"
   | "GovernanceToken"
   | "StableGovernor"
   | "StableTimelock"
   | "PoseidonT3"
-  | "RatioBuckets";
+  | "RatioBuckets"
+  | "PositionBook";
 
 export interface ContractRecord {
   address: Address;

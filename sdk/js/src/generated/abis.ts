@@ -1613,6 +1613,11 @@ export const stableMinterAbi = [
         "type": "address"
       },
       {
+        "internalType": "contract IGroth16BatchVerifier",
+        "name": "batchVerifier_",
+        "type": "address"
+      },
+      {
         "internalType": "address",
         "name": "oracle_",
         "type": "address"
@@ -1666,6 +1671,22 @@ export const stableMinterAbi = [
       }
     ],
     "name": "AuthorizationExpired",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "proofs",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "requests",
+        "type": "uint256"
+      }
+    ],
+    "name": "BatchLengthMismatch",
     "type": "error"
   },
   {
@@ -1746,6 +1767,22 @@ export const stableMinterAbi = [
       }
     ],
     "name": "InvalidAuthorization",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "size",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "max",
+        "type": "uint256"
+      }
+    ],
+    "name": "InvalidBatchSize",
     "type": "error"
   },
   {
@@ -2056,33 +2093,6 @@ export const stableMinterAbi = [
       }
     ],
     "name": "RootExpired",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "uint8",
-        "name": "bits",
-        "type": "uint8"
-      },
-      {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
-    ],
-    "name": "SafeCastOverflowedUintDowncast",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
-    ],
-    "name": "SafeCastOverflowedUintToInt",
     "type": "error"
   },
   {
@@ -2740,6 +2750,19 @@ export const stableMinterAbi = [
     "type": "function"
   },
   {
+    "inputs": [],
+    "name": "batchVerifier",
+    "outputs": [
+      {
+        "internalType": "contract IGroth16BatchVerifier",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [
       {
         "internalType": "uint256",
@@ -3222,6 +3245,94 @@ export const stableMinterAbi = [
         "internalType": "uint256",
         "name": "positionId",
         "type": "uint256"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "components": [
+          {
+            "internalType": "uint256[2]",
+            "name": "a",
+            "type": "uint256[2]"
+          },
+          {
+            "internalType": "uint256[2][2]",
+            "name": "b",
+            "type": "uint256[2][2]"
+          },
+          {
+            "internalType": "uint256[2]",
+            "name": "c",
+            "type": "uint256[2]"
+          }
+        ],
+        "internalType": "struct IStableMinter.Proof[]",
+        "name": "proofs",
+        "type": "tuple[]"
+      },
+      {
+        "components": [
+          {
+            "internalType": "uint256",
+            "name": "root",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "nullifierHash",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "collateralFloorZat",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "changeLeaf",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "mintAmount",
+            "type": "uint256"
+          },
+          {
+            "internalType": "address",
+            "name": "recipient",
+            "type": "address"
+          },
+          {
+            "internalType": "address",
+            "name": "relayer",
+            "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "fee",
+            "type": "uint256"
+          },
+          {
+            "internalType": "address",
+            "name": "owner",
+            "type": "address"
+          }
+        ],
+        "internalType": "struct IStableMinter.MintRequest[]",
+        "name": "requests",
+        "type": "tuple[]"
+      }
+    ],
+    "name": "mintBatch",
+    "outputs": [
+      {
+        "internalType": "uint256[]",
+        "name": "positionIds",
+        "type": "uint256[]"
       }
     ],
     "stateMutability": "nonpayable",
@@ -5655,6 +5766,57 @@ export const groth16VerifierAbi = [
       }
     ],
     "name": "verifyProof",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  }
+] as const;
+
+export const groth16BatchVerifierAbi = [
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "seed",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint256",
+        "name": "index",
+        "type": "uint256"
+      }
+    ],
+    "name": "coefficient",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "pure",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256[8][]",
+        "name": "proofs",
+        "type": "uint256[8][]"
+      },
+      {
+        "internalType": "uint256[5][]",
+        "name": "signals",
+        "type": "uint256[5][]"
+      }
+    ],
+    "name": "verifyProofs",
     "outputs": [
       {
         "internalType": "bool",
