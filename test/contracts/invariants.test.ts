@@ -819,6 +819,60 @@ describe("money invariants under random sequences", () => {
     }
   }
 
+  /**
+   * Several mints in one mintBatch (a k twice is a replay): every nullifier is
+   * checked before any proof, then each item is minted in order as Mint is,
+   * against the totals the earlier items left; one refusal refuses them all.
+   */
+  class MintBatch extends Step {
+    constructor(readonly ks: number[]) {
+      super();
+    }
+    toString() {
+      return `MintBatch(${this.ks.join(", ")})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async (c) => {
+        const items = this.ks.map((k) => mints[k]!);
+        let expected: string | null = null;
+        if (this.ks.some((k, j) => m.spent.has(`mint${k}`) || this.ks.indexOf(k) !== j)) {
+          expected = "NullifierAlreadySpent";
+        }
+        let [backing, debt] = [c.backing, c.debt];
+        for (const p of items) {
+          if (expected) break;
+          const v = value(c, p.floorZat);
+          if (v * BPS < p.mint * c.params.minCollateralRatioBps) expected = "InsufficientCollateralValue";
+          else if (
+            value(c, backing + p.floorZat) * BPS < (debt + p.mint) * c.params.systemFloorRatioBps &&
+            v * BPS < p.mint * c.params.systemFloorRatioBps
+          ) {
+            expected = "SystemRatioTooLow";
+          }
+          [backing, debt] = [backing + p.floorZat, debt + p.mint];
+        }
+        const outcome = await send(() =>
+          as(relayer).minter.write.mintBatch([items.map((p) => p.proof), items.map((p) => p.request)]),
+        );
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        const changes = new Map<bigint, Expected>();
+        for (const [j, p] of items.entries()) {
+          m.spent.add(`mint${this.ks[j]}`);
+          m.unminted -= p.floorZat;
+          m.supply += p.mint;
+          m.positions.push({ owner: p.owner.address, status: STATUS.Open });
+          changes.set(BigInt(c.positions.length + 1 + j), {
+            status: STATUS.Open,
+            owner: p.owner.address,
+            collateral: p.floorZat,
+            debt: p.mint,
+          });
+        }
+        return changes;
+      });
+    }
+  }
+
   class TopUp extends Step {
     constructor(readonly k: number) {
       super();
@@ -1696,6 +1750,7 @@ describe("money invariants under random sequences", () => {
     fc.bigInt(1n, 50n * ZEC).map((a) => new Deposit(a)),
     fc.nat({ max: MINTS.length - 1 }).map((k) => new Mint(k)),
     fc.nat({ max: MINTS.length - 1 }).map((k) => new Mint(k)),
+    fc.array(fc.nat({ max: MINTS.length - 1 }), { minLength: 1, maxLength: 4 }).map((ks) => new MintBatch(ks)),
     fc.nat({ max: TOP_UPS.length - 1 }).map((k) => new TopUp(k)),
     fc.tuple(index, fc.boolean(), bps(1, 9_999), fc.boolean()).map((a) => new Repay(...a)),
     fc.tuple(index, fc.oneof(bps(1, 2_000), bps(1, 10_000)), dest, caller).map((a) => new Withdraw(...a)),
