@@ -65,6 +65,40 @@ try {
   });
   const mintNoFee = await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 300n * ZSD, recipient: carol.address });
 
+  // mintBatch (issue 22): gas per mint for batches of 1, 4, 8 and 16 relayed mints
+  // (a fee to a relayer that already holds ZSD), with a change leaf (3.1 of a
+  // 4 ZEC deposit, as zsd.mint proves a round floor) and without. Every note is
+  // deposited before any is proved, so all prove against one root.
+  const batchSizes = [1, 4, 8, 16] as const;
+  const batchGas: Record<string, Record<string, number>> = { withChange: {}, withoutChange: {} };
+  for (const [flavour, floor] of [
+    ["withChange", 31n * (ZEC / 10n)],
+    ["withoutChange", 4n * ZEC],
+  ] as const) {
+    const total = batchSizes.reduce((a, b) => a + b, 0);
+    const notes = Array.from({ length: total }, () => createNote());
+    for (const note of notes) await s.deposit(note, 4n * ZEC);
+    const proved = [];
+    for (const note of notes) {
+      proved.push(
+        await s.prove({
+          note,
+          amountZat: 4n * ZEC,
+          collateralFloorZat: floor,
+          mintAmount: 100n * ZSD,
+          recipient: carol.address,
+          relayer: relayer.address,
+          fee: ZSD,
+        }),
+      );
+    }
+    for (const size of batchSizes) {
+      const items = proved.splice(0, size);
+      const hash = await s.as(relayer).minter.write.mintBatch([items.map((i) => i.proof), items.map((i) => i.request)]);
+      batchGas[flavour]![String(size)] = Math.round((await gas(hash)) / size);
+    }
+  }
+
   const redeemGas = await gas(await s.as(alice).redemptions.write.redeem([100n * ZSD, "ztestsapling1bench"]));
   const sig = await s.signedRedeem(bob, 100n * ZSD, "ztestsapling1bench");
   const redeemPermitGas = await gas(
@@ -238,6 +272,8 @@ try {
       failRedemption: failGas,
       redirectFailedPayout: redirectGas,
       castVote: castVoteGas,
+      /** Gas per mint of a mintBatch of 1, 4, 8 and 16 relayed mints (issue 22). */
+      mintBatchPerMint: batchGas,
       positions: {
         mintWithChangeLeaf: withChange.gas,
         topUp: topUpGas,
@@ -280,6 +316,10 @@ try {
     ["fail redemption (gas)", String(failGas), ""],
     ["redirect a failed payout to an address (gas)", String(redirectGas), ""],
     ["cast vote (gas)", String(castVoteGas), ""],
+    ...batchSizes.flatMap((size): [string, string, string][] => [
+      [`mintBatch of ${size}, with change, per mint (gas)`, String(batchGas.withChange![String(size)]), ""],
+      [`mintBatch of ${size}, no change, per mint (gas)`, String(batchGas.withoutChange![String(size)]), ""],
+    ]),
     ["mint with a change leaf (gas)", String(withChange.gas), ""],
     ["top up a position (gas)", String(topUpGas), ""],
     ["withdraw a note to a Zcash address (gas)", String(withdrawNoteGas), ""],
