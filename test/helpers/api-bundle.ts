@@ -1,0 +1,67 @@
+// The API as one JavaScript file, for tests that start it as a process many
+// times: `node --import tsx api/src/index.ts` compiles the API on every start
+// (seconds each on a loaded machine); the bundle is built once per test file.
+//
+// The repository's TypeScript (the API and the workspace packages it imports)
+// is bundled; every npm package stays outside, imported by the absolute path
+// it resolves to from the file that imports it (so each workspace keeps its
+// own versions). Each file's import.meta.url is its source file's, so paths
+// relative to a source file (circuits, assets) still point where they did.
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { ROOT } from "../../scripts/lib/paths.ts";
+
+let built: Promise<string> | undefined;
+
+/** Builds api/src/index.ts into api/dist/ (once per test process) and returns the file's path. */
+export function apiBundle(): Promise<string> {
+  built ??= build();
+  return built;
+}
+
+async function build(): Promise<string> {
+  const { build: esbuild } = await import("esbuild");
+  // Under api/ so that Node finds what the bundle imports where the API would.
+  const dir = join(ROOT, "api", "dist");
+  mkdirSync(dir, { recursive: true });
+  const outfile = join(dir, `test-api-${process.pid}.mjs`);
+  process.once("exit", () => rmSync(outfile, { force: true }));
+  await esbuild({
+    entryPoints: [join(ROOT, "api", "src", "index.ts")],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error",
+    plugins: [
+      {
+        name: "npm-outside",
+        setup(b) {
+          b.onResolve({ filter: /^[^./]/ }, async (args) => {
+            if (args.path.startsWith("node:") || args.pluginData === "resolving") return undefined;
+            if (args.path.startsWith("@zsd/")) return undefined;
+            const resolved = await b.resolve(args.path, {
+              resolveDir: args.resolveDir,
+              kind: args.kind,
+              pluginData: "resolving",
+            });
+            if (resolved.errors.length > 0) return { errors: resolved.errors };
+            // Node's own modules ("fs", "crypto") stay as written.
+            if (resolved.external || !resolved.path) return { path: args.path, external: true };
+            return { path: pathToFileURL(resolved.path).href, external: true };
+          });
+          b.onLoad({ filter: /\.ts$/ }, (args) => ({
+            contents: readFileSync(args.path, "utf8").replaceAll(
+              "import.meta.url",
+              JSON.stringify(pathToFileURL(args.path).href),
+            ),
+            loader: "ts",
+          }));
+        },
+      },
+    ],
+  });
+  return outfile;
+}
