@@ -7,7 +7,8 @@ import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts"
 import { emitEvent } from "../../api/src/domain/events.ts";
 import { KeyService } from "../../api/src/domain/keys.ts";
 import { createTestDatabase } from "@zsd/testkit";
-import { type ApiProcess, apiProcess, eventually } from "./helpers.ts";
+import { MAX_ATTEMPTS } from "../../api/src/webhooks/worker.ts";
+import { type ApiProcess, apiProcess, eventually, json, startApi } from "./helpers.ts";
 import { type Receiver, startReceiver, verify } from "./webhook-receiver.ts";
 
 const PINGS = 20;
@@ -124,5 +125,66 @@ describe("webhook delivery across a SIGKILL", () => {
     };
     expect(log.data).toHaveLength(PINGS + EMITTED);
     expect(log.data.every((d) => d.status === "succeeded")).toBe(true);
+  });
+
+  it("delivers each event once after a receiver down for a simulated day", async () => {
+    // The retry schedule at 1/20,000 of its pace: a day is 4.3 s, its 5 s first retry 0.25 ms.
+    const SCALE = 0.00005;
+    const DAY_MS = 24 * 3600_000 * SCALE;
+    const EVENTS = 5;
+    const local = await startApi(db, {
+      WEBHOOK_POLL_MS: "20",
+      WEBHOOK_TIMEOUT_MS: "1000",
+      WEBHOOK_RETRY_SCALE: String(SCALE),
+    });
+    const down = await startReceiver();
+    try {
+      const registered = await local.call(
+        "/v1/agents/register",
+        json({ name: "day-long outage", webhookUrl: down.url, events: ["mint.confirmed"], role: "observer" }),
+      );
+      expect(registered.status).toBe(201);
+      const agent = (await registered.json()) as { agentId: string; secret: string };
+      // Connections refused from before the first event until a day later.
+      await down.down();
+      local.webhooks.start();
+      const eventIds: string[] = [];
+      for (let i = 0; i < EVENTS; i++) {
+        const queued = await local.call(`/v1/agents/${agent.agentId}/test`, json({}));
+        expect(queued.status).toBe(202);
+        eventIds.push(((await queued.json()) as { eventId: string }).eventId);
+      }
+      await new Promise((r) => setTimeout(r, DAY_MS));
+      const attemptsInTheDay = await db.query<{ n: string }>(
+        "SELECT count(*) AS n FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.agent_id = $1",
+        [agent.agentId],
+      );
+      await down.up();
+      await eventually(
+        async () =>
+          (
+            await db.query("SELECT 1 FROM webhook_deliveries WHERE agent_id = $1 AND status <> 'succeeded'", [
+              agent.agentId,
+            ])
+          ).length,
+        (n) => n === 0,
+        "every delivery to succeed after the outage",
+        4 * DAY_MS,
+      );
+      // Nothing given up on, nothing delivered twice: one request per event, after the day.
+      const delivered = down.received.map((r) => verify(agent.secret, r).id);
+      expect(delivered.sort()).toEqual([...eventIds].sort());
+      // Retried through the day (5 s × 5^n, compressed): at least five attempts of each in it.
+      expect(Number(attemptsInTheDay[0]!.n)).toBeGreaterThanOrEqual(5 * EVENTS);
+      const attempts = await db.query<{ attempts: number; status: string }>(
+        "SELECT attempts, status FROM webhook_deliveries WHERE agent_id = $1",
+        [agent.agentId],
+      );
+      for (const d of attempts) expect(d).toMatchObject({ status: "succeeded", attempts: expect.any(Number) });
+      for (const d of attempts) expect(d.attempts).toBeLessThanOrEqual(MAX_ATTEMPTS);
+    } finally {
+      await local.close();
+      await down.close();
+    }
   });
 });
