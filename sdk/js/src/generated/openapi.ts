@@ -3308,7 +3308,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3476,7 +3476,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3595,7 +3595,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3709,7 +3709,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3805,7 +3805,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3918,7 +3918,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4011,7 +4011,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4124,7 +4124,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4215,7 +4215,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4365,7 +4365,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4566,7 +4566,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4694,7 +4694,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4797,7 +4797,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4994,7 +4994,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             * @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
              *     - `price_stale`: The ZEC/USD oracle price is too old for the contracts to mint or redeem at; nothing was queued. Retry once the oracle is updated.
              */
             503: {
@@ -5131,7 +5131,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5329,7 +5329,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             * @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
              *     - `price_stale`: The ZEC/USD oracle price is too old for the contracts to mint or redeem at; nothing was queued. Retry once the oracle is updated.
              */
             503: {
@@ -5467,7 +5467,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5594,7 +5594,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5722,7 +5722,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5932,7 +5932,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6065,7 +6065,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6188,7 +6188,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6380,7 +6380,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6589,7 +6589,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6795,7 +6795,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7003,7 +7003,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7202,7 +7202,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7331,7 +7331,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7529,7 +7529,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7652,7 +7652,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7792,7 +7792,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7998,7 +7998,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -8130,7 +8130,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -8322,7 +8322,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -8514,7 +8514,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -8707,7 +8707,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -8900,7 +8900,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9086,7 +9086,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9204,7 +9204,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9331,7 +9331,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9526,7 +9526,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9638,7 +9638,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9811,7 +9811,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9982,7 +9982,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10128,7 +10128,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10300,7 +10300,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10487,7 +10487,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10654,7 +10654,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10813,7 +10813,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10976,7 +10976,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11103,7 +11103,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11224,7 +11224,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11416,7 +11416,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11539,7 +11539,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11718,7 +11718,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11840,7 +11840,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11930,7 +11930,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -12089,7 +12089,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             * @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
              *     - `price_not_set`: The sandbox oracle did not take the price; retry shortly.
              */
             503: {
@@ -12255,7 +12255,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
