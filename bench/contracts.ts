@@ -65,44 +65,6 @@ try {
   });
   const mintNoFee = await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 300n * ZSD, recipient: carol.address });
 
-  // mintBatch (issue 22): gas per mint for batches of 1, 4, 8 and 16 relayed mints
-  // (a fee to a relayer that already holds ZSD), with a change leaf (3.1 of a
-  // 4 ZEC deposit, as zsd.mint proves a round floor) and without. Every note is
-  // deposited before any is proved, so all prove against one root.
-  const batchSizes = [1, 4, 8, 16] as const;
-  const batchGas: Record<string, Record<string, number>> = { withChange: {}, withoutChange: {} };
-  for (const [flavour, floor] of [
-    ["withChange", 31n * (ZEC / 10n)],
-    ["withoutChange", 4n * ZEC],
-  ] as const) {
-    const total = batchSizes.reduce((a, b) => a + b, 0);
-    const notes = Array.from({ length: total }, () => createNote());
-    for (const note of notes) await s.deposit(note, 4n * ZEC);
-    const proved = [];
-    for (const note of notes) {
-      proved.push(
-        await s.prove({
-          note,
-          amountZat: 4n * ZEC,
-          collateralFloorZat: floor,
-          mintAmount: 100n * ZSD,
-          recipient: carol.address,
-          relayer: relayer.address,
-          fee: ZSD,
-        }),
-      );
-    }
-    for (const size of batchSizes) {
-      const items = proved.splice(0, size);
-      // A set gas limit: the node's estimate for a batch of 16 came out over the 2^24 per-transaction cap.
-      const hash = await s
-        .as(relayer)
-        .minter.write.mintBatch([items.map((i) => i.proof), items.map((i) => i.request)], { gas: 16_000_000n });
-      batchGas[flavour]![String(size)] = Math.round((await gas(hash)) / size);
-      console.log(`mintBatch ${flavour} ${size}: ${batchGas[flavour]![String(size)]} gas per mint`);
-    }
-  }
-
   const redeemGas = await gas(await s.as(alice).redemptions.write.redeem([100n * ZSD, "ztestsapling1bench"]));
   const sig = await s.signedRedeem(bob, 100n * ZSD, "ztestsapling1bench");
   const redeemPermitGas = await gas(
@@ -227,6 +189,47 @@ try {
   const redeemSpreadingGas = await gas(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
   // Bob's redemption that custody failed above: he sends the held ZEC elsewhere.
   const redirectGas = await gas(await s.as(bob).redemptions.write.redirect([2n, SAPLING, 0n]));
+
+  // Last, so that the figures above are measured at the same tree size as before
+  // (a leaf's insertion cost depends on its index), and at $50 again.
+  await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([50n * 100_000_000n]));
+  // mintBatch (issue 22): gas per mint for batches of 1, 4, 8 and 16 relayed mints
+  // (a fee to a relayer that already holds ZSD), with a change leaf (3.1 of a
+  // 4 ZEC deposit, as zsd.mint proves a round floor) and without. Every note is
+  // deposited before any is proved, so all prove against one root.
+  const batchSizes = [1, 4, 8, 16] as const;
+  const batchGas: Record<string, Record<string, number>> = { withChange: {}, withoutChange: {} };
+  for (const [flavour, floor] of [
+    ["withChange", 31n * (ZEC / 10n)],
+    ["withoutChange", 4n * ZEC],
+  ] as const) {
+    const total = batchSizes.reduce((a, b) => a + b, 0);
+    const notes = Array.from({ length: total }, () => createNote());
+    for (const note of notes) await s.deposit(note, 4n * ZEC);
+    const proved = [];
+    for (const note of notes) {
+      proved.push(
+        await s.prove({
+          note,
+          amountZat: 4n * ZEC,
+          collateralFloorZat: floor,
+          mintAmount: 100n * ZSD,
+          recipient: carol.address,
+          relayer: relayer.address,
+          fee: ZSD,
+        }),
+      );
+    }
+    for (const size of batchSizes) {
+      const items = proved.splice(0, size);
+      // A set gas limit: the node's estimate for a batch of 16 came out over the 2^24 per-transaction cap.
+      const hash = await s
+        .as(relayer)
+        .minter.write.mintBatch([items.map((i) => i.proof), items.map((i) => i.request)], { gas: 16_000_000n });
+      batchGas[flavour]![String(size)] = Math.round((await gas(hash)) / size);
+      console.log(`mintBatch ${flavour} ${size}: ${batchGas[flavour]![String(size)]} gas per mint`);
+    }
+  }
 
   // Prover: warm-up once (curve set-up), then PROOF_RUNS timed proofs.
   const note = createNote();
