@@ -19,4 +19,27 @@ describe("PostgreSQL adapter", () => {
       await storage.close();
     }
   });
+
+  it("survives the server closing a connection a transaction holds between two queries: 503-type error, no crash", async () => {
+    const storage = await openStorage("postgres");
+    try {
+      const outcome = await storage.db
+        .transaction(async (tx) => {
+          const [{ pid }] = (await tx.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")) as [{ pid: number }];
+          // Closed from outside while the transaction does other work (an RPC call, a signature): the
+          // connection emits its error with no query running, which unheard ends the process.
+          await storage.db.query("SELECT pg_terminate_backend($1)", [pid]);
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          return tx.query("SELECT 1");
+        })
+        .then(
+          () => "committed",
+          (error: { code?: string }) => error.code,
+        );
+      expect(outcome).toBe("upstream_unavailable");
+      expect(await storage.db.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+    } finally {
+      await storage.close();
+    }
+  });
 });

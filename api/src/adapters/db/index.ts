@@ -64,6 +64,12 @@ class PostgresDatabase implements Database {
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await reachable(() => this.pool.connect());
     let broken: unknown;
+    // A checked-out connection has no pool listener: the server closing it while
+    // the work awaits something else (an RPC call, a signature) emits an error
+    // no query receives, which unheard ends the process. The next query fails
+    // as unreachable, and the connection is not given back.
+    const onError = (error: unknown) => (broken = error);
+    client.on("error", onError);
     try {
       await reachable(() => client.query("BEGIN"));
       const result = await work({
@@ -77,6 +83,7 @@ class PostgresDatabase implements Database {
       throw error;
     } finally {
       // A connection that failed its ROLLBACK is not given back to the pool for the next transaction.
+      client.removeListener("error", onError);
       client.release(broken instanceof Error ? broken : undefined);
     }
   }
