@@ -1,7 +1,8 @@
 // Ledger reads through the API against a live Hardhat node and the indexer,
 // with real proofs: every figure equals what the contracts say, and says which
 // block it is as of and how old that is. Readiness notices an indexer that
-// answers but no longer follows the chain.
+// answers but no longer follows the chain. An indexer killed mid-stream makes
+// reads answer 503, and after a restart it recovers and catches up.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
@@ -219,7 +220,7 @@ describe("ledger read endpoints", () => {
     expect(JSON.stringify(await refused.json())).toMatch(/floor.*must be positive/);
   });
 
-  it("is ready with the indexer and chain up, and answers 503 with Retry-After once the indexer stops", async () => {
+  it("is ready with the indexer and chain up, answers 503 once it is killed, and catches up after a restart (issue 26)", async () => {
     const head = Number(await s.publicClient.getBlockNumber());
     await waitForBlock(indexer.url, BigInt(head));
     const ready = await api.call("/v1/health/ready", { key: null });
@@ -228,15 +229,72 @@ describe("ledger read endpoints", () => {
       checks: { database: true, indexer: true, chain: true, price: true },
       indexer: { block: head, chainHead: head, lagBlocks: 0, maxLagBlocks: 10 },
     });
-    await indexer.stop();
+    // SIGKILL, as a crash or the OOM killer would: no shutdown, its schema left locked.
+    const exited = new Promise((resolve) => indexer.process.once("exit", resolve));
+    indexer.process.kill("SIGKILL");
+    await exited;
     const started = performance.now();
     const response = await api.call("/v1/collateral");
     expect(response.status).toBe(503);
     expect(response.headers.get("retry-after")).toBeTruthy();
+    expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(await response.json()).toMatchObject({
+      code: "upstream_unavailable",
+      detail: expect.stringMatching(/indexer/),
+    });
     expect(performance.now() - started).toBeLessThan(3000);
     expect((await api.call("/v1/relay/anonymity?floor=1", { key: null })).status).toBe(503);
     const notReady = await api.call("/v1/health/ready", { key: null });
     expect(notReady.status).toBe(503);
     expect((await notReady.json()).checks).toEqual({ database: true, indexer: false, chain: true, price: true });
+
+    // The chain goes on without it: a mint, a transfer and a redemption it has not seen.
+    await s.depositAndMint({ amountZat: 3n * ZEC, mintAmount: 40n * ZSD, recipient: bob.address });
+    await s.receipt(await s.as(bob).token.write.transfer([alice.address, 5n * ZSD]));
+    await s.receipt(await s.as(bob).redemptions.write.redeem([7n * ZSD, "ztestsapling1ledger"]));
+    const chainHead = await s.publicClient.getBlockNumber();
+
+    // Restarted on the same schema, it recovers from its checkpoint once the dead one's lock expires (Ponder's
+    // 25 s heartbeat timeout). Meanwhile every read answers 503 or says which block it is as of: never a 500,
+    // never figures newer than their block.
+    const answers: string[] = [];
+    let restarting = true;
+    const polling = (async () => {
+      while (restarting) {
+        const read = await api.call("/v1/supply");
+        const body = (await read.json()) as { code?: string; asOfBlock?: number };
+        answers.push(read.status === 200 ? `200 ${body.asOfBlock! <= chainHead}` : `${read.status} ${body.code}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
+    try {
+      indexer = await startIndexer({
+        rpcUrl: s.rpcUrl,
+        deploymentFile: join(dir, "deployment.json"),
+        databaseUrl: indexerDb!.url,
+        schema: "zsd_api",
+        // Where the API expects it.
+        port: Number(new URL(indexer.url).port),
+      });
+      await waitForBlock(indexer.url, chainHead, { nudge: () => s.mineBlocks(1) });
+    } finally {
+      restarting = false;
+      await polling;
+    }
+    expect(new Set(answers)).toEqual(
+      new Set(answers.filter((a) => a === "503 upstream_unavailable" || a === "200 true")),
+    );
+    expect(answers).toContain("503 upstream_unavailable");
+    // It resumed from its own checkpoint on the dead one's schema, not from a new one.
+    expect(indexer.logs()).toMatch(/Detected crash recovery/);
+    // Caught up: what it missed while down is in its figures, and they are the chain's.
+    const supply = await (await api.call("/v1/supply")).json();
+    expect(supply).toMatchObject({ circulating: formatZsd(await s.read.token.read.totalSupply()), burned: "17" });
+    expect(supply.asOfBlock).toBeGreaterThanOrEqual(Number(chainHead));
+    for (const account of [alice, bob]) {
+      const body = await (await api.call(`/v1/wallets/${account.address}/balances`)).json();
+      expect(body.balances[0].raw).toBe((await s.read.token.read.balanceOf([account.address])).toString());
+    }
+    expect((await api.call("/v1/health/ready", { key: null })).status).toBe(200);
   });
 });
