@@ -170,6 +170,12 @@ describe("the zsd CLI, built", () => {
     ],
     ["a delegatee that is no address", ["governance", "delegate", "--delegatee", "bob"], signer, /--delegatee must be/],
     ["an unknown governance command", ["governance", "elect"], {}, /unknown governance command elect/],
+    [
+      "a minimum anonymity that is no number",
+      ["mint", "--note", note, "--amount", "5", "--recipient", RECIPIENT],
+      { ZSD_MIN_ANONYMITY: "twenty" },
+      /ZSD_MIN_ANONYMITY must be a whole number of deposits/,
+    ],
     ["an unknown flag", ["mint", "--amout", "5"], {}, /Unknown option '--amout'/],
     ["an unknown command", ["mnit"], {}, /unknown command mnit/],
     [

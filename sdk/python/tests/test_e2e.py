@@ -237,8 +237,15 @@ class MintAndRedeemTest(unittest.TestCase):
         note = c.notes.create()
         self.assertTrue(note["note"].startswith("zsdnote1"))
         c.sandbox.deposit(amount="3", note_commitment=note["noteCommitment"])
-        mint = c.mint(note=note["note"], amount="60", recipient=owner)
+        # A minimum above every deposit of the stack: the prover counts the candidates (issue 23), the
+        # client hands the warning over, and the mint goes on.
+        strict = zsd.Client(stack().api_key, stack().base_url, poll_interval=0.2, min_anonymity=1000)
+        told: List[zsd.AnonymityWarning] = []
+        mint = strict.mint(note=note["note"], amount="60", recipient=owner, on_warning=told.append)
         self.assertEqual(mint["status"], "confirmed")
+        self.assertEqual([(w["code"], w["minimum"]) for w in told], [("small_anonymity_set", 1000)])
+        self.assertGreaterEqual(told[0]["candidates"] or 0, 1, "this note's own deposit reaches its floor")
+        self.assertIn(f"proving {told[0]['floor']} ZEC", told[0]["message"])
         self.assertEqual((mint["amount"], mint["recipient"]), ("60", owner))
         # The same note cannot mint twice: its nullifier is spent.
         with self.assertRaises(zsd.ZsdError):

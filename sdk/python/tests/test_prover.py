@@ -8,7 +8,7 @@ import tempfile
 import traceback
 import unittest
 from pathlib import Path
-from typing import Dict
+from typing import Dict, List, cast
 from unittest import mock
 
 import zsd
@@ -29,6 +29,13 @@ else if (args[0] === "note") {
   process.exit(0);
 }
 const value = (name) => args[args.indexOf(name) + 1];
+// As the real CLI says it with --json: a line of its own among the progress, before the proof is printed.
+if (process.env.ZSD_MIN_ANONYMITY) {
+  console.error("tree: 4 deposit leaves");
+  const minimum = Number(process.env.ZSD_MIN_ANONYMITY);
+  const message = `Only 3 deposits could back a mint proving 0.5 ZEC (fewer than ${minimum})`;
+  console.error(JSON.stringify({ warning: { code: "small_anonymity_set", floor: "0.5", candidates: 3, minimum, message } }));
+}
 if (!args.includes("--hang")) console.log(JSON.stringify({
   proof: { pi_a: ["1"], pi_b: [["2"]], pi_c: ["3"], protocol: "groth16", curve: "bn128" },
   publicSignals: ["1", "2", "3", "4"],
@@ -102,6 +109,52 @@ class ProverTest(unittest.TestCase):
             self.client.mint(note="zsdnote1x", amount="1", recipient=RECIPIENT)
         self.assertEqual(raised.exception.code, "stale_price")
         self.assertIn("old price", str(raised.exception))
+
+    def test_an_anonymity_warning_of_the_cli_reaches_on_warning_before_anything_is_submitted(self) -> None:
+        strict = zsd.Client("sk_test_prover", self.server.url, poll_interval=0, min_anonymity=50)
+        told: List[zsd.AnonymityWarning] = []
+
+        def stop(warning: zsd.AnonymityWarning) -> None:
+            told.append(warning)
+            raise RuntimeError("too few")
+
+        with self.assertRaisesRegex(RuntimeError, "too few"):
+            strict.mint(note="zsdnote1x", amount="1", recipient=RECIPIENT, on_warning=stop)
+        # The client's minimum reached the prover (ZSD_MIN_ANONYMITY), and its warning came back whole.
+        self.assertEqual(
+            told,
+            [
+                {
+                    "code": "small_anonymity_set",
+                    "floor": "0.5",
+                    "candidates": 3,
+                    "minimum": 50,
+                    "message": "Only 3 deposits could back a mint proving 0.5 ZEC (fewer than 50)",
+                }
+            ],
+        )
+        self.assertEqual(self.server.received, [], "a callback that raises stops the mint before the proof is sent")
+
+    def test_without_on_warning_a_small_anonymity_set_is_a_python_warning_and_the_mint_goes_on(self) -> None:
+        self.server.answers.extend(
+            [
+                Answer(201, {"proofId": "prf_3", "mintAmount": "1"}),
+                Answer(202, {"mintId": "mint_3"}),
+                Answer(200, {"mintId": "mint_3", "status": "confirmed"}),
+            ]
+        )
+        strict = zsd.Client("sk_test_prover", self.server.url, poll_interval=0, min_anonymity=20)
+        with self.assertWarns(zsd.SmallAnonymitySetWarning) as caught:
+            mint = strict.mint(note="zsdnote1x", amount="1", recipient=RECIPIENT)
+        self.assertEqual(mint["status"], "confirmed")
+        self.assertEqual(cast(zsd.SmallAnonymitySetWarning, caught.warning).warning["candidates"], 3)
+        self.assertIn("fewer than 20", str(caught.warning))
+        self.assertEqual(caught.filename, __file__, "the warning points at the caller's mint")
+
+    def test_a_minimum_that_is_no_whole_number_is_refused(self) -> None:
+        for wrong in (-1, 2.5, "20", True):
+            with self.assertRaisesRegex(ValueError, "min_anonymity is a whole number"):
+                zsd.Client("sk_test_prover", self.server.url, min_anonymity=wrong)  # type: ignore[arg-type]
 
     def test_notes_create_runs_note_new(self) -> None:
         self.assertEqual(self.client.notes.create(), {"note": "zsdnote1abc", "noteCommitment": "123"})

@@ -8,11 +8,13 @@
 from . import _generated as types
 from ._http import VERSION as __version__
 from .client import (
+    AnonymityWarning,
     Client,
     MintFailedError,
     NewNote,
     RedemptionFailedError,
     Signature,
+    SmallAnonymitySetWarning,
     TypedData,
     WaitTimeoutError,
     to_wei,
@@ -37,6 +39,7 @@ from .webhook import Webhook, WebhookVerificationError
 __all__ = [
     "__version__",
     "types",
+    "AnonymityWarning",
     "Client",
     "NewNote",
     "Signature",
@@ -59,5 +62,6 @@ __all__ = [
     "ProverError",
     "RateLimitError",
     "RedemptionFailedError",
+    "SmallAnonymitySetWarning",
     "WaitTimeoutError",
 ]

@@ -10,7 +10,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, cast
+from typing import Any, Callable, Dict, List, Optional, Sequence, cast
 
 from .errors import NodeNotFoundError, ProverError
 
@@ -64,8 +64,13 @@ def run_cli(
     base_url: Optional[str] = None,
     timeout: float = 600.0,
     note: Optional[str] = None,
+    extra_env: Optional[Dict[str, str]] = None,
+    on_warning: Optional[Callable[[Dict[str, Any]], None]] = None,
 ) -> Dict[str, Any]:
-    """Runs ``node zsd.js <arguments> --json`` and returns the one JSON object it prints."""
+    """Runs ``node zsd.js <arguments> --json`` and returns the one JSON object it prints.
+
+    Each ``{"warning": …}`` line the CLI prints on stderr goes to ``on_warning``, once it has finished.
+    """
     node = find_node()
     cli = find_cli()
     env = dict(os.environ)
@@ -75,6 +80,7 @@ def run_cli(
         env["ZSD_BASE_URL"] = base_url
     if note is not None:
         env["ZSD_NOTE"] = note
+    env.update(extra_env or {})
     command = [node, str(cli), *arguments, "--json"]
     try:
         done = subprocess.run(
@@ -99,7 +105,28 @@ def run_cli(
         raise ProverError(f"`zsd {arguments[0]}` printed no JSON: {_tail(done.stdout)}") from e
     if not isinstance(parsed, dict):
         raise ProverError(f"`zsd {arguments[0]}` printed {type(parsed).__name__}, not an object")
+    if on_warning is not None:
+        for warning in _warnings(done.stderr):
+            on_warning(warning)
     return parsed  # pyright: ignore[reportUnknownVariableType]
+
+
+def _warnings(stderr: str) -> List[Dict[str, Any]]:
+    """The CLI's warnings: with --json, each is a line ``{"warning": {code, message, …}}``."""
+    found: List[Dict[str, Any]] = []
+    for line in stderr.splitlines():
+        if not line.startswith('{"warning"'):
+            continue
+        try:
+            parsed: Any = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(parsed, dict):
+            continue
+        warning: Any = cast(Dict[str, Any], parsed).get("warning")
+        if isinstance(warning, dict) and isinstance(cast(Dict[str, Any], warning).get("message"), str):
+            found.append(cast(Dict[str, Any], warning))
+    return found
 
 
 def _failure(arguments: Sequence[str], exit_code: int, stderr: str) -> ProverError:

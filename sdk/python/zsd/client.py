@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+import warnings
 from decimal import MAX_PREC, Context, Decimal, DecimalException, Inexact, InvalidOperation, Rounded
-from typing import Any, Callable, Dict, Mapping, Optional, TypedDict, Union, cast
+from typing import Any, Callable, Dict, List, Mapping, Optional, TypedDict, Union, cast
 
 from . import _generated as t
 from ._governance import ballot_typed_data, delegation_typed_data, joined_signature, keyed_nonce
@@ -27,7 +28,9 @@ from .resources import (
 )
 
 __all__ = [
+    "AnonymityWarning",
     "Client",
+    "SmallAnonymitySetWarning",
     "NewNote",
     "Signature",
     "TypedData",
@@ -38,6 +41,29 @@ __all__ = [
 
 SANDBOX_BASE_URL = "http://127.0.0.1:3000"
 WEI_PER_ZSD = 10**18
+DEFAULT_MIN_ANONYMITY = 20
+
+
+class AnonymityWarning(TypedDict):
+    """A mint's floor leaves its deposit among few (issue 23); the mint goes on unless the callback raises.
+
+    ``code`` is ``small_anonymity_set`` (fewer ``candidates`` than ``minimum``) or ``anonymity_unknown``
+    (the API could not count them: ``candidates`` is None). ``floor`` is the ZEC the proof publishes.
+    """
+
+    code: str
+    floor: str
+    candidates: Optional[int]
+    minimum: int
+    message: str
+
+
+class SmallAnonymitySetWarning(UserWarning):
+    """Issued (``warnings.warn``) for a mint's AnonymityWarning when ``mint`` was given no ``on_warning``."""
+
+    def __init__(self, warning: AnonymityWarning) -> None:
+        super().__init__(warning["message"])
+        self.warning = warning
 
 
 class NewNote(TypedDict):
@@ -121,7 +147,12 @@ class Client:
         max_network_retries: int = 2,
         prover_timeout: float = 600.0,
         poll_interval: float = 1.0,
+        min_anonymity: Optional[int] = None,
     ) -> None:
+        # Default: ZSD_MIN_ANONYMITY, which the prover (the JavaScript CLI) reads from this environment, else 20.
+        # type() and not isinstance(): True is an int to Python, and callers need not be type-checked.
+        if min_anonymity is not None and (type(min_anonymity) is not int or min_anonymity < 0):
+            raise ValueError(f"min_anonymity is a whole number of deposits, e.g. 20 (got {min_anonymity!r})")
         if api_key.startswith("sk_test_"):
             base = base_url or SANDBOX_BASE_URL
         elif api_key.startswith("sk_live_"):
@@ -138,6 +169,7 @@ class Client:
         self.base_url = base
         self.prover_timeout = prover_timeout
         self.poll_interval = poll_interval
+        self.min_anonymity = min_anonymity
         self.requestor = Requestor(
             api_key=api_key, base_url=base, timeout=timeout, max_network_retries=max_network_retries
         )
@@ -168,15 +200,33 @@ class Client:
         floor: Optional[Union[str, Decimal]] = None,
         wait: bool = True,
         timeout: float = 120.0,
+        on_warning: Optional[Callable[[AnonymityWarning], None]] = None,
     ) -> t.Mint:
-        """Proves locally (Node.js), submits the proof, mints and, with ``wait``, waits for ``confirmed``."""
+        """Proves locally (Node.js), submits the proof, mints and, with ``wait``, waits for ``confirmed``.
+
+        When the floor leaves fewer than ``min_anonymity`` deposits that could back the mint (anyone could
+        narrow the note's deposit down to them), ``on_warning`` is told after proving and before anything
+        is submitted (raise in it to stop there); without it, a SmallAnonymitySetWarning is issued.
+        """
         # The note goes in the environment: a command line is readable by every local user (ps).
         arguments = ["prove", "--amount", str(amount), "--recipient", recipient]
         if floor is not None:
             arguments += ["--floor", str(floor)]
+        told: List[Dict[str, Any]] = []
         body = run_cli(
-            arguments, api_key=self.api_key, base_url=self.base_url, timeout=self.prover_timeout, note=note
+            arguments,
+            api_key=self.api_key,
+            base_url=self.base_url,
+            timeout=self.prover_timeout,
+            note=note,
+            extra_env={} if self.min_anonymity is None else {"ZSD_MIN_ANONYMITY": str(self.min_anonymity)},
+            on_warning=told.append,
         )
+        for warning in told:
+            if on_warning is not None:
+                on_warning(cast(AnonymityWarning, warning))
+            else:
+                warnings.warn(SmallAnonymitySetWarning(cast(AnonymityWarning, warning)), stacklevel=2)
         proof = self.proofs.submit(cast(t.SubmitProofRequest, body))
         queued = self.mints.create(proof_id=proof["proofId"], amount=proof["mintAmount"], recipient=recipient)
         if not wait:

@@ -3,6 +3,7 @@
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import {
+  type AnonymityWarning,
   type MintStep,
   type PositionStep,
   type RedeemStep,
@@ -54,6 +55,18 @@ const tellChange = (amount: string, note: string) =>
     `change: the other ${amount} ZEC of the note is not spent; once this proof is used it is in the note's ` +
       `change note ${note} (keep it secret). It is no deposit: spend it with ` +
       `--note <that note> --note-amount ${amount}\n`,
+  );
+
+/**
+ * A floor that leaves the deposit among few (issue 23): told even with --json,
+ * as one JSON line ({"warning": …}) a script (the Python SDK) can read; the
+ * mint goes on, as the SDK's does.
+ */
+const warn = (warning: AnonymityWarning) =>
+  process.stderr.write(
+    values.json
+      ? `${JSON.stringify({ warning })}\n`
+      : `warning: ${warning.message} (ZSD_MIN_ANONYMITY sets the minimum, ${warning.minimum} now; --floor a lower one)\n`,
   );
 
 const mintProgress = (step: MintStep) => {
@@ -154,6 +167,7 @@ const mintArgs = (zsd: Zsd) => ({
   recipient: need("recipient") as Address,
   floor: values.floor,
   onProgress: mintProgress,
+  onWarning: warn,
 });
 
 async function main(positionals: string[]): Promise<void> {

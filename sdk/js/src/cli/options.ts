@@ -37,6 +37,9 @@ export const USAGE = `usage: zsd <command> [options]
 --to note releases into a fresh note, printed (stderr) before anything is sent: keep it, it mints again. A note that is not a deposit
 (a change or released note) needs --note-amount ZEC (what it holds), for mint, prove, top-up and withdraw.
 
+prove and mint warn (stderr; with --json a {"warning": …} line) when fewer than ZSD_MIN_ANONYMITY deposits (default 20)
+could back the floor: anyone could narrow the deposit down to them. A lower --floor hides it among more.
+
 options: --json (machine-readable output), --base-url URL (or ZSD_BASE_URL); the API key is ZSD_API_KEY.`;
 
 /** A mistake in the command line: told with the usage, exit code 2. */
@@ -248,6 +251,11 @@ export function validate(values: Values, positionals: string[]): string {
   }
   if (needs.signer && privateKey && !PRIVATE_KEY_SHAPE.test(privateKey)) {
     throw new UsageError("ZSD_PRIVATE_KEY must be 0x followed by 64 hexadecimal digits");
+  }
+  // Read by every client the commands make: a mistake there would otherwise surface as a TypeError.
+  const minAnonymity = process.env.ZSD_MIN_ANONYMITY;
+  if (minAnonymity !== undefined && minAnonymity !== "" && !/^\d{1,9}$/.test(minAnonymity)) {
+    throw new UsageError(`ZSD_MIN_ANONYMITY must be a whole number of deposits, e.g. 20 (got ${minAnonymity})`);
   }
   const baseUrl = values["base-url"] ?? process.env.ZSD_BASE_URL;
   if (baseUrl !== undefined && key !== "note new" && !/^https?:\/\/[^\s/]+/.test(baseUrl)) {

@@ -147,8 +147,6 @@ export class Flows {
       throw new FlowError("This API does not relay mints (no deployment or relayer).", { code: "relay_unavailable" });
     }
     const floorZat = params.floor !== undefined ? parseZec(params.floor) : chooseFloor(amountWei, relay.minting);
-    const warning = await anonymityWarning(this.r.relay, floorZat, this.options.minAnonymity);
-    if (warning) params.onWarning?.(warning);
     const fee = parseZsd(relay.fee.minimum);
     const binding = {
       chainId: BigInt(relay.chainId),
@@ -170,6 +168,12 @@ export class Flows {
           );
         }
         return floorZat;
+      },
+      // Once the tree holds the note's deposit: the count then has it (the indexer has seen it), and a
+      // spent note is refused without a word about its floor.
+      beforeProving: async () => {
+        const warning = await anonymityWarning(this.r.relay, floorZat, this.options.minAnonymity);
+        if (warning) params.onWarning?.(warning);
       },
       binding,
       onProgress: params.onProgress,
@@ -211,6 +215,8 @@ export class Flows {
       floorZat: (amountZat: bigint) => bigint;
       binding: AnyBinding;
       onProgress?: (step: ProveStep) => void;
+      /** Awaited once the note is found unspent, before anything is proven. */
+      beforeProving?: () => Promise<void>;
     },
   ) {
     const commitment = noteCommitment(params.note);
@@ -227,6 +233,7 @@ export class Flows {
         { code: "nullifier_spent" },
       );
     }
+    await params.beforeProving?.();
     if (amountZat > floorZat) {
       const note = encodeNote(changeNote(params.note));
       params.onProgress?.({ step: "change", amount: formatZec(amountZat - floorZat), note });
