@@ -60,6 +60,14 @@ export const configSchema = z.object({
   RELAY_STUCK_AFTER_MS: positiveInt.default(30_000),
   /** Refusals of a mint or redemption (a revert when its gas is estimated) before it is failed. */
   RELAY_MAX_ATTEMPTS: positiveInt.default(20),
+  /** Most queued mints one relay transaction carries (StableMinter.mintBatch takes 32 at most); 1 sends each alone. */
+  RELAY_MINT_BATCH_MAX: positiveInt.max(32).default(16),
+  /**
+   * How long the oldest queued mint waits for others to fill its batch before
+   * it goes out with what is there. Unset: 1000 in production, 100 in the
+   * sandbox (a wallet testing there waits a tenth of a second, not a second).
+   */
+  RELAY_MINT_BATCH_WAIT_MS: z.coerce.number().int().min(0).max(60_000).optional(),
   /** How long a worker's lease on its relayer key lasts; a replica takes over a silent worker after it. */
   RELAY_LEASE_MS: positiveInt.default(15_000),
   /** A stable name for this replica's worker, so that after a crash it takes its own lease back at once. */

@@ -1,6 +1,8 @@
 // POST /v1/mint (both shapes), GET /v1/mints/{id} and the relay worker, on a
 // live node with real proofs.
+import { decodeFunctionData, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stableMinterAbi } from "@zsd/sdk";
 import { type Note, createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
@@ -267,5 +269,132 @@ describe("mint through the relay", () => {
     });
     // Nothing was minted twice.
     expect(await s.read.token.read.totalSupply()).toBe(supply);
+  });
+
+  // Batches (issue 22, point 3): the worker is stopped while mints queue, so they go out together.
+
+  /** A fresh deposit's mint, queued; the worker is expected stopped. */
+  async function queueMint(recipient: `0x${string}` = alice.address) {
+    const proof = await verifiedProof({ recipient });
+    const response = await api.call(
+      "/v1/mint",
+      json({ amount: "100", collateralType: "ZEC", proofId: proof.record.proofId, recipient }),
+    );
+    expect(response.status).toBe(202);
+    return { ...proof, mintId: ((await response.json()) as { mintId: string }).mintId };
+  }
+
+  /** Starts the worker with blocks mined on demand, and answers the mints once all are sent. */
+  async function sentWithoutMining(mintIds: string[]) {
+    await s.testClient.setAutomine(false);
+    api.worker!.start();
+    return Promise.all(mintIds.map((id) => until(id, ["submitted"])));
+  }
+
+  const relayerNonce = () => s.publicClient.getTransactionCount({ address: relayer.address });
+
+  it("mints queued together go out in one mintBatch, each with its own Minted event, position and status; a worker that dies before it learns the outcome sends nothing again", async () => {
+    await api.worker!.stop();
+    const mints = [await queueMint(), await queueMint(bob.address), await queueMint(carol.address)];
+    const nonce = await relayerNonce();
+    let sent: Record<string, unknown>[];
+    try {
+      sent = await sentWithoutMining(mints.map((m) => m.mintId));
+      // The worker goes with its batch on record and in the pool, its outcome unknown to it.
+      await api.worker!.stop();
+      await s.testClient.mine({ blocks: 1 });
+    } finally {
+      await s.testClient.setAutomine(true);
+    }
+    const hash = sent[0]!.txHash as `0x${string}`;
+    expect(sent.map((m) => m.txHash)).toEqual([hash, hash, hash]);
+    api.worker!.start();
+    const done = await Promise.all(mints.map((m) => until(m.mintId, ["confirmed", "failed"])));
+    expect(done.map((m) => [m.status, m.txHash])).toEqual(mints.map(() => ["confirmed", hash]));
+    expect(new Set(done.map((m) => m.positionId)).size).toBe(3);
+    const tx = await s.publicClient.getTransaction({ hash });
+    expect(decodeFunctionData({ abi: stableMinterAbi, data: tx.input }).functionName).toBe("mintBatch");
+    const receipt = await s.publicClient.getTransactionReceipt({ hash });
+    const minted = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "Minted" });
+    expect(minted.map((e) => e.args.nullifierHash)).toEqual(mints.map((m) => m.proved.request.nullifierHash));
+    const opened = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
+    expect(opened.map((e) => e.args.positionId.toString())).toEqual(done.map((m) => m.positionId));
+    // One transaction for the three, and none sent again after the restart.
+    expect(await relayerNonce()).toBe(nonce + 1);
+  });
+
+  it("a batch that reverts (a deposit taken meanwhile by a racing wallet) is taken apart: that mint fails alone with its reason, the others confirm", async () => {
+    await api.worker!.stop();
+    const mints = [await queueMint(), await queueMint(), await queueMint()];
+    const raced = mints[1]!;
+    const racing = await s.prove({
+      note: raced.note,
+      amountZat: 400_000_000n,
+      mintAmount: 10n * ZSD,
+      recipient: bob.address,
+    });
+    const supply = await s.read.token.read.totalSupply();
+    let batch: `0x${string}`;
+    try {
+      batch = (await sentWithoutMining(mints.map((m) => m.mintId)))[0]!.txHash as `0x${string}`;
+      // The racing wallet outbids the relay for the same block: its mint goes first, the batch reverts.
+      // Its gas is set: an estimate would run against the pending block, where the batch spent the note first.
+      await s.as(bob).minter.write.mint([racing.proof, racing.request], {
+        gas: 2_000_000n,
+        maxFeePerGas: 500_000_000_000n,
+        maxPriorityFeePerGas: 400_000_000_000n,
+      });
+      await s.testClient.mine({ blocks: 1 });
+    } finally {
+      await s.testClient.setAutomine(true);
+    }
+    expect((await s.publicClient.getTransactionReceipt({ hash: batch })).status).toBe("reverted");
+    const done = await Promise.all(mints.map((m) => until(m.mintId, ["confirmed", "failed"])));
+    expect(done[1]).toMatchObject({
+      status: "failed",
+      failureReason: expect.stringMatching(/already minted by another proof/),
+    });
+    expect([done[0]!.status, done[2]!.status]).toEqual(["confirmed", "confirmed"]);
+    expect(done[0]!.txHash).toBe(done[2]!.txHash);
+    expect(done[0]!.txHash).not.toBe(batch);
+    expect(await s.read.token.read.totalSupply()).toBe(supply + 210n * ZSD);
+  });
+
+  it("a batch on record that the node never got is broadcast again as the same transaction, not signed anew; a stored proof that no longer verifies never joins it", async () => {
+    await api.worker!.stop();
+    const mints = [await queueMint(), await queueMint(), await queueMint()];
+    // The third's stored proof altered (its C point taken from the first's): checked off-chain, it fails alone.
+    const [first, , altered] = mints;
+    const proof = { ...(altered!.proved.raw.proof as object), pi_c: first!.proved.raw.proof.pi_c };
+    await storage.db.query("UPDATE proofs SET proof = $2::jsonb WHERE id = $1", [
+      altered!.record.proofId,
+      JSON.stringify(proof),
+    ]);
+    const nonce = await relayerNonce();
+    let hash: `0x${string}`;
+    try {
+      hash = (await sentWithoutMining(mints.slice(0, 2).map((m) => m.mintId)))[0]!.txHash as `0x${string}`;
+      await api.worker!.stop();
+      // As if the process died between the record and the broadcast: the node never had it.
+      await s.testClient.dropTransaction({ hash });
+    } finally {
+      await s.testClient.setAutomine(true);
+    }
+    expect(await s.publicClient.getTransaction({ hash }).catch(() => undefined)).toBeUndefined();
+    api.worker!.start();
+    const done = await Promise.all(mints.map((m) => until(m.mintId, ["confirmed", "failed"])));
+    expect(done.map((m) => [m.status, m.txHash])).toEqual([
+      ["confirmed", hash],
+      ["confirmed", hash],
+      ["failed", null],
+    ]);
+    expect(done[2]).toMatchObject({
+      failureCode: "invalid_proof",
+      failureReason: expect.stringMatching(/stored proof no longer verifies/),
+    });
+    expect(await (await api.call(`/v1/proofs/${altered!.record.proofId}`)).json()).toMatchObject({
+      status: "rejected",
+    });
+    expect(await relayerNonce()).toBe(nonce + 1);
   });
 });

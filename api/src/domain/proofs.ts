@@ -1,5 +1,6 @@
 // Collateral proofs submitted to the relay: verified off-chain before anything
 // is spent, checked against the chain, and held as one claim per nullifier.
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { type Address, encodeAbiParameters, keccak256, zeroAddress } from "viem";
 import { formatZsd, parseZsd } from "@zsd/sdk/units";
@@ -93,8 +94,18 @@ export async function rejectProof(db: Queryable, proofId: string, from: "verifie
   return rows.length;
 }
 
+/** Verified proofs a process remembers (a digest each). */
+const VERIFIED_REMEMBERED = 10_000;
+
+/** A proof by its numbers alone (the database may give its JSON back with keys in another order), digested. */
+function verifiedKey(proof: Groth16Proof, publicSignals: string[]): string {
+  const numbers = [...proof.pi_a, ...proof.pi_b.flat(), ...proof.pi_c, "|", ...publicSignals].join(",");
+  return createHash("sha256").update(numbers).digest("base64");
+}
+
 export class ProofService {
   readonly #verificationKey: unknown;
+  readonly #verified = new Set<string>();
 
   constructor(
     private readonly db: Database,
@@ -104,6 +115,34 @@ export class ProofService {
     private readonly relay?: { relayer: Address; minimumFee: bigint },
   ) {
     this.#verificationKey = JSON.parse(readFileSync(verificationKeyFile, "utf8"));
+  }
+
+  /**
+   * Whether a stored proof verifies, as at its submission: the relay checks
+   * each again before it joins a batch. A proof this process verified already
+   * (the same points and signals) is not verified twice.
+   */
+  async verifies(proof: unknown, publicSignals: string[]): Promise<boolean> {
+    const key = verifiedKey(proof as Groth16Proof, publicSignals);
+    if (this.#verified.has(key)) return true;
+    return this.#verify(proof as Groth16Proof, publicSignals);
+  }
+
+  /** snarkjs's verification under the collateral circuit's key; an accepted proof is remembered. */
+  async #verify(proof: Groth16Proof, publicSignals: string[]): Promise<boolean> {
+    // A proof whose points are not on the curve makes snarkjs throw: it is simply invalid.
+    const verified = await verifyCollateralProof(
+      this.#verificationKey,
+      proof,
+      publicSignalsFromArray(publicSignals),
+    ).catch(() => false);
+    if (verified) {
+      const key = verifiedKey(proof, publicSignals);
+      this.#verified.add(key);
+      // Oldest first out: a bound on memory, not on what may be verified.
+      if (this.#verified.size > VERIFIED_REMEMBERED) this.#verified.delete(this.#verified.values().next().value!);
+    }
+    return verified;
   }
 
   /**
@@ -171,12 +210,7 @@ export class ProofService {
         `The proof was not made for ${made} on this minter.`,
       );
     }
-    // A proof whose points are not on the curve makes snarkjs throw: it is simply invalid.
-    const verified = await verifyCollateralProof(
-      this.#verificationKey,
-      input.proof as Groth16Proof,
-      publicSignalsFromArray(input.publicSignals),
-    ).catch(() => false);
+    const verified = await this.#verify(input.proof as Groth16Proof, input.publicSignals);
     if (!verified) {
       throw reject(
         "unprocessable",

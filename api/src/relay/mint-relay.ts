@@ -2,7 +2,11 @@
 // followed to confirmation. A deposit whose nullifier is already spent is
 // reconciled from the chain's Minted event (ours, whichever of a replaced pair
 // was mined, or a copy of our proof sent by someone else), never minted twice.
-import { type Address, type Hex, parseTransaction, zeroAddress } from "viem";
+// Queued mints go out together in one mintBatch (./mint-batch.ts), each
+// checked off-chain and simulated alone first; a batch that reverts anyway is
+// taken apart: each item simulated again, the refused ones failed with their
+// reason, the rest queued again.
+import { type Hex, parseTransaction } from "viem";
 import { parseEventLogs } from "viem";
 import { stableMinterAbi } from "@zsd/sdk";
 import { mintCallOf } from "../domain/mints.ts";
@@ -12,31 +16,18 @@ import { ROOT_EXPIRED_REASON, rootState } from "../domain/proofs.ts";
 import { type Failure, refusalOf, refusalOfMined } from "../domain/reverts.ts";
 import { type ComplianceService, notHeld } from "../domain/compliance.ts";
 import { formatZsd } from "@zsd/sdk/units";
+import {
+  type JobRow,
+  type Ready,
+  byTransaction,
+  callRowOf,
+  isMintBatch,
+  mintBatchCallOf,
+  mintBatchGas,
+  packBatches,
+} from "./mint-batch.ts";
 import { updateRow } from "./rows.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
-
-interface JobRow {
-  id: string;
-  account_id: string;
-  proof_id: string;
-  submitted_at: Date | string | null;
-  status: "queued" | "submitted" | "confirmed" | "failed";
-  tx_hash: string | null;
-  raw_tx: string | null;
-  nonce: number | null;
-  attempts: number;
-  recipient: string;
-  amount: string;
-  proof: unknown;
-  root: string;
-  nullifier_hash: string;
-  collateral_floor_zat: string;
-  proof_recipient: string;
-  relayer: string;
-  fee: string;
-  change_leaf: string;
-  owner: string | null;
-}
 
 export interface MintRelayOptions {
   /** Blocks on top of a mint's block before it counts as confirmed (1 = mined). */
@@ -45,15 +36,36 @@ export interface MintRelayOptions {
   maxAttempts: number;
   /** Holds (a held mint is not sent) and the account's mint.confirmed / mint.failed events. */
   compliance?: ComplianceService;
+  /** Most mints one transaction carries (mintBatch); 1 (the default) sends each alone. */
+  mintBatchMax?: number;
+  /** How long the oldest queued mint waits for others to fill its batch. */
+  mintBatchWaitMs?: number;
+  /** Checks a stored proof off-chain (the API's verification key) before it goes into a batch. */
+  verifyProof?: (proof: unknown, publicSignals: string[]) => Promise<boolean>;
 }
+
+/** A transaction's row update refused (moved on or held): the batch is not recorded. */
+class NotRecorded extends Error {}
 
 const SPENT: Failure = {
   code: "nullifier_already_spent",
   reason: "The deposit was already minted by another proof (nullifier spent).",
 };
 
+const INVALID: Failure = {
+  code: "invalid_proof",
+  reason: "The stored proof no longer verifies against the collateral circuit: submit the proof again.",
+};
+
+type Logs = Parameters<typeof parseEventLogs>[0]["logs"];
+
 export class MintRelay {
   #leftProofsSettled = false;
+  /**
+   * Mints of a batch that reverted though none of them was refused alone:
+   * they go out alone next, so a batch that cannot go through is not sent again.
+   */
+  readonly #alone = new Set<string>();
 
   constructor(
     private readonly db: Database,
@@ -64,8 +76,20 @@ export class MintRelay {
 
   /** Follows submitted mints, then submits queued ones. */
   async pass(): Promise<void> {
-    for (const job of await this.#jobs("submitted")) await this.#follow(job);
-    for (const job of await this.#jobs("queued")) await this.#submit(job);
+    for (const jobs of byTransaction(await this.#jobs("submitted"))) {
+      if (jobs.length === 1 && !isMintBatch(jobs[0]!.raw_tx)) await this.#follow(jobs[0]!);
+      else await this.#followBatch(jobs);
+    }
+    const queued = await this.#jobs("queued");
+    const max = this.options.mintBatchMax ?? 1;
+    if (max === 1) {
+      for (const job of queued) await this.#submit(job);
+      return;
+    }
+    // A batch not yet full waits for more, until its oldest mint waited the window out.
+    const oldest = Math.max(0, ...queued.map((job) => Number(job.waited_ms)));
+    if (queued.length < max && oldest < (this.options.mintBatchWaitMs ?? 0)) return;
+    for (let i = 0; i < queued.length; i += max) await this.#submitBatch(queued.slice(i, i + max));
   }
 
   /**
@@ -85,18 +109,20 @@ export class MintRelay {
   async #jobs(status: "queued" | "submitted"): Promise<JobRow[]> {
     // A queued mint held by compliance waits; one already sent is followed whatever happens.
     const held = status === "queued" && this.options.compliance ? ` AND ${notHeld("mint", "m.id")}` : "";
+    // Sent ones by transaction, so that a batch's rows are followed together.
+    const order = status === "queued" ? "m.created_at" : "m.nonce, m.tx_hash, m.created_at";
     return this.db.query<JobRow>(
       `SELECT m.*, p.proof, p.root, p.nullifier_hash, p.collateral_floor_zat, p.recipient AS proof_recipient, p.relayer, p.fee,
-         p.change_leaf, p.owner
+         p.change_leaf, p.owner, p.binding_hash, EXTRACT(EPOCH FROM (now() - m.created_at)) * 1000 AS waited_ms
        FROM mints m JOIN proofs p ON p.id = m.proof_id
-       WHERE m.status = $1${held} ORDER BY m.created_at LIMIT 50`,
+       WHERE m.status = $1${held} ORDER BY ${order} LIMIT ${status === "queued" ? 50 : 200}`,
       [status],
     );
   }
 
   /** Confirms a mint (if no other pass moved it) and tells the account's agents, in one transaction. */
-  async #confirm(job: JobRow, fields: { tx_hash?: string; block_number: number }): Promise<void> {
-    const positionId = await this.#positionOpened((fields.tx_hash ?? job.tx_hash) as Hex);
+  async #confirm(job: JobRow, fields: { tx_hash?: string; block_number: number }, logs?: Logs): Promise<void> {
+    const positionId = await this.#positionOpened((fields.tx_hash ?? job.tx_hash) as Hex, job.nullifier_hash, logs);
     const confirmed = await this.db.transaction(async (tx) => {
       const moved = await updateRow(
         tx,
@@ -120,11 +146,18 @@ export class MintRelay {
     if (confirmed) this.options.compliance?.queued();
   }
 
-  /** The position the mint transaction opened (its PositionOpened event). */
-  async #positionOpened(txHash: Hex): Promise<string | null> {
-    const receipt = await this.chain.read(() => this.chain.client.getTransactionReceipt({ hash: txHash }));
-    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
-    return opened ? opened.args.positionId.toString() : null;
+  /**
+   * The position the mint opened: the PositionOpened event that follows its
+   * Minted event (a batch opens one per item, each right after its Minted).
+   */
+  async #positionOpened(txHash: Hex, nullifierHash: string, logs?: Logs): Promise<string | null> {
+    const all = logs ?? (await this.chain.read(() => this.chain.client.getTransactionReceipt({ hash: txHash }))).logs;
+    const events = parseEventLogs({ abi: stableMinterAbi, logs: all, eventName: ["Minted", "PositionOpened"] });
+    const minted = events.findIndex(
+      (event) => event.eventName === "Minted" && event.args.nullifierHash === BigInt(nullifierHash),
+    );
+    const opened = events.slice(minted + 1).find((event) => event.eventName === "PositionOpened");
+    return opened?.eventName === "PositionOpened" ? opened.args.positionId.toString() : null;
   }
 
   async #set(id: string, changes: Record<string, unknown>, expectedStatus?: string): Promise<boolean> {
@@ -141,31 +174,54 @@ export class MintRelay {
   }
 
   async #submit(job: JobRow): Promise<void> {
+    const ready = await this.#simulate(job, "estimate");
+    if (ready) await this.#sendAlone(ready);
+  }
+
+  /**
+   * A queued mint simulated alone, as `mint` at the chain's head: ready to go,
+   * or moved on here (reconciled, failed with our contracts' reason, or its
+   * attempt counted when the node did not answer). A mint bound for a batch
+   * is run once ("call"), as the batch's gas limit is fixed; one sent alone
+   * is estimated.
+   */
+  async #simulate(job: JobRow, how: "estimate" | "call"): Promise<Ready | undefined> {
     const nullifierHash = BigInt(job.nullifier_hash);
     if (await this.chain.isSpent(nullifierHash)) {
-      return this.#reconcileSpent(job);
+      await this.#reconcileSpent(job);
+      return undefined;
     }
-    const data = mintCallOf({ ...job, mint_amount: job.amount, recipient: job.proof_recipient });
-    let gas: bigint;
+    const data = mintCallOf(callRowOf(job));
     try {
       // The simulation: a mint our contracts refuse now is failed at once, with their reason.
-      gas = await this.chain.client.estimateGas({ account: this.sender.address, to: this.chain.minter, data });
+      const request = { account: this.sender.address, to: this.chain.minter, data };
+      const gas = how === "estimate" ? await this.chain.client.estimateGas(request) : 0n;
+      if (how === "call") await this.chain.client.call(request);
+      return { job, data, gas, change_leaf: job.change_leaf };
     } catch (error) {
       const refusal = await refusalOf(this.chain, error);
-      if (refusal?.code === SPENT.code) return this.#reconcileSpent(job);
-      if (refusal) return this.#fail(job, refusal);
-      // No refusal of ours: the node failed to answer; it may answer on a later pass.
-      const reason = (error as { shortMessage?: string }).shortMessage ?? String(error);
-      if (job.attempts + 1 >= this.options.maxAttempts) {
-        await this.#fail(job, {
-          code: "simulation_failed",
-          reason: `The mint could not be simulated ${job.attempts + 1} times: ${reason}`,
-        });
-      } else {
-        await this.#set(job.id, { attempts: job.attempts + 1, failure_reason: reason });
-      }
-      return;
+      if (refusal?.code === SPENT.code) await this.#reconcileSpent(job);
+      else if (refusal) await this.#fail(job, refusal);
+      else await this.#unanswered(job, error);
+      return undefined;
     }
+  }
+
+  /** No refusal of ours: the node failed to answer; it may answer on a later pass. */
+  async #unanswered(job: JobRow, error: unknown): Promise<void> {
+    const reason = (error as { shortMessage?: string }).shortMessage ?? String(error);
+    if (job.attempts + 1 >= this.options.maxAttempts) {
+      await this.#fail(job, {
+        code: "simulation_failed",
+        reason: `The mint could not be simulated ${job.attempts + 1} times: ${reason}`,
+      });
+    } else {
+      await this.#set(job.id, { attempts: job.attempts + 1, failure_reason: reason });
+    }
+  }
+
+  async #sendAlone({ job, data, gas }: Ready): Promise<void> {
+    this.#alone.delete(job.id);
     await this.sender.send(this.chain.minter, data, gas, (sent) =>
       this.#recordSend(job.id, {
         status: "submitted",
@@ -174,6 +230,149 @@ export class MintRelay {
         attempts: job.attempts + 1,
       }),
     );
+  }
+
+  /**
+   * Queued mints sent together: each checked off-chain and simulated alone
+   * (the refused fail alone, with their reason), then the rest as batches
+   * simulated whole; a batch refused whole goes out item by item instead.
+   */
+  async #submitBatch(jobs: JobRow[]): Promise<void> {
+    const checked = await Promise.all(jobs.map((job) => this.#check(job)));
+    const ready = checked.filter((item): item is Ready => item !== undefined);
+    // One alone is simulated again for its estimate (a batch's items were run once, not estimated).
+    for (const { job } of ready.filter(({ job }) => this.#alone.has(job.id))) await this.#submit(job);
+    const together = ready.filter(({ job }) => !this.#alone.has(job.id));
+    for (const batch of packBatches(together, this.options.mintBatchMax ?? 1)) {
+      if (batch.length === 1) await this.#submit(batch[0]!.job);
+      else await this.#sendBatch(batch);
+    }
+  }
+
+  /** The stored proof verified off-chain, then the mint simulated alone. */
+  async #check(job: JobRow): Promise<Ready | undefined> {
+    const verify = this.options.verifyProof;
+    if (verify) {
+      const signals = [job.change_leaf, job.root, job.nullifier_hash, job.collateral_floor_zat, job.binding_hash];
+      // A proof that does not verify would make the whole batch's check fail: it never joins one.
+      if (!(await verify(job.proof, signals).catch(() => false))) {
+        await this.#fail(job, INVALID, {}, undefined, INVALID.reason);
+        return undefined;
+      }
+    }
+    return this.#simulate(job, "call");
+  }
+
+  async #sendBatch(batch: Ready[]): Promise<void> {
+    const rows = batch.map(({ job }) => callRowOf(job));
+    const data = mintBatchCallOf(rows);
+    const gas = mintBatchGas(rows);
+    try {
+      // Whole: each item passed alone, but meets the totals the earlier ones leave (the system floor).
+      await this.chain.client.call({ account: this.sender.address, to: this.chain.minter, data, gas });
+    } catch {
+      // Refused together, or not answered: each goes alone and meets its own refusal there.
+      for (const { job } of batch) await this.#submit(job);
+      return;
+    }
+    const jobs = batch.map(({ job }) => job);
+    // The limit is the batch's fixed budget (mint-batch.ts), not an estimate: no headroom on top.
+    await this.sender.send(this.chain.minter, data, gas, (sent) => this.#recordBatch(jobs, sent), 0n);
+  }
+
+  /**
+   * Records a signed batch on every one of its mints, or on none (then it is
+   * not broadcast): each row locked, still queued and not held, as
+   * #recordSend does for one.
+   */
+  async #recordBatch(jobs: JobRow[], sent: SentTransaction): Promise<boolean> {
+    try {
+      return await this.db.transaction(async (tx) => {
+        for (const job of jobs) {
+          const [queued] = await tx.query("SELECT 1 FROM mints WHERE id = $1 AND status = 'queued' FOR UPDATE", [
+            job.id,
+          ]);
+          if (!queued) throw new NotRecorded();
+          if (this.options.compliance) {
+            const [free] = await tx.query<{ free: boolean }>(`SELECT ${notHeld("mint", "$1")} AS free`, [job.id]);
+            if (!free?.free) throw new NotRecorded();
+          }
+          const fields = { status: "submitted", ...sent, relayer: this.sender.address, attempts: job.attempts + 1 };
+          await updateRow(tx, "mints", job.id, fields, { column: "status", value: "queued" });
+        }
+        return true;
+      });
+    } catch (error) {
+      if (error instanceof NotRecorded) return false;
+      throw error;
+    }
+  }
+
+  /** Writes onto every mint of a batch still submitted, in one transaction. */
+  async #setSubmitted(jobs: JobRow[], fields: (job: JobRow) => Record<string, unknown>): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      for (const job of jobs)
+        await updateRow(tx, "mints", job.id, fields(job), { column: "status", value: "submitted" });
+    });
+  }
+
+  /**
+   * Follows a batch's transaction. Mined: every item minted (a batch is all
+   * or nothing). Reverted: taken apart, each item simulated alone at the
+   * head; the spent are reconciled, the refused fail with their reason, the
+   * rest are queued again (and go alone if none was refused: the batch would
+   * fail again). Not mined: as a single mint's, for the items not yet spent.
+   */
+  async #followBatch(jobs: JobRow[]): Promise<void> {
+    const first = jobs[0]!;
+    const receipt = await this.sender.receipt(first.tx_hash!);
+    if (!receipt) {
+      const open: JobRow[] = [];
+      for (const job of jobs) {
+        if (await this.chain.isSpent(BigInt(job.nullifier_hash))) await this.#reconcileSpent(job);
+        else open.push(job);
+      }
+      if (open.length === 0) return;
+      const replaced = async (sent: SentTransaction) => {
+        await this.#setSubmitted(open, (job) => ({ ...sent, attempts: job.attempts + 1 }));
+        return true;
+      };
+      if ((await this.sender.advance(first, replaced)) === "nonce taken") {
+        await this.#setSubmitted(open, () => ({ status: "queued", tx_hash: null, raw_tx: null, nonce: null }));
+      }
+      return;
+    }
+    if (receipt.status === "reverted") {
+      let refused = false;
+      const again: JobRow[] = [];
+      for (const job of jobs) {
+        if (await this.chain.isSpent(BigInt(job.nullifier_hash))) {
+          refused = true;
+          await this.#reconcileSpent(job);
+          continue;
+        }
+        const data = mintCallOf(callRowOf(job));
+        try {
+          await this.chain.client.estimateGas({ account: this.sender.address, to: this.chain.minter, data });
+          again.push(job);
+        } catch (error) {
+          const refusal = await refusalOf(this.chain, error);
+          if (!refusal) {
+            again.push(job); // The node did not answer: its next simulation decides.
+            continue;
+          }
+          refused = true;
+          await this.#fail(job, refusal, { block_number: Number(receipt.blockNumber) });
+        }
+      }
+      if (!refused) for (const job of again) this.#alone.add(job.id);
+      await this.#setSubmitted(again, () => ({ status: "queued", tx_hash: null, raw_tx: null, nonce: null }));
+      return;
+    }
+    const head = await this.chain.client.getBlockNumber({ cacheTime: 0 });
+    if (head - receipt.blockNumber + 1n >= BigInt(this.options.confirmations)) {
+      for (const job of jobs) await this.#confirm(job, { block_number: Number(receipt.blockNumber) }, receipt.logs);
+    }
   }
 
   /**
@@ -260,8 +459,14 @@ export class MintRelay {
    * again and the same proof may be minted once the cause is gone. The chain
    * is read first: if it cannot be, nothing changes and the next pass decides.
    */
-  async #fail(job: JobRow, failure: Failure, fields: Record<string, unknown> = {}, spent?: boolean): Promise<void> {
-    const verdict = await this.#proofVerdict(job, spent);
+  async #fail(
+    job: JobRow,
+    failure: Failure,
+    fields: Record<string, unknown> = {},
+    spent?: boolean,
+    rejected?: string,
+  ): Promise<void> {
+    const verdict = rejected ? { rejected } : await this.#proofVerdict(job, spent);
     await this.db.transaction(async (tx) => {
       const failed = await tx.query(
         `UPDATE mints SET status = 'failed', failure_code = $3, failure_reason = $4,

@@ -37,6 +37,12 @@ export interface RelayWorkerOptions {
   stuckAfterMs: number;
   /** Refusals (a revert at gas estimation) before a mint or a redemption is failed. */
   maxAttempts: number;
+  /** Most queued mints one transaction carries (StableMinter.mintBatch); 1 sends each alone. */
+  mintBatchMax?: number;
+  /** How long the oldest queued mint waits for others to fill its batch. */
+  mintBatchWaitMs?: number;
+  /** Checks a stored proof off-chain before it joins a batch. */
+  verifyProof?: (proof: unknown, publicSignals: string[]) => Promise<boolean>;
   /** How long the lease on the relayer key lasts unrenewed; another replica takes over after it. */
   leaseMs: number;
   /** Name in the lease table; a stable one lets a restarted replica resume without waiting. */
