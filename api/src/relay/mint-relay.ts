@@ -66,6 +66,8 @@ export class MintRelay {
    * they go out alone next, so a batch that cannot go through is not sent again.
    */
   readonly #alone = new Set<string>();
+  /** Whether the last pass held queued mints back for their batch to fill. */
+  #held = false;
 
   constructor(
     private readonly db: Database,
@@ -82,14 +84,24 @@ export class MintRelay {
     }
     const queued = await this.#jobs("queued");
     const max = this.options.mintBatchMax ?? 1;
+    this.#held = false;
+    if (queued.length === 0) return;
     if (max === 1) {
       for (const job of queued) await this.#submit(job);
       return;
     }
     // A batch not yet full waits for more, until its oldest mint waited the window out.
     const oldest = Math.max(0, ...queued.map((job) => Number(job.waited_ms)));
-    if (queued.length < max && oldest < (this.options.mintBatchWaitMs ?? 0)) return;
+    if (queued.length < max && oldest < (this.options.mintBatchWaitMs ?? 0)) {
+      this.#held = true;
+      return;
+    }
     for (let i = 0; i < queued.length; i += max) await this.#submitBatch(queued.slice(i, i + max));
+  }
+
+  /** Whether queued mints wait for their batch to fill: the worker keeps its fast poll until they go. */
+  get waiting(): boolean {
+    return this.#held;
   }
 
   /**

@@ -153,8 +153,9 @@ export class RelayWorker {
     this.#running = undefined;
     if (this.#stopped) return;
     clearTimeout(this.#timer);
-    // A transaction sent or still waiting keeps the fast poll, however long it takes to be mined.
-    const following = this.#sender.takeFollowed();
+    // A transaction sent or still waiting keeps the fast poll, however long it takes to be mined,
+    // and so do mints waiting for their batch to fill (the window is shorter than the idle poll).
+    const following = this.#sender.takeFollowed() || this.#mints.waiting;
     const wait = this.#wakeAgain
       ? 0
       : following || Date.now() < this.#busyUntil
