@@ -416,6 +416,34 @@ describe.each(["pglite", "postgres"] as Storage[])("API platform on %s", (storag
       expect((await problem(running)).code).toBe("idempotency_request_in_progress");
     });
 
+    it("makes one key of a request retried after its process died between the key and the answer", async () => {
+      const headers = { "idempotency-key": `died-${storage}` };
+      const first = await api.call("/v1/keys", json({ name: "died" }, headers));
+      expect(first.status).toBe(201);
+      const { secret: lost } = (await first.json()) as { secret: string };
+      // As a process SIGKILLed after its INSERT and before it stored the answer leaves it: the key made,
+      // the claim in flight, older than twice the request timeout. The answer never left it.
+      await db.query(
+        `UPDATE idempotency_records SET state = 'in_flight', response_status = NULL, response_body = NULL,
+         created_at = now() - interval '61 seconds' WHERE key = $1`,
+        [headers["idempotency-key"]],
+      );
+      const retry = await api.call("/v1/keys", json({ name: "died" }, headers));
+      expect(retry.status).toBe(201);
+      const { secret } = (await retry.json()) as { secret: string };
+      // One request, one key: the one no one was shown is revoked.
+      const active = (
+        (await (await api.call("/v1/keys")).json()) as { data: { name: string; revokedAt: string | null }[] }
+      ).data.filter((k) => k.name === "died" && k.revokedAt === null);
+      expect(active).toHaveLength(1);
+      expect((await api.call("/v1/keys", { key: lost })).status).toBe(401);
+      expect((await api.call("/v1/keys", { key: secret })).status).toBe(200);
+      // The same key after its answer was kept replays it, and makes none.
+      const replay = await api.call("/v1/keys", json({ name: "died" }, headers));
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect((await api.call("/v1/keys", { key: secret })).status).toBe(200);
+    });
+
     it("releases a claim whose answer could not be kept (the database gone as it left) at the next request", async () => {
       // The database fails every write of an answer, and the release after it, for one request: as if it went down then.
       let failing = false;
@@ -441,6 +469,9 @@ describe.each(["pglite", "postgres"] as Storage[])("API platform on %s", (storag
         const retry = await cut.call("/v1/keys", json({ name: "cut" }, headers));
         expect(retry.status).toBe(201);
         expect(retry.headers.get("idempotent-replayed")).toBeNull();
+        // Still one key for the one request: the retry's.
+        const keys = (await (await cut.call("/v1/keys")).json()) as { data: { name: string; revokedAt: null }[] };
+        expect(keys.data.filter((k) => k.name === "cut" && k.revokedAt === null)).toHaveLength(1);
       } finally {
         await cut.close();
       }

@@ -265,12 +265,30 @@ export class KeyService {
     accountId: string,
     environment: Environment,
     name: string,
-    options: { maxActive?: number; restrictions?: KeyRestrictions } = {},
+    options: {
+      maxActive?: number;
+      restrictions?: KeyRestrictions;
+      /**
+       * The request's Idempotency-Key and how long its answer is kept. The
+       * request runs again only if no answer of it was stored: a key an
+       * earlier run of it made in that time (its process died before
+       * answering) was never shown to anyone, and is revoked for this one.
+       */
+      idempotency?: { key: string; ttlHours: number };
+    } = {},
   ): Promise<ApiKey & { secret: string }> {
     const r = options.restrictions ?? UNRESTRICTED;
     const lookup = base62(16);
     const secret = `${KEY_PREFIX[environment]}${lookup}${base62(32)}`;
     const row = await this.db.transaction(async (tx) => {
+      if (options.idempotency) {
+        await tx.query(
+          `UPDATE api_keys SET revoked_at = now()
+           WHERE account_id = $1 AND environment = $2 AND idempotency_key = $3 AND revoked_at IS NULL
+           AND created_at > now() - make_interval(hours => $4::int)`,
+          [accountId, environment, options.idempotency.key, options.idempotency.ttlHours],
+        );
+      }
       if (options.maxActive !== undefined) {
         await tx.query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE", [accountId]);
         const [active] = await tx.query<{ n: number | string }>(
@@ -280,8 +298,9 @@ export class KeyService {
         if (Number(active?.n ?? 0) >= options.maxActive) throw new KeyLimitError(options.maxActive);
       }
       const rows = await tx.query<ApiKeyRow>(
-        `INSERT INTO api_keys (id, account_id, environment, lookup, hash, last4, name, read_only, resources, allowed_ips)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+        `INSERT INTO api_keys
+           (id, account_id, environment, lookup, hash, last4, name, read_only, resources, allowed_ips, idempotency_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
         [
           `key_${base62(16)}`,
           accountId,
@@ -293,6 +312,7 @@ export class KeyService {
           r.readOnly,
           r.resources,
           r.allowedIps,
+          options.idempotency?.key ?? null,
         ],
       );
       return rows[0]!;

@@ -22,4 +22,15 @@ export const ACCOUNT_MIGRATIONS: { version: number; name: string; statements: st
       `CREATE INDEX account_tokens_expiry ON account_tokens (expires_at)`,
     ],
   },
+  {
+    version: 22,
+    name: "api_keys: the Idempotency-Key of the request that made a key",
+    statements: [
+      // A key made by a request whose process died before its answer was stored is found by the retry
+      // (which runs again after the claim is taken over) and revoked: its secret was never answered.
+      `ALTER TABLE api_keys ADD COLUMN idempotency_key text`,
+      `CREATE INDEX api_keys_idempotency ON api_keys (account_id, environment, idempotency_key)
+       WHERE idempotency_key IS NOT NULL AND revoked_at IS NULL`,
+    ],
+  },
 ];

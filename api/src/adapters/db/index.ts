@@ -203,7 +203,8 @@ async function migrate(db: Database): Promise<void> {
   const applied = new Set(
     (await db.query<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => Number(r.version)),
   );
-  for (const migration of MIGRATIONS) {
+  // Each concern keeps its migrations in its own file; they run in version order.
+  for (const migration of [...MIGRATIONS].sort((a, b) => a.version - b.version)) {
     if (applied.has(migration.version)) continue;
     // Statements run one by one: PGlite's extended protocol takes one at a time.
     for (const statement of migration.statements) await db.query(statement);

@@ -105,6 +105,8 @@ export function idempotency(db: Database, ttlHours: number, abandonedAfterMs: nu
         return;
       }
 
+      // A handler whose effect has no natural key of its own (a new API key) tags it with this.
+      res.locals.idempotency = { key, ttlHours };
       // Store the answer before it leaves, so that a repeat sees it at once.
       const send = res.send.bind(res);
       res.send = ((payload?: unknown) => {

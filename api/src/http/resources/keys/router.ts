@@ -61,7 +61,11 @@ export function keyRoutes(keys: KeyService, maxActive: number): AnyRoute[] {
         }
         const created = await keys
           // A restricted key makes keys no wider than itself (the dashboard sets restrictions).
-          .create(caller.accountId, caller.environment, body.name, { maxActive, restrictions: caller.restrictions })
+          .create(caller.accountId, caller.environment, body.name, {
+            maxActive,
+            restrictions: caller.restrictions,
+            idempotency: res.locals.idempotency as { key: string; ttlHours: number } | undefined,
+          })
           .catch((error: unknown) => {
             if (!(error instanceof KeyLimitError)) throw error;
             throw new Problem(
