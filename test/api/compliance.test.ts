@@ -2,13 +2,22 @@
 // through signed webhooks (verified with the standardwebhooks library), a
 // screener's hold stops a mint or a redemption until it is released or
 // rejected, the built-in rules agent fires on the sandbox's magic values,
-// and required screening waits for a verdict or applies the default.
+// a position action is held as a mint is, and required screening waits for
+// a verdict or applies the default.
 import { parseEventLogs } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { redemptionsAbi, redirectTypedData } from "@zsd/sdk";
+import {
+  positionOwnerKey,
+  redemptionsAbi,
+  redirectTypedData,
+  repayTypedData,
+  stableMinterAbi,
+  withdrawCollateralTypedData,
+} from "@zsd/sdk";
 import { Zsd, describeHold } from "@zsd/sdk/client";
 import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
-import { formatZsd } from "@zsd/sdk/units";
+import { formatZec, formatZsd } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 import { type Receiver, startReceiver, verify, webhookSchemaCheck } from "./webhook-receiver.ts";
@@ -34,6 +43,10 @@ const EVENTS = [
   "alert.raised",
   "alert.updated",
   "deposit.recorded",
+  "position.action.confirmed",
+  "position.action.failed",
+  "position.action.held",
+  "position.action.released",
 ];
 
 interface Event {
@@ -89,6 +102,7 @@ async function setUp(s: System, env: Record<string, string> = {}) {
     events,
     eventOf,
     conformance,
+    db: storage.db,
     close: async () => {
       await api.close();
       await receiver.close();
@@ -554,6 +568,154 @@ describe("compliance agents on the local chain", () => {
     await s.mineBlocks(4);
     const paid = await t.eventOf("redemption.paid", (d) => d.redemptionId === id);
     expect(paid.data).toMatchObject({ zecPaid: "0.0995", zcashTxId: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
+
+  it("holds a position action as a mint: the signer's later actions wait with it until released; a rejected one is never sent", async () => {
+    const minted = await s.depositAndMint({ amountZat: 6n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
+    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: minted.receipt.logs, eventName: "PositionOpened" });
+    const positionId = opened!.args.positionId;
+    const owner = privateKeyToAccount(positionOwnerKey(minted.note));
+    const domain = { chainId: s.chainId, verifyingContract: s.read.minter.address };
+    const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
+    const nonceOf = async (signer: string) =>
+      BigInt(((await (await t.api.call(`/v1/positions/terms?signer=${signer}`)).json()) as { nonce: string }).nonce);
+    const actionOf = async (actionId: string) =>
+      (await (await t.api.call(`/v1/positions/${positionId}/actions/${actionId}`)).json()) as Record<string, unknown>;
+    const withdraw = async (amountZat: bigint, zcashAddress: string) => {
+      const typed = withdrawCollateralTypedData(domain, {
+        positionId,
+        amountZat,
+        zcashAddress,
+        noteCommitment: 0n,
+        nonce: await nonceOf(owner.address),
+        deadline,
+      });
+      const response = await t.api.call(
+        `/v1/positions/${positionId}/withdraw`,
+        json({
+          amount: formatZec(amountZat),
+          destination: { zcashAddress },
+          deadline: Number(deadline),
+          signature: await owner.signTypedData(typed),
+        }),
+      );
+      expect(response.status).toBe(202);
+      return (await response.json()) as { actionId: string; hold: Record<string, unknown> | null };
+    };
+    // A payee compliance flagged: the rules agent holds a withdrawal that pays it.
+    await t.db.query("INSERT INTO compliance_deny_list (address, reason) VALUES ($1, 'a flagged payee')", [OTHER]);
+    const flagged = await withdraw(ZEC, OTHER);
+    const raised = await t.eventOf(
+      "alert.raised",
+      (d) => (d.alert as { subject: { id: string } }).subject.id === flagged.actionId,
+    );
+    const alert = raised.data.alert as { alertId: string };
+    expect(raised.data.alert).toMatchObject({
+      raisedBy: "rules",
+      subject: { type: "position_action", id: flagged.actionId },
+      category: "denied_address",
+      action: "hold",
+      hold: "held",
+      reason: "The Zcash address this position action pays is on the deny list (a flagged payee).",
+    });
+    const hold = { state: "held", alertId: alert.alertId, by: "rules", since: expect.stringMatching(/^\d{4}-/) };
+    expect(flagged.hold).toEqual(hold);
+    await t.eventOf("position.action.held", (d) => d.actionId === flagged.actionId && d.alertId === alert.alertId);
+    // The owner's next action, signed at the next nonce, is not held itself, but cannot go before the held one.
+    const next = await withdraw(ZEC / 2n, WITHDRAW);
+    expect(next.hold).toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await actionOf(flagged.actionId)).toMatchObject({ status: "queued", txHash: null, hold });
+    expect(await actionOf(next.actionId)).toMatchObject({ status: "queued", txHash: null, hold: null });
+
+    const released = await t.api.call(
+      `/v1/alerts/${alert.alertId}/release`,
+      json({ agentId: t.screener.agentId, note: "a known payee" }),
+    );
+    expect(released.status).toBe(200);
+    expect(await released.json()).toMatchObject({ hold: "released" });
+    await t.eventOf("position.action.released", (d) => d.actionId === flagged.actionId);
+    for (const { actionId } of [flagged, next]) {
+      await t.eventOf("position.action.confirmed", (d) => d.actionId === actionId);
+    }
+    expect(await actionOf(flagged.actionId)).toMatchObject({ status: "confirmed", released: "1", hold: null });
+    await t.db.query("DELETE FROM compliance_deny_list WHERE address = $1", [OTHER]);
+
+    // A screener holds a queued repayment and rejects it: it fails unsent, the debt as it was.
+    t.api.worker!.stop();
+    const debt = async () => (await s.read.minter.read.getPosition([positionId])).debt;
+    const before = await debt();
+    const typed = repayTypedData(domain, {
+      positionId,
+      amount: 10n * ZSD,
+      payer: alice.address,
+      nonce: await nonceOf(alice.address),
+      deadline,
+    });
+    const repaid = await t.api.call(
+      `/v1/positions/${positionId}/repay`,
+      json({
+        amount: "10",
+        payer: alice.address,
+        deadline: Number(deadline),
+        signature: await alice.signTypedData(typed),
+      }),
+    );
+    expect(repaid.status).toBe(202);
+    const repayment = (await repaid.json()) as { actionId: string; hold: unknown };
+    expect(repayment.hold).toBeNull();
+    const holdIt = (subject: unknown) =>
+      t.api.call(
+        "/v1/agents/alerts",
+        json({
+          agentId: t.screener.agentId,
+          subject,
+          severity: "high",
+          category: "sanctions",
+          reason: "The payer matches a list entry.",
+          action: "hold",
+        }),
+      );
+    const held = await holdIt({ type: "position_action", id: repayment.actionId });
+    expect(held.status).toBe(201);
+    const { alertId } = (await held.json()) as { alertId: string };
+    t.api.worker!.start();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await actionOf(repayment.actionId)).toMatchObject({ status: "queued", txHash: null });
+    const rejected = await t.api.call(
+      `/v1/alerts/${alertId}/reject`,
+      json({ agentId: t.screener.agentId, reasonCode: "sanctions_match" }),
+    );
+    expect(rejected.status).toBe(200);
+    const failed = await t.eventOf("position.action.failed", (d) => d.actionId === repayment.actionId);
+    expect(failed.data).toMatchObject({ status: "failed", txHash: null, failureCode: "compliance_rejected" });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await actionOf(repayment.actionId)).toMatchObject({ status: "failed", txHash: null, hold: null });
+    expect(await debt()).toBe(before);
+
+    // Hostile subjects: a problem each, and no alert or hold written.
+    const count = async () =>
+      (
+        await t.db.query<{ n: string }>(
+          "SELECT (SELECT count(*) FROM compliance_alerts) + (SELECT count(*) FROM compliance_holds) AS n",
+        )
+      )[0]!.n;
+    const rows = await count();
+    const problem = async (response: Response, status: number, code: string) => {
+      expect(response.status).toBe(status);
+      expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(((await response.json()) as { code: string }).code).toBe(code);
+    };
+    await problem(await holdIt({ type: "position_action", id: "pact_nope" }), 404, "resource_not_found");
+    await problem(await holdIt({ type: "position_action", id: flagged.actionId }), 409, "not_holdable");
+    await problem(await holdIt({ type: "position_action", id: repayment.actionId }), 409, "not_holdable");
+    await problem(await holdIt({ type: "position", id: next.actionId }), 400, "validation_failed");
+    await problem(await holdIt({ type: "position_action", id: "x".repeat(201) }), 400, "validation_failed");
+    const verdict = (subject: unknown) =>
+      t.api.call("/v1/agents/verdicts", json({ agentId: t.screener.agentId, subject, verdict: "PASSED" }));
+    await problem(await verdict({ type: "position_action", id: next.actionId }), 409, "verdict_not_awaited");
+    await problem(await verdict({ type: "withdrawal", id: next.actionId }), 400, "validation_failed");
+    expect(await count()).toBe(rows);
   });
 
   it("delivered only events that match their webhooks in /v1/openapi.json", async () => {

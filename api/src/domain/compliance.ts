@@ -1,30 +1,32 @@
 // Compliance: alerts raised by agents (or the built-in rules agent) about a
-// mint, a redemption, a deposit or an address, and holds that keep a mint or
-// a redemption from moving until a screener releases or rejects it. A hold
-// is a row the relay worker and the payouts consult (HOLD_BLOCKS); every
-// change is written with its events in one transaction.
+// mint, a redemption, a position action, a deposit or an address, and holds
+// that keep a mint, a redemption or a position action from moving until a
+// screener releases or rejects it. A hold is a row the relay worker and the
+// payouts consult (notHeld); every change is written with its events in one
+// transaction.
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { DomainError, domainErrors } from "./errors.ts";
 import { emitEvent } from "./events.ts";
 import { randomId } from "./ids.ts";
 import type { Environment } from "./keys.ts";
-import { type NewSubject, RulesAgent, type RulesOptions } from "./rules.ts";
+import { type ActionRow, presentAction } from "./position-views.ts";
+import type {
+  Actor,
+  AlertInput,
+  AlertRaiser,
+  HoldableType,
+  NewSubject,
+  Severity,
+  Subject,
+  SubjectType,
+} from "./compliance-types.ts";
+import { RulesAgent, type RulesOptions } from "./rules.ts";
 
-export type SubjectType = "mint" | "redemption" | "deposit" | "address" | "payout";
-export type HoldableType = "mint" | "redemption";
-export type Severity = "low" | "medium" | "high" | "severe";
+export type { Actor, AlertInput, HoldableType, NewSubject, Severity, Subject, SubjectType };
 export type AlertStatus = "open" | "in_review" | "dismissed" | "confirmed";
 export type Verdict = "PASSED" | "REJECTED";
 /** awaiting_verdict: screening is required and no verdict came yet. */
 export type HoldState = "awaiting_verdict" | "held" | "released" | "rejected";
-
-export interface Subject {
-  type: SubjectType;
-  id: string;
-}
-
-/** Who acted: a registered agent, the built-in rules agent, the verdict timeout's default, or the payouts. */
-export type Actor = { agentId: string } | { builtIn: "rules" | "verdict_timeout" | "payouts" };
 
 /** A subject a hold keeps from moving: a mint, a redemption, or a payout redirected from a refused one. */
 type HeldSubject = { type: HoldableType | "payout"; id: string };
@@ -50,14 +52,6 @@ export const refusedByCompliance = (idColumn: string) =>
 export async function isRefusedByCompliance(db: Queryable, payoutId: bigint): Promise<boolean> {
   const [row] = await db.query(`SELECT 1 WHERE ${refusedByCompliance("$1::numeric")}`, [payoutId.toString()]);
   return row !== undefined;
-}
-
-export interface AlertInput {
-  subject: Subject;
-  severity: Severity;
-  category: string;
-  reason: string;
-  action: "none" | "hold";
 }
 
 export interface HistoryEntry {
@@ -101,7 +95,7 @@ interface AlertRow {
   updated_at: Date | string;
 }
 
-/** The states in which a mint or a redemption does not move. */
+/** The states in which a mint, a redemption or a position action does not move. */
 export const BLOCKING_STATES = ["awaiting_verdict", "held", "rejected"] as const;
 
 /** SQL: true when the subject `idColumn` of `type` is not kept from moving by a hold. */
@@ -111,7 +105,7 @@ export const notHeld = (type: HoldableType, idColumn: string) =>
 
 export interface ComplianceOptions {
   environment: Environment;
-  /** "required": every new mint and redemption waits for a screener's verdict. */
+  /** "required": every new mint, redemption and position action waits for a screener's verdict. */
   screening: "off" | "required";
   verdictTimeoutMs: number;
   /** What a verdict that does not come in time becomes. */
@@ -131,9 +125,16 @@ const TRANSITIONS: Record<AlertStatus, AlertStatus[]> = {
 
 const actorName = (actor: Actor) => ("agentId" in actor ? actor.agentId : actor.builtIn);
 
+/** A held subject's events: their prefix (mint.held, position.action.released) and the key naming it. */
+const EVENT_NAMES: Record<HoldableType, { prefix: string; key: string }> = {
+  mint: { prefix: "mint", key: "mintId" },
+  redemption: { prefix: "redemption", key: "redemptionId" },
+  position_action: { prefix: "position.action", key: "actionId" },
+};
+
 const alertNotFound = (id: string) => domainErrors.notFound(`Alert ${id}`);
 
-export class ComplianceService {
+export class ComplianceService implements AlertRaiser {
   readonly #rules: RulesAgent | undefined;
 
   constructor(
@@ -144,12 +145,18 @@ export class ComplianceService {
   }
 
   /**
-   * A new mint or redemption, inside the transaction that writes it: its
-   * event (mint.queued, redemption.requested), the rules agent's look at it,
-   * and a wait for a verdict when screening is required.
+   * A new mint, redemption or position action, inside the transaction that
+   * writes it: its event (mint.queued, redemption.requested; a position
+   * action has none), the rules agent's look at it, and a wait for a verdict
+   * when screening is required.
    */
-  async admit(tx: Queryable, accountId: string, subject: NewSubject, data: Record<string, unknown>): Promise<void> {
-    await this.#emit(tx, accountId, subject.type === "mint" ? "mint.queued" : "redemption.requested", data);
+  async admit(
+    tx: Queryable,
+    accountId: string,
+    subject: NewSubject,
+    data: Record<string, unknown> | null,
+  ): Promise<void> {
+    if (data) await this.#emit(tx, accountId, subject.type === "mint" ? "mint.queued" : "redemption.requested", data);
     // A rule's hold wins over a wait for a verdict: it is written last.
     await this.screenIn(tx, accountId, subject);
     await this.#rules?.inspect(tx, accountId, subject);
@@ -192,8 +199,18 @@ export class ComplianceService {
     }
   }
 
-  /** The account's mint or redemption, locked, with where it stands for a hold. */
+  /** The account's mint, redemption or position action, locked, with where it stands for a hold. */
   async #holdable(tx: Queryable, accountId: string, subject: Subject): Promise<{ movable: boolean; state: string }> {
+    if (subject.type === "position_action") {
+      // The relay locks the row before it records a send (position-relay.ts): a hold either comes first or finds it sent.
+      const [action] = await tx.query<{ status: string }>(
+        `SELECT status FROM position_actions WHERE id = $1 AND account_id = $2 AND environment = $3
+           AND action <> 'withdraw_note' FOR UPDATE`,
+        [subject.id, accountId, this.options.environment],
+      );
+      if (!action) throw domainErrors.notFound(`Position action ${subject.id}`);
+      return { movable: action.status === "queued", state: action.status };
+    }
     if (subject.type === "payout") {
       // Only the payouts hold a payout (holdRedirectIn): it is the account's when its hold is.
       const [hold] = await tx.query<{ status: string | null }>(
@@ -236,12 +253,12 @@ export class ComplianceService {
   }
 
   async #subjectExists(tx: Queryable, accountId: string, subject: Subject): Promise<void> {
-    if (subject.type === "mint" || subject.type === "redemption" || subject.type === "payout") {
+    if (subject.type !== "deposit" && subject.type !== "address") {
       await this.#holdable(tx, accountId, subject);
     }
   }
 
-  /** Raises an alert (and, with action "hold", holds its mint or redemption) for an agent of the account. */
+  /** Raises an alert (and, with action "hold", holds its mint, redemption or position action) for an agent of the account. */
   async raise(accountId: string, agentId: string, input: AlertInput): Promise<Alert> {
     const id = await this.db.transaction(async (tx) => {
       await this.#agent(tx, accountId, agentId, input.action === "hold");
@@ -254,8 +271,10 @@ export class ComplianceService {
   /** The same, inside the caller's transaction (the rules agent raises alerts as a mint or redemption is written). */
   async raiseIn(tx: Queryable, accountId: string, actor: Actor, input: AlertInput): Promise<string> {
     if (input.action === "hold") {
-      if (input.subject.type !== "mint" && input.subject.type !== "redemption") {
-        throw domainErrors.invalid([{ field: "body.action", message: "only a mint or a redemption can be held" }]);
+      if (!(input.subject.type in EVENT_NAMES)) {
+        throw domainErrors.invalid([
+          { field: "body.action", message: "only a mint, a redemption or a position action can be held" },
+        ]);
       }
       const holdable = await this.#holdable(tx, accountId, input.subject);
       const { movable } = holdable;
@@ -271,8 +290,8 @@ export class ComplianceService {
           "conflict",
           "not_holdable",
           "Cannot be held",
-          `The ${input.subject.type} ${input.subject.id} is ${state}; only a queued mint, or a redemption whose ` +
-            "burn or payout has not started, can be held.",
+          `The ${input.subject.type.replace("_", " ")} ${input.subject.id} is ${state}; only a queued mint or ` +
+            "position action, or a redemption whose burn or payout has not started, can be held.",
         );
       }
     } else {
@@ -389,14 +408,15 @@ export class ComplianceService {
     state: "held" | "awaiting_verdict",
     alertId: string | null,
   ) {
-    return this.#emit(tx, accountId, `${subject.type}.held`, {
-      [subject.type === "mint" ? "mintId" : "redemptionId"]: subject.id,
+    const { prefix, key } = EVENT_NAMES[subject.type];
+    return this.#emit(tx, accountId, `${prefix}.held`, {
+      [key]: subject.id,
       alertId,
       awaitingVerdict: state === "awaiting_verdict",
     });
   }
 
-  /** Screening required: a new mint or redemption waits for a verdict (inside the transaction that writes it). */
+  /** Screening required: a new mint, redemption or position action waits for a verdict (inside the transaction that writes it). */
   async screenIn(tx: Queryable, accountId: string, subject: { type: HoldableType; id: string }): Promise<void> {
     if (this.options.screening !== "required") return;
     const deadline = new Date(Date.now() + this.options.verdictTimeoutMs);
@@ -532,7 +552,11 @@ export class ComplianceService {
     return this.get(accountId, alertId);
   }
 
-  /** A screener refuses the alert's held mint (failed, its proof given back) or redemption (failed on-chain, its ZEC held for the owner to redirect). */
+  /**
+   * A screener refuses the alert's held mint (failed, its proof given back),
+   * position action (failed, never sent) or redemption (failed on-chain, its
+   * ZEC held for the owner to redirect).
+   */
   async reject(accountId: string, agentId: string, alertId: string, reasonCode: string): Promise<Alert> {
     await this.db.transaction(async (tx) => {
       await this.#agent(tx, accountId, agentId, true);
@@ -561,7 +585,7 @@ export class ComplianceService {
     return { type: alert.subject_type as HeldSubject["type"], id: alert.subject_id };
   }
 
-  /** A screener's verdict on a mint or redemption waiting for one (screening required). */
+  /** A screener's verdict on a mint, redemption or position action waiting for one (screening required). */
   async verdict(
     accountId: string,
     agentId: string,
@@ -622,7 +646,8 @@ export class ComplianceService {
 
   /**
    * Applies a decision to a held subject. PASSED releases it. REJECTED fails
-   * a queued mint (its proof given back) or a redemption not yet burned; a
+   * a queued mint (its proof given back), a queued position action, or a
+   * redemption not yet burned; a
    * burned one stays rejected until the payouts fail it on-chain (its ZEC
    * held for the owner to redirect).
    */
@@ -636,14 +661,14 @@ export class ComplianceService {
   ): Promise<HoldState> {
     const by = actorName(actor);
     if (subject.type === "payout") return this.#decidePayout(tx, accountId, subject.id, verdict, by, note);
-    const key = subject.type === "mint" ? "mintId" : "redemptionId";
+    const { prefix, key } = EVENT_NAMES[subject.type];
     if (verdict === "PASSED") {
       await tx.query(
         `UPDATE compliance_holds SET state = 'released', decided_by = $3, updated_at = now()
          WHERE subject_type = $1 AND subject_id = $2`,
         [subject.type, subject.id, by],
       );
-      await this.#emit(tx, accountId, `${subject.type}.released`, { [key]: subject.id, by });
+      await this.#emit(tx, accountId, `${prefix}.released`, { [key]: subject.id, by });
       return "released";
     }
     await tx.query(
@@ -652,7 +677,21 @@ export class ComplianceService {
       [subject.type, subject.id, by, note ?? "rejected"],
     );
     const reason = `Refused by compliance (${by}${note ? `: ${note}` : ""}).`;
-    if (subject.type === "mint") {
+    if (subject.type === "position_action") {
+      // Never sent: the relay takes only queued actions nobody holds, and a rejected hold holds for good.
+      const [failed] = await tx.query<ActionRow>(
+        `UPDATE position_actions SET status = 'failed', failure_code = 'compliance_rejected', failure_reason = $2,
+           settled_at = now(), updated_at = now()
+         WHERE id = $1 AND status = 'queued' RETURNING *`,
+        [subject.id, reason],
+      );
+      if (failed) {
+        // As the relay tells a failure (PositionService.emit): the action as GET answers it, less its envelope.
+        const view = presentAction(failed) as Record<string, unknown>;
+        for (const envelope of ["object", "createdAt", "updatedAt"]) delete view[envelope];
+        await this.#emit(tx, accountId, "position.action.failed", view);
+      }
+    } else if (subject.type === "mint") {
       const failed = await tx.query(
         `UPDATE mints SET status = 'failed', failure_code = 'compliance_rejected', failure_reason = $2,
            settled_at = now(), updated_at = now()

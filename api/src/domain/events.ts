@@ -28,6 +28,8 @@ export const EVENT_TYPES = [
   "governance.vote.confirmed",
   "position.action.confirmed",
   "position.action.failed",
+  "position.action.held",
+  "position.action.released",
   "withdrawal.confirmed",
   "withdrawal.failed",
 ] as const;

@@ -1,7 +1,8 @@
-// The hold that keeps a mint or a redemption from moving, as its answers show
-// it: a held mint or redemption otherwise looks merely slow ("queued" for
+// The hold that keeps a mint, a redemption or a position action from moving,
+// as its answers show it: a held one otherwise looks merely slow ("queued" for
 // ever), and its owner cannot tell a review from a stuck relay.
 import type { Queryable } from "../adapters/db/index.ts";
+import type { HoldableType } from "./compliance-types.ts";
 
 export interface HoldView {
   /** held: an alert holds it until a screener releases or rejects it; awaiting_verdict: screening is required. */
@@ -14,11 +15,11 @@ export interface HoldView {
 }
 
 /**
- * The hold in force on a mint or a redemption, or null. A redemption is also
+ * The hold in force on a mint, a redemption or a position action, or null. A redemption is also
  * held while a payout it was redirected to waits for review (a hold of the
  * payout, filed under the redemption).
  */
-export async function holdOf(db: Queryable, type: "mint" | "redemption", id: string): Promise<HoldView | null> {
+export async function holdOf(db: Queryable, type: HoldableType, id: string): Promise<HoldView | null> {
   const [row] = await db.query<{
     state: HoldView["state"];
     alert_id: string | null;

@@ -26,51 +26,19 @@ import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import type { ComplianceService } from "./compliance.ts";
 import { DomainError, domainErrors } from "./errors.ts";
+import { holdOf } from "./holds.ts";
 import { randomId } from "./ids.ts";
+import { type ActionRow, presentAction } from "./position-views.ts";
 import type { ProofService } from "./proofs.ts";
 import { canonicalZcashAddress } from "./redemptions.ts";
 import { refusalOf } from "./reverts.ts";
 
 export const POSITION_STATUS = ["none", "open", "liquidated", "closed"] as const;
-export const POSITION_ACTIONS = ["repay", "withdraw", "close", "liquidate", "top_up"] as const;
-export type PositionAction = (typeof POSITION_ACTIONS)[number];
-/** withdraw_note: a note's spend; redistribute: the keeper's, for a position under 100% (no account). */
-export type ActionKind = PositionAction | "withdraw_note" | "redistribute";
-
 /** A deadline an hour on: long enough to sign and send, short enough that a lost signature expires. */
 const SUGGESTED_DEADLINE_SECONDS = 3_600n;
 
 /** How many of a signer's used nonces a signature is checked against before it is called invalid. */
 const USED_NONCE_LOOKBACK = 8n;
-
-export interface ActionRow {
-  id: string;
-  account_id: string | null;
-  environment: string;
-  action: ActionKind;
-  position_id: string | null;
-  signer: string | null;
-  signed_nonce: string | null;
-  amount: string | null;
-  zcash_address: string | null;
-  note_commitment: string | null;
-  nullifier_hash: string | null;
-  calldata: Hex;
-  status: "queued" | "submitted" | "confirmed" | "failed";
-  tx_hash: string | null;
-  raw_tx: string | null;
-  nonce: number | null;
-  submitted_at: Date | string | null;
-  attempts: number;
-  block_number: string | number | null;
-  payout_id: string | null;
-  released_zat: string | null;
-  note_index: string | null;
-  failure_code: string | null;
-  failure_reason: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
 
 /** Where released collateral goes, as a request names it: exactly one of the two. */
 export type DestinationInput = { zcashAddress: string } | { noteCommitment: string };
@@ -97,49 +65,6 @@ const unprocessable = (code: string, title: string, detail: string, facts: Recor
 
 /** A ratio in basis points as a decimal ("1.5" for 15000). */
 const ratio = (bps: bigint) => formatUnits(bps, 4);
-
-export function presentAction(row: ActionRow) {
-  const common = {
-    status: row.status,
-    txHash: row.tx_hash,
-    blockNumber: row.block_number === null ? null : Number(row.block_number),
-    payoutId: row.payout_id,
-    failureCode: row.status === "failed" ? row.failure_code : null,
-    failureReason: row.status === "failed" ? row.failure_reason : null,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
-  };
-  if (row.action === "withdraw_note") {
-    return {
-      object: "withdrawal" as const,
-      withdrawalId: row.id,
-      amount: formatZec(BigInt(row.amount!)),
-      zcashAddress: row.zcash_address!,
-      owner: row.signer,
-      nullifierHash: row.nullifier_hash!,
-      ...common,
-    };
-  }
-  const amount =
-    row.amount === null ? null : row.action === "repay" ? formatZsd(BigInt(row.amount)) : formatZec(BigInt(row.amount));
-  return {
-    object: "position_action" as const,
-    actionId: row.id,
-    positionId: row.position_id!,
-    action: row.action,
-    signer: row.signer,
-    amount,
-    destination:
-      row.zcash_address !== null
-        ? { zcashAddress: row.zcash_address }
-        : row.note_commitment !== null
-          ? { noteCommitment: row.note_commitment }
-          : null,
-    released: row.released_zat === null ? null : formatZec(BigInt(row.released_zat)),
-    noteIndex: row.note_index,
-    ...common,
-  };
-}
 
 export class PositionService {
   constructor(
@@ -308,7 +233,11 @@ export class PositionService {
   async request(accountId: string, positionId: string, input: ActionInput) {
     const chain = this.#relayingChain("Position actions");
     const id = BigInt(positionId);
-    const position = await this.#minter<{ owner: Address; status: number }>(chain, "getPosition", [id]);
+    const position = await this.#minter<{ owner: Address; status: number; collateralZat: bigint }>(
+      chain,
+      "getPosition",
+      [id],
+    );
     if (position.status === 0) throw domainErrors.notFound(`Position ${positionId}`);
     const signer =
       input.action === "repay" ? input.payer : input.action === "liquidate" ? input.liquidator : position.owner;
@@ -408,16 +337,27 @@ export class PositionService {
               });
     // Only a call at the chain's nonce can be simulated: a later one waits for those before it.
     if (nonce === chainNonce) await this.#simulate(chain, calldata, "position_action_would_revert");
-    return this.#queue(accountId, {
-      action: input.action,
-      position_id: positionId,
-      signer,
-      signed_nonce: nonce.toString(),
-      amount: amount?.toString() ?? null,
-      zcash_address: dest.zcashAddress || null,
-      note_commitment: to && !dest.zcashAddress ? dest.noteCommitment.toString() : null,
-      calldata,
-    });
+    // What the rules weigh: ZSD repaid, or the value of the ZEC the action takes out (all of it to close).
+    const movedZat = input.action === "withdraw" ? amount! : position.collateralZat;
+    const screened = {
+      amount: input.action === "repay" ? amount! : await this.#valueOf(chain, movedZat),
+      address: signer,
+      zcashAddress: dest.zcashAddress || undefined,
+    };
+    return this.#queue(
+      accountId,
+      {
+        action: input.action,
+        position_id: positionId,
+        signer,
+        signed_nonce: nonce.toString(),
+        amount: amount?.toString() ?? null,
+        zcash_address: dest.zcashAddress || null,
+        note_commitment: to && !dest.zcashAddress ? dest.noteCommitment.toString() : null,
+        calldata,
+      },
+      screened,
+    );
   }
 
   /**
@@ -466,7 +406,7 @@ export class PositionService {
   async topUp(accountId: string, positionId: string, input: SpendInput) {
     const chain = this.#relayingChain("Top-ups");
     const id = BigInt(positionId);
-    const position = await this.#minter<{ status: number }>(chain, "getPosition", [id]);
+    const position = await this.#minter<{ owner: Address; status: number }>(chain, "getPosition", [id]);
     if (position.status === 0) throw domainErrors.notFound(`Position ${positionId}`);
     const signals = publicSignalsFromArray(input.publicSignals);
     const binding = bindingHash({ chainId: BigInt(chain.deployment.chainId), minter: chain.minter, positionId: id });
@@ -477,13 +417,18 @@ export class PositionService {
       args: [toSolidityProof(input.proof as Groth16Proof), noteSpend(signals), id],
     });
     await this.#simulate(chain, calldata, "position_action_would_revert");
-    return this.#queue(accountId, {
-      action: "top_up",
-      position_id: positionId,
-      amount: signals.collateralFloorZat.toString(),
-      nullifier_hash: signals.nullifierHash.toString(),
-      calldata,
-    });
+    return this.#queue(
+      accountId,
+      {
+        action: "top_up",
+        position_id: positionId,
+        amount: signals.collateralFloorZat.toString(),
+        nullifier_hash: signals.nullifierHash.toString(),
+        calldata,
+      },
+      // Signed by nobody (the proof authorises it): the rules look at the position's owner.
+      { amount: await this.#valueOf(chain, signals.collateralFloorZat), address: position.owner },
+    );
   }
 
   /** The relay's simulation now: a refusal of the contracts is answered before anything is queued. */
@@ -497,16 +442,38 @@ export class PositionService {
     }
   }
 
-  async #queue(accountId: string | null, fields: Partial<ActionRow> & Pick<ActionRow, "action" | "calldata">) {
+  /** ZEC's value in ZSD wei at the oracle's price, for the rules (none read without compliance). */
+  async #valueOf(chain: Chain, zat: bigint): Promise<bigint> {
+    if (!this.options.compliance) return 0n;
+    return usdValueOfZat(zat, (await chain.priceState()).price);
+  }
+
+  /**
+   * Writes the row; a position action of an account (`screened`) is admitted
+   * by compliance in the same transaction (the rules agent, required
+   * screening), and answered with any hold that placed.
+   */
+  async #queue(
+    accountId: string | null,
+    fields: Partial<ActionRow> & Pick<ActionRow, "action" | "calldata">,
+    screened?: { amount: bigint; address: string; zcashAddress?: string },
+  ) {
     const id = randomId(fields.action === "withdraw_note" ? "wdr" : "pact");
     const columns = { id, account_id: accountId, environment: this.options.environment, status: "queued", ...fields };
     const keys = Object.keys(columns);
+    const compliance = accountId !== null && screened ? this.options.compliance : undefined;
     try {
-      const [row] = await this.db.query<ActionRow>(
-        `INSERT INTO position_actions (${keys.join(", ")}) VALUES (${keys.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING *`,
-        keys.map((k) => columns[k as keyof typeof columns]),
-      );
-      return presentAction(row!);
+      const row = await this.db.transaction(async (tx) => {
+        const [inserted] = await tx.query<ActionRow>(
+          `INSERT INTO position_actions (${keys.join(", ")}) VALUES (${keys.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING *`,
+          keys.map((k) => columns[k as keyof typeof columns]),
+        );
+        await compliance?.admit(tx, accountId!, { type: "position_action", id, ...screened! }, null);
+        return inserted!;
+      });
+      compliance?.queued();
+      const view = presentAction(row);
+      return view.object === "position_action" ? { ...view, hold: await holdOf(this.db, "position_action", id) } : view;
     } catch (error) {
       if (!/position_actions_(signed|nullifier|liquidation|redistribution)/.test(String((error as Error).message))) {
         throw error;
@@ -542,7 +509,8 @@ export class PositionService {
       (kind === "withdrawal" ? row.action === "withdraw_note" : row.action !== "withdraw_note") &&
       (positionId === undefined || row.position_id === positionId);
     if (!matches) throw domainErrors.notFound(kind === "withdrawal" ? `Withdrawal ${id}` : `Action ${id}`);
-    return presentAction(row);
+    const view = presentAction(row);
+    return view.object === "position_action" ? { ...view, hold: await holdOf(this.db, "position_action", id) } : view;
   }
 
   /** The keeper's liquidation: the relayer repays with its own ZSD and takes the collateral to `zcashAddress`. */

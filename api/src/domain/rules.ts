@@ -1,14 +1,15 @@
-// The built-in rules agent: it looks at each new mint and redemption as it is
-// written and raises alerts through the same path as an external agent
-// (ComplianceService.raiseIn, in the same transaction). Three rules: a single
-// amount over a threshold, too many in a window for one address, and an
-// address on the deny list. In the sandbox, magic values fire each rule:
+// The built-in rules agent: it looks at each new mint, redemption and position
+// action as it is written and raises alerts through the same path as an
+// external agent (ComplianceService.raiseIn, in the same transaction). Three
+// rules: a single amount over a threshold (ZEC a position action moves counts
+// at its value), too many in a window for one address, and an address on the
+// deny list (for a position action, its signer or the Zcash address it pays). In the sandbox, magic values fire each rule:
 // an amount ending in .13 (large amount), .14 (velocity), and an address
 // ending in "dead" (deny list).
 import { readFileSync } from "node:fs";
 import type { Queryable } from "../adapters/db/index.ts";
 import { formatZsd } from "@zsd/sdk/units";
-import type { ComplianceService, HoldableType, Severity } from "./compliance.ts";
+import type { AlertRaiser, NewSubject, Severity } from "./compliance-types.ts";
 
 export interface RulesOptions {
   enabled: boolean;
@@ -23,15 +24,6 @@ export interface RulesOptions {
   magicValues: boolean;
 }
 
-export interface NewSubject {
-  type: HoldableType;
-  id: string;
-  /** Wei. */
-  amount: bigint;
-  /** The mint's recipient or the redemption's owner. */
-  address: string;
-}
-
 interface Finding {
   severity: Severity;
   category: string;
@@ -41,16 +33,25 @@ interface Finding {
 
 const WEI_PER_CENT = 10n ** 16n;
 
+/** Where the velocity rule counts one address's recent subjects of a type. */
+const VELOCITY: Record<NewSubject["type"], string> = {
+  mint: "mints WHERE lower(recipient)",
+  redemption: "redemption_requests WHERE lower(owner)",
+  position_action: "position_actions WHERE lower(signer)",
+};
+
+const label = (subject: NewSubject) => subject.type.replace("_", " ");
+
 /** The amount's cents, as the magic values read them ("100.13" → 13). */
 const cents = (wei: bigint) => Number((wei / WEI_PER_CENT) % 100n);
 
 export class RulesAgent {
   constructor(
-    private readonly compliance: ComplianceService,
+    private readonly compliance: AlertRaiser,
     private readonly options: RulesOptions,
   ) {}
 
-  /** Looks at a new mint or redemption inside the transaction that writes it; raises what it finds. */
+  /** Looks at a new mint, redemption or position action inside the transaction that writes it; raises what it finds. */
   async inspect(tx: Queryable, accountId: string, subject: NewSubject): Promise<void> {
     if (!this.options.enabled) return;
     const findings = await this.#findings(tx, subject);
@@ -85,8 +86,22 @@ export class RulesAgent {
         action: "hold",
       });
     }
+    if (subject.zcashAddress) {
+      // Only the table: the deny list file holds EVM addresses.
+      const [paid] = await tx.query<{ reason: string }>("SELECT reason FROM compliance_deny_list WHERE address = $1", [
+        subject.zcashAddress.toLowerCase(),
+      ]);
+      if (paid) {
+        found.push({
+          severity: "severe",
+          category: "denied_address",
+          reason: `The Zcash address this ${label(subject)} pays is on the deny list (${paid.reason}).`,
+          action: "hold",
+        });
+      }
+    }
 
-    const what = `a ${subject.type} of ${formatZsd(subject.amount)} ZSD`;
+    const what = `a ${label(subject)} of ${formatZsd(subject.amount)} ZSD`;
     const large = subject.amount > o.largeAmountWei;
     if (large || (magic && cents(subject.amount) === 13)) {
       const threshold = `the threshold is ${formatZsd(o.largeAmountWei)} ZSD`;
@@ -94,24 +109,20 @@ export class RulesAgent {
         severity: "high",
         category: "large_amount",
         reason: large
-          ? `A single ${subject.type} of ${formatZsd(subject.amount)} ZSD (${threshold}).`
+          ? `A single ${label(subject)} of ${formatZsd(subject.amount)} ZSD (${threshold}).`
           : `The sandbox's magic cents .13 fire this rule for ${what} (${threshold}).`,
         action: "none",
       });
     }
 
     const [recent] = await tx.query<{ n: number | string }>(
-      subject.type === "mint"
-        ? `SELECT count(*) AS n FROM mints WHERE lower(recipient) = $1
-             AND created_at > now() - make_interval(secs => $2)`
-        : `SELECT count(*) AS n FROM redemption_requests WHERE lower(owner) = $1
-             AND created_at > now() - make_interval(secs => $2)`,
+      `SELECT count(*) AS n FROM ${VELOCITY[subject.type]} = $1 AND created_at > now() - make_interval(secs => $2)`,
       [address, o.velocityWindowSeconds],
     );
     const count = Number(recent?.n ?? 0);
     const fast = count > o.velocityMax;
     if (fast || (magic && cents(subject.amount) === 14)) {
-      const counted = `${count} ${subject.type}s for ${subject.address} within ${o.velocityWindowSeconds} s (the most expected is ${o.velocityMax})`;
+      const counted = `${count} ${label(subject)}s for ${subject.address} within ${o.velocityWindowSeconds} s (the most expected is ${o.velocityMax})`;
       found.push({
         severity: "medium",
         category: "velocity",

@@ -43,7 +43,7 @@ export const collateralProof = {
     .describe("[changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order"),
 };
 
-/** The hold keeping a mint or a redemption from moving (api/src/domain/holds.ts), or null when none does. */
+/** The hold keeping a mint, a redemption or a position action from moving (api/src/domain/holds.ts), or null when none does. */
 export const holdSchema = z
   .object({
     state: z

@@ -54,6 +54,12 @@ export interface CallKind<Row extends JobRow, Facts> {
   confirmed?: (tx: Queryable, row: Row, landed: Landed<Facts>) => Promise<void>;
   /** Events of a failure, in its transaction. */
   failed?: (tx: Queryable, row: Row, failure: Failure) => Promise<void>;
+  /**
+   * SQL, true when the queued job at `idColumn` may be sent (not held by
+   * compliance): checked as the queue is read and again, the row locked, as
+   * its send is recorded.
+   */
+  free?: (idColumn: string) => string;
 }
 
 export interface CallRelayOptions {
@@ -85,11 +91,14 @@ export class CallRelay {
   /** Follows submitted jobs of a kind, then submits its queued ones. */
   async pass<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>): Promise<void> {
     for (const row of await this.#jobs<Row>(kind.table, "submitted")) await this.#follow(kind, row);
-    for (const row of await this.#jobs<Row>(kind.table, "queued")) await this.#submit(kind, row);
+    const free = kind.free ? ` AND ${kind.free(`${kind.table}.id`)}` : "";
+    for (const row of await this.#jobs<Row>(kind.table, "queued", free)) await this.#submit(kind, row);
   }
 
-  #jobs<Row extends JobRow>(table: RelayTable, status: "queued" | "submitted"): Promise<Row[]> {
-    return this.db.query<Row>(`SELECT * FROM ${table} WHERE status = $1 ORDER BY created_at LIMIT 50`, [status]);
+  #jobs<Row extends JobRow>(table: RelayTable, status: "queued" | "submitted", where = ""): Promise<Row[]> {
+    return this.db.query<Row>(`SELECT * FROM ${table} WHERE status = $1${where} ORDER BY created_at LIMIT 50`, [
+      status,
+    ]);
   }
 
   #set(table: RelayTable, id: string, changes: Record<string, unknown>, expectedStatus?: string) {
@@ -123,8 +132,28 @@ export class CallRelay {
       return;
     }
     await this.sender.send(kind.to, data, gas, (sent) =>
-      this.#set(kind.table, row.id, { status: "submitted", ...sent, attempts: row.attempts + 1 }, "queued"),
+      this.#recordSend(kind, row, { status: "submitted", ...sent, attempts: row.attempts + 1 }),
     );
+  }
+
+  /**
+   * Records the signed call unless the row moved on or compliance held it
+   * since the queue was read (the simulation leaves time for both): false and
+   * nothing is broadcast. The row is locked before the hold is read, as a hold
+   * locks it before it is written: one committed while we waited is seen.
+   */
+  #recordSend<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>, row: Row, changes: Record<string, unknown>) {
+    const free = kind.free;
+    if (!free) return this.#set(kind.table, row.id, changes, "queued");
+    return this.db.transaction(async (tx) => {
+      const [queued] = await tx.query(`SELECT 1 FROM ${kind.table} WHERE id = $1 AND status = 'queued' FOR UPDATE`, [
+        row.id,
+      ]);
+      if (!queued) return false;
+      const [sendable] = await tx.query<{ free: boolean }>(`SELECT ${free("$1")} AS free`, [row.id]);
+      if (!sendable?.free) return false;
+      return updateRow(tx, kind.table, row.id, changes, { column: "status", value: "queued" });
+    });
   }
 
   async #follow<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>, row: Row): Promise<void> {

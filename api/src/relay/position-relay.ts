@@ -8,8 +8,9 @@ import { type Address, type Hex, parseEventLogs } from "viem";
 import { stableMinterAbi } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
-import type { ComplianceService } from "../domain/compliance.ts";
-import { type ActionRow, PositionService } from "../domain/positions.ts";
+import { type ComplianceService, notHeld } from "../domain/compliance.ts";
+import type { ActionRow } from "../domain/position-views.ts";
+import { PositionService } from "../domain/positions.ts";
 import { type CallKind, CallRelay, type Logs, carrying } from "./call-relay.ts";
 import type { TransactionSender } from "./sender.ts";
 
@@ -38,6 +39,17 @@ function released(logs: Logs): Released {
   const [withdrawn] = parseEventLogs({ abi: stableMinterAbi, logs, eventName: "NoteWithdrawn" });
   return withdrawn ? { releasedZat: withdrawn.args.amountZat, payoutId: withdrawn.args.payoutId } : {};
 }
+
+/**
+ * SQL: the queued action at `id` may go. Not while compliance holds it, nor
+ * while it holds an earlier action of the same signer: signed at the next
+ * nonce, this one would be refused by the minter until that one is mined.
+ */
+const free = (id: string) =>
+  `${notHeld("position_action", id)} AND NOT EXISTS (
+     SELECT 1 FROM position_actions j JOIN position_actions a
+       ON lower(a.signer) = lower(j.signer) AND a.signed_nonce::numeric < j.signed_nonce::numeric
+     WHERE j.id = ${id} AND a.status = 'queued' AND NOT ${notHeld("position_action", "a.id")})`;
 
 export interface PositionRelayOptions {
   confirmations: number;
@@ -128,6 +140,7 @@ export class PositionRelay {
       }),
       confirmed: (tx, row) => PositionService.emit(tx, compliance, row, `${event(row)}.confirmed`),
       failed: (tx, row) => PositionService.emit(tx, compliance, row, `${event(row)}.failed`),
+      free: compliance ? free : undefined,
     };
   }
 

@@ -629,6 +629,8 @@ class PositionAction(TypedDict):
     released: Optional[str]
     # The new note's leaf index, when released into a note
     noteIndex: Optional[str]
+    # While compliance holds the action (a rule, a screener, required screening): who, since when, under which alert. The relay sends nothing of it, nor the signer's later actions, until it is released
+    hold: Optional[Hold]
     status: Literal["queued", "submitted", "confirmed", "failed"]
     txHash: Optional[str]
     blockNumber: Optional[int]
@@ -663,7 +665,7 @@ class Withdrawal(TypedDict):
 
 
 class AlertSubject(TypedDict):
-    type: Literal["mint", "redemption", "deposit", "address", "payout"]
+    type: Literal["mint", "redemption", "deposit", "address", "payout", "position_action"]
     id: str
 
 
@@ -706,7 +708,7 @@ class AgentWithSecret(TypedDict):
     description: Optional[str]
     role: Literal["observer", "screener"]
     webhookUrl: str
-    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "withdrawal.confirmed", "withdrawal.failed"]]
+    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed"]]
     enabled: bool
     # requested (by its owner), gone (the endpoint answered 410) or failing (every attempt failed for days)
     disabledReason: Optional[Literal["requested", "gone", "failing"]]
@@ -727,7 +729,7 @@ class Agent(TypedDict):
     description: Optional[str]
     role: Literal["observer", "screener"]
     webhookUrl: str
-    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "withdrawal.confirmed", "withdrawal.failed"]]
+    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed"]]
     enabled: bool
     # requested (by its owner), gone (the endpoint answered 410) or failing (every attempt failed for days)
     disabledReason: Optional[Literal["requested", "gone", "failing"]]
@@ -1303,7 +1305,7 @@ class DepositRecordedEvent(TypedDict):
 
 
 class EventAlertSubject(TypedDict):
-    type: Literal["mint", "redemption", "deposit", "address", "payout"]
+    type: Literal["mint", "redemption", "deposit", "address", "payout", "position_action"]
     id: str
 
 
@@ -1569,6 +1571,42 @@ class PositionActionFailedEvent(TypedDict):
     createdAt: str
     environment: Literal["sandbox", "production"]
     data: PositionActionFailedEventData
+
+
+class PositionActionHeldEventData(TypedDict):
+    # The position action (pact_…)
+    actionId: str
+    # The alert holding it (null while a verdict is awaited)
+    alertId: Optional[str]
+    # Screening is required and no verdict came yet
+    awaitingVerdict: bool
+
+
+class PositionActionHeldEvent(TypedDict):
+    # The event's id, also in the webhook-id header
+    id: str
+    type: Literal["position.action.held"]
+    # When the change happened (the time of its database transaction)
+    createdAt: str
+    environment: Literal["sandbox", "production"]
+    data: PositionActionHeldEventData
+
+
+class PositionActionReleasedEventData(TypedDict):
+    # The position action (pact_…)
+    actionId: str
+    # The screener agent (or verdict_timeout) that released it
+    by: str
+
+
+class PositionActionReleasedEvent(TypedDict):
+    # The event's id, also in the webhook-id header
+    id: str
+    type: Literal["position.action.released"]
+    # When the change happened (the time of its database transaction)
+    createdAt: str
+    environment: Literal["sandbox", "production"]
+    data: PositionActionReleasedEventData
 
 
 class WithdrawalConfirmedEventData(TypedDict):
@@ -1864,8 +1902,8 @@ class CreateWithdrawalRequest(TypedDict):
 
 
 class RaiseAlertRequestSubject(TypedDict):
-    type: Literal["mint", "redemption", "deposit", "address"]
-    # A mint id (mint_…), a redemption id (red_…), a deposit's leaf or an address
+    type: Literal["mint", "redemption", "deposit", "address", "position_action"]
+    # A mint id (mint_…), a redemption id (red_…), a position action id (pact_…), a deposit's leaf or an address
     id: str
 
 
@@ -1881,7 +1919,7 @@ class _RaiseAlertRequestRequired(TypedDict):
 
 
 class RaiseAlertRequest(_RaiseAlertRequestRequired, total=False):
-    # hold (screener agents only): a queued mint or an unpaid redemption stops until released or rejected
+    # hold (screener agents only): a queued mint or position action, or an unpaid redemption, stops until released or rejected
     action: Literal["none", "hold"]
 
 
@@ -1890,7 +1928,7 @@ class ListAlertsQuery(TypedDict, total=False):
 
     status: Literal["open", "in_review", "dismissed", "confirmed"]
     severity: Literal["low", "medium", "high", "severe"]
-    subjectType: Literal["mint", "redemption", "deposit", "address", "payout"]
+    subjectType: Literal["mint", "redemption", "deposit", "address", "payout", "position_action"]
     subjectId: str
     # An agent id, or rules for the built-in rules agent
     raisedBy: str
@@ -1934,7 +1972,7 @@ class RejectHoldRequest(TypedDict):
 
 
 class GiveVerdictRequestSubject(TypedDict):
-    type: Literal["mint", "redemption"]
+    type: Literal["mint", "redemption", "position_action"]
     id: str
 
 
@@ -1951,7 +1989,7 @@ class GiveVerdictRequest(_GiveVerdictRequestRequired, total=False):
 
 
 class GiveVerdictResponseSubject(TypedDict):
-    type: Literal["mint", "redemption"]
+    type: Literal["mint", "redemption", "position_action"]
     id: str
 
 
@@ -1968,7 +2006,7 @@ class _RegisterAgentRequestRequired(TypedDict):
     # Where events are posted. In production: https, resolving to public addresses only; the sandbox also allows http and loopback
     webhookUrl: str
     # The event types sent to the agent
-    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "withdrawal.confirmed", "withdrawal.failed"]]
+    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed"]]
     # observer: receives events; screener: may also be asked for verdicts on mints and redemptions
     role: Literal["observer", "screener"]
 
@@ -1983,7 +2021,7 @@ class UpdateAgentRequest(TypedDict, total=False):
     # Where events are posted. In production: https, resolving to public addresses only; the sandbox also allows http and loopback
     webhookUrl: str
     # The event types sent to the agent
-    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "withdrawal.confirmed", "withdrawal.failed"]]
+    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed"]]
     # null clears it
     description: Optional[str]
     # observer: receives events; screener: may also be asked for verdicts on mints and redemptions

@@ -88,7 +88,8 @@ const positionProgress = (step: PositionStep) => {
   else if (step.step === "change") tellChange(step.amount, step.note);
   else if (step.step === "proving") progress(`proving ${step.collateralFloor} ZEC of the note…`);
   else if (step.step === "signing") progress(`signing as ${step.signer}…`);
-  else progress(`${step.id}: ${step.status}`);
+  // As for a mint: a held action says who holds it rather than "queued".
+  else progress(`${step.id}: ${step.hold ? describeHold(step.hold) : step.status}`);
 };
 
 function signerKey(required: boolean) {

@@ -37,7 +37,7 @@ export type ProveStep =
   | { step: "change"; amount: string; note: string }
   | { step: "proving"; collateralFloor: string };
 
-/** The hold compliance keeps on a mint or a redemption (null when none does). */
+/** The hold compliance keeps on a mint, a redemption or a position action (null when none does). */
 export type Hold = NonNullable<Mint["hold"]>;
 
 export type MintStep =

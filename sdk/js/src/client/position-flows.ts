@@ -10,7 +10,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { type Note, noteCommitment, positionOwner, positionOwnerKey } from "../notes/index.ts";
 import { formatZec, parseZec, parseZsd } from "../units/index.ts";
 import { FlowError } from "./errors.ts";
-import { type Flows, type ProveStep, type TypedDataSigner, follow } from "./flows.ts";
+import { type Flows, type Hold, type ProveStep, type TypedDataSigner, follow } from "./flows.ts";
 import type { PositionsResource, RelayResource, WithdrawalsResource } from "./resources.ts";
 import type { Answer, Relay } from "./types.ts";
 
@@ -18,7 +18,10 @@ export type PositionAction = Answer<"getPositionAction">;
 export type Withdrawal = Answer<"getWithdrawal">;
 
 export type PositionStep =
-  ProveStep | { step: "signing"; signer: Address } | { step: "following"; id: string; status: string };
+  | ProveStep
+  | { step: "signing"; signer: Address }
+  /** hold: compliance keeps the action (not the note withdrawals, which are never held) from the relay. */
+  | { step: "following"; id: string; status: string; hold: Hold | null };
 
 /** Where released ZEC goes: a shielded address custody pays, or a new note (keep it: it mints again). */
 export type ReleaseTo = { zcashAddress: string } | { note: Note };
@@ -243,7 +246,7 @@ export class PositionFlows {
 
 const following = (id: string, params: Following) => ({
   timeoutMs: params.timeoutMs ?? 120_000,
-  onStatus: (status: string) => params.onProgress?.({ step: "following", id, status }),
+  onStatus: (status: string, hold: Hold | null) => params.onProgress?.({ step: "following", id, status, hold }),
 });
 
 const ownerOf = (note: Note) => privateKeyToAccount(positionOwnerKey(note));

@@ -1372,10 +1372,50 @@ export type webhooks = {
         get?: never;
         put?: never;
         /**
-         * A position action this account relayed failed: failureCode says why
+         * A position action this account relayed failed: failureCode says why (compliance_rejected: a screener refused it, unsent)
          * @description Sent to every enabled agent of the account and environment that subscribes to `position.action.failed`. Delivered at least once, retried with back-off for about three days until a 2xx answer.
          */
         post: operations["positionActionFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "position.action.held": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A queued position action is held by an alert, or waits for a screener's verdict: the relay sends none of the signer's
+         * @description Sent to every enabled agent of the account and environment that subscribes to `position.action.held`. Delivered at least once, retried with back-off for about three days until a 2xx answer.
+         */
+        post: operations["positionActionHeldEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "position.action.released": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A held position action was released and moves on
+         * @description Sent to every enabled agent of the account and environment that subscribes to `position.action.released`. Delivered at least once, retried with back-off for about three days until a 2xx answer.
+         */
+        post: operations["positionActionReleasedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2046,6 +2086,8 @@ export type components = {
             released: string | null;
             /** @description The new note's leaf index, when released into a note */
             noteIndex: string | null;
+            /** @description While compliance holds the action (a rule, a screener, required screening): who, since when, under which alert. The relay sends nothing of it, nor the signer's later actions, until it is released */
+            hold: components["schemas"]["Hold"] | null;
             /** @enum {string} */
             status: "queued" | "submitted" | "confirmed" | "failed";
             txHash: string | null;
@@ -2092,7 +2134,7 @@ export type components = {
             raisedBy: string;
             subject: {
                 /** @enum {string} */
-                type: "mint" | "redemption" | "deposit" | "address" | "payout";
+                type: "mint" | "redemption" | "deposit" | "address" | "payout" | "position_action";
                 id: string;
             };
             /** @enum {string} */
@@ -2132,7 +2174,7 @@ export type components = {
             /** @enum {string} */
             role: "observer" | "screener";
             webhookUrl: string;
-            events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "withdrawal.confirmed" | "withdrawal.failed")[];
+            events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed")[];
             enabled: boolean;
             /** @description requested (by its owner), gone (the endpoint answered 410) or failing (every attempt failed for days) */
             disabledReason: ("requested" | "gone" | "failing") | null;
@@ -2162,7 +2204,7 @@ export type components = {
             /** @enum {string} */
             role: "observer" | "screener";
             webhookUrl: string;
-            events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "withdrawal.confirmed" | "withdrawal.failed")[];
+            events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed")[];
             enabled: boolean;
             /** @description requested (by its owner), gone (the endpoint answered 410) or failing (every attempt failed for days) */
             disabledReason: ("requested" | "gone" | "failing") | null;
@@ -2753,7 +2795,7 @@ export type components = {
             raisedBy: string;
             subject: {
                 /** @enum {string} */
-                type: "mint" | "redemption" | "deposit" | "address" | "payout";
+                type: "mint" | "redemption" | "deposit" | "address" | "payout" | "position_action";
                 id: string;
             };
             /** @enum {string} */
@@ -3018,6 +3060,46 @@ export type components = {
                 /** @description Why it failed: a contract's refusal in snake case, nonce_used, … */
                 failureCode: string | null;
                 failureReason: string | null;
+            };
+        };
+        PositionActionHeldEvent: {
+            /** @description The event's id, also in the webhook-id header */
+            id: string;
+            /** @constant */
+            type: "position.action.held";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its database transaction)
+             */
+            createdAt: string;
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+            data: {
+                /** @description The position action (pact_…) */
+                actionId: string;
+                /** @description The alert holding it (null while a verdict is awaited) */
+                alertId: string | null;
+                /** @description Screening is required and no verdict came yet */
+                awaitingVerdict: boolean;
+            };
+        };
+        PositionActionReleasedEvent: {
+            /** @description The event's id, also in the webhook-id header */
+            id: string;
+            /** @constant */
+            type: "position.action.released";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its database transaction)
+             */
+            createdAt: string;
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+            data: {
+                /** @description The position action (pact_…) */
+                actionId: string;
+                /** @description The screener agent (or verdict_timeout) that released it */
+                by: string;
             };
         };
         WithdrawalConfirmedEvent: {
@@ -6245,6 +6327,7 @@ export interface operations {
                      *       "destination": null,
                      *       "released": null,
                      *       "noteIndex": null,
+                     *       "hold": null,
                      *       "status": "queued",
                      *       "txHash": null,
                      *       "blockNumber": null,
@@ -6444,6 +6527,7 @@ export interface operations {
                      *       },
                      *       "released": null,
                      *       "noteIndex": null,
+                     *       "hold": null,
                      *       "status": "queued",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
                      *       "blockNumber": 1290,
@@ -6651,6 +6735,7 @@ export interface operations {
                      *       },
                      *       "released": null,
                      *       "noteIndex": null,
+                     *       "hold": null,
                      *       "status": "queued",
                      *       "txHash": null,
                      *       "blockNumber": 1290,
@@ -6859,6 +6944,7 @@ export interface operations {
                      *       },
                      *       "released": null,
                      *       "noteIndex": null,
+                     *       "hold": null,
                      *       "status": "queued",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
                      *       "blockNumber": 1290,
@@ -7064,6 +7150,7 @@ export interface operations {
                      *       "destination": null,
                      *       "released": null,
                      *       "noteIndex": null,
+                     *       "hold": null,
                      *       "status": "queued",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
                      *       "blockNumber": 1290,
@@ -7246,6 +7333,7 @@ export interface operations {
                      *       },
                      *       "released": "3.0",
                      *       "noteIndex": null,
+                     *       "hold": null,
                      *       "status": "confirmed",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
                      *       "blockNumber": 1290,
@@ -7670,7 +7758,7 @@ export interface operations {
             query?: {
                 status?: "open" | "in_review" | "dismissed" | "confirmed";
                 severity?: "low" | "medium" | "high" | "severe";
-                subjectType?: "mint" | "redemption" | "deposit" | "address" | "payout";
+                subjectType?: "mint" | "redemption" | "deposit" | "address" | "payout" | "position_action";
                 subjectId?: string;
                 /** @description An agent id, or rules for the built-in rules agent */
                 raisedBy?: string;
@@ -7822,8 +7910,8 @@ export interface operations {
                     agentId: string;
                     subject: {
                         /** @enum {string} */
-                        type: "mint" | "redemption" | "deposit" | "address";
-                        /** @description A mint id (mint_…), a redemption id (red_…), a deposit's leaf or an address */
+                        type: "mint" | "redemption" | "deposit" | "address" | "position_action";
+                        /** @description A mint id (mint_…), a redemption id (red_…), a position action id (pact_…), a deposit's leaf or an address */
                         id: string;
                     };
                     /** @enum {string} */
@@ -7833,7 +7921,7 @@ export interface operations {
                     /** @description Why, for the people who review it */
                     reason: string;
                     /**
-                     * @description hold (screener agents only): a queued mint or an unpaid redemption stops until released or rejected
+                     * @description hold (screener agents only): a queued mint or position action, or an unpaid redemption, stops until released or rejected
                      * @default none
                      * @enum {string}
                      */
@@ -8737,7 +8825,7 @@ export interface operations {
                     agentId: string;
                     subject: {
                         /** @enum {string} */
-                        type: "mint" | "redemption";
+                        type: "mint" | "redemption" | "position_action";
                         id: string;
                     };
                     /** @enum {string} */
@@ -8770,7 +8858,7 @@ export interface operations {
                         object: "verdict";
                         subject: {
                             /** @enum {string} */
-                            type: "mint" | "redemption";
+                            type: "mint" | "redemption" | "position_action";
                             id: string;
                         };
                         /** @enum {string} */
@@ -8934,7 +9022,7 @@ export interface operations {
                      */
                     webhookUrl: string;
                     /** @description The event types sent to the agent */
-                    events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "withdrawal.confirmed" | "withdrawal.failed")[];
+                    events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed")[];
                     description?: string;
                     /**
                      * @description observer: receives events; screener: may also be asked for verdicts on mints and redemptions
@@ -9367,7 +9455,7 @@ export interface operations {
                      */
                     webhookUrl?: string;
                     /** @description The event types sent to the agent */
-                    events?: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "withdrawal.confirmed" | "withdrawal.failed")[];
+                    events?: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed")[];
                     /** @description null clears it */
                     description?: string | null;
                     /**
@@ -13704,6 +13792,135 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["PositionActionFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (the body is ignored) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the agent is disabled and nothing more is sent to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not now: sent again later, no sooner than a Retry-After header asks (as after any other answer, or none, but a 2xx or a 410) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    positionActionHeldEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (evt_…), the same on every retry of it: receivers deduplicate on it
+                 * @example evt_2bN4mQ6wE8rT0yU2iO4p
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in Unix seconds; refuse a delivery far from now (replays)
+                 * @example 1773043200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the agent's secret (the base64 after `whsec_`); during a secret rotation's grace period, two such signatures separated by a space (old and new). Check with a Standard Webhooks library: `new Webhook(secret).verify(body, headers)`
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_2bN4mQ6wE8rT0yU2iO4p",
+                 *       "type": "position.action.held",
+                 *       "createdAt": "2026-03-09T08:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "data": {
+                 *         "actionId": "pact_4Rt8vN2kQ7xZ1mB5cW9y",
+                 *         "alertId": "alt_9QmX4vT7nK2pR8wZ1cB6",
+                 *         "awaitingVerdict": false
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PositionActionHeldEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (the body is ignored) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the agent is disabled and nothing more is sent to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not now: sent again later, no sooner than a Retry-After header asks (as after any other answer, or none, but a 2xx or a 410) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    positionActionReleasedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (evt_…), the same on every retry of it: receivers deduplicate on it
+                 * @example evt_2bN4mQ6wE8rT0yU2iO4p
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in Unix seconds; refuse a delivery far from now (replays)
+                 * @example 1773043200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the agent's secret (the base64 after `whsec_`); during a secret rotation's grace period, two such signatures separated by a space (old and new). Check with a Standard Webhooks library: `new Webhook(secret).verify(body, headers)`
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_2bN4mQ6wE8rT0yU2iO4p",
+                 *       "type": "position.action.released",
+                 *       "createdAt": "2026-03-09T08:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "data": {
+                 *         "actionId": "pact_4Rt8vN2kQ7xZ1mB5cW9y",
+                 *         "by": "agt_3Hn6pQ9rT2vX5zB8cD1f"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PositionActionReleasedEvent"];
             };
         };
         responses: {

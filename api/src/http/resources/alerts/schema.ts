@@ -6,16 +6,20 @@ const alertId = prefixedId("alt", 20, "an alert id");
 const subjectId = z.string().trim().min(1).max(200);
 const severity = z.enum(["low", "medium", "high", "severe"]);
 const status = z.enum(["open", "in_review", "dismissed", "confirmed"]);
-const subjectType = z.enum(["mint", "redemption", "deposit", "address", "payout"]);
+const subjectType = z.enum(["mint", "redemption", "deposit", "address", "payout", "position_action"]);
 /** A payout (its on-chain id) is held by the payouts only, when redirected from one compliance refused. */
 const raisableType = subjectType.exclude(["payout"]);
+/** What a verdict decides: a mint, redemption or position action waiting for one. */
+const holdableType = z.enum(["mint", "redemption", "position_action"]);
 const code = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "a code in snake case (a-z, 0-9, _), at most 64 characters");
 
 export const raiseAlertBody = z.strictObject({
   agentId,
   subject: z.strictObject({
     type: raisableType,
-    id: subjectId.describe("A mint id (mint_…), a redemption id (red_…), a deposit's leaf or an address"),
+    id: subjectId.describe(
+      "A mint id (mint_…), a redemption id (red_…), a position action id (pact_…), a deposit's leaf or an address",
+    ),
   }),
   severity,
   category: code.describe("What kind of risk, e.g. sanctions, velocity, large_amount"),
@@ -23,7 +27,9 @@ export const raiseAlertBody = z.strictObject({
   action: z
     .enum(["none", "hold"])
     .default("none")
-    .describe("hold (screener agents only): a queued mint or an unpaid redemption stops until released or rejected"),
+    .describe(
+      "hold (screener agents only): a queued mint or position action, or an unpaid redemption, stops until released or rejected",
+    ),
 });
 
 export const alertsQuery = z.strictObject({
@@ -56,7 +62,7 @@ export const rejectBody = z.strictObject({
 
 export const verdictBody = z.strictObject({
   agentId,
-  subject: z.strictObject({ type: z.enum(["mint", "redemption"]), id: subjectId }),
+  subject: z.strictObject({ type: holdableType, id: subjectId }),
   verdict: z.enum(["PASSED", "REJECTED"]),
   reason: code.optional().describe("Why, as a code (kept with a rejection)"),
 });
@@ -98,7 +104,7 @@ export const alertListSchema = z.object({
 
 export const verdictSchema = z.object({
   object: z.literal("verdict"),
-  subject: z.object({ type: z.enum(["mint", "redemption"]), id: z.string() }),
+  subject: z.object({ type: holdableType, id: z.string() }),
   verdict: z.enum(["PASSED", "REJECTED"]),
   hold: z.enum(["released", "rejected"]),
 });

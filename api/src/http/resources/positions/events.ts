@@ -5,12 +5,22 @@
 import { z } from "zod";
 import { positionActionSchema, withdrawalSchema } from "./schema.ts";
 
-const action = positionActionSchema.omit({ object: true, createdAt: true, updatedAt: true }).strict();
+const action = positionActionSchema.omit({ object: true, createdAt: true, updatedAt: true, hold: true }).strict();
+const actionId = z.string().describe("The position action (pact_…)");
 const withdrawal = withdrawalSchema.omit({ object: true, createdAt: true, updatedAt: true }).strict();
 
 export const POSITION_EVENT_PAYLOADS = {
   "position.action.confirmed": action,
   "position.action.failed": action,
+  "position.action.held": z.strictObject({
+    actionId,
+    alertId: z.string().nullable().describe("The alert holding it (null while a verdict is awaited)"),
+    awaitingVerdict: z.boolean().describe("Screening is required and no verdict came yet"),
+  }),
+  "position.action.released": z.strictObject({
+    actionId,
+    by: z.string().describe("The screener agent (or verdict_timeout) that released it"),
+  }),
   "withdrawal.confirmed": withdrawal,
   "withdrawal.failed": withdrawal,
 };
@@ -18,7 +28,11 @@ export const POSITION_EVENT_PAYLOADS = {
 export const POSITION_EVENT_SUMMARIES = {
   "position.action.confirmed":
     "A repayment, withdrawal, close, liquidation or top-up this account relayed was mined (payoutId: the ZEC's payout)",
-  "position.action.failed": "A position action this account relayed failed: failureCode says why",
+  "position.action.failed":
+    "A position action this account relayed failed: failureCode says why (compliance_rejected: a screener refused it, unsent)",
+  "position.action.held":
+    "A queued position action is held by an alert, or waits for a screener's verdict: the relay sends none of the signer's",
+  "position.action.released": "A held position action was released and moves on",
   "withdrawal.confirmed": "A note withdrawal this account relayed was mined: custody pays payoutId",
   "withdrawal.failed": "A note withdrawal this account relayed failed: failureCode says why",
 };
@@ -69,6 +83,8 @@ export const POSITION_EVENT_EXAMPLES: {
     failureCode: "position_undercollateralized",
     failureReason: "Position 7 would be worth $120, under the $150 the minimum ratio needs.",
   },
+  "position.action.held": { actionId: ACTION.actionId, alertId: "alt_9QmX4vT7nK2pR8wZ1cB6", awaitingVerdict: false },
+  "position.action.released": { actionId: ACTION.actionId, by: "agt_3Hn6pQ9rT2vX5zB8cD1f" },
   "withdrawal.confirmed": WITHDRAWAL,
   "withdrawal.failed": {
     ...WITHDRAWAL,

@@ -48,6 +48,7 @@ const ACTION = {
   destination: { zcashAddress: ZCASH },
   released: "3.0",
   noteIndex: null,
+  hold: null,
   status: "confirmed",
   txHash: TX,
   blockNumber: 1290,

@@ -1,7 +1,7 @@
 import { ZCASH_ADDRESS_MAX_LENGTH } from "@zsd/sdk/zcash";
 import { z } from "zod";
 import { decimalAmount, prefixedId } from "../../formats.ts";
-import { collateralProof, evmAddress as address, fieldElement, zsdDecimal } from "../../schemas.ts";
+import { collateralProof, evmAddress as address, fieldElement, holdSchema, zsdDecimal } from "../../schemas.ts";
 
 const zecAmount = decimalAmount({ unit: "ZEC", integerDigits: 11, decimals: 8, example: "0.5" });
 const zcashAddress = z
@@ -110,6 +110,12 @@ export const positionActionSchema = z
     destination: z.union([z.object({ zcashAddress: z.string() }), z.object({ noteCommitment: z.string() })]).nullable(),
     released: z.string().nullable().describe("ZEC that left the position, once confirmed"),
     noteIndex: z.string().nullable().describe("The new note's leaf index, when released into a note"),
+    hold: holdSchema
+      .nullable()
+      .describe(
+        "While compliance holds the action (a rule, a screener, required screening): who, since when, under which " +
+          "alert. The relay sends nothing of it, nor the signer's later actions, until it is released",
+      ),
     ...common,
   })
   .meta({ id: "PositionAction" });
