@@ -604,7 +604,25 @@ describe("compliance agents on the local chain", () => {
     };
     // A payee compliance flagged: the rules agent holds a withdrawal that pays it.
     await t.db.query("INSERT INTO compliance_deny_list (address, reason) VALUES ($1, 'a flagged payee')", [OTHER]);
-    const flagged = await withdraw(ZEC, OTHER);
+    // Through the SDK, as `zsd position <id> withdraw` runs it: its follower says who holds the action.
+    const steps: string[] = [];
+    let flaggedId = "";
+    const zsd = new Zsd(t.api.secret, { baseUrl: t.api.url });
+    await expect(
+      zsd.withdrawFromPosition({
+        positionId: positionId.toString(),
+        note: minted.note,
+        amount: "1",
+        to: { zcashAddress: OTHER },
+        timeoutMs: 300,
+        onProgress: (step) => {
+          if (step.step !== "following") return;
+          flaggedId = step.id;
+          steps.push(step.hold ? describeHold(step.hold) : step.status);
+        },
+      }),
+    ).rejects.toThrow(/still queued/);
+    const flagged = (await actionOf(flaggedId)) as { actionId: string; hold: Record<string, unknown> | null };
     const raised = await t.eventOf(
       "alert.raised",
       (d) => (d.alert as { subject: { id: string } }).subject.id === flagged.actionId,
@@ -620,6 +638,7 @@ describe("compliance agents on the local chain", () => {
     });
     const hold = { state: "held", alertId: alert.alertId, by: "rules", since: expect.stringMatching(/^\d{4}-/) };
     expect(flagged.hold).toEqual(hold);
+    expect(steps).toEqual([`held for review by rules (alert ${alert.alertId})`]);
     await t.eventOf("position.action.held", (d) => d.actionId === flagged.actionId && d.alertId === alert.alertId);
     // The owner's next action, signed at the next nonce, is not held itself, but cannot go before the held one.
     const next = await withdraw(ZEC / 2n, WITHDRAW);
