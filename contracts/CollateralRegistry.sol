@@ -54,6 +54,31 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     }
 
     /// @inheritdoc ICollateralRegistry
+    function recordDeposits(
+        uint256[] calldata leaves,
+        uint256 totalZat
+    ) external onlyRole(ATTESTOR_ROLE) returns (uint256 firstIndex) {
+        uint256 count = leaves.length;
+        if (count == 0) revert EmptyLeafBatch(0);
+        // Each deposit holds 1 to 2^64 - 1 zatoshi, so the total does too, times the count.
+        if (totalZat < count || totalZat > count * type(uint64).max) revert InvalidDepositTotal(totalZat, count);
+        uint256 newRoot;
+        (firstIndex, newRoot) = _insertMany(leaves);
+        uint256 total = totalCollateralZat + totalZat;
+        totalCollateralZat = total;
+        totalDepositedZat += totalZat;
+        unmintedZat += totalZat;
+        emit DepositsRecorded(firstIndex, leaves, totalZat, newRoot, total);
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function insertChangeLeaves(uint256[] calldata leaves) external onlyRole(NOTE_ROLE) returns (uint256 firstIndex) {
+        uint256 newRoot;
+        (firstIndex, newRoot) = _insertMany(leaves);
+        emit ChangeLeavesInserted(firstIndex, leaves, newRoot);
+    }
+
+    /// @inheritdoc ICollateralRegistry
     function insertChangeLeaf(uint256 leaf) external onlyRole(NOTE_ROLE) returns (uint256 index) {
         uint256 newRoot;
         (index, newRoot) = _insert(leaf);
@@ -99,6 +124,59 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         if (_tree._has(leaf)) revert DepositAlreadyRecorded(leaf);
         uint256 previousRoot = _tree._root();
         newRoot = _tree._insert(leaf);
+        if (previousRoot != 0) _rootSupersededAt[previousRoot] = block.timestamp;
+        _rootSupersededAt[newRoot] = CURRENT_ROOT;
+    }
+
+    /// @dev Appends `leaves` with one walk up the tree: each level hashes only
+    /// the pairs the new leaves changed, so N leaves cost about N hashes plus one
+    /// path, where N single inserts cost N paths. One root enters the history
+    /// (the batch's intermediate roots were never the registry's root).
+    /// The LeanIMT layout is zk-kit's (InternalLeanIMT: `sideNodes[level]` holds
+    /// the level's last node at an even position, `sideNodes[depth]` the root),
+    /// so `_insert` and this agree; its `_insertMany` is not used because it
+    /// refuses a repeated leaf without naming it.
+    function _insertMany(uint256[] calldata leaves) private returns (uint256 firstIndex, uint256 newRoot) {
+        uint256 count = leaves.length;
+        if (count == 0) revert EmptyLeafBatch(0);
+        firstIndex = _tree.size;
+        uint256 end = firstIndex + count;
+        if (end > CAPACITY) revert TreeFull(CAPACITY);
+        uint256[] memory nodes = new uint256[](count);
+        for (uint256 i = 0; i < count; ++i) {
+            uint256 leaf = leaves[i];
+            if (leaf == 0 || leaf >= SNARK_SCALAR_FIELD) revert InvalidLeaf(leaf);
+            // Marked as it goes, so a leaf twice in the batch is refused as one already in the tree.
+            if (_tree.leaves[leaf] != 0) revert DepositAlreadyRecorded(leaf);
+            _tree.leaves[leaf] = firstIndex + i + 1;
+            nodes[i] = leaf;
+        }
+        uint256 previousRoot = _tree._root();
+        uint256 treeDepth = _tree.depth;
+        while ((1 << treeDepth) < end) ++treeDepth;
+        _tree.depth = treeDepth;
+        // At each level the new nodes are positions start..end-1, held in nodes[0..end-start-1].
+        uint256 start = firstIndex;
+        for (uint256 level = 0; level < treeDepth; ++level) {
+            // An odd start: the first new node's left sibling is an old node, the level's side node.
+            uint256 left = start & 1 == 1 ? _tree.sideNodes[level] : 0;
+            uint256 lastEven = end & 1 == 1 ? end - 1 : end - 2;
+            if (lastEven >= start) _tree.sideNodes[level] = nodes[lastEven - start];
+            uint256 parentStart = start >> 1;
+            uint256 parentEnd = ((end - 1) >> 1) + 1;
+            // Parent j reads children at 2j - (start & 1) and the one after, never below j: in place is safe.
+            for (uint256 p = parentStart; p < parentEnd; ++p) {
+                uint256 child = p << 1;
+                uint256 leftNode = child < start ? left : nodes[child - start];
+                nodes[p - parentStart] =
+                    child + 1 < end ? PoseidonT3.hash([leftNode, nodes[child + 1 - start]]) : leftNode;
+            }
+            start = parentStart;
+            end = parentEnd;
+        }
+        newRoot = nodes[0];
+        _tree.sideNodes[treeDepth] = newRoot;
+        _tree.size = firstIndex + count;
         if (previousRoot != 0) _rootSupersededAt[previousRoot] = block.timestamp;
         _rootSupersededAt[newRoot] = CURRENT_ROOT;
     }

@@ -143,9 +143,11 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         if (count == 0 || count > MAX_BATCH) revert InvalidBatchSize(count, MAX_BATCH);
         uint256[8][] memory flat = new uint256[8][](count);
         uint256[5][] memory signals = new uint256[5][](count);
+        uint256 changes = 0;
         for (uint256 i = 0; i < count; ++i) {
             MintRequest calldata request = requests[i];
             _checkRequest(request);
+            if (request.changeLeaf != 0) ++changes;
             // Spends each nullifier in turn: a nullifier twice in one batch is refused.
             signals[i] = _checkSpend(_noteOf(request), _mintBinding(request));
             Proof calldata proof = proofs[i];
@@ -163,13 +165,21 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         if (!batchVerifier.verifyProofs(flat, signals)) revert InvalidProof();
         uint256 price = _latestPrice();
         positionIds = new uint256[](count);
+        uint256[] memory changeLeaves = new uint256[](changes);
+        uint256 changed = 0;
         for (uint256 i = 0; i < count; ++i) {
             MintRequest calldata request = requests[i];
             // In order, as N single mints: each sees the totals the earlier ones left.
             _checkMintCollateral(request.collateralFloorZat, request.mintAmount, price);
-            _settleSpend(_noteOf(request));
+            registry.spendNote(request.collateralFloorZat);
+            if (request.changeLeaf != 0) {
+                changeLeaves[changed] = request.changeLeaf;
+                ++changed;
+            }
             positionIds[i] = _openPosition(request);
         }
+        // One tree update for the batch's change: spendable once this transaction confirms, as with mint.
+        if (changes != 0) registry.insertChangeLeaves(changeLeaves);
     }
 
     /// @inheritdoc IStableMinter

@@ -15,6 +15,12 @@ interface ICollateralRegistry {
     error TreeFull(uint256 capacity);
     /// @notice A payout larger than the recorded collateral.
     error PayoutExceedsCollateral(uint256 amountZat, uint256 totalCollateralZat);
+    /// @notice A batch of leaves must hold at least one leaf.
+    error EmptyLeafBatch(uint256 count);
+    /// @notice A leaf must be a non-zero field element.
+    error InvalidLeaf(uint256 leaf);
+    /// @notice A batch of `count` deposits totals at least one zatoshi each and below 2^64 zatoshi each.
+    error InvalidDepositTotal(uint256 totalZat, uint256 count);
 
     /// @notice A custody deposit was recorded as leaf `index`.
     event DepositRecorded(
@@ -31,6 +37,20 @@ interface ICollateralRegistry {
     /// (`amountZat` 0: its amount stays private) or collateral released into a
     /// new note (`amountZat` known, `noteCommitment` the owner's).
     event NoteInserted(uint256 indexed index, uint256 indexed leaf, uint256 amountZat, uint256 root);
+    /// @notice The attestor recorded `leaves.length` deposits as leaves
+    /// `firstIndex`, `firstIndex + 1`, … holding `totalZat` together: no single
+    /// deposit's amount is published. `root` is the root after the whole batch.
+    event DepositsRecorded(
+        uint256 indexed firstIndex,
+        uint256[] leaves,
+        uint256 totalZat,
+        uint256 root,
+        uint256 totalCollateralZat
+    );
+    /// @notice The minter added the change leaves of a batch of spends as
+    /// leaves `firstIndex`, `firstIndex + 1`, … (amounts private, already in the
+    /// unminted total). `root` is the root after the whole batch.
+    event ChangeLeavesInserted(uint256 indexed firstIndex, uint256[] leaves, uint256 root);
     /// @notice A spend took `amountZat` out of the unminted notes (the rest of the note became change).
     event NoteSpent(uint256 amountZat, uint256 unmintedZat);
 
@@ -38,12 +58,25 @@ interface ICollateralRegistry {
     /// @return index The leaf index of the deposit.
     function recordDeposit(uint256 noteCommitment, uint256 amountZat) external returns (uint256 index);
 
+    /// @notice Records a batch of shielded ZEC deposits seen by custody as one
+    /// tree update. Each leaf is `Poseidon(amountZat, noteCommitment)` of its
+    /// deposit; only their total is published, so the attestor vouches that the
+    /// leaves' amounts add up to `totalZat` (as it vouches for every deposit).
+    /// Attestor role only.
+    /// @return firstIndex The leaf index of the batch's first deposit.
+    function recordDeposits(uint256[] calldata leaves, uint256 totalZat) external returns (uint256 firstIndex);
+
     /// @notice Lowers the collateral total after custody paid a redemption. Payout role only (the redemptions contract).
     function recordPayout(uint256 amountZat) external;
 
     /// @notice Inserts the change leaf of a spent note (its amount is private
     /// and already counted in the unminted total). Note role only (the minter).
     function insertChangeLeaf(uint256 leaf) external returns (uint256 index);
+
+    /// @notice Inserts the change leaves of a batch of spends with one tree
+    /// update (one new root). Note role only (the minter).
+    /// @return firstIndex The leaf index of the first of them.
+    function insertChangeLeaves(uint256[] calldata leaves) external returns (uint256 firstIndex);
 
     /// @notice Inserts a new note leaf `Poseidon(amountZat, noteCommitment)` for
     /// collateral released from a position. Note role only (the minter).

@@ -20,6 +20,7 @@ import {
   noteCommitment,
   positionOwner,
   proveCollateral,
+  registryLeaves,
   releaseProver,
   toSolidityProof,
 } from "@zsd/sdk/notes";
@@ -50,19 +51,14 @@ const note = createNote();
 const amountZat = 400_000_000n;
 await new Zsd(process.env.ZSD_API_KEY, { baseUrl: process.env.ZSD_BASE_URL }).sandbox.depositNote(note, "4");
 
-// 2. The tree from the registry's events (every deposit and every note the minter added, in
-// index order, so nothing says which is ours).
+// 2. The tree from the registry's events (every deposit and every note the minter added, one by
+// one or in batches, in index order, so nothing says which is ours).
 const events = await client.public.getContractEvents({
   address: registry.address,
   abi: collateralRegistryAbi,
   fromBlock: BigInt(deployment.contracts.CollateralRegistry.startBlock),
 });
-const leaves = events.flatMap((e) =>
-  e.eventName === "DepositRecorded" || e.eventName === "NoteInserted"
-    ? [e.args as { index: bigint; leaf: bigint }]
-    : [],
-);
-const tree = new DepositTree(leaves.sort((x, y) => Number(x.index - y.index)).map((e) => e.leaf));
+const tree = new DepositTree(registryLeaves(events));
 if (tree.root !== (await registry.read.root())) throw new Error("the rebuilt tree does not have the registry's root");
 
 // 3. Prove and mint from the wallet itself: no relayer, no fee.

@@ -48,6 +48,7 @@ import {
   mintRequest,
   noteCommitment,
   noteSpend,
+  registryLeaves,
   positionOwner,
   proveCollateral,
   toSolidityProof,
@@ -141,17 +142,14 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
 
   /** The deposit tree rebuilt from the registry's events, as a wallet would. */
   async function depositTree(): Promise<DepositTree> {
-    // Deposits and the minter's notes (change, released collateral) share the tree, in index order.
+    // Deposits and the minter's notes (change, released collateral) share the tree, in index order,
+    // some entered one by one, some in batches.
     const events = await publicClient.getContractEvents({
       address: c.CollateralRegistry.address,
       abi: collateralRegistryAbi,
       fromBlock: BigInt(c.CollateralRegistry.startBlock),
     });
-    const leaves = events
-      .filter((e) => e.eventName === "DepositRecorded" || e.eventName === "NoteInserted")
-      .map((e) => e.args as { index: bigint; leaf: bigint })
-      .sort((x, y) => (x.index < y.index ? -1 : 1));
-    return new DepositTree(leaves.map((e) => e.leaf));
+    return new DepositTree(registryLeaves(events));
   }
 
   interface ProveArgs {

@@ -914,11 +914,49 @@ export const collateralRegistryAbi = [
     "inputs": [
       {
         "internalType": "uint256",
+        "name": "count",
+        "type": "uint256"
+      }
+    ],
+    "name": "EmptyLeafBatch",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
         "name": "amountZat",
         "type": "uint256"
       }
     ],
     "name": "InvalidDepositAmount",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "totalZat",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "count",
+        "type": "uint256"
+      }
+    ],
+    "name": "InvalidDepositTotal",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "leaf",
+        "type": "uint256"
+      }
+    ],
+    "name": "InvalidLeaf",
     "type": "error"
   },
   {
@@ -973,6 +1011,31 @@ export const collateralRegistryAbi = [
     ],
     "name": "TreeFull",
     "type": "error"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "uint256",
+        "name": "firstIndex",
+        "type": "uint256"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256[]",
+        "name": "leaves",
+        "type": "uint256[]"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256",
+        "name": "root",
+        "type": "uint256"
+      }
+    ],
+    "name": "ChangeLeavesInserted",
+    "type": "event"
   },
   {
     "anonymous": false,
@@ -1034,6 +1097,43 @@ export const collateralRegistryAbi = [
       }
     ],
     "name": "DepositRecorded",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "uint256",
+        "name": "firstIndex",
+        "type": "uint256"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256[]",
+        "name": "leaves",
+        "type": "uint256[]"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256",
+        "name": "totalZat",
+        "type": "uint256"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256",
+        "name": "root",
+        "type": "uint256"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint256",
+        "name": "totalCollateralZat",
+        "type": "uint256"
+      }
+    ],
+    "name": "DepositsRecorded",
     "type": "event"
   },
   {
@@ -1335,6 +1435,25 @@ export const collateralRegistryAbi = [
   {
     "inputs": [
       {
+        "internalType": "uint256[]",
+        "name": "leaves",
+        "type": "uint256[]"
+      }
+    ],
+    "name": "insertChangeLeaves",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "firstIndex",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "uint256",
         "name": "noteCommitment",
         "type": "uint256"
@@ -1398,6 +1517,30 @@ export const collateralRegistryAbi = [
       {
         "internalType": "uint256",
         "name": "index",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256[]",
+        "name": "leaves",
+        "type": "uint256[]"
+      },
+      {
+        "internalType": "uint256",
+        "name": "totalZat",
+        "type": "uint256"
+      }
+    ],
+    "name": "recordDeposits",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "firstIndex",
         "type": "uint256"
       }
     ],

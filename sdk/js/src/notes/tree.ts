@@ -54,3 +54,40 @@ export class DepositTree {
     };
   }
 }
+
+/** A registry event as viem decodes it (`getContractEvents`, `parseEventLogs`). */
+export interface RegistryEvent {
+  eventName: string;
+  args: unknown;
+}
+
+/**
+ * The tree's leaves in index order, from the registry's events: one leaf per
+ * DepositRecorded and NoteInserted, a run of leaves from `firstIndex` per
+ * DepositsRecorded and ChangeLeavesInserted (leaves entered in a batch). Other
+ * events are ignored. Throws when an index is missing or given twice: a tree
+ * with a gap would have another root than the registry's.
+ */
+export function registryLeaves(events: readonly RegistryEvent[]): bigint[] {
+  const byIndex = new Map<bigint, bigint>();
+  const put = (index: bigint, leaf: bigint) => {
+    if (byIndex.has(index)) throw new RangeError(`leaf ${index} is in the events twice`);
+    byIndex.set(index, leaf);
+  };
+  for (const { eventName, args } of events) {
+    if (eventName === "DepositRecorded" || eventName === "NoteInserted") {
+      const { index, leaf } = args as { index: bigint; leaf: bigint };
+      put(index, leaf);
+    } else if (eventName === "DepositsRecorded" || eventName === "ChangeLeavesInserted") {
+      const { firstIndex, leaves } = args as { firstIndex: bigint; leaves: readonly bigint[] };
+      leaves.forEach((leaf, i) => put(firstIndex + BigInt(i), leaf));
+    }
+  }
+  const leaves: bigint[] = [];
+  for (let i = 0n; i < BigInt(byIndex.size); i++) {
+    const leaf = byIndex.get(i);
+    if (leaf === undefined) throw new RangeError(`leaf ${i} is missing from the events`);
+    leaves.push(leaf);
+  }
+  return leaves;
+}
