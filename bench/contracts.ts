@@ -231,6 +231,16 @@ try {
     }
   }
 
+  // Leaves in batches (issue 22, point 1): the attestor records 1, 4, 8 and 16
+  // deposits at once (recordDeposits); gas per leaf, the transaction's base cost included.
+  const leafBatchGas: Record<string, number> = {};
+  for (const size of batchSizes) {
+    const leaves = Array.from({ length: size }, (_, i) => depositLeaf(ZEC + BigInt(i), noteCommitment(createNote())));
+    const total = leaves.reduce((sum, _, i) => sum + ZEC + BigInt(i), 0n);
+    leafBatchGas[String(size)] = Math.round((await gas(await registry.write.recordDeposits([leaves, total]))) / size);
+    console.log(`recordDeposits ${size}: ${leafBatchGas[String(size)]} gas per leaf`);
+  }
+
   // Prover: warm-up once (curve set-up), then PROOF_RUNS timed proofs.
   const note = createNote();
   const amountZat = 3n * ZEC;
@@ -281,6 +291,8 @@ try {
       castVote: castVoteGas,
       /** Gas per mint of a mintBatch of 1, 4, 8 and 16 relayed mints (issue 22). */
       mintBatchPerMint: batchGas,
+      /** Gas per leaf of recordDeposits with 1, 4, 8 and 16 leaves, after the batches of mints. */
+      recordDepositsPerLeaf: leafBatchGas,
       positions: {
         mintWithChangeLeaf: withChange.gas,
         topUp: topUpGas,
@@ -326,6 +338,11 @@ try {
     ...batchSizes.flatMap((size): [string, string, string][] => [
       [`mintBatch of ${size}, with change, per mint (gas)`, String(batchGas.withChange![String(size)]), ""],
       [`mintBatch of ${size}, no change, per mint (gas)`, String(batchGas.withoutChange![String(size)]), ""],
+    ]),
+    ...batchSizes.map((size): [string, string, string] => [
+      `record ${size} deposit${size === 1 ? "" : "s"} in a batch, per leaf (gas)`,
+      String(leafBatchGas[String(size)]),
+      "",
     ]),
     ["mint with a change leaf (gas)", String(withChange.gas), ""],
     ["top up a position (gas)", String(topUpGas), ""],

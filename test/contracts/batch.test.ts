@@ -3,8 +3,8 @@
 // nullifier is spent twice across tests.
 import { type Hex, concatHex, getContract, numberToHex, parseEventLogs, sliceHex, zeroAddress } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { groth16BatchVerifierAbi, groth16VerifierAbi, stableMinterAbi } from "@zsd/sdk/abis";
-import { createNote, releaseProver } from "@zsd/sdk/notes";
+import { collateralRegistryAbi, groth16BatchVerifierAbi, groth16VerifierAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { type Note, changeNote, createNote, releaseProver } from "@zsd/sdk/notes";
 import {
   type System,
   VERIFICATION_KEY,
@@ -41,6 +41,7 @@ function random(seed: number) {
 describe("mintBatch and the batch proof check", () => {
   let s: System;
   const items: Proved[] = [];
+  let notes: Note[] = [];
   let signals: (readonly [bigint, bigint, bigint, bigint, bigint])[] = [];
 
   // The EVM's own curve arithmetic (precompiles 0x06, 0x07, 0x08), through eth_call.
@@ -104,7 +105,7 @@ describe("mintBatch and the batch proof check", () => {
       { amountZat: 6n * ZEC + 7n, collateralFloorZat: 5n * ZEC, mintAmount: 100n * ZSD, recipient: carol.address },
       { amountZat: 3n * ZEC, mintAmount: 60n * ZSD, recipient: alice.address, fee: 2n * ZSD },
     ];
-    const notes = plans.map(() => createNote());
+    notes = plans.map(() => createNote());
     for (const [i, plan] of plans.entries()) await s.deposit(notes[i]!, plan.amountZat);
     for (const [i, plan] of plans.entries()) {
       items.push(await s.prove({ ...plan, note: notes[i]!, relayer: plan.fee ? relayer.address : undefined }));
@@ -121,6 +122,7 @@ describe("mintBatch and the batch proof check", () => {
 
   it("mints every item as a single mint would: its own position, events, nullifier and fee", async () => {
     const supplyBefore = await s.read.token.read.totalSupply();
+    const tree = await s.depositTree();
     const receipt = await s.receipt(
       await send(
         items.map((i) => i.proof),
@@ -142,6 +144,33 @@ describe("mintBatch and the batch proof check", () => {
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(89n * ZSD + 58n * ZSD);
     expect(await s.read.token.read.totalSupply()).toBe(supplyBefore + 400n * ZSD);
     expect(await s.read.minter.read.totalDebt()).toBe(400n * ZSD);
+    // The change leaves of items 0 and 2 entered the tree together, in item order, after the
+    // deposits: one event, one new root, and the change is spendable once the batch confirms.
+    const inserted = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs });
+    expect(inserted.map((e) => e.eventName)).toEqual([
+      "NoteSpent",
+      "NoteSpent",
+      "NoteSpent",
+      "NoteSpent",
+      "ChangeLeavesInserted",
+    ]);
+    tree.insert(items[0]!.request.changeLeaf);
+    tree.insert(items[2]!.request.changeLeaf);
+    expect(inserted[4]!.args).toEqual({
+      firstIndex: 4n,
+      leaves: [items[0]!.request.changeLeaf, items[2]!.request.changeLeaf],
+      root: tree.root,
+    });
+    expect(await s.read.registry.read.root()).toBe(tree.root);
+    const change = await s.prove({
+      note: changeNote(notes[2]!),
+      amountZat: ZEC + 7n,
+      mintAmount: 20n * ZSD,
+      recipient: bob.address,
+    });
+    expect(change.request.root).toBe(tree.root);
+    await s.receipt(await s.as(relayer).minter.write.mint([change.proof, change.request]));
+    expect(await s.read.token.read.balanceOf([bob.address])).toBe(170n * ZSD);
   });
 
   it("refuses a batch with one invalid proof, wherever it stands", async () => {

@@ -38,6 +38,7 @@ import {
   type SolidityProof,
   closeTypedData,
   createNote,
+  depositLeaf,
   noteCommitment,
   positionOwnerKey,
   redirectTypedData,
@@ -782,6 +783,37 @@ describe("money invariants under random sequences", () => {
         count("Deposit: ok");
         m.held += this.amountZat;
         m.unminted += this.amountZat;
+        return new Map();
+      });
+    }
+  }
+
+  /**
+   * The attestor records deposits in one batch (recordDeposits: the total only).
+   * With `repeat`, the batch holds its first leaf twice: refused as a second
+   * claim on the same ZEC, and nothing moves.
+   */
+  class DepositBatch extends Step {
+    constructor(
+      readonly amounts: bigint[],
+      readonly repeat: boolean,
+    ) {
+      super();
+    }
+    toString() {
+      return `DepositBatch(${this.amounts.join(", ")}${this.repeat ? ", repeated" : ""})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async () => {
+        const leaves = this.amounts.map((a) => depositLeaf(a, noteCommitment(createNote())));
+        if (this.repeat) leaves.push(leaves[0]!);
+        const total = this.amounts.reduce((a, b) => a + b, 0n) + (this.repeat ? this.amounts[0]! : 0n);
+        const outcome = await send(() => as(attestor).registry.write.recordDeposits([leaves, total]));
+        if (!expectOutcome(this.toString(), outcome, this.repeat ? "DepositAlreadyRecorded" : null)) {
+          return new Map();
+        }
+        m.held += total;
+        m.unminted += total;
         return new Map();
       });
     }
@@ -1748,6 +1780,9 @@ describe("money invariants under random sequences", () => {
   const bps = (lo: number, hi: number) => fc.integer({ min: lo, max: hi }).map(BigInt);
   const steps: fc.Arbitrary<Step>[] = [
     fc.bigInt(1n, 50n * ZEC).map((a) => new Deposit(a)),
+    fc
+      .tuple(fc.array(fc.bigInt(1n, 50n * ZEC), { minLength: 1, maxLength: 5 }), rarely)
+      .map(([amounts, repeat]) => new DepositBatch(amounts, repeat)),
     fc.nat({ max: MINTS.length - 1 }).map((k) => new Mint(k)),
     fc.nat({ max: MINTS.length - 1 }).map((k) => new Mint(k)),
     fc.array(fc.nat({ max: MINTS.length - 1 }), { minLength: 1, maxLength: 4 }).map((ks) => new MintBatch(ks)),
