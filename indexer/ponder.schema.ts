@@ -25,7 +25,7 @@ export const deposit = onchainTable(
   (t) => ({
     index: t.integer().primaryKey(),
     leaf: t.bigint().notNull(),
-    /** deposit | change (amount private: 0 here) | note */
+    /** deposit | batch-deposit (recorded in a batch: amount private, 0 here) | change (amount private: 0 here) | note */
     kind: t.text().notNull(),
     noteCommitment: t.bigint().notNull(),
     amountZat: t.bigint().notNull(),

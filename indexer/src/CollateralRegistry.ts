@@ -23,6 +23,50 @@ ponder.on("CollateralRegistry:DepositRecorded", async ({ event, context }) => {
   }));
 });
 
+// A batch of deposits publishes its total only: each leaf's amount stays private
+// (0 here, kind "batch-deposit"), like a change leaf's. Every leaf gets its row,
+// at its index, with the root after the whole batch (the only root the registry had).
+ponder.on("CollateralRegistry:DepositsRecorded", async ({ event, context }) => {
+  const { firstIndex, leaves, totalZat, root, totalCollateralZat } = event.args;
+  await context.db.insert(deposit).values(
+    leaves.map((leaf, i) => ({
+      index: Number(firstIndex) + i,
+      leaf,
+      kind: "batch-deposit",
+      noteCommitment: 0n,
+      amountZat: 0n,
+      root,
+      blockNumber: event.block.number,
+      timestamp: event.block.timestamp,
+      txHash: event.transaction.hash,
+    })),
+  );
+  await updateCollateral(context, event.block.number, (row) => ({
+    depositedZat: row.depositedZat + totalZat,
+    outstandingZat: totalCollateralZat,
+    deposits: row.deposits + leaves.length,
+    unmintedZat: row.unmintedZat + totalZat,
+  }));
+});
+
+// The change leaves of a mintBatch, entered together: amounts private, already unminted.
+ponder.on("CollateralRegistry:ChangeLeavesInserted", async ({ event, context }) => {
+  const { firstIndex, leaves, root } = event.args;
+  await context.db.insert(deposit).values(
+    leaves.map((leaf, i) => ({
+      index: Number(firstIndex) + i,
+      leaf,
+      kind: "change",
+      noteCommitment: 0n,
+      amountZat: 0n,
+      root,
+      blockNumber: event.block.number,
+      timestamp: event.block.timestamp,
+      txHash: event.transaction.hash,
+    })),
+  );
+});
+
 // The leaf is all a prover needs; the commitment stays with the note's owner.
 // A note with an amount (released collateral, a payout redirected into a note)
 // adds to the unminted ZEC; a change leaf's amount is private and was never

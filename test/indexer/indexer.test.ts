@@ -20,6 +20,7 @@ import {
   DepositTree,
   changeNote,
   createNote,
+  depositLeaf,
   noteCommitment,
   positionOwner,
   positionOwnerKey,
@@ -225,6 +226,28 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     });
     const bobMint = await s.depositAndMint({ amountZat: 3n * ZEC, mintAmount: 80n * ZSD, recipient: bob.address });
     await s.deposit(createNote(), 1n * ZEC + 7n);
+    // Leaves in batches (issue 22): three deposits published with their total only, then
+    // two relayed mints whose change leaves (1 ZEC each) enter the tree together.
+    const firstBatchIndex = Number(await s.read.registry.read.size());
+    const batchLeaves = [2n * ZEC, 3n * ZEC, ZEC + 1n].map((a) => depositLeaf(a, noteCommitment(createNote())));
+    await s.receipt(await s.as(attestor).registry.write.recordDeposits([batchLeaves, 6n * ZEC + 1n]));
+    const batchNotes = [createNote(), createNote()];
+    for (const note of batchNotes) await s.deposit(note, 4n * ZEC);
+    const batchMints: Awaited<ReturnType<System["prove"]>>[] = [];
+    for (const note of batchNotes) {
+      batchMints.push(
+        await s.prove({
+          note,
+          amountZat: 4n * ZEC,
+          collateralFloorZat: 3n * ZEC,
+          mintAmount: 60n * ZSD,
+          recipient: carol.address,
+        }),
+      );
+    }
+    await s.receipt(
+      await s.as(relayer).minter.write.mintBatch([batchMints.map((m) => m.proof), batchMints.map((m) => m.request)]),
+    );
     await s.receipt(await s.as(alice).token.write.transfer([carol.address, 20n * ZSD]));
     await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([48_50000000n]));
 
@@ -241,6 +264,34 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     await s.receipt(await s.as(attestor).redemptions.write.failRedemption([2n, "custody rejected the address"]));
 
     await expectMatchesChain();
+
+    const batched = await get<{ deposits: Record<string, unknown>[] }>(
+      indexer,
+      `/deposits?from=${firstBatchIndex}&limit=7`,
+    );
+    const root = String(await s.read.registry.read.root());
+    expect(batched.deposits.map((d) => [d.index, d.kind, d.amountZat])).toEqual([
+      [firstBatchIndex, "batch-deposit", "0"],
+      [firstBatchIndex + 1, "batch-deposit", "0"],
+      [firstBatchIndex + 2, "batch-deposit", "0"],
+      [firstBatchIndex + 3, "deposit", String(4n * ZEC)],
+      [firstBatchIndex + 4, "deposit", String(4n * ZEC)],
+      [firstBatchIndex + 5, "change", "0"],
+      [firstBatchIndex + 6, "change", "0"],
+    ]);
+    expect(batched.deposits.slice(5).map((d) => [d.leaf, d.root])).toEqual(
+      batchMints.map((m) => [String(m.request.changeLeaf), root]),
+    );
+    // A batched deposit's amount is private: never a candidate, counted with the change leaves.
+    const all = (await get<{ deposits: { kind: string; amountZat: string }[] }>(indexer, "/deposits?limit=5000"))
+      .deposits;
+    const anonymity = await get<Record<string, number>>(indexer, `/anonymity?floorZat=${ZEC}`);
+    expect(anonymity).toMatchObject({
+      candidates: all.filter((d) => ["deposit", "note"].includes(d.kind) && BigInt(d.amountZat) >= ZEC).length,
+      hiddenAmountLeaves: all.filter((d) => d.kind === "change" || d.kind === "batch-deposit").length,
+      leaves: all.length,
+    });
+    expect(anonymity.hiddenAmountLeaves).toBeGreaterThanOrEqual(5);
 
     const mint = await get<Record<string, string>>(indexer, `/mints/${bobMint.request.nullifierHash}`);
     expect(mint).toMatchObject({

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { db, publicClients } from "ponder:api";
 import schema from "ponder:schema";
-import { and, asc, count, desc, eq, gt, gte, ne, or, replaceBigInts } from "ponder";
+import { and, asc, count, desc, eq, gt, gte, inArray, notInArray, or, replaceBigInts } from "ponder";
 import { type Hex, getAddress, isAddress } from "viem";
 import { PRICE_DECIMALS, usdValueOfZat } from "@zsd/sdk/units";
 import "./internal-only";
@@ -133,10 +133,14 @@ app.get("/deposits", async (c) => {
   return c.json(json({ deposits: page, next: rows.length > limit ? page[page.length - 1]!.index + 1 : null }));
 });
 
+/** Leaves whose amount is not published: change, and deposits recorded in a batch. */
+const HIDDEN_AMOUNT = ["change", "batch-deposit"];
+
 /**
  * The anonymity set of a mint proving `floorZat` (issue 23): the leaves whose public amount is at
  * least the floor (deposits and released notes), which could all back it; change leaves, whose amount
- * is private, are counted apart. ?floorZat=<zatoshi>.
+ * is private, are counted apart, and so are deposits recorded in a batch (only the batch's total is
+ * public). ?floorZat=<zatoshi>.
  */
 app.get("/anonymity", async (c) => {
   const raw = c.req.query("floorZat") ?? "";
@@ -148,8 +152,8 @@ app.get("/anonymity", async (c) => {
     db
       .select({ n: count() })
       .from(schema.deposit)
-      .where(and(gte(schema.deposit.amountZat, floorZat), ne(schema.deposit.kind, "change"))),
-    db.select({ n: count() }).from(schema.deposit).where(eq(schema.deposit.kind, "change")),
+      .where(and(gte(schema.deposit.amountZat, floorZat), notInArray(schema.deposit.kind, HIDDEN_AMOUNT))),
+    db.select({ n: count() }).from(schema.deposit).where(inArray(schema.deposit.kind, HIDDEN_AMOUNT)),
     db.select({ n: count() }).from(schema.deposit),
   ]);
   return c.json(

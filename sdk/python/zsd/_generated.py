@@ -359,7 +359,7 @@ class Anonymity(TypedDict):
     floorZat: str
     # Leaves whose public amount is at least the floor: the deposits a mint at this floor could spend
     candidates: int
-    # Change leaves, whose amount is private: they could back any floor and are not counted (a lower bound)
+    # Leaves whose amount is private (change, and deposits the attestor recorded in a batch): they could back any floor and are not counted (a lower bound)
     hiddenAmountLeaves: int
     # Every leaf of the deposit tree
     leaves: int

@@ -1815,7 +1815,7 @@ export type components = {
             floorZat: string;
             /** @description Leaves whose public amount is at least the floor: the deposits a mint at this floor could spend */
             candidates: number;
-            /** @description Change leaves, whose amount is private: they could back any floor and are not counted (a lower bound) */
+            /** @description Leaves whose amount is private (change, and deposits the attestor recorded in a batch): they could back any floor and are not counted (a lower bound) */
             hiddenAmountLeaves: number;
             /** @description Every leaf of the deposit tree */
             leaves: number;

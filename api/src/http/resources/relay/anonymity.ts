@@ -30,7 +30,7 @@ const anonymitySchema = z
       .number()
       .int()
       .describe(
-        "Change leaves, whose amount is private: they could back any floor and are not counted (a lower bound)",
+        "Leaves whose amount is private (change, and deposits the attestor recorded in a batch): they could back any floor and are not counted (a lower bound)",
       ),
     leaves: z.number().int().describe("Every leaf of the deposit tree"),
     advisedMinimum: z
