@@ -801,6 +801,39 @@ describe("required screening", () => {
     expect(((await late.json()) as { code: string }).code).toBe("verdict_not_awaited");
   });
 
+  it("a position action waits for a verdict too: PASSED, it is sent", async () => {
+    const minted = await s.depositAndMint({ amountZat: 4n * ZEC, mintAmount: 50n * ZSD, recipient: alice.address });
+    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: minted.receipt.logs, eventName: "PositionOpened" });
+    const positionId = opened!.args.positionId;
+    const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
+    const terms = (await (await t.api.call(`/v1/positions/terms?signer=${alice.address}`)).json()) as { nonce: string };
+    const typed = repayTypedData(
+      { chainId: s.chainId, verifyingContract: s.read.minter.address },
+      { positionId, amount: 5n * ZSD, payer: alice.address, nonce: BigInt(terms.nonce), deadline },
+    );
+    const response = await t.api.call(
+      `/v1/positions/${positionId}/repay`,
+      json({
+        amount: "5",
+        payer: alice.address,
+        deadline: Number(deadline),
+        signature: await alice.signTypedData(typed),
+      }),
+    );
+    expect(response.status).toBe(202);
+    const { actionId, hold } = (await response.json()) as { actionId: string; hold: unknown };
+    expect(hold).toEqual({ state: "awaiting_verdict", alertId: null, by: null, since: expect.any(String) });
+    await t.eventOf("position.action.held", (d) => d.actionId === actionId && d.awaitingVerdict === true);
+    const verdict = await t.api.call(
+      "/v1/agents/verdicts",
+      json({ agentId: t.screener.agentId, subject: { type: "position_action", id: actionId }, verdict: "PASSED" }),
+    );
+    expect(await verdict.json()).toMatchObject({ subject: { type: "position_action" }, hold: "released" });
+    await t.eventOf("position.action.released", (d) => d.actionId === actionId);
+    await t.eventOf("position.action.confirmed", (d) => d.actionId === actionId);
+    expect((await s.read.minter.read.getPosition([positionId])).debt).toBe(45n * ZSD);
+  });
+
   it("delivered only events that match their webhooks in /v1/openapi.json (waits for verdicts included)", async () => {
     const { problems, types } = await t.conformance();
     expect(problems).toEqual([]);
