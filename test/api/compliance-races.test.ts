@@ -13,6 +13,7 @@ import { Payouts } from "../../api/src/relay/payouts.ts";
 import { RedemptionRelay } from "../../api/src/relay/redemption-relay.ts";
 import type { TransactionSender } from "../../api/src/relay/sender.ts";
 import { MintRelay } from "../../api/src/relay/mint-relay.ts";
+import { PositionRelay } from "../../api/src/relay/position-relay.ts";
 import { type Storage, openStorage } from "./helpers.ts";
 
 const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
@@ -40,7 +41,7 @@ async function setUp(kind: Storage) {
     verdictTimeoutMs: 60_000,
     defaultVerdict: "REJECTED",
   });
-  const hold = (type: "mint" | "redemption", id: string) =>
+  const hold = (type: "mint" | "redemption" | "position_action", id: string) =>
     compliance.raise("acct_1", "agt_1", {
       subject: { type, id },
       severity: "severe",
@@ -166,6 +167,40 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
       "SELECT relay_status, tx_hash FROM redemption_requests WHERE id = 'red_1'",
     );
     expect(row).toEqual({ relay_status: "queued", tx_hash: null });
+  });
+
+  it("keeps a position action a screener holds while the relay simulates it from being sent", async () => {
+    const { db, compliance, hold } = await setUp(kind);
+    await db.query(
+      `INSERT INTO position_actions (id, account_id, environment, action, position_id, signer, signed_nonce, amount,
+         calldata, status)
+       VALUES ('pact_1', 'acct_1', 'sandbox', 'repay', '1', $1, '0', '1000000000000000000', '0x1234', 'queued')`,
+      [OWNER],
+    );
+    const chain = {
+      minter: REDEMPTIONS,
+      client: {
+        estimateGas: async () => {
+          await hold("position_action", "pact_1");
+          return 100_000n;
+        },
+      },
+    } as unknown as Chain;
+    const recorded: boolean[] = [];
+    const sender = {
+      address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+      send: async (_to: unknown, _data: unknown, _gas: unknown, record: (sent: unknown) => Promise<boolean>) => {
+        recorded.push(await record({ tx_hash: "0x01", raw_tx: "0x02", nonce: 0, submitted_at: new Date() }));
+      },
+    } as unknown as TransactionSender;
+
+    await new PositionRelay(db, chain, sender, { confirmations: 1, maxAttempts: 3, compliance }).pass();
+
+    expect(recorded).toEqual([false]);
+    const [row] = await db.query<{ status: string; tx_hash: string | null }>(
+      "SELECT status, tx_hash FROM position_actions WHERE id = 'pact_1'",
+    );
+    expect(row).toEqual({ status: "queued", tx_hash: null });
   });
 
   it("does not pay a burned redemption a screener holds while the payouts read the chain", async () => {
