@@ -12,7 +12,7 @@ import { ZSD_DECIMALS, formatPrice, formatZec, formatZsd, parseZec, usdValueOfZa
 import { collateralRegistryAbi } from "@zsd/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
-import { createNote, releaseProver } from "@zsd/sdk/notes";
+import { createNote, depositLeaf, noteCommitment, registryLeaves, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, openStorage, startApi } from "./helpers.ts";
 import { createTestDatabase } from "@zsd/testkit";
@@ -191,15 +191,25 @@ describe("ledger read endpoints", () => {
     expect(lower).toMatchObject({ address: bob.address, balances: [{ amount: "0", raw: "0" }] });
   });
 
-  it("GET /v1/relay/anonymity counts the leaves whose public amount reaches a floor, change leaves apart (issue 23)", async () => {
+  it("GET /v1/relay/anonymity counts the leaves whose public amount reaches a floor, change leaves and batched deposits apart (issue 23)", async () => {
+    // Two deposits recorded in a batch publish their total only: 6.00001234 ZEC each would be candidates at every floor below.
+    const batch = [createNote(), createNote()].map((n) => depositLeaf(600_001_234n, noteCommitment(n)));
+    await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([batch, 1_200_002_468n]));
     await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
-    // What the chain says: each recorded deposit's and inserted note's amount; a change leaf's is private (0).
+    // What the chain says: each recorded deposit's and inserted note's amount; a change leaf's is
+    // private (0), and so is each amount of a batch of deposits (DepositsRecorded, ChangeLeavesInserted).
     const registry = { address: s.read.registry.address, abi: collateralRegistryAbi, fromBlock: 0n } as const;
-    const recorded = await s.publicClient.getContractEvents({ ...registry, eventName: "DepositRecorded" });
-    const inserted = await s.publicClient.getContractEvents({ ...registry, eventName: "NoteInserted" });
-    const amounts = [...recorded, ...inserted].map((e) => e.args.amountZat!).filter((a) => a > 0n);
-    const hidden = inserted.filter((e) => e.args.amountZat === 0n).length;
+    const events = await s.publicClient.getContractEvents(registry);
+    const single = events.flatMap((e) =>
+      e.eventName === "DepositRecorded" || e.eventName === "NoteInserted" ? [e.args.amountZat!] : [],
+    );
+    const amounts = single.filter((a) => a > 0n);
+    const batched = events.flatMap((e) =>
+      e.eventName === "DepositsRecorded" || e.eventName === "ChangeLeavesInserted" ? e.args.leaves! : [],
+    );
+    const hidden = single.filter((a) => a === 0n).length + batched.length;
     expect(amounts.length).toBeGreaterThanOrEqual(2);
+    expect(batched.length).toBeGreaterThanOrEqual(2);
     for (const floor of ["0.00000001", "2", "2.00000001", "6.00001234", "6.00001235"]) {
       const response = await api.call(`/v1/relay/anonymity?floor=${floor}`, { key: null });
       expect(response.status).toBe(200);
@@ -209,7 +219,7 @@ describe("ledger read endpoints", () => {
         floorZat: parseZec(floor).toString(),
         candidates: amounts.filter((a) => a >= parseZec(floor)).length,
         hiddenAmountLeaves: hidden,
-        leaves: recorded.length + inserted.length,
+        leaves: registryLeaves(events).length,
         advisedMinimum: 20,
       });
     }
