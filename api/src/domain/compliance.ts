@@ -268,7 +268,7 @@ export class ComplianceService implements AlertRaiser {
     return this.get(accountId, id);
   }
 
-  /** The same, inside the caller's transaction (the rules agent raises alerts as a mint or redemption is written). */
+  /** The same, inside the caller's transaction (the rules agent raises alerts as a mint, redemption or position action is written). */
   async raiseIn(tx: Queryable, accountId: string, actor: Actor, input: AlertInput): Promise<string> {
     if (input.action === "hold") {
       if (!(input.subject.type in EVENT_NAMES)) {
@@ -539,7 +539,7 @@ export class ComplianceService implements AlertRaiser {
     await this.#emit(tx, accountId, "alert.updated", { alert: await this.#present(tx, accountId, alertId) });
   }
 
-  /** A screener lets the alert's held mint or redemption move on. */
+  /** A screener lets the alert's held mint, redemption or position action move on. */
   async release(accountId: string, agentId: string, alertId: string, note?: string): Promise<Alert> {
     await this.db.transaction(async (tx) => {
       await this.#agent(tx, accountId, agentId, true);

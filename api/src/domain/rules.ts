@@ -13,7 +13,7 @@ import type { AlertRaiser, NewSubject, Severity } from "./compliance-types.ts";
 
 export interface RulesOptions {
   enabled: boolean;
-  /** A single mint or redemption above this many ZSD raises an alert (in wei). */
+  /** A single mint, redemption or position action above this many ZSD (its value) raises an alert (in wei). */
   largeAmountWei: bigint;
   /** More than `velocityMax` mints to one recipient (or redemptions by one owner) within the window raise an alert. */
   velocityMax: number;

@@ -722,7 +722,7 @@ export const PROBLEM_CATALOG = {
     status: 409,
     title: "No verdict awaited",
     meaning:
-      "The mint or redemption is not waiting for a verdict (screening is off, the verdict came already, or its timeout applied the default).",
+      "The mint, redemption or position action is not waiting for a verdict (screening is off, the verdict came already, or its timeout applied the default).",
     example: { detail: "The mint mint_00000000000000000000 is not waiting for a verdict (it is released)." },
   },
   // Governance

@@ -2007,7 +2007,7 @@ class _RegisterAgentRequestRequired(TypedDict):
     webhookUrl: str
     # The event types sent to the agent
     events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed"]]
-    # observer: receives events; screener: may also be asked for verdicts on mints and redemptions
+    # observer: receives events; screener: may also hold and be asked for verdicts on mints, redemptions and position actions
     role: Literal["observer", "screener"]
 
 
@@ -2024,7 +2024,7 @@ class UpdateAgentRequest(TypedDict, total=False):
     events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed"]]
     # null clears it
     description: Optional[str]
-    # observer: receives events; screener: may also be asked for verdicts on mints and redemptions
+    # observer: receives events; screener: may also hold and be asked for verdicts on mints, redemptions and position actions
     role: Literal["observer", "screener"]
     # false stops deliveries (pending ones fail); true resumes them
     enabled: bool

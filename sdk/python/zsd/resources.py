@@ -312,7 +312,7 @@ class Agents(_Resource):
         description: Optional[str] = None,
         idempotency_key: Optional[str] = None,
     ) -> t.AgentWithSecret:
-        """An observer receives events; a screener may also hold mints and redemptions and give verdicts."""
+        """An observer receives events; a screener may also hold mints, redemptions and position actions and give verdicts."""
         body = _compact(
             name=name, webhookUrl=webhook_url, events=list(events), description=description, role=role
         )

@@ -557,7 +557,7 @@ export type paths = {
         /** Alerts of the account, newest first, with filters */
         get: operations["listAlerts"];
         put?: never;
-        /** An agent raises an alert on a mint, redemption, deposit or address; a screener's hold stops it */
+        /** An agent raises an alert on a mint, redemption, position action, deposit or address; a screener's hold stops it */
         post: operations["raiseAlert"];
         delete?: never;
         options?: never;
@@ -592,7 +592,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** A screener releases the mint or redemption the alert holds: it moves on */
+        /** A screener releases the mint, redemption or position action the alert holds: it moves on */
         post: operations["releaseHold"];
         delete?: never;
         options?: never;
@@ -626,7 +626,7 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** A screener's verdict on a mint or redemption waiting for one (when screening is required) */
+        /** A screener's verdict on a mint, redemption or position action waiting for one (when screening is required) */
         post: operations["giveVerdict"];
         delete?: never;
         options?: never;
@@ -8926,7 +8926,7 @@ export interface operations {
             /**
              * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
              *     - `agent_disabled`: The agent is disabled (by its owner, by a 410 from its endpoint, or after every attempt failed for days): nothing is sent to it. Enable it (POST /v1/agents/{agentId} with enabled: true) first.
-             *     - `verdict_not_awaited`: The mint or redemption is not waiting for a verdict (screening is off, the verdict came already, or its timeout applied the default).
+             *     - `verdict_not_awaited`: The mint, redemption or position action is not waiting for a verdict (screening is off, the verdict came already, or its timeout applied the default).
              */
             409: {
                 headers: {
@@ -9025,7 +9025,7 @@ export interface operations {
                     events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed")[];
                     description?: string;
                     /**
-                     * @description observer: receives events; screener: may also be asked for verdicts on mints and redemptions
+                     * @description observer: receives events; screener: may also hold and be asked for verdicts on mints, redemptions and position actions
                      * @enum {string}
                      */
                     role: "observer" | "screener";
@@ -9459,7 +9459,7 @@ export interface operations {
                     /** @description null clears it */
                     description?: string | null;
                     /**
-                     * @description observer: receives events; screener: may also be asked for verdicts on mints and redemptions
+                     * @description observer: receives events; screener: may also hold and be asked for verdicts on mints, redemptions and position actions
                      * @enum {string}
                      */
                     role?: "observer" | "screener";

@@ -21,7 +21,9 @@ const name = z.string().trim().min(1).max(100).describe("A label for the agent")
 const description = z.string().trim().max(500);
 const role = z
   .enum(["observer", "screener"])
-  .describe("observer: receives events; screener: may also be asked for verdicts on mints and redemptions");
+  .describe(
+    "observer: receives events; screener: may also hold and be asked for verdicts on mints, redemptions and position actions",
+  );
 
 export const registerAgentBody = z.strictObject({
   name,
