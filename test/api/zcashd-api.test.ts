@@ -2,7 +2,7 @@
 // the custody wallet and pays relayed redemptions with z_sendmany.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collateralRegistryAbi, redirectTypedData } from "@zsd/sdk";
-import { createNote, noteCommitment, releaseProver } from "@zsd/sdk/notes";
+import { createNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { formatZsd } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
@@ -56,6 +56,89 @@ describe("API with zcashd custody", () => {
     );
     // Sandbox deposits are for the local custody only.
     expect((await api.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: "5" }))).status).toBe(503);
+  });
+
+  /** A deposit note in the custody wallet carrying `commitment` in its memo. */
+  const walletNote = (txid: string, amountZat: bigint, commitment: bigint) => ({
+    txid,
+    amountZat: Number(amountZat),
+    memo: memoHex(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`),
+    confirmations: 4,
+  });
+  /** The ledger lines of these commitments, in the order given. */
+  const ledgerLines = async (commitments: bigint[]) => {
+    const rows = await storage.db.query<{ note_commitment: string; leaf_index: number; tx_hash: string }>(
+      "SELECT note_commitment, leaf_index, tx_hash FROM custody_ledger WHERE kind = 'deposit' AND note_commitment = ANY($1)",
+      [commitments.map(String)],
+    );
+    return commitments.map((c) => rows.find((r) => r.note_commitment === String(c)));
+  };
+  const registryEvents = () =>
+    s.publicClient.getContractEvents({ address: s.read.registry.address, abi: collateralRegistryAbi, fromBlock: 0n });
+
+  it("records the deposits one scan finds in one batch: the chain shows their leaves and total, no deposit's amount", async () => {
+    const before = await s.read.registry.read.totalCollateralZat();
+    const deposits = [3n * ZEC + 1n, 5n * ZEC + 2n, ZEC + 3n].map((amountZat) => ({
+      amountZat,
+      commitment: noteCommitment(createNote()),
+    }));
+    // Pushed in one tick: a scan sees all three or none.
+    for (const [i, d] of deposits.entries())
+      zcashd.notes.push(walletNote(`c${i}`.repeat(32), d.amountZat, d.commitment));
+    const total = deposits.reduce((sum, d) => sum + d.amountZat, 0n);
+    await eventually(
+      () => s.read.registry.read.totalCollateralZat(),
+      (v) => v === before + total,
+    );
+    const leaves = deposits.map((d) => depositLeaf(d.amountZat, d.commitment));
+    const events = await registryEvents();
+    const batch = events.find((e) => e.eventName === "DepositsRecorded");
+    expect(batch?.args).toMatchObject({ leaves, totalZat: total });
+    expect(events.filter((e) => e.eventName === "DepositRecorded" && leaves.includes(e.args.leaf!))).toEqual([]);
+    const first = Number((batch!.args as { firstIndex: bigint }).firstIndex);
+    await eventually(
+      () => ledgerLines(deposits.map((d) => d.commitment)),
+      (lines) => lines.every(Boolean),
+    );
+    expect(await ledgerLines(deposits.map((d) => d.commitment))).toEqual(
+      deposits.map((d, i) => ({
+        note_commitment: String(d.commitment),
+        leaf_index: first + i,
+        tx_hash: batch!.transactionHash,
+      })),
+    );
+  });
+
+  it("finds a batch recorded on the chain whose ledger lines were lost, and records the rest alone", async () => {
+    const deposits = [2n * ZEC + 4n, 4n * ZEC + 5n, 6n * ZEC + 6n].map((amountZat) => ({
+      amountZat,
+      commitment: noteCommitment(createNote()),
+    }));
+    const leaves = deposits.map((d) => depositLeaf(d.amountZat, d.commitment));
+    // The attestor recorded the first two, and the process died before its ledger transaction.
+    const crashed = await s.receipt(
+      await s
+        .as(accounts.attestor)
+        .registry.write.recordDeposits([leaves.slice(0, 2), deposits[0]!.amountZat + deposits[1]!.amountZat]),
+    );
+    const before = await s.read.registry.read.totalCollateralZat();
+    for (const [i, d] of deposits.entries())
+      zcashd.notes.push(walletNote(`d${i}`.repeat(32), d.amountZat, d.commitment));
+    await eventually(
+      () => ledgerLines(deposits.map((d) => d.commitment)),
+      (lines) => lines.every(Boolean),
+    );
+    // Only the third went on the chain now, once: the first two keep the batch's leaves and transaction.
+    expect(await s.read.registry.read.totalCollateralZat()).toBe(before + deposits[2]!.amountZat);
+    const size = Number(await s.read.registry.read.size());
+    const lines = await ledgerLines(deposits.map((d) => d.commitment));
+    expect(lines.slice(0, 2)).toEqual([
+      { note_commitment: String(deposits[0]!.commitment), leaf_index: size - 3, tx_hash: crashed.transactionHash },
+      { note_commitment: String(deposits[1]!.commitment), leaf_index: size - 2, tx_hash: crashed.transactionHash },
+    ]);
+    expect(lines[2]!.leaf_index).toBe(size - 1);
+    const events = await registryEvents();
+    expect(events.filter((e) => e.eventName === "DepositRecorded" && e.args.leaf === leaves[2])).toHaveLength(1);
   });
 
   async function relayRedeem(amount: bigint): Promise<string> {

@@ -89,23 +89,54 @@ export class Attestor {
   }
 
   /**
-   * The DepositRecorded event of this commitment and amount (their leaf), if
-   * the registry has recorded it: how a deposit recorded on the chain, whose
-   * ledger line was not written (the database went down in between), is found again.
+   * Records several deposits in one transaction (recordDeposits): the chain
+   * gets their leaves and their total, not one deposit's amount. Returns the
+   * first leaf's index; the others follow in order.
+   */
+  async recordDeposits(deposits: readonly { noteCommitment: bigint; amountZat: bigint }[]) {
+    const receipt = await this.#send({
+      address: this.chain.registry,
+      abi: collateralRegistryAbi,
+      functionName: "recordDeposits",
+      args: [
+        deposits.map((d) => depositLeaf(d.amountZat, d.noteCommitment)),
+        deposits.reduce((total, d) => total + d.amountZat, 0n),
+      ],
+    });
+    const [event] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "DepositsRecorded" });
+    return { firstIndex: event!.args.firstIndex, root: event!.args.root, txHash: receipt.transactionHash };
+  }
+
+  /**
+   * Where the registry recorded this commitment and amount (their leaf), alone
+   * (DepositRecorded) or in a batch (DepositsRecorded), if it has: how a deposit
+   * recorded on the chain, whose ledger line was not written (the database went
+   * down in between), is found again.
    */
   async recordedDeposit(noteCommitment: bigint, amountZat: bigint) {
+    const leaf = depositLeaf(amountZat, noteCommitment);
+    const registry = {
+      address: this.chain.registry,
+      abi: collateralRegistryAbi,
+      fromBlock: BigInt(this.chain.deployment.contracts.CollateralRegistry.startBlock),
+    } as const;
     const [event] = await this.chain.read(() =>
-      this.chain.client.getContractEvents({
-        address: this.chain.registry,
-        abi: collateralRegistryAbi,
-        eventName: "DepositRecorded",
-        args: { leaf: depositLeaf(amountZat, noteCommitment) },
-        fromBlock: BigInt(this.chain.deployment.contracts.CollateralRegistry.startBlock),
-      }),
+      this.chain.client.getContractEvents({ ...registry, eventName: "DepositRecorded", args: { leaf } }),
     );
-    if (!event) return undefined;
-    const { index, leaf, root } = event.args as Required<typeof event.args>;
-    return { index, leaf, root, txHash: event.transactionHash };
+    if (event) {
+      const { index, root } = event.args as Required<typeof event.args>;
+      return { index, leaf, root, txHash: event.transactionHash };
+    }
+    // A batch's leaves are not indexed topics: its events are read whole (this path is a crash's recovery only).
+    const batches = await this.chain.read(() =>
+      this.chain.client.getContractEvents({ ...registry, eventName: "DepositsRecorded" }),
+    );
+    for (const batch of batches) {
+      const { firstIndex, leaves, root } = batch.args as Required<typeof batch.args>;
+      const at = leaves.indexOf(leaf);
+      if (at >= 0) return { index: firstIndex + BigInt(at), leaf, root, txHash: batch.transactionHash };
+    }
+    return undefined;
   }
 
   async completeRedemption(redemptionId: bigint, zcashTxId: Hex) {

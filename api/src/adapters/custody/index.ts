@@ -3,10 +3,12 @@
 // with synthetic Zcash txids; ZcashdCustody finds deposits in the wallet and
 // sends real payments through zcashd / Zallet. Both leave the bookkeeping of a
 // payout (write-ahead, retries, settlement on-chain, refunds) to the relay's
-// Payouts, and record a deposit the same way (recordDeposit).
+// Payouts, and record a deposit the same way (recordDeposit, or recordDeposits
+// for several found at once).
 import type { Database, Queryable } from "../db/index.ts";
+import { depositLeaf } from "@zsd/sdk/notes";
 import type { Attestor } from "./attestor.ts";
-import { ContractRevertError } from "../../domain/errors.ts";
+import { ContractRevertError, isRevert } from "../../domain/errors.ts";
 
 export interface RecordedDeposit {
   leafIndex: number;
@@ -120,5 +122,70 @@ export async function recordDeposit(
     );
     await alsoIn?.(tx, recorded);
   });
+  return recorded;
+}
+
+/**
+ * Deposits custody found together, recorded on the chain in one batch (only
+ * their total is public there), then in the ZEC ledger in one transaction.
+ * When one of them is on the chain already (recorded before a crash, or the
+ * same note twice), the batch is refused whole and each goes alone through
+ * recordDeposit, which finds a recorded one again and writes its line; a
+ * deposit already in the ledger is left out. One deposit goes alone.
+ */
+export async function recordDeposits(
+  db: Database,
+  attestor: Attestor,
+  deposits: readonly { noteCommitment: bigint; amountZat: bigint; zcashTxId: string }[],
+): Promise<RecordedDeposit[]> {
+  if (deposits.length < 2) return recordEach(db, attestor, deposits);
+  let onChain: Awaited<ReturnType<Attestor["recordDeposits"]>>;
+  try {
+    onChain = await attestor.recordDeposits(deposits);
+  } catch (error) {
+    if (isRevert(error, "DepositAlreadyRecorded")) return recordEach(db, attestor, deposits);
+    throw error;
+  }
+  const recorded = deposits.map((deposit, i): RecordedDeposit => ({
+    leafIndex: Number(onChain.firstIndex) + i,
+    leaf: depositLeaf(deposit.amountZat, deposit.noteCommitment),
+    root: onChain.root,
+    amountZat: deposit.amountZat,
+    noteCommitment: deposit.noteCommitment,
+    txHash: onChain.txHash,
+  }));
+  await db.transaction(async (tx) => {
+    for (const [i, deposit] of deposits.entries()) {
+      await tx.query(
+        `INSERT INTO custody_ledger (kind, amount_zat, note_commitment, leaf_index, zcash_txid, tx_hash)
+         VALUES ('deposit', $1, $2, $3, $4, $5)`,
+        [
+          deposit.amountZat.toString(),
+          deposit.noteCommitment.toString(),
+          recorded[i]!.leafIndex,
+          deposit.zcashTxId,
+          onChain.txHash,
+        ],
+      );
+    }
+  });
+  return recorded;
+}
+
+async function recordEach(
+  db: Database,
+  attestor: Attestor,
+  deposits: readonly { noteCommitment: bigint; amountZat: bigint; zcashTxId: string }[],
+): Promise<RecordedDeposit[]> {
+  const recorded: RecordedDeposit[] = [];
+  for (const deposit of deposits) {
+    try {
+      recorded.push(await recordDeposit(db, attestor, deposit));
+    } catch (error) {
+      // The same note twice: the chain and the ledger already have it.
+      if (isRevert(error, "DepositAlreadyRecorded")) continue;
+      throw error;
+    }
+  }
   return recorded;
 }

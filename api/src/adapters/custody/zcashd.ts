@@ -5,7 +5,6 @@
 import { formatZec } from "@zsd/sdk/units";
 import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
 import type { Database } from "../db/index.ts";
-import { isRevert } from "../../domain/errors.ts";
 import type { Attestor } from "./attestor.ts";
 import {
   type Custody,
@@ -16,7 +15,7 @@ import {
   PayoutRefused,
   type PayoutState,
   type RecordedDeposit,
-  recordDeposit,
+  recordDeposits,
   textMemoHex,
 } from "./index.ts";
 
@@ -124,13 +123,17 @@ export class ZcashdCustody implements Custody {
     },
   ) {}
 
-  /** Records every new deposit that carries a note commitment; returns those recorded now. */
+  /**
+   * Records every new deposit that carries a note commitment; returns those
+   * recorded now. Those found in one scan go on the chain in one batch, so the
+   * chain shows their total, not each amount (issue 23).
+   */
   async scanDeposits(): Promise<RecordedDeposit[]> {
     const notes = await this.zcashd.call<ReceivedNote[]>("z_listreceivedbyaddress", [
       this.options.address,
       this.options.minConfirmations,
     ]);
-    const recorded: RecordedDeposit[] = [];
+    const found: { noteCommitment: bigint; amountZat: bigint; zcashTxId: string }[] = [];
     for (const note of notes) {
       if (note.change || note.confirmations < this.options.minConfirmations) continue;
       const commitment = parseDepositMemo(note.memo);
@@ -142,21 +145,10 @@ export class ZcashdCustody implements Custody {
         [zcashTxId, commitment.toString()],
       );
       if (seen.length > 0) continue;
-      try {
-        recorded.push(
-          await recordDeposit(this.db, this.attestor, {
-            noteCommitment: commitment,
-            amountZat: BigInt(note.amountZat),
-            zcashTxId,
-          }),
-        );
-      } catch (error) {
-        // Recorded before a crash, or the same note twice: the chain already has it.
-        if (isRevert(error, "DepositAlreadyRecorded")) continue;
-        throw error;
-      }
+      found.push({ noteCommitment: commitment, amountZat: BigInt(note.amountZat), zcashTxId });
     }
-    return recorded;
+    // Recorded before a crash, or the same note twice: recordDeposits finds or skips it.
+    return recordDeposits(this.db, this.attestor, found);
   }
 
   async send(order: PayoutOrder): Promise<string> {
