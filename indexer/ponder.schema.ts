@@ -29,6 +29,7 @@ export const deposit = onchainTable(
     kind: t.text().notNull(),
     noteCommitment: t.bigint().notNull(),
     amountZat: t.bigint().notNull(),
+    /** The registry's root right after this leaf; 0 inside a batch of leaves (no root existed there). */
     root: t.bigint().notNull(),
     blockNumber: t.bigint().notNull(),
     timestamp: t.bigint().notNull(),

@@ -24,8 +24,12 @@ ponder.on("CollateralRegistry:DepositRecorded", async ({ event, context }) => {
 });
 
 // A batch of deposits publishes its total only: each leaf's amount stays private
-// (0 here, kind "batch-deposit"), like a change leaf's. Every leaf gets its row,
-// at its index, with the root after the whole batch (the only root the registry had).
+// (0 here, kind "batch-deposit"), like a change leaf's. Every leaf gets its row at
+// its index; only the batch's last leaf carries a root (batchRoot), since the
+// registry never had a root between a batch's leaves.
+/** The root a leaf of a batch shows: the batch's, on its last leaf; 0 (none) before it. */
+const batchRoot = (i: number, count: number, root: bigint) => (i === count - 1 ? root : 0n);
+
 ponder.on("CollateralRegistry:DepositsRecorded", async ({ event, context }) => {
   const { firstIndex, leaves, totalZat, root, totalCollateralZat } = event.args;
   await context.db.insert(deposit).values(
@@ -35,7 +39,7 @@ ponder.on("CollateralRegistry:DepositsRecorded", async ({ event, context }) => {
       kind: "batch-deposit",
       noteCommitment: 0n,
       amountZat: 0n,
-      root,
+      root: batchRoot(i, leaves.length, root),
       blockNumber: event.block.number,
       timestamp: event.block.timestamp,
       txHash: event.transaction.hash,
@@ -59,7 +63,7 @@ ponder.on("CollateralRegistry:ChangeLeavesInserted", async ({ event, context }) 
       kind: "change",
       noteCommitment: 0n,
       amountZat: 0n,
-      root,
+      root: batchRoot(i, leaves.length, root),
       blockNumber: event.block.number,
       timestamp: event.block.timestamp,
       txHash: event.transaction.hash,

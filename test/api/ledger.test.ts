@@ -196,6 +196,13 @@ describe("ledger read endpoints", () => {
     const batch = [createNote(), createNote()].map((n) => depositLeaf(600_001_234n, noteCommitment(n)));
     await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([batch, 1_200_002_468n]));
     await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
+    // A page of leaves that ends inside the batch has no root to check against (the registry
+    // never had one there); a page that ends with the batch has the registry's.
+    const size = Number(await s.read.registry.read.size());
+    const pageRoot = async (limit: number) =>
+      (await (await api.call(`/v1/deposits/leaves?from=0&limit=${limit}`)).json()).root as string | null;
+    expect(await pageRoot(size - 1)).toBeNull();
+    expect(await pageRoot(size)).toBe(String(await s.read.registry.read.root()));
     // What the chain says: each recorded deposit's and inserted note's amount; a change leaf's is
     // private (0), and so is each amount of a batch of deposits (DepositsRecorded, ChangeLeavesInserted).
     const registry = { address: s.read.registry.address, abi: collateralRegistryAbi, fromBlock: 0n } as const;

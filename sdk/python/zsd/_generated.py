@@ -167,7 +167,7 @@ class DepositLeaves(TypedDict):
     object: Literal["deposit_leaves"]
     # Every recorded deposit's leaf, in tree order
     data: List[DepositLeavesDataItem]
-    # The registry's root right after the page's last leaf: a rebuilt tree must have this root
+    # The registry's root right after the page's last leaf: a rebuilt tree must have this root. Null on an empty page, and when the page ends inside a batch of leaves that entered the tree together (the registry had no root there)
     root: Optional[str]
     # The `from` of the next page; null on the last
     next: Optional[int]

@@ -1621,7 +1621,7 @@ export type components = {
                 /** @description As recorded on-chain (public): a wallet finds its own deposit by it */
                 noteCommitment: string;
             }[];
-            /** @description The registry's root right after the page's last leaf: a rebuilt tree must have this root */
+            /** @description The registry's root right after the page's last leaf: a rebuilt tree must have this root. Null on an empty page, and when the page ends inside a batch of leaves that entered the tree together (the registry had no root there) */
             root: string | null;
             /** @description The `from` of the next page; null on the last */
             next: number | null;

@@ -122,7 +122,9 @@ export const leavesSchema = z
     root: z
       .string()
       .nullable()
-      .describe("The registry's root right after the page's last leaf: a rebuilt tree must have this root"),
+      .describe(
+        "The registry's root right after the page's last leaf: a rebuilt tree must have this root. Null on an empty page, and when the page ends inside a batch of leaves that entered the tree together (the registry had no root there)",
+      ),
     next: z.number().int().nullable().describe("The `from` of the next page; null on the last"),
     ...asOf,
   })
