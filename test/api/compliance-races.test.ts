@@ -73,11 +73,11 @@ async function redemptionRequest(
   );
 }
 
-async function queuedMint(db: Database, mintId: string, proofId: string) {
+async function queuedMint(db: Database, mintId: string, proofId: string, nullifierHash = "2") {
   await db.query(
     `INSERT INTO proofs (id, account_id, proof_hash, status, root, nullifier_hash, collateral_floor_zat, binding_hash,
        mint_amount, recipient, relayer, fee, proof, mint_id)
-     VALUES ($1, 'acct_1', $1, 'consumed', '1', '2', '3', 'b', '1000000000000000000', $2, '', '0', $3, $4)`,
+     VALUES ($1, 'acct_1', $1, 'consumed', '1', $5, '3', 'b', '1000000000000000000', $2, '', '0', $3, $4)`,
     [
       proofId,
       OWNER,
@@ -90,6 +90,7 @@ async function queuedMint(db: Database, mintId: string, proofId: string) {
         pi_c: ["5", "6"],
       }),
       mintId,
+      nullifierHash,
     ],
   );
   await db.query(
@@ -136,6 +137,44 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
       "SELECT status, tx_hash FROM mints WHERE id = 'mnt_1'",
     );
     expect(row).toEqual({ status: "queued", tx_hash: null });
+  });
+
+  it("sends no batch with a mint a screener holds while the relay simulates the batch", async () => {
+    const { db, compliance, hold } = await setUp(kind);
+    await queuedMint(db, "mnt_1", "prf_1");
+    await queuedMint(db, "mnt_2", "prf_2", "4");
+    let calls = 0;
+    const chain = {
+      minter: REDEMPTIONS,
+      isSpent: async () => false,
+      client: {
+        // Each mint run alone, then the batch whole: the hold lands during the batch's run.
+        call: async () => {
+          if (++calls === 3) await hold("mint", "mnt_2");
+          return { data: "0x" };
+        },
+      },
+    } as unknown as Chain;
+    const recorded: boolean[] = [];
+    const sender = {
+      address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+      send: async (_to: unknown, _data: unknown, _gas: unknown, record: (sent: unknown) => Promise<boolean>) => {
+        recorded.push(await record({ tx_hash: "0x01", raw_tx: "0x02", nonce: 0, submitted_at: new Date() }));
+      },
+    } as unknown as TransactionSender;
+
+    const options = { confirmations: 1, maxAttempts: 3, compliance, mintBatchMax: 2, mintBatchWaitMs: 0 };
+    await new MintRelay(db, chain, sender, options).pass();
+
+    expect(calls).toBe(3);
+    expect(recorded).toEqual([false]);
+    const rows = await db.query<{ id: string; status: string; tx_hash: string | null }>(
+      "SELECT id, status, tx_hash FROM mints ORDER BY id",
+    );
+    expect(rows).toEqual([
+      { id: "mnt_1", status: "queued", tx_hash: null },
+      { id: "mnt_2", status: "queued", tx_hash: null },
+    ]);
   });
 
   it("keeps a redemption a screener holds while the relay simulates it from being sent", async () => {

@@ -1,7 +1,14 @@
 // What the mint relay needs to send queued mints together in one
 // StableMinter.mintBatch: the call, its gas limit, and how mints are packed
 // into transactions under the per-transaction gas cap.
-import { type Hex, decodeFunctionData, encodeFunctionData, parseTransaction, toFunctionSelector } from "viem";
+import {
+  type Hex,
+  decodeFunctionData,
+  encodeFunctionData,
+  parseEventLogs,
+  parseTransaction,
+  toFunctionSelector,
+} from "viem";
 import { stableMinterAbi } from "@zsd/sdk";
 import { INSERTION_HEADROOM, TX_GAS_CAP } from "../adapters/gas.ts";
 import { type MintCallRow, mintCallOf } from "../domain/mints.ts";
@@ -128,4 +135,20 @@ export function isMintBatch(rawTx: string | null): boolean {
   } catch {
     return false; // Not a transaction we can read: followed as a single mint, by its hash.
   }
+}
+
+export type Logs = Parameters<typeof parseEventLogs>[0]["logs"];
+
+/**
+ * The position a mint opened: the PositionOpened event that follows its
+ * Minted event (a batch opens one per item, each right after its Minted).
+ */
+export function positionOpenedIn(logs: Logs, nullifierHash: string): string | null {
+  const events = parseEventLogs({ abi: stableMinterAbi, logs, eventName: ["Minted", "PositionOpened"] });
+  const minted = events.findIndex(
+    (event) => event.eventName === "Minted" && event.args.nullifierHash === BigInt(nullifierHash),
+  );
+  if (minted < 0) return null;
+  const opened = events.slice(minted + 1).find((event) => event.eventName === "PositionOpened");
+  return opened?.eventName === "PositionOpened" ? opened.args.positionId.toString() : null;
 }

@@ -7,7 +7,6 @@
 // taken apart: each item simulated again, the refused ones failed with their
 // reason, the rest queued again.
 import { type Hex, parseTransaction } from "viem";
-import { parseEventLogs } from "viem";
 import { stableMinterAbi } from "@zsd/sdk";
 import { mintCallOf } from "../domain/mints.ts";
 import type { Chain } from "../adapters/chain.ts";
@@ -18,6 +17,7 @@ import { type ComplianceService, notHeld } from "../domain/compliance.ts";
 import { formatZsd } from "@zsd/sdk/units";
 import {
   type JobRow,
+  type Logs,
   type Ready,
   byTransaction,
   callRowOf,
@@ -25,6 +25,7 @@ import {
   mintBatchCallOf,
   mintBatchGas,
   packBatches,
+  positionOpenedIn,
 } from "./mint-batch.ts";
 import { updateRow } from "./rows.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
@@ -44,9 +45,6 @@ export interface MintRelayOptions {
   verifyProof?: (proof: unknown, publicSignals: string[]) => Promise<boolean>;
 }
 
-/** A transaction's row update refused (moved on or held): the batch is not recorded. */
-class NotRecorded extends Error {}
-
 const SPENT: Failure = {
   code: "nullifier_already_spent",
   reason: "The deposit was already minted by another proof (nullifier spent).",
@@ -56,8 +54,6 @@ const INVALID: Failure = {
   code: "invalid_proof",
   reason: "The stored proof no longer verifies against the collateral circuit: submit the proof again.",
 };
-
-type Logs = Parameters<typeof parseEventLogs>[0]["logs"];
 
 export class MintRelay {
   #leftProofsSettled = false;
@@ -132,18 +128,18 @@ export class MintRelay {
     );
   }
 
-  /** Confirms a mint (if no other pass moved it) and tells the account's agents, in one transaction. */
-  async #confirm(job: JobRow, fields: { tx_hash?: string; block_number: number }, logs?: Logs): Promise<void> {
-    const positionId = await this.#positionOpened((fields.tx_hash ?? job.tx_hash) as Hex, job.nullifier_hash, logs);
+  /** Confirms mints of one transaction (those no other pass moved) and tells their accounts' agents, in one transaction. */
+  async #confirm(jobs: JobRow[], fields: { tx_hash?: string; block_number: number }, logs?: Logs): Promise<void> {
+    const positions = await Promise.all(
+      jobs.map((job) => this.#positionOpened((fields.tx_hash ?? job.tx_hash) as Hex, job.nullifier_hash, logs)),
+    );
     const confirmed = await this.db.transaction(async (tx) => {
-      const moved = await updateRow(
-        tx,
-        "mints",
-        job.id,
-        { status: "confirmed", settled_at: new Date(), position_id: positionId, ...fields },
-        { column: "status", value: job.status },
-      );
-      if (moved) {
+      let moved = 0;
+      for (const [i, job] of jobs.entries()) {
+        const positionId = positions[i]!;
+        const changed = { status: "confirmed", settled_at: new Date(), position_id: positionId, ...fields };
+        if (!(await updateRow(tx, "mints", job.id, changed, { column: "status", value: job.status }))) continue;
+        moved++;
         await this.options.compliance?.emitIn(tx, job.account_id, "mint.confirmed", {
           mintId: job.id,
           amount: formatZsd(BigInt(job.amount)),
@@ -155,21 +151,13 @@ export class MintRelay {
       }
       return moved;
     });
-    if (confirmed) this.options.compliance?.queued();
+    if (confirmed > 0) this.options.compliance?.queued();
   }
 
-  /**
-   * The position the mint opened: the PositionOpened event that follows its
-   * Minted event (a batch opens one per item, each right after its Minted).
-   */
+  /** The position the mint opened, from its transaction's logs. */
   async #positionOpened(txHash: Hex, nullifierHash: string, logs?: Logs): Promise<string | null> {
     const all = logs ?? (await this.chain.read(() => this.chain.client.getTransactionReceipt({ hash: txHash }))).logs;
-    const events = parseEventLogs({ abi: stableMinterAbi, logs: all, eventName: ["Minted", "PositionOpened"] });
-    const minted = events.findIndex(
-      (event) => event.eventName === "Minted" && event.args.nullifierHash === BigInt(nullifierHash),
-    );
-    const opened = events.slice(minted + 1).find((event) => event.eventName === "PositionOpened");
-    return opened?.eventName === "PositionOpened" ? opened.args.positionId.toString() : null;
+    return positionOpenedIn(all, nullifierHash);
   }
 
   async #set(id: string, changes: Record<string, unknown>, expectedStatus?: string): Promise<boolean> {
@@ -294,30 +282,32 @@ export class MintRelay {
 
   /**
    * Records a signed batch on every one of its mints, or on none (then it is
-   * not broadcast): each row locked, still queued and not held, as
+   * not broadcast): the rows locked, all still queued and none held, as
    * #recordSend does for one.
    */
   async #recordBatch(jobs: JobRow[], sent: SentTransaction): Promise<boolean> {
-    try {
-      return await this.db.transaction(async (tx) => {
-        for (const job of jobs) {
-          const [queued] = await tx.query("SELECT 1 FROM mints WHERE id = $1 AND status = 'queued' FOR UPDATE", [
-            job.id,
-          ]);
-          if (!queued) throw new NotRecorded();
-          if (this.options.compliance) {
-            const [free] = await tx.query<{ free: boolean }>(`SELECT ${notHeld("mint", "$1")} AS free`, [job.id]);
-            if (!free?.free) throw new NotRecorded();
-          }
-          const fields = { status: "submitted", ...sent, relayer: this.sender.address, attempts: job.attempts + 1 };
-          await updateRow(tx, "mints", job.id, fields, { column: "status", value: "queued" });
-        }
-        return true;
-      });
-    } catch (error) {
-      if (error instanceof NotRecorded) return false;
-      throw error;
-    }
+    const ids = jobs.map((job) => job.id);
+    return this.db.transaction(async (tx) => {
+      const queued = await tx.query(
+        "SELECT id FROM mints WHERE id = ANY($1::text[]) AND status = 'queued' ORDER BY id FOR UPDATE",
+        [ids],
+      );
+      if (queued.length !== ids.length) return false;
+      if (this.options.compliance) {
+        const [held] = await tx.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM unnest($1::text[]) AS u(id) WHERE NOT ${notHeld("mint", "u.id")}`,
+          [ids],
+        );
+        if (Number(held?.n) > 0) return false;
+      }
+      await tx.query(
+        `UPDATE mints SET status = 'submitted', tx_hash = $2, raw_tx = $3, nonce = $4, submitted_at = $5, relayer = $6,
+           attempts = attempts + 1, updated_at = now()
+         WHERE id = ANY($1::text[]) AND status = 'queued'`,
+        [ids, sent.tx_hash, sent.raw_tx, sent.nonce, sent.submitted_at, this.sender.address],
+      );
+      return true;
+    });
   }
 
   /** Writes onto every mint of a batch still submitted, in one transaction. */
@@ -383,7 +373,7 @@ export class MintRelay {
     }
     const head = await this.chain.client.getBlockNumber({ cacheTime: 0 });
     if (head - receipt.blockNumber + 1n >= BigInt(this.options.confirmations)) {
-      for (const job of jobs) await this.#confirm(job, { block_number: Number(receipt.blockNumber) }, receipt.logs);
+      await this.#confirm(jobs, { block_number: Number(receipt.blockNumber) }, receipt.logs);
     }
   }
 
@@ -432,7 +422,7 @@ export class MintRelay {
     }
     const head = await this.chain.client.getBlockNumber({ cacheTime: 0 });
     if (head - receipt.blockNumber + 1n >= BigInt(this.options.confirmations)) {
-      await this.#confirm(job, { block_number: Number(receipt.blockNumber) });
+      await this.#confirm([job], { block_number: Number(receipt.blockNumber) });
     }
   }
 
@@ -456,7 +446,7 @@ export class MintRelay {
       event.args.recipient?.toLowerCase() === job.recipient.toLowerCase() &&
       String(event.args.mintAmount) === job.amount
     ) {
-      await this.#confirm(job, { tx_hash: event.transactionHash, block_number: Number(event.blockNumber) });
+      await this.#confirm([job], { tx_hash: event.transactionHash, block_number: Number(event.blockNumber) });
     } else {
       await this.#fail(job, SPENT, {}, true);
     }
