@@ -1,5 +1,6 @@
 // A relayed transaction that waits too long is replaced at the same nonce with
-// higher fees; the replacement is mined and the mint confirmed once.
+// higher fees; the replacement is mined and the mint confirmed once. Two
+// queued mints go in one mintBatch, replaced as one.
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { releaseProver } from "@zsd/sdk/notes";
@@ -31,8 +32,9 @@ describe("stuck relay transactions", () => {
       )
     )[0]!;
 
-  it("replaces a pending mint with higher fees and confirms the replacement", async () => {
+  it("replaces a pending batch of mints with higher fees and confirms the replacement", async () => {
     const { mintId } = await queueMint(api, s, { recipient: accounts.alice.address, mintAmount: 100n * ZSD });
+    const other = await queueMint(api, s, { recipient: accounts.bob.address, mintAmount: 50n * ZSD });
 
     // Blocks stop: the mint's transaction stays in the mempool.
     await s.testClient.setAutomine(false);
@@ -42,12 +44,14 @@ describe("stuck relay transactions", () => {
       (r) => r.status === "submitted" && r.tx_hash !== null,
       "the first send",
     );
+    expect(await txHashOf(other.mintId)).toEqual(first);
     const firstTx = await s.publicClient.getTransaction({ hash: first.tx_hash as Hex });
     const replaced = await eventually(
       () => txHashOf(mintId),
       (r) => r.tx_hash !== first.tx_hash,
       "a replacement",
     );
+    expect((await txHashOf(other.mintId)).tx_hash).toBe(replaced.tx_hash);
     const replacement = await s.publicClient.getTransaction({ hash: replaced.tx_hash as Hex });
     expect(replacement.nonce).toBe(firstTx.nonce);
     expect(replacement.maxFeePerGas! * 100n).toBeGreaterThanOrEqual(firstTx.maxFeePerGas! * 125n);
@@ -57,8 +61,11 @@ describe("stuck relay transactions", () => {
     const mint = await settledMint(api, mintId);
     const receipt = await s.publicClient.getTransactionReceipt({ hash: mint.txHash as Hex });
     expect(mint.status).toBe("confirmed");
+    expect(mint.txHash).toBe(replaced.tx_hash);
+    expect(await settledMint(api, other.mintId)).toMatchObject({ status: "confirmed", txHash: replaced.tx_hash });
     expect(receipt.status).toBe("success");
     expect(await s.read.token.read.balanceOf([accounts.alice.address])).toBe(100n * ZSD);
+    expect(await s.read.token.read.balanceOf([accounts.bob.address])).toBe(50n * ZSD);
     await expect(s.publicClient.getTransactionReceipt({ hash: first.tx_hash as Hex })).rejects.toThrow();
   });
 });
