@@ -15,9 +15,9 @@ import type { TransactionSender } from "../../api/src/relay/sender.ts";
 import { MintRelay } from "../../api/src/relay/mint-relay.ts";
 import { PositionRelay } from "../../api/src/relay/position-relay.ts";
 import { type Storage, openStorage } from "./helpers.ts";
+import { OWNER, queuedMint } from "./relay-stand-ins.ts";
 
 const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
-const OWNER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const REDEMPTIONS = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 
 let close: (() => Promise<void>) | undefined;
@@ -73,33 +73,6 @@ async function redemptionRequest(
   );
 }
 
-async function queuedMint(db: Database, mintId: string, proofId: string, nullifierHash = "2") {
-  await db.query(
-    `INSERT INTO proofs (id, account_id, proof_hash, status, root, nullifier_hash, collateral_floor_zat, binding_hash,
-       mint_amount, recipient, relayer, fee, proof, mint_id)
-     VALUES ($1, 'acct_1', $1, 'consumed', '1', $5, '3', 'b', '1000000000000000000', $2, '', '0', $3, $4)`,
-    [
-      proofId,
-      OWNER,
-      JSON.stringify({
-        pi_a: ["1", "2"],
-        pi_b: [
-          ["1", "2"],
-          ["3", "4"],
-        ],
-        pi_c: ["5", "6"],
-      }),
-      mintId,
-      nullifierHash,
-    ],
-  );
-  await db.query(
-    `INSERT INTO mints (id, account_id, proof_id, status, amount, recipient)
-     VALUES ($1, 'acct_1', $2, 'queued', '1000000000000000000', $3)`,
-    [mintId, proofId, OWNER],
-  );
-}
-
 async function payout(db: Database, redemptionId: string) {
   await db.query(
     `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, request_tx_hash, status)
@@ -139,18 +112,23 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
     expect(row).toEqual({ status: "queued", tx_hash: null });
   });
 
-  it("sends no batch with a mint a screener holds while the relay simulates the batch", async () => {
+  it("drops only the mint its own account holds while the relay simulates the batch: the others go, signed again without it", async () => {
     const { db, compliance, hold } = await setUp(kind);
-    await queuedMint(db, "mnt_1", "prf_1");
+    await db.query("INSERT INTO accounts (id, name) VALUES ('acct_2', 'another customer')");
+    await queuedMint(db, "mnt_1", "prf_1", "2", "acct_2");
     await queuedMint(db, "mnt_2", "prf_2", "4");
-    let calls = 0;
+    await queuedMint(db, "mnt_3", "prf_3", "6", "acct_2");
+    let held = false;
     const chain = {
       minter: REDEMPTIONS,
       isSpent: async () => false,
       client: {
-        // Each mint run alone, then the batch whole: the hold lands during the batch's run.
-        call: async () => {
-          if (++calls === 3) await hold("mint", "mnt_2");
+        // Each mint run alone, then the batch whole (with its gas limit): acct_1 holds its own mint then.
+        call: async ({ gas }: { gas?: bigint }) => {
+          if (gas !== undefined && !held) {
+            held = true;
+            await hold("mint", "mnt_2");
+          }
           return { data: "0x" };
         },
       },
@@ -159,21 +137,23 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
     const sender = {
       address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
       send: async (_to: unknown, _data: unknown, _gas: unknown, record: (sent: unknown) => Promise<boolean>) => {
-        recorded.push(await record({ tx_hash: "0x01", raw_tx: "0x02", nonce: 0, submitted_at: new Date() }));
+        const n = recorded.length;
+        recorded.push(await record({ tx_hash: `0x0${n}`, raw_tx: "0x02", nonce: 0, submitted_at: new Date() }));
       },
     } as unknown as TransactionSender;
 
-    const options = { confirmations: 1, maxAttempts: 3, compliance, mintBatchMax: 2, mintBatchWaitMs: 0 };
+    const options = { confirmations: 1, maxAttempts: 3, compliance, mintBatchMax: 3, mintBatchWaitMs: 0 };
     await new MintRelay(db, chain, sender, options).pass();
 
-    expect(calls).toBe(3);
-    expect(recorded).toEqual([false]);
+    // The first signature is never broadcast; the batch signed again (same nonce) without the held mint is.
+    expect(recorded).toEqual([false, true]);
     const rows = await db.query<{ id: string; status: string; tx_hash: string | null }>(
       "SELECT id, status, tx_hash FROM mints ORDER BY id",
     );
     expect(rows).toEqual([
-      { id: "mnt_1", status: "queued", tx_hash: null },
+      { id: "mnt_1", status: "submitted", tx_hash: "0x01" },
       { id: "mnt_2", status: "queued", tx_hash: null },
+      { id: "mnt_3", status: "submitted", tx_hash: "0x01" },
     ]);
   });
 

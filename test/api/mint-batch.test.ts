@@ -1,8 +1,24 @@
 // How the relay packs queued mints into mintBatch transactions: a fixed gas
-// budget per item, every batch under the per-transaction cap.
-import { describe, expect, it } from "vitest";
+// budget per item, every batch under the per-transaction cap; and what a
+// batch that reverts costs the other customers' mints in it.
+import { type Address, type Hex, decodeFunctionData, keccak256, serializeTransaction } from "viem";
+import { afterEach, describe, expect, it } from "vitest";
+import { stableMinterAbi } from "@zsd/sdk";
+import type { Chain } from "../../api/src/adapters/chain.ts";
 import { TX_GAS_CAP } from "../../api/src/adapters/gas.ts";
+import { ContractRevertError } from "../../api/src/domain/errors.ts";
 import { mintBatchGas, packBatches } from "../../api/src/relay/mint-batch.ts";
+import { MintRelay } from "../../api/src/relay/mint-relay.ts";
+import type { TransactionSender } from "../../api/src/relay/sender.ts";
+import { openStorage } from "./helpers.ts";
+import { OWNER, queuedMint } from "./relay-stand-ins.ts";
+
+const MINTER = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+const RELAYER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
 
 const withChange = (n: number) => Array.from({ length: n }, (_, i) => ({ change_leaf: String(i + 1), i }));
 const withoutChange = (n: number) => Array.from({ length: n }, (_, i) => ({ change_leaf: "0", i }));
@@ -25,5 +41,194 @@ describe("mint batches", () => {
     for (const batch of packed) expect(mintBatchGas(batch)).toBeLessThanOrEqual(TX_GAS_CAP);
     expect(packed.flat().map((item) => item.i)).toEqual([...Array(32).keys()]);
     expect(packBatches([], 16)).toEqual([]);
+  });
+});
+
+// The relay's batches against an attacker's item, on a stand-in chain: a batch
+// that holds the attacker's item reverts when mined; the attacker queues a new
+// item every round. A fresh relay each pass, as after a restart or a lease
+// failover, and one dies right after it followed the reverted batch.
+async function attacked(refusedAtFollow: boolean) {
+  const storage = await openStorage("pglite");
+  closers.push(storage.close);
+  const db = storage.db;
+  await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk'), ('acct_2', 'attacker')");
+  await queuedMint(db, "mnt_1", "prf_1", "11");
+  await queuedMint(db, "mnt_2", "prf_2", "12");
+  await queuedMint(db, "atk_1", "prf_a1", "101", "acct_2");
+  const attacker = (nullifier: bigint) => nullifier > 100n;
+  const nullifiersOf = (data: Hex): bigint[] => {
+    const { functionName, args } = decodeFunctionData({ abi: stableMinterAbi, data });
+    const requests = (functionName === "mintBatch" ? args[1] : [args[1]]) as { nullifierHash: bigint }[];
+    return requests.map((request) => request.nullifierHash);
+  };
+  const sent: { hash: Hex; nullifiers: bigint[] }[] = [];
+  let sends = 0;
+  const chain = {
+    minter: MINTER,
+    read: <T>(read: () => Promise<T>) => read(),
+    isSpent: async () => false,
+    isValidRoot: async () => false,
+    maxRootAge: async () => 3600n,
+    rootSupersededAt: async () => 1n,
+    deployment: { contracts: { StableMinter: { startBlock: 0 } } },
+    client: {
+      // Every item passes its run at the head, and so does every batch: the revert comes when mined.
+      call: async () => ({ data: "0x" }),
+      estimateGas: async ({ data }: { data: Hex }) => {
+        // Its root expired by the time the batch was mined (or, refusedAtFollow false, a topUp on its
+        // nullifier that only a batch meets): refused when simulated again, or not at all.
+        if (refusedAtFollow && nullifiersOf(data).some(attacker))
+          throw new ContractRevertError("RootExpired", [1n, 1n, 3600n]);
+        return 100_000n;
+      },
+      getBlock: async () => ({ timestamp: 10_000n }),
+      getBlockNumber: async () => 5n,
+      getTransactionReceipt: async () => ({ logs: [] }),
+      getContractEvents: async () => [],
+    },
+  } as unknown as Chain;
+  const sender = {
+    address: RELAYER,
+    send: async (to: Address, data: Hex, _gas: bigint, record: (sent: unknown) => Promise<boolean>) => {
+      // The process dies as it signs the first send after the revert was followed: the next pass is a new one's.
+      if (++sends === 2) throw new Error("the worker's process died");
+      const nonce = sent.length;
+      const raw = serializeTransaction({ chainId: 1, to, data, nonce, gas: 1n, maxFeePerGas: 1n });
+      const hash = keccak256(raw);
+      if (await record({ tx_hash: hash, raw_tx: raw, nonce, submitted_at: new Date() }))
+        sent.push({ hash, nullifiers: nullifiersOf(data) });
+    },
+    // A transaction holding the attacker's item reverts, unless it went alone.
+    receipt: async (hash: Hex) => {
+      const tx = sent.find((s) => s.hash === hash)!;
+      const reverts = tx.nullifiers.length > 1 && tx.nullifiers.some(attacker);
+      return { status: reverts ? "reverted" : "success", blockNumber: 5n, logs: [] };
+    },
+  } as unknown as TransactionSender;
+  const options = { confirmations: 1, maxAttempts: 3, mintBatchMax: 3, mintBatchWaitMs: 0 };
+  for (let round = 2; round <= 4; round++) {
+    await new MintRelay(db, chain, sender, options).pass().catch((error: Error) => {
+      if (!error.message.includes("process died")) throw error;
+    });
+    await queuedMint(db, `atk_${round}`, `prf_a${round}`, String(100 + round), "acct_2");
+  }
+  await new MintRelay(db, chain, sender, options).pass();
+  const honest = await db.query<{ id: string; status: string }>(
+    "SELECT id, status FROM mints WHERE account_id = 'acct_1' ORDER BY id",
+  );
+  // Reverted batches that carried an honest mint (the attacker's own items may revert together).
+  const reverted = sent.filter(
+    (tx) => tx.nullifiers.length > 1 && tx.nullifiers.some(attacker) && !tx.nullifiers.every(attacker),
+  );
+  return { honest, reverted, sent };
+}
+
+describe("a batch an attacker's item makes revert", () => {
+  it("costs the others one reverted batch: its refused item failed, the survivors go again together, with no newcomer", async () => {
+    const { honest, reverted, sent } = await attacked(true);
+    expect(reverted.length).toBe(1);
+    expect(honest).toEqual([
+      { id: "mnt_1", status: "confirmed" },
+      { id: "mnt_2", status: "confirmed" },
+    ]);
+    // The survivors' second batch holds them alone.
+    expect(sent[1]!.nullifiers).toEqual([11n, 12n]);
+  });
+
+  it("costs the others one reverted batch when no item is refused alone: each then goes alone", async () => {
+    const { honest, reverted, sent } = await attacked(false);
+    expect(reverted.length).toBe(1);
+    expect(honest).toEqual([
+      { id: "mnt_1", status: "confirmed" },
+      { id: "mnt_2", status: "confirmed" },
+    ]);
+    expect(sent.slice(1, 3).map((tx) => tx.nullifiers)).toEqual([[11n], [12n]]);
+  });
+});
+
+describe("the relay's checks before and after a batch", () => {
+  it("takes a verifier's throw for no verdict, and reconciles a mint its own proof made before any verdict", async () => {
+    const storage = await openStorage("pglite");
+    closers.push(storage.close);
+    const db = storage.db;
+    await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
+    // 21: the verifier throws, its own proof minted it already (sent, then back in the queue after "nonce taken").
+    // 22: the verifier throws, not minted. 23: the proof no longer verifies, but its own proof minted it already.
+    for (const n of [1, 2, 3]) await queuedMint(db, `mnt_${n}`, `prf_${n}`, String(20 + n));
+    const spent = new Set([21n, 23n]);
+    const chain = {
+      minter: MINTER,
+      read: <T>(read: () => Promise<T>) => read(),
+      isSpent: async (nullifier: bigint) => spent.has(nullifier),
+      deployment: { contracts: { StableMinter: { startBlock: 0 } } },
+      client: {
+        call: async () => ({ data: "0x" }),
+        estimateGas: async () => 100_000n,
+        getContractEvents: async ({ args }: { args: { nullifierHash: bigint } }) =>
+          spent.has(args.nullifierHash)
+            ? [
+                {
+                  args: { ...args, recipient: OWNER, mintAmount: 10n ** 18n },
+                  transactionHash: "0xaa",
+                  blockNumber: 3n,
+                },
+              ]
+            : [],
+        getTransactionReceipt: async () => ({ logs: [] }),
+      },
+    } as unknown as Chain;
+    const sender = {
+      address: RELAYER,
+      send: async (_to: Address, _data: Hex, _gas: bigint, record: (sent: unknown) => Promise<boolean>) => {
+        await record({ tx_hash: "0x01", raw_tx: "0x02", nonce: 0, submitted_at: new Date() });
+      },
+    } as unknown as TransactionSender;
+    const verifyProof = async (_proof: unknown, signals: string[]) => {
+      if (signals[2] === "23") return false;
+      throw new Error("snarkjs: worker terminated");
+    };
+    const options = { confirmations: 1, maxAttempts: 3, mintBatchMax: 3, mintBatchWaitMs: 0, verifyProof };
+
+    await new MintRelay(db, chain, sender, options).pass();
+
+    const rows = await db.query<{ id: string; status: string; tx_hash: string | null }>(
+      "SELECT id, status, tx_hash FROM mints ORDER BY id",
+    );
+    expect(rows).toEqual([
+      { id: "mnt_1", status: "confirmed", tx_hash: "0xaa" },
+      { id: "mnt_2", status: "submitted", tx_hash: "0x01" },
+      { id: "mnt_3", status: "confirmed", tx_hash: "0xaa" },
+    ]);
+    const rejected = await db.query("SELECT id FROM proofs WHERE status = 'rejected'");
+    expect(rejected).toEqual([]);
+  });
+
+  it("does not write a replacement over a batch another worker replaced first, nor broadcast it", async () => {
+    const storage = await openStorage("pglite");
+    closers.push(storage.close);
+    const db = storage.db;
+    await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
+    await queuedMint(db, "mnt_1", "prf_1", "31");
+    await queuedMint(db, "mnt_2", "prf_2", "32");
+    await db.query("UPDATE mints SET status = 'submitted', tx_hash = '0xold', raw_tx = '0x02', nonce = 0");
+    const chain = { minter: MINTER, isSpent: async () => false } as unknown as Chain;
+    const broadcast: boolean[] = [];
+    const sender = {
+      address: RELAYER,
+      receipt: async () => undefined,
+      // The other worker's replacement lands while this one signs its own at the same nonce.
+      advance: async (_tx: unknown, record: (sent: unknown) => Promise<boolean>) => {
+        await db.query("UPDATE mints SET tx_hash = '0xother', attempts = attempts + 1");
+        broadcast.push(await record({ tx_hash: "0xmine", raw_tx: "0x03", nonce: 0, submitted_at: new Date() }));
+        return "waiting";
+      },
+    } as unknown as TransactionSender;
+
+    await new MintRelay(db, chain, sender, { confirmations: 1, maxAttempts: 3, mintBatchMax: 3 }).pass();
+
+    expect(broadcast).toEqual([false]);
+    const rows = await db.query<{ tx_hash: string }>("SELECT tx_hash FROM mints ORDER BY id");
+    expect(rows.map((row) => row.tx_hash)).toEqual(["0xother", "0xother"]);
   });
 });

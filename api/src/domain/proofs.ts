@@ -125,17 +125,25 @@ export class ProofService {
   async verifies(proof: unknown, publicSignals: string[]): Promise<boolean> {
     const key = verifiedKey(proof as Groth16Proof, publicSignals);
     if (this.#verified.has(key)) return true;
-    return this.#verify(proof as Groth16Proof, publicSignals);
+    // A throw here is no verdict: the proof verified when stored, so the verifier failed, not the proof.
+    return this.#verify(proof as Groth16Proof, publicSignals, "throw");
   }
 
   /** snarkjs's verification under the collateral circuit's key; an accepted proof is remembered. */
-  async #verify(proof: Groth16Proof, publicSignals: string[]): Promise<boolean> {
-    // A proof whose points are not on the curve makes snarkjs throw: it is simply invalid.
+  async #verify(
+    proof: Groth16Proof,
+    publicSignals: string[],
+    onError: "invalid" | "throw" = "invalid",
+  ): Promise<boolean> {
+    // A proof whose points are not on the curve makes snarkjs throw: at submission it is simply invalid.
     const verified = await verifyCollateralProof(
       this.#verificationKey,
       proof,
       publicSignalsFromArray(publicSignals),
-    ).catch(() => false);
+    ).catch((error: unknown) => {
+      if (onError === "throw") throw error;
+      return false;
+    });
     if (verified) {
       const key = verifiedKey(proof, publicSignals);
       this.#verified.add(key);

@@ -36,6 +36,10 @@ export interface JobRow {
   change_leaf: string;
   owner: string | null;
   binding_hash: string;
+  /** A reverted batch this mint survived, its culprit failed: it goes again with that batch's other items only. */
+  survived_tx: string | null;
+  /** Sent alone from now on: its batch reverted with no culprit found, or reverted again. */
+  alone: boolean;
   /** How long ago the mint was queued, by the database's clock. */
   waited_ms: number | string;
 }

@@ -5,19 +5,17 @@
 // Queued mints go out together in one mintBatch (./mint-batch.ts), each
 // checked off-chain and simulated alone first; a batch that reverts anyway is
 // taken apart: each item simulated again, the refused ones failed with their
-// reason, the rest queued again.
+// reason, the rest queued again without newcomers (on their rows, so a
+// restart keeps it): one customer's item costs the others one reverted batch
+// at most. How a mint ends (confirmed, reconciled, failed) is ./mint-outcomes.ts.
 import { type Hex, parseTransaction } from "viem";
-import { stableMinterAbi } from "@zsd/sdk";
 import { mintCallOf } from "../domain/mints.ts";
 import type { Chain } from "../adapters/chain.ts";
-import type { Database, Queryable } from "../adapters/db/index.ts";
-import { ROOT_EXPIRED_REASON, rootState } from "../domain/proofs.ts";
+import type { Database } from "../adapters/db/index.ts";
 import { type Failure, refusalOf, refusalOfMined } from "../domain/reverts.ts";
 import { type ComplianceService, notHeld } from "../domain/compliance.ts";
-import { formatZsd } from "@zsd/sdk/units";
 import {
   type JobRow,
-  type Logs,
   type Ready,
   byTransaction,
   callRowOf,
@@ -25,8 +23,8 @@ import {
   mintBatchCallOf,
   mintBatchGas,
   packBatches,
-  positionOpenedIn,
 } from "./mint-batch.ts";
+import { MintOutcomes, SPENT } from "./mint-outcomes.ts";
 import { updateRow } from "./rows.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
 
@@ -41,36 +39,36 @@ export interface MintRelayOptions {
   mintBatchMax?: number;
   /** How long the oldest queued mint waits for others to fill its batch. */
   mintBatchWaitMs?: number;
-  /** Checks a stored proof off-chain (the API's verification key) before it goes into a batch. */
+  /**
+   * Checks a stored proof off-chain (the API's verification key) before it goes into a batch: false
+   * for a proof that does not verify; a throw is no verdict (the mint goes alone, the chain judges).
+   */
   verifyProof?: (proof: unknown, publicSignals: string[]) => Promise<boolean>;
 }
-
-const SPENT: Failure = {
-  code: "nullifier_already_spent",
-  reason: "The deposit was already minted by another proof (nullifier spent).",
-};
 
 const INVALID: Failure = {
   code: "invalid_proof",
   reason: "The stored proof no longer verifies against the collateral circuit: submit the proof again.",
 };
 
+const REVERTED: Failure = {
+  code: "transaction_reverted",
+  reason: "Its batch transaction reverted as many times as the relay tries a mint: submit the proof again.",
+};
+
 export class MintRelay {
-  #leftProofsSettled = false;
-  /**
-   * Mints of a batch that reverted though none of them was refused alone:
-   * they go out alone next, so a batch that cannot go through is not sent again.
-   */
-  readonly #alone = new Set<string>();
   /** Whether the last pass held queued mints back for their batch to fill. */
   #held = false;
+  readonly #outcomes: MintOutcomes;
 
   constructor(
     private readonly db: Database,
     private readonly chain: Chain,
     private readonly sender: TransactionSender,
     private readonly options: MintRelayOptions,
-  ) {}
+  ) {
+    this.#outcomes = new MintOutcomes(db, chain, options.compliance);
+  }
 
   /** Follows submitted mints, then submits queued ones. */
   async pass(): Promise<void> {
@@ -92,7 +90,15 @@ export class MintRelay {
       this.#held = true;
       return;
     }
-    for (let i = 0; i < queued.length; i += max) await this.#submitBatch(queued.slice(i, i + max));
+    // The survivors of a reverted batch go without newcomers: alone, or with that batch's other survivors only.
+    for (const job of queued.filter((job) => job.alone)) await this.#submit(job);
+    const groups = new Map<string, JobRow[]>();
+    for (const job of queued.filter((job) => !job.alone)) {
+      const key = job.survived_tx ?? "";
+      groups.set(key, [...(groups.get(key) ?? []), job]);
+    }
+    for (const group of groups.values())
+      for (let i = 0; i < group.length; i += max) await this.#submitBatch(group.slice(i, i + max));
   }
 
   /** Whether queued mints wait for their batch to fill: the worker keeps its fast poll until they go. */
@@ -105,13 +111,7 @@ export class MintRelay {
    * (they stayed consumed, holding their deposits): settled once per worker run.
    */
   async settleLeftProofs(): Promise<void> {
-    if (this.#leftProofsSettled) return;
-    const rows = await this.db.query<{ id: string; mint_id: string; nullifier_hash: string; root: string }>(
-      `SELECT p.id, p.mint_id, p.nullifier_hash, p.root FROM mints m JOIN proofs p ON p.mint_id = m.id
-       WHERE m.status = 'failed' AND p.status = 'consumed' LIMIT 100`,
-    );
-    for (const row of rows) await this.#settleProof(this.db, row.id, row.mint_id, await this.#proofVerdict(row));
-    if (rows.length < 100) this.#leftProofsSettled = true;
+    await this.#outcomes.settleLeftProofs();
   }
 
   async #jobs(status: "queued" | "submitted"): Promise<JobRow[]> {
@@ -126,38 +126,6 @@ export class MintRelay {
        WHERE m.status = $1${held} ORDER BY ${order} LIMIT ${status === "queued" ? 50 : 200}`,
       [status],
     );
-  }
-
-  /** Confirms mints of one transaction (those no other pass moved) and tells their accounts' agents, in one transaction. */
-  async #confirm(jobs: JobRow[], fields: { tx_hash?: string; block_number: number }, logs?: Logs): Promise<void> {
-    const positions = await Promise.all(
-      jobs.map((job) => this.#positionOpened((fields.tx_hash ?? job.tx_hash) as Hex, job.nullifier_hash, logs)),
-    );
-    const confirmed = await this.db.transaction(async (tx) => {
-      let moved = 0;
-      for (const [i, job] of jobs.entries()) {
-        const positionId = positions[i]!;
-        const changed = { status: "confirmed", settled_at: new Date(), position_id: positionId, ...fields };
-        if (!(await updateRow(tx, "mints", job.id, changed, { column: "status", value: job.status }))) continue;
-        moved++;
-        await this.options.compliance?.emitIn(tx, job.account_id, "mint.confirmed", {
-          mintId: job.id,
-          amount: formatZsd(BigInt(job.amount)),
-          recipient: job.recipient,
-          positionId,
-          txHash: fields.tx_hash ?? job.tx_hash,
-          blockNumber: fields.block_number,
-        });
-      }
-      return moved;
-    });
-    if (confirmed > 0) this.options.compliance?.queued();
-  }
-
-  /** The position the mint opened, from its transaction's logs. */
-  async #positionOpened(txHash: Hex, nullifierHash: string, logs?: Logs): Promise<string | null> {
-    const all = logs ?? (await this.chain.read(() => this.chain.client.getTransactionReceipt({ hash: txHash }))).logs;
-    return positionOpenedIn(all, nullifierHash);
   }
 
   async #set(id: string, changes: Record<string, unknown>, expectedStatus?: string): Promise<boolean> {
@@ -190,7 +158,7 @@ export class MintRelay {
     // A mint bound for a batch asks after its nullifier only when its run fails (a run that passes spent
     // nothing): a batch of 16 makes 16 fewer requests to the node.
     if (how === "estimate" && (await spent())) {
-      await this.#reconcileSpent(job);
+      await this.#outcomes.reconcileSpent(job);
       return undefined;
     }
     const data = mintCallOf(callRowOf(job));
@@ -203,8 +171,8 @@ export class MintRelay {
     } catch (error) {
       const refusal = await refusalOf(this.chain, error);
       // Spent, whatever else the run met first (a pause, say): reconciled, as a mint sent alone would be.
-      if (refusal?.code === SPENT.code || (how === "call" && (await spent()))) await this.#reconcileSpent(job);
-      else if (refusal) await this.#fail(job, refusal);
+      if (refusal?.code === SPENT.code || (how === "call" && (await spent()))) await this.#outcomes.reconcileSpent(job);
+      else if (refusal) await this.#outcomes.fail(job, refusal);
       else await this.#unanswered(job, error);
       return undefined;
     }
@@ -214,7 +182,7 @@ export class MintRelay {
   async #unanswered(job: JobRow, error: unknown): Promise<void> {
     const reason = (error as { shortMessage?: string }).shortMessage ?? String(error);
     if (job.attempts + 1 >= this.options.maxAttempts) {
-      await this.#fail(job, {
+      await this.#outcomes.fail(job, {
         code: "simulation_failed",
         reason: `The mint could not be simulated ${job.attempts + 1} times: ${reason}`,
       });
@@ -224,7 +192,6 @@ export class MintRelay {
   }
 
   async #sendAlone({ job, data, gas }: Ready): Promise<void> {
-    this.#alone.delete(job.id);
     await this.sender.send(this.chain.minter, data, gas, (sent) =>
       this.#recordSend(job.id, {
         status: "submitted",
@@ -242,82 +209,118 @@ export class MintRelay {
    */
   async #submitBatch(jobs: JobRow[]): Promise<void> {
     const checked = await Promise.all(jobs.map((job) => this.#check(job)));
-    const ready = checked.filter((item): item is Ready => item !== undefined);
     // One alone is simulated again for its estimate (a batch's items were run once, not estimated).
-    for (const { job } of ready.filter(({ job }) => this.#alone.has(job.id))) await this.#submit(job);
-    const together = ready.filter(({ job }) => !this.#alone.has(job.id));
-    for (const batch of packBatches(together, this.options.mintBatchMax ?? 1)) {
+    for (const [i, item] of checked.entries()) if (item === "alone") await this.#submit(jobs[i]!);
+    const ready = checked.filter((item): item is Ready => item !== undefined && item !== "alone");
+    for (const batch of packBatches(ready, this.options.mintBatchMax ?? 1)) {
       if (batch.length === 1) await this.#submit(batch[0]!.job);
       else await this.#sendBatch(batch);
     }
   }
 
-  /** The stored proof verified off-chain, then the mint simulated alone. */
-  async #check(job: JobRow): Promise<Ready | undefined> {
+  /** The stored proof verified off-chain, then the mint simulated alone; "alone" when the verifier gave no verdict. */
+  async #check(job: JobRow): Promise<Ready | "alone" | undefined> {
     const verify = this.options.verifyProof;
     if (verify) {
       const signals = [job.change_leaf, job.root, job.nullifier_hash, job.collateral_floor_zat, job.binding_hash];
+      let verified: boolean;
+      try {
+        verified = await verify(job.proof, signals);
+      } catch {
+        // The verifier failed, not the proof (it verified when stored): alone, the chain is its judge.
+        return "alone";
+      }
       // A proof that does not verify would make the whole batch's check fail: it never joins one.
-      if (!(await verify(job.proof, signals).catch(() => false))) {
-        await this.#fail(job, INVALID, {}, undefined, INVALID.reason);
+      if (!verified) {
+        // Minted by its own proof already (sent, then back in the queue): reconciled before any verdict.
+        if (await this.chain.isSpent(BigInt(job.nullifier_hash))) await this.#outcomes.reconcileSpent(job);
+        else await this.#outcomes.fail(job, INVALID, {}, undefined, INVALID.reason);
         return undefined;
       }
     }
     return this.#simulate(job, "call");
   }
 
+  /**
+   * Sends a batch simulated whole. Mints a hold or another pass took while it
+   * was signed are dropped and the rest signed again (at the same nonce, as
+   * nothing was broadcast): a customer holding their own mint cannot keep the
+   * others' from going.
+   */
   async #sendBatch(batch: Ready[]): Promise<void> {
-    const rows = batch.map(({ job }) => callRowOf(job));
-    const data = mintBatchCallOf(rows);
-    const gas = mintBatchGas(rows);
-    try {
-      // Whole: each item passed alone, but meets the totals the earlier ones leave (the system floor).
-      await this.chain.client.call({ account: this.sender.address, to: this.chain.minter, data, gas });
-    } catch {
-      // Refused together, or not answered: each goes alone and meets its own refusal there.
-      for (const { job } of batch) await this.#submit(job);
-      return;
+    let items = batch;
+    while (items.length > 1) {
+      const rows = items.map(({ job }) => callRowOf(job));
+      const data = mintBatchCallOf(rows);
+      const gas = mintBatchGas(rows);
+      try {
+        // Whole: each item passed alone, but meets the totals the earlier ones leave (the system floor).
+        await this.chain.client.call({ account: this.sender.address, to: this.chain.minter, data, gas });
+      } catch {
+        // Refused together, or not answered: each goes alone and meets its own refusal there.
+        for (const { job } of items) await this.#submit(job);
+        return;
+      }
+      const jobs = items.map(({ job }) => job);
+      let gone: string[] = [];
+      const record = async (sent: SentTransaction) => (gone = await this.#recordBatch(jobs, sent)).length === 0;
+      // The limit is the batch's fixed budget (mint-batch.ts), not an estimate: no headroom on top.
+      await this.sender.send(this.chain.minter, data, gas, record, 0n);
+      if (gone.length === 0) return;
+      items = items.filter(({ job }) => !gone.includes(job.id));
     }
-    const jobs = batch.map(({ job }) => job);
-    // The limit is the batch's fixed budget (mint-batch.ts), not an estimate: no headroom on top.
-    await this.sender.send(this.chain.minter, data, gas, (sent) => this.#recordBatch(jobs, sent), 0n);
+    if (items.length === 1) await this.#submit(items[0]!.job);
   }
 
   /**
    * Records a signed batch on every one of its mints, or on none (then it is
    * not broadcast): the rows locked, all still queued and none held, as
-   * #recordSend does for one.
+   * #recordSend does for one. Answers the mints that kept it from being
+   * recorded (none when it was).
    */
-  async #recordBatch(jobs: JobRow[], sent: SentTransaction): Promise<boolean> {
+  async #recordBatch(jobs: JobRow[], sent: SentTransaction): Promise<string[]> {
     const ids = jobs.map((job) => job.id);
     return this.db.transaction(async (tx) => {
-      const queued = await tx.query(
+      const queued = await tx.query<{ id: string }>(
         "SELECT id FROM mints WHERE id = ANY($1::text[]) AND status = 'queued' ORDER BY id FOR UPDATE",
         [ids],
       );
-      if (queued.length !== ids.length) return false;
+      const still = new Set(queued.map((row) => row.id));
+      const gone = ids.filter((id) => !still.has(id));
       if (this.options.compliance) {
-        const [held] = await tx.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM unnest($1::text[]) AS u(id) WHERE NOT ${notHeld("mint", "u.id")}`,
+        const held = await tx.query<{ id: string }>(
+          `SELECT u.id FROM unnest($1::text[]) AS u(id) WHERE NOT ${notHeld("mint", "u.id")}`,
           [ids],
         );
-        if (Number(held?.n) > 0) return false;
+        gone.push(...held.map((row) => row.id).filter((id) => still.has(id)));
       }
+      if (gone.length > 0) return gone;
       await tx.query(
         `UPDATE mints SET status = 'submitted', tx_hash = $2, raw_tx = $3, nonce = $4, submitted_at = $5, relayer = $6,
            attempts = attempts + 1, updated_at = now()
          WHERE id = ANY($1::text[]) AND status = 'queued'`,
         [ids, sent.tx_hash, sent.raw_tx, sent.nonce, sent.submitted_at, this.sender.address],
       );
-      return true;
+      return [];
     });
   }
 
-  /** Writes onto every mint of a batch still submitted, in one transaction. */
-  async #setSubmitted(jobs: JobRow[], fields: (job: JobRow) => Record<string, unknown>): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      for (const job of jobs)
-        await updateRow(tx, "mints", job.id, fields(job), { column: "status", value: "submitted" });
+  /**
+   * Writes onto every mint of a transaction still submitted with the
+   * transaction this pass read, in one transaction: a row another worker
+   * moved on (replaced, queued again) is left as it is.
+   */
+  async #setSubmitted(jobs: JobRow[], fields: (job: JobRow) => Record<string, unknown>): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      let moved = false;
+      for (const job of jobs) {
+        const guard = [
+          { column: "status", value: "submitted" },
+          { column: "tx_hash", value: job.tx_hash! },
+        ] as const;
+        if (await updateRow(tx, "mints", job.id, fields(job), [...guard])) moved = true;
+      }
+      return moved;
     });
   }
 
@@ -325,8 +328,9 @@ export class MintRelay {
    * Follows a batch's transaction. Mined: every item minted (a batch is all
    * or nothing). Reverted: taken apart, each item simulated alone at the
    * head; the spent are reconciled, the refused fail with their reason, the
-   * rest are queued again (and go alone if none was refused: the batch would
-   * fail again). Not mined: as a single mint's, for the items not yet spent.
+   * rest are queued again without newcomers: together once if a culprit was
+   * found, else (or after a second revert) each alone; and a revert counts
+   * against maxAttempts. Not mined: as a single mint's, for the items not yet spent.
    */
   async #followBatch(jobs: JobRow[]): Promise<void> {
     const first = jobs[0]!;
@@ -334,14 +338,13 @@ export class MintRelay {
     if (!receipt) {
       const open: JobRow[] = [];
       for (const job of jobs) {
-        if (await this.chain.isSpent(BigInt(job.nullifier_hash))) await this.#reconcileSpent(job);
+        if (await this.chain.isSpent(BigInt(job.nullifier_hash))) await this.#outcomes.reconcileSpent(job);
         else open.push(job);
       }
       if (open.length === 0) return;
-      const replaced = async (sent: SentTransaction) => {
-        await this.#setSubmitted(open, (job) => ({ ...sent, attempts: job.attempts + 1 }));
-        return true;
-      };
+      // Broadcast only if this pass still owns a row: another worker may have replaced it first.
+      const replaced = (sent: SentTransaction) =>
+        this.#setSubmitted(open, (job) => ({ ...sent, attempts: job.attempts + 1 }));
       if ((await this.sender.advance(first, replaced)) === "nonce taken") {
         await this.#setSubmitted(open, () => ({ status: "queued", tx_hash: null, raw_tx: null, nonce: null }));
       }
@@ -353,7 +356,7 @@ export class MintRelay {
       for (const job of jobs) {
         if (await this.chain.isSpent(BigInt(job.nullifier_hash))) {
           refused = true;
-          await this.#reconcileSpent(job);
+          await this.#outcomes.reconcileSpent(job);
           continue;
         }
         const data = mintCallOf(callRowOf(job));
@@ -367,16 +370,28 @@ export class MintRelay {
             continue;
           }
           refused = true;
-          await this.#fail(job, refusal, { block_number: Number(receipt.blockNumber) });
+          await this.#outcomes.fail(job, refusal, { block_number: Number(receipt.blockNumber) });
         }
       }
-      if (!refused) for (const job of again) this.#alone.add(job.id);
-      await this.#setSubmitted(again, () => ({ status: "queued", tx_hash: null, raw_tx: null, nonce: null }));
+      const block = { block_number: Number(receipt.blockNumber) };
+      // Each send counted an attempt: a mint whose batches kept reverting stops here.
+      for (const job of again.filter((job) => job.attempts >= this.options.maxAttempts))
+        await this.#outcomes.fail(job, REVERTED, block);
+      const requeued = again.filter((job) => job.attempts < this.options.maxAttempts);
+      const isolated = (job: JobRow) =>
+        refused && job.survived_tx === null ? { survived_tx: first.tx_hash } : { alone: true };
+      await this.#setSubmitted(requeued, (job) => ({
+        status: "queued",
+        tx_hash: null,
+        raw_tx: null,
+        nonce: null,
+        ...isolated(job),
+      }));
       return;
     }
     const head = await this.chain.client.getBlockNumber({ cacheTime: 0 });
     if (head - receipt.blockNumber + 1n >= BigInt(this.options.confirmations)) {
-      await this.#confirm(jobs, { block_number: Number(receipt.blockNumber) }, receipt.logs);
+      await this.#outcomes.confirm(jobs, { block_number: Number(receipt.blockNumber) }, receipt.logs);
     }
   }
 
@@ -402,17 +417,18 @@ export class MintRelay {
     const receipt = await this.sender.receipt(job.tx_hash!);
     if (!receipt) {
       if (await this.chain.isSpent(BigInt(job.nullifier_hash))) {
-        return this.#reconcileSpent(job);
+        return this.#outcomes.reconcileSpent(job);
       }
-      const replaced = (sent: SentTransaction) => this.#set(job.id, { ...sent, attempts: job.attempts + 1 });
+      const replaced = (sent: SentTransaction) =>
+        this.#setSubmitted([job], () => ({ ...sent, attempts: job.attempts + 1 }));
       if ((await this.sender.advance(job, replaced)) === "nonce taken") {
-        await this.#set(job.id, { status: "queued", tx_hash: null, raw_tx: null, nonce: null });
+        await this.#setSubmitted([job], () => ({ status: "queued", tx_hash: null, raw_tx: null, nonce: null }));
       }
       return;
     }
     if (receipt.status === "reverted") {
       if (await this.chain.isSpent(BigInt(job.nullifier_hash))) {
-        return this.#reconcileSpent(job);
+        return this.#outcomes.reconcileSpent(job);
       }
       const failure = await refusalOfMined(this.chain, {
         from: this.sender.address,
@@ -420,94 +436,12 @@ export class MintRelay {
         data: parseTransaction(job.raw_tx as Hex).data!,
         blockNumber: receipt.blockNumber,
       });
-      await this.#fail(job, failure, { block_number: Number(receipt.blockNumber) });
+      await this.#outcomes.fail(job, failure, { block_number: Number(receipt.blockNumber) });
       return;
     }
     const head = await this.chain.client.getBlockNumber({ cacheTime: 0 });
     if (head - receipt.blockNumber + 1n >= BigInt(this.options.confirmations)) {
-      await this.#confirm([job], { block_number: Number(receipt.blockNumber) });
+      await this.#outcomes.confirm([job], { block_number: Number(receipt.blockNumber) });
     }
-  }
-
-  /** The Minted event of a nullifier, if any mint spent it. */
-  async #mintedEvent(nullifierHash: bigint) {
-    const [event] = await this.chain.client.getContractEvents({
-      address: this.chain.minter,
-      abi: stableMinterAbi,
-      eventName: "Minted",
-      args: { nullifierHash },
-      fromBlock: BigInt(this.chain.deployment.contracts.StableMinter!.startBlock),
-    });
-    return event;
-  }
-
-  /** The nullifier is spent: this mint happened (ours or a copy of our proof) or another one took the deposit. */
-  async #reconcileSpent(job: JobRow): Promise<void> {
-    const event = await this.#mintedEvent(BigInt(job.nullifier_hash));
-    if (
-      event &&
-      event.args.recipient?.toLowerCase() === job.recipient.toLowerCase() &&
-      String(event.args.mintAmount) === job.amount
-    ) {
-      await this.#confirm([job], { tx_hash: event.transactionHash, block_number: Number(event.blockNumber) });
-    } else {
-      await this.#fail(job, SPENT, {}, true);
-    }
-  }
-
-  /**
-   * Fails a mint and, in the same transaction, decides from the chain what
-   * becomes of its proof. A spent nullifier means the deposit can never mint
-   * again, and a root older than the minter accepts means this proof cannot:
-   * the proof is rejected (freeing the deposit for a new proof in the second
-   * case). Otherwise (a pause, a stale price, a revert) the proof is verified
-   * again and the same proof may be minted once the cause is gone. The chain
-   * is read first: if it cannot be, nothing changes and the next pass decides.
-   */
-  async #fail(
-    job: JobRow,
-    failure: Failure,
-    fields: Record<string, unknown> = {},
-    spent?: boolean,
-    rejected?: string,
-  ): Promise<void> {
-    const verdict = rejected ? { rejected } : await this.#proofVerdict(job, spent);
-    await this.db.transaction(async (tx) => {
-      const failed = await tx.query(
-        `UPDATE mints SET status = 'failed', failure_code = $3, failure_reason = $4,
-           block_number = coalesce($5, block_number), settled_at = now(), updated_at = now()
-         WHERE id = $1 AND status = $2 RETURNING id`,
-        [job.id, job.status, failure.code, failure.reason, fields.block_number ?? null],
-      );
-      if (failed.length > 0) {
-        await this.#settleProof(tx, job.proof_id, job.id, verdict);
-        await this.options.compliance?.emitIn(tx, job.account_id, "mint.failed", {
-          mintId: job.id,
-          failureCode: failure.code,
-          failureReason: failure.reason,
-        });
-      }
-    });
-    this.options.compliance?.queued();
-  }
-
-  async #proofVerdict(proof: { nullifier_hash: string; root: string }, spent?: boolean) {
-    if (spent ?? (await this.chain.isSpent(BigInt(proof.nullifier_hash)))) {
-      return { rejected: "The deposit was already minted by another proof." };
-    }
-    if ((await rootState(this.chain, BigInt(proof.root))) === "expired") return { rejected: ROOT_EXPIRED_REASON };
-    return { rejected: undefined };
-  }
-
-  /** Moves the consumed proof of a failed mint on: rejected (with the reason) or verified again. */
-  async #settleProof(db: Queryable, proofId: string, mintId: string, verdict: { rejected: string | undefined }) {
-    await db.query(
-      verdict.rejected
-        ? `UPDATE proofs SET status = 'rejected', rejection_reason = $3, updated_at = now()
-           WHERE id = $1 AND mint_id = $2 AND status = 'consumed'`
-        : `UPDATE proofs SET status = 'verified', mint_id = NULL, updated_at = now()
-           WHERE id = $1 AND mint_id = $2 AND status = 'consumed'`,
-      verdict.rejected ? [proofId, mintId, verdict.rejected] : [proofId, mintId],
-    );
   }
 }

@@ -8,6 +8,12 @@ export type RelayTable =
   | "position_actions"
   | "payout_redirects";
 
+/** A column the row must still hold for an update to apply: its state, or the transaction a pass read. */
+export interface RowGuard {
+  column: "status" | "relay_status" | "tx_hash";
+  value: string;
+}
+
 /**
  * Updates a relay job's row, optionally only while `guard` still holds (so a
  * pass never overwrites a state another pass reached first). False if no row
@@ -18,14 +24,15 @@ export async function updateRow(
   table: RelayTable,
   id: string,
   fields: Record<string, unknown>,
-  guard?: { column: "status" | "relay_status"; value: string },
+  guard?: RowGuard | RowGuard[],
 ): Promise<boolean> {
   const keys = Object.keys(fields);
   const assignments = keys.map((k, i) => `${k} = $${i + 2}`).join(", ");
-  const where = guard ? ` AND ${guard.column} = $${keys.length + 2}` : "";
+  const guards = guard === undefined ? [] : Array.isArray(guard) ? guard : [guard];
+  const where = guards.map((g, i) => ` AND ${g.column} = $${keys.length + 2 + i}`).join("");
   const rows = await db.query(
     `UPDATE ${table} SET ${assignments}, updated_at = now() WHERE id = $1${where} RETURNING id`,
-    [id, ...keys.map((k) => fields[k]), ...(guard ? [guard.value] : [])],
+    [id, ...keys.map((k) => fields[k]), ...guards.map((g) => g.value)],
   );
   return rows.length > 0;
 }

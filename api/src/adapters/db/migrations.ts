@@ -1,6 +1,7 @@
 import { ACCOUNT_MIGRATIONS } from "./account-migrations.ts";
 import { WEBHOOK_MIGRATIONS } from "./webhook-migrations.ts";
 import { COMPLIANCE_MIGRATIONS } from "./compliance-migrations.ts";
+import { RELAY_MIGRATIONS } from "./relay-migrations.ts";
 
 /** Ordered schema changes; a deployed migration is never edited, only followed by a new one. */
 export const MIGRATIONS: { version: number; name: string; statements: string[] }[] = [
@@ -574,4 +575,5 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
   ...ACCOUNT_MIGRATIONS,
   ...WEBHOOK_MIGRATIONS,
   ...COMPLIANCE_MIGRATIONS,
+  ...RELAY_MIGRATIONS,
 ];
