@@ -70,7 +70,7 @@ async function attacked(refusedAtFollow: boolean) {
     isSpent: async () => false,
     isValidRoot: async () => false,
     maxRootAge: async () => 3600n,
-    rootSupersededAt: async () => 1n,
+    rootSupersededAt: async () => 0n, // The current root: no mint is sent alone for its root's age.
     deployment: { contracts: { StableMinter: { startBlock: 0 } } },
     client: {
       // Every item passes its run at the head, and so does every batch: the revert comes when mined.
@@ -230,5 +230,78 @@ describe("the relay's checks before and after a batch", () => {
     expect(broadcast).toEqual([false]);
     const rows = await db.query<{ tx_hash: string }>("SELECT tx_hash FROM mints ORDER BY id");
     expect(rows.map((row) => row.tx_hash)).toEqual(["0xother", "0xother"]);
+  });
+
+  it("sends alone a mint whose root is about to expire, and batches the others", async () => {
+    const storage = await openStorage("pglite");
+    closers.push(storage.close);
+    const db = storage.db;
+    await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
+    for (const n of [1, 2, 3]) await queuedMint(db, `mnt_${n}`, `prf_${n}`, String(40 + n));
+    await db.query("UPDATE proofs SET root = '7' WHERE id = 'prf_3'");
+    // Root 7 was superseded 3,540 s ago; the minter takes it for 3,600 s: 60 s left, under the margin.
+    const chain = {
+      minter: MINTER,
+      isSpent: async () => false,
+      maxRootAge: async () => 3600n,
+      rootSupersededAt: async (root: bigint) => (root === 7n ? 6460n : 0n),
+      client: {
+        call: async () => ({ data: "0x" }),
+        estimateGas: async () => 100_000n,
+        getBlock: async () => ({ timestamp: 10_000n }),
+      },
+    } as unknown as Chain;
+    const sent: bigint[][] = [];
+    const sender = {
+      address: RELAYER,
+      send: async (_to: Address, data: Hex, _gas: bigint, record: (sent: unknown) => Promise<boolean>) => {
+        const { functionName, args } = decodeFunctionData({ abi: stableMinterAbi, data });
+        const requests = (functionName === "mintBatch" ? args[1] : [args[1]]) as { nullifierHash: bigint }[];
+        sent.push(requests.map((request) => request.nullifierHash));
+        await record({ tx_hash: `0x0${sent.length}`, raw_tx: "0x02", nonce: sent.length, submitted_at: new Date() });
+      },
+    } as unknown as TransactionSender;
+
+    await new MintRelay(db, chain, sender, { confirmations: 1, maxAttempts: 3, mintBatchMax: 3 }).pass();
+
+    expect(sent).toEqual([[43n], [41n, 42n]]);
+  });
+
+  it("fails a mint whose batches reverted as many times as the relay tries one, its proof given back", async () => {
+    const storage = await openStorage("pglite");
+    closers.push(storage.close);
+    const db = storage.db;
+    await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
+    await queuedMint(db, "mnt_1", "prf_1", "51");
+    await queuedMint(db, "mnt_2", "prf_2", "52");
+    // Its third send: a batch that reverted, with no item refused when run again.
+    await db.query(
+      "UPDATE mints SET status = 'submitted', tx_hash = '0xold', raw_tx = '0x02', nonce = 0, attempts = 3",
+    );
+    await db.query("UPDATE mints SET attempts = 1 WHERE id = 'mnt_2'");
+    const chain = {
+      minter: MINTER,
+      isSpent: async () => false,
+      isValidRoot: async () => true,
+      maxRootAge: async () => 3600n,
+      client: { estimateGas: async () => 100_000n },
+    } as unknown as Chain;
+    const sender = {
+      address: RELAYER,
+      receipt: async () => ({ status: "reverted", blockNumber: 9n, logs: [] }),
+    } as unknown as TransactionSender;
+
+    // No mint is queued after the follow: nothing is sent (the stand-in sender has no send).
+    await new MintRelay(db, chain, sender, { confirmations: 1, maxAttempts: 3, mintBatchMax: 3 })
+      .pass()
+      .catch(() => undefined);
+
+    const rows = await db.query("SELECT id, status, failure_code, alone FROM mints ORDER BY id");
+    expect(rows).toEqual([
+      { id: "mnt_1", status: "failed", failure_code: "transaction_reverted", alone: false },
+      { id: "mnt_2", status: "queued", failure_code: null, alone: true },
+    ]);
+    const [proof] = await db.query("SELECT status FROM proofs WHERE id = 'prf_1'");
+    expect(proof).toEqual({ status: "verified" });
   });
 });

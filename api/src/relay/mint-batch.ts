@@ -10,6 +10,7 @@ import {
   toFunctionSelector,
 } from "viem";
 import { stableMinterAbi } from "@zsd/sdk";
+import type { Chain } from "../adapters/chain.ts";
 import { INSERTION_HEADROOM, TX_GAS_CAP } from "../adapters/gas.ts";
 import { type MintCallRow, mintCallOf } from "../domain/mints.ts";
 
@@ -155,4 +156,33 @@ export function positionOpenedIn(logs: Logs, nullifierHash: string): string | nu
   if (minted < 0) return null;
   const opened = events.slice(minted + 1).find((event) => event.eventName === "PositionOpened");
   return opened?.eventName === "PositionOpened" ? opened.args.positionId.toString() : null;
+}
+
+/**
+ * How long before its root expires a mint stops joining batches (a quarter of
+ * maxRootAge when that is shorter): a batch can be mined later than its
+ * checks ran, and one item whose root expired in between reverts it for all.
+ */
+export const ROOT_EXPIRY_MARGIN_S = 600n;
+
+/**
+ * The roots, among those given, that the minter stops taking within the
+ * margin at the head's time (superseded, their age nearly run out): their
+ * mints go alone. Two reads a pass and one a distinct root; a chain that
+ * cannot be read answers none (each item's own run then meets the node).
+ */
+export async function expiringRoots(chain: Chain, roots: readonly string[]): Promise<Set<string>> {
+  const distinct = [...new Set(roots)];
+  if (distinct.length === 0) return new Set();
+  try {
+    const [age, head, superseded] = await Promise.all([
+      chain.maxRootAge(),
+      chain.client.getBlock({ blockTag: "latest" }),
+      Promise.all(distinct.map((root) => chain.rootSupersededAt(BigInt(root)))),
+    ]);
+    const margin = age / 4n < ROOT_EXPIRY_MARGIN_S ? age / 4n : ROOT_EXPIRY_MARGIN_S;
+    return new Set(distinct.filter((_, i) => superseded[i]! !== 0n && superseded[i]! + age < head.timestamp + margin));
+  } catch {
+    return new Set();
+  }
 }

@@ -19,6 +19,7 @@ import {
   type Ready,
   byTransaction,
   callRowOf,
+  expiringRoots,
   isMintBatch,
   mintBatchCallOf,
   mintBatchGas,
@@ -90,10 +91,16 @@ export class MintRelay {
       this.#held = true;
       return;
     }
-    // The survivors of a reverted batch go without newcomers: alone, or with that batch's other survivors only.
-    for (const job of queued.filter((job) => job.alone)) await this.#submit(job);
+    // The survivors of a reverted batch go without newcomers: alone, or with that batch's other survivors only;
+    // a mint whose root is about to expire goes alone too (it could revert a batch mined a little later).
+    const expiring = await expiringRoots(
+      this.chain,
+      queued.filter((job) => !job.alone).map((job) => job.root),
+    );
+    const alone = (job: JobRow) => job.alone || expiring.has(job.root);
+    for (const job of queued.filter(alone)) await this.#submit(job);
     const groups = new Map<string, JobRow[]>();
-    for (const job of queued.filter((job) => !job.alone)) {
+    for (const job of queued.filter((job) => !alone(job))) {
       const key = job.survived_tx ?? "";
       groups.set(key, [...(groups.get(key) ?? []), job]);
     }
