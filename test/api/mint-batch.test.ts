@@ -1,7 +1,8 @@
 // How the relay packs queued mints into mintBatch transactions: a fixed gas
 // budget per item, every batch under the per-transaction cap; and what a
 // batch that reverts costs the other customers' mints in it.
-import { type Address, type Hex, decodeFunctionData, keccak256, serializeTransaction } from "viem";
+import { type Address, type Hex, decodeFunctionData, keccak256, parseTransaction, serializeTransaction } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
 import { stableMinterAbi } from "@zsd/sdk";
 import type { Chain } from "../../api/src/adapters/chain.ts";
@@ -9,7 +10,7 @@ import { TX_GAS_CAP } from "../../api/src/adapters/gas.ts";
 import { ContractRevertError } from "../../api/src/domain/errors.ts";
 import { mintBatchGas, packBatches } from "../../api/src/relay/mint-batch.ts";
 import { MintRelay } from "../../api/src/relay/mint-relay.ts";
-import type { TransactionSender } from "../../api/src/relay/sender.ts";
+import { TransactionSender } from "../../api/src/relay/sender.ts";
 import { openStorage } from "./helpers.ts";
 import { OWNER, queuedMint } from "./relay-stand-ins.ts";
 
@@ -303,5 +304,77 @@ describe("the relay's checks before and after a batch", () => {
     ]);
     const [proof] = await db.query("SELECT status FROM proofs WHERE id = 'prf_1'");
     expect(proof).toEqual({ status: "verified" });
+  });
+
+  it("replaces a stuck batch one of whose items was minted meanwhile with a batch of the others only", async () => {
+    const storage = await openStorage("pglite");
+    closers.push(storage.close);
+    const db = storage.db;
+    await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
+    for (const n of [1, 2, 3]) await queuedMint(db, `mnt_${n}`, `prf_${n}`, String(60 + n));
+    const spent = new Set<bigint>();
+    const broadcast: Hex[] = [];
+    const chain = {
+      minter: MINTER,
+      read: <T>(read: () => Promise<T>) => read(),
+      isSpent: async (nullifier: bigint) => spent.has(nullifier),
+      deployment: { contracts: { StableMinter: { startBlock: 0 } } },
+      wallet: (key: Hex) => {
+        const account = privateKeyToAccount(key);
+        return {
+          account,
+          signTransaction: (tx: object) => account.signTransaction({ ...tx, chainId: 31337, type: "eip1559" }),
+        };
+      },
+      client: {
+        call: async () => ({ data: "0x" }),
+        getTransactionCount: async () => 0,
+        estimateFeesPerGas: async () => ({ maxFeePerGas: 10n, maxPriorityFeePerGas: 1n }),
+        sendRawTransaction: async ({ serializedTransaction }: { serializedTransaction: Hex }) => {
+          broadcast.push(serializedTransaction);
+        },
+        // The batch waits in the pool, never mined; the copy that spent 62 was.
+        getTransaction: async () => ({}),
+        getTransactionReceipt: async ({ hash }: { hash: Hex }) => {
+          if (hash !== "0xaa") throw new Error("not mined");
+          return { logs: [] };
+        },
+        getContractEvents: async ({ args }: { args: { nullifierHash: bigint } }) =>
+          spent.has(args.nullifierHash)
+            ? [
+                {
+                  args: { ...args, recipient: OWNER, mintAmount: 10n ** 18n },
+                  transactionHash: "0xaa",
+                  blockNumber: 3n,
+                },
+              ]
+            : [],
+      },
+    } as unknown as Chain;
+    // Stuck as soon as it is sent.
+    const sender = new TransactionSender(chain, generatePrivateKey(), -1);
+    const options = { confirmations: 1, maxAttempts: 3, mintBatchMax: 3, mintBatchWaitMs: 0 };
+    const nullifiers = (raw: Hex) => {
+      const { args } = decodeFunctionData({ abi: stableMinterAbi, data: parseTransaction(raw).data! });
+      return (args[1] as readonly { nullifierHash: bigint }[]).map((request) => request.nullifierHash);
+    };
+
+    await new MintRelay(db, chain, sender, options).pass();
+    expect(nullifiers(broadcast[0]!)).toEqual([61n, 62n, 63n]);
+    // A copy of mnt_2's proof, sent by someone else, is mined while the batch waits.
+    spent.add(62n);
+    await new MintRelay(db, chain, sender, options).pass();
+
+    expect(broadcast.length).toBe(2);
+    expect(nullifiers(broadcast[1]!)).toEqual([61n, 63n]);
+    expect(parseTransaction(broadcast[1]!).nonce).toBe(parseTransaction(broadcast[0]!).nonce);
+    const rows = await db.query<{ id: string; status: string; tx_hash: string }>(
+      "SELECT id, status, tx_hash FROM mints ORDER BY id",
+    );
+    expect(rows).toEqual([
+      { id: "mnt_1", status: "submitted", tx_hash: keccak256(broadcast[1]!) },
+      { id: "mnt_2", status: "confirmed", tx_hash: "0xaa" },
+      { id: "mnt_3", status: "submitted", tx_hash: keccak256(broadcast[1]!) },
+    ]);
   });
 });

@@ -352,7 +352,10 @@ export class MintRelay {
       // Broadcast only if this pass still owns a row: another worker may have replaced it first.
       const replaced = (sent: SentTransaction) =>
         this.#setSubmitted(open, (job) => ({ ...sent, attempts: job.attempts + 1 }));
-      if ((await this.sender.advance(first, replaced)) === "nonce taken") {
+      // An item spent meanwhile would revert the batch for all: a replacement carries the others only.
+      const rows = open.map((job) => callRowOf(job));
+      const call = open.length < jobs.length ? { data: mintBatchCallOf(rows), gas: mintBatchGas(rows) } : undefined;
+      if ((await this.sender.advance(first, replaced, call)) === "nonce taken") {
         await this.#setSubmitted(open, () => ({ status: "queued", tx_hash: null, raw_tx: null, nonce: null }));
       }
       return;

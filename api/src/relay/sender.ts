@@ -84,8 +84,14 @@ export class TransactionSender {
    * pooled first with higher fees, "replacement transaction underpriced"), or
    * one this transaction replaced or was replaced by: the caller learns from
    * the chain which, and otherwise signs its call again at a fresh nonce.
+   * `call`, when given, is what a replacement carries instead of the waiting
+   * transaction's own call (a batch some of whose items went meanwhile).
    */
-  async advance(tx: RecordedTransaction, record: RecordSent): Promise<"waiting" | "nonce taken"> {
+  async advance(
+    tx: RecordedTransaction,
+    record: RecordSent,
+    call?: { data: Hex; gas: bigint },
+  ): Promise<"waiting" | "nonce taken"> {
     this.#followed = true;
     if (!tx.tx_hash || !tx.raw_tx) return "waiting";
     const pending = await this.chain.client.getTransaction({ hash: tx.tx_hash as Hex }).catch(() => undefined);
@@ -94,7 +100,7 @@ export class TransactionSender {
       if (tx.nonce !== null && next > tx.nonce) return "nonce taken";
       await this.#broadcast(tx.raw_tx as Hex);
     } else if (tx.submitted_at && Date.now() - new Date(tx.submitted_at).getTime() > this.stuckAfterMs) {
-      await this.#replace(tx.raw_tx as Hex, record);
+      await this.#replace(tx.raw_tx as Hex, record, call);
     }
     return "waiting";
   }
@@ -104,7 +110,7 @@ export class TransactionSender {
    * quarter (nodes want at least +10% to replace it). Either of the two may
    * be mined: the relays reconcile their jobs from the chain.
    */
-  async #replace(raw: Hex, record: RecordSent): Promise<void> {
+  async #replace(raw: Hex, record: RecordSent, call?: { data: Hex; gas: bigint }): Promise<void> {
     const previous = parseTransaction(raw);
     const current = await this.chain.client.estimateFeesPerGas();
     const bump = (old: bigint | undefined, now: bigint) => {
@@ -113,8 +119,8 @@ export class TransactionSender {
     };
     const replacement = await this.#wallet.signTransaction({
       to: previous.to!,
-      data: previous.data!,
-      gas: previous.gas!,
+      data: call?.data ?? previous.data!,
+      gas: call?.gas ?? previous.gas!,
       nonce: previous.nonce!,
       maxFeePerGas: bump(previous.maxFeePerGas, current.maxFeePerGas),
       maxPriorityFeePerGas: bump(previous.maxPriorityFeePerGas, current.maxPriorityFeePerGas),
