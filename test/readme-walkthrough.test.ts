@@ -11,11 +11,10 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseSignature } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { releaseProver } from "@zsd/sdk/notes";
-import { parseZsd } from "@zsd/sdk/units";
 import { createTestDatabase } from "@zsd/testkit";
+import { hardhatPrivateKey } from "../scripts/lib/accounts.ts";
 import { freePort } from "../scripts/lib/hardhat-node.ts";
 import { type RunningIndexer, startIndexer } from "../scripts/lib/indexer-process.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
@@ -86,7 +85,10 @@ function steps(heading: string): Step[] {
     if (!RUN.test(line)) throw new Error(`a walkthrough line the test does not run: ${line}`);
     // A command runs on while a line ends with a backslash or a quote is open.
     let command = line;
-    while (command.endsWith("\\") || (command.match(/'/g)?.length ?? 0) % 2 === 1) command += `\n${lines[++i]}`;
+    while (command.endsWith("\\") || (command.match(/'/g)?.length ?? 0) % 2 === 1) {
+      if (i + 1 >= lines.length) throw new Error(`a walkthrough command with a quote never closed: ${line}`);
+      command += `\n${lines[++i]}`;
+    }
     if (command.startsWith("export ")) {
       found.push({ command, expectedStatus: null, expected: undefined });
       continue;
@@ -177,7 +179,11 @@ describe("the README's walkthroughs", () => {
 
   it("runs each request and command as written and gets the answers the README shows", async () => {
     // What the wallet side and earlier answers know, by placeholder name.
-    const known: Record<string, unknown> = { recipient: alice.address, owner: alice.address };
+    const known: Record<string, unknown> = {
+      recipient: alice.address,
+      owner: alice.address,
+      ownerPrivateKey: hardhatPrivateKey(5),
+    };
     const env: Record<string, string> = { ZSD_BASE_URL: api.url };
     const stderr: Record<string, string> = {};
 
@@ -202,22 +208,6 @@ describe("the README's walkthroughs", () => {
       return JSON.parse(ran.stdout);
     }
 
-    /** The redemption's signature: the owner's wallet signs the terms' typed data. */
-    async function sign(command: string) {
-      const terms = known.terms as { typedData: Record<string, unknown> };
-      const body = command.slice(command.indexOf("{"));
-      const message = {
-        owner: alice.address,
-        amount: parseZsd(/"amount": "([\d.]+)"/.exec(body)![1]!),
-        withdrawAddress: /"withdrawAddress": "([^"]+)"/.exec(body)![1]!,
-        nonce: BigInt(known.nonce as string),
-        deadline: BigInt(known.suggestedDeadline as number),
-      };
-      const signature = await alice.signTypedData({ ...terms.typedData, message } as never);
-      const { v, r, s: sigS } = parseSignature(signature);
-      Object.assign(known, { v: Number(v), r, s: sigS });
-    }
-
     const fill = (text: string) =>
       text.replace(/<([^<>]+)>/g, (_, name: string) => {
         if (name === "a fresh UUID") return randomUUID();
@@ -236,7 +226,6 @@ describe("the README's walkthroughs", () => {
     let confirmedAfter: number | undefined;
 
     async function runStep(step: Step) {
-      if (step.command.includes("<v>")) await sign(step.command);
       const argv = words(fill(step.command), api.secret);
       if (argv[0] === "export") {
         const [name, value] = argv[1]!.split("=");

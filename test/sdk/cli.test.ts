@@ -176,6 +176,18 @@ describe("the zsd CLI, built", () => {
       { ZSD_MIN_ANONYMITY: "twenty" },
       /ZSD_MIN_ANONYMITY must be a whole number of deposits/,
     ],
+    [
+      "a redeem sub-command that is not sign",
+      ["redeem", "sing", "--amount", "5", "--to", "ztestsapling1x"],
+      signer,
+      /zsd redeem \[sign\] --amount ZSD --to ZADDR/,
+    ],
+    [
+      "a signed redemption without a signer",
+      ["redeem", "sign", "--amount", "5"],
+      {},
+      /--to is required|ZSD_PRIVATE_KEY/,
+    ],
     ["an unknown flag", ["mint", "--amout", "5"], {}, /Unknown option '--amout'/],
     ["an unknown command", ["mnit"], {}, /unknown command mnit/],
     [

@@ -202,6 +202,14 @@ async function main(positionals: string[]): Promise<void> {
     case "redeem": {
       const signer = signerKey(true)!;
       const zsd = client();
+      if (sub === "sign") {
+        const body = await zsd.signRedemption({
+          amount: need("amount"),
+          withdrawAddress: zcashAddress(need("to")),
+          signer,
+        });
+        return out(body, JSON.stringify(body, null, 2));
+      }
       const redemption = await zsd.redeem({
         amount: need("amount"),
         withdrawAddress: zcashAddress(need("to")),

@@ -12,6 +12,7 @@ export const USAGE = `usage: zsd <command> [options]
   mint --note N --amount ZSD --recipient 0x [--floor ZEC]
                                              prove, submit, mint and wait until confirmed; the mint opens a position
   redeem --amount ZSD --to ZADDR             sign (key in ZSD_PRIVATE_KEY) and redeem; wait until paid
+  redeem sign --amount ZSD --to ZADDR        only sign: the body of POST /v1/redeem, sent by no one yet
   position ID                                a position: collateral, debt, ratio, liquidation price
   position ID repay --amount ZSD             burn ZSD against its debt (the payer's key in ZSD_PRIVATE_KEY)
   position ID withdraw --note N --amount ZEC --to ZADDR|note
@@ -128,6 +129,7 @@ const NEEDS: Record<string, { required: Flag[]; optional: Flag[]; signer?: "requ
   prove: { required: ["note", "amount:ZSD", "recipient"], optional: ["floor", "note-amount"] },
   mint: { required: ["note", "amount:ZSD", "recipient"], optional: ["floor", "note-amount"] },
   redeem: { required: ["amount:ZSD", "to:address"], optional: [], signer: "required" },
+  "redeem sign": { required: ["amount:ZSD", "to:address"], optional: [], signer: "required" },
   position: { required: [], optional: [] },
   "position repay": { required: ["amount:ZSD"], optional: [], signer: "required" },
   "position withdraw": { required: ["note", "amount:ZEC", "to:note"], optional: [] },
@@ -231,6 +233,9 @@ export function validate(values: Values, positionals: string[]): string {
       key = `position ${action}`;
       if (!NEEDS[key]) throw new UsageError(`unknown position action ${action}: repay, withdraw, close or top-up`);
     }
+  } else if (command === "redeem" && sub !== undefined) {
+    if (sub !== "sign" || action !== undefined) throw new UsageError("zsd redeem [sign] --amount ZSD --to ZADDR");
+    key = "redeem sign";
   } else if (command === "governance") {
     key = governanceKey(positionals);
   } else if (command === "status") {

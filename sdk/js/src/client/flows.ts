@@ -321,9 +321,15 @@ export class Flows {
   }
 
   async redeem(params: RedeemParams): Promise<Redemption> {
+    params.onProgress?.({ step: "signing" });
+    const created = await this.r.redemptions.create(await this.signRedemption(params));
+    return this.waitForRedemption(created.id, params);
+  }
+
+  /** The owner's signed request, the body of POST /v1/redeem: signed at the owner's next nonce, sent by no one yet. */
+  async signRedemption(params: Pick<RedeemParams, "amount" | "withdrawAddress" | "signer">): Promise<Body<"redeem">> {
     const owner = params.signer.address ?? params.signer.account?.address;
     if (!owner) throw new FlowError("The signer has no address.", { code: "signer_without_address" });
-    params.onProgress?.({ step: "signing" });
     const terms = await this.r.redemptions.terms(owner);
     const amountWei = parseZsd(params.amount);
     const typed = terms.typedData as { domain: unknown; types: unknown; primaryType: string };
@@ -339,13 +345,12 @@ export class Flows {
       },
     } as never);
     const { v, r, s } = parseSignature(signature);
-    const created = await this.r.redemptions.create({
+    return {
       amount: formatZsd(amountWei),
       withdrawAddress: params.withdrawAddress,
       owner,
       permit: { deadline: terms.suggestedDeadline, v: Number(v), r, s },
-    });
-    return this.waitForRedemption(created.id, params);
+    };
   }
 
   /** Follows a redemption until it is paid (a failed one throws FlowError with its failureCode). */

@@ -181,6 +181,11 @@ export class Zsd {
     return this.#flows.prove(params);
   }
 
+  /** Only the owner's signature of a redemption: the body for redemptions.create (the CLI's `zsd redeem sign`). */
+  signRedemption(params: Pick<RedeemParams, "amount" | "withdrawAddress" | "signer">) {
+    return this.#flows.signRedemption(params);
+  }
+
   /** Signs with the caller's wallet and redeems; resolves once the ZEC is paid. */
   redeem(params: RedeemParams) {
     return this.#flows.redeem(params);
