@@ -377,4 +377,61 @@ describe("the relay's checks before and after a batch", () => {
       { id: "mnt_3", status: "submitted", tx_hash: keccak256(broadcast[1]!) },
     ]);
   });
+
+  it("counts an item that left a waiting batch (minted by a copy of its proof) as the culprit when the batch reverts: the others go on together", async () => {
+    const storage = await openStorage("pglite");
+    closers.push(storage.close);
+    const db = storage.db;
+    await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
+    for (const n of [1, 2, 3]) await queuedMint(db, `mnt_${n}`, `prf_${n}`, String(70 + n));
+    const spent = new Set<bigint>();
+    const chain = {
+      minter: MINTER,
+      read: <T>(read: () => Promise<T>) => read(),
+      isSpent: async (nullifier: bigint) => spent.has(nullifier),
+      deployment: { contracts: { StableMinter: { startBlock: 0 } } },
+      client: {
+        call: async () => ({ data: "0x" }),
+        estimateGas: async () => 100_000n,
+        getTransactionReceipt: async () => ({ logs: [] }),
+        getContractEvents: async ({ args }: { args: { nullifierHash: bigint } }) =>
+          spent.has(args.nullifierHash)
+            ? [
+                {
+                  args: { ...args, recipient: OWNER, mintAmount: 10n ** 18n },
+                  transactionHash: "0xaa",
+                  blockNumber: 3n,
+                },
+              ]
+            : [],
+      },
+    } as unknown as Chain;
+    const sent: bigint[][] = [];
+    let mined = false;
+    const sender = {
+      address: RELAYER,
+      send: async (to: Address, data: Hex, _gas: bigint, record: (sent: unknown) => Promise<boolean>) => {
+        const { functionName, args } = decodeFunctionData({ abi: stableMinterAbi, data });
+        const requests = (functionName === "mintBatch" ? args[1] : [args[1]]) as readonly { nullifierHash: bigint }[];
+        sent.push(requests.map((request) => request.nullifierHash));
+        const raw = serializeTransaction({ chainId: 1, to, data, nonce: sent.length, gas: 1n, maxFeePerGas: 1n });
+        await record({ tx_hash: keccak256(raw), raw_tx: raw, nonce: sent.length, submitted_at: new Date() });
+      },
+      // The first batch: seen waiting once, then reverted (a copy of mnt_2's proof was mined first).
+      receipt: async () => (mined ? { status: "reverted", blockNumber: 5n, logs: [] } : undefined),
+      advance: async () => "waiting",
+    } as unknown as TransactionSender;
+    const options = { confirmations: 1, maxAttempts: 3, mintBatchMax: 3, mintBatchWaitMs: 0 };
+
+    await new MintRelay(db, chain, sender, options).pass();
+    spent.add(72n);
+    await new MintRelay(db, chain, sender, options).pass();
+    mined = true;
+    await new MintRelay(db, chain, sender, options).pass();
+
+    expect(sent).toEqual([
+      [71n, 72n, 73n],
+      [71n, 73n],
+    ]);
+  });
 });

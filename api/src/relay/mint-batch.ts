@@ -142,6 +142,19 @@ export function isMintBatch(rawTx: string | null): boolean {
   }
 }
 
+/** How many mints a signed mintBatch carries (0 if it is not one we can read). */
+export function mintBatchSize(rawTx: string | null): number {
+  try {
+    const { functionName, args } = decodeFunctionData({
+      abi: stableMinterAbi,
+      data: parseTransaction(rawTx as Hex).data!,
+    });
+    return functionName === "mintBatch" ? (args[0] as readonly unknown[]).length : 0;
+  } catch {
+    return 0;
+  }
+}
+
 export type Logs = Parameters<typeof parseEventLogs>[0]["logs"];
 
 /**

@@ -23,6 +23,7 @@ import {
   isMintBatch,
   mintBatchCallOf,
   mintBatchGas,
+  mintBatchSize,
   packBatches,
 } from "./mint-batch.ts";
 import { MintOutcomes, SPENT } from "./mint-outcomes.ts";
@@ -361,7 +362,8 @@ export class MintRelay {
       return;
     }
     if (receipt.status === "reverted") {
-      let refused = false;
+      // An item that left the batch while it waited (spent, reconciled) was a culprit found already.
+      let refused = jobs.length < mintBatchSize(first.raw_tx);
       const again: JobRow[] = [];
       for (const job of jobs) {
         if (await this.chain.isSpent(BigInt(job.nullifier_hash))) {
