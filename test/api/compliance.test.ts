@@ -570,6 +570,48 @@ describe("compliance agents on the local chain", () => {
     expect(paid.data).toMatchObject({ zecPaid: "0.0995", zcashTxId: expect.stringMatching(/^[0-9a-f]{64}$/) });
   });
 
+  it("holds a redemption that pays a deny-listed Zcash address, as it holds a position action; released, it is paid", async () => {
+    await t.db.query("INSERT INTO compliance_deny_list (address, reason) VALUES ($1, 'a flagged payee')", [OTHER]);
+    try {
+      const amount = 3n * ZSD;
+      const { deadline, ...sig } = await s.signedRedeem(alice, amount, OTHER, alice.address);
+      const response = await t.api.call(
+        "/v1/redeem",
+        json({
+          amount: formatZsd(amount),
+          withdrawAddress: OTHER,
+          owner: alice.address,
+          permit: { deadline: Number(deadline), ...sig },
+        }),
+      );
+      expect(response.status).toBe(202);
+      const { id, hold } = (await response.json()) as { id: string; hold: { alertId: string } | null };
+      const raised = await t.eventOf("alert.raised", (d) => (d.alert as { subject: { id: string } }).subject.id === id);
+      expect(raised.data.alert).toMatchObject({
+        raisedBy: "rules",
+        subject: { type: "redemption", id },
+        category: "denied_address",
+        hold: "held",
+        reason: "The Zcash address this redemption pays is on the deny list (a flagged payee).",
+      });
+      expect(hold).toMatchObject({ state: "held", by: "rules" });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await (await t.api.call(`/v1/redemptions/${id}`)).json()).toMatchObject({ status: "requested" });
+      const released = await t.api.call(
+        `/v1/alerts/${hold!.alertId}/release`,
+        json({ agentId: t.screener.agentId, note: "a known payee" }),
+      );
+      expect(released.status).toBe(200);
+      await eventually(
+        async () => (await (await t.api.call(`/v1/redemptions/${id}`)).json()) as Record<string, unknown>,
+        (r) => r.status === "burned" || r.status === "paid",
+        "the burn",
+      );
+    } finally {
+      await t.db.query("DELETE FROM compliance_deny_list WHERE address = $1", [OTHER]);
+    }
+  });
+
   it("holds a position action as a mint: the signer's later actions wait with it until released; a rejected one is never sent", async () => {
     const minted = await s.depositAndMint({ amountZat: 6n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
     const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: minted.receipt.logs, eventName: "PositionOpened" });

@@ -32,7 +32,7 @@ export interface NewSubject {
   amount: bigint;
   /** The mint's recipient, the redemption's owner, or the position action's signer (its position's owner for a top-up). */
   address: string;
-  /** Where a position action sends ZEC, when it is a shielded Zcash address. */
+  /** Where a redemption or a position action sends ZEC, when it is a shielded Zcash address. */
   zcashAddress?: string;
 }
 

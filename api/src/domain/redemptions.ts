@@ -340,7 +340,8 @@ export class RedemptionService {
         await this.compliance?.admit(
           tx,
           accountId,
-          { type: "redemption", id, amount, address: input.owner },
+          // The Zcash address it pays is weighed as a position action's is (the deny list).
+          { type: "redemption", id, amount, address: input.owner, zcashAddress: input.withdrawAddress },
           { redemptionId: id, owner: view.owner, amount: view.amount, withdrawAddress: view.withdrawAddress },
         );
         return inserted!;

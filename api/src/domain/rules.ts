@@ -3,7 +3,7 @@
 // external agent (ComplianceService.raiseIn, in the same transaction). Three
 // rules: a single amount over a threshold (ZEC a position action moves counts
 // at its value), too many in a window for one address, and an address on the
-// deny list (for a position action, its signer or the Zcash address it pays). In the sandbox, magic values fire each rule:
+// deny list (its owner or signer, and the Zcash address a redemption or a position action pays). In the sandbox, magic values fire each rule:
 // an amount ending in .13 (large amount), .14 (velocity), and an address
 // ending in "dead" (deny list).
 import { readFileSync } from "node:fs";
