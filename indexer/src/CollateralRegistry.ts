@@ -25,26 +25,31 @@ ponder.on("CollateralRegistry:DepositRecorded", async ({ event, context }) => {
 
 // A batch of deposits publishes its total only: each leaf's amount stays private
 // (0 here, kind "batch-deposit"), like a change leaf's. Every leaf gets its row at
-// its index; only the batch's last leaf carries a root (batchRoot), since the
+// its index; only the batch's last leaf carries a root, since the
 // registry never had a root between a batch's leaves.
-/** The root a leaf of a batch shows: the batch's, on its last leaf; 0 (none) before it. */
-const batchRoot = (i: number, count: number, root: bigint) => (i === count - 1 ? root : 0n);
+/** A row per leaf of a batch at its index, amount private; only the last leaf carries the batch's root. */
+function batchRows(
+  kind: "batch-deposit" | "change",
+  args: { firstIndex: bigint; leaves: readonly bigint[]; root: bigint },
+  event: { block: { number: bigint; timestamp: bigint }; transaction: { hash: `0x${string}` } },
+) {
+  const { firstIndex, leaves, root } = args;
+  return leaves.map((leaf, i) => ({
+    index: Number(firstIndex) + i,
+    leaf,
+    kind,
+    noteCommitment: 0n,
+    amountZat: 0n,
+    root: i === leaves.length - 1 ? root : 0n,
+    blockNumber: event.block.number,
+    timestamp: event.block.timestamp,
+    txHash: event.transaction.hash,
+  }));
+}
 
 ponder.on("CollateralRegistry:DepositsRecorded", async ({ event, context }) => {
-  const { firstIndex, leaves, totalZat, root, totalCollateralZat } = event.args;
-  await context.db.insert(deposit).values(
-    leaves.map((leaf, i) => ({
-      index: Number(firstIndex) + i,
-      leaf,
-      kind: "batch-deposit",
-      noteCommitment: 0n,
-      amountZat: 0n,
-      root: batchRoot(i, leaves.length, root),
-      blockNumber: event.block.number,
-      timestamp: event.block.timestamp,
-      txHash: event.transaction.hash,
-    })),
-  );
+  const { leaves, totalZat, totalCollateralZat } = event.args;
+  await context.db.insert(deposit).values(batchRows("batch-deposit", event.args, event));
   await updateCollateral(context, event.block.number, (row) => ({
     depositedZat: row.depositedZat + totalZat,
     outstandingZat: totalCollateralZat,
@@ -55,20 +60,7 @@ ponder.on("CollateralRegistry:DepositsRecorded", async ({ event, context }) => {
 
 // The change leaves of a mintBatch, entered together: amounts private, already unminted.
 ponder.on("CollateralRegistry:ChangeLeavesInserted", async ({ event, context }) => {
-  const { firstIndex, leaves, root } = event.args;
-  await context.db.insert(deposit).values(
-    leaves.map((leaf, i) => ({
-      index: Number(firstIndex) + i,
-      leaf,
-      kind: "change",
-      noteCommitment: 0n,
-      amountZat: 0n,
-      root: batchRoot(i, leaves.length, root),
-      blockNumber: event.block.number,
-      timestamp: event.block.timestamp,
-      txHash: event.transaction.hash,
-    })),
-  );
+  await context.db.insert(deposit).values(batchRows("change", event.args, event));
 });
 
 // The leaf is all a prover needs; the commitment stays with the note's owner.
