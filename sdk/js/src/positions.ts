@@ -1,4 +1,4 @@
-import type { Address } from "viem";
+import type { Address, Hex } from "viem";
 
 /** The minter's EIP-712 domain: `StableMinter` signs as "ZSD Minter", version 1. */
 export interface MinterDomain {
@@ -7,11 +7,13 @@ export interface MinterDomain {
 }
 
 /**
- * Where released collateral goes: a shielded Zcash address paid by custody, or
- * a new note leaf `Poseidon(amount, noteCommitment)` (then `zcashAddress` is "").
+ * Where released collateral goes: a shielded Zcash address paid by custody,
+ * sealed to custody's key for the payout's owner (the position's owner; the
+ * liquidator for a liquidation), or a new note leaf `Poseidon(amount,
+ * noteCommitment)` (then `sealedAddress` is "0x").
  */
 export interface Destination {
-  zcashAddress: string;
+  sealedAddress: Hex;
   noteCommitment: bigint;
 }
 
@@ -49,7 +51,7 @@ export function withdrawCollateralTypedData(
       WithdrawCollateral: [
         { name: "positionId", type: "uint256" },
         { name: "amountZat", type: "uint256" },
-        { name: "zcashAddress", type: "string" },
+        { name: "sealedAddress", type: "bytes" },
         { name: "noteCommitment", type: "uint256" },
         { name: "nonce", type: "uint256" },
         { name: "deadline", type: "uint256" },
@@ -62,7 +64,7 @@ export function withdrawCollateralTypedData(
 
 const destinationTypes = [
   { name: "positionId", type: "uint256" },
-  { name: "zcashAddress", type: "string" },
+  { name: "sealedAddress", type: "bytes" },
   { name: "noteCommitment", type: "uint256" },
   { name: "nonce", type: "uint256" },
   { name: "deadline", type: "uint256" },

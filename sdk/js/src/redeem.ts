@@ -1,17 +1,19 @@
-import type { Address } from "viem";
+import type { Address, Hex } from "viem";
 
 /** What a holder signs so that a relay can redeem for them (`Redemptions.redeemWithPermit`). */
 export interface RedeemMessage {
   owner: Address;
   amount: bigint;
-  withdrawAddress: string;
+  /** The withdraw address sealed to custody's key for this owner (`sealAddress`). */
+  sealedAddress: Hex;
   nonce: bigint;
   deadline: bigint;
 }
 
 /**
  * The EIP-712 typed data of a redemption, for `signTypedData` and
- * `verifyTypedData`. It covers the Zcash address, which an EIP-2612 permit would not.
+ * `verifyTypedData`. It covers the sealed Zcash address (EIP-712 signs a
+ * `bytes` field's keccak256), which an EIP-2612 permit would not.
  */
 export function redeemTypedData(domain: { chainId: number; verifyingContract: Address }, message: RedeemMessage) {
   return {
@@ -20,7 +22,7 @@ export function redeemTypedData(domain: { chainId: number; verifyingContract: Ad
       Redeem: [
         { name: "owner", type: "address" },
         { name: "amount", type: "uint256" },
-        { name: "withdrawAddress", type: "string" },
+        { name: "sealedAddress", type: "bytes" },
         { name: "nonce", type: "uint256" },
         { name: "deadline", type: "uint256" },
       ],
@@ -32,13 +34,14 @@ export function redeemTypedData(domain: { chainId: number; verifyingContract: Ad
 
 /**
  * What a failed payout's owner signs so that a relay can redirect its held ZEC
- * (`Redemptions.redirectWithSig`): to another shielded address (withdrawAddress,
- * noteCommitment 0) or into a note (withdrawAddress "", its commitment).
+ * (`Redemptions.redirectWithSig`): to another shielded address (sealedAddress,
+ * sealed for the payout's owner, noteCommitment 0) or into a note (sealedAddress
+ * "0x", its commitment).
  * The nonce is the owner's on Redemptions, shared with redemptions' permits.
  */
 export interface RedirectMessage {
   id: bigint;
-  withdrawAddress: string;
+  sealedAddress: Hex;
   noteCommitment: bigint;
   nonce: bigint;
   deadline: bigint;
@@ -51,7 +54,7 @@ export function redirectTypedData(domain: { chainId: number; verifyingContract: 
     types: {
       Redirect: [
         { name: "id", type: "uint256" },
-        { name: "withdrawAddress", type: "string" },
+        { name: "sealedAddress", type: "bytes" },
         { name: "noteCommitment", type: "uint256" },
         { name: "nonce", type: "uint256" },
         { name: "deadline", type: "uint256" },

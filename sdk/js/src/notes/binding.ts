@@ -1,4 +1,4 @@
-import { type Address, encodeAbiParameters, keccak256 } from "viem";
+import { type Address, type Hex, encodeAbiParameters, keccak256 } from "viem";
 import { SNARK_SCALAR_FIELD } from "./constants.ts";
 
 /** What a mint proof binds: `StableMinter.mintBinding(recipient, relayer, fee, mintAmount, owner)`. */
@@ -20,11 +20,12 @@ export interface TopUpBinding {
   positionId: bigint;
 }
 
-/** A proof that pays a note's ZEC to `zcashAddress`. */
+/** A proof that pays a note's ZEC to the address sealed in `sealedAddress`. */
 export interface WithdrawBinding {
   chainId: bigint;
   minter: Address;
-  zcashAddress: string;
+  /** The withdraw address sealed to custody's key for `owner` (`sealAddress`): the proof binds its keccak256. */
+  sealedAddress: Hex;
   /** Who may redirect the payout if custody cannot make it (see `positionOwner`). */
   owner: Address;
 }
@@ -47,11 +48,11 @@ export function bindingHash(b: AnyBinding): bigint {
       ),
     );
   }
-  if ("zcashAddress" in b) {
+  if ("sealedAddress" in b) {
     return field(
       encodeAbiParameters(
         [{ type: "uint256" }, { type: "address" }, { type: "string" }, { type: "bytes32" }, { type: "address" }],
-        [b.chainId, b.minter, "withdraw", keccak256(new TextEncoder().encode(b.zcashAddress)), b.owner],
+        [b.chainId, b.minter, "withdraw", keccak256(b.sealedAddress), b.owner],
       ),
     );
   }
