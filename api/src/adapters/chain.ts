@@ -10,7 +10,8 @@ import {
   http,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { collateralRegistryAbi, stableMinterAbi, zecUsdOracleAbi } from "@zsd/sdk";
+import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi, zecUsdOracleAbi } from "@zsd/sdk";
+import type { SealKey } from "@zsd/sdk/seal";
 import { type DeploymentOf, loadDeployment, zsdChain } from "@zsd/sdk/deployment";
 import { domainErrors } from "../domain/errors.ts";
 
@@ -110,6 +111,22 @@ export class Chain {
       this.client.readContract({ address: oracle, abi: zecUsdOracleAbi, functionName: "latestRoundData" }),
     );
     return { oracle, price, updatedAt, ageSeconds: now - updatedAt, maxAgeSeconds: maxAge };
+  }
+
+  /** The seal key withdraw addresses are sealed to now: governance sets it on Redemptions. */
+  async currentSealKey(): Promise<SealKey> {
+    const keyId = await this.read(() =>
+      this.client.readContract({ address: this.redemptions, abi: redemptionsAbi, functionName: "currentSealKeyId" }),
+    );
+    const [publicKey] = await this.read(() =>
+      this.client.readContract({
+        address: this.redemptions,
+        abi: redemptionsAbi,
+        functionName: "sealKey",
+        args: [keyId],
+      }),
+    );
+    return { keyId, publicKey };
   }
 
   async now(): Promise<bigint> {

@@ -98,7 +98,7 @@ const address = (meaning: string, detail: string): ProblemEntry => ({
   title: "Unusable withdrawal address",
   meaning: `${meaning} Nothing was burned; send a usable shielded address of this environment's network.`,
   fields: ["errors"],
-  example: { detail, errors: [{ field: "body.withdrawAddress", message: detail }] },
+  example: { detail, errors: [{ field: "body.sealedAddress", message: detail }] },
 });
 
 /** The codes of @zsd/sdk/zcash: a new one there fails the build until it is described here. */
@@ -447,12 +447,27 @@ export const PROBLEM_CATALOG = {
   non_canonical_address: {
     status: 422,
     title: "Address not in canonical form",
-    meaning: "Sign and send the withdrawal address in lower case, as `canonical` shows.",
+    meaning: "Seal the withdrawal address in lower case, as `canonical` shows (the SDKs' sealAddress does).",
     fields: ["canonical", "errors"],
     example: {
-      detail: "Sign and send the withdrawal address in lower case.",
+      detail: "Seal the withdrawal address in lower case.",
       canonical: "ztestsapling1…",
-      errors: [{ field: "body.withdrawAddress", message: "not in canonical (lower-case) form" }],
+      errors: [{ field: "body.sealedAddress", message: "not in canonical (lower-case) form" }],
+    },
+  },
+  unreadable_address: {
+    status: 422,
+    title: "Unreadable sealed address",
+    meaning:
+      "Custody cannot open the sealed address: it is sealed to a key custody does not hold, or for another owner, " +
+      "chain or Redemptions contract, or it was altered. Nothing was signed, queued or burned; seal the address to " +
+      "the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.",
+    fields: ["errors"],
+    example: {
+      detail:
+        "The sealed address does not open: seal the address to the key of GET /v1/relay (sealKey 1) for owner " +
+        "0x90F79bf6EB2c4f870365E785982E1f101E93b906 on chain 31337.",
+      errors: [{ field: "body.sealedAddress", message: "does not open with custody's key for this owner" }],
     },
   },
   redemption_too_small: {

@@ -1,5 +1,6 @@
 import { getAddress, isAddress } from "viem";
 import { z } from "zod";
+import { SEALED_ADDRESS_MAX_LENGTH, SEALED_ADDRESS_MIN_LENGTH } from "@zsd/sdk/seal";
 import { decimalAmount } from "./formats.ts";
 
 /** An EVM address: 0x + 40 hex digits, EIP-55 checksum checked when mixed case, answered checksummed. */
@@ -19,6 +20,27 @@ export const zsdNumber = z
   .positive("a ZSD amount must be positive")
   .finite()
   .refine((n) => /^\d+(\.\d{1,18})?$/.test(String(n)), "a plain decimal below 1e21 with at most 18 decimals");
+
+const SEALED_HOW =
+  "seal the shielded address to the key of GET /v1/relay for the payout's owner (sealAddress in the SDKs)";
+
+/**
+ * A withdraw address sealed to custody's key (issue 23): only its envelope's
+ * shape is checked here; whether it opens, and to what, the domain decides.
+ */
+export const sealedAddress = z
+  .string()
+  .regex(/^0x(?:[0-9a-fA-F]{2})*$/, { message: `0x and an even number of hex digits: ${SEALED_HOW}`, abort: true })
+  .refine(
+    (s) => s.length >= 2 + 2 * SEALED_ADDRESS_MIN_LENGTH && s.length <= 2 + 2 * SEALED_ADDRESS_MAX_LENGTH,
+    `a sealed address is ${SEALED_ADDRESS_MIN_LENGTH} to ${SEALED_ADDRESS_MAX_LENGTH} bytes: ${SEALED_HOW}`,
+  )
+  .transform((s) => s as `0x${string}`)
+  .describe(
+    `A shielded Zcash address sealed to custody's seal key (GET /v1/relay: sealKey) for this payout's owner, chain and ` +
+      `Redemptions contract: 0x and ${SEALED_ADDRESS_MIN_LENGTH} to ${SEALED_ADDRESS_MAX_LENGTH} bytes ` +
+      "(version 1, keyId, ephemeral X25519 key, nonce, ChaCha20-Poly1305 ciphertext). The chain sees only this",
+  );
 
 /** A BN254 field element in decimal, as snarkjs writes it. */
 export const fieldElement = z.string().regex(/^\d{1,78}$/, "a decimal field element");

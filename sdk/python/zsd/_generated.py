@@ -36,7 +36,7 @@ class Problem(_ProblemRequired, total=False):
 
     # This request's id, also in the X-Request-Id header
     requestId: str
-    # The request's fields that failed, each with what it must be. With `validation_failed`, `transparent_address`, `sprout_address`, `wrong_network`, `bad_checksum`, `malformed_address`, `no_shielded_receiver`, `unsupported_address`, `invalid_receiver`, `non_canonical_address`, `webhook_url_not_allowed`.
+    # The request's fields that failed, each with what it must be. With `validation_failed`, `transparent_address`, `sprout_address`, `wrong_network`, `bad_checksum`, `malformed_address`, `no_shielded_receiver`, `unsupported_address`, `invalid_receiver`, `non_canonical_address`, `unreadable_address`, `webhook_url_not_allowed`.
     errors: List[ProblemErrorsItem]
     # The mint concerned: follow it with GET /v1/mints/{mintId}. With `proof_already_used`, `mint_failed`, `mint_pending`.
     mintId: str
@@ -325,6 +325,14 @@ class RelayCircuit(TypedDict):
     zkey: RelayCircuitZkey
 
 
+class RelaySealKey(TypedDict):
+    # The key id a sealed address names (uint32)
+    keyId: int
+    # Custody's X25519 public key, 0x and 64 hex digits
+    publicKey: str
+    algorithm: Literal["x25519-hkdf-sha256-chacha20poly1305"]
+
+
 class RelayMinting(TypedDict):
     # The proven collateral's USD value over the mint, at least (1.5 = 150%)
     minCollateralRatio: str
@@ -347,6 +355,8 @@ class Relay(TypedDict):
     fee: RelayFee
     confirmations: RelayConfirmations
     circuit: RelayCircuit
+    # The key withdraw addresses are sealed to (read from the Redemptions contract, where governance sets it): seal each address for its payout's owner, this chain and the Redemptions contract (sealAddress in the SDKs); null without a deployment
+    sealKey: Optional[RelaySealKey]
     # What a mint's collateral floor must cover now (floor × price ≥ amount × ratio); null without a deployment
     minting: Optional[RelayMinting]
 
@@ -450,6 +460,8 @@ class Mint(TypedDict):
 
 
 class RedemptionRedirectDestination1(TypedDict):
+    """The shielded address the held ZEC goes to, as custody opened it (shown to the payout's account only)"""
+
     withdrawAddress: str
 
 
@@ -481,6 +493,7 @@ class Redemption(TypedDict):
     status: Literal["requested", "burned", "paid", "failed", "redirected"]
     owner: str
     amount: str
+    # The shielded address the ZEC is paid to, as custody opened it from the sealed address
     withdrawAddress: str
     # The on-chain redemption id once burned
     redemptionId: Optional[str]
@@ -505,7 +518,7 @@ class Redemption(TypedDict):
 
 
 class RedemptionTermsTypedData(TypedDict):
-    """EIP-712 domain, types and primary type; the message is {owner, amount, withdrawAddress, nonce, deadline}"""
+    """EIP-712 domain, types and primary type; the message is {owner, amount, sealedAddress, nonce, deadline}, sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner"""
 
     domain: Dict[str, Any]
     types: Dict[str, Any]
@@ -521,11 +534,13 @@ class RedemptionTerms(TypedDict):
     chainTime: int
     # chainTime + 1 hour
     suggestedDeadline: int
-    # EIP-712 domain, types and primary type; the message is {owner, amount, withdrawAddress, nonce, deadline}
+    # EIP-712 domain, types and primary type; the message is {owner, amount, sealedAddress, nonce, deadline}, sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner
     typedData: RedemptionTermsTypedData
 
 
 class PayoutRedirectDestination1(TypedDict):
+    """The shielded address the held ZEC goes to, as custody opened it (shown to the payout's account only)"""
+
     withdrawAddress: str
 
 
@@ -609,6 +624,8 @@ class Position(TypedDict):
 
 
 class PositionActionDestination1(TypedDict):
+    """The shielded address paid, as custody opened it (shown to the action's account only)"""
+
     zcashAddress: str
 
 
@@ -648,6 +665,7 @@ class Withdrawal(TypedDict):
     withdrawalId: str
     # ZEC paid out: the floor the proof spends (the rest stays as a change note)
     amount: str
+    # The shielded address paid, as custody opened it from the sealed address
     zcashAddress: str
     # Who may redirect the payout if custody cannot pay it
     owner: Optional[str]
@@ -1494,6 +1512,8 @@ class GovernanceVoteConfirmedEvent(TypedDict):
 
 
 class PositionActionConfirmedEventDataDestination1(TypedDict):
+    """The shielded address paid, as custody opened it (shown to the action's account only)"""
+
     zcashAddress: str
 
 
@@ -1534,6 +1554,8 @@ class PositionActionConfirmedEvent(TypedDict):
 
 
 class PositionActionFailedEventDataDestination1(TypedDict):
+    """The shielded address paid, as custody opened it (shown to the action's account only)"""
+
     zcashAddress: str
 
 
@@ -1613,6 +1635,7 @@ class WithdrawalConfirmedEventData(TypedDict):
     withdrawalId: str
     # ZEC paid out: the floor the proof spends (the rest stays as a change note)
     amount: str
+    # The shielded address paid, as custody opened it from the sealed address
     zcashAddress: str
     # Who may redirect the payout if custody cannot pay it
     owner: Optional[str]
@@ -1641,6 +1664,7 @@ class WithdrawalFailedEventData(TypedDict):
     withdrawalId: str
     # ZEC paid out: the floor the proof spends (the rest stays as a change note)
     amount: str
+    # The shielded address paid, as custody opened it from the sealed address
     zcashAddress: str
     # Who may redirect the payout if custody cannot pay it
     owner: Optional[str]
@@ -1740,7 +1764,7 @@ MintRequest = Union[MintRequest1, MintRequest2]
 
 
 class RedeemRequestPermit(TypedDict):
-    """The owner's EIP-712 Redeem(owner, amount, withdrawAddress, nonce, deadline) signature for the Redemptions contract"""
+    """The owner's EIP-712 Redeem(owner, amount, bytes sealedAddress, nonce, deadline) signature for the Redemptions contract (EIP-712 signs the sealed address's keccak256)"""
 
     deadline: Union[int, str]
     v: int
@@ -1751,11 +1775,11 @@ class RedeemRequestPermit(TypedDict):
 class RedeemRequest(TypedDict):
     # ZSD to burn, as a number or a decimal string
     amount: Union[float, str]
-    # Shielded Zcash address (Sapling or Unified) of this environment's network
-    withdrawAddress: str
+    # The shielded Zcash address (Sapling or Unified, of this environment's network, in lower case) sealed to the seal key of GET /v1/relay for `owner`: the chain and the request log see only this
+    sealedAddress: str
     # The holder whose tokens are burned
     owner: str
-    # The owner's EIP-712 Redeem(owner, amount, withdrawAddress, nonce, deadline) signature for the Redemptions contract
+    # The owner's EIP-712 Redeem(owner, amount, bytes sealedAddress, nonce, deadline) signature for the Redemptions contract (EIP-712 signs the sealed address's keccak256)
     permit: RedeemRequestPermit
 
 
@@ -1767,11 +1791,11 @@ class GetRedemptionTermsQuery(TypedDict):
 
 
 class RedirectPayoutRequest1(TypedDict):
-    # The shielded address to pay the held ZEC to
-    withdrawAddress: str
+    # The shielded address to pay the held ZEC to, sealed to the seal key of GET /v1/relay for the payout's owner
+    sealedAddress: str
     # The signature's deadline, in unix seconds (chain time)
     deadline: int
-    # The payout owner's EIP-712 Redirect(uint256 id, string withdrawAddress, uint256 noteCommitment, uint256 nonce, uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner's nonce (GET /v1/redemptions/terms); withdrawAddress is "" for a note, noteCommitment 0 for an address
+    # The payout owner's EIP-712 Redirect(uint256 id, bytes sealedAddress, uint256 noteCommitment, uint256 nonce, uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner's nonce (GET /v1/redemptions/terms); sealedAddress is empty ("0x") for a note, noteCommitment 0 for an address
     signature: str
 
 
@@ -1780,7 +1804,7 @@ class RedirectPayoutRequest2(TypedDict):
     noteCommitment: str
     # The signature's deadline, in unix seconds (chain time)
     deadline: int
-    # The payout owner's EIP-712 Redirect(uint256 id, string withdrawAddress, uint256 noteCommitment, uint256 nonce, uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner's nonce (GET /v1/redemptions/terms); withdrawAddress is "" for a note, noteCommitment 0 for an address
+    # The payout owner's EIP-712 Redirect(uint256 id, bytes sealedAddress, uint256 noteCommitment, uint256 nonce, uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner's nonce (GET /v1/redemptions/terms); sealedAddress is empty ("0x") for a note, noteCommitment 0 for an address
     signature: str
 
 
@@ -1806,8 +1830,8 @@ class RepayPositionRequest(TypedDict):
 
 
 class WithdrawFromPositionRequestDestination1(TypedDict):
-    # Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case
-    zcashAddress: str
+    # A shielded Zcash address (custody pays it), sealed to the seal key of GET /v1/relay for the payout's owner: the position's owner, or the liquidator for a liquidation
+    sealedAddress: str
 
 
 class WithdrawFromPositionRequestDestination2(TypedDict):
@@ -1817,7 +1841,7 @@ class WithdrawFromPositionRequestDestination2(TypedDict):
 class WithdrawFromPositionRequest(TypedDict):
     # ZEC to take out; the position must stay at or above the minimum ratio
     amount: str
-    # Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)
+    # Where the ZEC goes: a sealed shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)
     destination: Union[WithdrawFromPositionRequestDestination1, WithdrawFromPositionRequestDestination2]
     # The signature's deadline, in unix seconds (chain time)
     deadline: int
@@ -1826,8 +1850,8 @@ class WithdrawFromPositionRequest(TypedDict):
 
 
 class ClosePositionRequestDestination1(TypedDict):
-    # Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case
-    zcashAddress: str
+    # A shielded Zcash address (custody pays it), sealed to the seal key of GET /v1/relay for the payout's owner: the position's owner, or the liquidator for a liquidation
+    sealedAddress: str
 
 
 class ClosePositionRequestDestination2(TypedDict):
@@ -1835,7 +1859,7 @@ class ClosePositionRequestDestination2(TypedDict):
 
 
 class ClosePositionRequest(TypedDict):
-    # Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)
+    # Where the ZEC goes: a sealed shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)
     destination: Union[ClosePositionRequestDestination1, ClosePositionRequestDestination2]
     # The signature's deadline, in unix seconds (chain time)
     deadline: int
@@ -1844,8 +1868,8 @@ class ClosePositionRequest(TypedDict):
 
 
 class LiquidatePositionRequestDestination1(TypedDict):
-    # Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case
-    zcashAddress: str
+    # A shielded Zcash address (custody pays it), sealed to the seal key of GET /v1/relay for the payout's owner: the position's owner, or the liquidator for a liquidation
+    sealedAddress: str
 
 
 class LiquidatePositionRequestDestination2(TypedDict):
@@ -1855,7 +1879,7 @@ class LiquidatePositionRequestDestination2(TypedDict):
 class LiquidatePositionRequest(TypedDict):
     # Whose ZSD repays the debt: the liquidator, who signs and takes the collateral
     liquidator: str
-    # Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)
+    # Where the ZEC goes: a sealed shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)
     destination: Union[LiquidatePositionRequestDestination1, LiquidatePositionRequestDestination2]
     # The signature's deadline, in unix seconds (chain time)
     deadline: int
@@ -1895,8 +1919,8 @@ class CreateWithdrawalRequest(TypedDict):
     proof: CreateWithdrawalRequestProof
     # [changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order
     publicSignals: List[str]
-    # Where the note's ZEC is paid: the address the proof binds
-    zcashAddress: str
+    # Where the note's ZEC is paid: the shielded address sealed to the seal key of GET /v1/relay for `owner`; the proof binds this sealed address (its keccak256) and the owner
+    sealedAddress: str
     # The payout's owner, bound by the proof with the address: who may redirect the ZEC if custody cannot pay it (the SDK passes positionOwner(note), the key it derives from the note)
     owner: str
 

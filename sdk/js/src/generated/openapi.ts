@@ -1480,7 +1480,7 @@ export type components = {
             code: string;
             /** @description This request's id, also in the X-Request-Id header */
             requestId?: string;
-            /** @description The request's fields that failed, each with what it must be. With `validation_failed`, `transparent_address`, `sprout_address`, `wrong_network`, `bad_checksum`, `malformed_address`, `no_shielded_receiver`, `unsupported_address`, `invalid_receiver`, `non_canonical_address`, `webhook_url_not_allowed`. */
+            /** @description The request's fields that failed, each with what it must be. With `validation_failed`, `transparent_address`, `sprout_address`, `wrong_network`, `bad_checksum`, `malformed_address`, `no_shielded_receiver`, `unsupported_address`, `invalid_receiver`, `non_canonical_address`, `unreadable_address`, `webhook_url_not_allowed`. */
             errors?: {
                 /** @description body.…, query.…, params.… or header.… */
                 field: string;
@@ -1794,6 +1794,15 @@ export type components = {
                     bytes: number;
                 };
             };
+            /** @description The key withdraw addresses are sealed to (read from the Redemptions contract, where governance sets it): seal each address for its payout's owner, this chain and the Redemptions contract (sealAddress in the SDKs); null without a deployment */
+            sealKey: {
+                /** @description The key id a sealed address names (uint32) */
+                keyId: number;
+                /** @description Custody's X25519 public key, 0x and 64 hex digits */
+                publicKey: string;
+                /** @constant */
+                algorithm: "x25519-hkdf-sha256-chacha20poly1305";
+            } | null;
             /** @description What a mint's collateral floor must cover now (floor × price ≥ amount × ratio); null without a deployment */
             minting: {
                 /** @description The proven collateral's USD value over the mint, at least (1.5 = 150%) */
@@ -1921,6 +1930,7 @@ export type components = {
             status: "requested" | "burned" | "paid" | "failed" | "redirected";
             owner: string;
             amount: string;
+            /** @description The shielded address the ZEC is paid to, as custody opened it from the sealed address */
             withdrawAddress: string;
             /** @description The on-chain redemption id once burned */
             redemptionId: string | null;
@@ -1975,7 +1985,7 @@ export type components = {
             chainTime: number;
             /** @description chainTime + 1 hour */
             suggestedDeadline: number;
-            /** @description EIP-712 domain, types and primary type; the message is {owner, amount, withdrawAddress, nonce, deadline} */
+            /** @description EIP-712 domain, types and primary type; the message is {owner, amount, sealedAddress, nonce, deadline}, sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner */
             typedData: {
                 domain: {
                     [key: string]: unknown;
@@ -2108,6 +2118,7 @@ export type components = {
             withdrawalId: string;
             /** @description ZEC paid out: the floor the proof spends (the rest stays as a change note) */
             amount: string;
+            /** @description The shielded address paid, as custody opened it from the sealed address */
             zcashAddress: string;
             /** @description Who may redirect the payout if custody cannot pay it */
             owner: string | null;
@@ -3118,6 +3129,7 @@ export type components = {
                 withdrawalId: string;
                 /** @description ZEC paid out: the floor the proof spends (the rest stays as a change note) */
                 amount: string;
+                /** @description The shielded address paid, as custody opened it from the sealed address */
                 zcashAddress: string;
                 /** @description Who may redirect the payout if custody cannot pay it */
                 owner: string | null;
@@ -3149,6 +3161,7 @@ export type components = {
                 withdrawalId: string;
                 /** @description ZEC paid out: the floor the proof spends (the rest stays as a change note) */
                 amount: string;
+                /** @description The shielded address paid, as custody opened it from the sealed address */
                 zcashAddress: string;
                 /** @description Who may redirect the payout if custody cannot pay it */
                 owner: string | null;
@@ -4271,6 +4284,11 @@ export interface operations {
                      *         "zecUsdPrice": "50",
                      *         "priceAgeSeconds": 12,
                      *         "maxPriceAgeSeconds": 3600
+                     *       },
+                     *       "sealKey": {
+                     *         "keyId": 1,
+                     *         "publicKey": "0x59f9e43d51c8fc0810bb60a98f4b9cab04b721719f8ed8e8b7c04bce5c81cd58",
+                     *         "algorithm": "x25519-hkdf-sha256-chacha20poly1305"
                      *       }
                      *     }
                      */
@@ -5241,11 +5259,11 @@ export interface operations {
                 "application/json": {
                     /** @description ZSD to burn, as a number or a decimal string */
                     amount: number | string;
-                    /** @description Shielded Zcash address (Sapling or Unified) of this environment's network */
-                    withdrawAddress: string;
+                    /** @description The shielded Zcash address (Sapling or Unified, of this environment's network, in lower case) sealed to the seal key of GET /v1/relay for `owner`: the chain and the request log see only this */
+                    sealedAddress: string;
                     /** @description The holder whose tokens are burned */
                     owner: string;
-                    /** @description The owner's EIP-712 Redeem(owner, amount, withdrawAddress, nonce, deadline) signature for the Redemptions contract */
+                    /** @description The owner's EIP-712 Redeem(owner, amount, bytes sealedAddress, nonce, deadline) signature for the Redemptions contract (EIP-712 signs the sealed address's keccak256) */
                     permit: {
                         deadline: number | string;
                         v: number;
@@ -5269,7 +5287,7 @@ export interface operations {
                      *       "status": "requested",
                      *       "owner": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
                      *       "amount": "100.0",
-                     *       "withdrawAddress": "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq",
+                     *       "withdrawAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
                      *       "redemptionId": null,
                      *       "zecDue": null,
                      *       "txHash": null,
@@ -5368,6 +5386,7 @@ export interface operations {
             };
             /**
              * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
+             *     - `unreadable_address`: Custody cannot open the sealed address: it is sealed to a key custody does not hold, or for another owner, chain or Redemptions contract, or it was altered. Nothing was signed, queued or burned; seal the address to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.
              *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `wrong_network`: An address of the other Zcash network (mainnet in sandbox, testnet in production). Nothing was burned; send a usable shielded address of this environment's network.
@@ -5376,7 +5395,7 @@ export interface operations {
              *     - `no_shielded_receiver`: A Unified Address without a Sapling or Orchard receiver. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `unsupported_address`: A valid address custody's wallet cannot pay (a Revision 1 or over-long Unified Address). Nothing was burned; send a usable shielded address of this environment's network.
              *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
-             *     - `non_canonical_address`: Sign and send the withdrawal address in lower case, as `canonical` shows.
+             *     - `non_canonical_address`: Seal the withdrawal address in lower case, as `canonical` shows (the SDKs' sealAddress does).
              *     - `redemption_too_small`: The ZEC it would pay is below REDEMPTION_MIN_ZAT, less than a shielded payment costs: redeem more.
              *     - `invalid_signature`: The permit is not the owner's EIP-712 signature of this amount, address, nonce and deadline: sign the terms of GET /v1/redemptions/terms.
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
@@ -5469,8 +5488,8 @@ export interface operations {
                      *               "type": "uint256"
                      *             },
                      *             {
-                     *               "name": "withdrawAddress",
-                     *               "type": "string"
+                     *               "name": "sealedAddress",
+                     *               "type": "bytes"
                      *             },
                      *             {
                      *               "name": "nonce",
@@ -5586,7 +5605,7 @@ export interface operations {
                      *       "status": "paid",
                      *       "owner": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
                      *       "amount": "100.0",
-                     *       "withdrawAddress": "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq",
+                     *       "withdrawAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
                      *       "redemptionId": "3",
                      *       "zecDue": "2.34117647",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
@@ -5713,7 +5732,7 @@ export interface operations {
                      *       "payoutId": "3",
                      *       "owner": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
                      *       "destination": {
-                     *         "withdrawAddress": "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq"
+                     *         "withdrawAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
                      *       },
                      *       "status": "confirmed",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
@@ -5832,18 +5851,18 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The shielded address to pay the held ZEC to */
-                    withdrawAddress: string;
+                    /** @description The shielded address to pay the held ZEC to, sealed to the seal key of GET /v1/relay for the payout's owner */
+                    sealedAddress: string;
                     /** @description The signature's deadline, in unix seconds (chain time) */
                     deadline: number;
-                    /** @description The payout owner's EIP-712 Redirect(uint256 id, string withdrawAddress, uint256 noteCommitment, uint256 nonce, uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner's nonce (GET /v1/redemptions/terms); withdrawAddress is "" for a note, noteCommitment 0 for an address */
+                    /** @description The payout owner's EIP-712 Redirect(uint256 id, bytes sealedAddress, uint256 noteCommitment, uint256 nonce, uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner's nonce (GET /v1/redemptions/terms); sealedAddress is empty ("0x") for a note, noteCommitment 0 for an address */
                     signature: string;
                 } | {
                     /** @description A fresh note's commitment: the held ZEC becomes a new note Poseidon(zatDue, noteCommitment) in the deposit tree */
                     noteCommitment: string;
                     /** @description The signature's deadline, in unix seconds (chain time) */
                     deadline: number;
-                    /** @description The payout owner's EIP-712 Redirect(uint256 id, string withdrawAddress, uint256 noteCommitment, uint256 nonce, uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner's nonce (GET /v1/redemptions/terms); withdrawAddress is "" for a note, noteCommitment 0 for an address */
+                    /** @description The payout owner's EIP-712 Redirect(uint256 id, bytes sealedAddress, uint256 noteCommitment, uint256 nonce, uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner's nonce (GET /v1/redemptions/terms); sealedAddress is empty ("0x") for a note, noteCommitment 0 for an address */
                     signature: string;
                 };
             };
@@ -5862,7 +5881,7 @@ export interface operations {
                      *       "payoutId": "3",
                      *       "owner": "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
                      *       "destination": {
-                     *         "withdrawAddress": "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq"
+                     *         "withdrawAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
                      *       },
                      *       "status": "queued",
                      *       "txHash": null,
@@ -5973,6 +5992,7 @@ export interface operations {
             };
             /**
              * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
+             *     - `unreadable_address`: Custody cannot open the sealed address: it is sealed to a key custody does not hold, or for another owner, chain or Redemptions contract, or it was altered. Nothing was signed, queued or burned; seal the address to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.
              *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `wrong_network`: An address of the other Zcash network (mainnet in sandbox, testnet in production). Nothing was burned; send a usable shielded address of this environment's network.
@@ -5981,7 +6001,7 @@ export interface operations {
              *     - `no_shielded_receiver`: A Unified Address without a Sapling or Orchard receiver. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `unsupported_address`: A valid address custody's wallet cannot pay (a Revision 1 or over-long Unified Address). Nothing was burned; send a usable shielded address of this environment's network.
              *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
-             *     - `non_canonical_address`: Sign and send the withdrawal address in lower case, as `canonical` shows.
+             *     - `non_canonical_address`: Seal the withdrawal address in lower case, as `canonical` shows (the SDKs' sealAddress does).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
              *     - `redirect_signature_invalid`: The signature is not the payout owner's EIP-712 Redirect of this payout, destination and deadline at the owner's nonce on the Redemptions contract (GET /v1/redemptions/terms): signed by another key, or over other terms. Only the owner (who redeemed, or the position's or note's owner) may redirect. Nothing was queued.
              *     - `redirect_would_revert`: Simulated before anything is queued, the redirect would revert: `failureCode` names the contract's refusal (payout_not_failed, invalid_redirect_signature, redirect_signature_expired, invalid_withdraw_address, …). Nothing was queued.
@@ -6065,8 +6085,8 @@ export interface operations {
                      *             "type": "uint256"
                      *           },
                      *           {
-                     *             "name": "zcashAddress",
-                     *             "type": "string"
+                     *             "name": "sealedAddress",
+                     *             "type": "bytes"
                      *           },
                      *           {
                      *             "name": "noteCommitment",
@@ -6493,10 +6513,10 @@ export interface operations {
                 "application/json": {
                     /** @description ZEC to take out; the position must stay at or above the minimum ratio */
                     amount: string;
-                    /** @description Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note) */
+                    /** @description Where the ZEC goes: a sealed shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note) */
                     destination: {
-                        /** @description Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case */
-                        zcashAddress: string;
+                        /** @description A shielded Zcash address (custody pays it), sealed to the seal key of GET /v1/relay for the payout's owner: the position's owner, or the liquidator for a liquidation */
+                        sealedAddress: string;
                     } | {
                         noteCommitment: string;
                     };
@@ -6634,6 +6654,7 @@ export interface operations {
              *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
              *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             *     - `unreadable_address`: Custody cannot open the sealed address: it is sealed to a key custody does not hold, or for another owner, chain or Redemptions contract, or it was altered. Nothing was signed, queued or burned; seal the address to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.
              *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `wrong_network`: An address of the other Zcash network (mainnet in sandbox, testnet in production). Nothing was burned; send a usable shielded address of this environment's network.
@@ -6642,7 +6663,7 @@ export interface operations {
              *     - `no_shielded_receiver`: A Unified Address without a Sapling or Orchard receiver. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `unsupported_address`: A valid address custody's wallet cannot pay (a Revision 1 or over-long Unified Address). Nothing was burned; send a usable shielded address of this environment's network.
              *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
-             *     - `non_canonical_address`: Sign and send the withdrawal address in lower case, as `canonical` shows.
+             *     - `non_canonical_address`: Seal the withdrawal address in lower case, as `canonical` shows (the SDKs' sealAddress does).
              *     - `payout_too_small`: ZEC paid to a Zcash address is below REDEMPTION_MIN_ZAT, less than a shielded payment costs: take more, or release into a note.
              */
             422: {
@@ -6701,10 +6722,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note) */
+                    /** @description Where the ZEC goes: a sealed shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note) */
                     destination: {
-                        /** @description Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case */
-                        zcashAddress: string;
+                        /** @description A shielded Zcash address (custody pays it), sealed to the seal key of GET /v1/relay for the payout's owner: the position's owner, or the liquidator for a liquidation */
+                        sealedAddress: string;
                     } | {
                         noteCommitment: string;
                     };
@@ -6842,6 +6863,7 @@ export interface operations {
              *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
              *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             *     - `unreadable_address`: Custody cannot open the sealed address: it is sealed to a key custody does not hold, or for another owner, chain or Redemptions contract, or it was altered. Nothing was signed, queued or burned; seal the address to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.
              *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `wrong_network`: An address of the other Zcash network (mainnet in sandbox, testnet in production). Nothing was burned; send a usable shielded address of this environment's network.
@@ -6850,7 +6872,7 @@ export interface operations {
              *     - `no_shielded_receiver`: A Unified Address without a Sapling or Orchard receiver. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `unsupported_address`: A valid address custody's wallet cannot pay (a Revision 1 or over-long Unified Address). Nothing was burned; send a usable shielded address of this environment's network.
              *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
-             *     - `non_canonical_address`: Sign and send the withdrawal address in lower case, as `canonical` shows.
+             *     - `non_canonical_address`: Seal the withdrawal address in lower case, as `canonical` shows (the SDKs' sealAddress does).
              */
             422: {
                 headers: {
@@ -6910,10 +6932,10 @@ export interface operations {
                 "application/json": {
                     /** @description Whose ZSD repays the debt: the liquidator, who signs and takes the collateral */
                     liquidator: string;
-                    /** @description Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note) */
+                    /** @description Where the ZEC goes: a sealed shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note) */
                     destination: {
-                        /** @description Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case */
-                        zcashAddress: string;
+                        /** @description A shielded Zcash address (custody pays it), sealed to the seal key of GET /v1/relay for the payout's owner: the position's owner, or the liquidator for a liquidation */
+                        sealedAddress: string;
                     } | {
                         noteCommitment: string;
                     };
@@ -7051,6 +7073,7 @@ export interface operations {
              *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
              *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             *     - `unreadable_address`: Custody cannot open the sealed address: it is sealed to a key custody does not hold, or for another owner, chain or Redemptions contract, or it was altered. Nothing was signed, queued or burned; seal the address to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.
              *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `wrong_network`: An address of the other Zcash network (mainnet in sandbox, testnet in production). Nothing was burned; send a usable shielded address of this environment's network.
@@ -7059,7 +7082,7 @@ export interface operations {
              *     - `no_shielded_receiver`: A Unified Address without a Sapling or Orchard receiver. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `unsupported_address`: A valid address custody's wallet cannot pay (a Revision 1 or over-long Unified Address). Nothing was burned; send a usable shielded address of this environment's network.
              *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
-             *     - `non_canonical_address`: Sign and send the withdrawal address in lower case, as `canonical` shows.
+             *     - `non_canonical_address`: Seal the withdrawal address in lower case, as `canonical` shows (the SDKs' sealAddress does).
              */
             422: {
                 headers: {
@@ -7457,8 +7480,8 @@ export interface operations {
                     };
                     /** @description [changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order */
                     publicSignals: string[];
-                    /** @description Where the note's ZEC is paid: the address the proof binds */
-                    zcashAddress: string;
+                    /** @description Where the note's ZEC is paid: the shielded address sealed to the seal key of GET /v1/relay for `owner`; the proof binds this sealed address (its keccak256) and the owner */
+                    sealedAddress: string;
                     /** @description The payout's owner, bound by the proof with the address: who may redirect the ZEC if custody cannot pay it (the SDK passes positionOwner(note), the key it derives from the note) */
                     owner: string;
                 };
@@ -7573,6 +7596,7 @@ export interface operations {
             };
             /**
              * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
+             *     - `unreadable_address`: Custody cannot open the sealed address: it is sealed to a key custody does not hold, or for another owner, chain or Redemptions contract, or it was altered. Nothing was signed, queued or burned; seal the address to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.
              *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `wrong_network`: An address of the other Zcash network (mainnet in sandbox, testnet in production). Nothing was burned; send a usable shielded address of this environment's network.
@@ -7581,7 +7605,7 @@ export interface operations {
              *     - `no_shielded_receiver`: A Unified Address without a Sapling or Orchard receiver. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `unsupported_address`: A valid address custody's wallet cannot pay (a Revision 1 or over-long Unified Address). Nothing was burned; send a usable shielded address of this environment's network.
              *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
-             *     - `non_canonical_address`: Sign and send the withdrawal address in lower case, as `canonical` shows.
+             *     - `non_canonical_address`: Seal the withdrawal address in lower case, as `canonical` shows (the SDKs' sealAddress does).
              *     - `payout_too_small`: ZEC paid to a Zcash address is below REDEMPTION_MIN_ZAT, less than a shielded payment costs: take more, or release into a note.
              *     - `binding_mismatch`: The proof's binding hash is not that of this recipient, relayer, fee and amount on this chain's minter: prove again with the values you send.
              *     - `invalid_proof`: The proof does not verify against the collateral circuit.

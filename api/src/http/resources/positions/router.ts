@@ -22,6 +22,9 @@ import {
 const TAG = "Positions";
 const OWNER = "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF";
 const ZCASH = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+/** ZCASH sealed to the development key for OWNER on the local chain (examples are fixed text). */
+const SEALED =
+  "0x01000000017bb86b79cb494fa4511c1c6c0442d61344d131fc00e2f295d1727b04e5a8fe28d207e8ed25bf468ced0b14f67fccb8a04f6e67c2d1c1da704816dcaaec917e61463c1d4d4adbcb9f3cfe7353499a122b8f427dd8dacb8b183df14ede5da6e2b698da9fce97bb14483f4bcd40ab1263fabe132b458f92997af974904a5b755ce6e29422b78730afc83116b549cf1a6c7528282def";
 const SIGNATURE = `0x${"5f".repeat(64)}1b`;
 const TX = "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0";
 const FIELD = "4923775312096713460294711538476215398812345678901234567890123456789012345";
@@ -103,7 +106,7 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
             types: {
               Close: [
                 { name: "positionId", type: "uint256" },
-                { name: "zcashAddress", type: "string" },
+                { name: "sealedAddress", type: "bytes" },
                 { name: "noteCommitment", type: "uint256" },
                 { name: "nonce", type: "uint256" },
                 { name: "deadline", type: "uint256" },
@@ -191,11 +194,11 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
       requestExamples: {
         toAddress: {
           summary: "0.5 ZEC to a shielded address",
-          value: { amount: "0.5", destination: { zcashAddress: ZCASH }, deadline: 1772450100, signature: SIGNATURE },
+          value: { amount: "0.5", destination: { sealedAddress: SEALED }, deadline: 1772450100, signature: SIGNATURE },
         },
       },
       responses: accepted("Queued", { action: "withdraw", amount: "0.5", released: null, status: "queued" }),
-      problems: [...ACTION_PROBLEMS, ...ZCASH_ADDRESS_PROBLEM_CODES, "payout_too_small"],
+      problems: [...ACTION_PROBLEMS, "unreadable_address", ...ZCASH_ADDRESS_PROBLEM_CODES, "payout_too_small"],
       handler: async ({ params, body }, _req, res) => ({
         status: 202,
         body: await positions.request(accountOf(res), params.id, { action: "withdraw", ...body }),
@@ -217,7 +220,7 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
         },
       },
       responses: accepted("Queued", { status: "queued", released: null, payoutId: null, txHash: null }),
-      problems: [...ACTION_PROBLEMS, ...ZCASH_ADDRESS_PROBLEM_CODES],
+      problems: [...ACTION_PROBLEMS, "unreadable_address", ...ZCASH_ADDRESS_PROBLEM_CODES],
       handler: async ({ params, body }, _req, res) => ({
         status: 202,
         body: await positions.request(accountOf(res), params.id, { action: "close", ...body }),
@@ -237,14 +240,14 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
           summary: "The liquidator's ZSD repays; the seized ZEC is paid to its address",
           value: {
             liquidator: OWNER,
-            destination: { zcashAddress: ZCASH },
+            destination: { sealedAddress: SEALED },
             deadline: 1772450100,
             signature: SIGNATURE,
           },
         },
       },
       responses: accepted("Queued", { action: "liquidate", status: "queued", released: null }),
-      problems: [...ACTION_PROBLEMS, ...ZCASH_ADDRESS_PROBLEM_CODES],
+      problems: [...ACTION_PROBLEMS, "unreadable_address", ...ZCASH_ADDRESS_PROBLEM_CODES],
       handler: async ({ params, body }, _req, res) => ({
         status: 202,
         body: await positions.request(accountOf(res), params.id, { action: "liquidate", ...body }),
@@ -310,7 +313,7 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
       requestExamples: {
         withdraw: {
           summary: "3 ZEC of a note, to the address the proof binds",
-          value: { proof: PROOF, publicSignals: SIGNALS, zcashAddress: ZCASH, owner: OWNER },
+          value: { proof: PROOF, publicSignals: SIGNALS, sealedAddress: SEALED, owner: OWNER },
         },
       },
       responses: {
@@ -335,6 +338,7 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
         },
       },
       problems: [
+        "unreadable_address",
         ...ZCASH_ADDRESS_PROBLEM_CODES,
         "payout_too_small",
         "binding_mismatch",

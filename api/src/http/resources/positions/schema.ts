@@ -1,14 +1,15 @@
-import { ZCASH_ADDRESS_MAX_LENGTH } from "@zsd/sdk/zcash";
 import { z } from "zod";
 import { decimalAmount, prefixedId } from "../../formats.ts";
-import { collateralProof, evmAddress as address, fieldElement, holdSchema, zsdDecimal } from "../../schemas.ts";
+import {
+  collateralProof,
+  evmAddress as address,
+  fieldElement,
+  holdSchema,
+  sealedAddress,
+  zsdDecimal,
+} from "../../schemas.ts";
 
 const zecAmount = decimalAmount({ unit: "ZEC", integerDigits: 11, decimals: 8, example: "0.5" });
-const zcashAddress = z
-  .string()
-  .min(1)
-  .max(ZCASH_ADDRESS_MAX_LENGTH)
-  .describe("Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case");
 const signed = {
   deadline: z
     .number()
@@ -35,10 +36,19 @@ export const withdrawalParams = z.object({
 export const termsQuery = z.strictObject({ signer: address.describe("Who signs: the owner, payer or liquidator") });
 
 export const destination = z
-  .union([z.strictObject({ zcashAddress }), z.strictObject({ noteCommitment: fieldElement })])
+  .union([
+    z.strictObject({
+      sealedAddress: sealedAddress.describe(
+        "A shielded Zcash address (custody pays it), sealed to the seal key of GET /v1/relay for the payout's " +
+          "owner: the position's owner, or the liquidator for a liquidation",
+      ),
+    }),
+    z.strictObject({ noteCommitment: fieldElement }),
+  ])
   .describe(
-    "Where the ZEC goes: a shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) " +
-      "in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)",
+    "Where the ZEC goes: a sealed shielded Zcash address (custody pays it) or a new note " +
+      "Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment " +
+      "of a fresh note)",
   );
 
 export const repayBody = z.strictObject({
@@ -61,7 +71,10 @@ export const liquidateBody = z.strictObject({
 export const topUpBody = z.strictObject(collateralProof);
 export const withdrawalBody = z.strictObject({
   ...collateralProof,
-  zcashAddress: zcashAddress.describe("Where the note's ZEC is paid: the address the proof binds"),
+  sealedAddress: sealedAddress.describe(
+    "Where the note's ZEC is paid: the shielded address sealed to the seal key of GET /v1/relay for `owner`; the " +
+      "proof binds this sealed address (its keccak256) and the owner",
+  ),
   owner: address.describe(
     "The payout's owner, bound by the proof with the address: who may redirect the ZEC if custody cannot pay it " +
       "(the SDK passes positionOwner(note), the key it derives from the note)",
@@ -107,7 +120,14 @@ export const positionActionSchema = z
     action: z.enum(["repay", "withdraw", "close", "liquidate", "top_up"]),
     signer: z.string().nullable(),
     amount: z.string().nullable().describe("ZSD repaid, or ZEC withdrawn or added"),
-    destination: z.union([z.object({ zcashAddress: z.string() }), z.object({ noteCommitment: z.string() })]).nullable(),
+    destination: z
+      .union([
+        z
+          .object({ zcashAddress: z.string() })
+          .describe("The shielded address paid, as custody opened it (shown to the action's account only)"),
+        z.object({ noteCommitment: z.string() }),
+      ])
+      .nullable(),
     released: z.string().nullable().describe("ZEC that left the position, once confirmed"),
     noteIndex: z.string().nullable().describe("The new note's leaf index, when released into a note"),
     hold: holdSchema
@@ -125,7 +145,7 @@ export const withdrawalSchema = z
     object: z.literal("withdrawal"),
     withdrawalId: z.string(),
     amount: z.string().describe("ZEC paid out: the floor the proof spends (the rest stays as a change note)"),
-    zcashAddress: z.string(),
+    zcashAddress: z.string().describe("The shielded address paid, as custody opened it from the sealed address"),
     owner: z.string().nullable().describe("Who may redirect the payout if custody cannot pay it"),
     nullifierHash: z.string(),
     ...common,

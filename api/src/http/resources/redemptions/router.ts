@@ -15,8 +15,10 @@ import type { RedemptionService } from "../../../domain/redemptions.ts";
 import type { RedirectService } from "../../../domain/redirects.ts";
 
 const OWNER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
-const WITHDRAW_ADDRESS =
-  "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
+const WITHDRAW_ADDRESS = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+/** WITHDRAW_ADDRESS sealed to the development key for OWNER on the local chain (examples are fixed text). */
+const SEALED_ADDRESS =
+  "0x0100000001b8636e5cc49d402d117218d347c44cc0c1b429b55c0abdcabce864b22fa679564b8f3ec79cbade9c3b770fe3f5cacbbc923d6b1be9eea1dd3f3b3f990f086c39977bba900919c4b743ef41899ef7e2776ab38ca7be14907b120046188ce1cc2b06273663cd27690813a9a1c9fe0de24d0758cc89378d4f4c9355b8b8bf37a8ca06abbdd1f29eeb59f672c9879b2c349b9ac68875";
 
 const REDIRECT = {
   object: "payout_redirect" as const,
@@ -54,7 +56,7 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
           summary: "100 ZSD for ZEC, signed by the owner over the terms of GET /v1/redemptions/terms",
           value: {
             amount: "100.0",
-            withdrawAddress: WITHDRAW_ADDRESS,
+            sealedAddress: SEALED_ADDRESS,
             owner: OWNER,
             permit: {
               deadline: 1772450100,
@@ -92,6 +94,7 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
         },
       },
       problems: [
+        "unreadable_address",
         ...ZCASH_ADDRESS_PROBLEM_CODES,
         "price_stale",
         "redemption_too_small",
@@ -137,7 +140,7 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
                 Redeem: [
                   { name: "owner", type: "address" },
                   { name: "amount", type: "uint256" },
-                  { name: "withdrawAddress", type: "string" },
+                  { name: "sealedAddress", type: "bytes" },
                   { name: "nonce", type: "uint256" },
                   { name: "deadline", type: "uint256" },
                 ],
@@ -204,7 +207,7 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
       requestExamples: {
         address: {
           summary: "To another shielded address: a new payout, paid like any other",
-          value: { withdrawAddress: WITHDRAW_ADDRESS, deadline: 1772450100, signature: SIGNATURE },
+          value: { sealedAddress: SEALED_ADDRESS, deadline: 1772450100, signature: SIGNATURE },
         },
         note: {
           summary: "Into a fresh note (the SDK's noteCommitment of a new note), for a later private mint",
@@ -223,6 +226,7 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
         },
       },
       problems: [
+        "unreadable_address",
         ...ZCASH_ADDRESS_PROBLEM_CODES,
         "resource_not_found",
         "payout_not_failed",

@@ -1,15 +1,20 @@
-import { ZCASH_ADDRESS_MAX_LENGTH } from "@zsd/sdk/zcash";
 import { z } from "zod";
-import { evmAddress as address, fieldElement, holdSchema, zsdDecimal, zsdNumber } from "../../schemas.ts";
+import {
+  evmAddress as address,
+  fieldElement,
+  holdSchema,
+  sealedAddress,
+  zsdDecimal,
+  zsdNumber,
+} from "../../schemas.ts";
 import { prefixedId } from "../../formats.ts";
 
 export const redeemBody = z.strictObject({
   amount: z.union([zsdNumber, zsdDecimal]).describe("ZSD to burn, as a number or a decimal string"),
-  withdrawAddress: z
-    .string()
-    .min(1)
-    .max(ZCASH_ADDRESS_MAX_LENGTH)
-    .describe("Shielded Zcash address (Sapling or Unified) of this environment's network"),
+  sealedAddress: sealedAddress.describe(
+    "The shielded Zcash address (Sapling or Unified, of this environment's network, in lower case) sealed to the " +
+      "seal key of GET /v1/relay for `owner`: the chain and the request log see only this",
+  ),
   owner: address.describe("The holder whose tokens are burned"),
   permit: z
     .strictObject({
@@ -19,7 +24,8 @@ export const redeemBody = z.strictObject({
       s: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
     })
     .describe(
-      "The owner's EIP-712 Redeem(owner, amount, withdrawAddress, nonce, deadline) signature for the Redemptions contract",
+      "The owner's EIP-712 Redeem(owner, amount, bytes sealedAddress, nonce, deadline) signature for the Redemptions " +
+        "contract (EIP-712 signs the sealed address's keccak256)",
     ),
 });
 
@@ -27,13 +33,10 @@ export const redemptionIdParams = z.object({
   id: prefixedId("red", 20, "a redemption id"),
 });
 
-const zcashAddress = z
-  .string()
-  .min(1)
-  .max(ZCASH_ADDRESS_MAX_LENGTH)
-  .describe("Shielded Zcash address (Sapling or Unified) of this environment's network, in lower case");
 const redirectDestination = z.union([
-  z.object({ withdrawAddress: z.string() }),
+  z
+    .object({ withdrawAddress: z.string() })
+    .describe("The shielded address the held ZEC goes to, as custody opened it (shown to the payout's account only)"),
   z.object({ noteCommitment: z.string() }),
 ]);
 const redirectStatus = z.enum(["queued", "submitted", "confirmed", "failed"]);
@@ -79,16 +82,18 @@ const signed = {
     .regex(/^0x[0-9a-fA-F]{130}$/, "a 65-byte signature, 0x and 130 hex digits")
     .transform((s) => s as `0x${string}`)
     .describe(
-      "The payout owner's EIP-712 Redirect(uint256 id, string withdrawAddress, uint256 noteCommitment, uint256 nonce, " +
+      "The payout owner's EIP-712 Redirect(uint256 id, bytes sealedAddress, uint256 noteCommitment, uint256 nonce, " +
         'uint256 deadline) on the Redemptions domain ("ZSD Redemptions", "1"), at the owner\'s nonce ' +
-        '(GET /v1/redemptions/terms); withdrawAddress is "" for a note, noteCommitment 0 for an address',
+        '(GET /v1/redemptions/terms); sealedAddress is empty ("0x") for a note, noteCommitment 0 for an address',
     ),
 };
 
 export const redirectBody = z
   .union([
     z.strictObject({
-      withdrawAddress: zcashAddress.describe("The shielded address to pay the held ZEC to"),
+      sealedAddress: sealedAddress.describe(
+        "The shielded address to pay the held ZEC to, sealed to the seal key of GET /v1/relay for the payout's owner",
+      ),
       ...signed,
     }),
     z.strictObject({
@@ -98,7 +103,7 @@ export const redirectBody = z
       ...signed,
     }),
   ])
-  .describe("Exactly one destination: withdrawAddress or noteCommitment");
+  .describe("Exactly one destination: sealedAddress or noteCommitment");
 
 export const payoutRedirectSchema = z
   .object({
@@ -139,7 +144,9 @@ export const redemptionSchema = z
       ),
     owner: z.string(),
     amount: z.string(),
-    withdrawAddress: z.string(),
+    withdrawAddress: z
+      .string()
+      .describe("The shielded address the ZEC is paid to, as custody opened it from the sealed address"),
     redemptionId: z.string().nullable().describe("The on-chain redemption id once burned"),
     zecDue: z.string().nullable(),
     txHash: z.string().nullable(),
@@ -199,7 +206,8 @@ export const termsSchema = z
         primaryType: z.string(),
       })
       .describe(
-        "EIP-712 domain, types and primary type; the message is {owner, amount, withdrawAddress, nonce, deadline}",
+        "EIP-712 domain, types and primary type; the message is {owner, amount, sealedAddress, nonce, deadline}, " +
+          "sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner",
       ),
   })
   .meta({ id: "RedemptionTerms" });

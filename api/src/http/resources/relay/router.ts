@@ -9,6 +9,7 @@ import type { Config } from "../../../config.ts";
 import { formatUnits } from "viem";
 import { stableMinterAbi } from "@zsd/sdk";
 import { formatPrice } from "@zsd/sdk/units";
+import { SEAL_ALGORITHM } from "@zsd/sdk/seal";
 import { type AnyRoute, route } from "../../routes.ts";
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
@@ -44,6 +45,18 @@ const relaySchema = z
       wasm: artifactSchema,
       zkey: artifactSchema.describe("The Groth16 proving key"),
     }),
+    sealKey: z
+      .object({
+        keyId: z.number().int().describe("The key id a sealed address names (uint32)"),
+        publicKey: z.string().describe("Custody's X25519 public key, 0x and 64 hex digits"),
+        algorithm: z.literal(SEAL_ALGORITHM),
+      })
+      .nullable()
+      .describe(
+        "The key withdraw addresses are sealed to (read from the Redemptions contract, where governance sets it): " +
+          "seal each address for its payout's owner, this chain and the Redemptions contract (sealAddress in the " +
+          "SDKs); null without a deployment",
+      ),
     minting: z
       .object({
         minCollateralRatio: z
@@ -113,6 +126,11 @@ export function relayRoutes(config: Config, chain: Chain | undefined, relayer: s
               zkey: { url: "/v1/relay/circuit/collateral.zkey", sha256: "c41b…", bytes: 11_785_310 },
             },
             minting: { minCollateralRatio: "1.5", zecUsdPrice: "50", priceAgeSeconds: 12, maxPriceAgeSeconds: 3600 },
+            sealKey: {
+              keyId: 1,
+              publicKey: "0x59f9e43d51c8fc0810bb60a98f4b9cab04b721719f8ed8e8b7c04bce5c81cd58",
+              algorithm: SEAL_ALGORITHM,
+            },
           },
         },
       },
@@ -121,6 +139,7 @@ export function relayRoutes(config: Config, chain: Chain | undefined, relayer: s
         status: 200,
         body: {
           minting: chain ? await mintingTerms(chain) : null,
+          sealKey: chain ? { ...(await chain.currentSealKey()), algorithm: SEAL_ALGORITHM } : null,
           object: "relay",
           environment: config.ENVIRONMENT,
           chainId: chain?.deployment.chainId ?? null,
