@@ -20,21 +20,26 @@ import {IStableToken} from "./interfaces/IStableToken.sol";
 /// refunded into the positions (that would move collateral between them):
 /// its ZEC stays held for the owner, who redirects it to another address or
 /// into a note. The minter also queues here the ZEC released from positions
-/// and notes, so custody pays every shielded payout through one path.
+/// and notes, so custody pays every shielded payout through one path. Every
+/// payout names its address sealed to custody's seal key (see IRedemptions):
+/// this is the one place that checks the envelope and keeps the keys.
 contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, ReentrancyGuard {
     bytes32 public constant ATTESTOR_ROLE = keccak256("ATTESTOR_ROLE");
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
     bytes32 public constant REDEEM_TYPEHASH = keccak256(
-        "Redeem(address owner,uint256 amount,string withdrawAddress,uint256 nonce,uint256 deadline)"
+        "Redeem(address owner,uint256 amount,bytes sealedAddress,uint256 nonce,uint256 deadline)"
     );
     bytes32 public constant REDIRECT_TYPEHASH = keccak256(
-        "Redirect(uint256 id,string withdrawAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
+        "Redirect(uint256 id,bytes sealedAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
     );
+    /// @notice Envelope v1 is 65 bytes around an address of 1..512 bytes.
+    uint256 public constant SEALED_ADDRESS_MIN_LENGTH = 66;
+    uint256 public constant SEALED_ADDRESS_MAX_LENGTH = 577;
 
     uint256 private constant BPS = 10_000;
     uint256 private constant MAX_FEE_BPS = 1_000;
-    /// @dev Unified addresses with several receivers stay well below this.
-    uint256 private constant MAX_ADDRESS_LENGTH = 512;
+    uint8 private constant SEAL_VERSION = 1;
+    uint256 private constant MAX_SEAL_KEY_GRACE = 90 days;
 
     IStableToken public immutable token;
     ICollateralRegistry public immutable registry;
@@ -45,6 +50,11 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
     uint256 public pendingZatDue;
     uint256 public redemptionCount;
     mapping(uint256 id => Redemption) private _redemptions;
+    /// @inheritdoc IRedemptions
+    uint32 public currentSealKeyId;
+    /// @inheritdoc IRedemptions
+    uint256 public sealKeyGraceSeconds;
+    mapping(uint32 keyId => SealKey) private _sealKeys;
 
     constructor(
         address admin,
@@ -53,27 +63,31 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         IStableToken token_,
         ICollateralRegistry registry_,
         IStableMinter minter_,
-        uint256 redemptionFeeBps_
+        uint256 redemptionFeeBps_,
+        uint32 sealKeyId_,
+        bytes32 sealPublicKey_
     ) EIP712("ZSD Redemptions", "1") {
         token = token_;
         registry = registry_;
         minter = minter_;
         _setRedemptionFee(redemptionFeeBps_);
+        _setSealKeyGrace(7 days);
+        _setSealKey(sealKeyId_, sealPublicKey_);
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
         _grantRole(ATTESTOR_ROLE, attestor);
         _grantRole(PAUSER_ROLE, pauser);
     }
 
     /// @inheritdoc IRedemptions
-    function redeem(uint256 amount, string calldata withdrawAddress) external returns (uint256) {
-        return _redeem(msg.sender, amount, withdrawAddress);
+    function redeem(uint256 amount, bytes calldata sealedAddress) external returns (uint256) {
+        return _redeem(msg.sender, amount, sealedAddress);
     }
 
     /// @inheritdoc IRedemptions
     function redeemWithPermit(
         address owner,
         uint256 amount,
-        string calldata withdrawAddress,
+        bytes calldata sealedAddress,
         uint256 deadline,
         uint8 v,
         bytes32 r,
@@ -81,26 +95,27 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
     ) external returns (uint256) {
         if (block.timestamp > deadline) revert ExpiredSignature(deadline);
         bytes32 structHash = keccak256(
-            abi.encode(REDEEM_TYPEHASH, owner, amount, keccak256(bytes(withdrawAddress)), _useNonce(owner), deadline)
+            abi.encode(REDEEM_TYPEHASH, owner, amount, keccak256(sealedAddress), _useNonce(owner), deadline)
         );
         bytes32 digest = _hashTypedDataV4(structHash);
         // SignatureChecker also accepts ERC-1271 smart-contract wallets.
         if (!SignatureChecker.isValidSignatureNow(owner, digest, abi.encodePacked(r, s, v))) {
             revert InvalidSignature(owner);
         }
-        return _redeem(owner, amount, withdrawAddress);
+        return _redeem(owner, amount, sealedAddress);
     }
 
     /// @inheritdoc IRedemptions
     function requestPayout(
         address beneficiary,
         uint256 zatDue,
-        string calldata withdrawAddress
+        bytes calldata sealedAddress
     ) external nonReentrant returns (uint256 id) {
         if (msg.sender != address(minter)) revert CallerNotMinter(msg.sender);
         if (zatDue == 0 || zatDue > type(uint64).max) revert InvalidAmount(zatDue);
+        _checkSealedAddress(sealedAddress);
         pendingZatDue += zatDue;
-        id = _queuePayout(beneficiary, zatDue, withdrawAddress);
+        id = _queuePayout(beneficiary, zatDue, sealedAddress);
     }
 
     /// @inheritdoc IRedemptions
@@ -123,16 +138,16 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
     /// @inheritdoc IRedemptions
     function redirect(
         uint256 id,
-        string calldata withdrawAddress,
+        bytes calldata sealedAddress,
         uint256 noteCommitment
     ) external nonReentrant returns (uint256) {
-        return _redirect(id, withdrawAddress, noteCommitment, msg.sender);
+        return _redirect(id, sealedAddress, noteCommitment, msg.sender);
     }
 
     /// @inheritdoc IRedemptions
     function redirectWithSig(
         uint256 id,
-        string calldata withdrawAddress,
+        bytes calldata sealedAddress,
         uint256 noteCommitment,
         uint256 deadline,
         bytes calldata signature
@@ -140,19 +155,12 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         if (block.timestamp > deadline) revert RedirectSignatureExpired(deadline);
         address owner = _redemptions[id].owner;
         bytes32 structHash = keccak256(
-            abi.encode(
-                REDIRECT_TYPEHASH,
-                id,
-                keccak256(bytes(withdrawAddress)),
-                noteCommitment,
-                _useNonce(owner),
-                deadline
-            )
+            abi.encode(REDIRECT_TYPEHASH, id, keccak256(sealedAddress), noteCommitment, _useNonce(owner), deadline)
         );
         if (!SignatureChecker.isValidSignatureNow(owner, _hashTypedDataV4(structHash), signature)) {
             revert InvalidRedirectSignature(owner);
         }
-        return _redirect(id, withdrawAddress, noteCommitment, owner);
+        return _redirect(id, sealedAddress, noteCommitment, owner);
     }
 
     /// @inheritdoc IRedemptions
@@ -176,6 +184,22 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
     }
 
     /// @inheritdoc IRedemptions
+    function setSealKey(uint32 keyId, bytes32 publicKey) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        _setSealKey(keyId, publicKey);
+    }
+
+    /// @inheritdoc IRedemptions
+    function setSealKeyGrace(uint256 graceSeconds) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        _setSealKeyGrace(graceSeconds);
+    }
+
+    /// @inheritdoc IRedemptions
+    function sealKey(uint32 keyId) external view returns (bytes32 publicKey, uint64 retiresAt) {
+        SealKey storage key = _sealKeys[keyId];
+        return (key.publicKey, key.retiresAt);
+    }
+
+    /// @inheritdoc IRedemptions
     function pause() external onlyRole(PAUSER_ROLE) {
         _pause();
     }
@@ -188,11 +212,10 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
     function _redeem(
         address owner,
         uint256 amount,
-        string calldata withdrawAddress
+        bytes calldata sealedAddress
     ) private whenNotPaused nonReentrant returns (uint256 id) {
         if (amount == 0) revert InvalidAmount(0);
-        uint256 length = bytes(withdrawAddress).length;
-        if (length == 0 || length > MAX_ADDRESS_LENGTH) revert InvalidWithdrawAddress(length);
+        _checkSealedAddress(sealedAddress);
 
         // Only positions pay: the minter lowers their debt and collateral.
         (uint256 zatDue, uint256 feeZat, int256 price) = minter.redeemFromPositions(amount, redemptionFeeBps);
@@ -202,13 +225,13 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         pendingZatDue += zatDue;
         _redemptions[id] = Redemption({owner: owner, status: Status.Requested, zatDue: uint64(zatDue), amount: amount});
         token.burnForRedemption(owner, amount);
-        emit RedemptionRequested(id, owner, amount, zatDue, feeZat, price, withdrawAddress);
+        emit RedemptionRequested(id, owner, amount, zatDue, feeZat, price, sealedAddress, keccak256(sealedAddress));
     }
 
     function _queuePayout(
         address beneficiary,
         uint256 zatDue,
-        string calldata withdrawAddress
+        bytes calldata sealedAddress
     ) private returns (uint256 id) {
         id = ++redemptionCount;
         _redemptions[id] = Redemption({
@@ -217,28 +240,28 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
             zatDue: uint64(zatDue),
             amount: 0
         });
-        emit RedemptionRequested(id, beneficiary, 0, zatDue, 0, 0, withdrawAddress);
+        emit RedemptionRequested(id, beneficiary, 0, zatDue, 0, 0, sealedAddress, keccak256(sealedAddress));
     }
 
     /// @dev The held ZEC moves as a whole to one place the owner names; the
     /// failed record stays as it was paid nothing.
     function _redirect(
         uint256 id,
-        string calldata withdrawAddress,
+        bytes calldata sealedAddress,
         uint256 noteCommitment,
         address caller
     ) private returns (uint256 newId) {
         Redemption storage redemption = _redemptions[id];
         if (redemption.status != Status.Failed) revert PayoutNotFailed(id, redemption.status);
         if (caller != redemption.owner) revert NotPayoutOwner(id, caller);
-        uint256 length = bytes(withdrawAddress).length;
-        if ((length != 0) == (noteCommitment != 0)) revert InvalidRedirectDestination();
+        bool toAddress = sealedAddress.length != 0;
+        if (toAddress == (noteCommitment != 0)) revert InvalidRedirectDestination();
         redemption.status = Status.Redirected;
         uint256 zatDue = redemption.zatDue;
         uint256 noteIndex;
-        if (length != 0) {
-            if (length > MAX_ADDRESS_LENGTH) revert InvalidWithdrawAddress(length);
-            newId = _queuePayout(caller, zatDue, withdrawAddress);
+        if (toAddress) {
+            _checkSealedAddress(sealedAddress);
+            newId = _queuePayout(caller, zatDue, sealedAddress);
         } else {
             pendingZatDue -= zatDue;
             noteIndex = registry.insertNote(noteCommitment, zatDue);
@@ -249,6 +272,42 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
     function _pending(uint256 id) private view returns (Redemption storage redemption) {
         redemption = _redemptions[id];
         if (redemption.status != Status.Requested) revert RedemptionNotPending(id, redemption.status);
+    }
+
+    /// @dev The envelope's shape and key only: whether it opens (and for this
+    /// owner) is custody's check, which fails the payout when it does not.
+    function _checkSealedAddress(bytes calldata sealedAddress) private view {
+        uint256 length = sealedAddress.length;
+        if (length < SEALED_ADDRESS_MIN_LENGTH || length > SEALED_ADDRESS_MAX_LENGTH) {
+            revert InvalidSealedAddress(length);
+        }
+        uint8 version = uint8(sealedAddress[0]);
+        if (version != SEAL_VERSION) revert UnsupportedSealVersion(version);
+        uint32 keyId = uint32(bytes4(sealedAddress[1:5]));
+        SealKey storage key = _sealKeys[keyId];
+        if (key.publicKey == bytes32(0)) revert UnknownSealKey(keyId);
+        uint64 retiresAt = key.retiresAt;
+        if (retiresAt != 0 && block.timestamp >= retiresAt) revert SealKeyRetired(keyId, retiresAt);
+    }
+
+    function _setSealKey(uint32 keyId, bytes32 publicKey) private {
+        if (keyId == 0 || publicKey == bytes32(0)) revert InvalidSealKey(keyId, publicKey);
+        if (_sealKeys[keyId].publicKey != bytes32(0)) revert SealKeyIdUsed(keyId);
+        uint32 previousKeyId = currentSealKeyId;
+        uint64 previousRetiresAt;
+        if (previousKeyId != 0) {
+            previousRetiresAt = uint64(block.timestamp + sealKeyGraceSeconds);
+            _sealKeys[previousKeyId].retiresAt = previousRetiresAt;
+        }
+        _sealKeys[keyId] = SealKey({publicKey: publicKey, retiresAt: 0});
+        currentSealKeyId = keyId;
+        emit SealKeySet(keyId, publicKey, previousKeyId, previousRetiresAt);
+    }
+
+    function _setSealKeyGrace(uint256 graceSeconds) private {
+        if (graceSeconds > MAX_SEAL_KEY_GRACE) revert InvalidParameter("sealKeyGraceSeconds", graceSeconds);
+        emit ParameterUpdated("sealKeyGraceSeconds", sealKeyGraceSeconds, graceSeconds);
+        sealKeyGraceSeconds = graceSeconds;
     }
 
     function _setRedemptionFee(uint256 feeBps) private {

@@ -31,13 +31,13 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         "Repay(uint256 positionId,uint256 amount,address payer,uint256 nonce,uint256 deadline)"
     );
     bytes32 public constant WITHDRAW_TYPEHASH = keccak256(
-        "WithdrawCollateral(uint256 positionId,uint256 amountZat,string zcashAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
+        "WithdrawCollateral(uint256 positionId,uint256 amountZat,bytes sealedAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
     );
     bytes32 public constant CLOSE_TYPEHASH = keccak256(
-        "Close(uint256 positionId,string zcashAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
+        "Close(uint256 positionId,bytes sealedAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
     );
     bytes32 public constant LIQUIDATE_TYPEHASH = keccak256(
-        "Liquidate(uint256 positionId,string zcashAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
+        "Liquidate(uint256 positionId,bytes sealedAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
     );
 
     uint256 private constant BPS = 10_000;
@@ -46,7 +46,6 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     uint256 private constant MAX_RATIO_BPS = 100_000;
     uint256 private constant MAX_BONUS_BPS = 2_000;
     uint256 private constant MAX_ROOT_AGE = 30 days;
-    uint256 private constant MAX_ADDRESS_LENGTH = 512;
     /// @dev Mints one `mintBatch` takes at most.
     uint256 private constant MAX_BATCH = 32;
     uint256 private constant MAX_REDISTRIBUTION_REWARD_BPS = 500;
@@ -199,13 +198,13 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     function withdrawNote(
         Proof calldata proof,
         NoteSpend calldata spend,
-        string calldata zcashAddress,
+        bytes calldata sealedAddress,
         address owner
     ) external whenNotPaused nonReentrant returns (uint256 payoutId) {
-        _checkAddress(zcashAddress);
         if (owner == address(0)) revert InvalidOwner(address(0));
-        _spend(proof, spend, withdrawBinding(zcashAddress, owner));
-        payoutId = redemptions.requestPayout(owner, spend.collateralFloorZat, zcashAddress);
+        _spend(proof, spend, withdrawBinding(sealedAddress, owner));
+        // Redemptions checks the envelope (an empty one included) for every payout.
+        payoutId = redemptions.requestPayout(owner, spend.collateralFloorZat, sealedAddress);
         emit NoteWithdrawn(spend.nullifierHash, spend.collateralFloorZat, payoutId);
     }
 
@@ -259,7 +258,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
                     WITHDRAW_TYPEHASH,
                     positionId,
                     amountZat,
-                    keccak256(bytes(to.zcashAddress)),
+                    keccak256(to.sealedAddress),
                     to.noteCommitment,
                     _useNonce(owner),
                     deadline
@@ -365,11 +364,10 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     }
 
     /// @inheritdoc IStableMinter
-    function withdrawBinding(string calldata zcashAddress, address owner) public view returns (uint256) {
+    function withdrawBinding(bytes calldata sealedAddress, address owner) public view returns (uint256) {
         return
-            uint256(
-                keccak256(abi.encode(block.chainid, address(this), "withdraw", keccak256(bytes(zcashAddress)), owner))
-            ) % SNARK_SCALAR_FIELD;
+            uint256(keccak256(abi.encode(block.chainid, address(this), "withdraw", keccak256(sealedAddress), owner))) %
+            SNARK_SCALAR_FIELD;
     }
 
     /// @inheritdoc IStableMinter
@@ -639,13 +637,12 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         Destination calldata to,
         uint256 collateralLeft
     ) private {
-        bool toAddress = bytes(to.zcashAddress).length != 0;
+        bool toAddress = to.sealedAddress.length != 0;
         if (toAddress == (to.noteCommitment != 0)) revert InvalidDestination();
         uint256 payoutId;
         uint256 noteIndex;
         if (toAddress) {
-            _checkAddress(to.zcashAddress);
-            payoutId = redemptions.requestPayout(beneficiary, amountZat, to.zcashAddress);
+            payoutId = redemptions.requestPayout(beneficiary, amountZat, to.sealedAddress);
         } else {
             noteIndex = registry.insertNote(to.noteCommitment, amountZat);
         }
@@ -682,17 +679,12 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
                 abi.encode(
                     typehash,
                     positionId,
-                    keccak256(bytes(to.zcashAddress)),
+                    keccak256(to.sealedAddress),
                     to.noteCommitment,
                     _useNonce(signer),
                     deadline
                 )
             );
-    }
-
-    function _checkAddress(string calldata zcashAddress) private pure {
-        uint256 length = bytes(zcashAddress).length;
-        if (length == 0 || length > MAX_ADDRESS_LENGTH) revert IRedemptions.InvalidWithdrawAddress(length);
     }
 
     /// @dev The freshness rule is the registry's (isValidRoot), also asked by

@@ -28,6 +28,7 @@ import {
   LOCAL_CHAIN_ID,
   zsdChain,
 } from "@zsd/sdk/deployment";
+import { DEV_SEAL_KEY, type SealKey } from "@zsd/sdk/seal";
 import { linkBytecode, readArtifact } from "./lib/artifacts.ts";
 import { LOCAL_ROLES, hardhatAccount } from "./lib/accounts.ts";
 import { DEPLOYMENTS_DIR } from "./lib/paths.ts";
@@ -71,18 +72,27 @@ export interface DeployOptions {
   deployer: Account;
   roles: DeploymentRoles;
   parameters?: Partial<DeployParameters>;
+  /**
+   * Custody's first seal key (X25519), to which withdraw addresses are sealed.
+   * Defaults to the public development key on a local chain; required elsewhere.
+   */
+  sealKey?: SealKey;
   /** Write deployments/<network>.json (default true). */
   write?: boolean;
 }
 
+/** The manifest with the seal key custody started with (the chain has the current one). */
+export type DeployedSystem = Deployment & { sealKey: SealKey };
+
 const role = (name: string): Hex => keccak256(toHex(name));
 const DEFAULT_ADMIN_ROLE: Hex = `0x${"00".repeat(32)}`;
 
-export async function deploy(options: DeployOptions): Promise<Deployment> {
+export async function deploy(options: DeployOptions): Promise<DeployedSystem> {
   const p = { ...DEFAULT_PARAMETERS, ...options.parameters };
   const transport = http(options.rpcUrl);
   const publicClient = createPublicClient({ transport });
   const chainId = await publicClient.getChainId();
+  const sealKey = resolveSealKey(options.sealKey, chainId === LOCAL_CHAIN_ID);
   const chain = zsdChain({ chainId, network: options.network }, options.rpcUrl);
   const wallet = createWalletClient({ account: options.deployer, chain, transport });
   const deployer = options.deployer.address;
@@ -147,6 +157,8 @@ export async function deploy(options: DeployOptions): Promise<Deployment> {
     registry,
     minter,
     p.redemptionFeeBps,
+    sealKey.keyId,
+    sealKey.publicKey,
   ]);
   const governanceToken = await create("GovernanceToken", [governanceHolder, p.governanceSupply]);
   // Anyone may execute a passed, queued proposal; only the governor proposes.
@@ -181,11 +193,12 @@ export async function deploy(options: DeployOptions): Promise<Deployment> {
   }
   await call("StableTimelock", "renounceRole", [DEFAULT_ADMIN_ROLE, deployer]);
 
-  const deployment: Deployment = {
+  const deployment: DeployedSystem = {
     network: options.network,
     chainId,
     deployer,
     roles: options.roles,
+    sealKey,
     parameters: Object.fromEntries(
       Object.entries(p).map(([k, v]) => [k, typeof v === "bigint" ? v.toString() : v]),
     ) as Deployment["parameters"],
@@ -196,6 +209,24 @@ export async function deploy(options: DeployOptions): Promise<Deployment> {
     writeFileSync(join(DEPLOYMENTS_DIR, `${options.network}.json`), JSON.stringify(deployment, null, 2) + "\n");
   }
   return deployment;
+}
+
+/**
+ * The seal key to deploy with: the one given, else the development key on a
+ * local chain only (its secret is public, like Hardhat's mnemonic).
+ */
+export function resolveSealKey(given: SealKey | undefined, local: boolean): SealKey {
+  if (given) {
+    if (!Number.isInteger(given.keyId) || given.keyId < 1 || given.keyId > 0xffffffff) {
+      throw new Error(`seal key id ${given.keyId} is not a uint32 above 0`);
+    }
+    if (!/^0x[0-9a-fA-F]{64}$/.test(given.publicKey) || /^0x0{64}$/.test(given.publicKey)) {
+      throw new Error(`seal public key ${given.publicKey} is not a non-zero 32-byte hex value`);
+    }
+    return { keyId: given.keyId, publicKey: given.publicKey };
+  }
+  if (!local) throw new Error("a seal key (SEAL_KEY_ID and SEAL_PUBLIC_KEY) is required outside a local chain");
+  return { keyId: DEV_SEAL_KEY.keyId, publicKey: DEV_SEAL_KEY.publicKey };
 }
 
 /** Roles and deployer from the environment, or Hardhat's accounts on a local chain. */
@@ -228,8 +259,14 @@ async function main() {
   const rpcUrl = values["rpc-url"] ?? process.env.RPC_URL ?? "http://127.0.0.1:8545";
   const chainId = await createPublicClient({ transport: http(rpcUrl) }).getChainId();
   const { deployer, roles } = resolveAccounts(process.env, chainId === LOCAL_CHAIN_ID);
-  const deployment = await deploy({ network, rpcUrl, deployer, roles });
+  const { SEAL_KEY_ID, SEAL_PUBLIC_KEY } = process.env;
+  const sealKey =
+    SEAL_KEY_ID || SEAL_PUBLIC_KEY
+      ? { keyId: Number(SEAL_KEY_ID), publicKey: (SEAL_PUBLIC_KEY ?? "") as Hex }
+      : undefined;
+  const deployment = await deploy({ network, rpcUrl, deployer, roles, sealKey });
   console.log(`deployed to ${network} (chain ${chainId}): deployments/${network}.json`);
+  console.log(`  seal key ${deployment.sealKey.keyId}: ${deployment.sealKey.publicKey}`);
   for (const [name, record] of Object.entries(deployment.contracts))
     console.log(`  ${name.padEnd(20)} ${record.address}`);
 }

@@ -4,6 +4,12 @@ pragma solidity 0.8.30;
 import {IGovernedParameters} from "./IGovernedParameters.sol";
 
 /// @title Burns the stable token and tracks the ZEC payout to a shielded Zcash address.
+/// @notice Withdraw addresses arrive sealed: the address encrypted to custody's
+/// X25519 seal key (envelope v1: version 0x01 | keyId uint32 BE | ephemeral
+/// public key (32) | nonce (12) | ChaCha20-Poly1305 ciphertext and tag), so
+/// the chain never shows it. The contract checks the envelope's shape and key;
+/// whether it opens only custody can tell (it fails the payout as
+/// "unreadable_address" when it does not).
 interface IRedemptions is IGovernedParameters {
     enum Status {
         None,
@@ -22,8 +28,24 @@ interface IRedemptions is IGovernedParameters {
         uint256 amount;
     }
 
+    /// @notice A custody seal key: `retiresAt` is 0 while it is current, else
+    /// the time from which envelopes sealed to it are refused.
+    struct SealKey {
+        bytes32 publicKey;
+        uint64 retiresAt;
+    }
+
     error InvalidAmount(uint256 amount);
-    error InvalidWithdrawAddress(uint256 length);
+    /// @notice A sealed address is 66..577 bytes (65 of envelope around a 1..512-byte address).
+    error InvalidSealedAddress(uint256 length);
+    error UnsupportedSealVersion(uint8 version);
+    error UnknownSealKey(uint32 keyId);
+    /// @notice The envelope names a key rotated out whose grace period ended at `retiredAt`.
+    error SealKeyRetired(uint32 keyId, uint64 retiredAt);
+    /// @notice Key id 0 and the zero public key are refused.
+    error InvalidSealKey(uint32 keyId, bytes32 publicKey);
+    /// @notice A key id is used once, so an envelope's key id names one key forever.
+    error SealKeyIdUsed(uint32 keyId);
     error RedemptionTooSmall(uint256 amount);
     error RedemptionNotPending(uint256 id, Status status);
     error ExpiredSignature(uint256 deadline);
@@ -37,7 +59,8 @@ interface IRedemptions is IGovernedParameters {
     error RedirectSignatureExpired(uint256 deadline);
     error InvalidRedirectSignature(address owner);
 
-    /// @notice `amount` was burned; custody owes `zatDue` to `withdrawAddress`.
+    /// @notice `amount` was burned; custody owes `zatDue` to the address sealed in
+    /// `sealedAddress` (its keccak256 in `sealedAddressHash`, for custody's replay check).
     event RedemptionRequested(
         uint256 indexed id,
         address indexed owner,
@@ -45,7 +68,8 @@ interface IRedemptions is IGovernedParameters {
         uint256 zatDue,
         uint256 feeZat,
         int256 price,
-        string withdrawAddress
+        bytes sealedAddress,
+        bytes32 sealedAddressHash
     );
     /// @notice Custody paid the redemption in Zcash transaction `zcashTxId`.
     event RedemptionCompleted(uint256 indexed id, bytes32 zcashTxId, uint256 zatPaid);
@@ -54,19 +78,23 @@ interface IRedemptions is IGovernedParameters {
     event RedemptionFailed(uint256 indexed id, address indexed owner, uint256 zatHeld, string reason);
     /// @notice The owner redirected failed payout `id`: to new payout `newId`, or into the note at `noteIndex`.
     event PayoutRedirected(uint256 indexed id, uint256 newId, uint256 noteIndex);
+    /// @notice `keyId` became custody's current seal key; `previousKeyId` keeps
+    /// being accepted until `previousRetiresAt` (both 0 for the first key).
+    event SealKeySet(uint32 indexed keyId, bytes32 publicKey, uint32 previousKeyId, uint64 previousRetiresAt);
 
-    /// @notice Burns `amount` of the caller's tokens and records a redemption to `withdrawAddress`.
+    /// @notice Burns `amount` of the caller's tokens and records a redemption to
+    /// the address sealed in `sealedAddress` (for the caller as owner).
     /// @return id The redemption id.
-    function redeem(uint256 amount, string calldata withdrawAddress) external returns (uint256 id);
+    function redeem(uint256 amount, bytes calldata sealedAddress) external returns (uint256 id);
 
     /// @notice Same as `redeem` for `owner`, authorised by the owner's EIP-712
-    /// `Redeem(owner, amount, withdrawAddress, nonce, deadline)` signature, so a
-    /// relayer can submit it. The signature covers the Zcash address: a plain
-    /// EIP-2612 permit would not, and a relayer could redirect the ZEC.
+    /// `Redeem(owner, amount, sealedAddress, nonce, deadline)` signature, so a
+    /// relayer can submit it. The signature covers the sealed address's hash: a
+    /// plain EIP-2612 permit would not, and a relayer could redirect the ZEC.
     function redeemWithPermit(
         address owner,
         uint256 amount,
-        string calldata withdrawAddress,
+        bytes calldata sealedAddress,
         uint256 deadline,
         uint8 v,
         bytes32 r,
@@ -78,7 +106,7 @@ interface IRedemptions is IGovernedParameters {
     function requestPayout(
         address beneficiary,
         uint256 zatDue,
-        string calldata withdrawAddress
+        bytes calldata sealedAddress
     ) external returns (uint256 id);
 
     /// @notice Marks a redemption paid with the Zcash transaction id. Attestor role only.
@@ -89,20 +117,20 @@ interface IRedemptions is IGovernedParameters {
     function failRedemption(uint256 id, string calldata reason) external;
 
     /// @notice Sends a failed payout's ZEC, as the owner chooses, to another
-    /// Zcash address (a new payout) or into a new note `Poseidon(zatDue, noteCommitment)`
-    /// (exactly one of the two). Owner only.
+    /// sealed Zcash address (a new payout) or into a new note `Poseidon(zatDue, noteCommitment)`
+    /// (exactly one of the two; `sealedAddress` empty for a note). Owner only.
     /// @return newId The new payout, or 0 for a note.
     function redirect(
         uint256 id,
-        string calldata withdrawAddress,
+        bytes calldata sealedAddress,
         uint256 noteCommitment
     ) external returns (uint256 newId);
 
     /// @notice `redirect` authorised by the owner's EIP-712
-    /// `Redirect(id, withdrawAddress, noteCommitment, nonce, deadline)` signature.
+    /// `Redirect(id, sealedAddress, noteCommitment, nonce, deadline)` signature.
     function redirectWithSig(
         uint256 id,
-        string calldata withdrawAddress,
+        bytes calldata sealedAddress,
         uint256 noteCommitment,
         uint256 deadline,
         bytes calldata signature
@@ -119,6 +147,23 @@ interface IRedemptions is IGovernedParameters {
 
     /// @notice Sets the redemption fee in basis points (at most 1000). Admin (timelock) only.
     function setRedemptionFee(uint256 feeBps) external;
+
+    /// @notice Makes `publicKey` (X25519) custody's current seal key under `keyId`;
+    /// the previous key keeps being accepted for `sealKeyGraceSeconds`, so requests
+    /// sealed just before the rotation still land. Admin (timelock) only.
+    function setSealKey(uint32 keyId, bytes32 publicKey) external;
+
+    /// @notice Sets how long a rotated-out seal key stays accepted (at most 90 days). Admin (timelock) only.
+    function setSealKeyGrace(uint256 graceSeconds) external;
+
+    /// @notice The key id new envelopes should name.
+    function currentSealKeyId() external view returns (uint32);
+
+    /// @notice Seconds a rotated-out seal key stays accepted.
+    function sealKeyGraceSeconds() external view returns (uint256);
+
+    /// @notice A seal key by id (`publicKey` 0 if unknown; `retiresAt` 0 while current).
+    function sealKey(uint32 keyId) external view returns (bytes32 publicKey, uint64 retiresAt);
 
     /// @notice Stops new redemptions. Pause-guardian role.
     function pause() external;

@@ -48,10 +48,11 @@ interface IStableMinter is IPriceConsumer {
         address owner;
     }
 
-    /// @notice Where released collateral goes: a shielded Zcash address paid by
-    /// custody, or (when `zcashAddress` is empty) a new note `Poseidon(amount, noteCommitment)`.
+    /// @notice Where released collateral goes: a shielded Zcash address, sealed to
+    /// custody's key (see IRedemptions), paid by custody; or (when `sealedAddress`
+    /// is empty) a new note `Poseidon(amount, noteCommitment)`.
     struct Destination {
-        string zcashAddress;
+        bytes sealedAddress;
         uint256 noteCommitment;
     }
 
@@ -176,14 +177,14 @@ interface IStableMinter is IPriceConsumer {
     /// @notice Spends a note to add `collateralFloorZat` to an open position. Anyone may submit.
     function topUp(Proof calldata proof, NoteSpend calldata spend, uint256 positionId) external;
 
-    /// @notice Spends a note to pay `collateralFloorZat` to a Zcash address: the way
-    /// out for ZEC that will never back a position. Anyone may submit.
+    /// @notice Spends a note to pay `collateralFloorZat` to the Zcash address sealed in
+    /// `sealedAddress`: the way out for ZEC that will never back a position. Anyone may submit.
     /// @param owner Bound by the proof: who may redirect the payout if custody cannot make it.
     /// @return payoutId The Redemptions record custody pays.
     function withdrawNote(
         Proof calldata proof,
         NoteSpend calldata spend,
-        string calldata zcashAddress,
+        bytes calldata sealedAddress,
         address owner
     ) external returns (uint256 payoutId);
 
@@ -205,7 +206,7 @@ interface IStableMinter is IPriceConsumer {
     function withdrawCollateral(uint256 positionId, uint256 amountZat, Destination calldata to) external;
 
     /// @notice `withdrawCollateral` authorised by the owner's EIP-712
-    /// `WithdrawCollateral(positionId, amountZat, zcashAddress, noteCommitment, nonce, deadline)` signature.
+    /// `WithdrawCollateral(positionId, amountZat, sealedAddress, noteCommitment, nonce, deadline)` signature.
     function withdrawCollateralWithSig(
         uint256 positionId,
         uint256 amountZat,
@@ -219,7 +220,7 @@ interface IStableMinter is IPriceConsumer {
     function close(uint256 positionId, Destination calldata to) external;
 
     /// @notice `close` authorised by the owner's EIP-712
-    /// `Close(positionId, zcashAddress, noteCommitment, nonce, deadline)` signature.
+    /// `Close(positionId, sealedAddress, noteCommitment, nonce, deadline)` signature.
     function closeWithSig(
         uint256 positionId,
         Destination calldata to,
@@ -232,7 +233,7 @@ interface IStableMinter is IPriceConsumer {
     function liquidate(uint256 positionId, Destination calldata to) external;
 
     /// @notice `liquidate` for `liquidator`, authorised by its EIP-712
-    /// `Liquidate(positionId, zcashAddress, noteCommitment, nonce, deadline)` signature.
+    /// `Liquidate(positionId, sealedAddress, noteCommitment, nonce, deadline)` signature.
     function liquidateWithSig(
         uint256 positionId,
         address liquidator,
@@ -272,8 +273,8 @@ interface IStableMinter is IPriceConsumer {
     /// @notice The top-up binding: `keccak256(abi.encode(chainid, minter, "topUp", positionId)) % p`.
     function topUpBinding(uint256 positionId) external view returns (uint256);
 
-    /// @notice The withdrawal binding: `keccak256(abi.encode(chainid, minter, "withdraw", keccak256(zcashAddress), owner)) % p`.
-    function withdrawBinding(string calldata zcashAddress, address owner) external view returns (uint256);
+    /// @notice The withdrawal binding: `keccak256(abi.encode(chainid, minter, "withdraw", keccak256(sealedAddress), owner)) % p`.
+    function withdrawBinding(bytes calldata sealedAddress, address owner) external view returns (uint256);
 
     /// @notice The position as of now.
     function getPosition(uint256 positionId) external view returns (PositionView memory);

@@ -5,19 +5,27 @@
 // charged an underwater position more than it held, a refund that landed on
 // a position opened after the whole supply was redeemed, a fee that rounded
 // to zero, and a close that took the system under its floor.
-import { parseEventLogs } from "viem";
+import { type Address, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
-import { type Note, closeTypedData, createNote, positionOwner, positionOwnerKey, releaseProver } from "@zsd/sdk";
-import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
+import { type Note, createNote, positionOwner, positionOwnerKey, releaseProver } from "@zsd/sdk";
+import {
+  type System,
+  ZEC,
+  ZSD,
+  accounts,
+  deploySystem,
+  expectRevert,
+  sealedCloseTypedData,
+  snapshots,
+} from "../helpers/fixtures.ts";
 import { checkBooks } from "../helpers/books.ts";
 
 const { alice, relayer, attestor, oracleUpdater, carol } = accounts;
 const UNPAYABLE = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
 const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
 const STATUS = { Open: 1, Liquidated: 2, Closed: 3 };
-const toAddress = (zcashAddress: string) => ({ zcashAddress, noteCommitment: 0n });
 
 describe("the books hold under the audit's sequences", () => {
   let s: System;
@@ -34,6 +42,11 @@ describe("the books hold under the audit's sequences", () => {
       .oracle.write.setPrice([usd * 100_000_000n])
       .then(s.receipt);
   const position = (id: bigint) => s.read.minter.read.getPosition([id]);
+  /** A payout of `owner` to `address`, sealed to custody's key. */
+  const toAddress = (address: string, owner: Address) => ({
+    sealedAddress: s.sealed(address, owner),
+    noteCommitment: 0n,
+  });
 
   /** Opens a position of `zat` collateral and `debt` ZSD; the ZSD goes to alice. */
   async function open(zat: bigint, debt: bigint) {
@@ -46,24 +59,26 @@ describe("the books hold under the audit's sequences", () => {
   }
 
   async function redeem(amount: bigint, to = UNPAYABLE) {
-    const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([amount, to]));
+    const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([amount, s.sealed(to, alice.address)]));
     const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
     return { receipt, id: requested!.args.id!, zatDue: requested!.args.zatDue!, feeZat: requested!.args.feeZat! };
   }
 
   async function closeAs(note: Note, id: bigint, zcashAddress: string) {
     const owner = privateKeyToAccount(positionOwnerKey(note));
-    const typed = closeTypedData(
+    const typed = sealedCloseTypedData(
       { chainId: s.chainId, verifyingContract: s.read.minter.address },
       {
         positionId: id,
-        ...toAddress(zcashAddress),
+        ...toAddress(zcashAddress, owner.address),
         nonce: await s.read.minter.read.nonces([owner.address]),
         deadline: (await s.publicClient.getBlock()).timestamp + 3600n,
       },
     );
     const signature = await owner.signTypedData(typed);
-    return s.as(relayer).minter.write.closeWithSig([id, toAddress(zcashAddress), typed.message.deadline, signature]);
+    return s
+      .as(relayer)
+      .minter.write.closeWithSig([id, toAddress(zcashAddress, owner.address), typed.message.deadline, signature]);
   }
 
   it("1. a failed payout moves no collateral between positions: it is held for the redeemer", async () => {
@@ -87,7 +102,9 @@ describe("the books hold under the audit's sequences", () => {
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(394_119_500n);
     await books();
     // The redeemer takes the held ZEC to another address, which custody pays.
-    const redirected = await s.receipt(await s.as(alice).redemptions.write.redirect([redeemed.id, OTHER, 0n]));
+    const redirected = await s.receipt(
+      await s.as(alice).redemptions.write.redirect([redeemed.id, s.sealed(OTHER, alice.address), 0n]),
+    );
     const [again] = parseEventLogs({ abi: redemptionsAbi, logs: redirected.logs, eventName: "RedemptionRequested" });
     await s.receipt(
       await s.as(attestor).redemptions.write.completeRedemption([again!.args.id!, `0x${"01".repeat(32)}`]),
@@ -136,9 +153,15 @@ describe("the books hold under the audit's sequences", () => {
     await books();
     // The depositor's whole note leaves.
     const owner = positionOwner(depositor);
-    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: OTHER, owner };
-    const out = await s.proveSpend({ note: depositor, amountZat: ZEC, collateralFloorZat: ZEC, binding });
-    await s.receipt(await s.as(relayer).minter.write.withdrawNote([out.proof, out.spend, OTHER, owner]));
+    const sealedAddress = s.sealed(OTHER, owner);
+    const out = await s.proveWithdraw({
+      note: depositor,
+      amountZat: ZEC,
+      collateralFloorZat: ZEC,
+      sealedAddress,
+      owner,
+    });
+    await s.receipt(await s.as(relayer).minter.write.withdrawNote([out.proof, out.spend, sealedAddress, owner]));
     expect(await s.read.registry.read.unmintedZat()).toBe(0n);
     await books();
   });
@@ -147,9 +170,11 @@ describe("the books hold under the audit's sequences", () => {
     const c = await open(8n * ZEC, 177n * ZSD);
     // Alone under 100% ($20: 90%), it has nobody to be spread over.
     await price(20n);
-    await expectRevert(s.as(carol).minter.write.redistribute([c.id, toAddress(OTHER)]), "NoDebtToRedistributeTo", [
-      c.id,
-    ]);
+    await expectRevert(
+      s.as(carol).minter.write.redistribute([c.id, toAddress(OTHER, carol.address)]),
+      "NoDebtToRedistributeTo",
+      [c.id],
+    );
     await price(50n);
     const redeemed = await redeem(177n * ZSD);
     expect(await s.read.minter.read.totalDebt()).toBe(0n);
@@ -158,7 +183,7 @@ describe("the books hold under the audit's sequences", () => {
     await s.receipt(await s.as(attestor).redemptions.write.failRedemption([redeemed.id, "unpayable_address"]));
     const d = await open(3n * ZEC, 50n * ZSD);
     expect(await position(d.id)).toMatchObject({ collateralZat: 3n * ZEC, debt: 50n * ZSD });
-    await s.receipt(await s.as(alice).redemptions.write.redirect([redeemed.id, "", 4242n]));
+    await s.receipt(await s.as(alice).redemptions.write.redirect([redeemed.id, "0x", 4242n]));
     expect(await position(d.id)).toMatchObject({ collateralZat: 3n * ZEC, debt: 50n * ZSD });
     // The held ZEC became a note; C's rest (8 ZEC less 3.52 ZEC paid) is free for its owner.
     expect(await s.read.registry.read.unmintedZat()).toBe(redeemed.zatDue);
@@ -208,9 +233,14 @@ describe("the books hold under the audit's sequences", () => {
     const a = await open(20n * ZEC, 100n * ZSD);
     const b = await open(4n * ZEC, 133n * ZSD);
     await price(34n); // B at 102.3%: liquidatable, not underwater
-    await expectRevert(s.as(carol).minter.write.redistribute([b.id, toAddress(OTHER)]), "PositionNotUnderwater");
+    await expectRevert(
+      s.as(carol).minter.write.redistribute([b.id, toAddress(OTHER, carol.address)]),
+      "PositionNotUnderwater",
+    );
     await price(28n); // B at 84.2%: a liquidator paying 133 ZSD for 4 ZEC ($112) would lose
-    const receipt = await s.receipt(await s.as(carol).minter.write.redistribute([b.id, toAddress(OTHER)]));
+    const receipt = await s.receipt(
+      await s.as(carol).minter.write.redistribute([b.id, toAddress(OTHER, carol.address)]),
+    );
     const [reward] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
     // 0.5% of B's 4 ZEC, paid to the keeper's address.
     expect(reward!.args).toMatchObject({ owner: carol.address, amount: 0n, zatDue: 2_000_000n });
@@ -230,7 +260,10 @@ describe("the books hold under the audit's sequences", () => {
     await redeem(ZSD, OTHER);
     await price(20n); // X at 60%, the system at 2080%
     // Spread over Y's dust, X's debt would multiply Y's rounding a hundred billion times.
-    await expectRevert(s.as(carol).minter.write.redistribute([x.id, toAddress(OTHER)]), "NoDebtToRedistributeTo");
+    await expectRevert(
+      s.as(carol).minter.write.redistribute([x.id, toAddress(OTHER, carol.address)]),
+      "NoDebtToRedistributeTo",
+    );
     const [xBefore, yBefore] = [await position(x.id), await position(y.id)];
     const redeemed = await redeem(98n * ZSD, OTHER);
     // Before, X was charged 4.8755 ZEC at par out of its 2.98 and the books fell short; a first
@@ -248,9 +281,15 @@ describe("the books hold under the audit's sequences", () => {
     await s.receipt(await s.as(alice).minter.write.repay([y.id, (await position(y.id)).debt]));
     await s.receipt(await closeAs(y.note, y.id, OTHER));
     const owner = positionOwner(bystander);
-    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: OTHER, owner };
-    const out = await s.proveSpend({ note: bystander, amountZat: 5n * ZEC, collateralFloorZat: 5n * ZEC, binding });
-    await s.receipt(await s.as(relayer).minter.write.withdrawNote([out.proof, out.spend, OTHER, owner]));
+    const sealedAddress = s.sealed(OTHER, owner);
+    const out = await s.proveWithdraw({
+      note: bystander,
+      amountZat: 5n * ZEC,
+      collateralFloorZat: 5n * ZEC,
+      sealedAddress,
+      owner,
+    });
+    await s.receipt(await s.as(relayer).minter.write.withdrawNote([out.proof, out.spend, sealedAddress, owner]));
     expect(await s.read.registry.read.unmintedZat()).toBe(0n);
     await books();
   });
@@ -260,7 +299,10 @@ describe("the books hold under the audit's sequences", () => {
     await redeem(100n * ZSD - 1n, OTHER);
     await open(10n * ZEC, 100n * ZSD);
     // Each debtor owes at least a wei: a redemption may not leave less.
-    await expectRevert(s.as(alice).redemptions.write.redeem([100n * ZSD, OTHER]), "RedemptionExceedsDebt");
+    await expectRevert(
+      s.as(alice).redemptions.write.redeem([100n * ZSD, s.sealed(OTHER, alice.address)]),
+      "RedemptionExceedsDebt",
+    );
     await redeem(100n * ZSD - 1n, OTHER);
     expect(await s.read.minter.read.totalDebt()).toBe(2n);
     const v = await open(4n * ZEC, 100n * ZSD);

@@ -2,14 +2,22 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createPublicClient, http } from "viem";
 import { describe, expect, it } from "vitest";
-import type { Deployment } from "@zsd/sdk/deployment";
-import { deploy } from "../../scripts/deploy.ts";
+import { redemptionsAbi } from "@zsd/sdk/abis";
+import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
+import { type DeployedSystem, deploy, resolveSealKey } from "../../scripts/deploy.ts";
 import { DEPLOYMENTS_DIR } from "../../scripts/lib/paths.ts";
 import { accounts } from "../helpers/fixtures.ts";
 import { workerRpcUrl } from "../helpers/node-url.ts";
 
+const roles = {
+  attestor: accounts.attestor.address,
+  oracleUpdater: accounts.oracleUpdater.address,
+  pauser: accounts.pauser.address,
+  governanceHolder: accounts.deployer.address,
+};
+
 describe("deploy", () => {
-  it("writes deployments/<network>.json with chain id, addresses and start blocks", async () => {
+  it("writes deployments/<network>.json with chain id, addresses, start blocks and the seal key", async () => {
     const rpcUrl = workerRpcUrl();
     const network = `test-${process.pid}`;
     const path = join(DEPLOYMENTS_DIR, `${network}.json`);
@@ -18,17 +26,14 @@ describe("deploy", () => {
         network,
         rpcUrl,
         deployer: accounts.deployer,
-        roles: {
-          attestor: accounts.attestor.address,
-          oracleUpdater: accounts.oracleUpdater.address,
-          pauser: accounts.pauser.address,
-          governanceHolder: accounts.deployer.address,
-        },
+        roles,
       });
       expect(existsSync(path)).toBe(true);
-      const written = JSON.parse(readFileSync(path, "utf8")) as Deployment;
+      const written = JSON.parse(readFileSync(path, "utf8")) as DeployedSystem;
       expect(written).toEqual(JSON.parse(JSON.stringify(returned)));
       expect(written.chainId).toBe(31337);
+      // A local chain gets the public development key unless told otherwise.
+      expect(written.sealKey).toEqual({ keyId: DEV_SEAL_KEY.keyId, publicKey: DEV_SEAL_KEY.publicKey });
       const client = createPublicClient({ transport: http(rpcUrl) });
       const head = Number(await client.getBlockNumber());
       for (const [name, record] of Object.entries(written.contracts)) {
@@ -39,5 +44,30 @@ describe("deploy", () => {
     } finally {
       rmSync(path, { force: true });
     }
+  });
+
+  it("deploys Redemptions with the seal key it is given, and requires one outside a local chain", async () => {
+    const rpcUrl = workerRpcUrl();
+    const sealKey = { keyId: 7, publicKey: `0x${"5a".repeat(32)}` as const };
+    const deployment = await deploy({
+      network: `test-${process.pid}-key`,
+      rpcUrl,
+      deployer: accounts.deployer,
+      roles,
+      sealKey,
+      write: false,
+    });
+    expect(deployment.sealKey).toEqual(sealKey);
+    const client = createPublicClient({ transport: http(rpcUrl) });
+    const redemptions = { address: deployment.contracts.Redemptions.address, abi: redemptionsAbi } as const;
+    expect(await client.readContract({ ...redemptions, functionName: "currentSealKeyId" })).toBe(7);
+    expect(await client.readContract({ ...redemptions, functionName: "sealKey", args: [7] })).toEqual([
+      sealKey.publicKey,
+      0n,
+    ]);
+    expect(() => resolveSealKey(undefined, false)).toThrow(/seal key .* is required outside a local chain/);
+    expect(() => resolveSealKey({ keyId: 0, publicKey: sealKey.publicKey }, true)).toThrow(/uint32 above 0/);
+    expect(() => resolveSealKey({ keyId: 1, publicKey: `0x${"00".repeat(32)}` }, true)).toThrow(/non-zero/);
+    expect(() => resolveSealKey({ keyId: 1, publicKey: "0x1234" }, true)).toThrow(/32-byte/);
   });
 });

@@ -36,17 +36,24 @@ import {
   type Note,
   type NoteSpend,
   type SolidityProof,
-  closeTypedData,
   createNote,
   depositLeaf,
   noteCommitment,
   positionOwnerKey,
-  redirectTypedData,
   releaseProver,
   repayTypedData,
-  withdrawCollateralTypedData,
 } from "@zsd/sdk";
-import { ALL_ERRORS, type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import {
+  ALL_ERRORS,
+  type System,
+  ZEC,
+  ZSD,
+  accounts,
+  deploySystem,
+  sealedCloseTypedData,
+  sealedRedirectTypedData,
+  sealedWithdrawCollateralTypedData,
+} from "../helpers/fixtures.ts";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 14);
 const STEPS = Number(process.env.FUZZ_STEPS ?? 40);
@@ -127,7 +134,9 @@ interface SpendProof {
   note: Note;
   owner: LocalAccount;
   floorZat: bigint;
+  /** The plaintext custody would read (SAPLING or UNPAYABLE), for the model. */
   zcashAddress: string;
+  sealedAddress: Hex;
   proof: SolidityProof;
   spend: NoteSpend;
 }
@@ -318,22 +327,25 @@ describe("money invariants under random sequences", () => {
         collateralFloorZat: o.floorZat,
         binding: { chainId, minter, positionId: BigInt(i + 1) },
       });
-      topUps.push({ note, owner: ownerOf(note), floorZat: o.floorZat, zcashAddress: "", ...p });
+      topUps.push({ note, owner: ownerOf(note), floorZat: o.floorZat, zcashAddress: "", sealedAddress: "0x", ...p });
     }
     for (const [i, note] of notes.withdrawals.entries()) {
       const o = WITHDRAWALS[i]!;
       const owner = ownerOf(note);
-      const p = await s.proveSpend({
+      const sealedAddress = s.seal(o.zcashAddress, owner.address);
+      const p = await s.proveWithdraw({
         note,
         amountZat: o.amountZat,
         collateralFloorZat: o.floorZat,
-        binding: { chainId, minter, zcashAddress: o.zcashAddress, owner: owner.address },
+        sealedAddress,
+        owner: owner.address,
       });
       withdrawals.push({
         note,
         owner,
         floorZat: o.floorZat,
         zcashAddress: o.zcashAddress,
+        sealedAddress,
         proof: p.proof,
         spend: p.spend,
       });
@@ -464,9 +476,10 @@ describe("money invariants under random sequences", () => {
     expect(have >= amount, `gather ${amount} for ${to}`).toBe(true);
   }
 
-  function destination(dest: Dest) {
-    if (dest === "note") return { zcashAddress: "", noteCommitment: noteCommitment(createNote()) };
-    return { zcashAddress: dest === "address" ? SAPLING : UNPAYABLE, noteCommitment: 0n };
+  /** Where released ZEC goes; an address is sealed for the payout's owner, as a wallet would. */
+  function destination(dest: Dest, owner: Address): { sealedAddress: Hex; noteCommitment: bigint } {
+    if (dest === "note") return { sealedAddress: "0x", noteCommitment: noteCommitment(createNote()) };
+    return { sealedAddress: s.seal(dest === "address" ? SAPLING : UNPAYABLE, owner), noteCommitment: 0n };
   }
 
   /** The model side of released ZEC: a payout to `owner`, or a note (unminted again). */
@@ -692,7 +705,7 @@ describe("money invariants under random sequences", () => {
       if (p.status !== STATUS.Open) return;
       const id = BigInt(i + 1);
       const v = value(c, p.collateralZat);
-      const to = { zcashAddress: SAPLING, noteCommitment: 0n };
+      const to = { sealedAddress: s.sealed(SAPLING, PROBE), noteCommitment: 0n };
       const liquidatable = p.debt !== 0n && v * BPS < p.debt * c.params.liquidationRatioBps;
       const liquidation = await simulate(() =>
         s.publicClient.simulateContract({
@@ -1002,12 +1015,12 @@ describe("money invariants under random sequences", () => {
         else if (p.debt !== 0n && value(c, left) * BPS < p.debt * c.params.minCollateralRatioBps) {
           expected = "PositionUndercollateralized";
         } else if (p.debt !== 0n) expected = exitError(c, amount, 0n);
-        const to = destination(this.dest);
+        const to = destination(this.dest, p.owner);
         const outcome = await send(async () => {
           if (this.caller === "owner") return as(owner).minter.write.withdrawCollateral([id, amount, to]);
           if (this.caller === "stranger") return as(carol).minter.write.withdrawCollateral([id, amount, to]);
           const signer = this.caller === "ownerSig" ? owner : carol;
-          const typed = withdrawCollateralTypedData(minterDomain(), {
+          const typed = sealedWithdrawCollateralTypedData(minterDomain(), {
             positionId: id,
             amountZat: amount,
             ...to,
@@ -1052,12 +1065,12 @@ describe("money invariants under random sequences", () => {
         else if (this.caller === "stranger") expected = "NotPositionOwner";
         else if (p.debt !== 0n) expected = exitError(c, p.collateralZat, p.debt);
         if (expected === null) await gather(p.owner, p.debt);
-        const to = destination(this.dest);
+        const to = destination(this.dest, p.owner);
         const outcome = await send(async () => {
           if (this.caller === "owner") return as(owner).minter.write.close([id, to]);
           if (this.caller === "stranger") return as(carol).minter.write.close([id, to]);
           const signer = this.caller === "ownerSig" ? owner : carol;
-          const typed = closeTypedData(minterDomain(), {
+          const typed = sealedCloseTypedData(minterDomain(), {
             positionId: id,
             ...to,
             nonce: await s.read.minter.read.nonces([p.owner]),
@@ -1098,7 +1111,9 @@ describe("money invariants under random sequences", () => {
             expected = "PositionNotLiquidatable";
           }
           if (expected === null) await gather(carol.address, p.debt);
-          const outcome = await send(() => as(carol).minter.write.liquidate([id, destination(this.dest)]));
+          const outcome = await send(() =>
+            as(carol).minter.write.liquidate([id, destination(this.dest, carol.address)]),
+          );
           if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
           const seized = min(
             p.collateralZat,
@@ -1144,7 +1159,9 @@ describe("money invariants under random sequences", () => {
             expected = "NoDebtToRedistributeTo";
             if (p.debt < c.debt) stats.unspreadableRefusals++;
           }
-          const outcome = await send(() => as(bob).minter.write.redistribute([id, destination(this.dest)]));
+          const outcome = await send(() =>
+            as(bob).minter.write.redistribute([id, destination(this.dest, bob.address)]),
+          );
           if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
           const reward = (p.collateralZat * c.params.redistributionRewardBps) / BPS;
           const [event] = parseEventLogs({
@@ -1206,7 +1223,7 @@ describe("money invariants under random sequences", () => {
         async (c) => {
           const redeemer = [alice, bob, carol][this.redeemer]!;
           const amount = this.amount(c);
-          const address = this.dest === "address" ? SAPLING : UNPAYABLE;
+          const address = s.seal(this.dest === "address" ? SAPLING : UNPAYABLE, redeemer.address);
           const fee = c.params.redemptionFeeBps;
           // The quote, from the contract's formula: par less a fee rounded up while the
           // positions are worth their debt, pro rata without a fee when they are not.
@@ -1528,31 +1545,31 @@ describe("money invariants under random sequences", () => {
         const p = m.payouts.get(id)!;
         const owner = keyOf(p.owner);
         const stranger = p.owner === carol.address ? alice : carol;
-        const to = destination(this.dest);
+        const to = destination(this.dest, p.owner);
         let expected: string | null = null;
         if (this.by === "strangerSig") expected = "InvalidRedirectSignature";
         else if (p.status !== PAYOUT.Failed) expected = "PayoutNotFailed";
         else if (this.by === "stranger") expected = "NotPayoutOwner";
         const outcome = await send(async () => {
           if (this.by === "owner")
-            return as(owner).redemptions.write.redirect([id, to.zcashAddress, to.noteCommitment]);
+            return as(owner).redemptions.write.redirect([id, to.sealedAddress, to.noteCommitment]);
           if (this.by === "stranger") {
-            return as(stranger).redemptions.write.redirect([id, to.zcashAddress, to.noteCommitment]);
+            return as(stranger).redemptions.write.redirect([id, to.sealedAddress, to.noteCommitment]);
           }
           const signer = this.by === "ownerSig" ? owner : stranger;
           const message = {
             id,
-            withdrawAddress: to.zcashAddress,
+            sealedAddress: to.sealedAddress,
             noteCommitment: to.noteCommitment,
             nonce: await s.read.redemptions.read.nonces([p.owner]),
             deadline: await deadline(),
           };
           const signature = await signer.signTypedData(
-            redirectTypedData({ chainId: s.chainId, verifyingContract: s.read.redemptions.address }, message),
+            sealedRedirectTypedData({ chainId: s.chainId, verifyingContract: s.read.redemptions.address }, message),
           );
           return as(relayer).redemptions.write.redirectWithSig([
             id,
-            to.zcashAddress,
+            to.sealedAddress,
             to.noteCommitment,
             message.deadline,
             signature,
@@ -1593,7 +1610,7 @@ describe("money invariants under random sequences", () => {
         if (m.spent.has(`withdraw${this.k}`)) expected = "NullifierAlreadySpent";
         else if (this.wrongOwner) expected = "InvalidProof";
         const outcome = await send(() =>
-          as(relayer).minter.write.withdrawNote([p.proof, p.spend, p.zcashAddress, owner]),
+          as(relayer).minter.write.withdrawNote([p.proof, p.spend, p.sealedAddress, owner]),
         );
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         m.spent.add(`withdraw${this.k}`);
@@ -1667,7 +1684,7 @@ describe("money invariants under random sequences", () => {
               address: s.read.minter.address,
               abi: stableMinterAbi,
               functionName: this.ratio === "liquidation" ? "liquidate" : "redistribute",
-              args: [id, { zcashAddress: SAPLING, noteCommitment: 0n }],
+              args: [id, { sealedAddress: s.sealed(SAPLING, PROBE), noteCommitment: 0n }],
               account: PROBE,
             }),
           );

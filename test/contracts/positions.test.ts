@@ -2,33 +2,41 @@
 // withdrawals, repay / withdraw / close (to a note or a Zcash address),
 // liquidation, redemptions out of positions only, and a price path in which
 // ZEC falls 60%. The accounting invariants are checked after every step.
-import { parseEventLogs } from "viem";
+import { type Address, type Hex, keccak256, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import {
   type Note,
   changeNote,
-  closeTypedData,
   createNote,
   noteCommitment,
   noteSpend,
   positionOwner,
   positionOwnerKey,
-  redirectTypedData,
   releaseProver,
   repayTypedData,
-  withdrawCollateralTypedData,
 } from "@zsd/sdk";
-import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
+import {
+  type SealedDestination,
+  type System,
+  ZEC,
+  ZSD,
+  accounts,
+  deploySystem,
+  expectRevert,
+  sealedCloseTypedData,
+  sealedRedirectTypedData,
+  sealedWithdrawCollateralTypedData,
+  snapshots,
+} from "../helpers/fixtures.ts";
 import { checkBooks } from "../helpers/books.ts";
 
 const { alice, bob, relayer, attestor, oracleUpdater, carol } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
 const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
 const STATUS = { None: 0, Open: 1, Liquidated: 2, Closed: 3 };
-const noAddress = (noteCommitment: bigint) => ({ zcashAddress: "", noteCommitment });
-const toAddress = (zcashAddress: string) => ({ zcashAddress, noteCommitment: 0n });
+const noAddress = (noteCommitment: bigint): SealedDestination => ({ sealedAddress: "0x", noteCommitment });
 
 describe("positions", () => {
   let s: System;
@@ -64,12 +72,17 @@ describe("positions", () => {
   }
 
   const invariants = () => checkBooks(s);
+  /** A payout of `owner` to `address`, sealed to custody's key (one envelope per pair, so signatures match). */
+  const toAddress = (address: string, owner: Address): SealedDestination => ({
+    sealedAddress: s.sealed(address, owner),
+    noteCommitment: 0n,
+  });
 
   const ownerOf = (note: Note) => privateKeyToAccount(positionOwnerKey(note));
 
-  async function signedClose(note: Note, id: bigint, to: { zcashAddress: string; noteCommitment: bigint }) {
+  async function signedClose(note: Note, id: bigint, to: SealedDestination) {
     const owner = ownerOf(note);
-    const typed = closeTypedData(domain(), {
+    const typed = sealedCloseTypedData(domain(), {
       positionId: id,
       ...to,
       nonce: await s.read.minter.read.nonces([owner.address]),
@@ -81,15 +94,15 @@ describe("positions", () => {
   async function signedRedirect(
     owner: ReturnType<typeof ownerOf>,
     id: bigint,
-    withdrawAddress: string,
+    sealedAddress: Hex,
     noteCommitment: bigint,
   ): Promise<[bigint, `0x${string}`]> {
     const nonce = await s.read.redemptions.read.nonces([owner.address]);
     const until = await deadline();
     const signature = await owner.signTypedData(
-      redirectTypedData(
+      sealedRedirectTypedData(
         { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
-        { id, withdrawAddress, noteCommitment, nonce, deadline: until },
+        { id, sealedAddress, noteCommitment, nonce, deadline: until },
       ),
     );
     return [until, signature];
@@ -135,7 +148,8 @@ describe("positions", () => {
     const spend = noteSpend(proved.raw.publicSignals);
     const existing = await open({ amountZat: 3n * ZEC, mint: 50n * ZSD });
     await expectRevert(minter.topUp([proved.proof, spend, existing.id]), "InvalidProof");
-    await expectRevert(minter.withdrawNote([proved.proof, spend, SAPLING, positionOwner(note)]), "InvalidProof");
+    const sapling = s.sealed(SAPLING, positionOwner(note));
+    await expectRevert(minter.withdrawNote([proved.proof, spend, sapling, positionOwner(note)]), "InvalidProof");
 
     // A top-up proof names its position; a withdrawal proof its address.
     const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address };
@@ -148,16 +162,21 @@ describe("positions", () => {
     await expectRevert(minter.topUp([topUp.proof, topUp.spend, existing.id + 1n]), "PositionNotOpen");
     const other = await open({ amountZat: 3n * ZEC, mint: 50n * ZSD });
     await expectRevert(minter.topUp([topUp.proof, topUp.spend, other.id]), "InvalidProof");
-    await expectRevert(minter.withdrawNote([topUp.proof, topUp.spend, SAPLING, positionOwner(note)]), "InvalidProof");
-    const out = await s.proveSpend({
+    await expectRevert(minter.withdrawNote([topUp.proof, topUp.spend, sapling, positionOwner(note)]), "InvalidProof");
+    const out = await s.proveWithdraw({
       note,
       amountZat: 4n * ZEC,
       collateralFloorZat: ZEC,
-      binding: { ...binding, zcashAddress: SAPLING, owner: positionOwner(note) },
+      sealedAddress: sapling,
+      owner: positionOwner(note),
     });
-    await expectRevert(minter.withdrawNote([out.proof, out.spend, OTHER, positionOwner(note)]), "InvalidProof");
+    // The proof binds the envelope: another sealing of another address, or of the same one, is refused.
+    const elsewhere = s.sealed(OTHER, positionOwner(note));
+    await expectRevert(minter.withdrawNote([out.proof, out.spend, elsewhere, positionOwner(note)]), "InvalidProof");
+    const resealed = s.seal(SAPLING, positionOwner(note));
+    await expectRevert(minter.withdrawNote([out.proof, out.spend, resealed, positionOwner(note)]), "InvalidProof");
     // The payout's owner is bound too: a relayer cannot make itself the one who redirects it.
-    await expectRevert(minter.withdrawNote([out.proof, out.spend, SAPLING, relayer.address]), "InvalidProof");
+    await expectRevert(minter.withdrawNote([out.proof, out.spend, sapling, relayer.address]), "InvalidProof");
     // The right use works once.
     await s.receipt(await minter.topUp([topUp.proof, topUp.spend, existing.id]));
     expect((await position(existing.id)).collateralZat).toBe(4n * ZEC);
@@ -169,29 +188,42 @@ describe("positions", () => {
     const note = createNote();
     await s.deposit(note, 2n * ZEC);
     const owner = positionOwner(note);
-    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: SAPLING, owner };
-    const out = await s.proveSpend({ note, amountZat: 2n * ZEC, collateralFloorZat: 15n * (ZEC / 10n), binding });
-    const receipt = await s.receipt(await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, SAPLING, owner]));
+    const [sapling, other] = [s.sealed(SAPLING, owner), s.sealed(OTHER, owner)];
+    const out = await s.proveWithdraw({
+      note,
+      amountZat: 2n * ZEC,
+      collateralFloorZat: 15n * (ZEC / 10n),
+      sealedAddress: sapling,
+      owner,
+    });
+    const receipt = await s.receipt(await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, sapling, owner]));
     const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
-    expect(payout!.args).toMatchObject({ owner, amount: 0n, zatDue: 15n * (ZEC / 10n), withdrawAddress: SAPLING });
+    expect(payout!.args).toMatchObject({
+      owner,
+      amount: 0n,
+      zatDue: 15n * (ZEC / 10n),
+      sealedAddress: sapling,
+      sealedAddressHash: keccak256(sapling),
+    });
+    expect(s.open(payout!.args.sealedAddress!, owner)).toBe(SAPLING);
     expect(await s.read.registry.read.unmintedZat()).toBe(ZEC / 2n);
     await invariants();
     // Custody cannot pay it: the ZEC is held for the note's owner, who sends it elsewhere.
     await s.receipt(await s.as(attestor).redemptions.write.failRedemption([payout!.args.id!, "unpayable_address"]));
     await invariants();
-    await expectRevert(s.as(bob).redemptions.write.redirect([payout!.args.id!, OTHER, 0n]), "NotPayoutOwner");
+    await expectRevert(s.as(bob).redemptions.write.redirect([payout!.args.id!, other, 0n]), "NotPayoutOwner");
     const redirected = await s.receipt(
       await s
         .as(relayer)
         .redemptions.write.redirectWithSig([
           payout!.args.id!,
-          OTHER,
+          other,
           0n,
-          ...(await signedRedirect(ownerOf(note), payout!.args.id!, OTHER, 0n)),
+          ...(await signedRedirect(ownerOf(note), payout!.args.id!, other, 0n)),
         ]),
     );
     const [again] = parseEventLogs({ abi: redemptionsAbi, logs: redirected.logs, eventName: "RedemptionRequested" });
-    expect(again!.args).toMatchObject({ owner, amount: 0n, zatDue: 15n * (ZEC / 10n), withdrawAddress: OTHER });
+    expect(again!.args).toMatchObject({ owner, amount: 0n, zatDue: 15n * (ZEC / 10n), sealedAddress: other });
     await invariants();
     await s.receipt(
       await s.as(attestor).redemptions.write.completeRedemption([again!.args.id!, `0x${"ab".repeat(32)}`]),
@@ -199,13 +231,14 @@ describe("positions", () => {
     expect(await s.read.registry.read.totalCollateralZat()).toBe(ZEC / 2n);
     await invariants();
     // The change note is the rest of the deposit, and can leave the same way.
-    const rest = await s.proveSpend({
+    const rest = await s.proveWithdraw({
       note: changeNote(note),
       amountZat: ZEC / 2n,
       collateralFloorZat: ZEC / 2n,
-      binding,
+      sealedAddress: sapling,
+      owner,
     });
-    await s.receipt(await s.as(bob).minter.write.withdrawNote([rest.proof, rest.spend, SAPLING, owner]));
+    await s.receipt(await s.as(bob).minter.write.withdrawNote([rest.proof, rest.spend, sapling, owner]));
     expect(await s.read.registry.read.unmintedZat()).toBe(0n);
     await invariants();
   });
@@ -213,8 +246,8 @@ describe("positions", () => {
   it("repays from any payer, withdraws above the minimum ratio, and closes to a Zcash address that custody pays", async () => {
     const { note, id } = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
     const owner = ownerOf(note);
-    const withdraw = async (amountZat: bigint, to: { zcashAddress: string; noteCommitment: bigint }) => {
-      const typed = withdrawCollateralTypedData(domain(), {
+    const withdraw = async (amountZat: bigint, to: SealedDestination) => {
+      const typed = sealedWithdrawCollateralTypedData(domain(), {
         positionId: id,
         amountZat,
         ...to,
@@ -227,10 +260,11 @@ describe("positions", () => {
         .minter.write.withdrawCollateralWithSig([id, amountZat, to, typed.message.deadline, signature]);
     };
     // 150% of $100 at $50/ZEC is 3 ZEC: 2.5 ZEC out would leave 2.5.
-    await expectRevert(withdraw(5n * (ZEC / 2n), toAddress(SAPLING)), "PositionUndercollateralized");
+    const sapling = toAddress(SAPLING, owner.address);
+    await expectRevert(withdraw(5n * (ZEC / 2n), sapling), "PositionUndercollateralized");
     // Only the owner withdraws.
-    await expectRevert(s.as(alice).minter.write.withdrawCollateral([id, ZEC, toAddress(SAPLING)]), "NotPositionOwner");
-    await s.receipt(await withdraw(ZEC, toAddress(SAPLING)));
+    await expectRevert(s.as(alice).minter.write.withdrawCollateral([id, ZEC, sapling]), "NotPositionOwner");
+    await s.receipt(await withdraw(ZEC, sapling));
     expect((await position(id)).collateralZat).toBe(4n * ZEC);
     await invariants();
 
@@ -255,19 +289,25 @@ describe("positions", () => {
     await invariants();
 
     // Close burns the rest from the owner: it needs the 60 ZSD.
-    const close = await signedClose(note, id, toAddress(SAPLING));
+    const close = await signedClose(note, id, sapling);
     await expectRevert(
-      s.as(relayer).minter.write.closeWithSig([id, toAddress(SAPLING), close.deadline, close.signature]),
+      s.as(relayer).minter.write.closeWithSig([id, sapling, close.deadline, close.signature]),
       "ERC20InsufficientBalance",
     );
     await s.receipt(await s.as(alice).token.write.transfer([owner.address, 60n * ZSD]));
-    // A relay cannot send the ZEC elsewhere: the signature covers the address.
-    await expectRevert(
-      s.as(relayer).minter.write.closeWithSig([id, toAddress(OTHER), close.deadline, close.signature]),
-      "InvalidAuthorization",
-    );
+    // A relay cannot send the ZEC elsewhere: the signature covers the sealed address's hash,
+    // so neither another address nor another sealing of the same one passes.
+    for (const swapped of [
+      toAddress(OTHER, owner.address),
+      { ...sapling, sealedAddress: s.seal(SAPLING, owner.address) },
+    ]) {
+      await expectRevert(
+        s.as(relayer).minter.write.closeWithSig([id, swapped, close.deadline, close.signature]),
+        "InvalidAuthorization",
+      );
+    }
     const receipt = await s.receipt(
-      await s.as(relayer).minter.write.closeWithSig([id, toAddress(SAPLING), close.deadline, close.signature]),
+      await s.as(relayer).minter.write.closeWithSig([id, sapling, close.deadline, close.signature]),
     );
     const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
     expect(payout!.args).toMatchObject({ owner: owner.address, amount: 0n, zatDue: 4n * ZEC });
@@ -304,19 +344,28 @@ describe("positions", () => {
   it("liquidates under the liquidation ratio only, and the owner claims the surplus", async () => {
     const risky = await open({ amountZat: 5n * ZEC, mint: 150n * ZSD });
     const safe = await open({ amountZat: 10n * ZEC, mint: 100n * ZSD });
-    await expectRevert(s.as(alice).minter.write.liquidate([risky.id, toAddress(SAPLING)]), "PositionNotLiquidatable");
+    await expectRevert(
+      s.as(alice).minter.write.liquidate([risky.id, toAddress(SAPLING, alice.address)]),
+      "PositionNotLiquidatable",
+    );
     // At $35, 5 ZEC is $175 for $150 of debt: 116.7%, under 120%.
     await price(35n);
-    await expectRevert(s.as(alice).minter.write.liquidate([safe.id, toAddress(SAPLING)]), "PositionNotLiquidatable");
-    const receipt = await s.receipt(await s.as(alice).minter.write.liquidate([risky.id, toAddress(SAPLING)]));
+    await expectRevert(
+      s.as(alice).minter.write.liquidate([safe.id, toAddress(SAPLING, alice.address)]),
+      "PositionNotLiquidatable",
+    );
+    const receipt = await s.receipt(
+      await s.as(alice).minter.write.liquidate([risky.id, toAddress(SAPLING, alice.address)]),
+    );
     const [event] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionLiquidated" });
     // $150 + 5% = $157.50 at $35 = 4.5 ZEC; 0.5 ZEC stays the owner's.
     expect(event!.args).toMatchObject({ debt: 150n * ZSD, seizedZat: 45n * (ZEC / 10n), surplusZat: ZEC / 2n });
     expect(await position(risky.id)).toMatchObject({ status: STATUS.Liquidated, collateralZat: ZEC / 2n, debt: 0n });
     await invariants();
-    const close = await signedClose(risky.note, risky.id, toAddress(SAPLING));
+    const surplusTo = toAddress(SAPLING, ownerOf(risky.note).address);
+    const close = await signedClose(risky.note, risky.id, surplusTo);
     await s.receipt(
-      await s.as(relayer).minter.write.closeWithSig([risky.id, toAddress(SAPLING), close.deadline, close.signature]),
+      await s.as(relayer).minter.write.closeWithSig([risky.id, surplusTo, close.deadline, close.signature]),
     );
     expect(await position(risky.id)).toMatchObject({ status: STATUS.Closed, collateralZat: 0n });
     await invariants();
@@ -350,7 +399,7 @@ describe("positions", () => {
     const a = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
     const b = await open({ amountZat: 10n * ZEC, mint: 100n * ZSD });
     await s.deposit(createNote(), 7n * ZEC);
-    await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, SAPLING]));
+    await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, s.sealed(SAPLING, alice.address)]));
     // $100 at $50 = 2 ZEC less 0.5%: 1.99 ZEC, half from each (they owe the same).
     expect(await position(a.id)).toMatchObject({ debt: 50n * ZSD, collateralZat: 5n * ZEC - 99_500_000n });
     expect(await position(b.id)).toMatchObject({ debt: 50n * ZSD, collateralZat: 10n * ZEC - 99_500_000n });
@@ -362,7 +411,7 @@ describe("positions", () => {
     const redeem = (zsd: bigint) =>
       s
         .as(alice)
-        .redemptions.write.redeem([zsd * ZSD, SAPLING])
+        .redemptions.write.redeem([zsd * ZSD, s.sealed(SAPLING, alice.address)])
         .then(s.receipt);
     const zat = (zec: string) => BigInt(Math.round(Number(zec) * 1e8));
     const a = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
@@ -437,7 +486,7 @@ describe("positions", () => {
       open_.sort((x, y) => (x.ratio < y.ratio ? -1 : 1));
       for (const p of open_) {
         if (p.ratio >= liquidationRatio || p.value < p.debt) continue;
-        await s.receipt(await s.as(alice).minter.write.liquidate([p.id, toAddress(SAPLING)]));
+        await s.receipt(await s.as(alice).minter.write.liquidate([p.id, toAddress(SAPLING, alice.address)]));
         liquidated.push(p.id);
         await invariants();
       }
@@ -445,7 +494,9 @@ describe("positions", () => {
       const [backing, debt] = [await s.read.minter.read.backingCollateralZat(), await s.read.minter.read.totalDebt()];
       const solvent = backing * usd * 100_000_000n * 100n >= debt;
       for (let i = 0; i < 2; i++) {
-        const r = await s.receipt(await s.as(alice).redemptions.write.redeem([redeemed, SAPLING]));
+        const r = await s.receipt(
+          await s.as(alice).redemptions.write.redeem([redeemed, s.sealed(SAPLING, alice.address)]),
+        );
         const [event] = parseEventLogs({ abi: redemptionsAbi, logs: r.logs, eventName: "RedemptionRequested" });
         const gross = event!.args.zatDue! + event!.args.feeZat!;
         rates.push({ usd, solvent, zatPerZsd: gross });
@@ -476,9 +527,15 @@ describe("positions", () => {
 
     // The unminted depositor takes all 8 ZEC out.
     const owner = positionOwner(unminted);
-    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: SAPLING, owner };
-    const out = await s.proveSpend({ note: unminted, amountZat: 8n * ZEC, collateralFloorZat: 8n * ZEC, binding });
-    await s.receipt(await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, SAPLING, owner]));
+    const sealedAddress = s.sealed(SAPLING, owner);
+    const out = await s.proveWithdraw({
+      note: unminted,
+      amountZat: 8n * ZEC,
+      collateralFloorZat: 8n * ZEC,
+      sealedAddress,
+      owner,
+    });
+    await s.receipt(await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, sealedAddress, owner]));
     expect(await s.read.registry.read.unmintedZat()).toBe(0n);
     await invariants();
   });
@@ -488,13 +545,14 @@ describe("positions", () => {
     const { note, id } = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
     const owner = ownerOf(note);
     const past = (await s.publicClient.getBlock()).timestamp - 1n;
-    const typed = closeTypedData(domain(), { positionId: id, ...toAddress(SAPLING), nonce: 0n, deadline: past });
+    const to = toAddress(SAPLING, owner.address);
+    const typed = sealedCloseTypedData(domain(), { positionId: id, ...to, nonce: 0n, deadline: past });
     await expectRevert(
-      s.as(relayer).minter.write.closeWithSig([id, toAddress(SAPLING), past, await owner.signTypedData(typed)]),
+      s.as(relayer).minter.write.closeWithSig([id, to, past, await owner.signTypedData(typed)]),
       "AuthorizationExpired",
     );
     // A failed redemption goes back to no position: its ZEC is held for the redeemer.
-    await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, SAPLING]));
+    await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, s.sealed(SAPLING, alice.address)]));
     await invariants();
     const after = await position(id);
     await s.receipt(await s.as(attestor).redemptions.write.failRedemption([1n, "address refused"]));

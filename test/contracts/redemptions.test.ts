@@ -1,4 +1,4 @@
-import { parseEventLogs } from "viem";
+import { type Hex, keccak256, parseEventLogs } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { redemptionsAbi } from "@zsd/sdk/abis";
 import { usdValueOfZat } from "@zsd/sdk/units";
@@ -12,8 +12,14 @@ const STATUS = { None: 0, Requested: 1, Completed: 2, Failed: 3, Redirected: 4 }
 
 describe("Redemptions", () => {
   let s: System;
+  // Alice's addresses sealed to custody's key for her payouts (the contract
+  // addresses, hence the associated data, survive the snapshots).
+  let sapling: Hex;
+  let other: Hex;
   beforeAll(async () => {
     s = await deploySystem();
+    sapling = s.seal(SAPLING, alice.address);
+    other = s.seal(OTHER, alice.address);
     // Alice holds 148 ZSD against a 5 ZEC deposit (collateral total: 5 ZEC).
     await s.depositAndMint({
       amountZat: 5n * ZEC,
@@ -31,13 +37,13 @@ describe("Redemptions", () => {
     return block.timestamp + offset;
   }
 
-  async function permit(amount: bigint, withdrawAddress = SAPLING, signer = alice, owner = alice.address) {
-    const sig = await s.signedRedeem(signer, amount, withdrawAddress, owner);
-    return [owner, amount, withdrawAddress, sig.deadline, sig.v, sig.r, sig.s] as const;
+  async function permit(amount: bigint, sealedAddress = sapling, signer = alice, owner = alice.address) {
+    const sig = await s.signedRedeem(signer, amount, sealedAddress, owner);
+    return [owner, amount, sealedAddress, sig.deadline, sig.v, sig.r, sig.s] as const;
   }
 
   it("redeem burns the tokens and records the ZEC due at the oracle price less the fee", async () => {
-    const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, SAPLING]));
+    const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, sapling]));
     // $100 at $50/ZEC = 2 ZEC; 0.5% fee = 0.01 ZEC.
     const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
     expect(event!.args).toEqual({
@@ -47,8 +53,11 @@ describe("Redemptions", () => {
       zatDue: 199_000_000n,
       feeZat: 1_000_000n,
       price: 50_00000000n,
-      withdrawAddress: SAPLING,
+      sealedAddress: sapling,
+      sealedAddressHash: keccak256(sapling),
     });
+    // Custody reads the address; the chain shows only the envelope.
+    expect(s.open(event!.args.sealedAddress, alice.address)).toBe(SAPLING);
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(48n * ZSD);
     expect(await s.read.token.read.totalSupply()).toBe(50n * ZSD);
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(199_000_000n);
@@ -73,14 +82,14 @@ describe("Redemptions", () => {
     const args = await permit(40n * ZSD);
     const r = s.as(relayer).redemptions.write;
     await expectRevert(
-      r.redeemWithPermit([args[0], args[1], "zs1attacker", args[3], args[4], args[5], args[6]]),
+      r.redeemWithPermit([args[0], args[1], s.seal("zs1attacker", alice.address), args[3], args[4], args[5], args[6]]),
       "InvalidSignature",
     );
     await expectRevert(
       r.redeemWithPermit([args[0], 41n * ZSD, args[2], args[3], args[4], args[5], args[6]]),
       "InvalidSignature",
     );
-    await expectRevert(r.redeemWithPermit(await permit(40n * ZSD, SAPLING, bob, alice.address)), "InvalidSignature");
+    await expectRevert(r.redeemWithPermit(await permit(40n * ZSD, sapling, bob, alice.address)), "InvalidSignature");
     const expired = await deadline(-1n);
     await expectRevert(
       r.redeemWithPermit([args[0], args[1], args[2], expired, args[4], args[5], args[6]]),
@@ -89,7 +98,7 @@ describe("Redemptions", () => {
   });
 
   it("completion lowers total collateral by the ZEC paid", async () => {
-    await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, SAPLING]));
+    await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, sapling]));
     const txid = `0x${"ab".repeat(32)}` as const;
     const receipt = await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([1n, txid]));
     const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionCompleted" });
@@ -103,7 +112,7 @@ describe("Redemptions", () => {
   });
 
   it("failure holds the ZEC for the owner, who redirects it to another address or into a note", async () => {
-    await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, SAPLING]));
+    await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, sapling]));
     const position = await s.read.minter.read.getPosition([1n]);
     const receipt = await s.receipt(await s.as(attestor).redemptions.write.failRedemption([1n, "address rejected"]));
     const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionFailed" });
@@ -122,28 +131,29 @@ describe("Redemptions", () => {
     );
     // Only the owner redirects, to exactly one place.
     const r = s.as(alice).redemptions.write;
-    await expectRevert(s.as(bob).redemptions.write.redirect([1n, OTHER, 0n]), "NotPayoutOwner", [1n, bob.address]);
-    await expectRevert(r.redirect([1n, "", 0n]), "InvalidRedirectDestination");
-    await expectRevert(r.redirect([1n, OTHER, 7n]), "InvalidRedirectDestination");
+    await expectRevert(s.as(bob).redemptions.write.redirect([1n, other, 0n]), "NotPayoutOwner", [1n, bob.address]);
+    await expectRevert(r.redirect([1n, "0x", 0n]), "InvalidRedirectDestination");
+    await expectRevert(r.redirect([1n, other, 7n]), "InvalidRedirectDestination");
     // Into a note: the ZEC becomes an unminted note (it can back a new position or be withdrawn).
-    const redirected = await s.receipt(await r.redirect([1n, "", 12345n]));
+    const redirected = await s.receipt(await r.redirect([1n, "0x", 12345n]));
     const [moved] = parseEventLogs({ abi: redemptionsAbi, logs: redirected.logs, eventName: "PayoutRedirected" });
     expect(moved!.args).toMatchObject({ id: 1n, newId: 0n });
     expect(await s.read.registry.read.unmintedZat()).toBe(199_000_000n);
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
     expect((await s.read.redemptions.read.getRedemption([1n])).status).toBe(STATUS.Redirected);
-    await expectRevert(r.redirect([1n, OTHER, 0n]), "PayoutNotFailed", [1n, STATUS.Redirected]);
+    await expectRevert(r.redirect([1n, other, 0n]), "PayoutNotFailed", [1n, STATUS.Redirected]);
     // To another address: a new payout that custody pays like any other.
-    await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
+    await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, sapling]));
     await s.receipt(await s.as(attestor).redemptions.write.failRedemption([2n, "unpayable_address"]));
-    const again = await s.receipt(await r.redirect([2n, OTHER, 0n]));
+    const again = await s.receipt(await r.redirect([2n, other, 0n]));
     const [request] = parseEventLogs({ abi: redemptionsAbi, logs: again.logs, eventName: "RedemptionRequested" });
     expect(request!.args).toMatchObject({
       id: 3n,
       owner: alice.address,
       amount: 0n,
       zatDue: 19_900_000n,
-      withdrawAddress: OTHER,
+      sealedAddress: other,
+      sealedAddressHash: keccak256(other),
     });
     await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([3n, `0x${"02".repeat(32)}`]));
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
@@ -151,7 +161,7 @@ describe("Redemptions", () => {
   });
 
   it("only the attestor completes or fails a redemption", async () => {
-    await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
+    await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, sapling]));
     await expectRevert(
       s.as(alice).redemptions.write.completeRedemption([1n, `0x${"01".repeat(32)}`]),
       "AccessControlUnauthorizedAccount",
@@ -159,14 +169,14 @@ describe("Redemptions", () => {
     await expectRevert(s.as(relayer).redemptions.write.failRedemption([1n, "no"]), "AccessControlUnauthorizedAccount");
   });
 
-  it("refuses bad requests: zero, dust, empty or oversized address, more than the balance", async () => {
+  it("refuses bad requests: zero, dust, empty or oversized sealed address, more than the balance", async () => {
     const r = s.as(alice).redemptions.write;
-    await expectRevert(r.redeem([0n, SAPLING]), "InvalidAmount");
+    await expectRevert(r.redeem([0n, sapling]), "InvalidAmount");
     // Less than one zatoshi's worth at $50/ZEC.
-    await expectRevert(r.redeem([usdValueOfZat(1n, 50_00000000n) - 1n, SAPLING]), "RedemptionTooSmall");
-    await expectRevert(r.redeem([ZSD, ""]), "InvalidWithdrawAddress", [0n]);
-    await expectRevert(r.redeem([ZSD, "z".repeat(513)]), "InvalidWithdrawAddress", [513n]);
-    await expectRevert(r.redeem([149n * ZSD, SAPLING]), "ERC20InsufficientBalance");
+    await expectRevert(r.redeem([usdValueOfZat(1n, 50_00000000n) - 1n, sapling]), "RedemptionTooSmall");
+    await expectRevert(r.redeem([ZSD, "0x"]), "InvalidSealedAddress", [0n]);
+    await expectRevert(r.redeem([ZSD, s.seal("z".repeat(513), alice.address)]), "InvalidSealedAddress", [578n]);
+    await expectRevert(r.redeem([149n * ZSD, sapling]), "ERC20InsufficientBalance");
   });
 
   it("pays a pro-rata share, not the oracle price, when the positions are worth less than the supply", async () => {
@@ -174,7 +184,7 @@ describe("Redemptions", () => {
     await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([20_00000000n]));
     // 90 of 150 ZSD is 3 ZEC of the 5, with no fee: every ZSD gets the same share of what there is.
     const redeem = async (amount: bigint) => {
-      const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([amount, SAPLING]));
+      const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([amount, sapling]));
       const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
       return event!.args;
     };
@@ -188,9 +198,9 @@ describe("Redemptions", () => {
 
   it("refuses a stale price and a paused contract", async () => {
     await s.receipt(await s.as(pauser).redemptions.write.pause());
-    await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, SAPLING]), "EnforcedPause");
+    await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, sapling]), "EnforcedPause");
     await s.receipt(await s.as(pauser).redemptions.write.unpause());
     await s.increaseTime(Number(await s.read.minter.read.maxPriceAge()) + 1);
-    await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, SAPLING]), "StalePrice");
+    await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, sapling]), "StalePrice");
   });
 });

@@ -6,6 +6,7 @@
 // repository root's scripts/, which is not a workspace and so has no name to
 // import it by: those three imports are the only relative ones.
 import { readFileSync } from "node:fs";
+import * as snarkjs from "snarkjs";
 import {
   type Account,
   type Address,
@@ -14,15 +15,18 @@ import {
   createPublicClient,
   createTestClient,
   createWalletClient,
+  encodeAbiParameters,
   getContract,
   http,
+  keccak256,
   zeroAddress,
 } from "viem";
-import { type DeployParameters, deploy } from "../../scripts/deploy.ts";
+import { type DeployParameters, type DeployedSystem, deploy } from "../../scripts/deploy.ts";
 import { hardhatAccount } from "../../scripts/lib/accounts.ts";
 import { CIRCUIT } from "../../scripts/lib/paths.ts";
-import { type Deployment, zsdChain } from "@zsd/sdk/deployment";
+import { zsdChain } from "@zsd/sdk/deployment";
 import { WEI_PER_ZSD, ZAT_PER_ZEC } from "@zsd/sdk/units";
+import { DEV_SEAL_KEY, type SealKey, type SealSecretKey, openSealedAddress, sealBytes } from "@zsd/sdk/seal";
 import { signRedeem } from "./signatures.ts";
 import {
   collateralRegistryAbi,
@@ -45,12 +49,15 @@ import {
   depositLeaf,
   type AnyBinding,
   type NoteSpend,
+  SNARK_SCALAR_FIELD,
+  circuitInput,
   mintRequest,
   noteCommitment,
   noteSpend,
   registryLeaves,
   positionOwner,
   proveCollateral,
+  publicSignalsFromArray,
   toSolidityProof,
 } from "@zsd/sdk/notes";
 
@@ -98,7 +105,7 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
   const chain = zsdChain({ chainId, network: "hardhat" }, rpcUrl);
   const testClient = createTestClient({ mode: "hardhat", transport, chain });
 
-  const deployment: Deployment = await deploy({
+  const deployment: DeployedSystem = await deploy({
     network: "hardhat",
     rpcUrl,
     deployer: accounts.deployer,
@@ -207,6 +214,72 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     return { proof: toSolidityProof(raw.proof), spend: noteSpend(raw.publicSignals), raw };
   }
 
+  /**
+   * `address` sealed to custody's key (the development key unless given) for a
+   * payout owned by `owner`. The bytes are not checked as an address, so tests
+   * can also seal what custody must refuse.
+   */
+  function seal(address: string, owner: Address, key: SealKey = DEV_SEAL_KEY): Hex {
+    return sealBytes(key, { chainId, redemptions: c.Redemptions.address, owner }, new TextEncoder().encode(address));
+  }
+
+  const sealedOnce = new Map<string, Hex>();
+  /**
+   * `seal`, memoised per address and owner: one envelope a test can sign now
+   * and send later (each `seal` call draws a fresh ephemeral key and nonce).
+   */
+  function sealed(address: string, owner: Address): Hex {
+    const key = `${owner.toLowerCase()} ${address}`;
+    let envelope = sealedOnce.get(key);
+    if (!envelope) sealedOnce.set(key, (envelope = seal(address, owner)));
+    return envelope;
+  }
+
+  /** What custody reads in a sealed address of `owner`'s payout (throws a SealError if it does not open). */
+  function open(sealedAddress: Hex, owner: Address, keys: readonly SealSecretKey[] = [DEV_SEAL_KEY]): string {
+    return openSealedAddress(keys, { chainId, redemptions: c.Redemptions.address, owner }, sealedAddress);
+  }
+
+  /** The minter's `withdrawBinding(sealedAddress, owner)`. */
+  function withdrawBinding(sealedAddress: Hex, owner: Address): bigint {
+    const encoded = encodeAbiParameters(
+      [{ type: "uint256" }, { type: "address" }, { type: "string" }, { type: "bytes32" }, { type: "address" }],
+      [BigInt(chainId), c.StableMinter.address, "withdraw", keccak256(sealedAddress), owner],
+    );
+    return BigInt(keccak256(encoded)) % SNARK_SCALAR_FIELD;
+  }
+
+  /**
+   * A proof that pays `floor` of a note to `sealedAddress` (`withdrawNote`).
+   * The SDK's WithdrawBinding still hashes a plaintext address, so the binding
+   * input is set here from the sealed bytes.
+   */
+  async function proveWithdraw(args: {
+    note: Note;
+    amountZat: bigint;
+    collateralFloorZat: bigint;
+    sealedAddress: Hex;
+    owner: Address;
+  }): Promise<{ proof: SolidityProof; spend: NoteSpend; raw: CollateralProof }> {
+    const tree = await depositTree();
+    const leaf = depositLeaf(args.amountZat, noteCommitment(args.note));
+    const input = circuitInput({
+      note: args.note,
+      amountZat: args.amountZat,
+      collateralFloorZat: args.collateralFloorZat,
+      path: tree.path({ leaf }),
+      binding: { chainId: BigInt(chainId), minter: c.StableMinter.address, positionId: 0n },
+    });
+    input.bindingHash = withdrawBinding(args.sealedAddress, args.owner).toString();
+    const { proof, publicSignals } = await snarkjs.groth16.fullProve(
+      input,
+      PROVING_ARTIFACTS.wasm,
+      PROVING_ARTIFACTS.zkey,
+    );
+    const raw = { proof, publicSignals: publicSignalsFromArray(publicSignals) };
+    return { proof: toSolidityProof(raw.proof), spend: noteSpend(raw.publicSignals), raw };
+  }
+
   /** Deposit + prove + mint, sent by the relayer. */
   async function depositAndMint(args: Omit<ProveArgs, "note"> & { note?: Note }) {
     const note = args.note ?? createNote();
@@ -225,13 +298,13 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
    * The Redeem signature a relay needs: `signer` signs for `owner` (itself
    * unless a test forges one) at the owner's current nonce, valid for an hour.
    */
-  async function signedRedeem(signer: HDAccount, amount: bigint, withdrawAddress: string, owner = signer.address) {
+  async function signedRedeem(signer: HDAccount, amount: bigint, sealedAddress: Hex, owner = signer.address) {
     const nonce = await read.redemptions.read.nonces([owner]);
     const deadline = (await publicClient.getBlock()).timestamp + 3600n;
     const sig = await signRedeem(
       signer,
       { chainId, verifyingContract: c.Redemptions.address },
-      { owner, amount, withdrawAddress, nonce, deadline },
+      { owner, amount, sealedAddress, nonce, deadline },
     );
     return { ...sig, deadline };
   }
@@ -289,6 +362,11 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     depositTree,
     prove,
     proveSpend,
+    proveWithdraw,
+    withdrawBinding,
+    seal,
+    sealed,
+    open,
     depositAndMint,
     mineBlocks,
     increaseTime,

@@ -2045,17 +2045,6 @@ export const stableMinterAbi = [
     "inputs": [
       {
         "internalType": "uint256",
-        "name": "length",
-        "type": "uint256"
-      }
-    ],
-    "name": "InvalidWithdrawAddress",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "uint256",
         "name": "amountZat",
         "type": "uint256"
       },
@@ -2915,9 +2904,9 @@ export const stableMinterAbi = [
       {
         "components": [
           {
-            "internalType": "string",
-            "name": "zcashAddress",
-            "type": "string"
+            "internalType": "bytes",
+            "name": "sealedAddress",
+            "type": "bytes"
           },
           {
             "internalType": "uint256",
@@ -2945,9 +2934,9 @@ export const stableMinterAbi = [
       {
         "components": [
           {
-            "internalType": "string",
-            "name": "zcashAddress",
-            "type": "string"
+            "internalType": "bytes",
+            "name": "sealedAddress",
+            "type": "bytes"
           },
           {
             "internalType": "uint256",
@@ -3175,9 +3164,9 @@ export const stableMinterAbi = [
       {
         "components": [
           {
-            "internalType": "string",
-            "name": "zcashAddress",
-            "type": "string"
+            "internalType": "bytes",
+            "name": "sealedAddress",
+            "type": "bytes"
           },
           {
             "internalType": "uint256",
@@ -3210,9 +3199,9 @@ export const stableMinterAbi = [
       {
         "components": [
           {
-            "internalType": "string",
-            "name": "zcashAddress",
-            "type": "string"
+            "internalType": "bytes",
+            "name": "sealedAddress",
+            "type": "bytes"
           },
           {
             "internalType": "uint256",
@@ -3676,9 +3665,9 @@ export const stableMinterAbi = [
       {
         "components": [
           {
-            "internalType": "string",
-            "name": "zcashAddress",
-            "type": "string"
+            "internalType": "bytes",
+            "name": "sealedAddress",
+            "type": "bytes"
           },
           {
             "internalType": "uint256",
@@ -4101,9 +4090,9 @@ export const stableMinterAbi = [
   {
     "inputs": [
       {
-        "internalType": "string",
-        "name": "zcashAddress",
-        "type": "string"
+        "internalType": "bytes",
+        "name": "sealedAddress",
+        "type": "bytes"
       },
       {
         "internalType": "address",
@@ -4137,9 +4126,9 @@ export const stableMinterAbi = [
       {
         "components": [
           {
-            "internalType": "string",
-            "name": "zcashAddress",
-            "type": "string"
+            "internalType": "bytes",
+            "name": "sealedAddress",
+            "type": "bytes"
           },
           {
             "internalType": "uint256",
@@ -4172,9 +4161,9 @@ export const stableMinterAbi = [
       {
         "components": [
           {
-            "internalType": "string",
-            "name": "zcashAddress",
-            "type": "string"
+            "internalType": "bytes",
+            "name": "sealedAddress",
+            "type": "bytes"
           },
           {
             "internalType": "uint256",
@@ -4254,9 +4243,9 @@ export const stableMinterAbi = [
         "type": "tuple"
       },
       {
-        "internalType": "string",
-        "name": "zcashAddress",
-        "type": "string"
+        "internalType": "bytes",
+        "name": "sealedAddress",
+        "type": "bytes"
       },
       {
         "internalType": "address",
@@ -4314,6 +4303,16 @@ export const redemptionsAbi = [
         "internalType": "uint256",
         "name": "redemptionFeeBps_",
         "type": "uint256"
+      },
+      {
+        "internalType": "uint32",
+        "name": "sealKeyId_",
+        "type": "uint32"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "sealPublicKey_",
+        "type": "bytes32"
       }
     ],
     "stateMutability": "nonpayable",
@@ -4432,6 +4431,33 @@ export const redemptionsAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "uint32",
+        "name": "keyId",
+        "type": "uint32"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "publicKey",
+        "type": "bytes32"
+      }
+    ],
+    "name": "InvalidSealKey",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "length",
+        "type": "uint256"
+      }
+    ],
+    "name": "InvalidSealedAddress",
+    "type": "error"
+  },
+  {
     "inputs": [],
     "name": "InvalidShortString",
     "type": "error"
@@ -4445,17 +4471,6 @@ export const redemptionsAbi = [
       }
     ],
     "name": "InvalidSignature",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "length",
-        "type": "uint256"
-      }
-    ],
-    "name": "InvalidWithdrawAddress",
     "type": "error"
   },
   {
@@ -4536,12 +4551,61 @@ export const redemptionsAbi = [
   {
     "inputs": [
       {
+        "internalType": "uint32",
+        "name": "keyId",
+        "type": "uint32"
+      }
+    ],
+    "name": "SealKeyIdUsed",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint32",
+        "name": "keyId",
+        "type": "uint32"
+      },
+      {
+        "internalType": "uint64",
+        "name": "retiredAt",
+        "type": "uint64"
+      }
+    ],
+    "name": "SealKeyRetired",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "string",
         "name": "str",
         "type": "string"
       }
     ],
     "name": "StringTooLong",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint32",
+        "name": "keyId",
+        "type": "uint32"
+      }
+    ],
+    "name": "UnknownSealKey",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint8",
+        "name": "version",
+        "type": "uint8"
+      }
+    ],
+    "name": "UnsupportedSealVersion",
     "type": "error"
   },
   {
@@ -4710,9 +4774,15 @@ export const redemptionsAbi = [
       },
       {
         "indexed": false,
-        "internalType": "string",
-        "name": "withdrawAddress",
-        "type": "string"
+        "internalType": "bytes",
+        "name": "sealedAddress",
+        "type": "bytes"
+      },
+      {
+        "indexed": false,
+        "internalType": "bytes32",
+        "name": "sealedAddressHash",
+        "type": "bytes32"
       }
     ],
     "name": "RedemptionRequested",
@@ -4797,6 +4867,37 @@ export const redemptionsAbi = [
     "anonymous": false,
     "inputs": [
       {
+        "indexed": true,
+        "internalType": "uint32",
+        "name": "keyId",
+        "type": "uint32"
+      },
+      {
+        "indexed": false,
+        "internalType": "bytes32",
+        "name": "publicKey",
+        "type": "bytes32"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint32",
+        "name": "previousKeyId",
+        "type": "uint32"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint64",
+        "name": "previousRetiresAt",
+        "type": "uint64"
+      }
+    ],
+    "name": "SealKeySet",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
         "indexed": false,
         "internalType": "address",
         "name": "account",
@@ -4872,6 +4973,32 @@ export const redemptionsAbi = [
     "type": "function"
   },
   {
+    "inputs": [],
+    "name": "SEALED_ADDRESS_MAX_LENGTH",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "SEALED_ADDRESS_MIN_LENGTH",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [
       {
         "internalType": "uint256",
@@ -4887,6 +5014,19 @@ export const redemptionsAbi = [
     "name": "completeRedemption",
     "outputs": [],
     "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "currentSealKeyId",
+    "outputs": [
+      {
+        "internalType": "uint32",
+        "name": "",
+        "type": "uint32"
+      }
+    ],
+    "stateMutability": "view",
     "type": "function"
   },
   {
@@ -5154,9 +5294,9 @@ export const redemptionsAbi = [
         "type": "uint256"
       },
       {
-        "internalType": "string",
-        "name": "withdrawAddress",
-        "type": "string"
+        "internalType": "bytes",
+        "name": "sealedAddress",
+        "type": "bytes"
       }
     ],
     "name": "redeem",
@@ -5183,9 +5323,9 @@ export const redemptionsAbi = [
         "type": "uint256"
       },
       {
-        "internalType": "string",
-        "name": "withdrawAddress",
-        "type": "string"
+        "internalType": "bytes",
+        "name": "sealedAddress",
+        "type": "bytes"
       },
       {
         "internalType": "uint256",
@@ -5253,9 +5393,9 @@ export const redemptionsAbi = [
         "type": "uint256"
       },
       {
-        "internalType": "string",
-        "name": "withdrawAddress",
-        "type": "string"
+        "internalType": "bytes",
+        "name": "sealedAddress",
+        "type": "bytes"
       },
       {
         "internalType": "uint256",
@@ -5282,9 +5422,9 @@ export const redemptionsAbi = [
         "type": "uint256"
       },
       {
-        "internalType": "string",
-        "name": "withdrawAddress",
-        "type": "string"
+        "internalType": "bytes",
+        "name": "sealedAddress",
+        "type": "bytes"
       },
       {
         "internalType": "uint256",
@@ -5357,9 +5497,9 @@ export const redemptionsAbi = [
         "type": "uint256"
       },
       {
-        "internalType": "string",
-        "name": "withdrawAddress",
-        "type": "string"
+        "internalType": "bytes",
+        "name": "sealedAddress",
+        "type": "bytes"
       }
     ],
     "name": "requestPayout",
@@ -5394,12 +5534,80 @@ export const redemptionsAbi = [
   {
     "inputs": [
       {
+        "internalType": "uint32",
+        "name": "keyId",
+        "type": "uint32"
+      }
+    ],
+    "name": "sealKey",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "publicKey",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint64",
+        "name": "retiresAt",
+        "type": "uint64"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "sealKeyGraceSeconds",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "uint256",
         "name": "feeBps",
         "type": "uint256"
       }
     ],
     "name": "setRedemptionFee",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint32",
+        "name": "keyId",
+        "type": "uint32"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "publicKey",
+        "type": "bytes32"
+      }
+    ],
+    "name": "setSealKey",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "graceSeconds",
+        "type": "uint256"
+      }
+    ],
+    "name": "setSealKeyGrace",
     "outputs": [],
     "stateMutability": "nonpayable",
     "type": "function"
