@@ -111,7 +111,11 @@ export const redemption = onchainTable(
     zatDue: t.bigint().notNull(),
     feeZat: t.bigint().notNull(),
     price: t.bigint().notNull(),
-    withdrawAddress: t.text().notNull(),
+    /**
+     * keccak256 of the sealed withdraw address (issue 23): the address itself
+     * is sealed to custody's key and never kept here.
+     */
+    sealedAddressHash: t.hex().notNull(),
     /**
      * requested → paid, or requested → failed (the ZEC held for the owner) →
      * redirected (to the payout `redirectedToId`, or into the note at

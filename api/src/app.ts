@@ -35,6 +35,7 @@ import { Attestor } from "./adapters/custody/attestor.ts";
 import { LocalCustody } from "./adapters/custody/local.ts";
 import { ZcashdClient, ZcashdCustody } from "./adapters/custody/zcashd.ts";
 import { parseShieldedAddress } from "@zsd/sdk/zcash";
+import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
 import { formatZec, parseZsd } from "@zsd/sdk/units";
 import { sandboxRoutes } from "./http/resources/sandbox/router.ts";
 import { SandboxPriceFeed } from "./domain/sandbox-price.ts";
@@ -46,6 +47,7 @@ import { redemptionRoutes } from "./http/resources/redemptions/router.ts";
 import { RedirectService } from "./domain/redirects.ts";
 import { RedemptionService } from "./domain/redemptions.ts";
 import { PositionService } from "./domain/positions.ts";
+import { SealedAddresses } from "./domain/sealed-addresses.ts";
 import { positionRoutes } from "./http/resources/positions/router.ts";
 import { AgentService } from "./domain/agents.ts";
 import { agentRoutes } from "./http/resources/agents/router.ts";
@@ -113,6 +115,16 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   const chain = config.DEPLOYMENT_FILE
     ? Chain.load(config.DEPLOYMENT_FILE, config.RPC_URL, config.UPSTREAM_TIMEOUT_MS)
     : undefined;
+  // Custody's seal keys open the withdraw addresses sealed for this deployment; the sandbox's fallback is the
+  // public development key, which the local deployment starts with.
+  const sealed = chain
+    ? new SealedAddresses(
+        config.CUSTODY_SEAL_KEYS ?? (config.ENVIRONMENT === "sandbox" ? [DEV_SEAL_KEY] : []),
+        chain.deployment.chainId,
+        chain.redemptions,
+        config.ENVIRONMENT,
+      )
+    : undefined;
   const governanceChain =
     chain && config.DEPLOYMENT_FILE ? GovernanceChain.load(config.DEPLOYMENT_FILE, chain) : undefined;
   const attestor =
@@ -171,7 +183,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     chain && attestor && custody
       ? new Payouts(db, chain, custody, attestor, {
           compliance,
-          network: config.ENVIRONMENT === "production" ? "mainnet" : "testnet",
+          sealed: sealed!,
           confirmations: config.PAYOUT_CONFIRMATIONS,
           maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
           retryMs: config.PAYOUT_RETRY_MS,
@@ -198,6 +210,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     relayer: relayerAddress,
     minimumZat: BigInt(config.REDEMPTION_MIN_ZAT),
     compliance,
+    sealed,
   });
   const keeperAddress = config.KEEPER_PAYOUT_ADDRESS ?? config.CUSTODY_ADDRESS;
   const keeperOn = (config.KEEPER ?? (config.ENVIRONMENT === "sandbox" ? "on" : "off")) === "on";
@@ -252,11 +265,13 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     worker !== undefined,
     BigInt(config.REDEMPTION_MIN_ZAT),
     compliance,
+    sealed,
   );
 
   const redirects = new RedirectService(db, chain, {
     environment: config.ENVIRONMENT,
     relaying: worker !== undefined,
+    sealed,
   });
 
   const governance = new GovernanceService(db, governanceChain, upstreams, {

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import bytes from "bytes";
 import { z } from "zod";
+import { type SealSecretKey, sealKeyFromSecret } from "@zsd/sdk/seal";
 
 const url = z.url({ protocol: /^https?$/ });
 const positiveInt = z.coerce.number().int().positive();
@@ -112,6 +113,37 @@ export const configSchema = z.object({
   ZCASHD_RPC_URL: url.optional(),
   ZCASHD_RPC_USER: z.string().default(""),
   ZCASHD_RPC_PASSWORD: z.string().default(""),
+  /**
+   * Custody's seal keys, which open the withdraw addresses sealed to them
+   * (issue 23): `keyId:0x<32-byte X25519 secret>`, comma-separated, the current
+   * one and those still in their grace period on Redemptions. Required in
+   * production with a deployment; the sandbox falls back to the public
+   * development key (DEV_SEAL_KEY, key id 1).
+   */
+  CUSTODY_SEAL_KEYS: z
+    .string()
+    .optional()
+    .transform((value, ctx): SealSecretKey[] | undefined => {
+      if (value === undefined) return undefined;
+      const keys: SealSecretKey[] = [];
+      for (const entry of value.split(",").map((e) => e.trim())) {
+        const match = /^(\d{1,10}):(0x[0-9a-fA-F]{64})$/.exec(entry);
+        const keyId = match ? Number(match[1]) : NaN;
+        if (!match || keyId < 1 || keyId > 0xffffffff) {
+          ctx.addIssue({
+            code: "custom",
+            message: "a comma list of keyId:0x<64 hex digits> (key id 1 to 4294967295, the X25519 secret)",
+          });
+          return z.NEVER;
+        }
+        if (keys.some((k) => k.keyId === keyId)) {
+          ctx.addIssue({ code: "custom", message: `key id ${keyId} is given twice` });
+          return z.NEVER;
+        }
+        keys.push(sealKeyFromSecret(keyId, match[2] as `0x${string}`));
+      }
+      return keys;
+    }),
   /** The custody's shielded address (deposits arrive there, payouts leave from it). */
   CUSTODY_ADDRESS: z.string().optional(),
   ZCASHD_MIN_CONFIRMATIONS: positiveInt.default(10),
@@ -265,6 +297,9 @@ function crossChecks(config: Config): string[] {
     );
   if (config.WEBHOOK_ACCOUNT_CONCURRENCY > config.WEBHOOK_CONCURRENCY)
     problems.push("  WEBHOOK_ACCOUNT_CONCURRENCY: at most WEBHOOK_CONCURRENCY (an account's share of all attempts)");
+  // Without its keys custody could open no withdraw address, and would fail every payout as unreadable.
+  if (config.ENVIRONMENT === "production" && config.DEPLOYMENT_FILE && !config.CUSTODY_SEAL_KEYS)
+    problems.push("  CUSTODY_SEAL_KEYS: required in production with a DEPLOYMENT_FILE (keyId:0x<X25519 secret>, …)");
   if (config.WEBHOOK_BREAKER_COOLDOWN_MS > config.WEBHOOK_BREAKER_MAX_COOLDOWN_MS)
     problems.push("  WEBHOOK_BREAKER_COOLDOWN_MS: at most WEBHOOK_BREAKER_MAX_COOLDOWN_MS");
   return problems;

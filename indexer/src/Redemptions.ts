@@ -6,7 +6,7 @@ import { updateCollateral } from "./lib/collateral";
 // release of collateral or a note withdrawal (amount 0), or a redirect of a
 // failed one (amount 0, `redirectedFromId` set by PayoutRedirected).
 ponder.on("Redemptions:RedemptionRequested", async ({ event, context }) => {
-  const { id, owner, amount, zatDue, feeZat, price, withdrawAddress } = event.args;
+  const { id, owner, amount, zatDue, feeZat, price, sealedAddressHash } = event.args;
   await context.db.insert(redemption).values({
     id,
     owner,
@@ -14,7 +14,7 @@ ponder.on("Redemptions:RedemptionRequested", async ({ event, context }) => {
     zatDue,
     feeZat,
     price,
-    withdrawAddress,
+    sealedAddressHash,
     status: "requested",
     requestedAtBlock: event.block.number,
     requestedAt: event.block.timestamp,

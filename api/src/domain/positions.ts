@@ -21,6 +21,7 @@ import {
   withdrawCollateralTypedData,
 } from "@zsd/sdk";
 import { SNARK_SCALAR_FIELD } from "@zsd/sdk/notes";
+import { sealAddress } from "@zsd/sdk/seal";
 import { ZAT_PER_ZEC, formatZec, formatZsd, parseZec, parseZsd, usdValueOfZat } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
@@ -30,7 +31,7 @@ import { holdOf } from "./holds.ts";
 import { randomId } from "./ids.ts";
 import { type ActionRow, presentAction } from "./position-views.ts";
 import type { ProofService } from "./proofs.ts";
-import { canonicalZcashAddress } from "./redemptions.ts";
+import { type SealedAddresses, refuseReusedEnvelope } from "./sealed-addresses.ts";
 import { refusalOf } from "./reverts.ts";
 
 export const POSITION_STATUS = ["none", "open", "liquidated", "closed"] as const;
@@ -41,7 +42,7 @@ const SUGGESTED_DEADLINE_SECONDS = 3_600n;
 const USED_NONCE_LOOKBACK = 8n;
 
 /** Where released collateral goes, as a request names it: exactly one of the two. */
-export type DestinationInput = { zcashAddress: string } | { noteCommitment: string };
+export type DestinationInput = { sealedAddress: Hex } | { noteCommitment: string };
 
 interface Signed {
   deadline: number;
@@ -80,6 +81,8 @@ export class PositionService {
       /** The least ZEC (zatoshi) a payout to a Zcash address may carry (REDEMPTION_MIN_ZAT). */
       minimumZat: bigint;
       compliance?: ComplianceService;
+      /** Custody's seal keys for this deployment: a payout's address is opened for its owner. */
+      sealed?: SealedAddresses;
     },
   ) {}
 
@@ -90,7 +93,9 @@ export class PositionService {
 
   #relayingChain(what: string): Chain {
     const chain = this.#chain(what);
-    if (!this.options.relaying) throw domainErrors.unavailable(`${what} (no relayer key is configured)`);
+    if (!this.options.relaying || !this.options.sealed) {
+      throw domainErrors.unavailable(`${what} (no relayer key is configured)`);
+    }
     return chain;
   }
 
@@ -180,7 +185,7 @@ export class PositionService {
     const [nonce, now] = await Promise.all([this.#minter<bigint>(chain, "nonces", [signer]), chain.now()]);
     const pending = await this.#inFlight(signer);
     const domain = this.#domain(chain);
-    const zero = { positionId: 0n, nonce: 0n, deadline: 0n, zcashAddress: "", noteCommitment: 0n };
+    const zero = { positionId: 0n, nonce: 0n, deadline: 0n, sealedAddress: "0x" as Hex, noteCommitment: 0n };
     return {
       object: "position_terms" as const,
       signer,
@@ -211,13 +216,14 @@ export class PositionService {
     return BigInt(row?.n ?? "0");
   }
 
-  #destination(input: DestinationInput): Destination & { field: string } {
-    if ("zcashAddress" in input) {
-      const field = "body.destination.zcashAddress";
+  /** The destination as the contract takes it, with the address custody opened (for the payout's `owner`). */
+  #destination(input: DestinationInput, owner: Address): Destination & { address: string } {
+    if ("sealedAddress" in input) {
+      const field = "body.destination.sealedAddress";
       return {
-        zcashAddress: canonicalZcashAddress(input.zcashAddress, this.options.environment, field),
+        sealedAddress: input.sealedAddress,
         noteCommitment: 0n,
-        field,
+        address: this.options.sealed!.open(input.sealedAddress, owner, field),
       };
     }
     const commitment = BigInt(input.noteCommitment);
@@ -226,7 +232,7 @@ export class PositionService {
         { field: "body.destination.noteCommitment", message: "a field element above 0 and below the field modulus" },
       ]);
     }
-    return { zcashAddress: "", noteCommitment: commitment, field: "body.destination.noteCommitment" };
+    return { sealedAddress: "0x", noteCommitment: commitment, address: "" };
   }
 
   /** Checks a signed action, simulates it and queues it for the relay. */
@@ -241,7 +247,8 @@ export class PositionService {
     if (position.status === 0) throw domainErrors.notFound(`Position ${positionId}`);
     const signer =
       input.action === "repay" ? input.payer : input.action === "liquidate" ? input.liquidator : position.owner;
-    const to = "destination" in input ? this.#destination(input.destination) : undefined;
+    // The payout's owner is the signer (the position's owner, or the liquidator): the address is sealed for it.
+    const to = "destination" in input ? this.#destination(input.destination, signer) : undefined;
     let amount: bigint | undefined;
     if (input.action === "repay" || input.action === "withdraw") {
       try {
@@ -253,7 +260,7 @@ export class PositionService {
       }
       if (amount === 0n) throw domainErrors.invalid([{ field: "body.amount", message: "must be above 0" }]);
     }
-    if (to?.zcashAddress && input.action === "withdraw" && amount! < this.options.minimumZat) {
+    if (to?.address && input.action === "withdraw" && amount! < this.options.minimumZat) {
       throw unprocessable(
         "payout_too_small",
         "Payout too small",
@@ -272,7 +279,7 @@ export class PositionService {
     }
     const next = chainNonce + (await this.#inFlight(signer));
     const domain = this.#domain(chain);
-    const dest = { zcashAddress: to?.zcashAddress ?? "", noteCommitment: to?.noteCommitment ?? 0n };
+    const dest: Destination = { sealedAddress: to?.sealedAddress ?? "0x", noteCommitment: to?.noteCommitment ?? 0n };
     const typedAt = (nonce: bigint) =>
       input.action === "repay"
         ? repayTypedData(domain, { positionId: id, amount: amount!, payer: signer, nonce, deadline })
@@ -311,6 +318,7 @@ export class PositionService {
       );
     }
     const nonce = next;
+    if (to?.address) await refuseReusedEnvelope(this.db, to.sealedAddress, "body.destination.sealedAddress");
     const calldata =
       input.action === "repay"
         ? encodeFunctionData({
@@ -342,7 +350,7 @@ export class PositionService {
     const screened = {
       amount: input.action === "repay" ? amount! : await this.#valueOf(chain, movedZat),
       address: signer,
-      zcashAddress: dest.zcashAddress || undefined,
+      zcashAddress: to?.address || undefined,
     };
     return this.#queue(
       accountId,
@@ -352,8 +360,8 @@ export class PositionService {
         signer,
         signed_nonce: nonce.toString(),
         amount: amount?.toString() ?? null,
-        zcash_address: dest.zcashAddress || null,
-        note_commitment: to && !dest.zcashAddress ? dest.noteCommitment.toString() : null,
+        zcash_address: to?.address || null,
+        note_commitment: to && !to.address ? dest.noteCommitment.toString() : null,
         calldata,
       },
       screened,
@@ -364,9 +372,10 @@ export class PositionService {
    * A note's ZEC out to a shielded Zcash address, proven with a proof bound to
    * that address and the payout's owner (who may redirect it if custody cannot pay).
    */
-  async withdrawNote(accountId: string, input: SpendInput & { zcashAddress: string; owner: Address }) {
+  async withdrawNote(accountId: string, input: SpendInput & { sealedAddress: Hex; owner: Address }) {
     const chain = this.#relayingChain("Withdrawals");
-    const zcashAddress = canonicalZcashAddress(input.zcashAddress, this.options.environment, "body.zcashAddress");
+    const { sealedAddress } = input;
+    const zcashAddress = this.options.sealed!.open(sealedAddress, input.owner, "body.sealedAddress");
     const signals = publicSignalsFromArray(input.publicSignals);
     if (signals.collateralFloorZat < this.options.minimumZat) {
       throw unprocessable(
@@ -380,14 +389,16 @@ export class PositionService {
     const binding = bindingHash({
       chainId: BigInt(chain.deployment.chainId),
       minter: chain.minter,
-      zcashAddress,
+      sealedAddress,
       owner,
     });
-    await this.proofs.checkSpend(chain, input, binding, `a withdrawal to ${zcashAddress} owned by ${owner}`);
+    // The address stays out of the answer's words: they may reach a log.
+    await this.proofs.checkSpend(chain, input, binding, `a withdrawal to this sealed address owned by ${owner}`);
+    await refuseReusedEnvelope(this.db, sealedAddress, "body.sealedAddress");
     const calldata = encodeFunctionData({
       abi: stableMinterAbi,
       functionName: "withdrawNote",
-      args: [toSolidityProof(input.proof as Groth16Proof), noteSpend(signals), zcashAddress, owner],
+      args: [toSolidityProof(input.proof as Groth16Proof), noteSpend(signals), sealedAddress, owner],
     });
     await this.#simulate(chain, calldata, "withdrawal_would_revert");
     return this.#queue(accountId, {
@@ -513,7 +524,10 @@ export class PositionService {
     return view.object === "position_action" ? { ...view, hold: await holdOf(this.db, "position_action", id) } : view;
   }
 
-  /** The keeper's liquidation: the relayer repays with its own ZSD and takes the collateral to `zcashAddress`. */
+  /**
+   * The keeper's liquidation: the relayer repays with its own ZSD and takes
+   * the collateral to `zcashAddress`, which it seals for itself like anyone.
+   */
   queueKeeperLiquidation(chain: Chain, relayer: Address, positionId: bigint, zcashAddress: string) {
     return this.#queueKeeper(chain, relayer, positionId, zcashAddress, "liquidate");
   }
@@ -534,10 +548,15 @@ export class PositionService {
     zcashAddress: string,
     action: "liquidate" | "redistribute",
   ) {
+    // Sealed afresh each time with the current key, for the relayer as the payout's owner: custody pays an envelope once.
+    const key = await chain.currentSealKey();
+    const context = { chainId: chain.deployment.chainId, redemptions: chain.redemptions, owner: relayer };
+    const network = this.options.environment === "production" ? "mainnet" : "testnet";
+    const sealedAddress = sealAddress(key, context, zcashAddress, network);
     const calldata = encodeFunctionData({
       abi: stableMinterAbi,
       functionName: action,
-      args: [positionId, { zcashAddress, noteCommitment: 0n }],
+      args: [positionId, { sealedAddress, noteCommitment: 0n }],
     });
     try {
       await chain.client.call({ account: relayer, to: chain.minter, data: calldata });
@@ -564,6 +583,10 @@ export class PositionService {
     delete view.object;
     delete view.createdAt;
     delete view.updatedAt;
+    // Webhooks never carry a Zcash address (issue 23): the account reads it with GET.
+    delete view.zcashAddress;
+    if (view.destination && "zcashAddress" in (view.destination as object))
+      view.destination = { zcashAddress: "sealed" };
     await compliance.emitIn(tx, row.account_id, type, view);
   }
 

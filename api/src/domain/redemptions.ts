@@ -1,7 +1,6 @@
 import { type Address, type Hex, verifyTypedData } from "viem";
 import { formatZec, formatZsd, parseZsd } from "@zsd/sdk/units";
 import { redeemTypedData, redemptionsAbi, stableTokenAbi } from "@zsd/sdk";
-import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
@@ -11,6 +10,7 @@ import type { ComplianceService } from "./compliance.ts";
 import { holdOf } from "./holds.ts";
 import { displayTxId } from "./txids.ts";
 import { REDIRECT_HOW, failureReason, heldReason, payoutState } from "./redirects.ts";
+import { type SealedAddresses, refuseReusedEnvelope } from "./sealed-addresses.ts";
 
 interface Row {
   id: string;
@@ -147,35 +147,6 @@ export function presentRedemption(row: Row) {
   };
 }
 
-/**
- * The shielded address a payout goes to, in its one canonical form: anything
- * else (transparent, another network, mistyped, upper case) is refused, since
- * a signature covers the address as written and the chain keeps it so.
- */
-export function canonicalZcashAddress(address: string, environment: "sandbox" | "production", field: string): string {
-  let canonical: string;
-  try {
-    canonical = parseShieldedAddress(address, environment === "production" ? "mainnet" : "testnet").address;
-  } catch (error) {
-    if (error instanceof ZcashAddressError) {
-      throw new DomainError("unprocessable", error.code, "Unusable withdrawal address", error.message, {
-        errors: [{ field, message: error.message }],
-      });
-    }
-    throw error;
-  }
-  if (canonical !== address) {
-    throw new DomainError(
-      "unprocessable",
-      "non_canonical_address",
-      "Address not in canonical form",
-      "Sign and send the withdrawal address in lower case.",
-      { canonical, errors: [{ field, message: "not in canonical (lower-case) form" }] },
-    );
-  }
-  return canonical;
-}
-
 /** A deadline an hour on: long enough to sign and send, short enough that a lost signature expires. */
 const SUGGESTED_DEADLINE_SECONDS = 3_600n;
 
@@ -184,7 +155,8 @@ const USED_NONCE_LOOKBACK = 64n;
 
 export interface RedeemInput {
   amount: number | string;
-  withdrawAddress: string;
+  /** The withdraw address sealed to custody's key for `owner`: what the owner signs and the chain carries. */
+  sealedAddress: Hex;
   owner: Address;
   permit: { deadline: number | string; v: number; r: string; s: string };
 }
@@ -199,13 +171,16 @@ export class RedemptionService {
     private readonly minimumZat: bigint,
     /** Events, the rules agent and screening, in the transaction that writes a request. */
     private readonly compliance?: ComplianceService,
+    /** Custody's seal keys for this deployment: a request's address is opened before anything else. */
+    private readonly sealed?: SealedAddresses,
   ) {}
 
   async request(accountId: string, input: RedeemInput) {
     const chain = this.chain;
-    if (!chain || !this.relayEnabled)
+    if (!chain || !this.sealed || !this.relayEnabled)
       throw domainErrors.unavailable("Redemptions (no deployment or relayer key is configured)");
-    canonicalZcashAddress(input.withdrawAddress, this.environment, "body.withdrawAddress");
+    // Opened first: an envelope custody cannot open, or a bad address in it, is refused before anything is read.
+    const withdrawAddress = this.sealed.open(input.sealedAddress, input.owner, "body.sealedAddress");
     let amount: bigint;
     try {
       amount = parseZsd(String(input.amount));
@@ -263,7 +238,7 @@ export class RedemptionService {
         address: input.owner,
         ...redeemTypedData(
           { chainId: chain.deployment.chainId, verifyingContract: chain.redemptions },
-          { owner: input.owner, amount, withdrawAddress: input.withdrawAddress, nonce: n, deadline },
+          { owner: input.owner, amount, sealedAddress: input.sealedAddress, nonce: n, deadline },
         ),
         signature: { r: input.permit.r as Hex, s: input.permit.s as Hex, v: BigInt(input.permit.v) },
       }).catch(() => false);
@@ -318,19 +293,22 @@ export class RedemptionService {
         `The owner holds ${formatZsd(balance)} ZSD.`,
       );
     }
+    // After the nonce checks, which answer a signature posted again with its own code.
+    await refuseReusedEnvelope(this.db, input.sealedAddress, "body.sealedAddress");
     const id = randomId("red");
     try {
       const row = await this.db.transaction(async (tx) => {
         const [inserted] = await tx.query<Row>(
-          `INSERT INTO redemption_requests (id, account_id, status, owner, amount, withdraw_address, deadline,
-             signature, owner_nonce)
-           VALUES ($1, $2, 'requested', $3, $4, $5, $6, $7, $8) RETURNING *`,
+          `INSERT INTO redemption_requests (id, account_id, status, owner, amount, withdraw_address, sealed_address,
+             deadline, signature, owner_nonce)
+           VALUES ($1, $2, 'requested', $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
           [
             id,
             accountId,
             input.owner,
             amount.toString(),
-            input.withdrawAddress,
+            withdrawAddress,
+            input.sealedAddress.toLowerCase(),
             deadline.toString(),
             JSON.stringify(input.permit),
             nonce.toString(),
@@ -341,8 +319,9 @@ export class RedemptionService {
           tx,
           accountId,
           // The Zcash address it pays is weighed as a position action's is (the deny list).
-          { type: "redemption", id, amount, address: input.owner, zcashAddress: input.withdrawAddress },
-          { redemptionId: id, owner: view.owner, amount: view.amount, withdrawAddress: view.withdrawAddress },
+          { type: "redemption", id, amount, address: input.owner, zcashAddress: withdrawAddress },
+          // The webhook leaves the address out: agents and their receivers are no place for it.
+          { redemptionId: id, owner: view.owner, amount: view.amount },
         );
         return inserted!;
       });
@@ -400,7 +379,7 @@ export class RedemptionService {
     ]);
     const { domain, types, primaryType } = redeemTypedData(
       { chainId: chain.deployment.chainId, verifyingContract: chain.redemptions },
-      { owner, amount: 0n, withdrawAddress: "", nonce, deadline: 0n },
+      { owner, amount: 0n, sealedAddress: "0x", nonce, deadline: 0n },
     );
     return {
       object: "redemption_terms" as const,

@@ -5,7 +5,7 @@
 // relay sends it with redirectWithSig: to another shielded address (a new
 // payout, paid like any other) or into a new note. Everything the contract
 // would refuse is refused here first, so that nothing is queued to fail.
-import { type Address, type Hex, encodeFunctionData, recoverTypedDataAddress } from "viem";
+import { type Address, type Hex, decodeFunctionData, encodeFunctionData, recoverTypedDataAddress } from "viem";
 import { redemptionsAbi, redirectTypedData } from "@zsd/sdk";
 import { SNARK_SCALAR_FIELD } from "@zsd/sdk/notes";
 import { formatZec } from "@zsd/sdk/units";
@@ -15,28 +15,32 @@ import type { Database } from "../adapters/db/index.ts";
 import { REJECTED_ROW, isRefusedByCompliance } from "./compliance.ts";
 import { DomainError, domainErrors } from "./errors.ts";
 import { randomId } from "./ids.ts";
-import { canonicalZcashAddress } from "./redemptions.ts";
+import { type SealedAddresses, refuseReusedEnvelope } from "./sealed-addresses.ts";
 import { refusalOf } from "./reverts.ts";
 
 /** The reason written on-chain with a failure: a code, never the wallet's words (they may reveal balances). */
 const FAILURE_REASON = {
-  unpayable: "unpayable_address",
+  unreadable: "unreadable_address",
   failed: "payout_failed",
   rejected: "compliance_rejected",
 } as const;
-/** How a failure for an address that cannot be paid is noted on its row (and told apart on a later pass). */
+/**
+ * How a failure for a sealed address custody cannot open, or whose address it
+ * cannot pay, or that an earlier payout used, is noted on its row (and told
+ * apart on a later pass).
+ */
 export const NOT_PAYABLE = "Not payable: ";
 /** How a failure a screener asked for is noted on its row. */
 export const REJECTED = REJECTED_ROW;
 
 /** How an owner gets a held payout's ZEC: told with every held payout (webhook and reads). */
 export const REDIRECT_HOW =
-  "POST /v1/redemptions/{id}/redirect with a withdrawAddress or a noteCommitment, a deadline and the owner's " +
+  "POST /v1/redemptions/{id}/redirect with a sealedAddress or a noteCommitment, a deadline and the owner's " +
   "EIP-712 Redirect signature (SDK: redemptions.redirect).";
 
 /** The code written on-chain with a failure, from why the payout is being failed. */
 export function failureReason(p: { last_error: string | null }): string {
-  if (p.last_error?.startsWith(NOT_PAYABLE)) return FAILURE_REASON.unpayable;
+  if (p.last_error?.startsWith(NOT_PAYABLE)) return FAILURE_REASON.unreadable;
   if (p.last_error?.startsWith(REJECTED)) return FAILURE_REASON.rejected;
   return FAILURE_REASON.failed;
 }
@@ -44,8 +48,9 @@ export function failureReason(p: { last_error: string | null }): string {
 /** A held payout's reason in words, for its owner. */
 export function heldReason(code: string): string {
   const why =
-    code === FAILURE_REASON.unpayable
-      ? "Custody cannot pay this payout's address"
+    code === FAILURE_REASON.unreadable
+      ? "Custody cannot open or pay this payout's sealed address (sealed to another key or owner, not a shielded " +
+        "address of this network, or used by an earlier payout)"
       : code === FAILURE_REASON.rejected
         ? "Compliance review refused this payout"
         : "Custody could not pay this payout";
@@ -85,7 +90,7 @@ export interface RedirectRow {
   updated_at: Date | string;
 }
 
-export type RedirectInput = ({ withdrawAddress: string } | { noteCommitment: string }) & {
+export type RedirectInput = ({ sealedAddress: Hex } | { noteCommitment: string }) & {
   deadline: number;
   signature: Hex;
 };
@@ -107,8 +112,14 @@ export function payoutState(status: string | null | undefined) {
   }
 }
 
+/**
+ * A redirect as an account sees it: the plaintext address only to the account
+ * that asked for it (custody opened it for them); anyone else who names the
+ * payout by its id sees the sealed address the chain shows.
+ */
 export function presentRedirect(
   row: RedirectRow & { payout_status?: string | null; payout_txid?: string | null; zat_held?: string | null },
+  own = true,
 ) {
   return {
     object: "payout_redirect" as const,
@@ -117,7 +128,9 @@ export function presentRedirect(
     owner: row.owner,
     destination:
       row.zcash_address !== null
-        ? { withdrawAddress: row.zcash_address }
+        ? own
+          ? { withdrawAddress: row.zcash_address }
+          : { sealedAddress: sealedOf(row.calldata) }
         : { noteCommitment: row.note_commitment ?? "0" },
     status: row.status,
     txHash: row.tx_hash,
@@ -148,6 +161,8 @@ export class RedirectService {
       environment: "sandbox" | "production";
       /** Whether a relay worker sends what is queued here. */
       relaying: boolean;
+      /** Custody's seal keys for this deployment: a redirect's address is opened for the payout's owner. */
+      sealed?: SealedAddresses;
     },
   ) {}
 
@@ -176,14 +191,12 @@ export class RedirectService {
   /** Checks a signed redirect of a failed payout, simulates it and queues it for the relay. */
   async request(accountId: string, id: string, input: RedirectInput) {
     const chain = this.chain;
-    if (!chain || !this.options.relaying) {
+    const sealed = this.options.sealed;
+    if (!chain || !sealed || !this.options.relaying) {
       throw domainErrors.unavailable("Redirects (no deployment or relayer key is configured)");
     }
     const payoutId = await this.#payoutId(accountId, id);
-    const withdrawAddress =
-      "withdrawAddress" in input
-        ? canonicalZcashAddress(input.withdrawAddress, this.options.environment, "body.withdrawAddress")
-        : "";
+    const sealedAddress: Hex = "sealedAddress" in input ? input.sealedAddress : "0x";
     const noteCommitment = "noteCommitment" in input ? BigInt(input.noteCommitment) : 0n;
     if ("noteCommitment" in input && (noteCommitment === 0n || noteCommitment >= SNARK_SCALAR_FIELD)) {
       throw domainErrors.invalid([
@@ -202,6 +215,9 @@ export class RedirectService {
       );
     const payout = await read<{ owner: Address; status: number; zatDue: bigint }>("getRedemption", [payoutId]);
     if (payout.status === 0) throw domainErrors.notFound(`Payout ${payoutId}`);
+    // Sealed for the payout's owner, who signs: opened before anything else is checked.
+    const withdrawAddress =
+      sealedAddress === "0x" ? "" : sealed.open(sealedAddress, payout.owner, "body.sealedAddress");
     if (payout.status !== FAILED) {
       const now =
         payout.status === 1 ? "is still being paid" : payout.status === 2 ? "was paid" : "was already redirected";
@@ -248,7 +264,7 @@ export class RedirectService {
     const domain = { chainId: chain.deployment.chainId, verifyingContract: chain.redemptions };
     const signerAt = (nonce: bigint) =>
       recoverTypedDataAddress({
-        ...redirectTypedData(domain, { id: payoutId, withdrawAddress, noteCommitment, nonce, deadline }),
+        ...redirectTypedData(domain, { id: payoutId, sealedAddress, noteCommitment, nonce, deadline }),
         signature: input.signature,
       }).catch(() => undefined);
     const signer = await signerAt(chainNonce);
@@ -268,7 +284,7 @@ export class RedirectService {
         "redirect_signature_invalid",
         "Invalid signature",
         `The signature recovers to ${signer ?? "no address"}, not payout ${payoutId}'s owner ${payout.owner}: only the ` +
-          "owner may redirect it, with an EIP-712 Redirect(id, withdrawAddress, noteCommitment, nonce, deadline) of " +
+          "owner may redirect it, with an EIP-712 Redirect(id, sealedAddress, noteCommitment, nonce, deadline) of " +
           `exactly this destination and deadline at the owner's nonce ${chainNonce} (GET /v1/redemptions/terms).`,
       );
     }
@@ -284,10 +300,11 @@ export class RedirectService {
         taken.account_id === accountId ? { id: taken.id } : {},
       );
     }
+    if (withdrawAddress) await refuseReusedEnvelope(this.db, sealedAddress, "body.sealedAddress");
     const calldata = encodeFunctionData({
       abi: redemptionsAbi,
       functionName: "redirectWithSig",
-      args: [payoutId, withdrawAddress, noteCommitment, deadline, input.signature],
+      args: [payoutId, sealedAddress, noteCommitment, deadline, input.signature],
     });
     try {
       await chain.client.call({ to: chain.redemptions, data: calldata });
@@ -344,6 +361,12 @@ export class RedirectService {
       [payoutId.toString(), this.options.environment],
     );
     if (!row) throw domainErrors.notFound(`A redirect of payout ${payoutId}`);
-    return presentRedirect(row);
+    return presentRedirect(row, row.account_id === accountId);
   }
+}
+
+/** The sealed address a queued redirectWithSig carries (what the chain shows of it). */
+function sealedOf(calldata: Hex): Hex {
+  const { args } = decodeFunctionData({ abi: redemptionsAbi, data: calldata });
+  return (args as readonly unknown[])[1] as Hex;
 }

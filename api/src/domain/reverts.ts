@@ -103,7 +103,13 @@ const REASONS: Partial<Record<ContractError, Explain>> = {
   InvalidSignature: (a) =>
     `The signature is not ${String(a[0])}'s for this redemption at the owner's current nonce (wrong signer, amount, address, deadline or nonce).`,
   InvalidAmount: (a) => `A redemption of ${formatZsd(n(a, 0))} ZSD is not allowed.`,
-  InvalidWithdrawAddress: (a) => `The withdraw address's length (${String(a[0])} bytes) is not allowed.`,
+  InvalidSealedAddress: (a) =>
+    `A sealed address of ${String(a[0])} bytes is not allowed (66 to 577): seal the address to the key of GET /v1/relay.`,
+  UnsupportedSealVersion: (a) => `Sealed address version ${String(a[0])} is not supported (only 1).`,
+  UnknownSealKey: (a) =>
+    `The address is sealed to key ${String(a[0])}, which Redemptions does not know: seal it to the key of GET /v1/relay.`,
+  SealKeyRetired: (a) =>
+    `The address is sealed to key ${String(a[0])}, retired at ${when(n(a, 1))}: seal it to the key of GET /v1/relay.`,
   RedemptionTooSmall: (a) => `${formatZsd(n(a, 0))} ZSD is worth less than one zatoshi at the current price.`,
   RedemptionExceedsDebt: (a) =>
     `A redemption of ${formatZsd(n(a, 0))} ZSD is more than all positions owe (${formatZsd(n(a, 1))} ZSD).`,

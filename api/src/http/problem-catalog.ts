@@ -612,7 +612,7 @@ export const PROBLEM_CATALOG = {
     title: "The Redemptions contract would refuse this",
     meaning:
       "Simulated before anything is queued, the redirect would revert: `failureCode` names the contract's refusal " +
-      "(payout_not_failed, invalid_redirect_signature, redirect_signature_expired, invalid_withdraw_address, …). " +
+      "(payout_not_failed, invalid_redirect_signature, redirect_signature_expired, invalid_sealed_address, seal_key_retired, …). " +
       "Nothing was queued.",
     fields: ["failureCode"],
     example: {

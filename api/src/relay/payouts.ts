@@ -2,7 +2,10 @@
 // notes): every RedemptionRequested on-chain (relayed by us or sent by a
 // holder directly) becomes a row, is paid by the custody once, then settled
 // on-chain by the attestor (completeRedemption), or failed (failRedemption)
-// when the wallet keeps refusing it. A failed payout is not refunded: its ZEC
+// when the wallet keeps refusing it, or at once when its sealed address does
+// not open with custody's keys for its owner, holds no payable address, or is
+// an envelope an earlier payout used (a replay): "unreadable_address", on the
+// chain as in reads. A failed payout is not refunded: its ZEC
 // stays held on-chain for its owner, who redirects it (POST
 // /v1/redemptions/{id}/redirect) to another address (a new payout, a new row)
 // or into a note; the row then becomes "redirected".
@@ -20,7 +23,6 @@
 // in flight at a time, so that two never compete for the wallet's notes.
 import { redemptionsAbi } from "@zsd/sdk";
 import { formatZec } from "@zsd/sdk/units";
-import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
 import type { Chain } from "../adapters/chain.ts";
 import type { Attestor } from "../adapters/custody/attestor.ts";
 import { type Custody, PayoutNotSent, PayoutRefused } from "../adapters/custody/index.ts";
@@ -29,6 +31,7 @@ import { isRevert } from "../domain/errors.ts";
 import { type ComplianceService, refusedByCompliance } from "../domain/compliance.ts";
 import { NOT_PAYABLE, REDIRECT_HOW, REJECTED, failureReason, heldReason } from "../domain/redirects.ts";
 import { displayTxId } from "../domain/txids.ts";
+import type { SealedAddresses } from "../domain/sealed-addresses.ts";
 
 export type PayoutStatus =
   "pending" | "sending" | "sent" | "settling" | "completed" | "failing" | "held" | "redirected" | "review";
@@ -38,7 +41,9 @@ export interface PayoutRow {
   owner: string;
   amount: string;
   zat_due: string;
-  withdraw_address: string;
+  /** The address custody opened from the sealed one; null when it could not (the payout is failed). */
+  withdraw_address: string | null;
+  sealed_address_hash: string | null;
   status: PayoutStatus;
   attempts: number;
   version: number;
@@ -48,7 +53,8 @@ export interface PayoutRow {
 }
 
 export interface PayoutOptions {
-  network: "mainnet" | "testnet";
+  /** Custody's seal keys: each payout's sealed address is opened for its owner. */
+  sealed: SealedAddresses;
   /** Blocks a redemption's block must have on top of it, itself included, before it is paid: a reorganisation must not pay a redemption that never was. */
   confirmations: number;
   /** Refused payments before the payout is failed on-chain (its ZEC held for the owner to redirect). */
@@ -171,15 +177,20 @@ export class Payouts {
       await this.db.transaction(async (tx) => {
         for (const e of events) {
           const a = e.args;
+          const opened = await this.#open(tx, a.id!, a.owner!, a.sealedAddress!, a.sealedAddressHash!);
           const rows = await tx.query(
-            `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, request_tx_hash, status)
-             VALUES ($1, $2, $3, $4, $5, $6, 'pending') ON CONFLICT (redemption_id) DO NOTHING RETURNING redemption_id`,
+            `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, sealed_address_hash,
+               last_error, request_tx_hash, status)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending') ON CONFLICT (redemption_id) DO NOTHING
+             RETURNING redemption_id`,
             [
               a.id!.toString(),
               a.owner!,
               a.amount!.toString(),
               a.zatDue!.toString(),
-              a.withdrawAddress!,
+              "address" in opened ? opened.address : null,
+              a.sealedAddressHash!.toLowerCase(),
+              "address" in opened ? null : `${NOT_PAYABLE}${opened.why}`,
               e.transactionHash,
             ],
           );
@@ -197,6 +208,32 @@ export class Payouts {
       from = to + 1n;
     }
     return found;
+  }
+
+  /**
+   * The address a payout's envelope holds, opened with custody's keys for its
+   * owner (the associated data binds it to them), or why it will not be paid.
+   * The reason names no address: it goes to the row and the operator's logs.
+   */
+  async #open(
+    tx: Queryable,
+    id: bigint,
+    owner: `0x${string}`,
+    sealed: `0x${string}`,
+    hash: `0x${string}`,
+  ): Promise<{ address: string } | { why: string }> {
+    // The envelope of an earlier payout again (copied by its owner onto a new request): paid once only.
+    const [earlier] = await tx.query<{ redemption_id: string }>(
+      `SELECT redemption_id::text FROM payouts WHERE sealed_address_hash = $1 AND redemption_id < $2
+       ORDER BY redemption_id LIMIT 1`,
+      [hash.toLowerCase(), id.toString()],
+    );
+    if (earlier) return { why: `its sealed address was already used by payout ${earlier.redemption_id}.` };
+    const opened = this.options.sealed.payable(sealed, owner);
+    if ("address" in opened) return opened;
+    return opened.kind === "unreadable"
+      ? { why: `custody cannot open its sealed address: ${opened.detail}` }
+      : { why: `its sealed address holds no payable shielded address (${opened.code}).` };
   }
 
   /**
@@ -319,15 +356,14 @@ export class Payouts {
       await this.#review(p, "The redemption on-chain no longer matches its request event (reorganised?).");
       return;
     }
-    let address: string;
-    try {
-      // A holder who called redeem() directly may have named any string.
-      address = parseShieldedAddress(p.withdraw_address, this.options.network).address;
-    } catch (error) {
-      // Whatever the reason, an address we cannot read is never paid: failed and held for its owner to
-      // redirect, it holds up no payout behind it.
-      const reason = error instanceof ZcashAddressError ? error.message : "The address could not be read.";
-      if (await this.#move(p, "failing", { last_error: `${NOT_PAYABLE}${reason}` })) await this.#fail(p);
+    const address = p.withdraw_address;
+    if (address === null) {
+      // An envelope custody could not open (or a replay) is never paid: failed and held for its owner to
+      // redirect, it holds up no payout behind it. Its reason was written when it was found.
+      const reason = p.last_error?.startsWith(NOT_PAYABLE)
+        ? p.last_error
+        : `${NOT_PAYABLE}custody cannot open its sealed address.`;
+      if (await this.#move(p, "failing", { last_error: reason })) await this.#fail(p);
       return;
     }
     if (!(await this.#claim(p))) return;

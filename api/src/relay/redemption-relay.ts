@@ -21,7 +21,8 @@ interface RedemptionRow {
   relay_status: "queued" | "submitted" | "done";
   owner: string;
   amount: string;
-  withdraw_address: string;
+  /** The envelope the owner signed (null on requests older than migration 24). */
+  sealed_address: Hex | null;
   deadline: string;
   signature: { v: number; r: string; s: string };
   tx_hash: string | null;
@@ -89,7 +90,8 @@ export class RedemptionRelay {
       args: [
         r.owner as Address,
         BigInt(r.amount),
-        r.withdraw_address,
+        // A request from before sealed addresses has none: the contract refuses it like any bad envelope.
+        r.sealed_address ?? "0x",
         BigInt(r.deadline),
         sig.v,
         sig.r as Hex,

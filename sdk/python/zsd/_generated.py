@@ -460,19 +460,25 @@ class Mint(TypedDict):
 
 
 class RedemptionRedirectDestination1(TypedDict):
-    """The shielded address the held ZEC goes to, as custody opened it (shown to the payout's account only)"""
+    """The shielded address the held ZEC goes to, as custody opened it (to the account that asked only)"""
 
     withdrawAddress: str
 
 
 class RedemptionRedirectDestination2(TypedDict):
+    """The sealed address, as the chain shows it: to an account other than the one that asked"""
+
+    sealedAddress: str
+
+
+class RedemptionRedirectDestination3(TypedDict):
     noteCommitment: str
 
 
 class RedemptionRedirect(TypedDict):
     redirectId: str
     status: Literal["queued", "submitted", "confirmed", "failed"]
-    destination: Union[RedemptionRedirectDestination1, RedemptionRedirectDestination2]
+    destination: Union[RedemptionRedirectDestination1, RedemptionRedirectDestination2, RedemptionRedirectDestination3]
     txHash: Optional[str]
     # The new on-chain payout, when redirected to an address
     newPayoutId: Optional[str]
@@ -539,12 +545,18 @@ class RedemptionTerms(TypedDict):
 
 
 class PayoutRedirectDestination1(TypedDict):
-    """The shielded address the held ZEC goes to, as custody opened it (shown to the payout's account only)"""
+    """The shielded address the held ZEC goes to, as custody opened it (to the account that asked only)"""
 
     withdrawAddress: str
 
 
 class PayoutRedirectDestination2(TypedDict):
+    """The sealed address, as the chain shows it: to an account other than the one that asked"""
+
+    sealedAddress: str
+
+
+class PayoutRedirectDestination3(TypedDict):
     noteCommitment: str
 
 
@@ -555,7 +567,7 @@ class PayoutRedirect(TypedDict):
     payoutId: str
     # The payout's owner, who signed
     owner: str
-    destination: Union[PayoutRedirectDestination1, PayoutRedirectDestination2]
+    destination: Union[PayoutRedirectDestination1, PayoutRedirectDestination2, PayoutRedirectDestination3]
     status: Literal["queued", "submitted", "confirmed", "failed"]
     txHash: Optional[str]
     blockNumber: Optional[int]
@@ -1194,8 +1206,6 @@ class RedemptionRequestedEventData(TypedDict):
     owner: str
     # ZSD, a decimal string
     amount: str
-    # The shielded Zcash address the ZEC goes to
-    withdrawAddress: str
 
 
 class RedemptionRequestedEvent(TypedDict):
@@ -1512,9 +1522,7 @@ class GovernanceVoteConfirmedEvent(TypedDict):
 
 
 class PositionActionConfirmedEventDataDestination1(TypedDict):
-    """The shielded address paid, as custody opened it (shown to the action's account only)"""
-
-    zcashAddress: str
+    zcashAddress: Literal["sealed"]
 
 
 class PositionActionConfirmedEventDataDestination2(TypedDict):
@@ -1528,6 +1536,7 @@ class PositionActionConfirmedEventData(TypedDict):
     signer: Optional[str]
     # ZSD repaid, or ZEC withdrawn or added
     amount: Optional[str]
+    # Where the ZEC went: a Zcash address ("sealed": GET /v1/positions/{id}/actions/{actionId} shows it) or a note
     destination: Optional[Union[PositionActionConfirmedEventDataDestination1, PositionActionConfirmedEventDataDestination2]]
     # ZEC that left the position, once confirmed
     released: Optional[str]
@@ -1554,9 +1563,7 @@ class PositionActionConfirmedEvent(TypedDict):
 
 
 class PositionActionFailedEventDataDestination1(TypedDict):
-    """The shielded address paid, as custody opened it (shown to the action's account only)"""
-
-    zcashAddress: str
+    zcashAddress: Literal["sealed"]
 
 
 class PositionActionFailedEventDataDestination2(TypedDict):
@@ -1570,6 +1577,7 @@ class PositionActionFailedEventData(TypedDict):
     signer: Optional[str]
     # ZSD repaid, or ZEC withdrawn or added
     amount: Optional[str]
+    # Where the ZEC went: a Zcash address ("sealed": GET /v1/positions/{id}/actions/{actionId} shows it) or a note
     destination: Optional[Union[PositionActionFailedEventDataDestination1, PositionActionFailedEventDataDestination2]]
     # ZEC that left the position, once confirmed
     released: Optional[str]
@@ -1632,11 +1640,11 @@ class PositionActionReleasedEvent(TypedDict):
 
 
 class WithdrawalConfirmedEventData(TypedDict):
+    """The withdrawal as GET /v1/withdrawals/{id} shows it, without its Zcash address"""
+
     withdrawalId: str
     # ZEC paid out: the floor the proof spends (the rest stays as a change note)
     amount: str
-    # The shielded address paid, as custody opened it from the sealed address
-    zcashAddress: str
     # Who may redirect the payout if custody cannot pay it
     owner: Optional[str]
     nullifierHash: str
@@ -1657,15 +1665,16 @@ class WithdrawalConfirmedEvent(TypedDict):
     # When the change happened (the time of its database transaction)
     createdAt: str
     environment: Literal["sandbox", "production"]
+    # The withdrawal as GET /v1/withdrawals/{id} shows it, without its Zcash address
     data: WithdrawalConfirmedEventData
 
 
 class WithdrawalFailedEventData(TypedDict):
+    """The withdrawal as GET /v1/withdrawals/{id} shows it, without its Zcash address"""
+
     withdrawalId: str
     # ZEC paid out: the floor the proof spends (the rest stays as a change note)
     amount: str
-    # The shielded address paid, as custody opened it from the sealed address
-    zcashAddress: str
     # Who may redirect the payout if custody cannot pay it
     owner: Optional[str]
     nullifierHash: str
@@ -1686,6 +1695,7 @@ class WithdrawalFailedEvent(TypedDict):
     # When the change happened (the time of its database transaction)
     createdAt: str
     environment: Literal["sandbox", "production"]
+    # The withdrawal as GET /v1/withdrawals/{id} shows it, without its Zcash address
     data: WithdrawalFailedEventData
 
 

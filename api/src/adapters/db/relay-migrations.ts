@@ -13,4 +13,18 @@ export const RELAY_MIGRATIONS: { version: number; name: string; statements: stri
       `ALTER TABLE mints ADD COLUMN alone boolean NOT NULL DEFAULT false`,
     ],
   },
+  {
+    version: 24,
+    name: "sealed withdraw addresses: the envelope a relayed redemption sends, the hash a payout's envelope had",
+    statements: [
+      // The chain carries only the sealed address (issue 23): the relay sends these bytes, which the
+      // owner signed; withdraw_address keeps the plaintext custody opened, for the account's own reads.
+      `ALTER TABLE redemption_requests ADD COLUMN sealed_address text`,
+      // Custody refuses an envelope an earlier payout already used (a replay): found by its keccak256.
+      `ALTER TABLE payouts ADD COLUMN sealed_address_hash text`,
+      `CREATE INDEX payouts_sealed_address_hash ON payouts (sealed_address_hash, redemption_id)`,
+      // A payout whose envelope custody cannot open has no address: it is failed, never paid.
+      `ALTER TABLE payouts ALTER COLUMN withdraw_address DROP NOT NULL`,
+    ],
+  },
 ];

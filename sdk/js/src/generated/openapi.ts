@@ -1948,6 +1948,8 @@ export type components = {
                 destination: {
                     withdrawAddress: string;
                 } | {
+                    sealedAddress: string;
+                } | {
                     noteCommitment: string;
                 };
                 txHash: string | null;
@@ -2006,6 +2008,8 @@ export type components = {
             owner: string;
             destination: {
                 withdrawAddress: string;
+            } | {
+                sealedAddress: string;
             } | {
                 noteCommitment: string;
             };
@@ -2664,8 +2668,6 @@ export type components = {
                 owner: string;
                 /** @description ZSD, a decimal string */
                 amount: string;
-                /** @description The shielded Zcash address the ZEC goes to */
-                withdrawAddress: string;
             };
         };
         RedemptionPaidEvent: {
@@ -3013,8 +3015,10 @@ export type components = {
                 signer: string | null;
                 /** @description ZSD repaid, or ZEC withdrawn or added */
                 amount: string | null;
+                /** @description Where the ZEC went: a Zcash address ("sealed": GET /v1/positions/{id}/actions/{actionId} shows it) or a note */
                 destination: ({
-                    zcashAddress: string;
+                    /** @constant */
+                    zcashAddress: "sealed";
                 } | {
                     noteCommitment: string;
                 }) | null;
@@ -3053,8 +3057,10 @@ export type components = {
                 signer: string | null;
                 /** @description ZSD repaid, or ZEC withdrawn or added */
                 amount: string | null;
+                /** @description Where the ZEC went: a Zcash address ("sealed": GET /v1/positions/{id}/actions/{actionId} shows it) or a note */
                 destination: ({
-                    zcashAddress: string;
+                    /** @constant */
+                    zcashAddress: "sealed";
                 } | {
                     noteCommitment: string;
                 }) | null;
@@ -3125,12 +3131,11 @@ export type components = {
             createdAt: string;
             /** @enum {string} */
             environment: "sandbox" | "production";
+            /** @description The withdrawal as GET /v1/withdrawals/{id} shows it, without its Zcash address */
             data: {
                 withdrawalId: string;
                 /** @description ZEC paid out: the floor the proof spends (the rest stays as a change note) */
                 amount: string;
-                /** @description The shielded address paid, as custody opened it from the sealed address */
-                zcashAddress: string;
                 /** @description Who may redirect the payout if custody cannot pay it */
                 owner: string | null;
                 nullifierHash: string;
@@ -3157,12 +3162,11 @@ export type components = {
             createdAt: string;
             /** @enum {string} */
             environment: "sandbox" | "production";
+            /** @description The withdrawal as GET /v1/withdrawals/{id} shows it, without its Zcash address */
             data: {
                 withdrawalId: string;
                 /** @description ZEC paid out: the floor the proof spends (the rest stays as a change note) */
                 amount: string;
-                /** @description The shielded address paid, as custody opened it from the sealed address */
-                zcashAddress: string;
                 /** @description Who may redirect the payout if custody cannot pay it */
                 owner: string | null;
                 nullifierHash: string;
@@ -6004,7 +6008,7 @@ export interface operations {
              *     - `non_canonical_address`: Seal the withdrawal address in lower case, as `canonical` shows (the SDKs' sealAddress does).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
              *     - `redirect_signature_invalid`: The signature is not the payout owner's EIP-712 Redirect of this payout, destination and deadline at the owner's nonce on the Redemptions contract (GET /v1/redemptions/terms): signed by another key, or over other terms. Only the owner (who redeemed, or the position's or note's owner) may redirect. Nothing was queued.
-             *     - `redirect_would_revert`: Simulated before anything is queued, the redirect would revert: `failureCode` names the contract's refusal (payout_not_failed, invalid_redirect_signature, redirect_signature_expired, invalid_withdraw_address, …). Nothing was queued.
+             *     - `redirect_would_revert`: Simulated before anything is queued, the redirect would revert: `failureCode` names the contract's refusal (payout_not_failed, invalid_redirect_signature, redirect_signature_expired, invalid_sealed_address, seal_key_retired, …). Nothing was queued.
              */
             422: {
                 headers: {
@@ -12741,8 +12745,7 @@ export interface operations {
                  *       "data": {
                  *         "redemptionId": "red_3FgH5jK7lZ9xC1vB3nM5",
                  *         "owner": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
-                 *         "amount": "25.5",
-                 *         "withdrawAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
+                 *         "amount": "25.5"
                  *       }
                  *     }
                  */
@@ -12871,11 +12874,11 @@ export interface operations {
                  *       "environment": "sandbox",
                  *       "data": {
                  *         "redemptionId": "red_3FgH5jK7lZ9xC1vB3nM5",
-                 *         "failureCode": "unpayable_address",
-                 *         "failureReason": "Custody cannot pay this payout's address. Its ZEC is held on-chain for the owner (no ZSD is returned): the owner redirects it to another shielded address or into a note.",
+                 *         "failureCode": "unreadable_address",
+                 *         "failureReason": "Custody cannot open or pay this payout's sealed address (sealed to another key or owner, not a shielded address of this network, or used by an earlier payout). Its ZEC is held on-chain for the owner (no ZSD is returned): the owner redirects it to another shielded address or into a note.",
                  *         "zecHeld": "0.6375",
                  *         "payoutId": "12",
-                 *         "redirect": "POST /v1/redemptions/{id}/redirect with a withdrawAddress or a noteCommitment, a deadline and the owner's EIP-712 Redirect signature (SDK: redemptions.redirect)."
+                 *         "redirect": "POST /v1/redemptions/{id}/redirect with a sealedAddress or a noteCommitment, a deadline and the owner's EIP-712 Redirect signature (SDK: redemptions.redirect)."
                  *       }
                  *     }
                  */
@@ -13724,7 +13727,7 @@ export interface operations {
                  *         "signer": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
                  *         "amount": null,
                  *         "destination": {
-                 *           "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
+                 *           "zcashAddress": "sealed"
                  *         },
                  *         "released": "3.0",
                  *         "noteIndex": null,
@@ -13802,7 +13805,7 @@ export interface operations {
                  *         "signer": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
                  *         "amount": null,
                  *         "destination": {
-                 *           "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
+                 *           "zcashAddress": "sealed"
                  *         },
                  *         "released": null,
                  *         "noteIndex": null,
@@ -14005,7 +14008,6 @@ export interface operations {
                  *       "data": {
                  *         "withdrawalId": "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
                  *         "amount": "3.0",
-                 *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
                  *         "owner": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
                  *         "nullifierHash": "4923775312096713460294711538476215398812345678901234567890123456789012345",
                  *         "status": "confirmed",
@@ -14078,7 +14080,6 @@ export interface operations {
                  *       "data": {
                  *         "withdrawalId": "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
                  *         "amount": "3.0",
-                 *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
                  *         "owner": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
                  *         "nullifierHash": "4923775312096713460294711538476215398812345678901234567890123456789012345",
                  *         "status": "failed",

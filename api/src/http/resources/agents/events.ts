@@ -68,7 +68,6 @@ export const EVENT_PAYLOADS = {
     redemptionId,
     owner: evmAddress,
     amount: zsd,
-    withdrawAddress: z.string().describe("The shielded Zcash address the ZEC goes to"),
   }),
   "redemption.paid": z.strictObject({
     redemptionId,
@@ -181,7 +180,6 @@ export const EVENT_EXAMPLES: { [T in EventType]: z.input<(typeof EVENT_PAYLOADS)
     redemptionId: REDEMPTION,
     owner: RECIPIENT,
     amount: "25.5",
-    withdrawAddress: "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
   },
   "redemption.paid": {
     redemptionId: REDEMPTION,
@@ -190,13 +188,13 @@ export const EVENT_EXAMPLES: { [T in EventType]: z.input<(typeof EVENT_PAYLOADS)
   },
   "redemption.failed": {
     redemptionId: REDEMPTION,
-    failureCode: "unpayable_address",
+    failureCode: "unreadable_address",
     failureReason:
-      "Custody cannot pay this payout's address. Its ZEC is held on-chain for the owner (no ZSD is returned): the owner redirects it to another shielded address or into a note.",
+      "Custody cannot open or pay this payout's sealed address (sealed to another key or owner, not a shielded address of this network, or used by an earlier payout). Its ZEC is held on-chain for the owner (no ZSD is returned): the owner redirects it to another shielded address or into a note.",
     zecHeld: "0.6375",
     payoutId: "12",
     redirect:
-      "POST /v1/redemptions/{id}/redirect with a withdrawAddress or a noteCommitment, a deadline and the owner's EIP-712 Redirect signature (SDK: redemptions.redirect).",
+      "POST /v1/redemptions/{id}/redirect with a sealedAddress or a noteCommitment, a deadline and the owner's EIP-712 Redirect signature (SDK: redemptions.redirect).",
   },
   "redemption.held": { redemptionId: REDEMPTION, alertId: null, awaitingVerdict: true },
   "redemption.released": { redemptionId: REDEMPTION, by: "verdict_timeout" },

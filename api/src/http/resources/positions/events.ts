@@ -5,9 +5,23 @@
 import { z } from "zod";
 import { positionActionSchema, withdrawalSchema } from "./schema.ts";
 
-const action = positionActionSchema.omit({ object: true, createdAt: true, updatedAt: true, hold: true }).strict();
+// Without the Zcash address (issue 23): a webhook receiver is no place for it; GET answers show it to the account.
+const action = positionActionSchema
+  .omit({ object: true, createdAt: true, updatedAt: true, hold: true })
+  .extend({
+    destination: z
+      .union([z.strictObject({ zcashAddress: z.literal("sealed") }), z.strictObject({ noteCommitment: z.string() })])
+      .nullable()
+      .describe(
+        'Where the ZEC went: a Zcash address ("sealed": GET /v1/positions/{id}/actions/{actionId} shows it) or a note',
+      ),
+  })
+  .strict();
 const actionId = z.string().describe("The position action (pact_…)");
-const withdrawal = withdrawalSchema.omit({ object: true, createdAt: true, updatedAt: true }).strict();
+const withdrawal = withdrawalSchema
+  .omit({ object: true, createdAt: true, updatedAt: true, zcashAddress: true })
+  .strict()
+  .describe("The withdrawal as GET /v1/withdrawals/{id} shows it, without its Zcash address");
 
 export const POSITION_EVENT_PAYLOADS = {
   "position.action.confirmed": action,
@@ -37,7 +51,6 @@ export const POSITION_EVENT_SUMMARIES = {
   "withdrawal.failed": "A note withdrawal this account relayed failed: failureCode says why",
 };
 
-const ZCASH = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 const TX = "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0";
 const ACTION = {
   actionId: "pact_4Rt8vN2kQ7xZ1mB5cW9y",
@@ -45,7 +58,7 @@ const ACTION = {
   action: "close" as const,
   signer: "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
   amount: null,
-  destination: { zcashAddress: ZCASH },
+  destination: { zcashAddress: "sealed" as const },
   released: "3.0",
   noteIndex: null,
   status: "confirmed" as const,
@@ -58,7 +71,6 @@ const ACTION = {
 const WITHDRAWAL = {
   withdrawalId: "wdr_8Kp2xV5nQ1mZ7tB3cR9w",
   amount: "3.0",
-  zcashAddress: ZCASH,
   owner: "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
   nullifierHash: "4923775312096713460294711538476215398812345678901234567890123456789012345",
   status: "confirmed" as const,

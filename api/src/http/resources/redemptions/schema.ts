@@ -36,7 +36,10 @@ export const redemptionIdParams = z.object({
 const redirectDestination = z.union([
   z
     .object({ withdrawAddress: z.string() })
-    .describe("The shielded address the held ZEC goes to, as custody opened it (shown to the payout's account only)"),
+    .describe("The shielded address the held ZEC goes to, as custody opened it (to the account that asked only)"),
+  z
+    .object({ sealedAddress: z.string() })
+    .describe("The sealed address, as the chain shows it: to an account other than the one that asked"),
   z.object({ noteCommitment: z.string() }),
 ]);
 const redirectStatus = z.enum(["queued", "submitted", "confirmed", "failed"]);

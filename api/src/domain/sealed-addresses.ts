@@ -1,0 +1,126 @@
+// Withdraw addresses arrive sealed to custody's X25519 key (issue 23): the
+// chain carries only the envelope. Custody, this process, opens them with its
+// keys, for the payout's owner on this chain and Redemptions contract: the
+// routes before anything is signed-checked or queued, the payouts relay before
+// it pays.
+import { type Address, type Hex, keccak256 } from "viem";
+import { SealError, type SealSecretKey, openSealedAddress } from "@zsd/sdk/seal";
+import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
+import type { Queryable } from "../adapters/db/index.ts";
+import { DomainError } from "./errors.ts";
+
+type Environment = "sandbox" | "production";
+
+/**
+ * The shielded address a payout goes to, in its one canonical form: anything
+ * else (transparent, another network, mistyped, upper case) is refused, so
+ * that what custody pays is exactly what the holder's wallet sealed.
+ */
+export function canonicalZcashAddress(address: string, environment: Environment, field: string): string {
+  let canonical: string;
+  try {
+    canonical = parseShieldedAddress(address, environment === "production" ? "mainnet" : "testnet").address;
+  } catch (error) {
+    if (error instanceof ZcashAddressError) {
+      throw new DomainError("unprocessable", error.code, "Unusable withdrawal address", error.message, {
+        errors: [{ field, message: error.message }],
+      });
+    }
+    throw error;
+  }
+  if (canonical !== address) {
+    throw new DomainError(
+      "unprocessable",
+      "non_canonical_address",
+      "Address not in canonical form",
+      "Seal the withdrawal address in lower case.",
+      { canonical, errors: [{ field, message: "not in canonical (lower-case) form" }] },
+    );
+  }
+  return canonical;
+}
+
+/** Why custody cannot pay a sealed address: it does not open, or what it holds is no payable address. */
+export type Unpayable = { kind: "unreadable"; detail: string } | { kind: "invalid_address"; code: string };
+
+export class SealedAddresses {
+  constructor(
+    private readonly keys: readonly SealSecretKey[],
+    private readonly chainId: number,
+    private readonly redemptions: Address,
+    private readonly environment: Environment,
+  ) {}
+
+  /** The key ids custody can open. */
+  get keyIds(): number[] {
+    return this.keys.map((k) => k.keyId);
+  }
+
+  /**
+   * The canonical address sealed in `sealed` for `owner`, for a request:
+   * throws `unreadable_address` when it does not open, or the address's own
+   * problem when what it holds is not a shielded address of this network.
+   */
+  open(sealed: Hex, owner: Address, field: string): string {
+    let plaintext: string;
+    try {
+      plaintext = openSealedAddress(this.keys, this.#context(owner), sealed);
+    } catch (error) {
+      if (!(error instanceof SealError)) throw error;
+      throw new DomainError(
+        "unprocessable",
+        "unreadable_address",
+        "Unreadable sealed address",
+        `${error.message} Seal the address to the key of GET /v1/relay (sealKey) for owner ${owner} on chain ` +
+          `${this.chainId}.`,
+        { errors: [{ field, message: `does not open with custody's key for owner ${owner}` }] },
+      );
+    }
+    return canonicalZcashAddress(plaintext, this.environment, field);
+  }
+
+  /** What custody pays for a sealed address on-chain, or why it cannot: never throws for the envelope. */
+  payable(sealed: Hex, owner: Address): { address: string } | Unpayable {
+    let plaintext: string;
+    try {
+      plaintext = openSealedAddress(this.keys, this.#context(owner), sealed);
+    } catch (error) {
+      if (!(error instanceof SealError)) throw error;
+      return { kind: "unreadable", detail: error.message };
+    }
+    // Sealed straight to the contract in another form (upper case): its owner meant this address.
+    try {
+      const network = this.environment === "production" ? "mainnet" : "testnet";
+      return { address: parseShieldedAddress(plaintext, network).address };
+    } catch (error) {
+      if (error instanceof ZcashAddressError) return { kind: "invalid_address", code: error.code };
+      throw error;
+    }
+  }
+
+  #context(owner: Address) {
+    return { chainId: this.chainId, redemptions: this.redemptions, owner };
+  }
+}
+
+/**
+ * Refuses an envelope a payout on-chain (or a redemption being relayed)
+ * already carries: custody would fail the second as a replay, after its burn.
+ */
+export async function refuseReusedEnvelope(db: Queryable, sealed: Hex, field: string): Promise<void> {
+  const [used] = await db.query(
+    `SELECT 1 FROM payouts WHERE sealed_address_hash = $1
+     UNION ALL SELECT 1 FROM redemption_requests WHERE sealed_address = $2 AND status <> 'failed' LIMIT 1`,
+    [keccak256(sealed), sealed.toLowerCase()],
+  );
+  if (used) {
+    throw new DomainError(
+      "unprocessable",
+      "unreadable_address",
+      "Sealed address already used",
+      "Another payout already carries this sealed address, and custody pays a sealed address once: seal the " +
+        "address again (a fresh envelope) to the key of GET /v1/relay for this owner.",
+      { errors: [{ field, message: "already used by another payout: seal the address again" }] },
+    );
+  }
+}
