@@ -2,7 +2,9 @@
 // redemption on-chain is paid once, settled with the wallet's txid, retried
 // when refused, failed on-chain (its ZEC held for the owner to redirect) when it
 // cannot be paid, and never sent twice when its
-// outcome is unknown.
+// outcome is unknown. Withdraw addresses arrive sealed (issue 23): one that
+// custody cannot open for its owner, or an envelope used before, is failed as
+// unreadable_address and its ZEC held for the owner to redirect.
 import { bech32 } from "bech32";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/adapters/chain.ts";
@@ -14,6 +16,8 @@ import { type PayoutOptions, type PayoutRow, Payouts, resolveReview } from "../.
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { createNote, releaseProver } from "@zsd/sdk/notes";
+import { DEV_SEAL_KEY, sealBytes, sealKeyFromSecret } from "@zsd/sdk/seal";
+import { SealedAddresses } from "../../api/src/domain/sealed-addresses.ts";
 import { formatZec } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
@@ -22,7 +26,7 @@ import { eventually, openStorage } from "./helpers.ts";
 const CUSTODY = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 const WITHDRAW =
   "utest1ysy5dxs0unv4svecfm6wgyw6tjfj6zf0jdr6psv23zz03k638w7ee70cspe5hh72ukn6chtppcguyhnul03agesa0dlygndqjkacmpzkt0qh7vezakr4v9x3f7fap95g3lh6du9sz77hf4zpn4uqyx66pqph9mgjr5477eqz2g75z5cf";
-const { alice } = accounts;
+const { alice, bob } = accounts;
 
 describe("payouts", () => {
   let s: System;
@@ -51,7 +55,7 @@ describe("payouts", () => {
     const client = new ZcashdClient(url, { user: zcashd.user, password: zcashd.password });
     const custody = new ZcashdCustody(storage.db, attestor, client, { address: CUSTODY, minConfirmations: 3 });
     const p = new Payouts(storage.db, chain, custody, attestor, {
-      network: "testnet",
+      sealed: sealedAddresses(),
       confirmations: 1,
       maxAttempts: 3,
       retryMs: 1,
@@ -63,8 +67,16 @@ describe("payouts", () => {
     return { p, db: storage.db };
   }
 
+  /** Custody's side: the development key the local deployment starts with. */
+  const sealedAddresses = () => new SealedAddresses([DEV_SEAL_KEY], s.chainId, s.read.redemptions.address, "sandbox");
+
+  /** A redemption straight to the contract, its address sealed for alice (as anything, unchecked). */
   async function redeem(amount: bigint, address = WITHDRAW): Promise<bigint> {
-    await s.receipt(await s.as(alice).redemptions.write.redeem([amount, address]));
+    return redeemSealed(amount, s.seal(address, alice.address));
+  }
+
+  async function redeemSealed(amount: bigint, sealed: `0x${string}`): Promise<bigint> {
+    await s.receipt(await s.as(alice).redemptions.write.redeem([amount, sealed]));
     return s.read.redemptions.read.redemptionCount();
   }
 
@@ -210,7 +222,7 @@ describe("payouts", () => {
       expect(await onChain(id)).toBe(3);
     }
     expect((await row(db, transparent))!.last_error).toMatch(/transparent/i);
-    expect((await s.redemptionFailed(transparent))!.reason).toBe("unpayable_address");
+    expect((await s.redemptionFailed(transparent))!.reason).toBe("unreadable_address");
     expect((await row(db, mainnet))!.last_error).toMatch(/mainnet|network/i);
     expect(zcashd.sends).toHaveLength(sends);
   });
@@ -218,7 +230,7 @@ describe("payouts", () => {
   it("fails and holds a redemption to an address that cannot even be parsed, holds up none behind it, and pays the canonical form", async () => {
     const { p, db } = await payouts();
     const sends = zcashd.sends.length;
-    // redeem() takes any string. A valid checksum over bits that are no bytes (non-zero padding),
+    // A sealed address may hold any bytes. A valid checksum over bits that are no bytes (non-zero padding),
     // and an address spelled with U+212A KELVIN SIGN, which lower-cases to "k".
     const words = bech32.toWords(new Uint8Array(43).fill(7));
     const badPadding = await redeem(
@@ -231,11 +243,47 @@ describe("payouts", () => {
     for (const id of [badPadding, kelvin]) {
       expect((await row(db, id))!.status).toBe("held");
       expect(await onChain(id)).toBe(3);
-      expect((await s.redemptionFailed(id))!.reason).toBe("unpayable_address");
+      expect((await s.redemptionFailed(id))!.reason).toBe("unreadable_address");
     }
     expect((await row(db, upperCase))!.status).toBe("completed");
     expect(zcashd.sends).toHaveLength(sends + 1);
     expect(zcashd.sends.at(-1)!.amounts[0]!.address).toBe(WITHDRAW);
+  });
+
+  it("fails as unreadable_address, sending nothing, sealed addresses custody cannot open or used before, and pays their redirect", async () => {
+    const { p, db } = await payouts();
+    const sends = zcashd.sends.length;
+    const context = { chainId: s.chainId, redemptions: s.read.redemptions.address, owner: alice.address };
+    // Sealed for bob and put on alice's redemption: the associated data binds the envelope to its owner.
+    const otherOwner = await redeemSealed(1n * ZSD, s.seal(WITHDRAW, bob.address));
+    // A key the contract accepts (custody's key id) over a secret custody does not hold: junk to custody.
+    const stranger = sealKeyFromSecret(DEV_SEAL_KEY.keyId, `0x${"42".repeat(32)}`);
+    const junk = await redeemSealed(1n * ZSD, sealBytes(stranger, context, new TextEncoder().encode(WITHDRAW)));
+    // Well sealed, but it holds no address at all.
+    const noAddress = await redeemSealed(1n * ZSD, sealBytes(DEV_SEAL_KEY, context, new Uint8Array(40).fill(0xff)));
+    // The same envelope twice: the first is paid, the replay is not.
+    const envelope = s.seal(WITHDRAW, alice.address);
+    const first = await redeemSealed(1n * ZSD, envelope);
+    const replay = await redeemSealed(2n * ZSD, envelope);
+    for (let pass = 0; pass < 10 && (await row(db, first))?.status !== "completed"; pass++) await p.tick();
+    await passes(p, 2);
+    expect((await row(db, first))!.status).toBe("completed");
+    for (const id of [otherOwner, junk, noAddress, replay]) {
+      expect((await row(db, id))!).toMatchObject({ status: "held", withdraw_address: null });
+      expect(await onChain(id)).toBe(3);
+      expect((await s.redemptionFailed(id))!).toMatchObject({ owner: alice.address, reason: "unreadable_address" });
+    }
+    expect((await row(db, replay))!.last_error).toMatch(new RegExp(`already used by payout ${first}`));
+    expect((await row(db, otherOwner))!.last_error).toMatch(/cannot open/);
+    expect(zcashd.sends).toHaveLength(sends + 1);
+
+    // The owner redirects the held ZEC to a fresh envelope: a new payout, paid like any other.
+    await s.receipt(await s.as(alice).redemptions.write.redirect([otherOwner, s.seal(WITHDRAW, alice.address), 0n]));
+    const redirected = await s.read.redemptions.read.redemptionCount();
+    for (let pass = 0; pass < 10 && (await row(db, redirected))?.status !== "completed"; pass++) await p.tick();
+    expect((await row(db, redirected))!).toMatchObject({ status: "completed", withdraw_address: WITHDRAW });
+    expect(await onChain(otherOwner)).toBe(4);
+    expect(zcashd.sends).toHaveLength(sends + 2);
   });
 
   it("fails and holds a note withdrawal's payout too (no ZSD was burned for it): its owner, bound by the proof, may redirect it", async () => {
@@ -244,19 +292,21 @@ describe("payouts", () => {
     await s.deposit(note, 2n * ZEC);
     const transparent = "tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd";
     const owner = accounts.carol.address;
-    const out = await s.proveSpend({
+    const sealedAddress = s.seal(transparent, owner);
+    const out = await s.proveWithdraw({
       note,
       amountZat: 2n * ZEC,
       collateralFloorZat: 2n * ZEC,
-      binding: { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: transparent, owner },
+      sealedAddress,
+      owner,
     });
-    await s.receipt(await s.as(accounts.bob).minter.write.withdrawNote([out.proof, out.spend, transparent, owner]));
+    await s.receipt(await s.as(accounts.bob).minter.write.withdrawNote([out.proof, out.spend, sealedAddress, owner]));
     const id = await s.read.redemptions.read.redemptionCount();
     await passes(p, 3);
     expect((await row(db, id))!).toMatchObject({ status: "held", amount: "0", zat_due: (2n * ZEC).toString() });
     const onChainPayout = await s.read.redemptions.read.getRedemption([id]);
     expect(onChainPayout).toMatchObject({ status: 3, owner, amount: 0n });
-    expect((await s.redemptionFailed(id))!).toMatchObject({ owner, zatHeld: 2n * ZEC, reason: "unpayable_address" });
+    expect((await s.redemptionFailed(id))!).toMatchObject({ owner, zatHeld: 2n * ZEC, reason: "unreadable_address" });
   });
 
   it("never sends again a payout whose outcome is unknown", async () => {
@@ -323,7 +373,7 @@ describe("payouts", () => {
         return wallet.operation(opid);
       },
     };
-    const options = { network: "testnet", confirmations: 1, retryMs: 1 } as const;
+    const options = { sealed: sealedAddresses(), confirmations: 1, retryMs: 1 } as const;
     // A would fail the payout at the first failure: the worst thing a stale pass could do.
     const a = new Payouts(db, chain, slowWallet, attestor, { ...options, maxAttempts: 1 });
     const b = new Payouts(db, chain, wallet, attestor, { ...options, maxAttempts: 3 });

@@ -71,9 +71,10 @@ export class SealedAddresses {
         "unprocessable",
         "unreadable_address",
         "Unreadable sealed address",
-        `${error.message} Seal the address to the key of GET /v1/relay (sealKey) for owner ${owner} on chain ` +
+        // The owner stays out of the words: a problem's detail may reach a log line.
+        `${error.message} Seal the address to the key of GET /v1/relay (sealKey) for the payout's owner, on chain ` +
           `${this.chainId}.`,
-        { errors: [{ field, message: `does not open with custody's key for owner ${owner}` }] },
+        { errors: [{ field, message: "does not open with custody's key for this payout's owner" }] },
       );
     }
     return canonicalZcashAddress(plaintext, this.environment, field);
