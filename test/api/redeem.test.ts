@@ -5,6 +5,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { releaseProver } from "@zsd/sdk/notes";
+import { DEV_SEAL_KEY, sealAddress, sealBytes, sealKeyFromSecret } from "@zsd/sdk/seal";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 import { addressesIn, captureLogs } from "./log-capture.ts";
@@ -37,11 +38,13 @@ describe("redeem through the relay", () => {
     await releaseProver();
   });
 
+  /** A redemption body: the address sealed (unchecked, so tests may seal bad ones) for alice, then signed. */
   async function body(amount: bigint, withdrawAddress = SAPLING_TESTNET, signer = alice) {
-    const { deadline, ...sig } = await s.signedRedeem(signer, amount, withdrawAddress, alice.address);
+    const sealedAddress = s.seal(withdrawAddress, alice.address);
+    const { deadline, ...sig } = await s.signedRedeem(signer, amount, sealedAddress, alice.address);
     return {
       amount: Number(amount / ZSD),
-      withdrawAddress,
+      sealedAddress,
       owner: alice.address,
       permit: { deadline: Number(deadline), ...sig },
     };
@@ -86,7 +89,9 @@ describe("redeem through the relay", () => {
 
   it("refuses unusable addresses with distinct codes", async () => {
     const code = async (address: string) => {
-      const response = await api.call("/v1/redeem", json({ ...(await body(ZSD)), withdrawAddress: address }));
+      // Opened before the signature is checked: the address's own problem, not invalid_signature.
+      const sealedAddress = s.seal(address, alice.address);
+      const response = await api.call("/v1/redeem", json({ ...(await body(ZSD)), sealedAddress }));
       expect(response.status).toBe(422);
       return ((await response.json()) as { code: string }).code;
     };
@@ -109,10 +114,26 @@ describe("redeem through the relay", () => {
     };
     expect(BigInt(terms.nonce)).toBe(await s.read.redemptions.read.nonces([alice.address]));
     expect(terms.suggestedDeadline).toBe(terms.chainTime + 3_600);
+    expect(terms.typedData.types.Redeem).toContainEqual({ name: "sealedAddress", type: "bytes" });
+    // Sealed to the key GET /v1/relay serves, read from the chain.
+    const relay = (await (await api.call("/v1/relay")).json()) as {
+      sealKey: { keyId: number; publicKey: Hex; algorithm: string };
+    };
+    expect(relay.sealKey).toEqual({
+      keyId: DEV_SEAL_KEY.keyId,
+      publicKey: DEV_SEAL_KEY.publicKey,
+      algorithm: "x25519-hkdf-sha256-chacha20poly1305",
+    });
+    const sealedAddress = sealAddress(
+      relay.sealKey,
+      { chainId: s.chainId, redemptions: s.read.redemptions.address, owner: alice.address },
+      SAPLING_TESTNET,
+      "testnet",
+    );
     const message = {
       owner: alice.address,
       amount: ZSD,
-      withdrawAddress: SAPLING_TESTNET,
+      sealedAddress,
       nonce: BigInt(terms.nonce),
       deadline: BigInt(terms.suggestedDeadline),
     };
@@ -123,7 +144,7 @@ describe("redeem through the relay", () => {
       "/v1/redeem",
       json({
         amount: "1",
-        withdrawAddress: SAPLING_TESTNET,
+        sealedAddress,
         owner: alice.address,
         permit: { deadline: terms.suggestedDeadline, v: Number(v), r, s: sigS },
       }),
@@ -134,12 +155,13 @@ describe("redeem through the relay", () => {
 
   it("refuses a redemption worth less than the fee of a shielded payment", async () => {
     const tiny = 10n ** 12n; // 0.000001 ZSD: a few zatoshi at the test price
-    const { deadline, ...sig } = await s.signedRedeem(alice, tiny, SAPLING_TESTNET, alice.address);
+    const sealedAddress = s.seal(SAPLING_TESTNET, alice.address);
+    const { deadline, ...sig } = await s.signedRedeem(alice, tiny, sealedAddress, alice.address);
     const response = await api.call(
       "/v1/redeem",
       json({
         amount: "0.000001",
-        withdrawAddress: SAPLING_TESTNET,
+        sealedAddress,
         owner: alice.address,
         permit: { deadline: Number(deadline), ...sig },
       }),
@@ -216,7 +238,7 @@ describe("redeem through the relay", () => {
         .redemptions.write.redeemWithPermit([
           alice.address,
           ZSD,
-          signed.withdrawAddress,
+          signed.sealedAddress,
           BigInt(signed.permit.deadline),
           signed.permit.v,
           signed.permit.r,
@@ -243,7 +265,7 @@ describe("redeem through the relay", () => {
           .redemptions.write.redeemWithPermit([
             alice.address,
             3n * ZSD,
-            rival.withdrawAddress,
+            rival.sealedAddress,
             BigInt(rival.permit.deadline),
             rival.permit.v,
             rival.permit.r,
@@ -265,10 +287,63 @@ describe("redeem through the relay", () => {
       ((await (await api.call("/v1/redeem", json(b))).json()) as { code: string }).code;
     expect(await code(await body(ZSD, SAPLING_TESTNET, bob))).toBe("invalid_signature");
     expect(await code({ ...(await body(ZSD)), amount: 2 })).toBe("invalid_signature");
-    expect(await code({ ...(await body(ZSD)), withdrawAddress: UNIFIED_TESTNET })).toBe("invalid_signature");
+    const otherEnvelope = s.seal(UNIFIED_TESTNET, alice.address);
+    expect(await code({ ...(await body(ZSD)), sealedAddress: otherEnvelope })).toBe("invalid_signature");
     expect(await code(await body(1_000n * ZSD))).toBe("insufficient_balance");
     const malformed = await api.call("/v1/redeem", json({ amount: 1, withdrawAddress: SAPLING_TESTNET }));
     expect(malformed.status).toBe(400);
+  });
+
+  it("refuses, changing nothing, a sealed address custody cannot open for this owner and chain", async () => {
+    await api.worker!.stop();
+    try {
+      const count = async () =>
+        (await storage.db.query<{ n: string }>("SELECT count(*)::text AS n FROM redemption_requests"))[0]!.n;
+      const before = { rows: await count(), nonce: await s.read.redemptions.read.nonces([alice.address]) };
+      const problem = async (b: unknown) => {
+        const response = await api.call("/v1/redeem", json(b));
+        return { status: response.status, ...((await response.json()) as Record<string, unknown>) };
+      };
+      const signedFor = async (sealedAddress: Hex) => {
+        const { deadline, ...sig } = await s.signedRedeem(alice, ZSD, sealedAddress, alice.address);
+        return { amount: 1, sealedAddress, owner: alice.address, permit: { deadline: Number(deadline), ...sig } };
+      };
+      // Sealed for bob (the associated data binds the owner), for another chain, to a key custody lacks.
+      const context = { chainId: s.chainId, redemptions: s.read.redemptions.address, owner: alice.address };
+      const stranger = sealKeyFromSecret(DEV_SEAL_KEY.keyId, `0x${"42".repeat(32)}`);
+      const address = new TextEncoder().encode(SAPLING_TESTNET);
+      for (const envelope of [
+        s.seal(SAPLING_TESTNET, bob.address),
+        sealBytes(DEV_SEAL_KEY, { ...context, chainId: 1 }, address),
+        sealBytes(stranger, context, address),
+        sealBytes({ ...DEV_SEAL_KEY, keyId: 7 }, context, address),
+      ]) {
+        const refused = await problem(await signedFor(envelope));
+        expect(refused).toMatchObject({
+          status: 422,
+          code: "unreadable_address",
+          errors: [{ field: "body.sealedAddress" }],
+        });
+        expect(refused.detail).toMatch(/GET \/v1\/relay/);
+      }
+      // Not an envelope at all: too short, odd hex.
+      expect((await problem({ ...(await body(ZSD)), sealedAddress: "0x01" })).status).toBe(400);
+      expect((await problem({ ...(await body(ZSD)), sealedAddress: `0x${"0".repeat(133)}` })).status).toBe(400);
+      expect({ rows: await count(), nonce: await s.read.redemptions.read.nonces([alice.address]) }).toEqual(before);
+    } finally {
+      api.worker!.start();
+    }
+  });
+
+  it("refuses an envelope a payout already carries: custody pays a sealed address once", async () => {
+    const first = await body(ZSD);
+    const response = await api.call("/v1/redeem", json(first));
+    expect(response.status).toBe(202);
+    await until(((await response.json()) as { id: string }).id, ["paid"]);
+    const { deadline, ...sig } = await s.signedRedeem(alice, ZSD, first.sealedAddress, alice.address);
+    const again = await api.call("/v1/redeem", json({ ...first, permit: { deadline: Number(deadline), ...sig } }));
+    expect(again.status).toBe(422);
+    expect(await again.json()).toMatchObject({ code: "unreadable_address", title: "Sealed address already used" });
   });
 
   // Issue 23, point 4: the redemptions above (paid, refused, failed on-chain) logged no address, in any form.
