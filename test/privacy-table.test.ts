@@ -2,7 +2,8 @@
 // event of every contract, every argument of the ZSD contracts' state-changing
 // functions and every webhook's fields has a row saying why it is public, with
 // exactly the fields the ABI or the schema has. A new public field fails here
-// until the table says why; a withdraw address anywhere is marked as the known leak.
+// until the table says why. No event or argument may carry a Zcash address in
+// clear text: withdraw addresses are sealed to custody's key (issue 23, point 1).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -76,7 +77,8 @@ function byItem(rows: Row[]) {
   return found;
 }
 
-const LEAKY = /withdrawAddress|zcashAddress/;
+/** A field named for a Zcash address in clear text. */
+const PLAINTEXT_ADDRESS = /withdrawAddress|zcashAddress|zcash_address|payoutAddress/i;
 
 describe("README: what the chain shows", () => {
   it("says why each field of every contract event is public, indexed topics marked", () => {
@@ -115,10 +117,19 @@ describe("README: what the chain shows", () => {
     expect([...rows.keys()].filter((key) => !expected.has(key))).toEqual([]);
   });
 
-  it("marks every Zcash address in events and calldata as the known leak of issue 23, and the deposit amount", () => {
-    for (const row of [...table("Contracts"), ...table("Contract")])
-      if (row.fields.some((f) => LEAKY.test(f)))
-        expect(row.why, `${row.names.join(", ")}.${row.item}`).toMatch(/leak \(#23\)/);
+  it("has no Zcash address in clear in any event or argument; a sealed one says so; the deposit amount is marked", () => {
+    for (const { name, abi } of CONTRACTS)
+      for (const item of abi)
+        if (item.type === "event" || item.type === "function")
+          for (const field of flatten(item.inputs))
+            expect(field, `${name}.${item.name} carries ${field}`).not.toMatch(PLAINTEXT_ADDRESS);
+    const sealed = [...table("Contracts"), ...table("Contract")].filter((row) =>
+      row.fields.some((f) => /sealedAddress$/.test(f)),
+    );
+    // Every payout request: RedemptionRequested, redeem ×2, redirect ×2, requestPayout, withdrawNote, and the
+    // minter's seven releases.
+    expect(sealed.length).toBe(14);
+    for (const row of sealed) expect(row.why, `${row.names.join(", ")}.${row.item}`).toMatch(/seal/);
     const deposit = table("Contracts").find((r) => r.item === "DepositRecorded")!;
     expect(deposit.why).toMatch(/amountZat is a leak \(#23\)/);
     const record = table("Contract").find((r) => r.item === "recordDeposit")!;

@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { type Hex, createPublicClient, createWalletClient, getContract, http, parseEventLogs, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi, stableTokenAbi } from "@zsd/sdk";
+import { collateralRegistryAbi, redemptionsAbi, sealAddress, stableMinterAbi, stableTokenAbi } from "@zsd/sdk";
 import { loadDeployment, zsdChain } from "@zsd/sdk/deployment";
 import {
   DepositTree,
@@ -85,9 +85,19 @@ const proved = await proveCollateral(
 await mined(await minter.write.mint([toSolidityProof(proved.proof), mintRequest(proved.publicSignals, binding)]));
 console.log(`minted 50 ZSD; balance ${await token.read.balanceOf([account.address])}`);
 
-// 4. Redeem from the wallet: the burn is on-chain; custody pays the ZEC and marks it completed.
+// 4. Redeem from the wallet: the burn is on-chain; custody pays the ZEC and marks it completed. The
+// address goes sealed to custody's key, as governance set it on Redemptions, for this wallet as owner:
+// the chain shows only ciphertext.
 const withdrawAddress = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
-const receipt = await mined(await redemptions.write.redeem([20n * 10n ** 18n, withdrawAddress]));
+const keyId = await redemptions.read.currentSealKeyId();
+const [publicKey] = await redemptions.read.sealKey([keyId]);
+const sealedAddress = sealAddress(
+  { keyId, publicKey },
+  { chainId: deployment.chainId, redemptions: redemptions.address, owner: account.address },
+  withdrawAddress,
+  "testnet",
+);
+const receipt = await mined(await redemptions.write.redeem([20n * 10n ** 18n, sealedAddress]));
 const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
 const id = requested!.args.id;
 for (let i = 0; ; i++) {

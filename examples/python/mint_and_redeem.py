@@ -1,6 +1,6 @@
 """Mint ZSD against a sandbox ZEC deposit, then redeem part of it, with the Python SDK.
 
-    pip install sdk/python
+    pip install cryptography sdk/python
     ZSD_API_KEY=sk_test_… python3 examples/python/mint_and_redeem.py
 
 Needs Node.js: the proof is made locally by the JavaScript CLI (sdk/js/bin/zsd.js), and this
@@ -71,6 +71,7 @@ def main() -> None:
     def sign(typed_data: zsd.TypedData) -> Dict[str, Any]:
         return wallet({"index": index, "typedData": typed_data})
 
+    # The address is checked and sealed to custody's key (GET /v1/relay) for this owner: the chain sees ciphertext.
     redemption = client.redeem(amount="25", withdraw_address=WITHDRAW_ADDRESS, owner=address, sign=sign)
     print(f"redemption {redemption['id']}: {redemption['status']}, {redemption['zecDue']} ZEC")
     balance = client.ledger.balances(address)["balances"][0]["amount"]

@@ -5,6 +5,7 @@ import { bech32, bech32m } from "bech32";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { redeemBody } from "../../api/src/http/resources/redemptions/schema.ts";
+import { DEV_SEAL_KEY, SEALED_ADDRESS_MAX_LENGTH, sealAddress } from "@zsd/sdk/seal";
 import {
   ZCASH_ADDRESS_MAX_LENGTH,
   ZcashAddressError,
@@ -305,7 +306,7 @@ describe("ZIP 316 and BIP 173/350, rule by rule", () => {
     ]);
   });
 
-  it("takes unified addresses up to the 512 characters a redemption carries (ZIP 316's 256-byte minimum included), and the API admits them all", () => {
+  it("takes unified addresses up to the 512 characters a redemption carries (ZIP 316's 256-byte minimum included), and the API admits them all, sealed", () => {
     expect(ZCASH_ADDRESS_MAX_LENGTH).toBe(512);
     const withFiller = (bytes: number) =>
       encodeUnifiedAddress([sapling, { typecode: 0xfffa, data: new Uint8Array(bytes) }], "testnet");
@@ -314,8 +315,12 @@ describe("ZIP 316 and BIP 173/350, rule by rule", () => {
     const longest = withFiller(247);
     expect(longest).toHaveLength(512);
     expect(code(longest, "testnet")).toBe("accepted");
-    expect(redeemBody.shape.withdrawAddress.safeParse(longest).success).toBe(true);
+    const context = { chainId: 31337, redemptions: `0x${"5".repeat(40)}`, owner: `0x${"7".repeat(40)}` } as const;
+    const sealed = sealAddress(DEV_SEAL_KEY, context, longest, "testnet");
+    expect((sealed.length - 2) / 2).toBe(SEALED_ADDRESS_MAX_LENGTH);
+    expect(redeemBody.shape.sealedAddress.safeParse(sealed).success).toBe(true);
     expect(withFiller(248)).toHaveLength(513);
+    expect(() => sealAddress(DEV_SEAL_KEY, context, withFiller(248), "testnet")).toThrow();
     expect(code(withFiller(248), "testnet")).toBe("unsupported_address");
     expect(code(withFiller(600), "testnet")).toBe("unsupported_address");
   });

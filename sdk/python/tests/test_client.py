@@ -3,16 +3,54 @@
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import re
 import time
 import unittest
 from decimal import Decimal
 from typing import Any, Callable, Dict, List, Set, Tuple
 
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
 import zsd
 from zsd import types
 
 from .fake_server import Answer, FakeServer, problem
+
+
+# The development seal key of local chains (public): @zsd/sdk/seal's DEV_SEAL_KEY.
+DEV_SECRET = "0x" + hashlib.sha256(b"zsd development seal key 1").hexdigest()
+OTHER_SECRET = "0x" + hashlib.sha256(b"another seal key").hexdigest()
+
+
+def _public(secret: str) -> str:
+    key = X25519PrivateKey.from_private_bytes(bytes.fromhex(secret[2:])).public_key()
+    return "0x" + key.public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
+
+
+DEV_PUBLIC = _public(DEV_SECRET)
+OTHER_PUBLIC = _public(OTHER_SECRET)
+WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
+OWNER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+REDEMPTIONS = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+DOMAIN = {"name": "ZSD Redemptions", "version": "1", "chainId": 31337, "verifyingContract": REDEMPTIONS}
+
+
+def relay_with_seal_key(key_id: int = 1, public_key: str = DEV_PUBLIC) -> Dict[str, Any]:
+    return {
+        "object": "relay",
+        "environment": "sandbox",
+        "chainId": 31337,
+        "contracts": {"Redemptions": {"address": REDEMPTIONS, "startBlock": 0}},
+        "sealKey": {"keyId": key_id, "publicKey": public_key, "algorithm": "x25519-hkdf-sha256-chacha20poly1305"},
+    }
+
+
+def open_dev(sealed: str, owner: str) -> str:
+    return zsd.seal.open_sealed_address(
+        [(1, DEV_SECRET)], chain_id=31337, redemptions=REDEMPTIONS, owner=owner, sealed=sealed
+    )
 
 
 class ClientTestCase(unittest.TestCase):
@@ -224,27 +262,26 @@ class RequestShapeTest(ClientTestCase):
         self.assertEqual(third.path, "/v1/agents/alerts?status=open&limit=5")
 
     def test_redirect_sends_exactly_one_destination_and_the_signed_terms(self) -> None:
-        self.client.redemptions.redirect("red_1", withdraw_address="zs1x", deadline=7, signature="0xab")
+        self.client.redemptions.redirect("red_1", sealed_address="0x01ab", deadline=7, signature="0xab")
         self.client.redemptions.redirect("12", note_commitment="99", deadline=8, signature="0xcd")
         first, second = self.server.received
         self.assertEqual((first.method, first.path), ("POST", "/v1/redemptions/red_1/redirect"))
-        self.assertEqual(first.body, {"withdrawAddress": "zs1x", "deadline": 7, "signature": "0xab"})
+        self.assertEqual(first.body, {"sealedAddress": "0x01ab", "deadline": 7, "signature": "0xab"})
         self.assertEqual(second.path, "/v1/redemptions/12/redirect")
         self.assertEqual(second.body, {"noteCommitment": "99", "deadline": 8, "signature": "0xcd"})
         with self.assertRaises(ValueError):
             self.client.redemptions.redirect("red_1", deadline=1, signature="0x")
         with self.assertRaises(ValueError):
-            self.client.redemptions.redirect(
-                "red_1", withdraw_address="z", note_commitment="1", deadline=1, signature="0x"
-            )
+            self.client.redemptions.redirect("red_1", sealed_address="0x01", note_commitment="1", deadline=1, signature="0x")
         self.assertEqual(len(self.server.received), 2)
         typed = zsd.redirect_typed_data(
             chain_id=31337, verifying_contract="0xabc", payout_id=12, nonce=3, deadline=8, note_commitment=99
         )
         self.assertEqual(typed["primaryType"], "Redirect")
         self.assertEqual(typed["domain"]["name"], "ZSD Redemptions")
+        self.assertEqual(typed["types"]["Redirect"][1], {"name": "sealedAddress", "type": "bytes"})
         self.assertEqual(
-            typed["message"], {"id": 12, "withdrawAddress": "", "noteCommitment": 99, "nonce": 3, "deadline": 8}
+            typed["message"], {"id": 12, "sealedAddress": "0x", "noteCommitment": 99, "nonce": 3, "deadline": 8}
         )
 
     def test_redeem_sends_the_amount_it_signed_in_plain_decimal(self) -> None:
@@ -260,14 +297,83 @@ class RequestShapeTest(ClientTestCase):
             signed.append(typed)
             return {"v": 27, "r": "0x" + "1" * 64, "s": "0x" + "2" * 64}
 
+        # The relay (its seal key) is read once per client.
+        self.script(Answer(200, relay_with_seal_key()))
         for given, sent in ((Decimal("0.0000001"), "0.0000001"), (Decimal("1E+2"), "100"), (" 2.50 ", "2.5")):
             with self.subTest(amount=given):
                 self.server.received.clear()
                 self.script(Answer(200, terms), Answer(201, {"id": "red_1", "status": "pending"}))
-                self.client.redeem(amount=given, withdraw_address="ztestsapling1x", owner="0xabc", sign=sign, wait=False)
-                create = self.server.received[1]
+                self.client.redeem(amount=given, withdraw_address=WITHDRAW, owner=OWNER, sign=sign, wait=False)
+                create = self.server.received[-1]
                 self.assertEqual(create.body["amount"], sent)
                 self.assertEqual(signed[-1]["message"]["amount"], str(zsd.to_wei(sent)))
+        self.assertEqual([r.path for r in self.server.received], ["/v1/redemptions/terms?owner=" + OWNER, "/v1/redeem"])
+
+    def test_redeem_sends_and_signs_the_address_sealed_for_the_owner_only(self) -> None:
+        terms: Dict[str, Any] = {"nonce": "4", "suggestedDeadline": 1_900_000_000, "typedData": {"domain": DOMAIN}}
+        signed: List[Any] = []
+
+        def sign(typed: Any) -> Any:
+            signed.append(typed)
+            return {"v": 27, "r": "0x" + "1" * 64, "s": "0x" + "2" * 64}
+
+        self.script(Answer(200, relay_with_seal_key()), Answer(200, terms), Answer(202, {"id": "red_1"}))
+        self.client.redeem(amount="5", withdraw_address=WITHDRAW.upper(), owner=OWNER, sign=sign, wait=False)
+        create = self.server.received[-1].body
+        self.assertEqual(set(create), {"amount", "sealedAddress", "owner", "permit"})
+        sealed = create["sealedAddress"]
+        self.assertEqual(signed[0]["message"]["sealedAddress"], sealed)
+        self.assertEqual(signed[0]["types"]["Redeem"][2], {"name": "sealedAddress", "type": "bytes"})
+        self.assertEqual(signed[0]["domain"], DOMAIN)
+        # Custody opens it for this owner (the canonical lower-case form), and for no one else.
+        self.assertEqual(open_dev(sealed, OWNER), WITHDRAW)
+        with self.assertRaises(zsd.seal.SealError):
+            open_dev(sealed, "0x" + "1" * 40)
+        said = " ".join(str(r.body) + r.path for r in self.server.received).lower()
+        self.assertNotIn(WITHDRAW, said)
+
+    def test_a_bad_address_is_refused_before_anything_is_signed_or_sent(self) -> None:
+        self.script(Answer(200, relay_with_seal_key()))
+        signed: List[Any] = []
+
+        def sign(typed: Any) -> Any:
+            signed.append(typed)
+            return {"v": 27, "r": "0x", "s": "0x"}
+
+        for bad in (WITHDRAW[:-1] + "q", "zs1z7rejlpsa98s2rrrfkwmaxu53e4ue0ulcrw0h4x5g8jl04tak0d3mm47vdtahatqrlkngh9slya"):
+            with self.subTest(address=bad), self.assertRaises(zsd.seal.SealError) as caught:
+                self.client.redeem(amount="1", withdraw_address=bad, owner=OWNER, sign=sign, wait=False)
+            self.assertEqual(caught.exception.code, "invalid_address")
+        self.assertEqual(signed, [])
+        self.assertEqual([r.path for r in self.server.received], ["/v1/relay"])
+
+    def test_an_unreadable_address_reads_the_key_again_and_seals_once_more(self) -> None:
+        terms: Dict[str, Any] = {"nonce": "4", "suggestedDeadline": 1_900_000_000, "typedData": {"domain": DOMAIN}}
+        rotated = relay_with_seal_key(key_id=2, public_key=OTHER_PUBLIC)
+
+        def sign(typed: Any) -> Any:
+            return {"v": 27, "r": "0x" + "1" * 64, "s": "0x" + "2" * 64}
+
+        unreadable = problem(422, "unreadable_address")
+        self.script(Answer(200, relay_with_seal_key()), Answer(200, terms), Answer(422, unreadable))
+        self.script(Answer(200, rotated), Answer(200, terms), Answer(202, {"id": "red_1"}))
+        self.client.redeem(amount="5", withdraw_address=WITHDRAW, owner=OWNER, sign=sign, wait=False)
+        first, second = (r.body["sealedAddress"] for r in self.server.received if r.path == "/v1/redeem")
+        self.assertEqual(open_dev(first, OWNER), WITHDRAW)
+        self.assertEqual(int(second[4:12], 16), 2)
+        # A second refusal is the caller's: no third attempt.
+        self.script(Answer(200, terms), Answer(422, unreadable), Answer(200, rotated), Answer(200, terms))
+        self.script(Answer(422, unreadable))
+        with self.assertRaises(zsd.InvalidRequestError) as caught:
+            self.client.redeem(amount="5", withdraw_address=WITHDRAW, owner=OWNER, sign=sign, wait=False)
+        self.assertEqual(caught.exception.code, "unreadable_address")
+        self.assertEqual(sum(r.path == "/v1/redeem" for r in self.server.received), 4)
+
+    def test_without_a_seal_key_the_api_relays_no_payouts(self) -> None:
+        self.script(Answer(200, {**relay_with_seal_key(), "sealKey": None}))
+        with self.assertRaises(zsd.ZsdError) as caught:
+            self.client.seal_address(WITHDRAW, OWNER)
+        self.assertEqual(caught.exception.code, "relay_unavailable")
 
     def test_vote_and_delegate_sign_governance_typed_data_and_send_r_s_v(self) -> None:
         domain = {"name": "ZSD Governor", "version": "1", "chainId": 31337, "verifyingContract": "0x" + "c" * 40}
@@ -365,21 +471,21 @@ class CoverageTest(ClientTestCase):
             lambda: c.mints.retrieve("mint_1"),
             lambda: c.redemptions.terms("0x1"),
             lambda: c.redemptions.create(
-                amount="1", withdraw_address="z", owner="0x1", permit={"deadline": 1, "v": 27, "r": "0x", "s": "0x"}
+                amount="1", sealed_address="0x01", owner="0x1", permit={"deadline": 1, "v": 27, "r": "0x", "s": "0x"}
             ),
             lambda: c.redemptions.retrieve("red_1"),
-            lambda: c.redemptions.redirect("red_1", withdraw_address="z", deadline=1, signature="0x"),
+            lambda: c.redemptions.redirect("red_1", sealed_address="0x01", deadline=1, signature="0x"),
             lambda: c.redemptions.retrieve_redirect("red_1"),
             lambda: c.positions.retrieve("7"),
             lambda: c.positions.terms("0x1"),
             lambda: c.positions.repay("7", {"amount": "1", "payer": "0x1", "deadline": 1, "signature": "0x"}),
             lambda: c.positions.withdraw(
-                "7", {"amount": "1", "destination": {"zcashAddress": "z"}, "deadline": 1, "signature": "0x"}
+                "7", {"amount": "1", "destination": {"sealedAddress": "0x01"}, "deadline": 1, "signature": "0x"}
             ),
             lambda: c.positions.close("7", {"destination": {"noteCommitment": "1"}, "deadline": 1, "signature": "0x"}),
             lambda: c.positions.liquidate(
                 "7",
-                {"liquidator": "0x1", "destination": {"zcashAddress": "z"}, "deadline": 1, "signature": "0x"},
+                {"liquidator": "0x1", "destination": {"sealedAddress": "0x01"}, "deadline": 1, "signature": "0x"},
             ),
             lambda: c.positions.top_up("7", {"proof": {}, "publicSignals": []}),  # type: ignore[typeddict-item]
             lambda: c.positions.action("7", "pact_1"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import unittest
+from typing import Any, Dict
 
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -23,7 +24,7 @@ SAPLING_MAINNET = "zs1z7rejlpsa98s2rrrfkwmaxu53e4ue0ulcrw0h4x5g8jl04tak0d3mm47vd
 UNIFIED_MAINNET = (
     "u1k9eh52jx5q4y8lw6x208lsep4t6yzwk7mdwz9e6239qywjkqzdcd3al3d64zwnqx296p3klxnash5w2e0elg39qrydxx0s0qz5m2gnt0"
 )
-CTX = {
+CTX: Dict[str, Any] = {
     "chain_id": 31337,
     "redemptions": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
     "owner": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
@@ -38,7 +39,8 @@ class SealTest(unittest.TestCase):
         self.assertEqual(open_sealed_address([(1, DEV_SECRET)], sealed=sealed, **CTX), SAPLING_TESTNET)
         self.assertEqual(len(bytes.fromhex(sealed[2:])), 65 + len(SAPLING_TESTNET))
         self.assertNotEqual(sealed, seal_address(key, address=SAPLING_TESTNET, network="testnet", **CTX))
-        for change in ({"owner": OTHER}, {"chain_id": 1}, {"redemptions": OTHER}):
+        changes: tuple[Dict[str, Any], ...] = ({"owner": OTHER}, {"chain_id": 1}, {"redemptions": OTHER})
+        for change in changes:
             with self.assertRaises(SealError) as caught:
                 open_sealed_address([(1, DEV_SECRET)], sealed=sealed, **{**CTX, **change})
             self.assertEqual(caught.exception.code, "unreadable")

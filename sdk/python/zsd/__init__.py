@@ -6,6 +6,7 @@
 """
 
 from . import _generated as types
+from . import seal
 from ._http import VERSION as __version__
 from .client import (
     AnonymityWarning,
@@ -39,6 +40,7 @@ from .webhook import Webhook, WebhookVerificationError
 __all__ = [
     "__version__",
     "types",
+    "seal",
     "AnonymityWarning",
     "Client",
     "NewNote",

@@ -11,6 +11,7 @@ from . import _generated as t
 from ._governance import ballot_typed_data, delegation_typed_data, joined_signature, keyed_nonce
 from ._http import Requestor
 from ._prover import run_cli
+from ._sealing import Sealer, redeem_typed_data
 from .errors import ZsdError
 from .resources import (
     Agents,
@@ -186,6 +187,8 @@ class Client:
         self.alerts = Alerts(self.requestor)
         self.governance = Governance(self.requestor)
         self.notes = Notes(self)
+        # Custody's seal key, read from the relay once per client.
+        self.sealer = Sealer(self.relay)
 
     @property
     def sleep(self) -> Callable[[float], None]:
@@ -258,37 +261,47 @@ class Client:
     ) -> t.Redemption:
         """Burns ``amount`` ZSD of ``owner`` for ZEC to ``withdraw_address``.
 
+        The address is checked for the API's network (``zsd.seal.SealError`` before anything is signed when it
+        is not one of its shielded addresses) and sent only sealed to custody's key from ``GET /v1/relay``.
         ``sign`` is the owner's wallet: it gets EIP-712 typed data and returns ``{v, r, s}``.
         """
-        terms = self.redemptions.terms(owner)
-        deadline = terms["suggestedDeadline"]
-        typed = terms["typedData"]
         wei = to_wei(amount)
-        typed_data: TypedData = {
-            "domain": typed["domain"],
-            "types": typed["types"],
-            "primaryType": typed["primaryType"],
-            "message": {
-                "owner": owner,
-                "amount": str(wei),
-                "withdrawAddress": withdraw_address,
-                "nonce": terms["nonce"],
-                "deadline": str(deadline),
-            },
-        }
-        signature = sign(typed_data)
-        permit: t.RedeemRequestPermit = {
-            "deadline": deadline,
-            "v": int(signature["v"]),
-            "r": str(signature["r"]),
-            "s": str(signature["s"]),
-        }
-        redemption = self.redemptions.create(
-            amount=_plain_zsd(wei), withdraw_address=withdraw_address, owner=owner, permit=permit
-        )
+
+        def attempt(fresh: bool) -> t.Redemption:
+            sealed = self.sealer.seal(withdraw_address, owner, fresh=fresh)
+            terms = self.redemptions.terms(owner)
+            deadline = terms["suggestedDeadline"]
+            typed_data = cast(
+                TypedData,
+                redeem_typed_data(
+                    dict(terms["typedData"]["domain"]),
+                    {
+                        "owner": owner,
+                        "amount": str(wei),
+                        "sealedAddress": sealed,
+                        "nonce": terms["nonce"],
+                        "deadline": str(deadline),
+                    },
+                ),
+            )
+            signature = sign(typed_data)
+            permit: t.RedeemRequestPermit = {
+                "deadline": deadline,
+                "v": int(signature["v"]),
+                "r": str(signature["r"]),
+                "s": str(signature["s"]),
+            }
+            return self.redemptions.create(amount=_plain_zsd(wei), sealed_address=sealed, owner=owner, permit=permit)
+
+        redemption = self.sealer.retry_on_rotation(attempt)
         if not wait:
             return redemption
         return self.wait_for_redemption(redemption["id"], timeout=timeout)
+
+    def seal_address(self, address: str, owner: str) -> str:
+        """``address`` checked for the API's network and sealed to custody's key for a payout owned by ``owner``
+        (0x hex): the ``sealedAddress`` of a position action, a note withdrawal or a redirect."""
+        return self.sealer.seal(address, owner)
 
     def wait_for_redemption(self, redemption_id: str, *, timeout: float = 120.0) -> t.Redemption:
         """Polls the redemption until ``paid``; raises RedemptionFailedError when it fails."""

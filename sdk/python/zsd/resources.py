@@ -196,12 +196,13 @@ class Redemptions(_Resource):
         self,
         *,
         amount: Amount,
-        withdraw_address: str,
+        sealed_address: str,
         owner: str,
         permit: t.RedeemRequestPermit,
         idempotency_key: Optional[str] = None,
     ) -> t.Redemption:
-        body = {"amount": str(amount), "withdrawAddress": withdraw_address, "owner": owner, "permit": permit}
+        """``sealed_address``: the withdraw address sealed for ``owner`` (``Client.seal_address``), 0x hex."""
+        body = {"amount": str(amount), "sealedAddress": sealed_address, "owner": owner, "permit": permit}
         return cast(t.Redemption, self._post("/v1/redeem", body, idempotency_key))
 
     def retrieve(self, redemption_id: str) -> t.Redemption:
@@ -213,17 +214,18 @@ class Redemptions(_Resource):
         *,
         deadline: int,
         signature: str,
-        withdraw_address: Optional[str] = None,
+        sealed_address: Optional[str] = None,
         note_commitment: Optional[str] = None,
         idempotency_key: Optional[str] = None,
     ) -> t.PayoutRedirect:
-        """Redirects a failed payout's held ZEC (custody could not pay it): to ``withdraw_address`` (a new
-        payout) or into a note (``note_commitment``), exactly one. ``redemption_id`` is a redemption (red_…)
-        or an on-chain payout id; ``signature`` is the owner's EIP-712 Redirect (see ``redirect_typed_data``)."""
-        if (withdraw_address is None) == (note_commitment is None):
-            raise ValueError("give exactly one of withdraw_address and note_commitment")
+        """Redirects a failed payout's held ZEC (custody could not pay it): to ``sealed_address`` (a new
+        payout to the address sealed for the payout's owner: ``Client.seal_address``) or into a note
+        (``note_commitment``), exactly one. ``redemption_id`` is a redemption (red_…) or an on-chain payout
+        id; ``signature`` is the owner's EIP-712 Redirect (see ``redirect_typed_data``)."""
+        if (sealed_address is None) == (note_commitment is None):
+            raise ValueError("give exactly one of sealed_address and note_commitment")
         body = _compact(
-            withdrawAddress=withdraw_address,
+            sealedAddress=sealed_address,
             noteCommitment=None if note_commitment is None else str(note_commitment),
             deadline=deadline,
             signature=signature,
@@ -243,12 +245,12 @@ def redirect_typed_data(
     payout_id: int,
     nonce: int,
     deadline: int,
-    withdraw_address: str = "",
+    sealed_address: str = "0x",
     note_commitment: int = 0,
 ) -> Dict[str, Any]:
     """The EIP-712 typed data an owner signs to redirect failed payout ``payout_id``, shaped as ``TypedData``
-    (the nonce is the owner's on Redemptions: ``redemptions.terms(owner)["nonce"]``); withdraw_address ""
-    for a note, note_commitment 0 for an address."""
+    (the nonce is the owner's on Redemptions: ``redemptions.terms(owner)["nonce"]``); sealed_address "0x"
+    for a note, note_commitment 0 for an address (sealed for the owner: ``Client.seal_address``)."""
     return {
         "domain": {
             "name": "ZSD Redemptions",
@@ -259,7 +261,7 @@ def redirect_typed_data(
         "types": {
             "Redirect": [
                 {"name": "id", "type": "uint256"},
-                {"name": "withdrawAddress", "type": "string"},
+                {"name": "sealedAddress", "type": "bytes"},
                 {"name": "noteCommitment", "type": "uint256"},
                 {"name": "nonce", "type": "uint256"},
                 {"name": "deadline", "type": "uint256"},
@@ -268,7 +270,7 @@ def redirect_typed_data(
         "primaryType": "Redirect",
         "message": {
             "id": payout_id,
-            "withdrawAddress": withdraw_address,
+            "sealedAddress": sealed_address,
             "noteCommitment": note_commitment,
             "nonce": nonce,
             "deadline": deadline,

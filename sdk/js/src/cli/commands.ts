@@ -109,7 +109,7 @@ function releaseTo(zsd: Zsd): { to: ReleaseTo; fresh?: Note } {
 }
 
 async function position(zsd: Zsd, positionId: string | undefined, action: string | undefined): Promise<void> {
-  if (!positionId) throw new UsageError("zsd position <id> [repay|withdraw|close|top-up]");
+  if (!positionId) throw new UsageError("zsd position <id> [repay|withdraw|close|top-up|liquidate]");
   const common = { positionId, onProgress: positionProgress };
   const done = (result: Record<string, unknown>, fresh: Note | undefined, human: string) => {
     const note = fresh ? zsd.notes.encode(fresh) : undefined;
@@ -143,6 +143,11 @@ new note: ${note} (keep it secret)`
       const { to, fresh } = releaseTo(zsd);
       const a = await zsd.closePosition({ ...common, note: noteArg(zsd), to, payer: signerKey(false) });
       return done(a, fresh, `closed; released ${a.released ?? "0"} ZEC (${a.actionId}, tx ${a.txHash})`);
+    }
+    case "liquidate": {
+      const { to, fresh } = releaseTo(zsd);
+      const a = await zsd.liquidatePosition({ ...common, signer: signerKey(true)!, to });
+      return done(a, fresh, `liquidated; seized ${a.released ?? "0"} ZEC (${a.actionId}, tx ${a.txHash})`);
     }
     case "top-up": {
       const a = await zsd.topUpPosition({

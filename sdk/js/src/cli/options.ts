@@ -13,12 +13,15 @@ export const USAGE = `usage: zsd <command> [options]
                                              prove, submit, mint and wait until confirmed; the mint opens a position
   redeem --amount ZSD --to ZADDR             sign (key in ZSD_PRIVATE_KEY) and redeem; wait until paid
   redeem sign --amount ZSD --to ZADDR        only sign: the body of POST /v1/redeem, sent by no one yet
+                                             (the address sealed to custody's key from GET /v1/relay)
   position ID                                a position: collateral, debt, ratio, liquidation price
   position ID repay --amount ZSD             burn ZSD against its debt (the payer's key in ZSD_PRIVATE_KEY)
   position ID withdraw --note N --amount ZEC --to ZADDR|note
                                              take ZEC out, signed with the owner key of the note that opened it
   position ID close --note N --to ZADDR|note close it (with ZSD_PRIVATE_KEY set, that wallet repays the debt first)
   position ID top-up --note N [--amount ZEC] add a note's ZEC (proven here)
+  position ID liquidate --to ZADDR|note      repay an undercollateralised position's debt with ZSD_PRIVATE_KEY's ZSD;
+                                             the seized ZEC goes to --to
   withdraw --note N --to ZADDR [--amount ZEC]
                                              pay a note's ZEC out to a shielded address (a deposit that will not mint)
   status ID                                  a mint (mint_…), redemption (red_…), proof (prf_…) or withdrawal (wdr_…)
@@ -35,6 +38,7 @@ export const USAGE = `usage: zsd <command> [options]
   governance vote ID for|against|abstain [--reason R]
                                              sign (ZSD_PRIVATE_KEY) a ballot, relayed gas-free; wait until counted
 
+A --to address is checked, then sealed to custody's key: the chain and the relay see only ciphertext.
 --to note releases into a fresh note, printed (stderr) before anything is sent: keep it, it mints again. A note that is not a deposit
 (a change or released note) needs --note-amount ZEC (what it holds), for mint, prove, top-up and withdraw.
 
@@ -135,6 +139,7 @@ const NEEDS: Record<string, { required: Flag[]; optional: Flag[]; signer?: "requ
   "position withdraw": { required: ["note", "amount:ZEC", "to:note"], optional: [] },
   "position close": { required: ["note", "to:note"], optional: [], signer: "optional" },
   "position top-up": { required: ["note"], optional: ["amount:ZEC", "note-amount"] },
+  "position liquidate": { required: ["to:note"], optional: [], signer: "required" },
   withdraw: { required: ["note", "to:address"], optional: ["amount:ZEC", "note-amount"] },
   status: { required: [], optional: [] },
   ledger: { required: [], optional: [] },
@@ -227,11 +232,12 @@ export function validate(values: Values, positionals: string[]): string {
     if (sub !== "new") throw new UsageError("zsd note new");
     key = "note new";
   } else if (command === "position") {
-    if (!sub) throw new UsageError("zsd position <id> [repay|withdraw|close|top-up]");
+    if (!sub) throw new UsageError("zsd position <id> [repay|withdraw|close|top-up|liquidate]");
     if (!/^\d{1,78}$/.test(sub)) throw new UsageError(`a position id is a whole number, e.g. 3 (got ${sub})`);
     if (action !== undefined) {
       key = `position ${action}`;
-      if (!NEEDS[key]) throw new UsageError(`unknown position action ${action}: repay, withdraw, close or top-up`);
+      if (!NEEDS[key])
+        throw new UsageError(`unknown position action ${action}: repay, withdraw, close, top-up or liquidate`);
     }
   } else if (command === "redeem" && sub !== undefined) {
     if (sub !== "sign" || action !== undefined) throw new UsageError("zsd redeem [sign] --amount ZSD --to ZADDR");

@@ -18,11 +18,13 @@ import {
   proveCollateral,
   publicSignalsToArray,
 } from "../notes/index.ts";
+import { redeemTypedData } from "../redeem.ts";
 import { formatZec, formatZsd, parseZec, parseZsd, usdValueOfZat } from "../units/index.ts";
 import { type AnonymityWarning, DEFAULT_MIN_ANONYMITY, anonymityWarning } from "./anonymity.ts";
 import { FlowError } from "./errors.ts";
 import { type HttpClient, sleep } from "./http.ts";
 import type { LedgerResource, MintsResource, ProofsResource, RedemptionsResource, RelayResource } from "./resources.ts";
+import { Sealer } from "./sealing.ts";
 import type { Body, Mint, Redemption, Relay } from "./types.ts";
 
 /**
@@ -83,7 +85,10 @@ export interface TypedDataSigner {
 export interface RedeemParams {
   /** ZSD to redeem. */
   amount: string;
-  /** A shielded Zcash address of the environment's network. */
+  /**
+   * A shielded Zcash address of the environment's network, in clear: the SDK
+   * checks it, seals it to custody's key (GET /v1/relay) and sends only the seal.
+   */
   withdrawAddress: string;
   signer: TypedDataSigner;
   onProgress?: (step: RedeemStep) => void;
@@ -112,6 +117,8 @@ export function chooseFloor(amountWei: bigint, minting: NonNullable<Relay["minti
 
 export class Flows {
   #artifacts: Promise<{ wasm: Uint8Array; zkey: Uint8Array }> | undefined;
+  /** Custody's seal key, read once per client: every flow that pays an address seals with it. */
+  readonly sealer: Sealer;
 
   constructor(
     private readonly http: HttpClient,
@@ -123,7 +130,9 @@ export class Flows {
       redemptions: RedemptionsResource;
     },
     private readonly options: { minAnonymity: number } = { minAnonymity: DEFAULT_MIN_ANONYMITY },
-  ) {}
+  ) {
+    this.sealer = new Sealer(r.relay);
+  }
 
   async mint(params: MintParams): Promise<Mint> {
     const body = await this.prove(params);
@@ -322,32 +331,51 @@ export class Flows {
 
   async redeem(params: RedeemParams): Promise<Redemption> {
     params.onProgress?.({ step: "signing" });
-    const created = await this.r.redemptions.create(await this.signRedemption(params));
+    const created = await this.sealer.retryOnRotation(async (fresh) =>
+      this.r.redemptions.create(await this.signRedemption(params, fresh)),
+    );
     return this.waitForRedemption(created.id, params);
   }
 
-  /** The owner's signed request, the body of POST /v1/redeem: signed at the owner's next nonce, sent by no one yet. */
-  async signRedemption(params: Pick<RedeemParams, "amount" | "withdrawAddress" | "signer">): Promise<Body<"redeem">> {
+  /**
+   * The owner's signed request, the body of POST /v1/redeem: the address
+   * checked and sealed for the owner, signed at the owner's next nonce, sent by
+   * no one yet. `freshKey` reads custody's seal key again instead of the cached one.
+   */
+  async signRedemption(
+    params: Pick<RedeemParams, "amount" | "withdrawAddress" | "signer">,
+    freshKey = false,
+  ): Promise<Body<"redeem">> {
     const owner = params.signer.address ?? params.signer.account?.address;
     if (!owner) throw new FlowError("The signer has no address.", { code: "signer_without_address" });
-    const terms = await this.r.redemptions.terms(owner);
     const amountWei = parseZsd(params.amount);
-    const typed = terms.typedData as { domain: unknown; types: unknown; primaryType: string };
+    const sealedAddress = await this.sealer.seal(params.withdrawAddress, owner, freshKey);
+    const target = await this.sealer.target();
+    const terms = await this.r.redemptions.terms(owner);
+    const domain = (terms.typedData as unknown as { domain: { chainId: number; verifyingContract: Address } }).domain;
+    // The seal opens only for the contract and chain it names: a signature for another would pay no one.
+    if (
+      domain.verifyingContract.toLowerCase() !== target.redemptions.toLowerCase() ||
+      domain.chainId !== target.chainId
+    ) {
+      throw new FlowError("The API's redemption terms name another contract or chain than its relay.", {
+        code: "terms_mismatch",
+      });
+    }
     const signature = await params.signer.signTypedData({
-      ...typed,
-      ...(params.signer.account ? { account: params.signer.account } : {}),
-      message: {
+      ...redeemTypedData(domain, {
         owner,
         amount: amountWei,
-        withdrawAddress: params.withdrawAddress,
+        sealedAddress,
         nonce: BigInt(terms.nonce),
         deadline: BigInt(terms.suggestedDeadline),
-      },
+      }),
+      ...(params.signer.account ? { account: params.signer.account } : {}),
     } as never);
     const { v, r, s } = parseSignature(signature);
     return {
       amount: formatZsd(amountWei),
-      withdrawAddress: params.withdrawAddress,
+      sealedAddress,
       owner,
       permit: { deadline: terms.suggestedDeadline, v: Number(v), r, s },
     };

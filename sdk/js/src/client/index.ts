@@ -5,11 +5,13 @@
 //   await zsd.sandbox.deposit({ amount: "4", noteCommitment: zsd.notes.commitment(note) });
 //   const mint = await zsd.mint({ note, amount: "100", recipient });
 import { Webhook } from "standardwebhooks";
+import type { Address } from "viem";
 import { type Note, createNote, decodeNote, encodeNote, noteCommitment } from "../notes/index.ts";
 import { DEFAULT_MIN_ANONYMITY, minAnonymityFromEnvironment } from "./anonymity.ts";
 import { Flows, type MintParams, type RedeemParams } from "./flows.ts";
 import {
   type ClosePositionParams,
+  type LiquidateParams,
   PositionFlows,
   type RepayParams,
   type TopUpParams,
@@ -18,6 +20,7 @@ import {
 } from "./position-flows.ts";
 import { type DelegateParams, GovernanceFlows, type ProposeParams, type VoteParams } from "./governance-flows.ts";
 import { HttpClient, type HttpOptions } from "./http.ts";
+import { type RedirectParams, redirectPayout } from "./redirect-flow.ts";
 import {
   AgentsResource,
   AlertsResource,
@@ -50,8 +53,12 @@ export type {
   Vote,
   VoteParams,
 } from "./governance-flows.ts";
+export { checkAddress, networkOf } from "./sealing.ts";
+export type { PayoutRedirect, RedirectParams } from "./redirect-flow.ts";
+export type { SealTarget } from "./sealing.ts";
 export type {
   ClosePositionParams,
+  LiquidateParams,
   PositionAction,
   PositionStep,
   ReleaseTo,
@@ -186,9 +193,30 @@ export class Zsd {
     return this.#flows.signRedemption(params);
   }
 
+  /**
+   * Custody's seal key and what a sealed address is bound to (chain, Redemptions), as
+   * GET /v1/relay publishes them; read once per client (`fresh` reads them again).
+   */
+  sealTarget(fresh = false) {
+    return this.#flows.sealer.target(fresh);
+  }
+
+  /** `address`, checked for the API's network and sealed to custody's key for a payout owned by `owner`. */
+  sealAddress(address: string, owner: Address) {
+    return this.#flows.sealer.seal(address, owner);
+  }
+
   /** Signs with the caller's wallet and redeems; resolves once the ZEC is paid. */
   redeem(params: RedeemParams) {
     return this.#flows.redeem(params);
+  }
+
+  /**
+   * Redirects a failed payout's held ZEC (custody could not pay it), signed by
+   * the payout's owner: to another address (checked and sealed) or into a new note.
+   */
+  redirectPayout(params: RedirectParams) {
+    return redirectPayout(this, this.#flows.sealer, params);
   }
 
   waitForMint(mintId: string, params?: Pick<MintParams, "onProgress" | "timeoutMs">) {
@@ -212,6 +240,11 @@ export class Zsd {
   /** Repays what is owed (from `payer`, when given) and releases the collateral to an address or a new note. */
   closePosition(params: ClosePositionParams) {
     return this.#positionFlows.close(params);
+  }
+
+  /** Liquidates with the signer's ZSD (it signs; the relay pays the gas); the seized ZEC goes to `to`. */
+  liquidatePosition(params: LiquidateParams) {
+    return this.#positionFlows.liquidate(params);
   }
 
   /** Proves on this machine and adds a note's ZEC to a position. */

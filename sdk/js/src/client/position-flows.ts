@@ -8,6 +8,13 @@
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { type Note, noteCommitment, positionOwner, positionOwnerKey } from "../notes/index.ts";
+import {
+  type MinterDomain,
+  closeTypedData,
+  liquidateTypedData,
+  repayTypedData,
+  withdrawCollateralTypedData,
+} from "../positions.ts";
 import { formatZec, parseZec, parseZsd } from "../units/index.ts";
 import { FlowError } from "./errors.ts";
 import { type Flows, type Hold, type ProveStep, type TypedDataSigner, follow } from "./flows.ts";
@@ -23,7 +30,10 @@ export type PositionStep =
   /** hold: compliance keeps the action (not the note withdrawals, which are never held) from the relay. */
   | { step: "following"; id: string; status: string; hold: Hold | null };
 
-/** Where released ZEC goes: a shielded address custody pays, or a new note (keep it: it mints again). */
+/**
+ * Where released ZEC goes: a shielded address custody pays (given in clear; the
+ * SDK checks it and sends it sealed to custody's key), or a new note (keep it: it mints again).
+ */
 export type ReleaseTo = { zcashAddress: string } | { note: Note };
 
 interface Following {
@@ -66,10 +76,17 @@ export interface TopUpParams extends Following {
   amount?: string;
 }
 
+export interface LiquidateParams extends Following {
+  positionId: string;
+  /** The liquidator: its ZSD repays the debt, and the seized ZEC is its payout. */
+  signer: TypedDataSigner;
+  to: ReleaseTo;
+}
+
 export interface WithdrawNoteParams extends Following {
   note: Note;
   noteAmount?: string;
-  /** A shielded Zcash address of the environment's network. */
+  /** A shielded Zcash address of the environment's network, in clear (sent sealed). */
   zcashAddress: string;
   /** ZEC to pay; by default all the note holds. */
   amount?: string;
@@ -81,8 +98,12 @@ const addressOf = (signer: TypedDataSigner): Address => {
   return address;
 };
 
-const destinationOf = (to: ReleaseTo) =>
-  "note" in to ? { noteCommitment: noteCommitment(to.note).toString() } : { zcashAddress: to.zcashAddress };
+const TYPED_DATA = {
+  Repay: repayTypedData,
+  WithdrawCollateral: withdrawCollateralTypedData,
+  Close: closeTypedData,
+  Liquidate: liquidateTypedData,
+} as const;
 
 export class PositionFlows {
   constructor(
@@ -106,17 +127,15 @@ export class PositionFlows {
 
   /** Takes ZEC out of the position, signed with the owner key of the note that opened it. */
   async withdrawCollateral(params: WithdrawCollateralParams): Promise<PositionAction> {
-    const destination = destinationOf(params.to);
-    const signed = await this.#sign(
-      ownerOf(params.note),
-      "WithdrawCollateral",
-      { positionId: BigInt(params.positionId), amountZat: parseZec(params.amount), ...typedDestination(destination) },
-      params,
-    );
-    const queued = await this.r.positions.withdraw(params.positionId, {
-      amount: params.amount,
-      destination,
-      ...signed,
+    const owner = ownerOf(params.note);
+    const queued = await this.#released(params.to, owner.address, async (destination, typed) => {
+      const signed = await this.#sign(
+        owner,
+        "WithdrawCollateral",
+        { positionId: BigInt(params.positionId), amountZat: parseZec(params.amount), ...typed },
+        params,
+      );
+      return this.r.positions.withdraw(params.positionId, { amount: params.amount, destination, ...signed });
     });
     return this.waitForAction(params.positionId, queued.actionId, params);
   }
@@ -127,15 +146,51 @@ export class PositionFlows {
     if (params.payer && position.status === "open" && parseZsd(position.debt) > 0n) {
       await this.repay({ ...params, amount: position.debt, signer: params.payer });
     }
-    const destination = destinationOf(params.to);
-    const signed = await this.#sign(
-      ownerOf(params.note),
-      "Close",
-      { positionId: BigInt(params.positionId), ...typedDestination(destination) },
-      params,
-    );
-    const queued = await this.r.positions.close(params.positionId, { destination, ...signed });
+    const owner = ownerOf(params.note);
+    const queued = await this.#released(params.to, owner.address, async (destination, typed) => {
+      const signed = await this.#sign(owner, "Close", { positionId: BigInt(params.positionId), ...typed }, params);
+      return this.r.positions.close(params.positionId, { destination, ...signed });
+    });
     return this.waitForAction(params.positionId, queued.actionId, params);
+  }
+
+  /** Repays an undercollateralised position's debt with the signer's ZSD; the seized ZEC goes to `to`. */
+  async liquidate(params: LiquidateParams): Promise<PositionAction> {
+    const liquidator = addressOf(params.signer);
+    const queued = await this.#released(params.to, liquidator, async (destination, typed) => {
+      const signed = await this.#sign(
+        params.signer,
+        "Liquidate",
+        { positionId: BigInt(params.positionId), ...typed },
+        params,
+      );
+      return this.r.positions.liquidate(params.positionId, { liquidator, destination, ...signed });
+    });
+    return this.waitForAction(params.positionId, queued.actionId, params);
+  }
+
+  /**
+   * Sends a release to `to`: an address checked and sealed for the payout's
+   * owner (`beneficiary`: the position's owner, or the liquidator), or a note's
+   * commitment. `send` signs and posts it; it runs again with a fresh seal key
+   * when the API cannot open the seal (the key was rotated).
+   */
+  #released<T>(
+    to: ReleaseTo,
+    beneficiary: Address,
+    send: (
+      destination: { sealedAddress: Hex } | { noteCommitment: string },
+      typed: { sealedAddress: Hex; noteCommitment: bigint },
+    ) => Promise<T>,
+  ): Promise<T> {
+    if ("note" in to) {
+      const commitment = noteCommitment(to.note);
+      return send({ noteCommitment: commitment.toString() }, { sealedAddress: "0x", noteCommitment: commitment });
+    }
+    return this.flows.sealer.retryOnRotation(async (fresh) => {
+      const sealedAddress = await this.flows.sealer.seal(to.zcashAddress, beneficiary, fresh);
+      return send({ sealedAddress }, { sealedAddress, noteCommitment: 0n });
+    });
   }
 
   /** Adds a note's ZEC to the position, with a proof bound to this position only. */
@@ -162,20 +217,24 @@ export class PositionFlows {
    * cannot make it.
    */
   async withdrawNote(params: WithdrawNoteParams): Promise<Withdrawal> {
-    const relay = await this.#relay();
     const owner = positionOwner(params.note);
-    const proved = await this.flows.proveNote(relay, {
-      note: params.note,
-      noteAmount: params.noteAmount,
-      floorZat: this.#part(params.amount),
-      binding: { ...bindingBase(relay), zcashAddress: params.zcashAddress, owner },
-      onProgress: params.onProgress,
-    });
-    const queued = await this.r.withdrawals.create({
-      proof: proved.proof,
-      publicSignals: proved.publicSignals,
-      zcashAddress: params.zcashAddress,
-      owner,
+    // The proof binds the seal: after a rotation the note is proven again for a new one.
+    const queued = await this.flows.sealer.retryOnRotation(async (fresh) => {
+      const sealedAddress = await this.flows.sealer.seal(params.zcashAddress, owner, fresh);
+      const relay = await this.#relay();
+      const proved = await this.flows.proveNote(relay, {
+        note: params.note,
+        noteAmount: params.noteAmount,
+        floorZat: this.#part(params.amount),
+        binding: { ...bindingBase(relay), sealedAddress, owner },
+        onProgress: params.onProgress,
+      });
+      return this.r.withdrawals.create({
+        proof: proved.proof,
+        publicSignals: proved.publicSignals,
+        sealedAddress,
+        owner,
+      });
     });
     return follow({
       what: `Withdrawal ${queued.withdrawalId}`,
@@ -202,18 +261,24 @@ export class PositionFlows {
   /** Signs `message` as `primaryType` with the minter's domain and types, at the signer's next nonce. */
   async #sign(
     signer: TypedDataSigner,
-    primaryType: "Repay" | "WithdrawCollateral" | "Close",
+    primaryType: "Repay" | "WithdrawCollateral" | "Close" | "Liquidate",
     message: Record<string, unknown>,
     params: Following,
   ): Promise<{ deadline: number; signature: Hex }> {
     const address = addressOf(signer);
     params.onProgress?.({ step: "signing", signer: address });
     const terms = await this.r.positions.terms(address);
+    // The SDK's own types, not the API's: what the wallet signs is what this code means to send.
+    const typed = TYPED_DATA[primaryType](
+      terms.domain as MinterDomain,
+      {
+        ...message,
+        nonce: BigInt(terms.nonce),
+        deadline: BigInt(terms.suggestedDeadline),
+      } as never,
+    );
     const signature = await signer.signTypedData({
-      domain: terms.domain,
-      types: { [primaryType]: terms.types[primaryType] },
-      primaryType,
-      message: { ...message, nonce: BigInt(terms.nonce), deadline: BigInt(terms.suggestedDeadline) },
+      ...typed,
       ...(signer.account ? { account: signer.account } : {}),
     } as never);
     return { deadline: terms.suggestedDeadline, signature };
@@ -255,9 +320,3 @@ const bindingBase = (relay: Relay) => ({
   chainId: BigInt(relay.chainId!),
   minter: relay.contracts!.StableMinter!.address as Address,
 });
-
-/** The destination as the typed data has it: both fields, one of them empty. */
-const typedDestination = (d: { zcashAddress: string } | { noteCommitment: string }) =>
-  "zcashAddress" in d
-    ? { zcashAddress: d.zcashAddress, noteCommitment: 0n }
-    : { zcashAddress: "", noteCommitment: BigInt(d.noteCommitment) };
