@@ -1,15 +1,19 @@
 // The JS SDK and the zsd CLI against the real stack (chain, indexer, relay
 // API with its worker, sandbox custody): a note minted and redeemed without
 // the caller touching a proof, and the mint's requests never singling out
-// its deposit.
+// its deposit. Withdraw addresses go sealed (issue 23): no transaction input
+// or event of the run holds one in clear, and custody pays the address.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Hex, parseEventLogs } from "viem";
+import { redemptionsAbi } from "@zsd/sdk";
 import { type AnonymityWarning, type MintStep, type PositionStep, Zsd } from "@zsd/sdk/client";
 import { changeNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { parseZec } from "@zsd/sdk/units";
+import { parseShieldedAddress } from "@zsd/sdk/zcash";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { type RunningIndexer, startIndexer } from "../../scripts/lib/indexer-process.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
@@ -21,6 +25,13 @@ import { createTestDatabase } from "@zsd/testkit";
 const { alice, bob } = accounts;
 const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 const CLI = join(ROOT, "sdk", "js", "bin", "zsd.js");
+/** WITHDRAW as a transaction or a log could carry it: its text in either case, and its decoded receiver. */
+const WITHDRAW_NEEDLES = [
+  Buffer.from(WITHDRAW).toString("hex"),
+  Buffer.from(WITHDRAW.toUpperCase()).toString("hex"),
+  Buffer.from((parseShieldedAddress(WITHDRAW, "testnet") as { data: Uint8Array }).data).toString("hex"),
+];
+const holdsWithdraw = (hex: string) => WITHDRAW_NEEDLES.some((needle) => hex.toLowerCase().includes(needle));
 
 describe("the SDK and the CLI on the real stack", () => {
   let s: System;
@@ -114,9 +125,56 @@ describe("the SDK and the CLI on the real stack", () => {
       expect(said).not.toContain(secret.toString(16));
     }
 
+    sent.length = 0;
     const redemption = await zsd.redeem({ amount: "25", withdrawAddress: WITHDRAW, signer: alice });
-    expect(redemption).toMatchObject({ status: "paid", amount: "25", zecDue: "0.4975" });
+    expect(redemption).toMatchObject({ status: "paid", amount: "25", zecDue: "0.4975", withdrawAddress: WITHDRAW });
     expect(redemption.zcashTxId).toMatch(/^[0-9a-f]{64}$/);
+    // Issue 23: the SDK sent the address sealed, the transaction and its events carry only the seal, which
+    // opens for alice alone, and custody paid the address inside it.
+    expect(sent.map((r) => r.body.toLowerCase()).join("\n")).not.toContain(WITHDRAW);
+    const tx = await s.publicClient.getTransaction({ hash: redemption.txHash as Hex });
+    const receipt = await s.publicClient.getTransactionReceipt({ hash: redemption.txHash as Hex });
+    expect(holdsWithdraw(tx.input)).toBe(false);
+    for (const log of receipt.logs) expect(holdsWithdraw(log.data + log.topics.join(""))).toBe(false);
+    const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    expect(requested!.args.id.toString()).toBe(redemption.redemptionId);
+    expect(s.open(requested!.args.sealedAddress, alice.address)).toBe(WITHDRAW);
+    expect(() => s.open(requested!.args.sealedAddress, bob.address)).toThrow();
+    const payouts = await storage.db.query<{ withdraw_address: string; status: string; zcash_txid: string }>(
+      "SELECT withdraw_address, status, zcash_txid FROM payouts WHERE redemption_id::text = $1",
+      [redemption.redemptionId],
+    );
+    expect(payouts).toEqual([{ withdraw_address: WITHDRAW, status: "completed", zcash_txid: expect.any(String) }]);
+  });
+
+  it("redirects a payout custody could not read (sealed for someone else) to the owner's sealed address", async () => {
+    const zsd = new Zsd(api.secret, { baseUrl: api.url });
+    // Alice redeems from her own wallet with a seal made for bob: it lands on-chain, but custody cannot open
+    // it for alice and fails it as unreadable_address; its ZEC is held for her.
+    const hash = await s.as(alice).redemptions.write.redeem([5n * 10n ** 18n, s.seal(WITHDRAW, bob.address)]);
+    const [requested] = parseEventLogs({
+      abi: redemptionsAbi,
+      logs: (await s.receipt(hash)).logs,
+      eventName: "RedemptionRequested",
+    });
+    const id = requested!.args.id;
+    for (let i = 0; (await s.read.redemptions.read.getRedemption([id])).status !== 3; i++) {
+      if (i > 200) throw new Error(`payout ${id} was not failed`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const redirect = await zsd.redirectPayout({ id: id.toString(), to: { zcashAddress: WITHDRAW }, signer: alice });
+    expect(redirect).toMatchObject({ status: "confirmed", owner: alice.address });
+    expect(redirect.newPayoutId).toMatch(/^\d+$/);
+    const newId = BigInt(redirect.newPayoutId!);
+    for (let i = 0; (await s.read.redemptions.read.getRedemption([newId])).status !== 2; i++) {
+      if (i > 200) throw new Error(`payout ${newId} was not paid`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const [paid] = await storage.db.query<{ withdraw_address: string; status: string }>(
+      "SELECT withdraw_address, status FROM payouts WHERE redemption_id::text = $1",
+      [newId.toString()],
+    );
+    expect(paid).toEqual({ withdraw_address: WITHDRAW, status: "completed" });
   });
 
   it("acts on a position with its notes alone: top-up from the change, withdraw into a note, repay and close, note out", async () => {
@@ -323,5 +381,35 @@ describe("the SDK and the CLI on the real stack", () => {
     const usage = await zsd(["mint", "--amount", "1"]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/--note is required/);
+  });
+
+  it("left no Zcash address in clear in any transaction input or event of the run (issue 23)", async () => {
+    // Every flow above paid WITHDRAW: SDK and CLI redemptions, a close to it, note withdrawals, a redirect,
+    // both examples and the quick start. The node's whole history is read, other files' runs included.
+    const latest = await s.publicClient.getBlockNumber();
+    let inputs = 0;
+    let logs = 0;
+    for (let from = 0n; from <= latest; from += 500n) {
+      const to = from + 499n < latest ? from + 499n : latest;
+      for (const log of await s.publicClient.getLogs({ fromBlock: from, toBlock: to })) {
+        logs++;
+        expect(holdsWithdraw(log.data + log.topics.join("")), `log ${log.transactionHash}`).toBe(false);
+      }
+    }
+    for (let n = 0n; n <= latest; n++) {
+      const block = await s.publicClient.getBlock({ blockNumber: n, includeTransactions: true });
+      for (const tx of block.transactions) {
+        inputs++;
+        expect(holdsWithdraw(tx.input), `transaction ${tx.hash}`).toBe(false);
+      }
+    }
+    expect(inputs).toBeGreaterThan(20);
+    expect(logs).toBeGreaterThan(20);
+    // Yet every payout of the run opened to its address and was paid.
+    const paid = await storage.db.query<{ n: string }>(
+      "SELECT count(*)::text AS n FROM payouts WHERE withdraw_address = $1 AND status = 'completed'",
+      [WITHDRAW],
+    );
+    expect(Number(paid[0]!.n)).toBeGreaterThanOrEqual(8);
   });
 });
