@@ -354,12 +354,13 @@ describe("compliance agents on the local chain", () => {
   it("fails on-chain a burned redemption a screener holds and rejects, its ZEC held for the owner (no ZSD back)", async () => {
     const amount = 30n * ZSD;
     const before = await s.read.token.read.balanceOf([alice.address]);
-    const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);
+    const sealedAddress = s.seal(WITHDRAW, alice.address);
+    const { deadline, ...sig } = await s.signedRedeem(alice, amount, sealedAddress, alice.address);
     const response = await t.api.call(
       "/v1/redeem",
       json({
         amount: formatZsd(amount),
-        withdrawAddress: WITHDRAW,
+        sealedAddress,
         owner: alice.address,
         permit: { deadline: Number(deadline), ...sig },
       }),
@@ -428,15 +429,16 @@ describe("compliance agents on the local chain", () => {
     // Through the API: a clear refusal, nothing queued (into a note it would be allowed: it stays in the pool).
     const nonce = await s.read.redemptions.read.nonces([alice.address]);
     const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
+    const redirectTo = s.seal(OTHER, alice.address);
     const signature = await alice.signTypedData(
       redirectTypedData(
         { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
-        { id: payoutId, withdrawAddress: OTHER, noteCommitment: 0n, nonce, deadline },
+        { id: payoutId, sealedAddress: redirectTo, noteCommitment: 0n, nonce, deadline },
       ),
     );
     const viaApi = await t.api.call(
       `/v1/redemptions/${id}/redirect`,
-      json({ withdrawAddress: OTHER, deadline: Number(deadline), signature }),
+      json({ sealedAddress: redirectTo, deadline: Number(deadline), signature }),
     );
     expect(viaApi.status).toBe(409);
     expect(await viaApi.json()).toMatchObject({
@@ -448,7 +450,9 @@ describe("compliance agents on the local chain", () => {
 
     /** The owner redirects `from` to OTHER on-chain herself; the new payout is held under an alert. */
     const redirectOnChain = async (from: bigint) => {
-      const receipt = await s.receipt(await s.as(alice).redemptions.write.redirect([from, OTHER, 0n]));
+      const receipt = await s.receipt(
+        await s.as(alice).redemptions.write.redirect([from, s.seal(OTHER, alice.address), 0n]),
+      );
       const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRedirected" });
       const newId = event!.args.newId;
       // Past its confirmations (the payouts wait for 4) it is found, held, and still not paid.
@@ -504,10 +508,11 @@ describe("compliance agents on the local chain", () => {
   it("fails a redemption rejected before its burn, and refuses the same signature posted again", async () => {
     t.api.worker!.stop();
     const amount = 7n * ZSD;
-    const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);
+    const sealedAddress = s.seal(WITHDRAW, alice.address);
+    const { deadline, ...sig } = await s.signedRedeem(alice, amount, sealedAddress, alice.address);
     const body = json({
       amount: formatZsd(amount),
-      withdrawAddress: WITHDRAW,
+      sealedAddress,
       owner: alice.address,
       permit: { deadline: Number(deadline), ...sig },
     });
@@ -549,12 +554,13 @@ describe("compliance agents on the local chain", () => {
 
   it("pays a redemption nobody holds and says so", async () => {
     const amount = 5n * ZSD;
-    const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);
+    const sealedAddress = s.seal(WITHDRAW, alice.address);
+    const { deadline, ...sig } = await s.signedRedeem(alice, amount, sealedAddress, alice.address);
     const response = await t.api.call(
       "/v1/redeem",
       json({
         amount: formatZsd(amount),
-        withdrawAddress: WITHDRAW,
+        sealedAddress,
         owner: alice.address,
         permit: { deadline: Number(deadline), ...sig },
       }),
@@ -574,12 +580,13 @@ describe("compliance agents on the local chain", () => {
     await t.db.query("INSERT INTO compliance_deny_list (address, reason) VALUES ($1, 'a flagged payee')", [OTHER]);
     try {
       const amount = 3n * ZSD;
-      const { deadline, ...sig } = await s.signedRedeem(alice, amount, OTHER, alice.address);
+      const sealedAddress = s.seal(OTHER, alice.address);
+      const { deadline, ...sig } = await s.signedRedeem(alice, amount, sealedAddress, alice.address);
       const response = await t.api.call(
         "/v1/redeem",
         json({
           amount: formatZsd(amount),
-          withdrawAddress: OTHER,
+          sealedAddress,
           owner: alice.address,
           permit: { deadline: Number(deadline), ...sig },
         }),
@@ -624,10 +631,11 @@ describe("compliance agents on the local chain", () => {
     const actionOf = async (actionId: string) =>
       (await (await t.api.call(`/v1/positions/${positionId}/actions/${actionId}`)).json()) as Record<string, unknown>;
     const withdraw = async (amountZat: bigint, zcashAddress: string) => {
+      const sealedAddress = s.seal(zcashAddress, owner.address);
       const typed = withdrawCollateralTypedData(domain, {
         positionId,
         amountZat,
-        zcashAddress,
+        sealedAddress,
         noteCommitment: 0n,
         nonce: await nonceOf(owner.address),
         deadline,
@@ -636,7 +644,7 @@ describe("compliance agents on the local chain", () => {
         `/v1/positions/${positionId}/withdraw`,
         json({
           amount: formatZec(amountZat),
-          destination: { zcashAddress },
+          destination: { sealedAddress },
           deadline: Number(deadline),
           signature: await owner.signTypedData(typed),
         }),

@@ -106,20 +106,22 @@ describe("positions through the relay", () => {
     return { body, answer: await post(`/v1/positions/${id}/repay`, body) };
   }
 
+  /** A withdrawal signed by the position's owner, to `to.zcashAddress` sealed for that owner. */
   async function withdraw(note: Note, id: bigint, amountZat: bigint, to: { zcashAddress: string }) {
     const owner = ownerOf(note);
     const d = await deadline();
+    const sealedAddress = s.seal(to.zcashAddress, owner.address);
     const typed = withdrawCollateralTypedData(domain(), {
       positionId: id,
       amountZat,
-      zcashAddress: to.zcashAddress,
+      sealedAddress,
       noteCommitment: 0n,
       nonce: await nonceOf(owner.address),
       deadline: d,
     });
     return post(`/v1/positions/${id}/withdraw`, {
       amount: (Number(amountZat) / 1e8).toString(),
-      destination: to,
+      destination: { sealedAddress },
       deadline: Number(d),
       signature: await owner.signTypedData(typed),
     });
@@ -164,6 +166,8 @@ describe("positions through the relay", () => {
 
     const out = await withdraw(note, id, ZEC, { zcashAddress: SAPLING });
     expect(out.status).toBe(202);
+    // The account's own answer shows the address custody opened.
+    expect(out.body.destination).toEqual({ zcashAddress: SAPLING });
     const withdrawn = await settled(id, out.body.actionId as string);
     expect(withdrawn).toMatchObject({ status: "confirmed", released: "1" });
     expect(withdrawn.payoutId).not.toBeNull();
@@ -177,6 +181,16 @@ describe("positions through the relay", () => {
       "the payout",
       30_000,
     );
+    // Its webhook does not carry the address.
+    const payloads = await storage.db.query<{ payload: string }>(
+      "SELECT payload FROM webhook_events WHERE account_id = $1 AND type = 'position.action.confirmed'",
+      [api.accountId],
+    );
+    const confirmed = payloads
+      .map((p) => JSON.parse(p.payload) as { data: { actionId: string; destination: unknown } })
+      .find((e) => e.data.actionId === out.body.actionId);
+    expect(confirmed!.data.destination).toEqual({ zcashAddress: "sealed" });
+    expect(JSON.stringify(payloads)).not.toContain(SAPLING);
 
     const rest = await repay(id, 70n * ZSD);
     expect((await settled(id, rest.answer.body.actionId as string)).status).toBe("confirmed");
@@ -185,7 +199,7 @@ describe("positions through the relay", () => {
     const d = await deadline();
     const typed = closeTypedData(domain(), {
       positionId: id,
-      zcashAddress: "",
+      sealedAddress: "0x",
       noteCommitment: noteCommitment(later),
       nonce: await nonceOf(owner.address),
       deadline: d,
@@ -212,12 +226,13 @@ describe("positions through the relay", () => {
     const before = { rows: await rows(), position: await s.read.minter.read.getPosition([id]) };
     const owner = ownerOf(note);
     const d = await deadline();
+    const sealedAddress = s.seal(SAPLING, owner.address);
     const sign = (by: Signer, amountZat: bigint, at = d, nonce = 0n) =>
       by.signTypedData(
         withdrawCollateralTypedData(domain(), {
           positionId: id,
           amountZat,
-          zcashAddress: SAPLING,
+          sealedAddress,
           noteCommitment: 0n,
           nonce,
           deadline: at,
@@ -225,7 +240,7 @@ describe("positions through the relay", () => {
       );
     const body = async (by: Signer, amountZat: bigint, at = d) => ({
       amount: (Number(amountZat) / 1e8).toString(),
-      destination: { zcashAddress: SAPLING },
+      destination: { sealedAddress },
       deadline: Number(at),
       signature: await sign(by, amountZat, at),
     });
@@ -247,11 +262,16 @@ describe("positions through the relay", () => {
     const valid = await body(owner, ZEC / 10n);
     await expectProblem(
       path,
-      { ...valid, destination: { zcashAddress: SAPLING, noteCommitment: "1" } },
+      { ...valid, destination: { sealedAddress, noteCommitment: "1" } },
       400,
       "validation_failed",
     );
-    await expectProblem(path, { ...valid, destination: { zcashAddress: TRANSPARENT } }, 422, "transparent_address");
+    const transparent = { sealedAddress: s.seal(TRANSPARENT, owner.address) };
+    await expectProblem(path, { ...valid, destination: transparent }, 422, "transparent_address");
+    // Sealed for another owner than the position's: custody cannot open it for this payout.
+    const forAlice = { sealedAddress: s.seal(SAPLING, alice.address) };
+    await expectProblem(path, { ...valid, destination: forAlice }, 422, "unreadable_address");
+    await expectProblem(path, { ...valid, destination: { sealedAddress: "0x0100" } }, 400, "validation_failed");
     await expectProblem(path, { ...valid, destination: { noteCommitment: "9".repeat(78) } }, 400, "validation_failed");
     await expectProblem(path, { ...valid, signature: "0x1234" }, 400, "validation_failed");
     await expectProblem(path, { ...valid, amount: "-1" }, 400, "validation_failed");
@@ -276,25 +296,40 @@ describe("positions through the relay", () => {
     const unmintedBefore = await s.read.registry.read.unmintedZat();
     // The payout's owner (who may redirect it if custody cannot pay) is bound with the address.
     const owner = ownerOf(note).address;
-    const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address, zcashAddress: SAPLING, owner };
-    const spent = await s.proveSpend({ note, amountZat: 3n * ZEC, collateralFloorZat: 2n * ZEC, binding });
+    const sealedAddress = s.seal(SAPLING, owner);
+    const spent = await s.proveWithdraw({
+      note,
+      amountZat: 3n * ZEC,
+      collateralFloorZat: 2n * ZEC,
+      sealedAddress,
+      owner,
+    });
     const body = {
       proof: spent.raw.proof,
       publicSignals: publicSignalsToArray(spent.raw.publicSignals),
-      zcashAddress: SAPLING,
+      sealedAddress,
       owner,
     };
-    // A proof bound to one address pays no other, and names no other owner.
-    const other = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
-    const misdirected = await post("/v1/withdrawals", { ...body, zcashAddress: other });
-    expect(misdirected.status).toBe(422);
+    // A proof bound to one sealed address pays no other (the same address sealed again included), and
+    // names no other owner.
+    const misdirected = await post("/v1/withdrawals", { ...body, sealedAddress: s.seal(SAPLING, owner) });
+    expect([misdirected.status, misdirected.body.code]).toEqual([422, "binding_mismatch"]);
+    const unreadable = await post("/v1/withdrawals", { ...body, sealedAddress: s.seal(SAPLING, alice.address) });
+    expect([unreadable.status, unreadable.body.code]).toEqual([422, "unreadable_address"]);
+    // For another owner the envelope does not open: refused before the proof is checked.
     const otherOwner = await post("/v1/withdrawals", { ...body, owner: alice.address });
-    expect([otherOwner.status, otherOwner.body.code]).toEqual([422, "binding_mismatch"]);
+    expect([otherOwner.status, otherOwner.body.code]).toEqual([422, "unreadable_address"]);
     const { owner: _owner, ...ownerless } = body;
     expect((await post("/v1/withdrawals", ownerless)).status).toBe(400);
     const queued = await post("/v1/withdrawals", body);
     expect(queued.status).toBe(202);
-    expect(queued.body).toMatchObject({ object: "withdrawal", amount: "2", status: "queued", owner });
+    expect(queued.body).toMatchObject({
+      object: "withdrawal",
+      amount: "2",
+      status: "queued",
+      owner,
+      zcashAddress: SAPLING,
+    });
     const done = await eventually(
       async () =>
         (
@@ -359,6 +394,24 @@ describe("positions through the relay", () => {
       (r) => r.status === "confirmed" && r.payout_id !== null,
       "the liquidation's confirmation",
     );
+    // The keeper sealed its own address for the relayer: custody opens it and pays the seized ZEC.
+    const [liquidation] = await storage.db.query<{ payout_id: string }>(
+      "SELECT payout_id FROM position_actions WHERE action = 'liquidate' AND position_id = $1",
+      [id.toString()],
+    );
+    const payout = await eventually(
+      async () =>
+        (
+          await storage.db.query<{ status: string; withdraw_address: string | null }>(
+            "SELECT status, withdraw_address FROM payouts WHERE redemption_id = $1",
+            [liquidation!.payout_id],
+          )
+        )[0],
+      (p) => p?.status === "completed" || p?.status === "held",
+      "the keeper's payout",
+      30_000,
+    );
+    expect(payout).toMatchObject({ status: "completed", withdraw_address: expect.stringMatching(/^ztestsapling1/) });
     expect(await s.read.token.read.balanceOf([relayer.address as Hex])).toBeLessThan(130n * ZSD + 1n);
   });
 
