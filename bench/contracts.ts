@@ -65,15 +65,19 @@ try {
   });
   const mintNoFee = await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 300n * ZSD, recipient: carol.address });
 
-  const redeemGas = await gas(await s.as(alice).redemptions.write.redeem([100n * ZSD, "ztestsapling1bench"]));
-  const sig = await s.signedRedeem(bob, 100n * ZSD, "ztestsapling1bench");
+  // Withdraw addresses go sealed to custody's key: a Sapling address (88 characters) is a 153-byte envelope.
+  const SAPLING = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+  const redeemGas = await gas(
+    await s.as(alice).redemptions.write.redeem([100n * ZSD, s.sealed(SAPLING, alice.address)]),
+  );
+  const sig = await s.signedRedeem(bob, 100n * ZSD, s.sealed(SAPLING, bob.address));
   const redeemPermitGas = await gas(
     await s
       .as(relayer)
       .redemptions.write.redeemWithPermit([
         bob.address,
         100n * ZSD,
-        "ztestsapling1bench",
+        s.sealed(SAPLING, bob.address),
         sig.deadline,
         sig.v,
         sig.r,
@@ -96,9 +100,9 @@ try {
   const castVoteGas = await gas(await g.write.castVote([proposalId, 1]));
 
   // Positions: each action once, with real proofs; the owner's actions signed and sent by the relayer.
-  const SAPLING = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
-  const toAddress = { zcashAddress: SAPLING, noteCommitment: 0n };
-  const toNote = () => ({ zcashAddress: "", noteCommitment: noteCommitment(createNote()) });
+  type To = { sealedAddress: Hex; noteCommitment: bigint };
+  const toAddress = (owner: Hex): To => ({ sealedAddress: s.sealed(SAPLING, owner), noteCommitment: 0n });
+  const toNote = (): To => ({ sealedAddress: "0x", noteCommitment: noteCommitment(createNote()) });
   const minter = s.read.minter.address;
   const domain = { chainId: s.chainId, verifyingContract: minter };
   const deadline = async () => (await s.publicClient.getBlock()).timestamp + 3600n;
@@ -124,14 +128,17 @@ try {
   const topUpGas = await gas(await s.as(relayer).minter.write.topUp([topUp.proof, topUp.spend, withChange.id]));
   const unminted = createNote();
   await s.deposit(unminted, 3n * ZEC);
-  const out = await s.proveSpend({
+  const out = await s.proveWithdraw({
     note: unminted,
     amountZat: 3n * ZEC,
     collateralFloorZat: 3n * ZEC,
-    binding: { chainId: BigInt(s.chainId), minter, zcashAddress: SAPLING, owner: alice.address },
+    sealedAddress: s.sealed(SAPLING, alice.address),
+    owner: alice.address,
   });
   const withdrawNoteGas = await gas(
-    await s.as(relayer).minter.write.withdrawNote([out.proof, out.spend, SAPLING, alice.address]),
+    await s
+      .as(relayer)
+      .minter.write.withdrawNote([out.proof, out.spend, s.sealed(SAPLING, alice.address), alice.address]),
   );
   const p = withChange;
   const repayGas = await gas(await s.as(alice).minter.write.repay([p.id, 10n * ZSD]));
@@ -148,7 +155,7 @@ try {
   const repayWithSigGas = await gas(
     await s.as(relayer).minter.write.repayWithSig([p.id, 10n * ZSD, alice.address, d, repaySig]),
   );
-  const withdrawSigned = async (to: { zcashAddress: string; noteCommitment: bigint }) => {
+  const withdrawSigned = async (to: To) => {
     d = await deadline();
     const signature = await p.owner.signTypedData(
       withdrawCollateralTypedData(domain, {
@@ -161,9 +168,9 @@ try {
     );
     return gas(await s.as(relayer).minter.write.withdrawCollateralWithSig([p.id, ZEC, to, d, signature]));
   };
-  const withdrawToAddressGas = await withdrawSigned(toAddress);
+  const withdrawToAddressGas = await withdrawSigned(toAddress(p.owner.address));
   const withdrawToNoteGas = await withdrawSigned(toNote());
-  const closeSigned = async (q: typeof p, to: { zcashAddress: string; noteCommitment: bigint }) => {
+  const closeSigned = async (q: typeof p, to: To) => {
     // The owner holds no ZSD: a payer repays the rest first, then the owner closes.
     const left = (await s.read.minter.read.getPosition([q.id])).debt;
     if (left > 0n) await s.receipt(await s.as(alice).minter.write.repay([q.id, left]));
@@ -173,22 +180,28 @@ try {
     );
     return gas(await s.as(relayer).minter.write.closeWithSig([q.id, to, d, signature]));
   };
-  const closeToAddressGas = await closeSigned(p, toAddress);
+  const closeToAddressGas = await closeSigned(p, toAddress(p.owner.address));
   const closeToNoteGas = await closeSigned(await open(4n * ZEC, 50n * ZSD), toNote());
   const risky = await open(4n * ZEC, 130n * ZSD);
   await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([38n * 100_000_000n]));
-  const liquidateGas = await gas(await s.as(alice).minter.write.liquidate([risky.id, toAddress]));
-  const redeemFromPositionsGas = await gas(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
+  const liquidateGas = await gas(await s.as(alice).minter.write.liquidate([risky.id, toAddress(alice.address)]));
+  const redeemFromPositionsGas = await gas(
+    await s.as(alice).redemptions.write.redeem([10n * ZSD, s.sealed(SAPLING, alice.address)]),
+  );
   // The first write after a redemption saves the map's snapshot; later ones share it (as `risky` did).
   const mintAfterRedemption = await open(10n * ZEC, 200n * ZSD);
   // Under 100%: a keeper spreads one (paid 0.5% to its address); a redemption spreads the other first.
   await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([50n * 100_000_000n]));
   const sunk = [await open(4n * ZEC, 130n * ZSD), await open(4n * ZEC, 130n * ZSD)];
   await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([32n * 100_000_000n]));
-  const redistributeGas = await gas(await s.as(carol).minter.write.redistribute([sunk[0]!.id, toAddress]));
-  const redeemSpreadingGas = await gas(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
+  const redistributeGas = await gas(
+    await s.as(carol).minter.write.redistribute([sunk[0]!.id, toAddress(carol.address)]),
+  );
+  const redeemSpreadingGas = await gas(
+    await s.as(alice).redemptions.write.redeem([10n * ZSD, s.sealed(SAPLING, alice.address)]),
+  );
   // Bob's redemption that custody failed above: he sends the held ZEC elsewhere.
-  const redirectGas = await gas(await s.as(bob).redemptions.write.redirect([2n, SAPLING, 0n]));
+  const redirectGas = await gas(await s.as(bob).redemptions.write.redirect([2n, s.sealed(SAPLING, bob.address), 0n]));
 
   // Last, so that the figures above are measured at the same tree size as before
   // (a leaf's insertion cost depends on its index), and at $50 again.

@@ -9,17 +9,8 @@ import { type Address, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
-import { type Note, createNote, positionOwner, positionOwnerKey, releaseProver } from "@zsd/sdk";
-import {
-  type System,
-  ZEC,
-  ZSD,
-  accounts,
-  deploySystem,
-  expectRevert,
-  sealedCloseTypedData,
-  snapshots,
-} from "../helpers/fixtures.ts";
+import { type Note, closeTypedData, createNote, positionOwner, positionOwnerKey, releaseProver } from "@zsd/sdk";
+import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 import { checkBooks } from "../helpers/books.ts";
 
 const { alice, relayer, attestor, oracleUpdater, carol } = accounts;
@@ -66,7 +57,7 @@ describe("the books hold under the audit's sequences", () => {
 
   async function closeAs(note: Note, id: bigint, zcashAddress: string) {
     const owner = privateKeyToAccount(positionOwnerKey(note));
-    const typed = sealedCloseTypedData(
+    const typed = closeTypedData(
       { chainId: s.chainId, verifyingContract: s.read.minter.address },
       {
         positionId: id,

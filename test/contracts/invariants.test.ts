@@ -42,18 +42,11 @@ import {
   positionOwnerKey,
   releaseProver,
   repayTypedData,
+  closeTypedData,
+  redirectTypedData,
+  withdrawCollateralTypedData,
 } from "@zsd/sdk";
-import {
-  ALL_ERRORS,
-  type System,
-  ZEC,
-  ZSD,
-  accounts,
-  deploySystem,
-  sealedCloseTypedData,
-  sealedRedirectTypedData,
-  sealedWithdrawCollateralTypedData,
-} from "../helpers/fixtures.ts";
+import { ALL_ERRORS, type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 14);
 const STEPS = Number(process.env.FUZZ_STEPS ?? 40);
@@ -1020,7 +1013,7 @@ describe("money invariants under random sequences", () => {
           if (this.caller === "owner") return as(owner).minter.write.withdrawCollateral([id, amount, to]);
           if (this.caller === "stranger") return as(carol).minter.write.withdrawCollateral([id, amount, to]);
           const signer = this.caller === "ownerSig" ? owner : carol;
-          const typed = sealedWithdrawCollateralTypedData(minterDomain(), {
+          const typed = withdrawCollateralTypedData(minterDomain(), {
             positionId: id,
             amountZat: amount,
             ...to,
@@ -1070,7 +1063,7 @@ describe("money invariants under random sequences", () => {
           if (this.caller === "owner") return as(owner).minter.write.close([id, to]);
           if (this.caller === "stranger") return as(carol).minter.write.close([id, to]);
           const signer = this.caller === "ownerSig" ? owner : carol;
-          const typed = sealedCloseTypedData(minterDomain(), {
+          const typed = closeTypedData(minterDomain(), {
             positionId: id,
             ...to,
             nonce: await s.read.minter.read.nonces([p.owner]),
@@ -1565,7 +1558,7 @@ describe("money invariants under random sequences", () => {
             deadline: await deadline(),
           };
           const signature = await signer.signTypedData(
-            sealedRedirectTypedData({ chainId: s.chainId, verifyingContract: s.read.redemptions.address }, message),
+            redirectTypedData({ chainId: s.chainId, verifyingContract: s.read.redemptions.address }, message),
           );
           return as(relayer).redemptions.write.redirectWithSig([
             id,

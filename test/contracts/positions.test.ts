@@ -16,27 +16,19 @@ import {
   positionOwnerKey,
   releaseProver,
   repayTypedData,
+  closeTypedData,
+  redirectTypedData,
+  withdrawCollateralTypedData,
+  type Destination,
 } from "@zsd/sdk";
-import {
-  type SealedDestination,
-  type System,
-  ZEC,
-  ZSD,
-  accounts,
-  deploySystem,
-  expectRevert,
-  sealedCloseTypedData,
-  sealedRedirectTypedData,
-  sealedWithdrawCollateralTypedData,
-  snapshots,
-} from "../helpers/fixtures.ts";
+import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 import { checkBooks } from "../helpers/books.ts";
 
 const { alice, bob, relayer, attestor, oracleUpdater, carol } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
 const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
 const STATUS = { None: 0, Open: 1, Liquidated: 2, Closed: 3 };
-const noAddress = (noteCommitment: bigint): SealedDestination => ({ sealedAddress: "0x", noteCommitment });
+const noAddress = (noteCommitment: bigint): Destination => ({ sealedAddress: "0x", noteCommitment });
 
 describe("positions", () => {
   let s: System;
@@ -73,16 +65,16 @@ describe("positions", () => {
 
   const invariants = () => checkBooks(s);
   /** A payout of `owner` to `address`, sealed to custody's key (one envelope per pair, so signatures match). */
-  const toAddress = (address: string, owner: Address): SealedDestination => ({
+  const toAddress = (address: string, owner: Address): Destination => ({
     sealedAddress: s.sealed(address, owner),
     noteCommitment: 0n,
   });
 
   const ownerOf = (note: Note) => privateKeyToAccount(positionOwnerKey(note));
 
-  async function signedClose(note: Note, id: bigint, to: SealedDestination) {
+  async function signedClose(note: Note, id: bigint, to: Destination) {
     const owner = ownerOf(note);
-    const typed = sealedCloseTypedData(domain(), {
+    const typed = closeTypedData(domain(), {
       positionId: id,
       ...to,
       nonce: await s.read.minter.read.nonces([owner.address]),
@@ -100,7 +92,7 @@ describe("positions", () => {
     const nonce = await s.read.redemptions.read.nonces([owner.address]);
     const until = await deadline();
     const signature = await owner.signTypedData(
-      sealedRedirectTypedData(
+      redirectTypedData(
         { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
         { id, sealedAddress, noteCommitment, nonce, deadline: until },
       ),
@@ -246,8 +238,8 @@ describe("positions", () => {
   it("repays from any payer, withdraws above the minimum ratio, and closes to a Zcash address that custody pays", async () => {
     const { note, id } = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
     const owner = ownerOf(note);
-    const withdraw = async (amountZat: bigint, to: SealedDestination) => {
-      const typed = sealedWithdrawCollateralTypedData(domain(), {
+    const withdraw = async (amountZat: bigint, to: Destination) => {
+      const typed = withdrawCollateralTypedData(domain(), {
         positionId: id,
         amountZat,
         ...to,
@@ -546,7 +538,7 @@ describe("positions", () => {
     const owner = ownerOf(note);
     const past = (await s.publicClient.getBlock()).timestamp - 1n;
     const to = toAddress(SAPLING, owner.address);
-    const typed = sealedCloseTypedData(domain(), { positionId: id, ...to, nonce: 0n, deadline: past });
+    const typed = closeTypedData(domain(), { positionId: id, ...to, nonce: 0n, deadline: past });
     await expectRevert(
       s.as(relayer).minter.write.closeWithSig([id, to, past, await owner.signTypedData(typed)]),
       "AuthorizationExpired",

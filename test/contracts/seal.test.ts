@@ -7,16 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { redemptionsAbi } from "@zsd/sdk/abis";
 import { releaseProver } from "@zsd/sdk/notes";
 import { DEV_SEAL_KEY, sealKeyFromSecret } from "@zsd/sdk/seal";
-import {
-  type System,
-  ZEC,
-  ZSD,
-  accounts,
-  deploySystem,
-  expectRevert,
-  sealedRedirectTypedData,
-  snapshots,
-} from "../helpers/fixtures.ts";
+import { redirectTypedData } from "@zsd/sdk";
+import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
 const { alice, bob, relayer, attestor, deployer, oracleUpdater } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
@@ -225,7 +217,7 @@ describe("sealed withdraw addresses", () => {
       deadline: (await s.publicClient.getBlock()).timestamp + 3600n,
     };
     const signature = await alice.signTypedData(
-      sealedRedirectTypedData({ chainId: s.chainId, verifyingContract: s.read.redemptions.address }, message),
+      redirectTypedData({ chainId: s.chainId, verifyingContract: s.read.redemptions.address }, message),
     );
     const redirect = (sealed: Hex) =>
       s.as(relayer).redemptions.write.redirectWithSig([1n, sealed, 0n, message.deadline, signature]);

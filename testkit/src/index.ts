@@ -1,4 +1,3 @@
 export * from "./system.ts";
 export * from "./signatures.ts";
 export * from "./postgres.ts";
-export * from "./typed-data.ts";

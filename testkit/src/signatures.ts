@@ -1,12 +1,12 @@
 import { type Address, type HDAccount, parseSignature } from "viem";
-import { type SealedRedeemMessage, sealedRedeemTypedData } from "./typed-data.ts";
+import { type RedeemMessage, redeemTypedData } from "@zsd/sdk";
 
 export async function signRedeem(
   account: HDAccount,
   domain: { chainId: number; verifyingContract: Address },
-  message: SealedRedeemMessage,
+  message: RedeemMessage,
 ) {
-  const signature = await account.signTypedData(sealedRedeemTypedData(domain, message));
+  const signature = await account.signTypedData(redeemTypedData(domain, message));
   const { r, s, v } = parseSignature(signature);
   return { r, s, v: Number(v) };
 }

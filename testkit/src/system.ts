@@ -6,7 +6,6 @@
 // repository root's scripts/, which is not a workspace and so has no name to
 // import it by: those three imports are the only relative ones.
 import { readFileSync } from "node:fs";
-import * as snarkjs from "snarkjs";
 import {
   type Account,
   type Address,
@@ -15,10 +14,8 @@ import {
   createPublicClient,
   createTestClient,
   createWalletClient,
-  encodeAbiParameters,
   getContract,
   http,
-  keccak256,
   zeroAddress,
 } from "viem";
 import { type DeployParameters, type DeployedSystem, deploy } from "../../scripts/deploy.ts";
@@ -49,15 +46,12 @@ import {
   depositLeaf,
   type AnyBinding,
   type NoteSpend,
-  SNARK_SCALAR_FIELD,
-  circuitInput,
   mintRequest,
   noteCommitment,
   noteSpend,
   registryLeaves,
   positionOwner,
   proveCollateral,
-  publicSignalsFromArray,
   toSolidityProof,
 } from "@zsd/sdk/notes";
 
@@ -240,44 +234,19 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     return openSealedAddress(keys, { chainId, redemptions: c.Redemptions.address, owner }, sealedAddress);
   }
 
-  /** The minter's `withdrawBinding(sealedAddress, owner)`. */
-  function withdrawBinding(sealedAddress: Hex, owner: Address): bigint {
-    const encoded = encodeAbiParameters(
-      [{ type: "uint256" }, { type: "address" }, { type: "string" }, { type: "bytes32" }, { type: "address" }],
-      [BigInt(chainId), c.StableMinter.address, "withdraw", keccak256(sealedAddress), owner],
-    );
-    return BigInt(keccak256(encoded)) % SNARK_SCALAR_FIELD;
-  }
-
-  /**
-   * A proof that pays `floor` of a note to `sealedAddress` (`withdrawNote`).
-   * The SDK's WithdrawBinding still hashes a plaintext address, so the binding
-   * input is set here from the sealed bytes.
-   */
-  async function proveWithdraw(args: {
+  /** A proof that pays `floor` of a note to `sealedAddress` (`withdrawNote`), redirectable by `owner`. */
+  function proveWithdraw(args: {
     note: Note;
     amountZat: bigint;
     collateralFloorZat: bigint;
     sealedAddress: Hex;
     owner: Address;
   }): Promise<{ proof: SolidityProof; spend: NoteSpend; raw: CollateralProof }> {
-    const tree = await depositTree();
-    const leaf = depositLeaf(args.amountZat, noteCommitment(args.note));
-    const input = circuitInput({
-      note: args.note,
-      amountZat: args.amountZat,
-      collateralFloorZat: args.collateralFloorZat,
-      path: tree.path({ leaf }),
-      binding: { chainId: BigInt(chainId), minter: c.StableMinter.address, positionId: 0n },
+    const { sealedAddress, owner, ...spend } = args;
+    return proveSpend({
+      ...spend,
+      binding: { chainId: BigInt(chainId), minter: c.StableMinter.address, sealedAddress, owner },
     });
-    input.bindingHash = withdrawBinding(args.sealedAddress, args.owner).toString();
-    const { proof, publicSignals } = await snarkjs.groth16.fullProve(
-      input,
-      PROVING_ARTIFACTS.wasm,
-      PROVING_ARTIFACTS.zkey,
-    );
-    const raw = { proof, publicSignals: publicSignalsFromArray(publicSignals) };
-    return { proof: toSolidityProof(raw.proof), spend: noteSpend(raw.publicSignals), raw };
   }
 
   /** Deposit + prove + mint, sent by the relayer. */
@@ -363,7 +332,6 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     prove,
     proveSpend,
     proveWithdraw,
-    withdrawBinding,
     seal,
     sealed,
     open,
