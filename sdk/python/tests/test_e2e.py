@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import threading
 import unittest
@@ -251,13 +252,30 @@ class MintAndRedeemTest(unittest.TestCase):
         with self.assertRaises(zsd.ZsdError):
             c.mint(note=note["note"], amount="1", recipient=owner)
 
+        relay = c.relay.retrieve()
+        contracts = relay["contracts"] or {}
+        # The sandbox's public development key opens what the SDK sealed (issue 23): custody's view.
+        dev_secret = "0x" + hashlib.sha256(b"zsd development seal key 1").hexdigest()
+
         def sign(typed_data: zsd.TypedData) -> Dict[str, str]:
             self.assertEqual(typed_data["message"]["owner"], owner)
             self.assertEqual(typed_data["message"]["amount"], str(20 * 10**18))
+            sealed = typed_data["message"]["sealedAddress"]
+            self.assertNotIn(WITHDRAW_ADDRESS, str(typed_data))
+            opened = zsd.seal.open_sealed_address(
+                [(1, dev_secret)],
+                chain_id=relay["chainId"] or 0,
+                redemptions=contracts["Redemptions"]["address"],
+                owner=owner,
+                sealed=sealed,
+            )
+            self.assertEqual(opened, WITHDRAW_ADDRESS)
             return sign_with_viem("typed", {"index": 7, "typedData": typed_data})
 
         redemption = c.redeem(amount="20", withdraw_address=WITHDRAW_ADDRESS, owner=owner, sign=sign)
         self.assertEqual(redemption["status"], "paid")
+        # The owner's own answer shows the address custody opened and paid.
+        self.assertEqual(redemption["withdrawAddress"], WITHDRAW_ADDRESS)
         self.assertGreater(Decimal(redemption["zecDue"] or "0"), 0)
         self.assertEqual(c.redemptions.retrieve(redemption["id"])["status"], "paid")
         # Ledger reads come from the indexer: wait for it to see the burn.
