@@ -369,6 +369,30 @@ class RequestShapeTest(ClientTestCase):
         self.assertEqual(caught.exception.code, "unreadable_address")
         self.assertEqual(sum(r.path == "/v1/redeem" for r in self.server.received), 4)
 
+    def test_redirect_payout_seals_for_the_owner_and_signs_the_seal_or_the_note(self) -> None:
+        terms: Dict[str, Any] = {"nonce": "9", "suggestedDeadline": 1_900_000_000, "typedData": {"domain": DOMAIN}}
+        signed: List[Any] = []
+
+        def sign(typed: Any) -> Any:
+            signed.append(typed)
+            return {"v": 28, "r": "0x" + "1" * 64, "s": "0x" + "2" * 64}
+
+        queued = {"object": "payout_redirect", "status": "queued"}
+        self.script(Answer(200, relay_with_seal_key()), Answer(200, terms), Answer(202, queued))
+        self.client.redirect_payout("12", owner=OWNER, sign=sign, withdraw_address=WITHDRAW, wait=False)
+        self.script(Answer(200, terms), Answer(202, queued))
+        self.client.redirect_payout("12", owner=OWNER, sign=sign, note_commitment="77", wait=False)
+        to_address, to_note = (r.body for r in self.server.received if r.path == "/v1/redemptions/12/redirect")
+        self.assertEqual(set(to_address), {"sealedAddress", "deadline", "signature"})
+        self.assertEqual(open_dev(to_address["sealedAddress"], OWNER), WITHDRAW)
+        self.assertEqual(to_address["signature"], "0x" + "1" * 64 + "2" * 64 + "1c")
+        self.assertEqual(signed[0]["message"]["sealedAddress"], to_address["sealedAddress"])
+        self.assertEqual((signed[0]["message"]["id"], signed[0]["message"]["nonce"]), (12, 9))
+        self.assertEqual(to_note, {"noteCommitment": "77", "deadline": 1_900_000_000, "signature": to_address["signature"]})
+        self.assertEqual((signed[1]["message"]["sealedAddress"], signed[1]["message"]["noteCommitment"]), ("0x", 77))
+        with self.assertRaises(ValueError):
+            self.client.redirect_payout("12", owner=OWNER, sign=sign)
+
     def test_without_a_seal_key_the_api_relays_no_payouts(self) -> None:
         self.script(Answer(200, {**relay_with_seal_key(), "sealKey": None}))
         with self.assertRaises(zsd.ZsdError) as caught:

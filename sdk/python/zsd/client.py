@@ -26,6 +26,7 @@ from .resources import (
     RelayInfo,
     Sandbox,
     Withdrawals,
+    redirect_typed_data,
 )
 
 __all__ = [
@@ -297,6 +298,54 @@ class Client:
         if not wait:
             return redemption
         return self.wait_for_redemption(redemption["id"], timeout=timeout)
+
+    def redirect_payout(
+        self,
+        payout_id: str,
+        *,
+        owner: str,
+        sign: Signer,
+        withdraw_address: Optional[str] = None,
+        note_commitment: Optional[str] = None,
+        wait: bool = True,
+        timeout: float = 120.0,
+    ) -> t.PayoutRedirect:
+        """Sends a failed payout's held ZEC (custody could not open or pay its address) to ``withdraw_address``,
+        checked and sealed for ``owner`` as ``redeem`` does, or into the note ``note_commitment``: exactly one.
+
+        ``payout_id`` is a redemption (red_…) or an on-chain payout id; ``sign`` is the payout owner's wallet.
+        """
+        if (withdraw_address is None) == (note_commitment is None):
+            raise ValueError("give exactly one of withdraw_address and note_commitment")
+        on_chain = payout_id if payout_id.isdigit() else self.redemptions.retrieve(payout_id)["redemptionId"]
+        if on_chain is None:
+            raise ZsdError(f"Redemption {payout_id} has no payout on-chain yet", code="redirect_not_allowed")
+
+        def attempt(fresh: bool) -> t.PayoutRedirect:
+            sealed = "0x" if withdraw_address is None else self.sealer.seal(withdraw_address, owner, fresh=fresh)
+            terms = self.redemptions.terms(owner)
+            domain = terms["typedData"]["domain"]
+            typed = redirect_typed_data(
+                chain_id=int(domain["chainId"]),
+                verifying_contract=str(domain["verifyingContract"]),
+                payout_id=int(on_chain),
+                nonce=int(terms["nonce"]),
+                deadline=terms["suggestedDeadline"],
+                sealed_address=sealed,
+                note_commitment=int(note_commitment or 0),
+            )
+            return self.redemptions.redirect(
+                payout_id,
+                deadline=terms["suggestedDeadline"],
+                signature=joined_signature(sign(cast(TypedData, typed))),
+                sealed_address=None if withdraw_address is None else sealed,
+                note_commitment=note_commitment,
+            )
+
+        redirect = attempt(False) if withdraw_address is None else self.sealer.retry_on_rotation(attempt)
+        if not wait:
+            return redirect
+        return cast(t.PayoutRedirect, self._follow(lambda: self.redemptions.retrieve_redirect(payout_id), timeout))
 
     def seal_address(self, address: str, owner: str) -> str:
         """``address`` checked for the API's network and sealed to custody's key for a payout owned by ``owner``
