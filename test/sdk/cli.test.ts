@@ -129,6 +129,13 @@ describe("the zsd CLI, built", () => {
     ],
     ["a position id of letters", ["position", "abc"], {}, /a position id is a whole number/],
     ["an unknown position action", ["position", "3", "sell"], {}, /unknown position action sell/],
+    ["a liquidation without --to", ["position", "3", "liquidate"], signer, /--to is required/],
+    [
+      "a liquidation without a signer",
+      ["position", "3", "liquidate", "--to", ZADDR],
+      {},
+      /ZSD_PRIVATE_KEY .* is required/,
+    ],
     ["a zero withdrawal", ["withdraw", "--note", note, "--to", ZADDR, "--amount", "0"], {}, /--amount must be above 0/],
     [
       "--to note where an address is needed",
