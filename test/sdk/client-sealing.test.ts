@@ -195,6 +195,15 @@ describe("the JS client seals withdraw addresses", () => {
     expect((error as FlowError).code).toBe("relay_unavailable");
   });
 
+  it("keeps no failed read of the key: the next call reads it again", async () => {
+    const unavailable = { status: 503, body: { title: "Down", status: 503, code: "upstream_unavailable" } };
+    routes = { "GET /v1/relay": [unavailable, { status: 200, body: relay(DEV_SEAL_KEY) }] };
+    const zsd = client();
+    await expect(zsd.sealAddress(ZADDR, wallet.address)).rejects.toMatchObject({ code: "upstream_unavailable" });
+    expect(open(await zsd.sealAddress(ZADDR, wallet.address), wallet.address)).toBe(ZADDR);
+    expect(seen.filter((s) => s.path === "/v1/relay")).toHaveLength(2);
+  });
+
   it("seals a position's release for its owner, and a liquidation's for the liquidator", async () => {
     const note = createNote();
     const owner = positionOwner(note);

@@ -66,9 +66,12 @@ export class Sealer {
   /** The relay's seal key and contract, read once per client (`fresh` reads them again). */
   target(fresh = false): Promise<SealTarget> {
     if (fresh || !this.#target) {
-      this.#target = this.relay.get().then(sealTargetOf);
-      // A failed read is not kept: the next call tries again.
-      this.#target.catch(() => (this.#target = undefined));
+      const read = this.relay.get().then(sealTargetOf);
+      this.#target = read;
+      // A failed read is not kept (unless a newer one replaced it): the next call tries again.
+      read.catch(() => {
+        if (this.#target === read) this.#target = undefined;
+      });
     }
     return this.#target;
   }
