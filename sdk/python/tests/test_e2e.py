@@ -16,7 +16,42 @@ from typing import Any, Dict, List, Tuple
 
 import zsd
 
+from .helpers import run_node
 from .stack import hardhat_account, sign_with_viem, stack
+
+# A wallet calling Redemptions.redeem itself (no API), with an address sealed for another owner.
+REDEEM_ON_CHAIN = """
+import { readFileSync } from "node:fs";
+import { createPublicClient, createWalletClient, http, parseEventLogs } from "viem";
+import { mnemonicToAccount } from "viem/accounts";
+import { redemptionsAbi, sealAddress } from "@zsd/sdk";
+const a = JSON.parse(readFileSync(0, "utf8"));
+const account = mnemonicToAccount("test test test test test test test test test test test junk", {
+  addressIndex: a.index,
+});
+const chain = {
+  id: a.chainId,
+  name: "local",
+  nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+  rpcUrls: { default: { http: [a.rpcUrl] } },
+};
+const transport = http(a.rpcUrl);
+const sealed = sealAddress(
+  { keyId: a.keyId, publicKey: a.publicKey },
+  { chainId: a.chainId, redemptions: a.redemptions, owner: a.sealedFor },
+  a.address,
+  "testnet",
+);
+const hash = await createWalletClient({ account, chain, transport }).writeContract({
+  address: a.redemptions,
+  abi: redemptionsAbi,
+  functionName: "redeem",
+  args: [BigInt(a.amount), sealed],
+});
+const receipt = await createPublicClient({ chain, transport }).waitForTransactionReceipt({ hash });
+const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+console.log(JSON.stringify({ id: requested.args.id.toString() }));
+"""
 
 WITHDRAW_ADDRESS = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
 
@@ -286,6 +321,55 @@ class MintAndRedeemTest(unittest.TestCase):
                 break
             c.sleep(0.5)
         self.assertEqual(after, before + 40)
+
+    def test_a_payout_custody_cannot_read_is_held_and_redirected_to_a_sealed_address(self) -> None:
+        c = client()
+        owner = hardhat_account(10)
+        note = c.notes.create()
+        c.sandbox.deposit(amount="2", note_commitment=note["noteCommitment"])
+        mint = c.mint(note=note["note"], amount="20", recipient=owner, on_warning=lambda _: None)
+        self.assertEqual(mint["status"], "confirmed")
+        relay = c.relay.retrieve()
+        key = relay["sealKey"]
+        assert key is not None
+        # The owner's own wallet redeems on-chain with an address sealed for someone else: the contract takes
+        # it (it cannot tell), custody cannot open it for this owner and fails it as unreadable_address.
+        sent = run_node(
+            REDEEM_ON_CHAIN,
+            {
+                "rpcUrl": stack().rpc_url,
+                "chainId": relay["chainId"],
+                "redemptions": (relay["contracts"] or {})["Redemptions"]["address"],
+                "index": 10,
+                "sealedFor": hardhat_account(11),
+                "address": WITHDRAW_ADDRESS,
+                "keyId": key["keyId"],
+                "publicKey": key["publicKey"],
+                "amount": str(5 * 10**18),
+            },
+            typescript=True,
+        )
+        payout_id = str(sent["id"])
+
+        def sign(typed_data: zsd.TypedData) -> Dict[str, str]:
+            return sign_with_viem("typed", {"index": 10, "typedData": typed_data})
+
+        redirect = None
+        for _ in range(100):
+            try:
+                redirect = c.redirect_payout(payout_id, owner=owner, sign=sign, withdraw_address=WITHDRAW_ADDRESS)
+                break
+            except zsd.ConflictError as error:
+                self.assertEqual(error.code, "payout_not_failed")
+                c.sleep(0.2)
+        assert redirect is not None, "the payout was never failed"
+        self.assertEqual((redirect["status"], redirect["destination"]), ("confirmed", {"withdrawAddress": WITHDRAW_ADDRESS}))
+        for _ in range(100):
+            redirect = c.redemptions.retrieve_redirect(payout_id)
+            if redirect["payoutStatus"] == "paid":
+                break
+            c.sleep(0.2)
+        self.assertEqual(redirect["payoutStatus"], "paid")
 
     def test_a_wrong_signature_fails_the_redemption_with_a_problem(self) -> None:
         c = client()
