@@ -3,6 +3,7 @@
 // been recorded, and a rejection is final. The chain, the sender and the
 // wallet are stand-ins whose calls let the screener act at the worst moment.
 import { afterEach, describe, expect, it } from "vitest";
+import { zeroAddress } from "viem";
 import type { Chain } from "../../api/src/adapters/chain.ts";
 import type { Attestor } from "../../api/src/adapters/custody/attestor.ts";
 import type { Custody } from "../../api/src/adapters/custody/index.ts";
@@ -10,6 +11,8 @@ import type { Database } from "../../api/src/adapters/db/index.ts";
 import { ComplianceService } from "../../api/src/domain/compliance.ts";
 import { DomainError } from "../../api/src/domain/errors.ts";
 import { Payouts } from "../../api/src/relay/payouts.ts";
+import { SealedAddresses } from "../../api/src/domain/sealed-addresses.ts";
+import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
 import { RedemptionRelay } from "../../api/src/relay/redemption-relay.ts";
 import type { TransactionSender } from "../../api/src/relay/sender.ts";
 import { MintRelay } from "../../api/src/relay/mint-relay.ts";
@@ -246,7 +249,7 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
       },
     } as unknown as Custody;
     const payouts = new Payouts(db, chain, custody, {} as Attestor, {
-      network: "testnet",
+      sealed: new SealedAddresses([DEV_SEAL_KEY], 31337, zeroAddress, "sandbox"),
       confirmations: 1,
       maxAttempts: 3,
       retryMs: 1,
@@ -301,7 +304,7 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
       },
     } as unknown as Attestor;
     const payouts = new Payouts(db, chain, {} as Custody, attestor, {
-      network: "testnet",
+      sealed: new SealedAddresses([DEV_SEAL_KEY], 31337, zeroAddress, "sandbox"),
       confirmations: 1,
       maxAttempts: 3,
       retryMs: 1,
@@ -348,7 +351,7 @@ describe("a hold and a worker in two connections to PostgreSQL", () => {
       },
     } as unknown as Custody;
     const payouts = new Payouts(db, chain, custody, {} as Attestor, {
-      network: "testnet",
+      sealed: new SealedAddresses([DEV_SEAL_KEY], 31337, zeroAddress, "sandbox"),
       confirmations: 1,
       maxAttempts: 3,
       retryMs: 1,

@@ -96,12 +96,13 @@ describe("a PostgreSQL restart under a stream of mints and redemptions", () => {
       `redemption ${round - 1} to be relayed`,
       60_000,
     );
-    const { deadline, ...sig } = await s.signedRedeem(alice, 5n * ZSD, SAPLING_TESTNET);
+    const sealedAddress = s.seal(SAPLING_TESTNET, alice.address);
+    const { deadline, ...sig } = await s.signedRedeem(alice, 5n * ZSD, sealedAddress);
     const response = await call(
       "/v1/redeem",
       {
         amount: 5,
-        withdrawAddress: SAPLING_TESTNET,
+        sealedAddress,
         owner: alice.address,
         permit: { deadline: Number(deadline), ...sig },
       },

@@ -49,7 +49,9 @@ describe("ledger read endpoints", () => {
       relayer: relayer.address,
       fee: 2n * ZSD,
     });
-    await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, "ztestsapling1ledger"]));
+    await s.receipt(
+      await s.as(alice).redemptions.write.redeem([10n * ZSD, s.seal("ztestsapling1ledger", alice.address)]),
+    );
     // A deposit no one mints against: never a redeemer's.
     await s.deposit(createNote(), 2n * ZEC);
     await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
@@ -268,7 +270,7 @@ describe("ledger read endpoints", () => {
     // The chain goes on without it: a mint, a transfer and a redemption it has not seen.
     await s.depositAndMint({ amountZat: 3n * ZEC, mintAmount: 40n * ZSD, recipient: bob.address });
     await s.receipt(await s.as(bob).token.write.transfer([alice.address, 5n * ZSD]));
-    await s.receipt(await s.as(bob).redemptions.write.redeem([7n * ZSD, "ztestsapling1ledger"]));
+    await s.receipt(await s.as(bob).redemptions.write.redeem([7n * ZSD, s.seal("ztestsapling1ledger", bob.address)]));
     const chainHead = await s.publicClient.getBlockNumber();
 
     // Restarted on the same schema, it recovers from its checkpoint once the dead one's lock expires (Ponder's

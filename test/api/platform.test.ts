@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
 import { ConfigError, configSchema, loadConfig } from "../../api/src/config.ts";
+import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import type { Database } from "../../api/src/adapters/db/index.ts";
 import { type RunningApi, type Storage, json, openStorage, startApi } from "./helpers.ts";
@@ -565,6 +566,38 @@ describe("configuration", () => {
     const example = readFileSync(join(ROOT, "api", ".env.example"), "utf8");
     const missing = Object.keys(configSchema.shape).filter((name) => !new RegExp(`^#? ?${name}=`, "m").test(example));
     expect(missing).toEqual([]);
+  });
+
+  it("reads custody's seal keys, refuses malformed ones without echoing a secret, and requires them in production", () => {
+    const secret = `0x${"ab".repeat(32)}`;
+    const keys = loadConfig({ CUSTODY_SEAL_KEYS: `1:${DEV_SEAL_KEY.secretKey}, 7:${secret}` }).CUSTODY_SEAL_KEYS!;
+    expect(keys.map((k) => k.keyId)).toEqual([1, 7]);
+    expect(keys[0]!.publicKey).toBe(DEV_SEAL_KEY.publicKey);
+    for (const bad of [
+      `0:${secret}`,
+      `1:${secret.slice(0, -2)}`,
+      `1:${secret},1:${secret}`,
+      "x",
+      `4294967296:${secret}`,
+    ]) {
+      let message = "";
+      try {
+        loadConfig({ CUSTODY_SEAL_KEYS: bad });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toContain("CUSTODY_SEAL_KEYS");
+      expect(message).not.toContain("abab");
+    }
+    expect(() => loadConfig({ ENVIRONMENT: "production", DEPLOYMENT_FILE: "deployments/x.json" })).toThrow(
+      /CUSTODY_SEAL_KEYS: required in production/,
+    );
+    expect(
+      loadConfig({ ENVIRONMENT: "production", DEPLOYMENT_FILE: "deployments/x.json", CUSTODY_SEAL_KEYS: `2:${secret}` })
+        .CUSTODY_SEAL_KEYS,
+    ).toHaveLength(1);
+    // The sandbox falls back to the development key (app.ts), so it needs none.
+    expect(loadConfig({ DEPLOYMENT_FILE: "deployments/x.json" }).CUSTODY_SEAL_KEYS).toBeUndefined();
   });
 
   it("names every bad variable at start-up", () => {

@@ -56,10 +56,11 @@ describe("a stale price", () => {
 
   async function redeemBody() {
     const amount = 10n * ZSD;
-    const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);
+    const sealedAddress = s.seal(WITHDRAW, alice.address);
+    const { deadline, ...sig } = await s.signedRedeem(alice, amount, sealedAddress, alice.address);
     return {
       amount: formatZsd(amount),
-      withdrawAddress: WITHDRAW,
+      sealedAddress,
       owner: alice.address,
       permit: { deadline: Number(deadline), ...sig },
     };

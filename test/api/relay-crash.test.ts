@@ -158,13 +158,14 @@ describe("relay worker across crashes", () => {
     async function nextRedemption() {
       if (redemptions.length >= REDEMPTIONS || redemptions.some((r) => !r.answer)) return;
       if ((await s.read.redemptions.read.nonces([alice.address])) !== BigInt(redemptions.length)) return;
-      const { deadline, ...sig } = await s.signedRedeem(alice, 2n * ZSD, SAPLING_TESTNET);
+      const sealedAddress = s.seal(SAPLING_TESTNET, alice.address);
+      const { deadline, ...sig } = await s.signedRedeem(alice, 2n * ZSD, sealedAddress);
       redemptions.push({
         key: `redeem-${redemptions.length}`,
         path: "/v1/redeem",
         body: {
           amount: 2,
-          withdrawAddress: SAPLING_TESTNET,
+          sealedAddress,
           owner: alice.address,
           permit: { deadline: Number(deadline), ...sig },
         },

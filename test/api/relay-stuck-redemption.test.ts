@@ -35,9 +35,10 @@ describe("stuck relayed redemptions", () => {
 
   /** Posts alice's signed redemption of `amount`; returns its id. */
   async function redeem(amount: bigint): Promise<string> {
-    const { deadline, ...sig } = await s.signedRedeem(alice, amount, SAPLING_TESTNET);
+    const sealedAddress = s.seal(SAPLING_TESTNET, alice.address);
+    const { deadline, ...sig } = await s.signedRedeem(alice, amount, sealedAddress);
     const permit = { deadline: Number(deadline), ...sig };
-    const body = { amount: Number(amount / ZSD), withdrawAddress: SAPLING_TESTNET, owner: alice.address, permit };
+    const body = { amount: Number(amount / ZSD), sealedAddress, owner: alice.address, permit };
     const response = await api.call("/v1/redeem", json(body));
     expect(response.status).toBe(202);
     return ((await response.json()) as { id: string }).id;

@@ -180,12 +180,13 @@ describe("decoded refusals", () => {
   it("fails a redemption whose owner no longer holds the ZSD, with both balances", async () => {
     api.worker!.stop();
     const amount = 50n * ZSD;
-    const { deadline, ...sig } = await s.signedRedeem(alice, amount, WITHDRAW, alice.address);
+    const sealedAddress = s.seal(WITHDRAW, alice.address);
+    const { deadline, ...sig } = await s.signedRedeem(alice, amount, sealedAddress, alice.address);
     const response = await api.call(
       "/v1/redeem",
       json({
         amount: formatZsd(amount),
-        withdrawAddress: WITHDRAW,
+        sealedAddress,
         owner: alice.address,
         permit: { deadline: Number(deadline), ...sig },
       }),

@@ -6,6 +6,7 @@ import { Attestor } from "../../api/src/adapters/custody/attestor.ts";
 import { ContractRevertError } from "../../api/src/domain/errors.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, depositLeaf, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
+import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, json, openStorage, startApi, startRelayApi } from "./helpers.ts";
 
@@ -122,7 +123,7 @@ describe("sandbox deposits and local custody", () => {
 
   it("pays a redemption sent on-chain by a holder with a synthetic Zcash txid, lowering collateral", async () => {
     await s.depositAndMint({ amountZat: 5n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
-    await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, WITHDRAW]));
+    await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, s.seal(WITHDRAW, alice.address)]));
     const id = await s.read.redemptions.read.redemptionCount();
     const due = (await s.read.redemptions.read.getRedemption([id])).zatDue;
     const collateral = await s.read.registry.read.totalCollateralZat();
@@ -146,6 +147,8 @@ describe("sandbox deposits and local custody", () => {
       DEPLOYMENT_FILE: api.config.DEPLOYMENT_FILE!,
       RPC_URL: s.rpcUrl,
       ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
+      // Required in production with a deployment: custody must be able to open the addresses it pays.
+      CUSTODY_SEAL_KEYS: `${DEV_SEAL_KEY.keyId}:${DEV_SEAL_KEY.secretKey}`,
     });
     try {
       const response = await production.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: "5" }));

@@ -1,6 +1,7 @@
 // The API with zcashd as its custody: the worker records deposits it finds in
 // the custody wallet and pays relayed redemptions with z_sendmany.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Hex } from "viem";
 import { collateralRegistryAbi, redirectTypedData } from "@zsd/sdk";
 import { createNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { formatZsd } from "@zsd/sdk/units";
@@ -141,13 +142,17 @@ describe("API with zcashd custody", () => {
     expect(events.filter((e) => e.eventName === "DepositRecorded" && e.args.leaf === leaves[2])).toHaveLength(1);
   });
 
+  /** `address` sealed, afresh, for alice's payouts (custody pays an envelope once). */
+  const sealFor = (address: string) => s.seal(address, accounts.alice.address);
+
   async function relayRedeem(amount: bigint): Promise<string> {
-    const { deadline, ...sig } = await s.signedRedeem(accounts.alice, amount, WITHDRAW);
+    const sealedAddress = sealFor(WITHDRAW);
+    const { deadline, ...sig } = await s.signedRedeem(accounts.alice, amount, sealedAddress);
     const response = await api.call(
       "/v1/redeem",
       json({
         amount: formatZsd(amount),
-        withdrawAddress: WITHDRAW,
+        sealedAddress,
         owner: accounts.alice.address,
         permit: { deadline: Number(deadline), ...sig },
       }),
@@ -196,7 +201,7 @@ describe("API with zcashd custody", () => {
   /** The owner's EIP-712 Redirect of payout `payoutId`, at the owner's nonce on Redemptions. */
   async function signedRedirect(
     payoutId: bigint,
-    to: { withdrawAddress?: string; noteCommitment?: bigint },
+    to: { sealedAddress?: Hex; noteCommitment?: bigint },
     signer = accounts.alice,
     deadlineIn = 3600n,
   ) {
@@ -207,7 +212,7 @@ describe("API with zcashd custody", () => {
         { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
         {
           id: payoutId,
-          withdrawAddress: to.withdrawAddress ?? "",
+          sealedAddress: to.sealedAddress ?? "0x",
           noteCommitment: to.noteCommitment ?? 0n,
           nonce,
           deadline,
@@ -276,9 +281,10 @@ describe("API with zcashd custody", () => {
       (r) => r.status === "paid" || r.status === "failed",
     );
     expect(paid.status).toBe("paid");
+    const toWithdraw = sealFor(WITHDRAW);
     const notFailed = await redirect(id, {
-      withdrawAddress: WITHDRAW,
-      ...(await signedRedirect(BigInt(paid.redemptionId!), { withdrawAddress: WITHDRAW })),
+      sealedAddress: toWithdraw,
+      ...(await signedRedirect(BigInt(paid.redemptionId!), { sealedAddress: toWithdraw })),
     });
     expect(notFailed.status).toBe(409);
     expect(await notFailed.json()).toMatchObject({ code: "payout_not_failed" });
@@ -289,45 +295,53 @@ describe("API with zcashd custody", () => {
     const refusals: [Record<string, unknown>, number, string][] = [
       // Signed by bob: only the owner may redirect.
       [
-        { withdrawAddress: WITHDRAW, ...(await signedRedirect(payoutId, { withdrawAddress: WITHDRAW }, accounts.bob)) },
+        { sealedAddress: toWithdraw, ...(await signedRedirect(payoutId, { sealedAddress: toWithdraw }, accounts.bob)) },
         422,
         "redirect_signature_invalid",
       ],
-      // The owner's signature, of another address than the one sent.
+      // The owner's signature, of another sealed address than the one sent.
       [
-        { withdrawAddress: WITHDRAW, ...(await signedRedirect(payoutId, { withdrawAddress: CUSTODY })) },
+        { sealedAddress: toWithdraw, ...(await signedRedirect(payoutId, { sealedAddress: sealFor(CUSTODY) })) },
         422,
         "redirect_signature_invalid",
       ],
       // Expired by the chain's clock.
       [
         {
-          withdrawAddress: WITHDRAW,
-          ...(await signedRedirect(payoutId, { withdrawAddress: WITHDRAW }, accounts.alice, -10n)),
+          sealedAddress: toWithdraw,
+          ...(await signedRedirect(payoutId, { sealedAddress: toWithdraw }, accounts.alice, -10n)),
         },
         422,
         "expired_signature",
       ],
-      // A transparent address, and a mainnet one: never paid.
+      // A transparent address, and one not in canonical form: never paid, refused before the signature is read.
       [
         {
-          withdrawAddress: "tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd",
-          ...(await signedRedirect(payoutId, { withdrawAddress: "tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd" })),
+          sealedAddress: sealFor("tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd"),
+          deadline: 1,
+          signature: `0x${"11".repeat(65)}`,
         },
         422,
         "transparent_address",
       ],
       [
-        {
-          withdrawAddress: WITHDRAW.toUpperCase(),
-          ...(await signedRedirect(payoutId, { withdrawAddress: WITHDRAW.toUpperCase() })),
-        },
+        { sealedAddress: sealFor(WITHDRAW.toUpperCase()), deadline: 1, signature: `0x${"11".repeat(65)}` },
         422,
         "non_canonical_address",
       ],
+      // Sealed for another owner (bob) than the payout's: custody cannot open it for alice's payout.
+      [
+        {
+          sealedAddress: s.seal(WITHDRAW, accounts.bob.address),
+          deadline: 1,
+          signature: `0x${"11".repeat(65)}`,
+        },
+        422,
+        "unreadable_address",
+      ],
       // Both destinations at once.
       [
-        { withdrawAddress: WITHDRAW, noteCommitment: "5", deadline: 1, signature: `0x${"11".repeat(65)}` },
+        { sealedAddress: toWithdraw, noteCommitment: "5", deadline: 1, signature: `0x${"11".repeat(65)}` },
         400,
         "validation_failed",
       ],
@@ -352,9 +366,10 @@ describe("API with zcashd custody", () => {
   it("redirects a held payout through the API to another address, which is then paid, and another into a note", async () => {
     const { id, payoutId, held } = await heldRedemption(4n * ZSD);
     const sends = zcashd.sends.length;
+    const toCustody = sealFor(CUSTODY);
     const response = await redirect(id, {
-      withdrawAddress: CUSTODY,
-      ...(await signedRedirect(payoutId, { withdrawAddress: CUSTODY })),
+      sealedAddress: toCustody,
+      ...(await signedRedirect(payoutId, { sealedAddress: toCustody })),
     });
     expect(response.status).toBe(202);
     expect(await response.json()).toMatchObject({
@@ -387,8 +402,8 @@ describe("API with zcashd custody", () => {
     // The new payout id reads as any payout's redirect does (none yet), and a second redirect is refused.
     expect((await api.call(`/v1/redemptions/${id}/redirect`)).status).toBe(200);
     const again = await redirect(id, {
-      withdrawAddress: CUSTODY,
-      ...(await signedRedirect(payoutId, { withdrawAddress: CUSTODY })),
+      sealedAddress: toCustody,
+      ...(await signedRedirect(payoutId, { sealedAddress: toCustody })),
     });
     expect(again.status).toBe(409);
 
