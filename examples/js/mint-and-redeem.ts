@@ -25,7 +25,8 @@ const mint = await zsd.mint({
 });
 console.log(`minted ${mint.amount} ZSD to ${mint.recipient} in ${mint.txHash}`);
 
-// 3. Redeem: the wallet signs; the relay burns the ZSD and custody pays the ZEC.
+// 3. Redeem: the wallet signs; the relay burns the ZSD and custody pays the ZEC. The SDK sends the address
+// sealed to custody's key (GET /v1/relay): the chain and the relay's queue never see it in clear.
 const redemption = await zsd.redeem({
   amount: "25",
   withdrawAddress: "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",

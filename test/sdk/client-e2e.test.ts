@@ -411,5 +411,11 @@ describe("the SDK and the CLI on the real stack", () => {
       [WITHDRAW],
     );
     expect(Number(paid[0]!.n)).toBeGreaterThanOrEqual(8);
+    // Custody opened every seal the SDKs, the CLI and the examples made (each for its payout's owner):
+    // the one payout it could not open is the test's own, sealed for bob on alice's redemption.
+    const unopened = await storage.db.query<{ n: string }>(
+      "SELECT count(*)::text AS n FROM payouts WHERE withdraw_address IS NULL",
+    );
+    expect(unopened[0]!.n).toBe("1");
   });
 });
