@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { type Address, type Hex, keccak256, parseEventLogs, toHex } from "viem";
+import { type Address, type Hex, keccak256, parseEventLogs, toHex, zeroAddress } from "viem";
+import { DEV_SEAL_KEY, sealBytes } from "@zsd/sdk/seal";
 import { privateKeyToAccount } from "viem/accounts";
 import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { usdValueOfZat } from "@zsd/sdk/units";
@@ -38,8 +39,16 @@ const SAPLING_2 = "ztestsapling1indexerredirect";
 const POSITION_STATUS = ["none", "open", "liquidated", "closed"];
 /** Redemptions' Status, by value, as the indexer names them. */
 const REDEMPTION_STATUS = ["none", "requested", "paid", "failed", "redirected"];
-const toAddress = (zcashAddress: string) => ({ zcashAddress, noteCommitment: 0n });
-const toNewNote = () => ({ zcashAddress: "", noteCommitment: noteCommitment(createNote()) });
+// The contracts check an envelope's shape and key, not whom it opens for: the indexer never opens one.
+const toAddress = (zcashAddress: string) => ({
+  sealedAddress: sealBytes(
+    DEV_SEAL_KEY,
+    { chainId: 31337, redemptions: zeroAddress, owner: zeroAddress },
+    new TextEncoder().encode(zcashAddress),
+  ),
+  noteCommitment: 0n,
+});
+const toNewNote = () => ({ sealedAddress: "0x" as Hex, noteCommitment: noteCommitment(createNote()) });
 
 interface IndexedPosition {
   id: string;
@@ -252,12 +261,15 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([48_50000000n]));
 
     // Alice redeems (paid); Bob redeems through a relayer with a signature (failed: held for him).
-    await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, SAPLING]));
-    const sig = await s.signedRedeem(bob, 30n * ZSD, SAPLING);
+    // Addresses go sealed to custody's key (issue 23): the indexer keeps only the envelope's hash.
+    const aliceSealed = s.seal(SAPLING, alice.address);
+    await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, aliceSealed]));
+    const bobSealed = s.seal(SAPLING, bob.address);
+    const sig = await s.signedRedeem(bob, 30n * ZSD, bobSealed);
     await s.receipt(
       await s
         .as(relayer)
-        .redemptions.write.redeemWithPermit([bob.address, 30n * ZSD, SAPLING, sig.deadline, sig.v, sig.r, sig.s]),
+        .redemptions.write.redeemWithPermit([bob.address, 30n * ZSD, bobSealed, sig.deadline, sig.v, sig.r, sig.s]),
     );
     const txid = `0x${"cd".repeat(32)}` as Hex;
     await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([1n, txid]));
@@ -304,7 +316,13 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       txHash: bobMint.receipt.transactionHash,
     });
     const paid = await get<Record<string, string>>(indexer, "/redemptions/1");
-    expect(paid).toMatchObject({ status: "paid", owner: alice.address, zcashTxId: txid, withdrawAddress: SAPLING });
+    expect(paid).toMatchObject({
+      status: "paid",
+      owner: alice.address,
+      zcashTxId: txid,
+      sealedAddressHash: keccak256(aliceSealed),
+    });
+    expect(paid).not.toHaveProperty("withdrawAddress");
     const failed = await get<Record<string, string>>(indexer, "/redemptions/2");
     expect(failed).toMatchObject({
       status: "failed",
@@ -320,7 +338,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
 
     // Carol's redemption fails too. Bob redirects his to another address (a new
     // payout, which custody pays), Carol hers into a note.
-    await s.receipt(await s.as(carol).redemptions.write.redeem([10n * ZSD, SAPLING]));
+    await s.receipt(await s.as(carol).redemptions.write.redeem([10n * ZSD, s.seal(SAPLING, carol.address)]));
     await s.receipt(await s.as(attestor).redemptions.write.failRedemption([3n, "address unreachable"]));
     await expectMatchesChain();
     const carolZat = (await s.read.redemptions.read.getRedemption([3n])).zatDue;
@@ -328,9 +346,10 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     expect(BigInt(totals.heldPayoutZat!)).toBe(held + carolZat);
     const unmintedBefore = BigInt(totals.unmintedZat!);
 
-    const toAddress2 = await s.receipt(await s.as(bob).redemptions.write.redirect([2n, SAPLING_2, 0n]));
+    const bobSealed2 = s.seal(SAPLING_2, bob.address);
+    const toAddress2 = await s.receipt(await s.as(bob).redemptions.write.redirect([2n, bobSealed2, 0n]));
     const toNote = await s.receipt(
-      await s.as(carol).redemptions.write.redirect([3n, "", noteCommitment(createNote())]),
+      await s.as(carol).redemptions.write.redirect([3n, "0x", noteCommitment(createNote())]),
     );
     const [{ args: redirect }] = parseEventLogs({
       abi: redemptionsAbi,
@@ -353,7 +372,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       owner: bob.address,
       amount: "0",
       zatDue: String(held),
-      withdrawAddress: SAPLING_2,
+      sealedAddressHash: keccak256(bobSealed2),
       redirectedFromId: "2",
       requestTxHash: toAddress2.transactionHash,
     });
@@ -464,14 +483,16 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       // The top-up note's 1 ZEC of change leaves without a position, sent by bob
       // for the note's owner key, whose payout it is.
       const outOwner = positionOwner(changeNote(note));
-      const out = await s.proveSpend({
+      const outSealed = s.seal(SAPLING, outOwner);
+      const out = await s.proveWithdraw({
         note: changeNote(note),
         amountZat: ZEC,
         collateralFloorZat: ZEC,
-        binding: { ...binding, zcashAddress: SAPLING, owner: outOwner },
+        sealedAddress: outSealed,
+        owner: outOwner,
       });
       const noteOut = await s.receipt(
-        await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, SAPLING, outOwner]),
+        await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, outSealed, outOwner]),
       );
       await expectMatchesChain();
       const live = await minter.read.getPosition([a.id]);
@@ -633,7 +654,9 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       // e took its share of d and is still under 100%: a par redemption redistributes it first, without a reward.
       const live = await minter.read.getPosition([e.id]);
       expect(usdValueOfZat(live.collateralZat, 28_00000000n)).toBeLessThan(live.debt);
-      const redeemed = await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, SAPLING]));
+      const redeemed = await s.receipt(
+        await s.as(alice).redemptions.write.redeem([10n * ZSD, s.seal(SAPLING, alice.address)]),
+      );
       const minterLogs = parseEventLogs({
         abi: stableMinterAbi,
         logs: redeemed.logs.filter((l) => l.address.toLowerCase() === minter.address.toLowerCase()),
