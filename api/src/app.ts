@@ -125,6 +125,15 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
         config.ENVIRONMENT,
       )
     : undefined;
+  // Keys that do not open what holders seal to the chain's current key would fail every payout: said at start.
+  if (chain && sealed && config.RELAYER_PRIVATE_KEY) {
+    chain.currentSealKey().then(
+      (key) =>
+        sealed.holds(key) ||
+        logger.error({ keyId: key.keyId }, "custody lacks the chain's current seal key: set CUSTODY_SEAL_KEYS"),
+      (error: unknown) => logger.warn({ err: error }, "the chain's current seal key could not be read at start"),
+    );
+  }
   const governanceChain =
     chain && config.DEPLOYMENT_FILE ? GovernanceChain.load(config.DEPLOYMENT_FILE, chain) : undefined;
   const attestor =

@@ -346,6 +346,26 @@ describe("redeem through the relay", () => {
     expect(await again.json()).toMatchObject({ code: "unreadable_address", title: "Sealed address already used" });
   });
 
+  it("says at start when custody lacks the chain's current seal key, and opens nothing sealed to it", async () => {
+    const wrong = captureLogs("info");
+    // Key id 1 as on the chain, but another secret: the public keys differ.
+    const other = await startRelayApi(s, storage.db, { CUSTODY_SEAL_KEYS: `1:0x${"42".repeat(32)}` }, wrong);
+    try {
+      await eventually(
+        async () => wrong.lines.join(""),
+        (text) => text.includes("custody lacks the chain's current seal key"),
+        "the start-up warning",
+      );
+      const response = await other.call("/v1/redeem", json(await body(ZSD)));
+      expect(response.status).toBe(422);
+      expect(await response.json()).toMatchObject({ code: "unreadable_address" });
+    } finally {
+      await other.close();
+    }
+    // The right key says nothing of the kind.
+    expect(logs.lines.join("")).not.toContain("custody lacks");
+  });
+
   // Issue 23, point 4: the redemptions above (paid, refused, failed on-chain) logged no address, in any form.
   it("logs no address of the run: no withdraw address, no owner", () => {
     expect(logs.lines.length).toBeGreaterThan(10);

@@ -4,7 +4,7 @@
 // routes before anything is signed-checked or queued, the payouts relay before
 // it pays.
 import { type Address, type Hex, keccak256 } from "viem";
-import { SealError, type SealSecretKey, openSealedAddress } from "@zsd/sdk/seal";
+import { SealError, type SealKey, type SealSecretKey, openSealedAddress } from "@zsd/sdk/seal";
 import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
 import type { Queryable } from "../adapters/db/index.ts";
 import { DomainError } from "./errors.ts";
@@ -51,9 +51,9 @@ export class SealedAddresses {
     private readonly environment: Environment,
   ) {}
 
-  /** The key ids custody can open. */
-  get keyIds(): number[] {
-    return this.keys.map((k) => k.keyId);
+  /** Whether custody holds the secret of `key` (same id and public key): else nothing sealed to it opens. */
+  holds(key: SealKey): boolean {
+    return this.keys.some((k) => k.keyId === key.keyId && k.publicKey.toLowerCase() === key.publicKey.toLowerCase());
   }
 
   /**
