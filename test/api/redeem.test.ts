@@ -300,9 +300,9 @@ describe("redeem through the relay", () => {
       const count = async () =>
         (await storage.db.query<{ n: string }>("SELECT count(*)::text AS n FROM redemption_requests"))[0]!.n;
       const before = { rows: await count(), nonce: await s.read.redemptions.read.nonces([alice.address]) };
-      const problem = async (b: unknown) => {
+      const problem = async (b: unknown): Promise<Record<string, unknown>> => {
         const response = await api.call("/v1/redeem", json(b));
-        return { status: response.status, ...((await response.json()) as Record<string, unknown>) };
+        return { ...((await response.json()) as Record<string, unknown>), status: response.status };
       };
       const signedFor = async (sealedAddress: Hex) => {
         const { deadline, ...sig } = await s.signedRedeem(alice, ZSD, sealedAddress, alice.address);
