@@ -401,6 +401,11 @@ describe("API with zcashd custody", () => {
     expect(done.redirect!.zcashTxId).toBe(zcashd.sends.at(-1)!.txid);
     // The new payout id reads as any payout's redirect does (none yet), and a second redirect is refused.
     expect((await api.call(`/v1/redemptions/${id}/redirect`)).status).toBe(200);
+    // Another account naming the payout by its on-chain id sees the sealed address, as the chain shows it.
+    const stranger = await api.keys.createAccount("another wallet");
+    const { secret } = await api.keys.create(stranger.id, "sandbox", "another");
+    const seen = await api.call(`/v1/redemptions/${payoutId}/redirect`, { key: secret });
+    expect(((await seen.json()) as { destination: unknown }).destination).toEqual({ sealedAddress: toCustody });
     const again = await redirect(id, {
       sealedAddress: toCustody,
       ...(await signedRedirect(payoutId, { sealedAddress: toCustody })),

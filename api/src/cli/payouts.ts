@@ -35,7 +35,7 @@ try {
       );
       for (const p of rows) {
         console.log(
-          `${p.redemption_id}  ${p.status}  ${p.zat_due} zat → ${p.withdraw_address}  attempts ${p.attempts}` +
+          `${p.redemption_id}  ${p.status}  ${p.zat_due} zat → ${p.withdraw_address ?? "(unreadable sealed address)"}  attempts ${p.attempts}` +
             `${p.operation_id ? `  op ${p.operation_id}` : ""}${p.zcash_txid ? `  txid ${displayTxId(p.zcash_txid)}` : ""}` +
             `${p.last_error ? `  (${p.last_error})` : ""}`,
         );
