@@ -113,6 +113,19 @@ export class Chain {
     return { oracle, price, updatedAt, ageSeconds: now - updatedAt, maxAgeSeconds: maxAge };
   }
 
+  /** A seal key by id on Redemptions: its public key (zero if unknown) and when it retires (0 while current). */
+  async sealKeyOf(keyId: number): Promise<{ publicKey: Hex; retiresAt: bigint }> {
+    const [publicKey, retiresAt] = await this.read(() =>
+      this.client.readContract({
+        address: this.redemptions,
+        abi: redemptionsAbi,
+        functionName: "sealKey",
+        args: [keyId],
+      }),
+    );
+    return { publicKey, retiresAt: BigInt(retiresAt) };
+  }
+
   /** The seal key withdraw addresses are sealed to now: governance sets it on Redemptions. */
   async currentSealKey(): Promise<SealKey> {
     const keyId = await this.read(() =>

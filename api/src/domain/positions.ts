@@ -31,7 +31,7 @@ import { holdOf } from "./holds.ts";
 import { randomId } from "./ids.ts";
 import { type ActionRow, presentAction } from "./position-views.ts";
 import type { ProofService } from "./proofs.ts";
-import { type SealedAddresses, refuseReusedEnvelope } from "./sealed-addresses.ts";
+import { type SealedAddresses, refuseRetiredKey, refuseReusedEnvelope } from "./sealed-addresses.ts";
 import { refusalOf } from "./reverts.ts";
 
 export const POSITION_STATUS = ["none", "open", "liquidated", "closed"] as const;
@@ -249,6 +249,7 @@ export class PositionService {
       input.action === "repay" ? input.payer : input.action === "liquidate" ? input.liquidator : position.owner;
     // The payout's owner is the signer (the position's owner, or the liquidator): the address is sealed for it.
     const to = "destination" in input ? this.#destination(input.destination, signer) : undefined;
+    if (to?.address) await refuseRetiredKey(chain, to.sealedAddress, "body.destination.sealedAddress");
     let amount: bigint | undefined;
     if (input.action === "repay" || input.action === "withdraw") {
       try {
@@ -376,6 +377,7 @@ export class PositionService {
     const chain = this.#relayingChain("Withdrawals");
     const { sealedAddress } = input;
     const zcashAddress = this.options.sealed!.open(sealedAddress, input.owner, "body.sealedAddress");
+    await refuseRetiredKey(chain, sealedAddress, "body.sealedAddress");
     const signals = publicSignalsFromArray(input.publicSignals);
     if (signals.collateralFloorZat < this.options.minimumZat) {
       throw unprocessable(

@@ -10,7 +10,7 @@ import type { ComplianceService } from "./compliance.ts";
 import { holdOf } from "./holds.ts";
 import { displayTxId } from "./txids.ts";
 import { REDIRECT_HOW, failureReason, heldReason, payoutState } from "./redirects.ts";
-import { type SealedAddresses, refuseReusedEnvelope } from "./sealed-addresses.ts";
+import { type SealedAddresses, refuseRetiredKey, refuseReusedEnvelope } from "./sealed-addresses.ts";
 
 interface Row {
   id: string;
@@ -181,6 +181,7 @@ export class RedemptionService {
       throw domainErrors.unavailable("Redemptions (no deployment or relayer key is configured)");
     // Opened first: an envelope custody cannot open, or a bad address in it, is refused before anything is read.
     const withdrawAddress = this.sealed.open(input.sealedAddress, input.owner, "body.sealedAddress");
+    await refuseRetiredKey(chain, input.sealedAddress, "body.sealedAddress");
     let amount: bigint;
     try {
       amount = parseZsd(String(input.amount));

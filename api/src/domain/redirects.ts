@@ -15,7 +15,7 @@ import type { Database } from "../adapters/db/index.ts";
 import { REJECTED_ROW, isRefusedByCompliance } from "./compliance.ts";
 import { DomainError, domainErrors } from "./errors.ts";
 import { randomId } from "./ids.ts";
-import { type SealedAddresses, refuseReusedEnvelope } from "./sealed-addresses.ts";
+import { type SealedAddresses, refuseRetiredKey, refuseReusedEnvelope } from "./sealed-addresses.ts";
 import { refusalOf } from "./reverts.ts";
 
 /** The reason written on-chain with a failure: a code, never the wallet's words (they may reveal balances). */
@@ -218,6 +218,7 @@ export class RedirectService {
     // Sealed for the payout's owner, who signs: opened before anything else is checked.
     const withdrawAddress =
       sealedAddress === "0x" ? "" : sealed.open(sealedAddress, payout.owner, "body.sealedAddress");
+    if (withdrawAddress) await refuseRetiredKey(chain, sealedAddress, "body.sealedAddress");
     if (payout.status !== FAILED) {
       const now =
         payout.status === 1 ? "is still being paid" : payout.status === 2 ? "was paid" : "was already redirected";

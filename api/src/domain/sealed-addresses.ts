@@ -4,8 +4,9 @@
 // routes before anything is signed-checked or queued, the payouts relay before
 // it pays.
 import { type Address, type Hex, keccak256 } from "viem";
-import { SealError, type SealKey, type SealSecretKey, openSealedAddress } from "@zsd/sdk/seal";
+import { SealError, type SealKey, type SealSecretKey, openSealedAddress, sealedKeyId } from "@zsd/sdk/seal";
 import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
+import type { Chain } from "../adapters/chain.ts";
 import type { Queryable } from "../adapters/db/index.ts";
 import { DomainError } from "./errors.ts";
 
@@ -124,4 +125,25 @@ export async function refuseReusedEnvelope(db: Queryable, sealed: Hex, field: st
       { errors: [{ field, message: "already used by another payout: seal the address again" }] },
     );
   }
+}
+
+/**
+ * Refuses an envelope (one custody opened) whose key the Redemptions contract
+ * no longer takes: rotated out and past its grace period, or never set there.
+ * The contract would revert the request; refused here, nothing is queued.
+ */
+export async function refuseRetiredKey(chain: Chain, sealed: Hex, field: string): Promise<void> {
+  const keyId = sealedKeyId(sealed);
+  const [{ publicKey, retiresAt }, now] = await Promise.all([chain.sealKeyOf(keyId), chain.now()]);
+  const unknown = /^0x0{64}$/.test(publicKey);
+  if (!unknown && (retiresAt === 0n || now < retiresAt)) return;
+  throw new DomainError(
+    "unprocessable",
+    "unreadable_address",
+    unknown ? "Unknown seal key" : "Seal key retired",
+    `The address is sealed to key ${keyId}, which the Redemptions contract ${
+      unknown ? "does not know" : `retired at ${new Date(Number(retiresAt) * 1000).toISOString()}`
+    }: seal it again to the key of GET /v1/relay (sealKey) for this payout's owner.`,
+    { errors: [{ field, message: `sealed to key ${keyId}, which the contract no longer takes` }] },
+  );
 }
