@@ -286,6 +286,29 @@ describe("payouts", () => {
     expect(zcashd.sends).toHaveLength(sends + 2);
   });
 
+  it("holds for an operator, not fails, a payout sealed to a key the contract took but custody lacks; paid once the key is added", async () => {
+    // Custody started without the chain's key (a configuration mistake, not the holder's).
+    const { db } = await payouts();
+    const client = new ZcashdClient(zcashd.url, { user: zcashd.user, password: zcashd.password });
+    const custody = new ZcashdCustody(db, attestor, client, { address: CUSTODY, minConfirmations: 3 });
+    const options = { confirmations: 1, maxAttempts: 3, retryMs: 1 };
+    const keyless = new SealedAddresses([], s.chainId, s.read.redemptions.address, "sandbox");
+    const without = new Payouts(db, chain, custody, attestor, { ...options, sealed: keyless });
+    const sends = zcashd.sends.length;
+    const id = await redeem(1n * ZSD);
+    await passes(without, 3);
+    expect((await row(db, id))!).toMatchObject({ status: "review", withdraw_address: null });
+    expect((await row(db, id))!.last_error).toMatch(/key 1.*CUSTODY_SEAL_KEYS/s);
+    expect(await onChain(id)).toBe(1);
+    expect(zcashd.sends).toHaveLength(sends);
+    // The operator adds the key and sends it again: opened now, and paid.
+    const withKey = new Payouts(db, chain, custody, attestor, { ...options, sealed: sealedAddresses() });
+    expect(await resolveReview(db, id, { paid: false })).toBe(true);
+    for (let pass = 0; pass < 10 && (await row(db, id))?.status !== "completed"; pass++) await withKey.tick();
+    expect((await row(db, id))!).toMatchObject({ status: "completed", withdraw_address: WITHDRAW });
+    expect(zcashd.sends).toHaveLength(sends + 1);
+  });
+
   it("fails and holds a note withdrawal's payout too (no ZSD was burned for it): its owner, bound by the proof, may redirect it", async () => {
     const { p, db } = await payouts();
     const note = createNote();

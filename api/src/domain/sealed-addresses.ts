@@ -41,8 +41,31 @@ export function canonicalZcashAddress(address: string, environment: Environment,
   return canonical;
 }
 
-/** Why custody cannot pay a sealed address: it does not open, or what it holds is no payable address. */
-export type Unpayable = { kind: "unreadable"; detail: string } | { kind: "invalid_address"; code: string };
+/**
+ * Why custody cannot pay a sealed address: it does not open, what it holds is
+ * no payable address, or custody lacks the key it names (the contract took
+ * that key: custody's configuration, not the holder, is at fault).
+ */
+export type Unpayable =
+  | { kind: "unreadable"; detail: string }
+  | { kind: "invalid_address"; code: string }
+  | { kind: "missing_key"; detail: string };
+
+/** What custody does with a payout: pays the address, fails it (why), or waits for an operator (missing key). */
+export type PayoutVerdict = { address: string } | { why: string } | { missingKey: string };
+
+/** The verdict on what `SealedAddresses.payable` found; the words name no address (they go to rows and logs). */
+export function payoutVerdict(opened: { address: string } | Unpayable): PayoutVerdict {
+  if ("address" in opened) return opened;
+  switch (opened.kind) {
+    case "missing_key":
+      return { missingKey: `${opened.detail} Add its secret to CUSTODY_SEAL_KEYS, then resolve it as not paid.` };
+    case "unreadable":
+      return { why: `custody cannot open its sealed address: ${opened.detail}` };
+    case "invalid_address":
+      return { why: `its sealed address holds no payable shielded address (${opened.code}).` };
+  }
+}
 
 export class SealedAddresses {
   constructor(
@@ -88,7 +111,7 @@ export class SealedAddresses {
       plaintext = openSealedAddress(this.keys, this.#context(owner), sealed);
     } catch (error) {
       if (!(error instanceof SealError)) throw error;
-      return { kind: "unreadable", detail: error.message };
+      return { kind: error.code === "unknown_key" ? "missing_key" : "unreadable", detail: error.message };
     }
     // Sealed straight to the contract in another form (upper case): its owner meant this address.
     try {

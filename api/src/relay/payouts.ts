@@ -31,7 +31,7 @@ import { isRevert } from "../domain/errors.ts";
 import { type ComplianceService, refusedByCompliance } from "../domain/compliance.ts";
 import { NOT_PAYABLE, REDIRECT_HOW, REJECTED, failureReason, heldReason } from "../domain/redirects.ts";
 import { displayTxId } from "../domain/txids.ts";
-import type { SealedAddresses } from "../domain/sealed-addresses.ts";
+import { type PayoutVerdict, type SealedAddresses, payoutVerdict } from "../domain/sealed-addresses.ts";
 
 export type PayoutStatus =
   "pending" | "sending" | "sent" | "settling" | "completed" | "failing" | "held" | "redirected" | "review";
@@ -44,6 +44,8 @@ export interface PayoutRow {
   /** The address custody opened from the sealed one; null when it could not (the payout is failed). */
   withdraw_address: string | null;
   sealed_address_hash: string | null;
+  /** The envelope from the RedemptionRequested event (null on rows older than migration 24). */
+  sealed_address: `0x${string}` | null;
   status: PayoutStatus;
   attempts: number;
   version: number;
@@ -180,8 +182,8 @@ export class Payouts {
           const opened = await this.#open(tx, a.id!, a.owner!, a.sealedAddress!, a.sealedAddressHash!);
           const rows = await tx.query(
             `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, sealed_address_hash,
-               last_error, request_tx_hash, status)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending') ON CONFLICT (redemption_id) DO NOTHING
+               sealed_address, last_error, request_tx_hash, status)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending') ON CONFLICT (redemption_id) DO NOTHING
              RETURNING redemption_id`,
             [
               a.id!.toString(),
@@ -190,7 +192,8 @@ export class Payouts {
               a.zatDue!.toString(),
               "address" in opened ? opened.address : null,
               a.sealedAddressHash!.toLowerCase(),
-              "address" in opened ? null : `${NOT_PAYABLE}${opened.why}`,
+              a.sealedAddress!.toLowerCase(),
+              "address" in opened ? null : "missingKey" in opened ? opened.missingKey : `${NOT_PAYABLE}${opened.why}`,
               e.transactionHash,
             ],
           );
@@ -221,7 +224,7 @@ export class Payouts {
     owner: `0x${string}`,
     sealed: `0x${string}`,
     hash: `0x${string}`,
-  ): Promise<{ address: string } | { why: string }> {
+  ): Promise<PayoutVerdict> {
     // The envelope of an earlier payout again (copied by its owner onto a new request): paid once only.
     const [earlier] = await tx.query<{ redemption_id: string }>(
       `SELECT redemption_id::text FROM payouts WHERE sealed_address_hash = $1 AND redemption_id < $2
@@ -229,11 +232,7 @@ export class Payouts {
       [hash.toLowerCase(), id.toString()],
     );
     if (earlier) return { why: `its sealed address was already used by payout ${earlier.redemption_id}.` };
-    const opened = this.options.sealed.payable(sealed, owner);
-    if ("address" in opened) return opened;
-    return opened.kind === "unreadable"
-      ? { why: `custody cannot open its sealed address: ${opened.detail}` }
-      : { why: `its sealed address holds no payable shielded address (${opened.code}).` };
+    return payoutVerdict(this.options.sealed.payable(sealed, owner));
   }
 
   /**
@@ -356,9 +355,27 @@ export class Payouts {
       await this.#review(p, "The redemption on-chain no longer matches its request event (reorganised?).");
       return;
     }
-    const address = p.withdraw_address;
+    let address = p.withdraw_address;
+    if (address === null && !p.last_error?.startsWith(NOT_PAYABLE) && p.sealed_address && p.sealed_address_hash) {
+      // Found while custody lacked the key it names: opened again (replay check included) with today's keys.
+      const owner = p.owner as `0x${string}`;
+      const hash = p.sealed_address_hash as `0x${string}`;
+      const opened = await this.#open(this.db, BigInt(p.redemption_id), owner, p.sealed_address, hash);
+      if ("missingKey" in opened) {
+        // The contract took the key, so the holder did nothing wrong: an operator fixes custody's keys.
+        await this.#review(p, opened.missingKey);
+        return;
+      }
+      if ("address" in opened) {
+        await this.db.query("UPDATE payouts SET withdraw_address = $2 WHERE redemption_id = $1", [
+          p.redemption_id,
+          opened.address,
+        ]);
+        address = p.withdraw_address = opened.address;
+      } else p.last_error = `${NOT_PAYABLE}${opened.why}`;
+    }
     if (address === null) {
-      // An envelope custody could not open (or a replay) is never paid: failed and held for its owner to
+      // An envelope custody cannot open (or a replay) is never paid: failed and held for its owner to
       // redirect, it holds up no payout behind it. Its reason was written when it was found.
       const reason = p.last_error?.startsWith(NOT_PAYABLE)
         ? p.last_error

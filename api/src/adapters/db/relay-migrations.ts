@@ -21,7 +21,9 @@ export const RELAY_MIGRATIONS: { version: number; name: string; statements: stri
       // owner signed; withdraw_address keeps the plaintext custody opened, for the account's own reads.
       `ALTER TABLE redemption_requests ADD COLUMN sealed_address text`,
       // Custody refuses an envelope an earlier payout already used (a replay): found by its keccak256.
+      // The envelope itself (public on-chain) is kept to open it again once custody holds a missing key.
       `ALTER TABLE payouts ADD COLUMN sealed_address_hash text`,
+      `ALTER TABLE payouts ADD COLUMN sealed_address text`,
       `CREATE INDEX payouts_sealed_address_hash ON payouts (sealed_address_hash, redemption_id)`,
       // A payout whose envelope custody cannot open has no address: it is failed, never paid.
       `ALTER TABLE payouts ALTER COLUMN withdraw_address DROP NOT NULL`,
