@@ -343,7 +343,11 @@ describe("redeem through the relay", () => {
     const { deadline, ...sig } = await s.signedRedeem(alice, ZSD, first.sealedAddress, alice.address);
     const again = await api.call("/v1/redeem", json({ ...first, permit: { deadline: Number(deadline), ...sig } }));
     expect(again.status).toBe(422);
-    expect(await again.json()).toMatchObject({ code: "unreadable_address", title: "Sealed address already used" });
+    expect(await again.json()).toMatchObject({
+      code: "unreadable_address",
+      title: "Unreadable sealed address",
+      detail: expect.stringMatching(/already carries this sealed address/),
+    });
   });
 
   it("says at start when custody lacks the chain's current seal key, and opens nothing sealed to it", async () => {

@@ -75,7 +75,8 @@ describe("seal key rotation through the API", () => {
     expect(retired.status).toBe(422);
     expect(await retired.json()).toMatchObject({
       code: "unreadable_address",
-      title: "Seal key retired",
+      title: "Unreadable sealed address",
+      detail: expect.stringMatching(/sealed to key 1, which the Redemptions contract retired at/),
       errors: [{ field: "body.sealedAddress" }],
     });
     expect(await rows()).toBe(before);

@@ -11,6 +11,8 @@ import type { Queryable } from "../adapters/db/index.ts";
 import { DomainError } from "./errors.ts";
 
 type Environment = "sandbox" | "production";
+/** The unreadable_address problem's title, whatever the case. */
+const UNREADABLE = "Unreadable sealed address";
 
 /**
  * The shielded address a payout goes to, in its one canonical form: anything
@@ -94,7 +96,7 @@ export class SealedAddresses {
       throw new DomainError(
         "unprocessable",
         "unreadable_address",
-        "Unreadable sealed address",
+        UNREADABLE,
         // The owner stays out of the words: a problem's detail may reach a log line.
         `${error.message} Seal the address to the key of GET /v1/relay (sealKey) for the payout's owner, on chain ` +
           `${this.chainId}.`,
@@ -142,7 +144,8 @@ export async function refuseReusedEnvelope(db: Queryable, sealed: Hex, field: st
     throw new DomainError(
       "unprocessable",
       "unreadable_address",
-      "Sealed address already used",
+      // One title per problem type (RFC 9457): the detail says which case this is.
+      UNREADABLE,
       "Another payout already carries this sealed address, and custody pays a sealed address once: seal the " +
         "address again (a fresh envelope) to the key of GET /v1/relay for this owner.",
       { errors: [{ field, message: "already used by another payout: seal the address again" }] },
@@ -163,7 +166,7 @@ export async function refuseRetiredKey(chain: Chain, sealed: Hex, field: string)
   throw new DomainError(
     "unprocessable",
     "unreadable_address",
-    unknown ? "Unknown seal key" : "Seal key retired",
+    UNREADABLE,
     `The address is sealed to key ${keyId}, which the Redemptions contract ${
       unknown ? "does not know" : `retired at ${new Date(Number(retiresAt) * 1000).toISOString()}`
     }: seal it again to the key of GET /v1/relay (sealKey) for this payout's owner.`,
