@@ -459,9 +459,10 @@ export const PROBLEM_CATALOG = {
     status: 422,
     title: "Unreadable sealed address",
     meaning:
-      "Custody cannot open the sealed address: it is sealed to a key custody does not hold, or for another owner, " +
-      "chain or Redemptions contract, or it was altered. Nothing was signed, queued or burned; seal the address to " +
-      "the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.",
+      "Custody cannot use the sealed address: it is sealed to a key custody does not hold or the Redemptions " +
+      "contract no longer takes (rotated out), or for another owner, chain or contract, or it was altered, or " +
+      "another payout already carries this very envelope (custody pays one once). Nothing was signed, queued or " +
+      "burned; seal the address afresh to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.",
     fields: ["errors"],
     example: {
       detail:
