@@ -34,6 +34,12 @@ export interface NewSubject {
   address: string;
   /** Where a redemption or a position action sends ZEC, when it is a shielded Zcash address. */
   zcashAddress?: string;
+  /**
+   * A position action's own amount as its sender names it (ZSD repaid, ZEC withdrawn or added, the
+   * collateral a close or liquidation releases): the sandbox's magic values are read from it, since
+   * the cents of its value in ZSD are nothing its sender chose. `action` names it in words ("repayment").
+   */
+  named?: { action: string; amount: string; unit: "ZSD" | "ZEC" };
 }
 
 /** How the rules agent raises what it finds: ComplianceService.raiseIn. */

@@ -613,7 +613,9 @@ export function sandboxPage(
       }
       <h2>Magic values</h2>
       <p>
-        The sandbox's rules agent fires on these, so that alert and hold handling can be tried without real traffic:
+        The sandbox's rules agent fires on these, so that alert and hold handling can be tried without real traffic. An
+        amount is a mint's or redemption's ZSD, or what a position action names: the ZSD a repayment burns, the ZEC a
+        withdrawal or top-up moves, the collateral a close or liquidation releases.
       </p>
       <figure class="scroll">
         <table>
@@ -625,16 +627,20 @@ export function sandboxPage(
           </thead>
           <tbody>
             <tr>
-              <td>a mint or redemption of an amount ending in <code>.13</code> ZSD (e.g. <code>100.13</code>)</td>
+              <td>an amount ending in <code>.13</code> (e.g. a mint of <code>100.13</code> ZSD)</td>
               <td>a large-amount alert, as if above the threshold</td>
             </tr>
             <tr>
-              <td>a mint or redemption of an amount ending in <code>.14</code> ZSD (e.g. <code>100.14</code>)</td>
+              <td>an amount ending in <code>.14</code> (e.g. a redemption of <code>25.14</code> ZSD)</td>
               <td>a velocity alert, as if too many in the window</td>
             </tr>
             <tr>
-              <td>a recipient or owner address ending in <code>dead</code></td>
-              <td>a denied-address alert: the mint or redemption is held</td>
+              <td>an amount ending in <code>.15</code> (e.g. a repayment of <code>5.15</code> ZSD)</td>
+              <td>a denied-address alert, as if the address were denied: it is held</td>
+            </tr>
+            <tr>
+              <td>a recipient, owner or signer address ending in <code>dead</code></td>
+              <td>a denied-address alert: the mint, redemption or position action is held</td>
             </tr>
           </tbody>
         </table>
