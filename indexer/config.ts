@@ -17,6 +17,11 @@ export const indexerConfigSchema = z.object({
   /** URL paths of RPC_URL the backfill spreads over; default 8 on a local chain (chain id 31337), else 1. */
   RPC_BACKENDS: z.coerce.number().int().min(1).max(64).optional(),
   POLLING_INTERVAL_MS: positiveInt.default(100),
+  /**
+   * At rest (no new head for 3 s), ask the node for its head only this often and answer the polls
+   * between with the last one (indexer/resting-transport.ts); unset: every poll asks the node.
+   */
+  RPC_IDLE_POLL_MS: positiveInt.max(60_000).optional(),
   RPC_MAX_REQUESTS_PER_SECOND: positiveInt.default(1000),
   /** PostgreSQL when set; embedded PGlite in PGLITE_DIRECTORY otherwise. */
   DATABASE_URL: z.string().startsWith("postgres").optional(),

@@ -9,6 +9,7 @@ import {
   zecUsdOracleAbi,
 } from "@zsd/sdk/abis";
 import { loadIndexerConfig } from "./config";
+import { restingTransport } from "./resting-transport";
 
 // Every setting from the environment, validated (indexer/config.ts).
 const config = loadIndexerConfig();
@@ -33,8 +34,10 @@ const at = (name: keyof typeof deployment.contracts) => {
 // the backfill spreads over several URL paths of the same node (Hardhat
 // answers on any path). One URL elsewhere, unless RPC_BACKENDS says otherwise.
 const backends = config.RPC_BACKENDS ?? (deployment.chainId === LOCAL_CHAIN_ID ? 8 : 1);
-const rpc =
-  backends <= 1
+// The resting transport is one URL: the backfill then goes through one rate-limited bucket.
+const rpc = config.RPC_IDLE_POLL_MS
+  ? restingTransport({ url: config.RPC_URL, idlePollMs: config.RPC_IDLE_POLL_MS })
+  : backends <= 1
     ? config.RPC_URL
     : Array.from({ length: backends }, (_, i) => {
         const url = new URL(config.RPC_URL);

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { LOCAL_KEEPER_PAYOUT_ADDRESS, LOCAL_ROLES, hardhatAccount, hardhatPrivateKey } from "./lib/accounts.ts";
+import { BlockClock } from "./lib/block-clock.ts";
 import { startHardhatNode } from "./lib/hardhat-node.ts";
 import { type IndexerOptions, startIndexer, wipeIndexerData } from "./lib/indexer-process.ts";
 import { supplyMatches, watchIndexer } from "./lib/indexer-watchdog.ts";
@@ -26,12 +27,17 @@ for (const [name, record] of Object.entries(deployment.contracts))
   console.log(`  ${name.padEnd(20)} ${record.address}`);
 console.log(`attestor: ${roles.attestor} (Hardhat account #${LOCAL_ROLES.attestor})`);
 console.log(`relayer:  ${hardhatAccount(LOCAL_ROLES.relayer).address} (Hardhat account #${LOCAL_ROLES.relayer})`);
-// A block a second, as on a real chain, besides one per transaction.
-await fetch(node.rpcUrl, {
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "evm_setIntervalMining", params: [1000] }),
+// A block per transaction (automine), a block a second while the chain is in
+// use (governance counts blocks), a heartbeat at rest (scripts/lib/block-clock.ts).
+const clock = new BlockClock({
+  rpcUrl: node.rpcUrl,
+  busyBlockMs: 1_000,
+  busyForMs: 60_000,
+  heartbeatMs: 60_000,
+  checkMs: 2_000,
+  onError: (error) => console.log(`chain:    block clock: ${(error as Error).message}`),
 });
+clock.start();
 
 const indexerLog = join(ROOT, "build", "dev", "indexer.log");
 mkdirSync(join(ROOT, "build", "dev"), { recursive: true });
@@ -44,6 +50,8 @@ const indexerOptions: IndexerOptions = {
   schema: "zsd_dev",
   port: Number(process.env.INDEXER_PORT ?? 42069),
   logFile: indexerLog,
+  // At rest it asks the chain for new heads once a second, not every 100 ms (indexer/resting-transport.ts).
+  env: { RPC_IDLE_POLL_MS: process.env.RPC_IDLE_POLL_MS ?? "1000" },
 };
 const watchdog = await watchIndexer({
   rpcUrl: node.rpcUrl,
@@ -114,6 +122,7 @@ console.log("Ctrl-C stops everything.");
 
 const stop = async () => {
   api.kill("SIGTERM");
+  clock.stop();
   await watchdog.stop();
   await node.stop();
   process.exit(0);

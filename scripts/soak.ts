@@ -12,7 +12,7 @@
 // embedded defaults instead.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:http";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -22,6 +22,7 @@ import { releaseProver } from "@zsd/sdk/notes";
 import { createTestDatabase } from "@zsd/testkit";
 import { hardhatPrivateKey } from "./lib/accounts.ts";
 import { freePort } from "./lib/hardhat-node.ts";
+import { type ProcSample, cpuCores, sampleProcesses } from "./lib/processes.ts";
 import { ROOT } from "./lib/paths.ts";
 import { summarize } from "../bench/stats.ts";
 
@@ -42,76 +43,7 @@ for (const [name, v] of Object.entries({ MINUTES, IDLE_S, READS_PER_S, CYCLE_S }
   if (!Number.isFinite(v) || v <= 0 || v > 24 * 60 * 60) throw new Error(`${name} must be a positive number`);
 }
 const SAMPLE_MS = 15_000;
-const TICK_HZ = 100; // USER_HZ on Linux: /proc/<pid>/stat counts CPU in 1/100 s.
 const WITHDRAW_ADDRESS = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
-
-// --- the stack's processes, from /proc --------------------------------------
-
-interface ProcSample {
-  pid: number;
-  name: string;
-  cpuTicks: number;
-  rssMiB: number;
-}
-
-function descendants(root: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // exited while we looked
-    }
-  }
-  const found = [root];
-  for (let i = 0; i < found.length; i++)
-    for (const [pid, ppid] of parent) if (ppid === found[i] && !found.includes(pid)) found.push(pid);
-  return found;
-}
-
-function nameOf(pid: number): string {
-  const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
-  if (cmd.includes("hardhat")) return "chain (hardhat node)";
-  if (cmd.includes("ponder")) return "indexer (ponder)";
-  if (cmd.includes("api/src/index.ts")) return "api";
-  if (cmd.includes("scripts/dev.ts")) return "npm start (dev.ts)";
-  return cmd.slice(0, 40);
-}
-
-function sampleProcesses(root: number): ProcSample[] {
-  const samples: ProcSample[] = [];
-  for (const pid of descendants(root)) {
-    try {
-      const raw = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const stat = raw.slice(raw.lastIndexOf(")") + 2).split(" ");
-      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-      // utime and stime are fields 14 and 15 of stat; the slice starts at field 3.
-      samples.push({
-        pid,
-        name: nameOf(pid),
-        cpuTicks: Number(stat[11]) + Number(stat[12]),
-        rssMiB: rss ? Math.round(Number(rss[1]) / 1024) : 0,
-      });
-    } catch {
-      // exited while we looked
-    }
-  }
-  // Only node processes do work here (npm and sh wrappers sleep): keep those with memory.
-  return samples.filter((s) => s.rssMiB > 20);
-}
-
-function cpuCores(from: ProcSample[], to: ProcSample[], seconds: number): Record<string, number> {
-  const cores: Record<string, number> = {};
-  for (const end of to) {
-    const start = from.find((s) => s.pid === end.pid);
-    if (!start) continue;
-    cores[end.name] = Math.round(((end.cpuTicks - start.cpuTicks) / TICK_HZ / seconds) * 1000) / 1000;
-  }
-  cores.total = Math.round(Object.values(cores).reduce((a, b) => a + b, 0) * 1000) / 1000;
-  return cores;
-}
 
 // --- timings of every request, by route --------------------------------------
 

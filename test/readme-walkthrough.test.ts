@@ -19,7 +19,7 @@ import { freePort } from "../scripts/lib/hardhat-node.ts";
 import { type RunningIndexer, startIndexer } from "../scripts/lib/indexer-process.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
 import { type System, accounts, deploySystem } from "./helpers/fixtures.ts";
-import { type RunningApi, openStorage, startRelayApi } from "./api/helpers.ts";
+import { type RunningApi, eventually, openStorage, startRelayApi } from "./api/helpers.ts";
 
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 const WALKTHROUGHS = ["### A mint, end to end (sandbox)", "### A redemption, end to end (sandbox)"];
@@ -317,9 +317,32 @@ describe("the README's walkthroughs", () => {
       const expected = /^# → (.*)$/.exec(lines[i + 1] ?? "");
       if (!expected) throw new Error(`no "# → …" line under: ${line}`);
       const fill = (text: string) => text.replace(/<(\w+)>/g, (_, name: string) => known[name] ?? `<${name}>`);
-      // Voting opens a block after the snapshot: npm start's chain mines one a second, this one on demand.
-      if (line.includes(" vote ")) await s.mineBlocks(2);
-      const result = await governanceCli(words(fill(line), api.secret).slice(2), env);
+      // Voting opens a block after the snapshot: npm start's chain mines one a second, this one on demand. The
+      // vote is cast at once, while the proposal is pending: the CLI says so and waits until blocks are mined.
+      const voting = line.includes(" vote ");
+      const running = governanceCli(words(fill(line), api.secret).slice(2), env);
+      if (voting) {
+        // Up to a minute: a loaded machine starts the CLI slowly. A CLI that ended instead is reported below.
+        const said = await eventually(
+          async () => ({ text: running.stderrSoFar(), ended: running.ended() }),
+          ({ text, ended }) => ended || /^proposal \d+ is pending: /m.test(text),
+          "the CLI waiting for voting to open",
+          60_000,
+        );
+        expect(said).toMatchObject({ ended: false, text: expect.stringMatching(/^proposal \d+ is pending: /m) });
+        expect(await s.read.governor.read.state([proposalId!])).toBe(0); // Pending
+        // --no-wait: refused at once, as the API refuses it, and nothing is relayed.
+        const hasty = await governanceCli(["governance", "vote", String(proposalId), "against", "--no-wait"], env);
+        expect(hasty.code).toBe(1);
+        expect(hasty.stderr).toMatch(/^zsd: .*is pending; votes are taken while it is active.*proposal_not_active/m);
+        await s.mineBlocks(2);
+      }
+      const result = await running;
+      if (voting)
+        expect(result.stderr).toMatch(
+          // When it opens, once the indexer has the proposal (it trails the chain by a block or so).
+          /^proposal \d+ is pending: (voting opens after block \d+ \(.*\)|voting has not opened yet); waiting up to 600 s/m,
+        );
       expect({ line, code: result.code, stderr: result.code === 0 ? "" : result.stderr }).toEqual({
         line,
         code: 0,
@@ -344,15 +367,21 @@ describe("the README's walkthroughs", () => {
 
 /** The built CLI, as `npx zsd` runs it, for the governance walkthrough. */
 function governanceCli(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, "sdk", "js", "bin", "zsd.js"), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  const child = spawn(process.execPath, [join(ROOT, "sdk", "js", "bin", "zsd.js"), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
   });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d));
+  child.stderr.on("data", (d: Buffer) => (stderr += d));
+  let ended = false;
+  const done = new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+    child.on("close", (code) => {
+      ended = true;
+      resolve({ code: code ?? -1, stdout, stderr });
+    }),
+  );
+  // What it has said so far, while it runs (a command that waits says so on stderr).
+  return Object.assign(done, { stderrSoFar: () => stderr, ended: () => ended });
 }

@@ -231,7 +231,10 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
       ? new RelayWorker(db, chain, config.RELAYER_PRIVATE_KEY as `0x${string}`, {
           confirmations: config.RELAY_CONFIRMATIONS,
           pollMs: config.RELAY_POLL_MS,
-          idlePollMs: Math.max(config.RELAY_IDLE_POLL_MS, config.RELAY_POLL_MS),
+          idlePollMs: Math.max(
+            config.RELAY_IDLE_POLL_MS ?? (db.kind === "pglite" ? 10_000 : 2_000),
+            config.RELAY_POLL_MS,
+          ),
           busyMs: config.RELAY_BUSY_MS,
           stuckAfterMs: config.RELAY_STUCK_AFTER_MS,
           maxAttempts: config.RELAY_MAX_ATTEMPTS,
@@ -317,6 +320,8 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
       maxCooldownMs: config.WEBHOOK_BREAKER_MAX_COOLDOWN_MS,
     },
     pollMs: config.WEBHOOK_POLL_MS,
+    idlePollMs: config.WEBHOOK_IDLE_POLL_MS ?? (db.kind === "pglite" ? 10_000 : config.WEBHOOK_POLL_MS),
+    busyMs: config.RELAY_BUSY_MS,
     leaseMs: config.WEBHOOK_LEASE_MS,
     workerId: config.RELAY_WORKER_ID,
     onError: (error) => logger.warn({ err: error }, "webhook worker pass failed"),
@@ -387,13 +392,17 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   app.set("etag", false);
   app.set("trust proxy", config.TRUST_PROXY);
   app.use(requestId);
-  // A request that changed something may have queued relay work: the worker, idle at rest, passes now.
-  if (worker) {
-    app.use((req, res, next) => {
-      if (req.method !== "GET" && req.method !== "HEAD") res.on("finish", () => res.statusCode < 400 && worker.wake());
-      next();
-    });
-  }
+  // A request that changed something may have queued relay work or webhooks: the workers, idle at rest, pass now.
+  app.use((req, res, next) => {
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.on("finish", () => {
+        if (res.statusCode >= 400) return;
+        worker?.wake();
+        webhooks.wake();
+      });
+    }
+    next();
+  });
   app.use(requestLogging(logger, metrics, analytics));
   app.use(
     helmet({

@@ -53,8 +53,13 @@ export const configSchema = z.object({
   /** Blocks on top of a mint's block before it counts as confirmed (1 = mined). */
   RELAY_CONFIRMATIONS: positiveInt.default(1),
   RELAY_POLL_MS: positiveInt.default(200),
-  /** The relay's poll once nothing was asked of this replica for RELAY_BUSY_MS (a request that changes state wakes it); never faster than RELAY_POLL_MS. */
-  RELAY_IDLE_POLL_MS: positiveInt.max(60_000).default(2_000),
+  /**
+   * The relay's poll once nothing was asked of this replica for RELAY_BUSY_MS (a request that changes state
+   * wakes it); never faster than RELAY_POLL_MS. Default: 10000 on embedded PGlite, which no other replica
+   * shares (what reaches it unasked, a redemption requested on-chain or a verdict timing out, waits up to
+   * this long); 2000 on PostgreSQL, where work queued by another replica is found within it.
+   */
+  RELAY_IDLE_POLL_MS: positiveInt.max(60_000).optional(),
   /** How long after a request that changed state (or the start) the relay polls every RELAY_POLL_MS. */
   RELAY_BUSY_MS: positiveInt.max(3_600_000).default(60_000),
   /** A relayed transaction pending longer than this is replaced with higher fees. */
@@ -211,6 +216,12 @@ export const configSchema = z.object({
   WEBHOOK_SECRET_GRACE_SECONDS: positiveInt.default(86_400),
   /** How often the webhook worker looks for due deliveries (a ping or a redelivery wakes it at once). */
   WEBHOOK_POLL_MS: positiveInt.default(1000),
+  /**
+   * The webhook worker's poll at rest (RELAY_BUSY_MS after the last wake, nothing in flight), or sooner when a
+   * pending delivery comes due. Default: 10000 on embedded PGlite, which no other replica shares, so every
+   * delivery is queued in this process and wakes it; WEBHOOK_POLL_MS on PostgreSQL, where other replicas queue.
+   */
+  WEBHOOK_IDLE_POLL_MS: positiveInt.max(60_000).optional(),
   /** Webhook attempts made at once, all agents together. */
   WEBHOOK_CONCURRENCY: positiveInt.max(256).default(16),
   /**

@@ -166,6 +166,9 @@ export async function watchIndexer(options: WatchdogOptions): Promise<Watchdog> 
   let tick: Promise<void> = Promise.resolve();
   const actions: Watchdog["actions"] = [];
 
+  /** The last observation that compared the indexer with the chain and found them matching. */
+  let matched: Observation | undefined;
+
   async function observe(): Promise<Observation> {
     const exited = indexer.process.exitCode !== null || indexer.process.signalCode !== null;
     const [indexed, head] = await Promise.all([
@@ -173,6 +176,19 @@ export async function watchIndexer(options: WatchdogOptions): Promise<Watchdog> 
       rpc<string>(options.rpcUrl, "eth_blockNumber", [], timeoutMs).then(Number, () => undefined),
     ]);
     const o: Observation = { now: Date.now(), exited, indexed, head };
+    // At rest nothing moved since the last comparison that matched: its results stand, and the
+    // indexer and the node are spared a block, a supply and a call every interval.
+    const same =
+      matched !== undefined &&
+      matched.head === head &&
+      matched.indexed?.number === indexed?.number &&
+      matched.indexed?.timestamp === indexed?.timestamp;
+    if (same && indexed) {
+      o.chainTimestamp = matched!.chainTimestamp;
+      o.figuresMatch = matched!.figuresMatch;
+      return o;
+    }
+    matched = undefined;
     if (indexed && head !== undefined && indexed.number <= head) {
       try {
         const block = await rpc<{ timestamp: string } | null>(
@@ -183,6 +199,7 @@ export async function watchIndexer(options: WatchdogOptions): Promise<Watchdog> 
         );
         if (block) o.chainTimestamp = Number(block.timestamp);
         o.figuresMatch = await options.verify?.(indexer);
+        if (o.chainTimestamp === indexed.timestamp && (options.verify ? o.figuresMatch === true : true)) matched = o;
       } catch {
         // Compared at the next observation.
       }
@@ -213,6 +230,7 @@ export async function watchIndexer(options: WatchdogOptions): Promise<Watchdog> 
     }
     options.log(`indexer back: ${indexer.url}`);
     state = newWatchState(Date.now());
+    matched = undefined;
   }
 
   const schedule = () => {

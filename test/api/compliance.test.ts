@@ -787,6 +787,102 @@ describe("compliance agents on the local chain", () => {
     expect(await count()).toBe(rows);
   });
 
+  it("fires the magic values on the amount a position action names: .13 alerts a withdrawal, .15 holds a repayment", async () => {
+    const minted = await s.depositAndMint({ amountZat: 6n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
+    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: minted.receipt.logs, eventName: "PositionOpened" });
+    const positionId = opened!.args.positionId;
+    const owner = privateKeyToAccount(positionOwnerKey(minted.note));
+    const domain = { chainId: s.chainId, verifyingContract: s.read.minter.address };
+    const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
+    const nonceOf = async (signer: string) =>
+      BigInt(((await (await t.api.call(`/v1/positions/terms?signer=${signer}`)).json()) as { nonce: string }).nonce);
+    const rulesAlertOn = async (actionId: string) => {
+      const raised = await t.eventOf(
+        "alert.raised",
+        (d) => (d.alert as { subject: { id: string } }).subject.id === actionId,
+      );
+      return raised.data.alert as { alertId: string; category: string; action: string; reason: string };
+    };
+
+    // 1.13 ZEC out: its value in ZSD has other cents, the amount its owner named fires the large-amount rule.
+    const sealedAddress = s.seal(WITHDRAW, owner.address);
+    const withdrawn = await t.api.call(
+      `/v1/positions/${positionId}/withdraw`,
+      json({
+        amount: "1.13",
+        destination: { sealedAddress },
+        deadline: Number(deadline),
+        signature: await owner.signTypedData(
+          withdrawCollateralTypedData(domain, {
+            positionId,
+            amountZat: 113n * (ZEC / 100n),
+            sealedAddress,
+            noteCommitment: 0n,
+            nonce: await nonceOf(owner.address),
+            deadline,
+          }),
+        ),
+      }),
+    );
+    expect(withdrawn.status).toBe(202);
+    const withdrawal = (await withdrawn.json()) as { actionId: string; hold: unknown };
+    expect(withdrawal.hold).toBeNull();
+    expect(await rulesAlertOn(withdrawal.actionId)).toMatchObject({
+      category: "large_amount",
+      action: "none",
+      reason: expect.stringMatching(
+        /^The sandbox's magic cents \.13 fire this rule for a position action, a withdrawal of 1\.13 ZEC worth [\d.]+ ZSD \(the threshold is 10000 ZSD\)\.$/,
+      ),
+    });
+    await t.eventOf("position.action.confirmed", (d) => d.actionId === withdrawal.actionId);
+
+    // 5.15 ZSD repaid: held by the rules, with a reason that says the magic value fired, as the action's answers say.
+    const repaid = await t.api.call(
+      `/v1/positions/${positionId}/repay`,
+      json({
+        amount: "5.15",
+        payer: alice.address,
+        deadline: Number(deadline),
+        signature: await alice.signTypedData(
+          repayTypedData(domain, {
+            positionId,
+            amount: 515n * (ZSD / 100n),
+            payer: alice.address,
+            nonce: await nonceOf(alice.address),
+            deadline,
+          }),
+        ),
+      }),
+    );
+    expect(repaid.status).toBe(202);
+    const repayment = (await repaid.json()) as { actionId: string; hold: unknown };
+    const alert = await rulesAlertOn(repayment.actionId);
+    expect(alert).toMatchObject({
+      category: "denied_address",
+      action: "hold",
+      reason:
+        "The sandbox's magic cents .15 fire the deny-list rule for a position action, a repayment of 5.15 ZSD " +
+        `by ${alice.address} (not on the list): held for review.`,
+    });
+    const hold = { state: "held", alertId: alert.alertId, by: "rules", since: expect.stringMatching(/^\d{4}-/) };
+    expect(repayment.hold).toEqual(hold);
+    const byId = async () =>
+      (await (await t.api.call(`/v1/position-actions/${repayment.actionId}`)).json()) as Record<string, unknown>;
+    expect(await byId()).toMatchObject({ positionId: positionId.toString(), status: "queued", txHash: null, hold });
+    const released = await t.api.call(
+      `/v1/alerts/${alert.alertId}/release`,
+      json({ agentId: t.screener.agentId, note: "sandbox" }),
+    );
+    expect(released.status).toBe(200);
+    await t.eventOf("position.action.confirmed", (d) => d.actionId === repayment.actionId);
+    expect(await byId()).toMatchObject({ status: "confirmed", hold: null, txHash: expect.stringMatching(/^0x/) });
+    // By its id alone, another account's action or a withdrawal's id is not found.
+    const missing = await t.api.call(`/v1/position-actions/pact_${"0".repeat(20)}`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect((await t.api.call("/v1/position-actions/wdr_00000000000000000000")).status).toBe(400);
+  });
+
   it("delivered only events that match their webhooks in /v1/openapi.json", async () => {
     const { problems, types } = await t.conformance();
     expect(problems).toEqual([]);

@@ -6,12 +6,12 @@ import type { Request, Response } from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
-  ANY_REQUEST,
   PROBLEM_CATALOG,
   PROBLEM_FIELDS,
   type ProblemCode,
   type ProblemEntry,
 } from "../../api/src/http/problem-catalog.ts";
+import { ANY_REQUEST } from "../../api/src/http/operation-problems.ts";
 import { type UndeclaredProblem, undeclaredProblems } from "../../api/src/http/errors.ts";
 import { Problem } from "../../api/src/http/problems.ts";
 import { route } from "../../api/src/http/routes.ts";

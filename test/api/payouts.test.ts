@@ -120,6 +120,24 @@ describe("payouts", () => {
     expect(zcashd.sends).toHaveLength(sends + 1);
   });
 
+  it("writes nothing in a pass that finds nothing (the cursor is rewritten only when it moves)", async () => {
+    const { p, db } = await payouts();
+    // An UPDATE makes a new row version: xmin changes even when the value stays the same.
+    const version = async () =>
+      (
+        await db.query<{ xmin: string; block: string }>(
+          "SELECT xmin::text, block FROM relay_cursors WHERE name = 'redemptions'",
+        )
+      )[0]!;
+    const before = await version();
+    await passes(p, 2);
+    expect(await version()).toEqual(before);
+    // A new block moves it.
+    await s.mineBlocks(1);
+    await p.tick();
+    expect(BigInt((await version()).block)).toBe(BigInt(before.block) + 1n);
+  });
+
   it("waits for the configured confirmations before paying", async () => {
     const { p, db } = await payouts({ confirmations: 3 });
     const id = await redeem(1n * ZSD);

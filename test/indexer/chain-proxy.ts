@@ -10,6 +10,8 @@ export interface ChainProxy {
   wsUrl: string;
   /** WebSocket connections opened so far (a polling indexer opens none). */
   webSockets: number;
+  /** JSON-RPC requests over HTTP passed on so far, by method. */
+  requests: Map<string, number>;
   /** From now on, the WebSockets open now receive nothing; later ones work. */
   silence(): void;
   close(): Promise<void>;
@@ -24,6 +26,8 @@ export async function startChainProxy(target: string): Promise<ChainProxy> {
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", async () => {
       try {
+        const method = (JSON.parse(Buffer.concat(chunks).toString()) as { method?: string }).method ?? "?";
+        state.requests.set(method, (state.requests.get(method) ?? 0) + 1);
         const answer = await fetch(target, {
           method: "POST",
           headers: { "content-type": "application/json" },
@@ -67,6 +71,7 @@ export async function startChainProxy(target: string): Promise<ChainProxy> {
     url: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}`,
     webSockets: 0,
+    requests: new Map(),
     silence() {
       for (const connection of open) connection.silenced = true;
     },

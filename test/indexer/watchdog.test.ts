@@ -91,6 +91,7 @@ describe("watchIndexer with a real indexer", () => {
     const log: string[] = [];
     const t0 = Date.now();
     const starts: boolean[] = [];
+    let verifications = 0;
     const watchdog = await watchIndexer({
       rpcUrl: s.rpcUrl,
       async start(fresh) {
@@ -99,18 +100,22 @@ describe("watchIndexer with a real indexer", () => {
         // Over a WebSocket the proxy can silence: one way, of many, to stop an indexer.
         return startIndexer({ rpcUrl: proxy.url, deploymentFile, ...storage, env: { RPC_WS_URL: proxy.wsUrl } });
       },
-      verify: (indexer) => supplyMatches(indexer.url, s.rpcUrl, s.read.token.address),
+      verify: (indexer) => {
+        verifications++;
+        return supplyMatches(indexer.url, s.rpcUrl, s.read.token.address);
+      },
       intervalMs: 250,
       stallMs: 3_000,
       log: (line) => log.push(`${((Date.now() - t0) / 1000).toFixed(1)} ${line}`),
     });
     let mining = true;
-    const miner = (async () => {
+    const mine = async () => {
       while (mining) {
         await s.mineBlocks(1);
         await new Promise((r) => setTimeout(r, 100));
       }
-    })();
+    };
+    let miner = mine();
     const caughtUp = async () => {
       const head = await s.publicClient.getBlockNumber();
       await waitForBlock(watchdog.indexer.url, head, { timeoutMs: 30_000 });
@@ -127,6 +132,17 @@ describe("watchIndexer with a real indexer", () => {
       const beforeMint = await s.snapshot();
       await s.depositAndMint({ amountZat: 3n * ZEC, mintAmount: 70n * ZSD, recipient: accounts.bob.address });
       await caughtUp();
+
+      // At rest (no new block) the figures compared once stand: no supply and call every interval.
+      mining = false;
+      await miner;
+      await caughtUp();
+      await new Promise((r) => setTimeout(r, 1_000));
+      const restFrom = verifications;
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(verifications - restFrom).toBeLessThanOrEqual(1);
+      mining = true;
+      miner = mine();
 
       log.push(`${((Date.now() - t0) / 1000).toFixed(1)} caught up; silencing the indexer's head subscription`);
       proxy.silence();

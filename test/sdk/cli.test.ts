@@ -147,7 +147,31 @@ describe("the zsd CLI, built", () => {
       "a mint id of the wrong shape",
       ["status", "mint_nope"],
       {},
-      /mint_, red_, prf_ or wdr_ followed by 20 letters and digits/,
+      /mint_, red_, pact_, prf_ or wdr_ followed by 20 letters and digits/,
+    ],
+    [
+      "a position action id of the wrong shape",
+      ["status", "pact_4Rt8vN2k"],
+      {},
+      /mint_, red_, pact_, prf_ or wdr_ followed by 20 letters and digits, e\.g\. mint_\w+ \(got pact_4Rt8vN2k\)/,
+    ],
+    [
+      "a wait for voting that is not a number of seconds",
+      ["governance", "vote", "42", "for", "--wait", "1m"],
+      signer,
+      /--wait must be a whole number of seconds, e\.g\. 60 \(got 1m\)/,
+    ],
+    [
+      "--wait and --no-wait together",
+      ["governance", "vote", "42", "for", "--wait", "60", "--no-wait"],
+      signer,
+      /--wait and --no-wait contradict each other/,
+    ],
+    [
+      "--no-wait on a command that never waits for voting",
+      ["ledger", "--no-wait"],
+      {},
+      /--no-wait is for zsd governance vote/,
     ],
     [
       "a vote that is neither for, against nor abstain",

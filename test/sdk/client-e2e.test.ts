@@ -14,6 +14,7 @@ import { type AnonymityWarning, type MintStep, type PositionStep, Zsd } from "@z
 import { changeNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { parseZec } from "@zsd/sdk/units";
 import { parseShieldedAddress } from "@zsd/sdk/zcash";
+import { privateKeyToAccount } from "viem/accounts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { type RunningIndexer, startIndexer } from "../../scripts/lib/indexer-process.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
@@ -343,6 +344,46 @@ describe("the SDK and the CLI on the real stack", () => {
     });
     const repaid = await zsd(["position", positionId, "repay", "--amount", "5"], bobKey);
     expect(repaid.stdout).toMatch(/^repaid 5 ZSD/);
+    // The action by its id alone, as zsd status shows a mint: where it stands and its transaction.
+    const repayId = /\((pact_[0-9A-Za-z]{20}), tx/.exec(repaid.stdout)![1]!;
+    const repayTx = /tx (0x[0-9a-f]{64})\)/.exec(repaid.stdout)![1]!;
+    expect((await zsd(["status", repayId])).stdout).toBe(
+      `position action ${repayId} (repay of 5 ZSD on position ${positionId}): confirmed; tx ${repayTx}\n`,
+    );
+    // 0.15 ZSD, the sandbox's magic value that holds: the rules agent holds it, and zsd status says who, in
+    // words and in --json, until it is released (never here: the payer's later actions would wait with it).
+    const sdk = new Zsd(api.secret, { baseUrl: api.url });
+    let heldId = "";
+    await expect(
+      sdk.repayPosition({
+        positionId,
+        amount: "0.15",
+        signer: privateKeyToAccount(bobKey.ZSD_PRIVATE_KEY as `0x${string}`),
+        timeoutMs: 300,
+        onProgress: (step) => {
+          if (step.step === "following") heldId = step.id;
+        },
+      }),
+    ).rejects.toThrow(/still queued/);
+    const held = await zsd(["status", heldId]);
+    expect(held.code).toBe(0);
+    expect(held.stdout).toMatch(
+      new RegExp(
+        `^position action ${heldId} \\(repay of 0\\.15 ZSD on position ${positionId}\\): queued, ` +
+          `held for review by rules \\(alert alt_\\w+\\); tx not sent yet\n$`,
+      ),
+    );
+    expect(JSON.parse((await zsd(["status", heldId, "--json"])).stdout)).toMatchObject({
+      object: "position_action",
+      actionId: heldId,
+      action: "repay",
+      status: "queued",
+      txHash: null,
+      hold: { state: "held", by: "rules", alertId: expect.stringMatching(/^alt_/) },
+    });
+    const unknown = await zsd(["status", `pact_${"0".repeat(20)}`, "--json"]);
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stderr.trim())).toMatchObject({ code: "resource_not_found" });
     // Alice's wallet repays the rest; the note's owner key closes into a fresh note, told before it is sent.
     const closed = await zsd(["position", positionId, "close", "--to", "note", "--json"], {
       ZSD_NOTE: note,

@@ -1,6 +1,8 @@
 // The words compliance and its built-in rules agent share: compliance.ts runs
 // the rules agent, and the agent raises its alerts through compliance, so the
 // types both speak live here, and neither file imports the other's module for them.
+// The parts of compliance (compliance-alerts.ts, compliance-holds.ts) share them
+// too, so that neither imports the other.
 import type { Queryable } from "../adapters/db/index.ts";
 
 export type SubjectType = "mint" | "redemption" | "deposit" | "address" | "payout" | "position_action";
@@ -15,6 +17,13 @@ export interface Subject {
 
 /** Who acted: a registered agent, the built-in rules agent, the verdict timeout's default, or the payouts. */
 export type Actor = { agentId: string } | { builtIn: "rules" | "verdict_timeout" | "payouts" };
+
+/** The name an actor is recorded under (an alert's raisedBy, a hold's decidedBy). */
+export const actorName = (actor: Actor) => ("agentId" in actor ? actor.agentId : actor.builtIn);
+
+export type Verdict = "PASSED" | "REJECTED";
+/** awaiting_verdict: screening is required and no verdict came yet. */
+export type HoldState = "awaiting_verdict" | "held" | "released" | "rejected";
 
 export interface AlertInput {
   subject: Subject;
@@ -34,6 +43,12 @@ export interface NewSubject {
   address: string;
   /** Where a redemption or a position action sends ZEC, when it is a shielded Zcash address. */
   zcashAddress?: string;
+  /**
+   * A position action's own amount as its sender names it (ZSD repaid, ZEC withdrawn or added, the
+   * collateral a close or liquidation releases): the sandbox's magic values are read from it, since
+   * the cents of its value in ZSD are nothing its sender chose. `action` names it in words ("repayment").
+   */
+  named?: { action: string; amount: string; unit: "ZSD" | "ZEC" };
 }
 
 /** How the rules agent raises what it finds: ComplianceService.raiseIn. */

@@ -53,6 +53,19 @@ export interface EmittedEvent {
   deliveryIds: string[];
 }
 
+const queuedListeners = new Set<() => void>();
+
+/**
+ * Calls `listener` whenever emitEvent queues deliveries (in this process), so
+ * that the webhook worker, slow at rest, looks at once and polls fast for a
+ * while: the row is visible once the caller's transaction commits. Answers
+ * the unsubscribe.
+ */
+export function onDeliveriesQueued(listener: () => void): () => void {
+  queuedListeners.add(listener);
+  return () => queuedListeners.delete(listener);
+}
+
 /**
  * Records an event and one delivery per enabled agent of the account and
  * environment that subscribes to its type, inside the caller's transaction:
@@ -99,5 +112,6 @@ export async function emitEvent(tx: Queryable, event: EventInput, only?: { agent
     ]);
     deliveryIds.push(deliveryId);
   }
+  if (deliveryIds.length > 0) for (const listener of queuedListeners) listener();
   return { eventId, deliveryIds };
 }

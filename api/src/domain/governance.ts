@@ -5,132 +5,33 @@
 // snapshot and has not voted, the signature is the voter's at an unused nonce)
 // before anything is spent, then queued; the relay worker sends it
 // (relay/governance-relay.ts).
-import {
-  type Address,
-  type Hex,
-  type TypedDataDomain,
-  formatUnits,
-  getAddress,
-  parseSignature,
-  recoverTypedDataAddress,
-} from "viem";
+import { type Address, type Hex, type TypedDataDomain, formatUnits, getAddress, parseSignature } from "viem";
 import { governanceTokenAbi, stableGovernorAbi, stableTimelockAbi } from "@zsd/sdk";
 import type { Database } from "../adapters/db/index.ts";
 import type { GovernanceChain } from "../adapters/governance.ts";
 import type { Upstreams } from "../adapters/upstreams.ts";
-import { DomainError, domainErrors } from "./errors.ts";
+import { domainErrors } from "./errors.ts";
+import { ballotNonce, conflict, delegationSigner, unprocessable } from "./governance-ballots.ts";
+import {
+  type DelegationRow,
+  type IndexedProposal,
+  type IndexedVote,
+  PROPOSAL_STATES,
+  type ProposalState,
+  SUPPORT,
+  type Support,
+  type VoteRow,
+  iso,
+  presentDelegation,
+  presentIndexedVote,
+  presentProposal,
+  presentVote,
+  votes,
+} from "./governance-views.ts";
 import { randomId } from "./ids.ts";
 import type { Environment } from "./keys.ts";
 
-/** OpenZeppelin Governor's ProposalState, in its enum order. */
-export const PROPOSAL_STATES = [
-  "pending",
-  "active",
-  "canceled",
-  "defeated",
-  "succeeded",
-  "queued",
-  "expired",
-  "executed",
-] as const;
-export type ProposalState = (typeof PROPOSAL_STATES)[number];
-
-/** GovernorCountingSimple's vote types. */
-export const SUPPORT = ["against", "for", "abstain"] as const;
-export type Support = (typeof SUPPORT)[number];
-
-/** The governance token has 18 decimals, as ZSD. */
-const votes = (raw: string | bigint) => formatUnits(BigInt(raw), 18);
-
-export const BALLOT_TYPES = {
-  Ballot: [
-    { name: "proposalId", type: "uint256" },
-    { name: "support", type: "uint8" },
-    { name: "voter", type: "address" },
-    { name: "nonce", type: "uint256" },
-  ],
-} as const;
-
-export const EXTENDED_BALLOT_TYPES = {
-  ExtendedBallot: [
-    { name: "proposalId", type: "uint256" },
-    { name: "support", type: "uint8" },
-    { name: "voter", type: "address" },
-    { name: "nonce", type: "uint256" },
-    { name: "reason", type: "string" },
-    { name: "params", type: "bytes" },
-  ],
-} as const;
-
-export const DELEGATION_TYPES = {
-  Delegation: [
-    { name: "delegatee", type: "address" },
-    { name: "nonce", type: "uint256" },
-    { name: "expiry", type: "uint256" },
-  ],
-} as const;
-
-interface IndexedProposal {
-  id: string;
-  proposer: string;
-  description: string;
-  targets: string[];
-  values: string[];
-  calldatas: Hex[];
-  voteStart: string;
-  voteEnd: string;
-  quorum: string;
-  forVotes: string;
-  againstVotes: string;
-  abstainVotes: string;
-  eta: string | null;
-  queuedAt: string | null;
-  executedAt: string | null;
-  canceledAt: string | null;
-  createdAtBlock: string;
-  txHash: string;
-  state: ProposalState;
-}
-
-interface IndexedVote {
-  voter: string;
-  support: number;
-  weight: string;
-  reason: string;
-  blockNumber: string;
-  txHash: string;
-}
-
-interface VoteRow {
-  id: string;
-  status: "queued" | "submitted" | "confirmed" | "failed";
-  proposal_id: string;
-  voter: string;
-  support: number;
-  reason: string | null;
-  weight: string;
-  tx_hash: string | null;
-  block_number: string | number | null;
-  failure_code: string | null;
-  failure_reason: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
-
-interface DelegationRow {
-  id: string;
-  status: "queued" | "submitted" | "confirmed" | "failed";
-  delegator: string;
-  delegatee: string;
-  delegation_nonce: string;
-  expiry: string;
-  tx_hash: string | null;
-  block_number: string | number | null;
-  failure_code: string | null;
-  failure_reason: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
+export { PROPOSAL_STATES, type ProposalState, SUPPORT, type Support, titleOf } from "./governance-views.ts";
 
 export interface Page {
   limit: number;
@@ -163,25 +64,11 @@ export interface GovernanceOptions {
   relaying: boolean;
 }
 
-const iso = (seconds: string | bigint | null) =>
-  seconds === null ? null : new Date(Number(seconds) * 1000).toISOString();
-const dateIso = (d: Date | string) => new Date(d).toISOString();
-
-/** The description's first line, without a Markdown heading's marks: what Tally and Snapshot show as the title. */
-export function titleOf(description: string): string {
-  const line = description.split(/\r?\n/).find((l) => l.trim() !== "") ?? "";
-  return line.replace(/^\s*#+\s*/, "").trim();
-}
-
 /** What the governor has and the indexer does not yet: a vote's voter as a cursor is the caller's to get right. */
 const notIndexed = (what: string) =>
   what.startsWith("Vote of")
     ? domainErrors.notFound(what)
     : domainErrors.unavailable(`${what} (the indexer is catching up)`, 2);
-const conflict = (code: string, title: string, detail: string, facts = {}) =>
-  new DomainError("conflict", code, title, detail, facts);
-const unprocessable = (code: string, title: string, detail: string, facts = {}) =>
-  new DomainError("unprocessable", code, title, detail, facts);
 
 export class GovernanceService {
   readonly #blockTimes = new Map<bigint, bigint>();
@@ -273,7 +160,7 @@ export class GovernanceService {
       query.startingAfter ? `Proposal ${query.startingAfter}` : "Proposals",
     );
     const times = await this.#times(page.proposals.flatMap((p) => [BigInt(p.voteStart), BigInt(p.voteEnd)]));
-    return { data: page.proposals.map((p) => this.#present(p, times)), hasMore: page.hasMore };
+    return { data: page.proposals.map((p) => presentProposal(p, times, this.gov)), hasMore: page.hasMore };
   }
 
   /**
@@ -302,7 +189,7 @@ export class GovernanceService {
       this.#times([BigInt(p.voteStart), BigInt(p.voteEnd)]),
       this.votes(id, votesPage, true),
     ]);
-    return { ...this.#present(p, times), votes: votesList };
+    return { ...presentProposal(p, times, this.gov), votes: votesList };
   }
 
   /** A proposal's votes in the order they were cast. */
@@ -316,14 +203,7 @@ export class GovernanceService {
     );
     return {
       object: "list" as const,
-      data: result.votes.map((v) => ({
-        voter: v.voter,
-        support: SUPPORT[v.support] ?? "abstain",
-        weight: votes(v.weight),
-        reason: v.reason,
-        blockNumber: Number(v.blockNumber),
-        txHash: v.txHash,
-      })),
+      data: result.votes.map(presentIndexedVote),
       hasMore: result.hasMore,
     };
   }
@@ -333,37 +213,6 @@ export class GovernanceService {
     const result = await this.upstreams.indexerOrNotFound<T>(path);
     if (result === undefined) throw notIndexed(what);
     return result;
-  }
-
-  #present(p: IndexedProposal, times: Map<bigint, { time: string; estimated: boolean }>) {
-    const gov = this.gov;
-    const quorumReached = BigInt(p.forVotes) + BigInt(p.abstainVotes) >= BigInt(p.quorum);
-    const at = (block: string) => ({ block: Number(block), ...times.get(BigInt(block))! });
-    return {
-      object: "proposal" as const,
-      id: p.id,
-      proposer: p.proposer,
-      title: titleOf(p.description),
-      description: p.description,
-      state: p.state,
-      calls: p.targets.map((target, i) => {
-        const value = BigInt(p.values[i] ?? "0");
-        const calldata = p.calldatas[i] ?? "0x";
-        const decoded = gov?.decode(target, value, calldata) ?? { contract: null, signature: null, summary: null };
-        return { target, value: formatUnits(value, 18), calldata, ...decoded };
-      }),
-      tally: { for: votes(p.forVotes), against: votes(p.againstVotes), abstain: votes(p.abstainVotes) },
-      quorum: votes(p.quorum),
-      quorumReached,
-      start: at(p.voteStart),
-      end: at(p.voteEnd),
-      eta: iso(p.eta),
-      queuedAt: iso(p.queuedAt),
-      executedAt: iso(p.executedAt),
-      canceledAt: iso(p.canceledAt),
-      createdAtBlock: Number(p.createdAtBlock),
-      txHash: p.txHash,
-    };
   }
 
   /**
@@ -479,66 +328,17 @@ export class GovernanceService {
     }
 
     const { governor: domain } = await this.#domainsOf(gov);
-    const signedBy = async (nonce: bigint) => {
-      try {
-        const message = { proposalId, support, voter, nonce };
-        const recovered =
-          input.reason === undefined
-            ? await recoverTypedDataAddress({
-                domain,
-                types: BALLOT_TYPES,
-                primaryType: "Ballot",
-                message,
-                signature: input.signature,
-              })
-            : await recoverTypedDataAddress({
-                domain,
-                types: EXTENDED_BALLOT_TYPES,
-                primaryType: "ExtendedBallot",
-                message: { ...message, reason: input.reason, params: "0x" },
-                signature: input.signature,
-              });
-        if (recovered === voter) return true;
-      } catch {
-        // Not a wallet's signature: a smart account may still accept it below.
-      }
-      // A voter with code signs as its contract says (ERC-1271), as the governor's SignatureChecker checks.
-      if (!code || code === "0x") return false;
-      const typed =
-        input.reason === undefined
-          ? { types: BALLOT_TYPES, primaryType: "Ballot" as const, message: { proposalId, support, voter, nonce } }
-          : {
-              types: EXTENDED_BALLOT_TYPES,
-              primaryType: "ExtendedBallot" as const,
-              message: { proposalId, support, voter, nonce, reason: input.reason, params: "0x" as const },
-            };
-      return gov.client
-        .verifyTypedData({ address: voter, domain, ...typed, signature: input.signature } as never)
-        .catch(() => false);
-    };
-    const current = [keyedNonce, sequentialNonce];
-    const given = input.nonce === undefined ? undefined : BigInt(input.nonce);
-    const candidates = given === undefined ? current : [given];
-    let nonce: bigint | undefined;
-    for (const candidate of candidates) if (await signedBy(candidate)) nonce ??= candidate;
-    if (nonce !== undefined && !current.includes(nonce)) {
-      // Signed by the voter at a nonce that is not one the governor takes now.
-      throw this.#nonceRefusal(nonce, keyedNonce, sequentialNonce);
-    }
-    if (nonce === undefined && given === undefined) {
-      // A ballot at an older sequential nonce: another signature of the voter went through first.
-      for (let n = sequentialNonce - 1n; n >= 0n && n >= sequentialNonce - 3n; n--) {
-        if (await signedBy(n)) throw this.#nonceRefusal(n, keyedNonce, sequentialNonce);
-      }
-    }
-    if (nonce === undefined) {
-      throw unprocessable(
-        "ballot_signature_invalid",
-        "Invalid ballot signature",
-        `The signature is not ${voter}'s EIP-712 ${input.reason === undefined ? "Ballot" : "ExtendedBallot"} ` +
-          `for this proposal and support at its current nonce (${keyedNonce} keyed by the proposal, or ${sequentialNonce}).`,
-      );
-    }
+    const nonce = await ballotNonce({
+      client: gov.client,
+      domain,
+      proposalId,
+      support,
+      voter,
+      code,
+      input,
+      keyedNonce,
+      sequentialNonce,
+    });
 
     const id = randomId("vote");
     try {
@@ -570,48 +370,13 @@ export class GovernanceService {
     return this.vote(accountId, id);
   }
 
-  /** A ballot signed by the voter at a nonce the governor does not take now: used, or not reached yet. */
-  #nonceRefusal(nonce: bigint, keyed: bigint, sequential: bigint) {
-    // Keyed nonces carry their key in the high 192 bits; sequential ones have none.
-    const key = nonce >> 64n;
-    const used = key === 0n ? nonce < sequential : key === keyed >> 64n && nonce < keyed;
-    if (!used) {
-      return unprocessable(
-        "nonce_invalid",
-        "Nonce not usable",
-        `The ballot is signed at nonce ${nonce}; the governor takes ${keyed} (keyed by this proposal) or ${sequential}.`,
-      );
-    }
-    return conflict(
-      "nonce_used",
-      "Nonce already used",
-      `The ballot is signed at nonce ${nonce}, which another signature of the voter already used; sign again at ` +
-        `${keyed} (keyed by this proposal: no other ballot can use it).`,
-    );
-  }
-
   async vote(accountId: string, voteId: string) {
     const [row] = await this.db.query<VoteRow>(
       `SELECT * FROM governance_votes WHERE id = $1 AND account_id = $2 AND environment = $3`,
       [voteId, accountId, this.options.environment],
     );
     if (!row) throw domainErrors.notFound(`Vote ${voteId}`);
-    return {
-      object: "vote" as const,
-      voteId: row.id,
-      status: row.status,
-      proposalId: row.proposal_id,
-      voter: row.voter,
-      support: SUPPORT[row.support]!,
-      weight: votes(row.weight),
-      reason: row.reason,
-      txHash: row.tx_hash,
-      blockNumber: row.block_number === null ? null : Number(row.block_number),
-      failureCode: row.status === "failed" ? row.failure_code : null,
-      failureReason: row.status === "failed" ? row.failure_reason : null,
-      createdAt: dateIso(row.created_at),
-      updatedAt: dateIso(row.updated_at),
-    };
+    return presentVote(row);
   }
 
   /** Checks a signed delegation (delegateBySig) and queues it, within the account's daily allowance. */
@@ -640,18 +405,7 @@ export class GovernanceService {
       );
     }
     const { token: domain } = await this.#domainsOf(gov);
-    let signer: Address | undefined;
-    try {
-      signer = await recoverTypedDataAddress({
-        domain,
-        types: DELEGATION_TYPES,
-        primaryType: "Delegation",
-        message: { delegatee, nonce, expiry },
-        signature: input.signature,
-      });
-    } catch {
-      signer = undefined;
-    }
+    const signer = await delegationSigner(domain, { delegatee, nonce, expiry }, input.signature);
     if (signer !== delegator) {
       throw unprocessable(
         "delegation_signature_invalid",
@@ -739,21 +493,7 @@ export class GovernanceService {
       [delegationId, accountId, this.options.environment],
     );
     if (!row) throw domainErrors.notFound(`Delegation ${delegationId}`);
-    return {
-      object: "delegation" as const,
-      delegationId: row.id,
-      status: row.status,
-      delegator: row.delegator,
-      delegatee: row.delegatee,
-      nonce: row.delegation_nonce,
-      expiry: iso(row.expiry)!,
-      txHash: row.tx_hash,
-      blockNumber: row.block_number === null ? null : Number(row.block_number),
-      failureCode: row.status === "failed" ? row.failure_code : null,
-      failureReason: row.status === "failed" ? row.failure_reason : null,
-      createdAt: dateIso(row.created_at),
-      updatedAt: dateIso(row.updated_at),
-    };
+    return presentDelegation(row);
   }
 }
 

@@ -26,6 +26,7 @@ import { ZAT_PER_ZEC, formatZec, formatZsd, parseZec, parseZsd, usdValueOfZat } 
 import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import type { ComplianceService } from "./compliance.ts";
+import type { NewSubject } from "./compliance-types.ts";
 import { DomainError, domainErrors } from "./errors.ts";
 import { holdOf } from "./holds.ts";
 import { randomId } from "./ids.ts";
@@ -66,6 +67,8 @@ const unprocessable = (code: string, title: string, detail: string, facts: Recor
 
 /** A ratio in basis points as a decimal ("1.5" for 15000). */
 const ratio = (bps: bigint) => formatUnits(bps, 4);
+/** How the rules agent's reasons name the ZEC-moving actions. */
+const ACTION_NOUN = { withdraw: "withdrawal", close: "close", liquidate: "liquidation" } as const;
 
 export class PositionService {
   constructor(
@@ -352,6 +355,10 @@ export class PositionService {
       amount: input.action === "repay" ? amount! : await this.#valueOf(chain, movedZat),
       address: signer,
       zcashAddress: to?.address || undefined,
+      named:
+        input.action === "repay"
+          ? { action: "repayment", amount: formatZsd(amount!), unit: "ZSD" as const }
+          : { action: ACTION_NOUN[input.action], amount: formatZec(movedZat), unit: "ZEC" as const },
     };
     return this.#queue(
       accountId,
@@ -440,7 +447,11 @@ export class PositionService {
         calldata,
       },
       // Signed by nobody (the proof authorises it): the rules look at the position's owner.
-      { amount: await this.#valueOf(chain, signals.collateralFloorZat), address: position.owner },
+      {
+        amount: await this.#valueOf(chain, signals.collateralFloorZat),
+        address: position.owner,
+        named: { action: "top-up", amount: formatZec(signals.collateralFloorZat), unit: "ZEC" },
+      },
     );
   }
 
@@ -469,7 +480,7 @@ export class PositionService {
   async #queue(
     accountId: string | null,
     fields: Partial<ActionRow> & Pick<ActionRow, "action" | "calldata">,
-    screened?: { amount: bigint; address: string; zcashAddress?: string },
+    screened?: Omit<NewSubject, "type" | "id">,
   ) {
     const id = randomId(fields.action === "withdraw_note" ? "wdr" : "pact");
     const columns = { id, account_id: accountId, environment: this.options.environment, status: "queued", ...fields };

@@ -4,8 +4,9 @@
 // rules: a single amount over a threshold (ZEC a position action moves counts
 // at its value), too many in a window for one address, and an address on the
 // deny list (its owner or signer, and the Zcash address a redemption or a position action pays). In the sandbox, magic values fire each rule:
-// an amount ending in .13 (large amount), .14 (velocity), and an address
-// ending in "dead" (deny list).
+// an amount ending in .13 (large amount), .14 (velocity), .15 or an address
+// ending in "dead" (deny list, which holds). A position action's amount is
+// the one its sender names (ZSD repaid, ZEC moved), not its value in ZSD.
 import { readFileSync } from "node:fs";
 import type { Queryable } from "../adapters/db/index.ts";
 import { formatZsd } from "@zsd/sdk/units";
@@ -45,6 +46,25 @@ const label = (subject: NewSubject) => subject.type.replace("_", " ");
 /** The amount's cents, as the magic values read them ("100.13" → 13). */
 const cents = (wei: bigint) => Number((wei / WEI_PER_CENT) % 100n);
 
+/**
+ * The magic cents of a subject: a position action's own amount as its sender
+ * named it, and only when it ends there ("1.15" ZEC, not "1.1534"), since a
+ * close releases whatever redemptions left of the collateral.
+ */
+function magicCents(subject: NewSubject): number | undefined {
+  if (!subject.named) return cents(subject.amount);
+  const end = /\.(\d\d)$/.exec(subject.named.amount);
+  return end ? Number(end[1]) : undefined;
+}
+
+/** The subject and its amount in words: "a mint of 10.13 ZSD", "a position action, a withdrawal of 1.13 ZEC worth 56.5 ZSD". */
+function described(subject: NewSubject): string {
+  const n = subject.named;
+  if (!n) return `a ${label(subject)} of ${formatZsd(subject.amount)} ZSD`;
+  const worth = n.unit === "ZEC" ? ` worth ${formatZsd(subject.amount)} ZSD` : "";
+  return `a ${label(subject)}, a ${n.action} of ${n.amount} ${n.unit}${worth}`;
+}
+
 export class RulesAgent {
   constructor(
     private readonly compliance: AlertRaiser,
@@ -65,6 +85,8 @@ export class RulesAgent {
     const address = subject.address.toLowerCase();
     const magic = o.magicValues;
     const found: Finding[] = [];
+    const magicAt = magic ? magicCents(subject) : undefined;
+    const what = described(subject);
 
     const [listed] = await tx.query<{ reason: string }>("SELECT reason FROM compliance_deny_list WHERE address = $1", [
       address,
@@ -85,6 +107,13 @@ export class RulesAgent {
         reason: `${subject.address} ends in "dead", the sandbox's magic value for the deny list.`,
         action: "hold",
       });
+    } else if (magicAt === 15) {
+      found.push({
+        severity: "severe",
+        category: "denied_address",
+        reason: `The sandbox's magic cents .15 fire the deny-list rule for ${what} by ${subject.address} (not on the list): held for review.`,
+        action: "hold",
+      });
     }
     if (subject.zcashAddress) {
       // Only the table: the deny list file holds EVM addresses.
@@ -101,9 +130,8 @@ export class RulesAgent {
       }
     }
 
-    const what = `a ${label(subject)} of ${formatZsd(subject.amount)} ZSD`;
     const large = subject.amount > o.largeAmountWei;
-    if (large || (magic && cents(subject.amount) === 13)) {
+    if (large || magicAt === 13) {
       const threshold = `the threshold is ${formatZsd(o.largeAmountWei)} ZSD`;
       found.push({
         severity: "high",
@@ -121,7 +149,7 @@ export class RulesAgent {
     );
     const count = Number(recent?.n ?? 0);
     const fast = count > o.velocityMax;
-    if (fast || (magic && cents(subject.amount) === 14)) {
+    if (fast || magicAt === 14) {
       const counted = `${count} ${label(subject)}s for ${subject.address} within ${o.velocityWindowSeconds} s (the most expected is ${o.velocityMax})`;
       found.push({
         severity: "medium",

@@ -6,7 +6,8 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from "exp
 import type { Logger } from "../logger.ts";
 import { DomainError } from "../domain/errors.ts";
 import { Problem, problemFromDomain, problems, sendProblem } from "./problems.ts";
-import { PROBLEM_CATALOG, isProblemCode, operationProblems } from "./problem-catalog.ts";
+import { operationProblems } from "./operation-problems.ts";
+import { PROBLEM_CATALOG, isProblemCode } from "./problem-catalog.ts";
 import { type AnyRoute, findRoute } from "./routes.ts";
 
 /** A problem answered that the OpenAPI document does not promise for that operation. */

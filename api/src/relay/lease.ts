@@ -42,8 +42,15 @@ export class Lease {
     return rows.length > 0;
   }
 
-  /** Renews the lease while held, apart from passes, so that a long pass does not outlive it. */
+  /**
+   * Renews the lease while held, apart from passes, so that a long pass does
+   * not outlive it. Not on embedded PGlite: one process only opens its
+   * directory (adapters/db/local.ts), so no other replica can take the lease,
+   * and the holder's own `take` renews it; the renewals were writes every
+   * few seconds on an idle stack.
+   */
   keepRenewed(): void {
+    if (this.db.kind === "pglite") return;
     clearInterval(this.#renewal);
     this.#renewal = setInterval(() => void this.#renew().catch(() => undefined), Math.max(this.ms / 3, 10));
   }

@@ -176,6 +176,12 @@ export class Payouts {
           ? this.chain.client.getContractEvents({ ...range, eventName: "PayoutRedirected" })
           : Promise.resolve([]),
       ]);
+      // A pass at rest rescans blocks below the cursor: the cursor is written only when it moves.
+      const moves = !cursor || to > BigInt(cursor.block);
+      if (events.length === 0 && redirects.length === 0 && !moves) {
+        from = to + 1n;
+        continue;
+      }
       await this.db.transaction(async (tx) => {
         for (const e of events) {
           const a = e.args;
@@ -202,11 +208,13 @@ export class Payouts {
         for (const e of redirects) {
           if (e.args.newId) await this.#holdIfRefused(tx, e.args.id!, e.args.newId);
         }
-        await tx.query(
-          `INSERT INTO relay_cursors (name, block) VALUES ($1, $2)
-           ON CONFLICT (name) DO UPDATE SET block = GREATEST(relay_cursors.block, EXCLUDED.block)`,
-          [CURSOR, to.toString()],
-        );
+        if (moves) {
+          await tx.query(
+            `INSERT INTO relay_cursors (name, block) VALUES ($1, $2)
+             ON CONFLICT (name) DO UPDATE SET block = GREATEST(relay_cursors.block, EXCLUDED.block)`,
+            [CURSOR, to.toString()],
+          );
+        }
       });
       from = to + 1n;
     }

@@ -11,6 +11,7 @@ import type { Database } from "../adapters/db/index.ts";
 import { type AddressPolicy, checkTarget } from "../adapters/webhooks/address-policy.ts";
 import { type SendResult, send } from "../adapters/webhooks/sender.ts";
 import { disableAgent } from "../domain/agents.ts";
+import { onDeliveriesQueued } from "../domain/events.ts";
 import type { Environment } from "../domain/keys.ts";
 import { Lease } from "../relay/lease.ts";
 import { type BreakerSettings, recordOnBreaker } from "./breaker.ts";
@@ -50,6 +51,15 @@ export interface WebhookWorkerOptions {
   accountConcurrency: number;
   breaker: BreakerSettings;
   pollMs: number;
+  /**
+   * The poll once `busyMs` passed without a wake (deliveries queued in this
+   * process, a request that changed state, an attempt that ended), and no
+   * attempt is in flight; never later than the next pending delivery's due
+   * time. Default `pollMs`.
+   */
+  idlePollMs?: number;
+  /** How long after a wake (or the start) the worker polls every `pollMs`. */
+  busyMs?: number;
   leaseMs: number;
   /** The replica's stable name: after a restart it takes its lease back at once. */
   workerId?: string;
@@ -85,6 +95,9 @@ export class WebhookWorker {
   #filling: Promise<void> | undefined;
   #stopped = true;
   #again = false;
+  #busyUntil = 0;
+  #unsubscribe: (() => void) | undefined;
+  #passes = 0;
   readonly #inFlight = new Set<Promise<void>>();
   /** Attempts in flight per agent and per account: a single lease holder delivers, so its own count is the count. */
   readonly #perAgent = new Map<string, number>();
@@ -101,12 +114,16 @@ export class WebhookWorker {
     if (!this.#stopped) return;
     this.#stopped = false;
     this.#lease.keepRenewed();
+    this.#unsubscribe = onDeliveriesQueued(() => this.wake());
+    // Deliveries a crash left are found in the first passes.
+    this.#busyUntil = Date.now() + (this.options.busyMs ?? 0);
     void this.#fill();
   }
 
   /** Claims nothing more, waits for the attempts in flight, and hands the lease over. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#unsubscribe?.();
     clearTimeout(this.#timer);
     await this.#filling;
     await Promise.all(this.#inFlight);
@@ -114,9 +131,15 @@ export class WebhookWorker {
     this.#leaseHeldAt = 0;
   }
 
+  /** Passes made since the start (holder of the lease or not): what the worker costs at rest. */
+  get passes(): number {
+    return this.#passes;
+  }
+
   /** Deliveries were queued, or a slot freed: look now rather than at the next poll. */
   wake(): void {
     if (this.#stopped) return;
+    this.#busyUntil = Date.now() + (this.options.busyMs ?? 0);
     if (this.#filling) {
       this.#again = true;
       return;
@@ -128,12 +151,30 @@ export class WebhookWorker {
     if (this.#stopped || this.#filling) return;
     this.#again = false;
     clearTimeout(this.#timer);
-    this.#filling = this.#fillPool().catch((error) => this.options.onError?.(error));
+    this.#passes++;
+    let wait = this.options.pollMs;
+    this.#filling = (async () => {
+      await this.#fillPool();
+      if (!this.#again) wait = await this.#nextWait();
+    })().catch((error) => this.options.onError?.(error));
     await this.#filling;
     this.#filling = undefined;
     if (this.#stopped) return;
     // Slots that freed while claiming are filled at once; otherwise the next poll finds retries come due.
-    this.#timer = setTimeout(() => void this.#fill(), this.#again ? 0 : this.options.pollMs);
+    this.#timer = setTimeout(() => void this.#fill(), this.#again ? 0 : wait);
+  }
+
+  /** `pollMs` while busy or delivering; at rest `idlePollMs`, or sooner when a pending delivery comes due. */
+  async #nextWait(): Promise<number> {
+    const { pollMs } = this.options;
+    const idle = Math.max(this.options.idlePollMs ?? pollMs, pollMs);
+    if (idle === pollMs || Date.now() < this.#busyUntil || this.#inFlight.size > 0) return pollMs;
+    const [next] = await this.db.query<{ ms: number | string | null }>(
+      `SELECT EXTRACT(EPOCH FROM (min(next_attempt_at) - now())) * 1000 AS ms
+       FROM webhook_deliveries WHERE status = 'pending'`,
+    );
+    if (next?.ms === null || next?.ms === undefined) return idle;
+    return Math.min(idle, Math.max(pollMs, Math.ceil(Number(next.ms))));
   }
 
   /** Claims fair deliveries into the free slots, by the holder of the lease, until none is due. */

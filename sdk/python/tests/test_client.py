@@ -513,6 +513,7 @@ class CoverageTest(ClientTestCase):
             ),
             lambda: c.positions.top_up("7", {"proof": {}, "publicSignals": []}),  # type: ignore[typeddict-item]
             lambda: c.positions.action("7", "pact_1"),
+            lambda: c.positions.action_by_id("pact_1"),
             lambda: c.withdrawals.create(
                 {"proof": {}, "publicSignals": [], "zcashAddress": "z", "owner": "0x1"}  # type: ignore[typeddict-item]
             ),

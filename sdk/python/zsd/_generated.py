@@ -2186,6 +2186,7 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "liquidatePosition": ("POST", "/v1/positions/{id}/liquidate"),
     "topUpPosition": ("POST", "/v1/positions/{id}/top-up"),
     "getPositionAction": ("GET", "/v1/positions/{id}/actions/{actionId}"),
+    "getPositionActionById": ("GET", "/v1/position-actions/{actionId}"),
     "createWithdrawal": ("POST", "/v1/withdrawals"),
     "getWithdrawal": ("GET", "/v1/withdrawals/{id}"),
     "raiseAlert": ("POST", "/v1/agents/alerts"),

@@ -175,6 +175,10 @@ class Positions(_Resource):
     def action(self, position_id: str, action_id: str) -> t.PositionAction:
         return cast(t.PositionAction, self._get(f"/v1/positions/{_id(position_id)}/actions/{_id(action_id)}"))
 
+    def action_by_id(self, action_id: str) -> t.PositionAction:
+        """An action by its id alone (``pact_…``), as an alert's subject or a webhook names it."""
+        return cast(t.PositionAction, self._get(f"/v1/position-actions/{_id(action_id)}"))
+
 
 class Withdrawals(_Resource):
     """A deposit note's ZEC out to a shielded address (``/v1/withdrawals``), proven for that address."""

@@ -5,7 +5,7 @@ import type { CapturedMail } from "../../adapters/mail/index.ts";
 import { PASSWORD_MAX, PASSWORD_MIN, isUnverified } from "../../domain/accounts.ts";
 import { TOKEN_LIFETIME_MINUTES } from "../../domain/account-tokens.ts";
 import { type Html, html } from "./html.ts";
-import { type PageContext, csrfField, layout } from "./views.ts";
+import { type PageContext, csrfField, layout } from "./layout.ts";
 
 const newPassword = (id: string, name: string) =>
   html`<label for="${id}">New password <small>(at least ${PASSWORD_MIN} characters)</small></label>

@@ -4,7 +4,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Request, RequestHandler, Response } from "express";
 import type { Session } from "../../domain/accounts.ts";
 import type { Environment } from "../../domain/keys.ts";
-import type { PageContext } from "./views.ts";
+import type { PageContext } from "./layout.ts";
 
 export const SESSION_COOKIE = "zsd_session";
 export const CSRF_COOKIE = "zsd_csrf";

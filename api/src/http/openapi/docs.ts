@@ -7,13 +7,8 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { type RequestHandler, Router } from "express";
-import {
-  ANY_REQUEST,
-  PROBLEM_CATALOG,
-  type ProblemCode,
-  type ProblemEntry,
-  operationProblems,
-} from "../problem-catalog.ts";
+import { PROBLEM_CATALOG, type ProblemCode, type ProblemEntry } from "../problem-catalog.ts";
+import { ANY_REQUEST, operationProblems } from "../operation-problems.ts";
 import type { AnyRoute } from "../routes.ts";
 
 const escape = (s: string) =>

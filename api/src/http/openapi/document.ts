@@ -9,9 +9,9 @@ import {
   type ProblemCode,
   type ProblemEntry,
   type ProblemField,
-  operationProblems,
   problemExample,
 } from "../problem-catalog.ts";
+import { operationProblems } from "../operation-problems.ts";
 
 /** RFC 9457 problem details, with every extension member some code carries. */
 function problemSchema() {

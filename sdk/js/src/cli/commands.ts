@@ -163,6 +163,24 @@ new note: ${note} (keep it secret)`
   }
 }
 
+type PositionAction = Awaited<ReturnType<Zsd["positions"]["actionById"]>>;
+
+/** A position action in a line: what, where it stands (who holds it, why it failed) and its transaction. */
+function actionStatus(a: PositionAction): void {
+  const what = `${a.action.replace("_", "-")}${a.amount === null ? "" : ` of ${a.amount} ${a.action === "repay" ? "ZSD" : "ZEC"}`}`;
+  const standing = a.hold
+    ? `${a.status}, ${describeHold(a.hold)}`
+    : a.status === "failed"
+      ? `failed: ${a.failureReason ?? a.failureCode ?? "no reason given"}`
+      : a.status;
+  const released = a.released === null ? "" : `; released ${a.released} ZEC`;
+  out(
+    a,
+    `position action ${a.actionId} (${what} on position ${a.positionId}): ${standing}${released}; ` +
+      `tx ${a.txHash ?? "not sent yet"}`,
+  );
+}
+
 const noteArg = (zsd: Zsd) => zsd.notes.decode(need("note"));
 
 /** What `prove` and `mint` take from their flags alike. */
@@ -247,6 +265,7 @@ async function main(positionals: string[]): Promise<void> {
     case "status": {
       const zsd = client();
       if (!sub) throw new UsageError("zsd status <id>");
+      if (sub.startsWith("pact_")) return actionStatus(await zsd.positions.actionById(sub));
       const found = sub.startsWith("mint_")
         ? await zsd.mints.get(sub)
         : sub.startsWith("red_")
@@ -256,7 +275,7 @@ async function main(positionals: string[]): Promise<void> {
             : sub.startsWith("wdr_")
               ? await zsd.withdrawals.get(sub)
               : undefined;
-      if (!found) throw new UsageError("an id is mint_…, red_…, prf_… or wdr_…");
+      if (!found) throw new UsageError("an id is mint_…, red_…, pact_…, prf_… or wdr_…");
       return out(found, JSON.stringify(found, null, 2));
     }
     case "ledger": {

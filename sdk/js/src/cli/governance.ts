@@ -13,6 +13,9 @@ export interface GovernanceContext {
   signer: (required: boolean) => LocalAccount | undefined;
 }
 
+/** How long `governance vote` waits by default for a pending proposal to open (the local chain: seconds). */
+const DEFAULT_OPENING_WAIT_SECONDS = 600;
+
 type Proposal = Awaited<ReturnType<Zsd["governance"]["proposal"]>>;
 
 const proposalLine = (p: Omit<Proposal, "votes">) =>
@@ -89,11 +92,28 @@ export async function governance(zsd: Zsd, args: string[], c: GovernanceContext)
     case "vote": {
       const signer = c.signer(true)!;
       progress(`signing a ballot ${support} as ${signer.address}…`);
+      const waitSeconds = values["no-wait"] ? 0 : Number(values.wait ?? DEFAULT_OPENING_WAIT_SECONDS);
+      let told = 0;
       const v = await zsd.vote({
         proposalId: id!,
         support: support as Support,
         reason: values.reason,
         signer,
+        waitForOpeningMs: waitSeconds * 1000,
+        // Said at once, then every 10 s: a silent wait of minutes reads as a hung command.
+        onWaiting: (w) => {
+          if (Date.now() - told < 10_000) return;
+          const opens =
+            w.opensAfterBlock === null
+              ? "voting has not opened yet"
+              : `voting opens after block ${w.opensAfterBlock} (${w.estimated ? "about " : ""}${w.at})`;
+          progress(
+            told === 0
+              ? `proposal ${w.proposalId} is pending: ${opens}; waiting up to ${waitSeconds} s (--no-wait not to)…`
+              : `still pending: ${opens}…`,
+          );
+          told = Date.now();
+        },
         onProgress: (step) => progress(`vote ${step.id}: ${step.status}`),
       });
       return out(v, `counted ${v.weight} votes ${v.support} proposal ${v.proposalId} (${v.voteId}, tx ${v.txHash})`);

@@ -24,7 +24,8 @@ export const USAGE = `usage: zsd <command> [options]
                                              the seized ZEC goes to --to
   withdraw --note N --to ZADDR [--amount ZEC]
                                              pay a note's ZEC out to a shielded address (a deposit that will not mint)
-  status ID                                  a mint (mint_…), redemption (red_…), proof (prf_…) or withdrawal (wdr_…)
+  status ID                                  a mint (mint_…), redemption (red_…), position action (pact_…: its hold
+                                             and tx), proof (prf_…) or withdrawal (wdr_…)
   ledger                                     supply, collateral and the peg price
   governance [list]                          the governor's parameters and its proposals
   governance show ID                         a proposal: its calls in words, state, tallies, quorum, times
@@ -35,8 +36,10 @@ export const USAGE = `usage: zsd <command> [options]
                                              send a proposal from ZSD_PRIVATE_KEY's account (it pays the gas, through
                                              --rpc-url or ZSD_RPC_URL; http://127.0.0.1:8545 on a local chain), C as
                                              Contract.function(args), e.g. "StableMinter.setMinCollateralRatio(17000)"
-  governance vote ID for|against|abstain [--reason R]
-                                             sign (ZSD_PRIVATE_KEY) a ballot, relayed gas-free; wait until counted
+  governance vote ID for|against|abstain [--reason R] [--wait SECONDS | --no-wait]
+                                             sign (ZSD_PRIVATE_KEY) a ballot, relayed gas-free; wait until counted.
+                                             A proposal still pending (its voting delay not passed) is waited for
+                                             up to --wait seconds (default 600); --no-wait refuses it at once
 
 A --to address is checked, then sealed to custody's key: the chain and the relay see only ciphertext.
 --to note releases into a fresh note, printed (stderr) before anything is sent: keep it, it mints again. A note that is not a deposit
@@ -68,6 +71,8 @@ export type Values = {
   delegatee?: string;
   reason?: string;
   "rpc-url"?: string;
+  wait?: string;
+  "no-wait"?: boolean;
 };
 
 export function parse(args: string[]): { values: Values; positionals: string[] } {
@@ -90,6 +95,8 @@ export function parse(args: string[]): { values: Values; positionals: string[] }
         delegatee: { type: "string" },
         reason: { type: "string" },
         "rpc-url": { type: "string" },
+        wait: { type: "string" },
+        "no-wait": { type: "boolean" },
         help: { type: "boolean", short: "h", default: false },
       },
     }) as { values: Values; positionals: string[] };
@@ -152,7 +159,7 @@ const NEEDS: Record<string, { required: Flag[]; optional: Flag[]; signer?: "requ
     optional: ["description", "rpc-url"],
     signer: "required",
   },
-  "governance vote": { required: [], optional: ["reason"], signer: "required" },
+  "governance vote": { required: [], optional: ["reason", "wait"], signer: "required" },
 };
 type Flag =
   | "note"
@@ -168,7 +175,8 @@ type Flag =
   | "call"
   | "delegatee"
   | "reason"
-  | "rpc-url";
+  | "rpc-url"
+  | "wait";
 
 /** The contracts a proposal's call may name (the deployment's, with an ABI in the SDK). */
 const CALL_CONTRACTS = [
@@ -217,6 +225,7 @@ function governanceKey(positionals: string[]): string {
 const ID_SHAPES: [RegExp, string][] = [
   [/^mint_[0-9A-Za-z]{20}$/, "mint"],
   [/^red_[0-9A-Za-z]{20}$/, "redemption"],
+  [/^pact_[0-9A-Za-z]{20}$/, "position action"],
   [/^prf_[0-9A-Za-z]{20}$/, "proof"],
   [/^wdr_[0-9A-Za-z]{20}$/, "withdrawal"],
 ];
@@ -248,12 +257,15 @@ export function validate(values: Values, positionals: string[]): string {
     if (!sub) throw new UsageError("zsd status <id>");
     if (!ID_SHAPES.some(([shape]) => shape.test(sub))) {
       throw new UsageError(
-        `an id is mint_, red_, prf_ or wdr_ followed by 20 letters and digits, e.g. mint_4Hn8pQ2rT6vX1zB3cD5f (got ${sub})`,
+        `an id is mint_, red_, pact_, prf_ or wdr_ followed by 20 letters and digits, e.g. mint_4Hn8pQ2rT6vX1zB3cD5f (got ${sub})`,
       );
     }
   }
   const needs = NEEDS[key];
   if (!needs) throw new UsageError(`unknown command ${command}`);
+  if (values["no-wait"] && key !== "governance vote") {
+    throw new UsageError("--no-wait is for zsd governance vote (a proposal whose voting has not opened yet)");
+  }
   for (const flag of needs.required) check(values, flag, true);
   for (const flag of needs.optional) check(values, flag, false);
   const privateKey = process.env.ZSD_PRIVATE_KEY;
@@ -330,6 +342,9 @@ function check(values: Values, flag: Flag, required: boolean): void {
           : `must be an address, 0x followed by 40 hexadecimal digits (got ${value})`;
       case "title":
         return value.includes("\n") ? "must be one line (put the rest in --description)" : undefined;
+      case "wait":
+        if (values["no-wait"]) return "and --no-wait contradict each other: give one";
+        return /^\d{1,6}$/.test(value) ? undefined : `must be a whole number of seconds, e.g. 60 (got ${value})`;
       case "rpc-url":
         return /^https?:\/\/[^\s/]+/.test(value) ? undefined : `must be an http(s) address, e.g. http://127.0.0.1:8545`;
       default:

@@ -29,8 +29,9 @@ import {
   stableTokenAbi,
   zecUsdOracleAbi,
 } from "../generated/abis.ts";
-import { FlowError } from "./errors.ts";
+import { FlowError, ZsdError } from "./errors.ts";
 import { type TypedDataSigner, follow } from "./flows.ts";
+import { sleep } from "./http.ts";
 import type { GovernanceResource, RelayResource } from "./resources.ts";
 import type { Answer } from "./types.ts";
 
@@ -74,7 +75,26 @@ export interface VoteParams {
   onProgress?: (step: { id: string; status: string }) => void;
   /** How long to wait for `confirmed` (default 2 minutes); 0 answers the queued vote at once. */
   timeoutMs?: number;
+  /**
+   * How long to wait for a pending proposal (its voting delay not yet passed)
+   * to open, the signed ballot sent again each second: by default 0, refused
+   * at once (proposal_not_active).
+   */
+  waitForOpeningMs?: number;
+  /**
+   * While waiting for voting to open: the block after which it opens, and when (estimated for a future
+   * block); null until the indexer has the proposal.
+   */
+  onWaiting?: (w: {
+    proposalId: string;
+    opensAfterBlock: number | null;
+    at: string | null;
+    estimated: boolean;
+  }) => void;
 }
+
+/** How often a ballot waiting for its proposal to open is sent again. */
+const OPENING_POLL_MS = 1_000;
 
 export interface DelegateParams {
   signer: TypedDataSigner;
@@ -214,7 +234,7 @@ export class GovernanceFlows {
             message: { ...message, reason: params.reason, params: "0x" },
           }) as never,
     );
-    const queued = await this.r.governance.vote({
+    const queued = await this.#castWhenOpen(params, {
       proposalId: proposalId.toString(),
       support: params.support,
       voter,
@@ -232,6 +252,49 @@ export class GovernanceFlows {
       timeoutMs: params.timeoutMs ?? 120_000,
       onStatus: (status) => params.onProgress?.({ id: queued.voteId, status }),
     });
+  }
+
+  /**
+   * Relays the ballot; while the governor still says the proposal is pending,
+   * sends it again until voting opens or `waitForOpeningMs` has passed. The
+   * chain is the judge (the API asks the governor's state() each time), not
+   * the indexer, which trails it.
+   */
+  async #castWhenOpen(params: VoteParams, body: Parameters<GovernanceResource["vote"]>[0]) {
+    const deadline = Date.now() + (params.waitForOpeningMs ?? 0);
+    let opens = "";
+    let start: { block: number; time: string; estimated: boolean } | undefined;
+    for (;;) {
+      try {
+        return await this.r.governance.vote(body);
+      } catch (error) {
+        const pending =
+          error instanceof ZsdError &&
+          error.code === "proposal_not_active" &&
+          error.problem?.proposalState === "pending";
+        if (!pending || Date.now() >= deadline) {
+          if (!pending || !params.waitForOpeningMs) throw error;
+          throw new FlowError(
+            `Proposal ${body.proposalId} is still pending after ${Math.round(params.waitForOpeningMs / 1000)} s: ` +
+              `voting opens${opens}; vote then.`,
+            { code: "proposal_not_active" },
+          );
+        }
+        // When it opens, from the indexer: read until it answers (it trails the chain by a few blocks).
+        start ??= await this.r.governance.proposal(body.proposalId).then(
+          (p) => p.start,
+          () => undefined,
+        );
+        if (start) opens = ` after block ${start.block} (${start.estimated ? "about " : ""}${start.time})`;
+        params.onWaiting?.({
+          proposalId: body.proposalId,
+          opensAfterBlock: start?.block ?? null,
+          at: start?.time ?? null,
+          estimated: start?.estimated ?? true,
+        });
+        await sleep(Math.min(OPENING_POLL_MS, Math.max(0, deadline - Date.now())));
+      }
+    }
   }
 
   /** Signs a delegation with the holder's wallet and relays it; resolves once the votes count. */

@@ -118,6 +118,10 @@ export class PositionsResource extends Resource {
   action(positionId: string, actionId: string): Promise<Answer<"getPositionAction">> {
     return this.http.request("GET", `/v1/positions/${seg(positionId)}/actions/${seg(actionId)}`);
   }
+  /** An action by its id alone (pact_…), as an alert's subject or a webhook names it. */
+  actionById(actionId: string): Promise<Answer<"getPositionActionById">> {
+    return this.http.request("GET", `/v1/position-actions/${seg(actionId)}`);
+  }
 }
 
 /** A deposit note's ZEC out to a shielded address, proven with a proof bound to that address. */

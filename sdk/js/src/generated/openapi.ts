@@ -513,6 +513,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/position-actions/{actionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An action this account relayed, by its id alone (as an alert's subject or a webhook names it) */
+        get: operations["getPositionActionById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/withdrawals": {
         parameters: {
             query?: never;
@@ -7335,6 +7352,135 @@ export interface operations {
             header?: never;
             path: {
                 id: string;
+                actionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "position_action",
+                     *       "actionId": "pact_4Rt8vN2kQ7xZ1mB5cW9y",
+                     *       "positionId": "7",
+                     *       "action": "close",
+                     *       "signer": "0x2B5AD5c4795c026514f8317c7a215E218DcCD6cF",
+                     *       "amount": null,
+                     *       "destination": {
+                     *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
+                     *       },
+                     *       "released": "3.0",
+                     *       "noteIndex": null,
+                     *       "hold": null,
+                     *       "status": "confirmed",
+                     *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
+                     *       "blockNumber": 1290,
+                     *       "payoutId": "12",
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T10:15:00.000Z",
+                     *       "updatedAt": "2026-03-02T10:15:04.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PositionAction"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPositionActionById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
                 actionId: string;
             };
             cookie?: never;

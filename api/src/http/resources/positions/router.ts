@@ -3,6 +3,7 @@ import type { PositionService } from "../../../domain/positions.ts";
 import { type ProblemCode, ZCASH_ADDRESS_PROBLEM_CODES } from "../../problem-catalog.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import {
+  actionIdParams,
   actionParams,
   closeBody,
   liquidateBody,
@@ -300,6 +301,21 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
       handler: async ({ params }, _req, res) => ({
         status: 200,
         body: await positions.action(accountOf(res), params.actionId, "position_action", params.id),
+      }),
+    }),
+    route({
+      method: "get",
+      path: "/position-actions/:actionId",
+      operationId: "getPositionActionById",
+      summary: "An action this account relayed, by its id alone (as an alert's subject or a webhook names it)",
+      tag: TAG,
+      auth: true,
+      params: actionIdParams,
+      responses: { 200: { description: "The action", schema: positionActionSchema, example: ACTION } },
+      problems: ["resource_not_found"],
+      handler: async ({ params }, _req, res) => ({
+        status: 200,
+        body: await positions.action(accountOf(res), params.actionId, "position_action"),
       }),
     }),
     route({

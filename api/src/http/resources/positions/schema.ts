@@ -27,9 +27,9 @@ const signed = {
 export const positionIdParams = z.object({
   id: z.string().regex(/^[1-9]\d{0,19}$/, "a position id: a positive integer"),
 });
-export const actionParams = positionIdParams.extend({
-  actionId: prefixedId("pact", 20, "an action id"),
-});
+const actionId = prefixedId("pact", 20, "an action id");
+export const actionParams = positionIdParams.extend({ actionId });
+export const actionIdParams = z.object({ actionId });
 export const withdrawalParams = z.object({
   id: prefixedId("wdr", 20, "a withdrawal id"),
 });
