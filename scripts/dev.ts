@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { LOCAL_KEEPER_PAYOUT_ADDRESS, LOCAL_ROLES, hardhatAccount, hardhatPrivateKey } from "./lib/accounts.ts";
 import { BlockClock } from "./lib/block-clock.ts";
 import { startHardhatNode } from "./lib/hardhat-node.ts";
@@ -50,8 +51,17 @@ const indexerOptions: IndexerOptions = {
   schema: "zsd_dev",
   port: Number(process.env.INDEXER_PORT ?? 42069),
   logFile: indexerLog,
-  // At rest it asks the chain for new heads once a second, not every 100 ms (indexer/resting-transport.ts).
-  env: { RPC_IDLE_POLL_MS: process.env.RPC_IDLE_POLL_MS ?? "1000" },
+  env: {
+    // At rest it asks the chain for new heads once a second, not every 100 ms (indexer/resting-transport.ts).
+    RPC_IDLE_POLL_MS: process.env.RPC_IDLE_POLL_MS ?? "1000",
+    // Ponder's event-loop delay metric sampled every 20 ms, not every millisecond (the file says why).
+    NODE_OPTIONS: [
+      process.env.NODE_OPTIONS,
+      `--import=${pathToFileURL(join(ROOT, "indexer", "coarse-event-loop-delay.mjs")).href}`,
+    ]
+      .filter(Boolean)
+      .join(" "),
+  },
 };
 const watchdog = await watchIndexer({
   rpcUrl: node.rpcUrl,
