@@ -245,6 +245,17 @@ export const FIGURES: Figure[] = [
     tolerance: TIMING,
     baseline: { label: "PGlite", path: "backfill.pglite.eventsPerSecondBackfill" },
   },
+  {
+    id: "idle.totalCores",
+    label: "npm start's stack at rest, CPU (median of 3 × 60 s)",
+    unit: "cores",
+    file: "idle-cpu.json",
+    path: "after.medians.total",
+    better: "lower",
+    tolerance: TIMING,
+    target: 0.05,
+    baseline: { label: "the same stack before the idle work (6411c06), same session", path: "before.medians.total" },
+  },
 ];
 
 /** The value at a dotted path, if it is a finite number. */

@@ -7,7 +7,7 @@ import { indexerConfigSchema } from "../indexer/config.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
 
 /** The platform's own, read by no setting of ours. */
-const STANDARD = new Set(["CI", "HOME", "PATH", "NODE_ENV"]);
+const STANDARD = new Set(["CI", "HOME", "PATH", "NODE_ENV", "NODE_OPTIONS"]);
 
 /** Where code reads variables by name: `process.env` or an `env` object, dotted or indexed with a string. */
 const SOURCES = ["scripts", "testkit/src", "test", "bench", "api/src", "indexer", "hardhat.config.cts"];
