@@ -20,6 +20,8 @@ import { ZcashAddressError } from "@zsd/sdk/zcash";
 import { ROOT } from "../../scripts/lib/paths.ts";
 
 const SAPLING_TESTNET = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+const UNIFIED_TESTNET =
+  "utest1ysy5dxs0unv4svecfm6wgyw6tjfj6zf0jdr6psv23zz03k638w7ee70cspe5hh72ukn6chtppcguyhnul03agesa0dlygndqjkacmpzkt0qh7vezakr4v9x3f7fap95g3lh6du9sz77hf4zpn4uqyx66pqph9mgjr5477eqz2g75z5cf";
 const context = {
   chainId: 31337,
   redemptions: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
@@ -42,7 +44,12 @@ describe("sealed addresses", () => {
     const sealed = sealAddress(DEV_SEAL_KEY, context, SAPLING_TESTNET.toUpperCase(), "testnet");
     expect(openSealedAddress([DEV_SEAL_KEY], context, sealed)).toBe(SAPLING_TESTNET);
     expect(sealedKeyId(sealed)).toBe(1);
-    expect(hexToBytes(sealed).length).toBe(65 + SAPLING_TESTNET.length);
+    // Padded: a Sapling and a Unified address seal to the same length.
+    expect(hexToBytes(sealed).length).toBe(65 + 256);
+    expect(hexToBytes(sealAddress(DEV_SEAL_KEY, context, UNIFIED_TESTNET, "testnet")).length).toBe(65 + 256);
+    expect(
+      openSealedAddress([DEV_SEAL_KEY], context, sealAddress(DEV_SEAL_KEY, context, UNIFIED_TESTNET, "testnet")),
+    ).toBe(UNIFIED_TESTNET);
     // Fresh ephemeral key and nonce each time: two seals of one address are unlinkable.
     expect(sealAddress(DEV_SEAL_KEY, context, SAPLING_TESTNET, "testnet")).not.toBe(sealed);
     expect(sealed.toLowerCase()).not.toContain(bytesToHex(new TextEncoder().encode("ztestsapling")).slice(2));

@@ -29,6 +29,7 @@ _HEADER = 1 + 4 + 32 + 12
 _TAG = 16
 SEALED_ADDRESS_MIN_LENGTH = _HEADER + _TAG + 1
 SEALED_ADDRESS_MAX_LENGTH = _HEADER + _TAG + ADDRESS_MAX_LENGTH
+SEAL_PADDED_SHORT = 256
 _KDF_INFO = b"zsd sealed withdraw address v1"
 _AAD_TAG = b"zsd-sealed-address-v1"
 
@@ -106,7 +107,11 @@ def seal_address(key: SealKey, *, chain_id: int, redemptions: str, owner: str, a
     sends anything on-chain.
     """
     check_shielded_address(address, network)
-    return seal_bytes(key, chain_id=chain_id, redemptions=redemptions, owner=owner, plaintext=address.lower().encode())
+    canonical = address.lower().encode()
+    # Zero-padded to a fixed size, as the JS SDK does: the envelope's length tells no address type apart.
+    size = SEAL_PADDED_SHORT if len(canonical) <= SEAL_PADDED_SHORT else ADDRESS_MAX_LENGTH
+    padded = canonical + bytes(size - len(canonical))
+    return seal_bytes(key, chain_id=chain_id, redemptions=redemptions, owner=owner, plaintext=padded)
 
 
 def open_sealed_address(
@@ -131,7 +136,7 @@ def open_sealed_address(
         plaintext = aead.decrypt(nonce, data[_HEADER:], _aad(chain_id, redemptions, owner, nonce, key_id))
     except Exception:  # cryptography's InvalidTag
         raise SealError("unreadable", "does not open for this key, owner, chain and contract") from None
-    return plaintext.decode("utf-8")
+    return plaintext.decode("utf-8").rstrip("\0")
 
 
 

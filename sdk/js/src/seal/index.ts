@@ -23,6 +23,8 @@ const HEADER_LENGTH = 1 + 4 + 32 + 12;
 const TAG_LENGTH = 16;
 export const SEALED_ADDRESS_MIN_LENGTH = HEADER_LENGTH + TAG_LENGTH + 1;
 export const SEALED_ADDRESS_MAX_LENGTH = HEADER_LENGTH + TAG_LENGTH + ZCASH_ADDRESS_MAX_LENGTH;
+/** Addresses up to this many bytes (every Sapling and most Unified ones) are sealed padded to it; longer ones to 512. */
+export const SEAL_PADDED_SHORT = 256;
 const KDF_INFO = new TextEncoder().encode("zsd sealed withdraw address v1");
 const AAD_TAG = new TextEncoder().encode("zsd-sealed-address-v1");
 
@@ -104,8 +106,13 @@ function sharedKey(shared: Uint8Array, ephemeralPublic: Uint8Array, custodyPubli
  * here, before anything is signed or burned; the canonical form is sealed.
  */
 export function sealAddress(key: SealKey, context: SealContext, address: string, network: ZcashNetwork): Hex {
-  const canonical = parseShieldedAddress(address, network).address;
-  return sealBytes(key, context, new TextEncoder().encode(canonical));
+  const canonical = new TextEncoder().encode(parseShieldedAddress(address, network).address);
+  // Padded with zero bytes to a fixed size, so that the envelope's public
+  // length does not tell a Sapling address from a Unified one, nor one
+  // Unified address's receivers from another's.
+  const padded = new Uint8Array(canonical.length <= SEAL_PADDED_SHORT ? SEAL_PADDED_SHORT : ZCASH_ADDRESS_MAX_LENGTH);
+  padded.set(canonical);
+  return sealBytes(key, context, padded);
 }
 
 /** Seals raw bytes without checking them as an address: for tests of what custody refuses. */
@@ -170,7 +177,8 @@ export function openSealedAddress(keys: readonly SealSecretKey[], context: SealC
     );
   }
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(plaintext);
+    // The zero bytes sealAddress pads with; an address never holds one.
+    return new TextDecoder("utf-8", { fatal: true }).decode(plaintext).replace(/\0+$/, "");
   } catch {
     throw new SealError("unreadable", "The sealed address is not UTF-8 text.");
   }
