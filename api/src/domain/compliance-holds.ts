@@ -272,7 +272,7 @@ export class HoldDesk {
       [actionId, reason],
     );
     if (failed) {
-      // As the relay tells a failure (PositionService.emit): the action as GET answers it, less its envelope.
+      // As the relay tells a failure (emitAction in position-queue.ts): the action as GET answers it, less its envelope.
       const view = presentAction(failed) as Record<string, unknown>;
       for (const envelope of ["object", "createdAt", "updatedAt"]) delete view[envelope];
       await this.#emit(tx, accountId, "position.action.failed", view);

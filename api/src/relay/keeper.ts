@@ -15,7 +15,8 @@ import type { Address } from "viem";
 import { stableMinterAbi } from "@zsd/sdk";
 import { usdValueOfZat } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
-import { PositionService } from "../domain/positions.ts";
+import { tokenBalanceOf } from "../domain/position-keeper.ts";
+import type { PositionService } from "../domain/positions.ts";
 
 export interface KeeperOptions {
   positions: PositionService;
@@ -49,7 +50,7 @@ export class Keeper {
     ]);
     // A stale price liquidates nothing: the minter would refuse it.
     if (count === 0n || ageSeconds > maxAgeSeconds) return [];
-    let balance = await PositionService.balanceOf(chain, token, this.relayer);
+    let balance = await tokenBalanceOf(chain, token, this.relayer);
     const queued: bigint[] = [];
     for (let seen = 0; seen < this.options.batch && seen < Number(count); seen++) {
       const id = this.#cursor;

@@ -10,7 +10,7 @@ import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { type ComplianceService, notHeld } from "../domain/compliance.ts";
 import type { ActionRow } from "../domain/position-views.ts";
-import { PositionService } from "../domain/positions.ts";
+import { emitAction } from "../domain/position-queue.ts";
 import { type CallKind, CallRelay, type Logs, carrying } from "./call-relay.ts";
 import type { TransactionSender } from "./sender.ts";
 
@@ -138,8 +138,8 @@ export class PositionRelay {
         released_zat: r.releasedZat?.toString() ?? null,
         note_index: r.noteIndex?.toString() ?? null,
       }),
-      confirmed: (tx, row) => PositionService.emit(tx, compliance, row, `${event(row)}.confirmed`),
-      failed: (tx, row) => PositionService.emit(tx, compliance, row, `${event(row)}.failed`),
+      confirmed: (tx, row) => emitAction(tx, compliance, row, `${event(row)}.confirmed`),
+      failed: (tx, row) => emitAction(tx, compliance, row, `${event(row)}.failed`),
       free: compliance ? free : undefined,
     };
   }
