@@ -21,44 +21,29 @@
 // pass that loses one stops there: a worker acting on a stale read (another
 // replica moved the row meanwhile) can neither send nor fail it. One payout is
 // in flight at a time, so that two never compete for the wallet's notes.
+// The rows and their SQL are in payout-rows.ts, the event scan that makes
+// them in payout-discovery.ts.
 import { redemptionsAbi } from "@zsd/sdk";
-import { formatZec } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
 import type { Attestor } from "../adapters/custody/attestor.ts";
 import { type Custody, PayoutNotSent, PayoutRefused } from "../adapters/custody/index.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { isRevert } from "../domain/errors.ts";
-import { type ComplianceService, refusedByCompliance } from "../domain/compliance.ts";
-import { NOT_PAYABLE, REDIRECT_HOW, REJECTED, failureReason, heldReason } from "../domain/redirects.ts";
-import { displayTxId } from "../domain/txids.ts";
-import { type PayoutVerdict, type SealedAddresses, payoutVerdict } from "../domain/sealed-addresses.ts";
+import { NOT_PAYABLE, REJECTED, failureReason } from "../domain/redirects.ts";
+import { type DiscoveryOptions, discoverPayouts, openPayout } from "./payout-discovery.ts";
+import {
+  type PayoutRow,
+  type PayoutStatus,
+  holdIn,
+  movePayout,
+  payoutRows,
+  recordPayout,
+  rejectionCode,
+} from "./payout-rows.ts";
 
-export type PayoutStatus =
-  "pending" | "sending" | "sent" | "settling" | "completed" | "failing" | "held" | "redirected" | "review";
+export { type PayoutRow, type PayoutStatus, resolveReview } from "./payout-rows.ts";
 
-export interface PayoutRow {
-  redemption_id: string;
-  owner: string;
-  amount: string;
-  zat_due: string;
-  /** The address custody opened from the sealed one; null when it could not (the payout is failed). */
-  withdraw_address: string | null;
-  sealed_address_hash: string | null;
-  /** The envelope from the RedemptionRequested event (null on rows older than migration 24). */
-  sealed_address: `0x${string}` | null;
-  status: PayoutStatus;
-  attempts: number;
-  version: number;
-  operation_id: string | null;
-  zcash_txid: string | null;
-  last_error: string | null;
-}
-
-export interface PayoutOptions {
-  /** Custody's seal keys: each payout's sealed address is opened for its owner. */
-  sealed: SealedAddresses;
-  /** Blocks a redemption's block must have on top of it, itself included, before it is paid: a reorganisation must not pay a redemption that never was. */
-  confirmations: number;
+export interface PayoutOptions extends DiscoveryOptions {
   /** Refused payments before the payout is failed on-chain (its ZEC held for the owner to redirect). */
   maxAttempts: number;
   /** Wait before the first retry; doubles each time, up to an hour. */
@@ -67,24 +52,8 @@ export interface PayoutOptions {
   onError?: (error: unknown) => void;
   /** Told of every payout held for an operator. */
   onReview?: (redemptionId: string, reason: string) => void;
-  /** Holds (a held redemption is not paid, a rejected one is failed and held) and redemption.paid / .failed events. */
-  compliance?: ComplianceService;
 }
 
-const CURSOR = "redemptions";
-const BLOCKS_PER_QUERY = 2_000n;
-/** Blocks below the cursor read again each pass, for a redemption re-mined there by a reorganisation. */
-const RESCAN_BLOCKS = 64n;
-/**
- * SQL: the compliance hold of a payout's redemption request, or of the payout
- * itself (one redirected from a payout compliance refused), is in one of `states`.
- */
-const holdIn = (states: string) =>
-  `(EXISTS (SELECT 1 FROM redemption_requests r JOIN compliance_holds h
-     ON h.subject_type = 'redemption' AND h.subject_id = r.id
-     WHERE r.redemption_id::numeric = payouts.redemption_id AND h.state IN (${states}))
-   OR EXISTS (SELECT 1 FROM compliance_holds h WHERE h.subject_type = 'payout'
-     AND h.subject_id = payouts.redemption_id::text AND h.state IN (${states})))`;
 const MAX_RETRY_MS = 3_600_000;
 /** Contract status of a redemption. */
 const REQUESTED = 1;
@@ -118,7 +87,7 @@ export class Payouts {
       );
       for (const p of rejected) {
         await this.#isolated(p, async () => {
-          if (await this.#move(p, "failing", { last_error: `${REJECTED}${await this.#rejectionCode(p)}` })) {
+          if (await this.#move(p, "failing", { last_error: `${REJECTED}${await rejectionCode(this.db, p)}` })) {
             await this.#fail(p);
           }
         });
@@ -133,6 +102,20 @@ export class Payouts {
        ORDER BY redemption_id LIMIT 1`,
     );
     if (next) await this.#isolated(next, () => this.#start(next));
+  }
+
+  /** Records the RedemptionRequested events with enough confirmations since the last pass (payout-discovery.ts). */
+  discover(): Promise<number> {
+    return discoverPayouts(this.db, this.chain, this.options);
+  }
+
+  #rows(status: PayoutStatus): Promise<PayoutRow[]> {
+    return payoutRows(this.db, status);
+  }
+
+  /** Moves a payout on if nobody moved it since this pass read it; false means the caller stops (payout-rows.ts). */
+  #move(p: PayoutRow, to: PayoutStatus, fields: Record<string, unknown> = {}, via?: Queryable): Promise<boolean> {
+    return movePayout(this.db, this.options.compliance, p, to, fields, via);
   }
 
   /**
@@ -152,187 +135,6 @@ export class Payouts {
       );
       this.options.onError?.(error);
     }
-  }
-
-  /** Records the RedemptionRequested events with enough confirmations since the last pass. */
-  async discover(): Promise<number> {
-    const head = await this.chain.client.getBlockNumber({ cacheTime: 0 });
-    const safe = head - BigInt(this.options.confirmations - 1);
-    const [cursor] = await this.db.query<{ block: string }>("SELECT block FROM relay_cursors WHERE name = $1", [
-      CURSOR,
-    ]);
-    const start = BigInt(this.chain.deployment.contracts.Redemptions!.startBlock);
-    let from = cursor ? BigInt(cursor.block) + 1n - RESCAN_BLOCKS : start;
-    if (from < start) from = start;
-    let found = 0;
-    while (from <= safe) {
-      const to = from + BLOCKS_PER_QUERY - 1n < safe ? from + BLOCKS_PER_QUERY - 1n : safe;
-      const range = { address: this.chain.redemptions, abi: redemptionsAbi, fromBlock: from, toBlock: to } as const;
-      const [events, redirects] = await Promise.all([
-        this.chain.client.getContractEvents({ ...range, eventName: "RedemptionRequested" }),
-        // An owner may redirect a payout compliance refused to an address on-chain, not only through the API:
-        // the new payout is held with the event that makes it, before any pass can pick it.
-        this.options.compliance
-          ? this.chain.client.getContractEvents({ ...range, eventName: "PayoutRedirected" })
-          : Promise.resolve([]),
-      ]);
-      // A pass at rest rescans blocks below the cursor: the cursor is written only when it moves.
-      const moves = !cursor || to > BigInt(cursor.block);
-      if (events.length === 0 && redirects.length === 0 && !moves) {
-        from = to + 1n;
-        continue;
-      }
-      await this.db.transaction(async (tx) => {
-        for (const e of events) {
-          const a = e.args;
-          const opened = await this.#open(tx, a.id!, a.owner!, a.sealedAddress!, a.sealedAddressHash!);
-          const rows = await tx.query(
-            `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, sealed_address_hash,
-               sealed_address, last_error, request_tx_hash, status)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending') ON CONFLICT (redemption_id) DO NOTHING
-             RETURNING redemption_id`,
-            [
-              a.id!.toString(),
-              a.owner!,
-              a.amount!.toString(),
-              a.zatDue!.toString(),
-              "address" in opened ? opened.address : null,
-              a.sealedAddressHash!.toLowerCase(),
-              a.sealedAddress!.toLowerCase(),
-              "address" in opened ? null : "missingKey" in opened ? opened.missingKey : `${NOT_PAYABLE}${opened.why}`,
-              e.transactionHash,
-            ],
-          );
-          found += rows.length;
-        }
-        for (const e of redirects) {
-          if (e.args.newId) await this.#holdIfRefused(tx, e.args.id!, e.args.newId);
-        }
-        if (moves) {
-          await tx.query(
-            `INSERT INTO relay_cursors (name, block) VALUES ($1, $2)
-             ON CONFLICT (name) DO UPDATE SET block = GREATEST(relay_cursors.block, EXCLUDED.block)`,
-            [CURSOR, to.toString()],
-          );
-        }
-      });
-      from = to + 1n;
-    }
-    return found;
-  }
-
-  /**
-   * The address a payout's envelope holds, opened with custody's keys for its
-   * owner (the associated data binds it to them), or why it will not be paid.
-   * The reason names no address: it goes to the row and the operator's logs.
-   */
-  async #open(
-    tx: Queryable,
-    id: bigint,
-    owner: `0x${string}`,
-    sealed: `0x${string}`,
-    hash: `0x${string}`,
-  ): Promise<PayoutVerdict> {
-    // The envelope of an earlier payout again (copied by its owner onto a new request): paid once only.
-    const [earlier] = await tx.query<{ redemption_id: string }>(
-      `SELECT redemption_id::text FROM payouts WHERE sealed_address_hash = $1 AND redemption_id < $2
-       ORDER BY redemption_id LIMIT 1`,
-      [hash.toLowerCase(), id.toString()],
-    );
-    if (earlier) return { why: `its sealed address was already used by payout ${earlier.redemption_id}.` };
-    return payoutVerdict(this.options.sealed.payable(sealed, owner));
-  }
-
-  /**
-   * Holds payout `newId`, redirected from `fromId`, for compliance review when
-   * compliance refused `fromId` (or a payout it was redirected from): paying
-   * it unscreened would undo the refusal.
-   */
-  async #holdIfRefused(tx: Queryable, fromId: bigint, newId: bigint): Promise<void> {
-    const [origin] = await tx.query<{ account_id: string; request_id: string }>(
-      `SELECT account_id, request_id FROM (
-         SELECT r.account_id, r.id AS request_id FROM redemption_requests r WHERE r.redemption_id = $2
-         UNION ALL
-         SELECT h.account_id, h.redemption_request_id FROM compliance_holds h
-         WHERE h.subject_type = 'payout' AND h.subject_id = $2
-       ) o WHERE request_id IS NOT NULL AND ${refusedByCompliance("$1::numeric")} LIMIT 1`,
-      // Once as a number, once as text: one parameter cannot be deduced as both.
-      [fromId.toString(), fromId.toString()],
-    );
-    if (!origin) return;
-    await this.options.compliance!.holdRedirectIn(tx, origin.account_id, {
-      id: newId.toString(),
-      fromId: fromId.toString(),
-      redemptionRequestId: origin.request_id,
-    });
-  }
-
-  #rows(status: PayoutStatus): Promise<PayoutRow[]> {
-    return this.db.query<PayoutRow>("SELECT * FROM payouts WHERE status = $1 ORDER BY redemption_id LIMIT 20", [
-      status,
-    ]);
-  }
-
-  /**
-   * Moves a payout on, only if nobody moved it since this pass read it (same
-   * version). False means another pass got there first: the caller stops.
-   */
-  async #move(
-    p: PayoutRow,
-    to: PayoutStatus,
-    fields: Record<string, unknown> = {},
-    db: Queryable = this.db,
-  ): Promise<boolean> {
-    const { compliance } = this.options;
-    if (compliance && (to === "completed" || to === "held") && db === this.db) {
-      // The end of a redemption the API relayed is told to its account's agents, in the same transaction.
-      const moved = await this.db.transaction(async (tx) => {
-        if (!(await this.#move(p, to, fields, tx))) return false;
-        // A redirected payout held for review is told as its redemption's.
-        const [request] = await tx.query<{ id: string; account_id: string }>(
-          `SELECT id, account_id FROM redemption_requests WHERE redemption_id = $1
-           UNION ALL
-           SELECT redemption_request_id, account_id FROM compliance_holds
-           WHERE subject_type = 'payout' AND subject_id = $1 AND redemption_request_id IS NOT NULL
-           LIMIT 1`,
-          [p.redemption_id],
-        );
-        if (request) {
-          await compliance.emitIn(
-            tx,
-            request.account_id,
-            to === "completed" ? "redemption.paid" : "redemption.failed",
-            to === "completed"
-              ? {
-                  redemptionId: request.id,
-                  zecPaid: formatZec(BigInt(p.zat_due)),
-                  zcashTxId: displayTxId(p.zcash_txid),
-                }
-              : {
-                  redemptionId: request.id,
-                  failureCode: failureReason(p),
-                  failureReason: heldReason(failureReason(p)),
-                  zecHeld: formatZec(BigInt(p.zat_due)),
-                  payoutId: p.redemption_id,
-                  redirect: REDIRECT_HOW,
-                },
-          );
-        }
-        return true;
-      });
-      if (moved) compliance.queued();
-      return moved;
-    }
-    const keys = Object.keys(fields);
-    const sets = keys.map((k, i) => `, ${k} = $${i + 4}`).join("");
-    const rows = await db.query(
-      `UPDATE payouts SET status = $2${sets}, version = version + 1, updated_at = now()
-       WHERE redemption_id = $1 AND version = $3 RETURNING 1`,
-      [p.redemption_id, to, p.version, ...keys.map((k) => fields[k])],
-    );
-    if (rows.length === 0) return false;
-    Object.assign(p, fields, { status: to, version: p.version + 1 });
-    return true;
   }
 
   async #review(p: PayoutRow, reason: string): Promise<void> {
@@ -368,7 +170,14 @@ export class Payouts {
       // Found while custody lacked the key it names: opened again (replay check included) with today's keys.
       const owner = p.owner as `0x${string}`;
       const hash = p.sealed_address_hash as `0x${string}`;
-      const opened = await this.#open(this.db, BigInt(p.redemption_id), owner, p.sealed_address, hash);
+      const opened = await openPayout(
+        this.db,
+        this.options.sealed,
+        BigInt(p.redemption_id),
+        owner,
+        p.sealed_address,
+        hash,
+      );
       if ("missingKey" in opened) {
         // The contract took the key, so the holder did nothing wrong: an operator fixes custody's keys.
         await this.#review(p, opened.missingKey);
@@ -494,18 +303,6 @@ export class Payouts {
     }
   }
 
-  /** The screener's reason code for a rejected redemption. */
-  async #rejectionCode(p: PayoutRow): Promise<string> {
-    const [hold] = await this.db.query<{ reason_code: string | null }>(
-      `SELECT h.reason_code FROM redemption_requests r JOIN compliance_holds h
-         ON h.subject_type = 'redemption' AND h.subject_id = r.id WHERE r.redemption_id = $1
-       UNION ALL
-       SELECT reason_code FROM compliance_holds WHERE subject_type = 'payout' AND subject_id = $1 LIMIT 1`,
-      [p.redemption_id],
-    );
-    return hold?.reason_code ?? "rejected";
-  }
-
   /**
    * Fails the payout on-chain: every payout alike (a redemption, released
    * collateral, a withdrawn note). Nothing is given back and no position
@@ -525,38 +322,4 @@ export class Payouts {
       else await this.#review(p, "Failing it was refused: the payout is no longer pending on-chain.");
     }
   }
-}
-
-/** The custody's ZEC ledger: one payout line per redemption. */
-async function recordPayout(db: Queryable, redemptionId: string, zat: string, zcashTxId: string): Promise<void> {
-  await db.query(
-    `INSERT INTO custody_ledger (kind, amount_zat, redemption_id, zcash_txid) VALUES ('payout', $1, $2, $3)
-     ON CONFLICT (redemption_id) WHERE kind = 'payout' DO NOTHING`,
-    [zat, redemptionId, zcashTxId],
-  );
-}
-
-/**
- * An operator's verdict on a payout held for review, after looking in the
- * wallet (its open operations, and its transactions for the memo
- * `zsd-redemption:<id>`): paid (with the Zcash txid; the worker then settles
- * it on-chain) or not paid (the worker sends it again). Returns false when it
- * is not in review.
- */
-export async function resolveReview(
-  db: Database,
-  redemptionId: bigint,
-  verdict: { paid: `0x${string}` } | { paid: false },
-): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const [row] = await tx.query<PayoutRow>(
-      `UPDATE payouts SET status = $2, zcash_txid = $3, operation_id = NULL, next_attempt_at = now(),
-         last_error = NULL, version = version + 1, updated_at = now()
-       WHERE redemption_id = $1 AND status = 'review' RETURNING *`,
-      [redemptionId.toString(), verdict.paid ? "settling" : "pending", verdict.paid || null],
-    );
-    if (!row) return false;
-    if (verdict.paid) await recordPayout(tx, row.redemption_id, row.zat_due, verdict.paid);
-    return true;
-  });
 }
