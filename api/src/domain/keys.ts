@@ -41,7 +41,7 @@ export const KEY_RESOURCES = {
   redemptions: ["redeem", "redemptions"],
   proofs: ["proofs", "nullifiers"],
   ledger: ["collateral", "supply", "prices", "wallets", "deposits", "relay"],
-  positions: ["positions"],
+  positions: ["positions", "position-actions"],
   withdrawals: ["withdrawals"],
   agents: ["agents", "alerts"],
   governance: ["governance"],
