@@ -1,16 +1,16 @@
 // The relay API as an Express app, apart from listening (index.ts), so that
-// tests build as many instances as they need.
-import express, { type RequestHandler } from "express";
-import helmet from "helmet";
+// tests build as many instances as they need. The deployment's chain and
+// custody are connected in app-custody.ts, the background workers built in
+// app-workers.ts, the limits, servers and headers read in app-http.ts.
+import express from "express";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Redis } from "ioredis";
-import { type Config, rateLimitFor } from "./config.ts";
+import type { Config } from "./config.ts";
 import type { Database } from "./adapters/db/index.ts";
 import { authenticate } from "./http/middleware/auth.ts";
 import { jsonBodies } from "./http/middleware/body-guard.ts";
 import { idempotency } from "./http/middleware/idempotency.ts";
 import { requestLogging } from "./http/middleware/logging.ts";
-import { createLimiter, rateLimit } from "./http/middleware/rate-limit.ts";
 import { requestId } from "./http/middleware/request-id.ts";
 import { type Logger, createLogger } from "./logger.ts";
 import { type Metrics, createMetrics, metricsAccess, trackRelay } from "./http/metrics.ts";
@@ -25,37 +25,29 @@ import { keyRoutes } from "./http/resources/keys/router.ts";
 import { Upstreams } from "./adapters/upstreams.ts";
 import { ledgerRoutes } from "./http/resources/ledger/router.ts";
 import { type AnyRoute, allowedMethods, mount } from "./http/routes.ts";
-import { Chain } from "./adapters/chain.ts";
 import { proofRoutes } from "./http/resources/proofs/router.ts";
 import { anonymityRoutes } from "./http/resources/relay/anonymity.ts";
 import { relayRoutes } from "./http/resources/relay/router.ts";
 import { ProofService } from "./domain/proofs.ts";
 import type { Custody } from "./adapters/custody/index.ts";
-import { Attestor } from "./adapters/custody/attestor.ts";
-import { LocalCustody } from "./adapters/custody/local.ts";
-import { ZcashdClient, ZcashdCustody } from "./adapters/custody/zcashd.ts";
-import { parseShieldedAddress } from "@zsd/sdk/zcash";
-import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
 import { formatZec, parseZsd } from "@zsd/sdk/units";
 import { sandboxRoutes } from "./http/resources/sandbox/router.ts";
-import { SandboxPriceFeed } from "./domain/sandbox-price.ts";
+import type { SandboxPriceFeed } from "./domain/sandbox-price.ts";
 import { mintRoutes } from "./http/resources/mints/router.ts";
 import { MintService } from "./domain/mints.ts";
-import { RelayWorker } from "./relay/worker.ts";
-import { Payouts } from "./relay/payouts.ts";
+import type { RelayWorker } from "./relay/worker.ts";
+import type { Payouts } from "./relay/payouts.ts";
 import { redemptionRoutes } from "./http/resources/redemptions/router.ts";
 import { RedirectService } from "./domain/redirects.ts";
 import { RedemptionService } from "./domain/redemptions.ts";
 import { PositionService } from "./domain/positions.ts";
-import { SealedAddresses } from "./domain/sealed-addresses.ts";
 import { positionRoutes } from "./http/resources/positions/router.ts";
 import { AgentService } from "./domain/agents.ts";
 import { agentRoutes } from "./http/resources/agents/router.ts";
 import { ComplianceService } from "./domain/compliance.ts";
 import { loadDenyList } from "./domain/rules.ts";
 import { alertRoutes } from "./http/resources/alerts/router.ts";
-import { WebhookWorker } from "./webhooks/worker.ts";
-import { GovernanceChain } from "./adapters/governance.ts";
+import type { WebhookWorker } from "./webhooks/worker.ts";
 import { GovernanceService } from "./domain/governance.ts";
 import { governanceRoutes } from "./http/resources/governance/router.ts";
 import { AccountService } from "./domain/accounts.ts";
@@ -63,6 +55,9 @@ import { AccountMail } from "./domain/account-mail.ts";
 import { type Mailer, createMailer, linkOrigin } from "./adapters/mail/index.ts";
 import { RequestAnalytics } from "./domain/analytics.ts";
 import { dashboardRouter } from "./http/dashboard/router.ts";
+import { connectDeployment } from "./app-custody.ts";
+import { openApiServers, rateLimiters, securityHeaders } from "./app-http.ts";
+import { payoutWorker, relayWorker, sandboxPriceFeed, webhookWorker } from "./app-workers.ts";
 
 export interface AppDependencies {
   config: Config;
@@ -112,64 +107,18 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     config.INDEXER_CACHE_MS,
   );
 
-  const chain = config.DEPLOYMENT_FILE
-    ? Chain.load(config.DEPLOYMENT_FILE, config.RPC_URL, config.UPSTREAM_TIMEOUT_MS)
-    : undefined;
-  // Custody's seal keys open the withdraw addresses sealed for this deployment; the sandbox's fallback is the
-  // public development key, which the local deployment starts with.
-  const sealed = chain
-    ? new SealedAddresses(
-        config.CUSTODY_SEAL_KEYS ?? (config.ENVIRONMENT === "sandbox" ? [DEV_SEAL_KEY] : []),
-        chain.deployment.chainId,
-        chain.redemptions,
-        config.ENVIRONMENT,
-      )
-    : undefined;
-  // Keys that do not open what holders seal to the chain's current key would fail every payout: said at start.
-  if (chain && sealed && config.RELAYER_PRIVATE_KEY) {
-    chain.currentSealKey().then(
-      (key) =>
-        sealed.holds(key) ||
-        logger.error({ keyId: key.keyId }, "custody lacks the chain's current seal key: set CUSTODY_SEAL_KEYS"),
-      (error: unknown) => logger.warn({ err: error }, "the chain's current seal key could not be read at start"),
-    );
-  }
-  const governanceChain =
-    chain && config.DEPLOYMENT_FILE ? GovernanceChain.load(config.DEPLOYMENT_FILE, chain) : undefined;
-  const attestor =
-    chain && config.ATTESTOR_PRIVATE_KEY
-      ? new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`, (call, error) =>
-          logger.warn({ err: error, call }, "attestor call failed at the chain node"),
-        )
-      : undefined;
-  let custody: Custody | undefined;
-  if (chain && attestor && config.ZCASHD_RPC_URL) {
-    if (!config.CUSTODY_ADDRESS) throw new Error("CUSTODY_ADDRESS is required with ZCASHD_RPC_URL");
-    // Refuse at start-up a custody address of the wrong network; use its canonical (lower-case) form.
-    const custodyAddress = parseShieldedAddress(
-      config.CUSTODY_ADDRESS,
-      config.ENVIRONMENT === "production" ? "mainnet" : "testnet",
-    ).address;
-    custody = new ZcashdCustody(
-      db,
-      attestor,
-      new ZcashdClient(config.ZCASHD_RPC_URL, { user: config.ZCASHD_RPC_USER, password: config.ZCASHD_RPC_PASSWORD }),
-      {
-        address: custodyAddress,
-        minConfirmations: config.ZCASHD_MIN_CONFIRMATIONS,
-        privacyPolicy: config.ZCASHD_PRIVACY_POLICY,
-      },
-    );
-  } else if (attestor && config.ENVIRONMENT === "sandbox") {
-    custody = new LocalCustody(db, attestor, (tx, accountId, deposit) =>
+  const { chain, sealed, governanceChain, attestor, custody } = connectDeployment(
+    config,
+    db,
+    logger,
+    (tx, accountId, deposit) =>
       compliance.emitIn(tx, accountId, "deposit.recorded", {
         leafIndex: deposit.leafIndex,
         amount: formatZec(deposit.amountZat),
         amountZat: deposit.amountZat.toString(),
         noteCommitment: deposit.noteCommitment.toString(),
       }),
-    );
-  }
+  );
 
   // Alerts, holds and the rules agent; every change's events go to the webhook outbox.
   const compliance = new ComplianceService(db, {
@@ -188,22 +137,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     onQueued: () => webhooks.wake(),
   });
 
-  const payouts =
-    chain && attestor && custody
-      ? new Payouts(db, chain, custody, attestor, {
-          compliance,
-          sealed: sealed!,
-          confirmations: config.PAYOUT_CONFIRMATIONS,
-          maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
-          retryMs: config.PAYOUT_RETRY_MS,
-          onError: (error) => logger.warn({ err: error }, "payout step failed; retried next pass"),
-          onReview: (redemptionId, reason) =>
-            logger.error(
-              { redemptionId, reason },
-              "payout held for review: resolve it by hand, it will not be retried",
-            ),
-        })
-      : undefined;
+  const payouts = payoutWorker(config, db, logger, { chain, attestor, custody, sealed, compliance });
   const relayerAddress = config.RELAYER_PRIVATE_KEY
     ? privateKeyToAccount(config.RELAYER_PRIVATE_KEY as `0x${string}`).address
     : undefined;
@@ -221,50 +155,16 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     compliance,
     sealed,
   });
-  const keeperAddress = config.KEEPER_PAYOUT_ADDRESS ?? config.CUSTODY_ADDRESS;
-  const keeperOn = (config.KEEPER ?? (config.ENVIRONMENT === "sandbox" ? "on" : "off")) === "on";
-  if (keeperOn && chain && relayerAddress && !keeperAddress) {
-    logger.info("the liquidation keeper is off: set KEEPER_PAYOUT_ADDRESS for the ZEC it seizes");
-  }
-  const worker =
-    chain && config.RELAYER_PRIVATE_KEY
-      ? new RelayWorker(db, chain, config.RELAYER_PRIVATE_KEY as `0x${string}`, {
-          confirmations: config.RELAY_CONFIRMATIONS,
-          pollMs: config.RELAY_POLL_MS,
-          idlePollMs: Math.max(
-            config.RELAY_IDLE_POLL_MS ?? (db.kind === "pglite" ? 10_000 : 2_000),
-            config.RELAY_POLL_MS,
-          ),
-          busyMs: config.RELAY_BUSY_MS,
-          stuckAfterMs: config.RELAY_STUCK_AFTER_MS,
-          maxAttempts: config.RELAY_MAX_ATTEMPTS,
-          mintBatchMax: config.RELAY_MINT_BATCH_MAX,
-          mintBatchWaitMs: config.RELAY_MINT_BATCH_WAIT_MS ?? (config.ENVIRONMENT === "production" ? 1000 : 100),
-          verifyProof: (proof, publicSignals) => proofs.verifies(proof, publicSignals),
-          scanDeposits: custody ? () => custody.scanDeposits() : undefined,
-          scanEveryMs: config.DEPOSIT_SCAN_MS,
-          payouts,
-          compliance,
-          governance: governanceChain,
-          payoutEveryMs: config.PAYOUT_POLL_MS,
-          keeper:
-            keeperOn && keeperAddress
-              ? {
-                  positions,
-                  // Ours, not a signer's: any form the wallet reads is taken, sent in the canonical one.
-                  payoutAddress: parseShieldedAddress(
-                    keeperAddress,
-                    config.ENVIRONMENT === "production" ? "mainnet" : "testnet",
-                  ).address,
-                  batch: config.KEEPER_BATCH,
-                }
-              : undefined,
-          keeperEveryMs: config.KEEPER_POLL_MS,
-          leaseMs: config.RELAY_LEASE_MS,
-          workerId: config.RELAY_WORKER_ID,
-          onError: (error) => logger.warn({ err: error }, "relay worker pass failed"),
-        })
-      : undefined;
+  const worker = relayWorker(config, db, logger, {
+    chain,
+    relayerAddress,
+    custody,
+    payouts,
+    proofs,
+    positions,
+    compliance,
+    governanceChain,
+  });
   if (worker) trackRelay(metrics, db);
   else if (custody) {
     logger.warn("custody is configured without RELAYER_PRIVATE_KEY: no worker scans deposits or pays redemptions");
@@ -292,40 +192,14 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     relaying: worker !== undefined,
   });
 
-  const priceFeed =
-    chain && config.ENVIRONMENT === "sandbox" && config.ORACLE_UPDATER_PRIVATE_KEY
-      ? new SandboxPriceFeed(chain, config.ORACLE_UPDATER_PRIVATE_KEY as `0x${string}`, {
-          mode: config.SANDBOX_PRICE_FEED,
-          everyMs: config.SANDBOX_PRICE_FEED_MS,
-          onError: (error) => logger.warn({ err: error }, "sandbox price feed failed; retried next round"),
-        })
-      : undefined;
+  const priceFeed = sandboxPriceFeed(config, logger, chain);
 
   // Production webhooks go over TLS to public addresses only; the sandbox may call a developer's machine.
   const webhookPolicy = {
     allowHttp: config.ENVIRONMENT === "sandbox",
     allowLoopback: config.ENVIRONMENT === "sandbox",
   };
-  const webhooks = new WebhookWorker(db, {
-    environment: config.ENVIRONMENT,
-    policy: webhookPolicy,
-    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    retryScale: config.WEBHOOK_RETRY_SCALE,
-    concurrency: config.WEBHOOK_CONCURRENCY,
-    agentConcurrency: config.WEBHOOK_AGENT_CONCURRENCY,
-    accountConcurrency: config.WEBHOOK_ACCOUNT_CONCURRENCY,
-    breaker: {
-      timeouts: config.WEBHOOK_BREAKER_TIMEOUTS,
-      cooldownMs: config.WEBHOOK_BREAKER_COOLDOWN_MS,
-      maxCooldownMs: config.WEBHOOK_BREAKER_MAX_COOLDOWN_MS,
-    },
-    pollMs: config.WEBHOOK_POLL_MS,
-    idlePollMs: config.WEBHOOK_IDLE_POLL_MS ?? (db.kind === "pglite" ? 10_000 : config.WEBHOOK_POLL_MS),
-    busyMs: config.RELAY_BUSY_MS,
-    leaseMs: config.WEBHOOK_LEASE_MS,
-    workerId: config.RELAY_WORKER_ID,
-    onError: (error) => logger.warn({ err: error }, "webhook worker pass failed"),
-  });
+  const webhooks = webhookWorker(config, db, logger, webhookPolicy);
   const agents = new AgentService(db, {
     policy: webhookPolicy,
     secretGraceSeconds: config.WEBHOOK_SECRET_GRACE_SECONDS,
@@ -349,40 +223,10 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     // Production has no sandbox routes at all: they answer 404 there.
     ...(config.ENVIRONMENT === "sandbox" ? sandboxRoutes(custody, priceFeed) : []),
   ];
-  // The document's paths start with /v1: a server is the address before it.
-  const root = (baseUrl: string) => baseUrl.replace(/\/v1\/?$/, "");
-  const environments = [
-    { environment: "production", baseUrl: config.PRODUCTION_BASE_URL, description: "Production" },
-    { environment: "sandbox", baseUrl: config.SANDBOX_BASE_URL, description: "Sandbox (testnet)" },
-  ] as const;
-  const own = environments.find((e) => e.environment === config.ENVIRONMENT)!;
-  // Without a configured address this server names itself relatively, as no placeholder could.
-  const servers = [
-    { url: own.baseUrl ? root(own.baseUrl) : "/", description: `${own.description}: this server` },
-    ...environments
-      .filter((e) => e !== own && e.baseUrl)
-      .map((e) => ({ url: root(e.baseUrl!), description: e.description })),
-  ];
-  const problemTypeBase = config.PROBLEM_TYPE_BASE ?? `${own.baseUrl ? root(own.baseUrl) : ""}/docs/problems#`;
+  const { servers, problemTypeBase } = openApiServers(config);
   const openApi = openApiDocument(routes, servers, problemTypeBase);
 
-  const points = rateLimitFor(config);
-  const window = config.RATE_LIMIT_WINDOW_SECONDS;
-  const limits = { environment: config.ENVIRONMENT, metrics };
-  // Per account and environment once authenticated (a new key adds no
-  // budget); per client address before that, with a larger budget, so that
-  // unauthenticated floods stay bounded too.
-  const accountLimiter = rateLimit(
-    createLimiter({ name: "account", points, windowSeconds: window, redis }),
-    { name: "default", points, windowSeconds: window, ...limits },
-    (_req, res) => `account:${res.locals.apiKey.accountId}:${res.locals.apiKey.environment}`,
-  );
-  const ipPoints = points * 10;
-  const ipLimiter = rateLimit(
-    createLimiter({ name: "ip", points: ipPoints, windowSeconds: window, redis }),
-    { name: "ip", points: ipPoints, windowSeconds: window, ...limits },
-    (req) => `ip:${req.ip}`,
-  );
+  const { account: accountLimiter, ip: ipLimiter, public: publicLimiter } = rateLimiters(config, metrics, redis);
 
   const app = express();
   app.disable("x-powered-by");
@@ -404,24 +248,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     next();
   });
   app.use(requestLogging(logger, metrics, analytics));
-  app.use(
-    helmet({
-      // JSON answers and HTML pages with inline style and no script; /docs sets its own (openapi/docs.ts).
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          defaultSrc: ["'none'"],
-          styleSrc: ["'unsafe-inline'"],
-          frameAncestors: ["'none'"],
-          baseUri: ["'none'"],
-          formAction: ["'none'"],
-        },
-      },
-      strictTransportSecurity:
-        config.ENVIRONMENT === "production" ? { maxAge: 63_072_000, includeSubDomains: true } : false,
-      referrerPolicy: { policy: "no-referrer" },
-    }),
-  );
+  app.use(securityHeaders(config));
   // Answers are per account and may carry secrets (a new key): no cache keeps them.
   app.use((_req, res, next) => {
     res.setHeader("Cache-Control", "no-store");
@@ -430,9 +257,6 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   // Requests with a key are limited per account once authenticated (below);
   // the others, and failed authentications, per client address.
   app.use((req, res, next) => (req.headers.authorization ? next() : ipLimiter(req, res, next)));
-  // Public routes cost the address's budget even when a key is sent with them.
-  const publicLimiter: RequestHandler = (req, res, next) =>
-    req.headers.authorization ? ipLimiter(req, res, next) : next();
   // No cross-origin callers (keys never belong in a browser): OPTIONS is not a method of any route.
   app.options(/.*/, (req, _res, next) => {
     const path = req.path.startsWith("/v1/") ? req.path.slice(3) : undefined;

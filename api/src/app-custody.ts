@@ -1,0 +1,91 @@
+// The API's side of the deployment, built from the configuration: the chain
+// and its governance contracts, custody's seal keys (which open the addresses
+// holders seal for payouts), the attestor, and custody itself (a zcashd
+// wallet, or in the sandbox a local one that records simulated deposits).
+// Without DEPLOYMENT_FILE there is none of it; createApp (app.ts) wires the rest.
+import { parseShieldedAddress } from "@zsd/sdk/zcash";
+import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
+import type { Config } from "./config.ts";
+import type { Database, Queryable } from "./adapters/db/index.ts";
+import type { Logger } from "./logger.ts";
+import { Chain } from "./adapters/chain.ts";
+import type { Custody, RecordedDeposit } from "./adapters/custody/index.ts";
+import { Attestor } from "./adapters/custody/attestor.ts";
+import { LocalCustody } from "./adapters/custody/local.ts";
+import { ZcashdClient, ZcashdCustody } from "./adapters/custody/zcashd.ts";
+import { GovernanceChain } from "./adapters/governance.ts";
+import { SealedAddresses } from "./domain/sealed-addresses.ts";
+
+export interface Deployment {
+  chain?: Chain;
+  /** Custody's seal keys for this deployment (with `chain`). */
+  sealed?: SealedAddresses;
+  governanceChain?: GovernanceChain;
+  /** Settles and fails payouts on-chain (ATTESTOR_PRIVATE_KEY). */
+  attestor?: Attestor;
+  custody?: Custody;
+}
+
+/**
+ * The deployment's chain, keys and custody. `onDeposit` tells a sandbox
+ * deposit's account, in the ledger line's transaction.
+ */
+export function connectDeployment(
+  config: Config,
+  db: Database,
+  logger: Logger,
+  onDeposit: (tx: Queryable, accountId: string, deposit: RecordedDeposit) => Promise<unknown>,
+): Deployment {
+  const chain = config.DEPLOYMENT_FILE
+    ? Chain.load(config.DEPLOYMENT_FILE, config.RPC_URL, config.UPSTREAM_TIMEOUT_MS)
+    : undefined;
+  // Custody's seal keys open the withdraw addresses sealed for this deployment; the sandbox's fallback is the
+  // public development key, which the local deployment starts with.
+  const sealed = chain
+    ? new SealedAddresses(
+        config.CUSTODY_SEAL_KEYS ?? (config.ENVIRONMENT === "sandbox" ? [DEV_SEAL_KEY] : []),
+        chain.deployment.chainId,
+        chain.redemptions,
+        config.ENVIRONMENT,
+      )
+    : undefined;
+  // Keys that do not open what holders seal to the chain's current key would fail every payout: said at start.
+  if (chain && sealed && config.RELAYER_PRIVATE_KEY) {
+    chain.currentSealKey().then(
+      (key) =>
+        sealed.holds(key) ||
+        logger.error({ keyId: key.keyId }, "custody lacks the chain's current seal key: set CUSTODY_SEAL_KEYS"),
+      (error: unknown) => logger.warn({ err: error }, "the chain's current seal key could not be read at start"),
+    );
+  }
+  const governanceChain =
+    chain && config.DEPLOYMENT_FILE ? GovernanceChain.load(config.DEPLOYMENT_FILE, chain) : undefined;
+  const attestor =
+    chain && config.ATTESTOR_PRIVATE_KEY
+      ? new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`, (call, error) =>
+          logger.warn({ err: error, call }, "attestor call failed at the chain node"),
+        )
+      : undefined;
+  let custody: Custody | undefined;
+  if (chain && attestor && config.ZCASHD_RPC_URL) {
+    if (!config.CUSTODY_ADDRESS) throw new Error("CUSTODY_ADDRESS is required with ZCASHD_RPC_URL");
+    // Refuse at start-up a custody address of the wrong network; use its canonical (lower-case) form.
+    const custodyAddress = parseShieldedAddress(
+      config.CUSTODY_ADDRESS,
+      config.ENVIRONMENT === "production" ? "mainnet" : "testnet",
+    ).address;
+    custody = new ZcashdCustody(
+      db,
+      attestor,
+      new ZcashdClient(config.ZCASHD_RPC_URL, { user: config.ZCASHD_RPC_USER, password: config.ZCASHD_RPC_PASSWORD }),
+      {
+        address: custodyAddress,
+        minConfirmations: config.ZCASHD_MIN_CONFIRMATIONS,
+        privacyPolicy: config.ZCASHD_PRIVACY_POLICY,
+      },
+    );
+  } else if (attestor && config.ENVIRONMENT === "sandbox") {
+    custody = new LocalCustody(db, attestor, onDeposit);
+  }
+  return { chain, sealed, governanceChain, attestor, custody };
+}
