@@ -23,7 +23,14 @@ import { hardhatAccount } from "../../scripts/lib/accounts.ts";
 import { CIRCUIT } from "../../scripts/lib/paths.ts";
 import { zsdChain } from "@zsd/sdk/deployment";
 import { WEI_PER_ZSD, ZAT_PER_ZEC } from "@zsd/sdk/units";
-import { DEV_SEAL_KEY, type SealKey, type SealSecretKey, openSealedAddress, sealBytes } from "@zsd/sdk/seal";
+import {
+  DEV_SEAL_KEY,
+  type SealKey,
+  type SealSecretKey,
+  openSealedAddress,
+  padAddress,
+  sealBytes,
+} from "@zsd/sdk/seal";
 import { signRedeem } from "./signatures.ts";
 import {
   collateralRegistryAbi,
@@ -214,7 +221,8 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
    * can also seal what custody must refuse.
    */
   function seal(address: string, owner: Address, key: SealKey = DEV_SEAL_KEY): Hex {
-    return sealBytes(key, { chainId, redemptions: c.Redemptions.address, owner }, new TextEncoder().encode(address));
+    // Padded as the SDKs pad, so that gas and lengths are what a wallet's seal costs.
+    return sealBytes(key, { chainId, redemptions: c.Redemptions.address, owner }, padAddress(address));
   }
 
   const sealedOnce = new Map<string, Hex>();

@@ -106,13 +106,23 @@ function sharedKey(shared: Uint8Array, ephemeralPublic: Uint8Array, custodyPubli
  * here, before anything is signed or burned; the canonical form is sealed.
  */
 export function sealAddress(key: SealKey, context: SealContext, address: string, network: ZcashNetwork): Hex {
-  const canonical = new TextEncoder().encode(parseShieldedAddress(address, network).address);
-  // Padded with zero bytes to a fixed size, so that the envelope's public
-  // length does not tell a Sapling address from a Unified one, nor one
-  // Unified address's receivers from another's.
-  const padded = new Uint8Array(canonical.length <= SEAL_PADDED_SHORT ? SEAL_PADDED_SHORT : ZCASH_ADDRESS_MAX_LENGTH);
-  padded.set(canonical);
-  return sealBytes(key, context, padded);
+  return sealBytes(key, context, padAddress(parseShieldedAddress(address, network).address));
+}
+
+/**
+ * The address's bytes padded with zeros to a fixed size (256, or 512 for a
+ * longer one), so that the envelope's public length does not tell a Sapling
+ * address from a Unified one, nor one Unified address's receivers from
+ * another's. Opening strips the zeros.
+ */
+export function padAddress(address: string): Uint8Array {
+  const bytes = new TextEncoder().encode(address);
+  // Empty, or longer than any address: left as it is (parseShieldedAddress refuses both before
+  // sealAddress gets here; tests seal them to see the contract refuse them).
+  if (bytes.length === 0 || bytes.length > ZCASH_ADDRESS_MAX_LENGTH) return bytes;
+  const padded = new Uint8Array(bytes.length <= SEAL_PADDED_SHORT ? SEAL_PADDED_SHORT : ZCASH_ADDRESS_MAX_LENGTH);
+  padded.set(bytes);
+  return padded;
 }
 
 /** Seals raw bytes without checking them as an address: for tests of what custody refuses. */
