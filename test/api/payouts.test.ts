@@ -185,17 +185,23 @@ describe("payouts", () => {
   });
 
   it("retries a payment the wallet refused, then pays it", async () => {
-    const { p, db } = await payouts({ retryMs: 200 });
+    // A back-off no busy machine outlasts between two ticks (a 200 ms one did: the second tick retried).
+    const { p, db } = await payouts({ retryMs: 60_000 });
     const id = await redeem(1n * ZSD);
     zcashd.refuseNextSend = "Insufficient funds: have 0.00, need 0.01";
+    const before = Date.now();
     await p.tick();
     const refused = (await row(db, id))!;
     expect(refused).toMatchObject({ status: "pending", attempts: 1 });
     expect(refused.last_error).toMatch(/Insufficient funds/);
+    expect(
+      new Date(String((refused as unknown as { next_attempt_at: string }).next_attempt_at)).getTime(),
+    ).toBeGreaterThanOrEqual(before + 60_000 - 1_000);
     // Not before its back-off.
     await p.tick();
     expect((await row(db, id))!.attempts).toBe(1);
-    await new Promise((r) => setTimeout(r, 250));
+    // The back-off has run out.
+    await db.query("UPDATE payouts SET next_attempt_at = now() WHERE redemption_id = $1", [id.toString()]);
     await passes(p, 4);
     expect((await row(db, id))!).toMatchObject({ status: "completed", attempts: 2 });
   });
