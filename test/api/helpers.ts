@@ -147,9 +147,19 @@ export async function eventually<T>(
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: last saw ${JSON.stringify(value)}`);
+    // A read that fails once (the shared chain node drops a request on a loaded machine: "HTTP request
+    // failed") is read again; only the deadline ends the wait, with the last failure or value seen.
+    let seen: { value: T } | { error: unknown };
+    try {
+      seen = { value: await read() };
+    } catch (error) {
+      seen = { error };
+    }
+    if ("value" in seen && done(seen.value)) return seen.value;
+    if (Date.now() > deadline) {
+      if ("error" in seen) throw seen.error;
+      throw new Error(`timed out waiting for ${what}: last saw ${JSON.stringify(seen.value)}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -14,7 +14,6 @@ import { type AnonymityWarning, type MintStep, type PositionStep, Zsd } from "@z
 import { changeNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { parseZec } from "@zsd/sdk/units";
 import { parseShieldedAddress } from "@zsd/sdk/zcash";
-import { privateKeyToAccount } from "viem/accounts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { type RunningIndexer, startIndexer } from "../../scripts/lib/indexer-process.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
@@ -352,19 +351,28 @@ describe("the SDK and the CLI on the real stack", () => {
     );
     // 0.15 ZSD, the sandbox's magic value that holds: the rules agent holds it, and zsd status says who, in
     // words and in --json, until it is released (never here: the payer's later actions would wait with it).
-    const sdk = new Zsd(api.secret, { baseUrl: api.url });
-    let heldId = "";
-    await expect(
-      sdk.repayPosition({
-        positionId,
-        amount: "0.15",
-        signer: privateKeyToAccount(bobKey.ZSD_PRIVATE_KEY as `0x${string}`),
-        timeoutMs: 300,
-        onProgress: (step) => {
-          if (step.step === "following") heldId = step.id;
-        },
-      }),
-    ).rejects.toThrow(/still queued/);
+    // With --json the CLI tells the hold too, as one {"held": …} line on stderr, before it goes on waiting
+    // (stopped here once told: it would wait for a release until it gives up).
+    const told = await new Promise<{ id: string; state: string; by: string; alertId: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [CLI, "position", positionId, "repay", "--amount", "0.15", "--json"], {
+        cwd: ROOT,
+        env: { ...process.env, ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url, ...bobKey },
+      });
+      let stderr = "";
+      const timer = setTimeout(() => child.kill(), 120_000);
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d;
+        const line = stderr.split("\n").find((l) => l.startsWith('{"held"'));
+        if (line) {
+          clearTimeout(timer);
+          child.kill();
+          resolve((JSON.parse(line) as { held: { id: string; state: string; by: string; alertId: string } }).held);
+        }
+      });
+      child.on("close", () => reject(new Error(`zsd told no hold; stderr:\n${stderr}`)));
+    });
+    expect(told).toMatchObject({ state: "held", by: "rules", alertId: expect.stringMatching(/^alt_/) });
+    const heldId = told.id;
     const held = await zsd(["status", heldId]);
     expect(held.code).toBe(0);
     expect(held.stdout).toMatch(

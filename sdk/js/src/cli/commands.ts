@@ -4,6 +4,7 @@ import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import {
   type AnonymityWarning,
+  type Hold,
   type MintStep,
   type PositionStep,
   type RedeemStep,
@@ -69,27 +70,34 @@ const warn = (warning: AnonymityWarning) =>
       : `warning: ${warning.message} (ZSD_MIN_ANONYMITY sets the minimum, ${warning.minimum} now; --floor a lower one)\n`,
   );
 
+/**
+ * Where a step stands, and who holds it: a hold is told even with --json (one
+ * JSON line, {"held": …}, as a warning is), since a held request otherwise
+ * waits in silence until the command gives up.
+ */
+const following = (kind: string, id: string, step: { status: string; hold: Hold | null }) => {
+  if (step.hold && values.json && process.env.ZSD_PROGRESS !== "1") {
+    process.stderr.write(`${JSON.stringify({ held: { id, ...step.hold } })}\n`);
+  } else progress(`${kind}${id}: ${step.hold ? describeHold(step.hold) : step.status}`);
+};
+
 const mintProgress = (step: MintStep) => {
   if (step.step === "tree") progress(`tree: ${step.leaves} deposit leaves`);
   else if (step.step === "change") tellChange(step.amount, step.note);
   else if (step.step === "proving") progress(`proving with a collateral floor of ${step.collateralFloor} ZEC…`);
   else if (step.step === "submitted") progress(`proof ${step.proofId} verified`);
   // A held mint says who holds it: a bare "queued" reads as a stuck relay.
-  else progress(`mint ${step.mintId}: ${step.hold ? describeHold(step.hold) : step.status}`);
+  else following("mint ", step.mintId, step);
 };
 const redeemProgress = (step: RedeemStep) =>
-  progress(
-    step.step === "signing"
-      ? "signing the redemption…"
-      : `redemption ${step.id}: ${step.hold ? describeHold(step.hold) : step.status}`,
-  );
+  step.step === "signing" ? progress("signing the redemption…") : following("redemption ", step.id, step);
 const positionProgress = (step: PositionStep) => {
   if (step.step === "tree") progress(`tree: ${step.leaves} deposit leaves`);
   else if (step.step === "change") tellChange(step.amount, step.note);
   else if (step.step === "proving") progress(`proving ${step.collateralFloor} ZEC of the note…`);
   else if (step.step === "signing") progress(`signing as ${step.signer}…`);
   // As for a mint: a held action says who holds it rather than "queued".
-  else progress(`${step.id}: ${step.hold ? describeHold(step.hold) : step.status}`);
+  else following("", step.id, step);
 };
 
 function signerKey(required: boolean) {
