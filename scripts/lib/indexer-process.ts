@@ -133,7 +133,16 @@ export async function waitForBlock(
   let lastProgress = started;
   let seen = -1n;
   for (;;) {
-    const current = await indexedBlock(url);
+    let current: bigint;
+    try {
+      current = await indexedBlock(url);
+    } catch (error) {
+      // Not answering for a moment (restarted by a watchdog, or a dropped connection on a loaded
+      // machine): no progress, and the timeout still holds.
+      if (performance.now() - started > timeoutMs) throw error;
+      await new Promise((r) => setTimeout(r, 50));
+      continue;
+    }
     if (current >= block) return performance.now() - started;
     const now = performance.now();
     if (current !== seen) {

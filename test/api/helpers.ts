@@ -158,7 +158,8 @@ export async function eventually<T>(
     if ("value" in seen && done(seen.value)) return seen.value;
     if (Date.now() > deadline) {
       if ("error" in seen) throw seen.error;
-      throw new Error(`timed out waiting for ${what}: last saw ${JSON.stringify(seen.value)}`);
+      const shown = JSON.stringify(seen.value, (_, v: unknown) => (typeof v === "bigint" ? `${v}n` : v));
+      throw new Error(`timed out waiting for ${what}: last saw ${shown}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
