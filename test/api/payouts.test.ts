@@ -274,6 +274,20 @@ describe("payouts", () => {
     expect(zcashd.sends.at(-1)!.amounts[0]!.address).toBe(WITHDRAW);
   });
 
+  it("pays an owner's envelope that someone else copied onto their own redemption first (a front-run)", async () => {
+    const { p, db } = await payouts();
+    await s.receipt(await s.as(alice).token.write.transfer([bob.address, 2n * ZSD]));
+    const envelope = s.seal(WITHDRAW, bob.address);
+    // Alice lands bob's envelope first, on her own redemption: it opens for bob only.
+    const copy = await redeemSealed(1n * ZSD, envelope);
+    await s.receipt(await s.as(bob).redemptions.write.redeem([1n * ZSD, envelope]));
+    const own = await s.read.redemptions.read.redemptionCount();
+    for (let pass = 0; pass < 10 && (await row(db, own))?.status !== "completed"; pass++) await p.tick();
+    expect((await row(db, own))!).toMatchObject({ status: "completed", withdraw_address: WITHDRAW });
+    await passes(p, 2);
+    expect((await row(db, copy))!).toMatchObject({ status: "held", withdraw_address: null });
+  });
+
   it("fails as unreadable_address, sending nothing, sealed addresses custody cannot open or used before, and pays their redirect", async () => {
     const { p, db } = await payouts();
     const sends = zcashd.sends.length;

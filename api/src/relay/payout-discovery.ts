@@ -104,9 +104,11 @@ export async function openPayout(
   hash: `0x${string}`,
 ): Promise<PayoutVerdict> {
   // The envelope of an earlier payout again (copied by its owner onto a new request): paid once only.
+  // Only an earlier payout that opened counts: a copy someone else put on their own request first (a
+  // front-run) opens for nobody but the envelope's owner, and must not spoil the owner's payout.
   const [earlier] = await tx.query<{ redemption_id: string }>(
     `SELECT redemption_id::text FROM payouts WHERE sealed_address_hash = $1 AND redemption_id < $2
-     ORDER BY redemption_id LIMIT 1`,
+     AND withdraw_address IS NOT NULL ORDER BY redemption_id LIMIT 1`,
     [hash.toLowerCase(), id.toString()],
   );
   if (earlier) return { why: `its sealed address was already used by payout ${earlier.redemption_id}.` };
