@@ -350,6 +350,24 @@ describe("redeem through the relay", () => {
     });
   });
 
+  it("takes an owner's envelope that someone else copied onto their own redemption first (a front-run)", async () => {
+    const signed = await body(ZSD);
+    // Bob lands alice's envelope on his own redemption, straight on the chain: it opens for alice only.
+    await s.receipt(await s.as(alice).token.write.transfer([bob.address, ZSD]));
+    await s.receipt(await s.as(bob).redemptions.write.redeem([ZSD, signed.sealedAddress]));
+    const copy = (await s.read.redemptions.read.redemptionCount()).toString();
+    await eventually(
+      async () =>
+        (await storage.db.query<{ status: string }>("SELECT status FROM payouts WHERE redemption_id = $1", [copy]))[0],
+      (row) => row?.status === "held",
+      "bob's copy to be failed and held",
+    );
+    // Alice's own request still goes: custody pays her envelope, which the copy never opened.
+    const response = await api.call("/v1/redeem", json(signed));
+    expect(response.status).toBe(202);
+    await until(((await response.json()) as { id: string }).id, ["paid"]);
+  });
+
   it("says at start when custody lacks the chain's current seal key, and opens nothing sealed to it", async () => {
     const wrong = captureLogs("info");
     // Key id 1 as on the chain, but another secret: the public keys differ.

@@ -53,7 +53,7 @@ export async function withdrawNote(
   });
   // The address stays out of the answer's words: they may reach a log.
   await ctx.proofs.checkSpend(chain, input, binding, `a withdrawal to this sealed address owned by ${owner}`);
-  await refuseReusedEnvelope(ctx.db, sealedAddress, "body.sealedAddress");
+  await refuseReusedEnvelope(ctx.db, sealedAddress, input.owner, "body.sealedAddress");
   const calldata = encodeFunctionData({
     abi: stableMinterAbi,
     functionName: "withdrawNote",

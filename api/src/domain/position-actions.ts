@@ -187,7 +187,7 @@ export async function requestAction(
     );
   }
   const nonce = next;
-  if (to?.address) await refuseReusedEnvelope(ctx.db, to.sealedAddress, "body.destination.sealedAddress");
+  if (to?.address) await refuseReusedEnvelope(ctx.db, to.sealedAddress, signer, "body.destination.sealedAddress");
   const calldata =
     input.action === "repay"
       ? encodeFunctionData({

@@ -295,7 +295,7 @@ export class RedemptionService {
       );
     }
     // After the nonce checks, which answer a signature posted again with its own code.
-    await refuseReusedEnvelope(this.db, input.sealedAddress, "body.sealedAddress");
+    await refuseReusedEnvelope(this.db, input.sealedAddress, input.owner, "body.sealedAddress");
     const id = randomId("red");
     try {
       const row = await this.db.transaction(async (tx) => {

@@ -301,7 +301,7 @@ export class RedirectService {
         taken.account_id === accountId ? { id: taken.id } : {},
       );
     }
-    if (withdrawAddress) await refuseReusedEnvelope(this.db, sealedAddress, "body.sealedAddress");
+    if (withdrawAddress) await refuseReusedEnvelope(this.db, sealedAddress, payout.owner, "body.sealedAddress");
     const calldata = encodeFunctionData({
       abi: redemptionsAbi,
       functionName: "redirectWithSig",

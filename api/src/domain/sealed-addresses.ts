@@ -132,13 +132,17 @@ export class SealedAddresses {
 
 /**
  * Refuses an envelope a payout on-chain (or a redemption being relayed)
- * already carries: custody would fail the second as a replay, after its burn.
+ * already carries, where custody would fail this one as a replay, after its
+ * burn: a payout that opened, or one of the same owner (it will open, the
+ * seal being bound to its owner). A copy someone else put on their own
+ * request (a front-run from the mempool) opens for nobody and does not count,
+ * as in the payouts relay's openPayout.
  */
-export async function refuseReusedEnvelope(db: Queryable, sealed: Hex, field: string): Promise<void> {
+export async function refuseReusedEnvelope(db: Queryable, sealed: Hex, owner: Address, field: string): Promise<void> {
   const [used] = await db.query(
-    `SELECT 1 FROM payouts WHERE sealed_address_hash = $1
+    `SELECT 1 FROM payouts WHERE sealed_address_hash = $1 AND (withdraw_address IS NOT NULL OR lower(owner) = lower($3))
      UNION ALL SELECT 1 FROM redemption_requests WHERE sealed_address = $2 AND status <> 'failed' LIMIT 1`,
-    [keccak256(sealed), sealed.toLowerCase()],
+    [keccak256(sealed), sealed.toLowerCase(), owner],
   );
   if (used) {
     throw new DomainError(
