@@ -17,6 +17,7 @@ import zsd
 from zsd import types
 
 from .fake_server import Answer, FakeServer, problem
+from .helpers import run_node
 
 
 # The development seal key of local chains (public): @zsd/sdk/seal's DEV_SEAL_KEY.
@@ -464,6 +465,322 @@ class RequestShapeTest(ClientTestCase):
         for bad in ("0", "-1", "1.0000000000000000001", "abc", "NaN", "Infinity", "sNaN", "1e999999"):
             with self.assertRaises(ValueError, msg=bad):
                 zsd.to_wei(bad)
+
+
+MINTER = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"
+MINTER_DOMAIN = {"name": "ZSD Minter", "version": "1", "chainId": 31337, "verifyingContract": MINTER}
+SIGNATURE = {"v": 27, "r": "0x" + "1" * 64, "s": "0x" + "2" * 64}
+JOINED = "0x" + "1" * 64 + "2" * 64 + "1b"
+PAYER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"
+
+# What @zsd/sdk's own builders make of the same domain and message (bigints as decimal strings).
+JS_TYPED_DATA = """
+import { readFileSync } from "node:fs";
+import { closeTypedData, liquidateTypedData, repayTypedData, withdrawCollateralTypedData } from "@zsd/sdk";
+const { domain, message } = JSON.parse(readFileSync(0, "utf8"));
+const m = Object.fromEntries(
+  Object.entries(message).map(([k, v]) => [k, /^[0-9]+$/.test(v) ? BigInt(v) : v]),
+);
+const d = { chainId: domain.chainId, verifyingContract: domain.verifyingContract };
+const all = [
+  repayTypedData(d, m),
+  withdrawCollateralTypedData(d, m),
+  closeTypedData(d, m),
+  liquidateTypedData(d, m),
+];
+console.log(JSON.stringify(all, (_, v) => (typeof v === "bigint" ? v.toString() : v)));
+"""
+
+
+def position_terms(nonce: str = "3", signer: str = OWNER) -> Dict[str, Any]:
+    return {
+        "object": "position_terms",
+        "signer": signer,
+        "nonce": nonce,
+        "chainTime": 1_899_996_400,
+        "suggestedDeadline": 1_900_000_000,
+        "domain": MINTER_DOMAIN,
+        "types": {},
+    }
+
+
+def action(status: str, kind: str = "withdraw", **extra: Any) -> Dict[str, Any]:
+    return {
+        "object": "position_action",
+        "actionId": "pact_" + "A" * 20,
+        "positionId": "7",
+        "action": kind,
+        "status": status,
+        "failureCode": None,
+        "failureReason": None,
+        **extra,
+    }
+
+
+class PositionFlowTest(ClientTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.signed: List[Any] = []
+
+    def sign(self, typed: Any) -> Any:
+        self.signed.append(typed)
+        return SIGNATURE
+
+    def test_withdraw_collateral_seals_for_the_owner_and_signs_what_it_sends(self) -> None:
+        self.script(Answer(200, relay_with_seal_key()), Answer(200, position_terms()), Answer(202, action("queued")))
+        queued = self.client.withdraw_collateral(
+            "7", amount=Decimal("0.50"), withdraw_address=WITHDRAW.upper(), owner=OWNER, sign=self.sign, wait=False
+        )
+        self.assertEqual(queued["status"], "queued")
+        relay, terms, post = self.server.received
+        self.assertEqual((relay.path, terms.path), ("/v1/relay", "/v1/positions/terms?signer=" + OWNER))
+        self.assertEqual((post.method, post.path), ("POST", "/v1/positions/7/withdraw"))
+        sealed = post.body["destination"]["sealedAddress"]
+        self.assertEqual(
+            post.body,
+            {"amount": "0.5", "destination": {"sealedAddress": sealed}, "deadline": 1_900_000_000, "signature": JOINED},
+        )
+        # Custody opens it for the position's owner, the payout's owner, in its canonical form.
+        self.assertEqual(open_dev(sealed, OWNER), WITHDRAW)
+        [typed] = self.signed
+        self.assertEqual((typed["primaryType"], typed["domain"]), ("WithdrawCollateral", MINTER_DOMAIN))
+        self.assertEqual(
+            typed["message"],
+            {
+                "positionId": "7",
+                "amountZat": "50000000",
+                "sealedAddress": sealed,
+                "noteCommitment": "0",
+                "nonce": "3",
+                "deadline": "1900000000",
+            },
+        )
+        said = " ".join(str(r.body) + r.path for r in self.server.received).lower()
+        self.assertNotIn(WITHDRAW, said)
+
+    def test_withdraw_into_a_note_reads_no_seal_key_and_signs_the_commitment(self) -> None:
+        commitment = str(2**253 + 1)
+        self.script(Answer(200, position_terms()), Answer(202, action("queued")))
+        self.client.withdraw_collateral(
+            "7", amount="1", note_commitment=int(commitment), owner=OWNER, sign=self.sign, wait=False
+        )
+        self.assertEqual([r.path for r in self.server.received][0], "/v1/positions/terms?signer=" + OWNER)
+        body = self.server.received[-1].body
+        self.assertEqual(body["destination"], {"noteCommitment": commitment})
+        self.assertEqual(body["amount"], "1")
+        message = self.signed[0]["message"]
+        self.assertEqual((message["sealedAddress"], message["noteCommitment"]), ("0x", commitment))
+        self.assertEqual(message["amountZat"], "100000000")
+
+    def test_close_to_an_address_waits_for_the_action_to_confirm(self) -> None:
+        confirmed = action("confirmed", "close", released="3.5", payoutId="12")
+        self.script(Answer(200, relay_with_seal_key()), Answer(200, position_terms()))
+        self.script(Answer(202, action("queued", "close")), Answer(200, action("submitted", "close")))
+        self.script(Answer(200, confirmed))
+        closed = self.client.close_position("7", withdraw_address=WITHDRAW, owner=OWNER, sign=self.sign)
+        self.assertEqual(closed, confirmed)
+        post = self.server.received[2]
+        self.assertEqual(post.path, "/v1/positions/7/close")
+        self.assertEqual(set(post.body), {"destination", "deadline", "signature"})
+        sealed = post.body["destination"]["sealedAddress"]
+        self.assertEqual(open_dev(sealed, OWNER), WITHDRAW)
+        self.assertEqual(self.signed[0]["primaryType"], "Close")
+        self.assertEqual(
+            self.signed[0]["message"],
+            {"positionId": "7", "sealedAddress": sealed, "noteCommitment": "0", "nonce": "3", "deadline": "1900000000"},
+        )
+        self.assertEqual([r.path for r in self.server.received[3:]], ["/v1/position-actions/pact_" + "A" * 20] * 2)
+        self.assertEqual(self.sleeps, [1.0])
+
+    def test_close_with_a_payer_repays_the_debt_first_and_waits_for_it(self) -> None:
+        position = {"object": "position", "id": "7", "owner": OWNER, "status": "open", "debt": "25.5"}
+        repaid = action("confirmed", "repay", amount="25.5")
+        self.script(Answer(200, position), Answer(200, position_terms("0", PAYER)))
+        self.script(Answer(202, action("queued", "repay")), Answer(200, repaid))
+        self.script(Answer(200, position_terms("5")), Answer(202, action("queued", "close")))
+        self.client.close_position(
+            "7", note_commitment="77", owner=OWNER, sign=self.sign, payer=PAYER, sign_payer=self.sign, wait=False
+        )
+        paths = [r.path for r in self.server.received]
+        self.assertEqual(
+            paths,
+            [
+                "/v1/positions/7",
+                "/v1/positions/terms?signer=" + PAYER,
+                "/v1/positions/7/repay",
+                "/v1/position-actions/pact_" + "A" * 20,
+                "/v1/positions/terms?signer=" + OWNER,
+                "/v1/positions/7/close",
+            ],
+        )
+        self.assertEqual(
+            self.server.received[2].body,
+            {"amount": "25.5", "payer": PAYER, "deadline": 1_900_000_000, "signature": JOINED},
+        )
+        repay, close = self.signed
+        self.assertEqual(repay["primaryType"], "Repay")
+        self.assertEqual(
+            repay["message"],
+            {"positionId": "7", "amount": str(255 * 10**17), "payer": PAYER, "nonce": "0", "deadline": "1900000000"},
+        )
+        self.assertEqual(close["primaryType"], "Close")
+        self.assertEqual((close["message"]["noteCommitment"], close["message"]["nonce"]), ("77", "5"))
+        self.assertEqual(self.server.received[-1].body["destination"], {"noteCommitment": "77"})
+
+    def test_close_with_a_payer_repays_nothing_for_a_close_that_cannot_go(self) -> None:
+        position = {"object": "position", "id": "7", "owner": OWNER, "status": "open", "debt": "25.5"}
+        self.script(Answer(200, relay_with_seal_key()))
+        with self.assertRaises(zsd.seal.SealError):
+            self.client.close_position(
+                "7", withdraw_address=WITHDRAW[:-1] + "q", owner=OWNER, sign=self.sign, payer=PAYER, sign_payer=self.sign
+            )
+        self.script(Answer(200, position))
+        with self.assertRaises(ValueError) as caught:
+            self.client.close_position(
+                "7", withdraw_address=WITHDRAW, owner=PAYER, sign=self.sign, payer=PAYER, sign_payer=self.sign
+            )
+        self.assertIn(OWNER, str(caught.exception))
+        self.assertEqual([r.path for r in self.server.received], ["/v1/relay", "/v1/positions/7"])
+        self.assertEqual(self.signed, [])
+
+    def test_close_without_debt_repays_nothing(self) -> None:
+        position = {"object": "position", "id": "7", "owner": OWNER, "status": "open", "debt": "0"}
+        self.script(Answer(200, position), Answer(200, position_terms()), Answer(202, action("queued", "close")))
+        self.client.close_position(
+            "7", note_commitment="77", owner=OWNER, sign=self.sign, payer=PAYER, sign_payer=self.sign, wait=False
+        )
+        self.assertEqual([r.path for r in self.server.received][-1], "/v1/positions/7/close")
+        self.assertEqual([t["primaryType"] for t in self.signed], ["Close"])
+
+    def test_a_failed_action_raises_with_its_failure_code(self) -> None:
+        failed = action("failed", failureCode="position_below_min_ratio", failureReason="under 150%")
+        self.script(Answer(200, position_terms()), Answer(202, action("queued")), Answer(200, failed))
+        with self.assertRaises(zsd.PositionActionFailedError) as caught:
+            self.client.withdraw_collateral("7", amount="1", note_commitment="9", owner=OWNER, sign=self.sign)
+        self.assertEqual(caught.exception.code, "position_below_min_ratio")
+        self.assertEqual(caught.exception.action, failed)
+        self.assertIn("under 150%", str(caught.exception))
+        self.client.poll_interval = 0.01
+        self.script(Answer(200, action("queued")), Answer(200, action("queued")))
+        with self.assertRaises(zsd.WaitTimeoutError):
+            self.client.wait_for_position_action("pact_" + "A" * 20, timeout=0.0)
+
+    def test_an_unreadable_address_reseals_with_a_fresh_key_once(self) -> None:
+        rotated = relay_with_seal_key(key_id=2, public_key=OTHER_PUBLIC)
+        unreadable = problem(422, "unreadable_address")
+        flows: List[Tuple[str, Callable[[], Any]]] = [
+            (
+                "/v1/positions/7/withdraw",
+                lambda: self.client.withdraw_collateral(
+                    "7", amount="1", withdraw_address=WITHDRAW, owner=OWNER, sign=self.sign, wait=False
+                ),
+            ),
+            (
+                "/v1/positions/7/close",
+                lambda: self.client.close_position(
+                    "7", withdraw_address=WITHDRAW, owner=OWNER, sign=self.sign, wait=False
+                ),
+            ),
+        ]
+        for path, flow in flows:
+            with self.subTest(path=path):
+                self.client.sealer._cached = None  # pyright: ignore[reportPrivateUsage]
+                self.server.received.clear()
+                self.signed.clear()
+                self.script(Answer(200, relay_with_seal_key()), Answer(200, position_terms()), Answer(422, unreadable))
+                self.script(Answer(200, rotated), Answer(200, position_terms("3")), Answer(202, action("queued")))
+                flow()
+                first, second = (r.body["destination"]["sealedAddress"] for r in self.server.received if r.path == path)
+                self.assertEqual(open_dev(first, OWNER), WITHDRAW)
+                self.assertEqual(int(second[4:12], 16), 2, "sealed to the rotated key")
+                self.assertEqual([t["message"]["sealedAddress"] for t in self.signed], [first, second])
+                # A second refusal is the caller's: no third attempt.
+                self.script(Answer(200, position_terms()), Answer(422, unreadable), Answer(200, rotated))
+                self.script(Answer(200, position_terms()), Answer(422, unreadable))
+                with self.assertRaises(zsd.InvalidRequestError) as caught:
+                    flow()
+                self.assertEqual(caught.exception.code, "unreadable_address")
+                self.assertEqual(sum(r.path == path for r in self.server.received), 4)
+
+    def test_exactly_one_destination_and_valid_figures_before_anything_is_sent(self) -> None:
+        bad: List[Callable[[], Any]] = [
+            lambda: self.client.withdraw_collateral("7", amount="1", owner=OWNER, sign=self.sign),
+            lambda: self.client.withdraw_collateral(
+                "7", amount="1", withdraw_address=WITHDRAW, note_commitment="1", owner=OWNER, sign=self.sign
+            ),
+            lambda: self.client.close_position("7", owner=OWNER, sign=self.sign),
+            lambda: self.client.close_position(
+                "7", withdraw_address=WITHDRAW, note_commitment="1", owner=OWNER, sign=self.sign
+            ),
+            lambda: self.client.close_position("7", note_commitment="1", owner=OWNER, sign=self.sign, payer=PAYER),
+        ]
+        for commitment in ("0", 0, "-1", "0x1f", "1e3", "²", str(2**254 * 2), True):
+            bad.append(
+                lambda c=commitment: self.client.withdraw_collateral(
+                    "7", amount="1", note_commitment=c, owner=OWNER, sign=self.sign  # type: ignore[arg-type]
+                )
+            )
+        for amount in ("0", "-1", "0.000000001", "abc", "NaN"):
+            bad.append(
+                lambda a=amount: self.client.withdraw_collateral(
+                    "7", amount=a, note_commitment="1", owner=OWNER, sign=self.sign
+                )
+            )
+        for position in ("0", "07", "7/../keys", "²", ""):
+            bad.append(
+                lambda p=position: self.client.close_position(p, note_commitment="1", owner=OWNER, sign=self.sign)
+            )
+        for i, call in enumerate(bad):
+            with self.subTest(case=i), self.assertRaises(ValueError):
+                call()
+        self.assertEqual(self.server.received, [])
+        self.assertEqual(self.signed, [])
+
+    def test_a_bad_address_is_refused_before_anything_is_signed(self) -> None:
+        self.script(Answer(200, relay_with_seal_key()))
+        mainnet = "zs1z7rejlpsa98s2rrrfkwmaxu53e4ue0ulcrw0h4x5g8jl04tak0d3mm47vdtahatqrlkngh9slya"
+        c = self.client
+        for bad in (WITHDRAW[:-1] + "q", mainnet):
+            flows: List[Callable[[], Any]] = [
+                lambda: c.withdraw_collateral("7", amount="1", withdraw_address=bad, owner=OWNER, sign=self.sign),
+                lambda: c.close_position("7", withdraw_address=bad, owner=OWNER, sign=self.sign),
+            ]
+            for i, flow in enumerate(flows):
+                with self.subTest(address=bad, flow=i), self.assertRaises(zsd.seal.SealError) as caught:
+                    flow()
+                self.assertEqual(caught.exception.code, "invalid_address")
+        self.assertEqual(self.signed, [])
+        self.assertEqual([r.path for r in self.server.received], ["/v1/relay"])
+
+    def test_the_typed_data_equals_the_javascript_sdks(self) -> None:
+        from zsd._positions import TYPES, position_typed_data
+
+        message = {
+            "positionId": "7",
+            "amount": str(25 * 10**18),
+            "amountZat": "150000000",
+            "payer": PAYER,
+            "sealedAddress": "0x01ab",
+            "noteCommitment": str(2**253 + 1),
+            "nonce": "3",
+            "deadline": "1900000000",
+        }
+        js = run_node(JS_TYPED_DATA, {"domain": MINTER_DOMAIN, "message": message}, typescript=True)
+        self.assertEqual(len(js), len(TYPES))
+        for expected in js:
+            primary = expected["primaryType"]
+            fields = {f["name"] for f in expected["types"][primary]}
+            python = position_typed_data(primary, {"chainId": 31337, "verifyingContract": MINTER}, message)
+            python["message"] = {k: v for k, v in python["message"].items() if k in fields}
+            expected["message"] = {k: v for k, v in expected["message"].items() if k in fields}
+            self.assertEqual(python, expected, primary)
+
+    def test_to_zat_is_exact(self) -> None:
+        from zsd._positions import plain_zec, to_zat
+
+        self.assertEqual(to_zat("0.00000001"), 1)
+        self.assertEqual(to_zat(Decimal("21000000.12345678")), 2_100_000_012_345_678)
+        self.assertEqual([plain_zec(z) for z in (1, 10**8, 15 * 10**7)], ["0.00000001", "1", "1.5"])
 
 
 # Binary downloads the prover fetches, and the health checks: not the SDK's business.

@@ -60,6 +60,11 @@ class Sealer:
             network=target["network"],
         )
 
+    def check(self, address: str) -> None:
+        """``zsd.seal.SealError`` (``invalid_address``) unless ``address`` is a shielded address of the API's network:
+        for a flow that must refuse it before an earlier step (a repayment) spends anything."""
+        seal.check_shielded_address(address, self.target()["network"])
+
     def retry_on_rotation(self, attempt: Callable[[bool], T]) -> T:
         """Runs ``attempt(fresh=False)``; on ``unreadable_address`` (the key rotated), once more with a fresh key."""
         try:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import time
 import warnings
 from decimal import MAX_PREC, Context, Decimal, DecimalException, Inexact, InvalidOperation, Rounded
-from typing import Any, Callable, Dict, List, Mapping, Optional, TypedDict, Union, cast
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypedDict, Union, cast
 
 from . import _generated as t
 from ._governance import ballot_typed_data, delegation_typed_data, joined_signature, keyed_nonce
 from ._http import Requestor
+from ._positions import destination_of, plain_zec, position_number, position_typed_data, to_zat
 from ._prover import run_cli
 from ._sealing import Sealer, redeem_typed_data
-from .errors import ZsdError
+from .errors import PositionActionFailedError, ZsdError
 from .resources import (
     Agents,
     Alerts,
@@ -37,6 +38,7 @@ __all__ = [
     "Signature",
     "TypedData",
     "MintFailedError",
+    "PositionActionFailedError",
     "RedemptionFailedError",
     "WaitTimeoutError",
 ]
@@ -367,6 +369,167 @@ class Client:
                 )
             self.sleep(self.poll_interval)
 
+    def repay_position(
+        self,
+        position_id: str,
+        *,
+        amount: Union[str, int, Decimal],
+        payer: str,
+        sign: Signer,
+        wait: bool = True,
+        timeout: float = 120.0,
+    ) -> t.PositionAction:
+        """Burns ``amount`` ZSD of ``payer`` (any holder) against the position's debt; ``sign`` is the payer's
+        wallet, as for ``redeem``."""
+        number = position_number(position_id)
+        wei = to_wei(amount)
+        deadline, signature = self._sign_position(
+            payer, "Repay", {"positionId": number, "amount": str(wei), "payer": payer}, sign
+        )
+        body: t.RepayPositionRequest = {
+            "amount": _plain_zsd(wei),
+            "payer": payer,
+            "deadline": deadline,
+            "signature": signature,
+        }
+        return self._acted(self.positions.repay(position_id, body), wait, timeout)
+
+    def withdraw_collateral(
+        self,
+        position_id: str,
+        *,
+        amount: Union[str, int, Decimal],
+        withdraw_address: Optional[str] = None,
+        note_commitment: Optional[Union[str, int]] = None,
+        owner: str,
+        sign: Signer,
+        wait: bool = True,
+        timeout: float = 120.0,
+    ) -> t.PositionAction:
+        """Takes ``amount`` ZEC out of the position (which must stay at or above the minimum ratio) to
+        ``withdraw_address``, checked and sealed for ``owner`` as ``redeem`` does, or into the note
+        ``note_commitment``: exactly one.
+
+        ``owner`` is the position's owner (``positions.retrieve(id)["owner"]``: the key the JavaScript SDK
+        derives from the note that opened it) and ``sign`` its wallet: EIP-712 typed data in, ``{v, r, s}`` out.
+        """
+        number = position_number(position_id)
+        zat = to_zat(amount)
+        address, commitment = destination_of(withdraw_address, note_commitment)
+
+        def send(destination: Dict[str, str], sealed: str, note: str) -> t.PositionAction:
+            message = {"positionId": number, "amountZat": str(zat), "sealedAddress": sealed, "noteCommitment": note}
+            deadline, signature = self._sign_position(owner, "WithdrawCollateral", message, sign)
+            body: t.WithdrawFromPositionRequest = {
+                "amount": plain_zec(zat),
+                "destination": cast(
+                    Union[t.WithdrawFromPositionRequestDestination1, t.WithdrawFromPositionRequestDestination2],
+                    destination,
+                ),
+                "deadline": deadline,
+                "signature": signature,
+            }
+            return self.positions.withdraw(position_id, body)
+
+        return self._acted(self._released(address, commitment, owner, send), wait, timeout)
+
+    def close_position(
+        self,
+        position_id: str,
+        *,
+        withdraw_address: Optional[str] = None,
+        note_commitment: Optional[Union[str, int]] = None,
+        owner: str,
+        sign: Signer,
+        payer: Optional[str] = None,
+        sign_payer: Optional[Signer] = None,
+        wait: bool = True,
+        timeout: float = 120.0,
+    ) -> t.PositionAction:
+        """Closes the position: burns what it still owes from ``owner``'s ZSD and releases all its collateral to
+        ``withdraw_address`` (checked and sealed for ``owner``) or into the note ``note_commitment``: exactly one.
+
+        The owner's key (derived from the note) usually holds no ZSD: with ``payer`` and ``sign_payer`` (a
+        holder's address and wallet) the debt is repaid from the payer first, and that repayment is waited for
+        (whatever ``wait`` says: the close would revert before it lands). ``owner`` and ``sign`` are as for
+        ``withdraw_collateral``.
+        """
+        number = position_number(position_id)
+        address, commitment = destination_of(withdraw_address, note_commitment)
+        if (payer is None) != (sign_payer is None):
+            raise ValueError("give payer and sign_payer together (the payer's address and wallet)")
+        if payer is not None and sign_payer is not None:
+            # Whatever would stop the close is found before the payer's ZSD is burned.
+            if address is not None:
+                self.sealer.check(address)
+            position = self.positions.retrieve(position_id)
+            if position["owner"].lower() != owner.lower():
+                raise ValueError(f"Position {position_id} is owned by {position['owner']}, not {owner}")
+            if position["status"] == "open" and Decimal(position["debt"]) > 0:
+                self.repay_position(position_id, amount=position["debt"], payer=payer, sign=sign_payer, timeout=timeout)
+
+        def send(destination: Dict[str, str], sealed: str, note: str) -> t.PositionAction:
+            message = {"positionId": number, "sealedAddress": sealed, "noteCommitment": note}
+            deadline, signature = self._sign_position(owner, "Close", message, sign)
+            body: t.ClosePositionRequest = {
+                "destination": cast(
+                    Union[t.ClosePositionRequestDestination1, t.ClosePositionRequestDestination2], destination
+                ),
+                "deadline": deadline,
+                "signature": signature,
+            }
+            return self.positions.close(position_id, body)
+
+        return self._acted(self._released(address, commitment, owner, send), wait, timeout)
+
+    def wait_for_position_action(self, action_id: str, *, timeout: float = 120.0) -> t.PositionAction:
+        """Polls the action (``pact_…``) until ``confirmed``; raises PositionActionFailedError when it fails.
+
+        A held action (compliance: its ``hold``) stays ``queued`` until released, and may outlast ``timeout``.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            action = self.positions.action_by_id(action_id)
+            if action["status"] == "confirmed":
+                return action
+            if action["status"] == "failed":
+                raise PositionActionFailedError(action)
+            if time.monotonic() > deadline:
+                raise WaitTimeoutError(f"Action {action_id} is still {action['status']} after {timeout:.0f} s")
+            self.sleep(self.poll_interval)
+
+    def _released(
+        self,
+        address: Optional[str],
+        commitment: Optional[str],
+        owner: str,
+        send: Callable[[Dict[str, str], str, str], t.PositionAction],
+    ) -> t.PositionAction:
+        """``send(destination, sealedAddress, noteCommitment)`` for the note, or for the address sealed for the
+        payout's ``owner``: sealed (and so signed and sent) once more with a fresh key on ``unreadable_address``."""
+        if commitment is not None:
+            return send({"noteCommitment": commitment}, "0x", commitment)
+        assert address is not None
+
+        def attempt(fresh: bool) -> t.PositionAction:
+            sealed = self.sealer.seal(address, owner, fresh=fresh)
+            return send({"sealedAddress": sealed}, sealed, "0")
+
+        return self.sealer.retry_on_rotation(attempt)
+
+    def _sign_position(
+        self, signer: str, primary_type: str, message: Dict[str, str], sign: Signer
+    ) -> Tuple[int, str]:
+        """``signer``'s signature of ``message`` as ``primary_type``, at its next nonce: (deadline, 0x r‖s‖v)."""
+        terms = self.positions.terms(signer)
+        deadline = terms["suggestedDeadline"]
+        typed = position_typed_data(
+            primary_type, terms["domain"], {**message, "nonce": terms["nonce"], "deadline": str(deadline)}
+        )
+        return deadline, joined_signature(sign(cast(TypedData, typed)))
+
+    def _acted(self, queued: t.PositionAction, wait: bool, timeout: float) -> t.PositionAction:
+        return self.wait_for_position_action(queued["actionId"], timeout=timeout) if wait else queued
 
     def delegate_votes(
         self,

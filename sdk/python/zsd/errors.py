@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, cast
 
-from ._generated import Problem, ProblemErrorsItem
+from ._generated import PositionAction, Problem, ProblemErrorsItem
 
 __all__ = [
     "ZsdError",
@@ -19,6 +19,7 @@ __all__ = [
     "APIError",
     "ProverError",
     "NodeNotFoundError",
+    "PositionActionFailedError",
     "error_for",
 ]
 
@@ -102,6 +103,18 @@ class ConflictError(ZsdError):
 
 class APIError(ZsdError):
     """5xx, or an answer the SDK cannot read: a fault on the server's side or upstream."""
+
+
+class PositionActionFailedError(ZsdError):
+    """A position action failed (the relay could not send it, or the chain reverted it): ``action`` has its
+    failureCode and failureReason; ``code`` is the failureCode."""
+
+    action: PositionAction
+
+    def __init__(self, action: PositionAction) -> None:
+        reason = action.get("failureReason") or "no reason given"
+        super().__init__(f"Action {action['actionId']} failed: {reason}", code=action.get("failureCode"))
+        self.action = action
 
 
 class ProverError(ZsdError):
