@@ -383,5 +383,116 @@ class MintAndRedeemTest(unittest.TestCase):
         self.assertEqual(raised.exception.code, "invalid_signature")
 
 
+# The position's owner key, derived from the note that opened it (@zsd/sdk's positionOwnerKey): its address,
+# or its signature of typed data (uint fields arrive as decimal strings).
+AS_POSITION_OWNER = """
+import { readFileSync } from "node:fs";
+import { parseSignature } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { decodeNote, positionOwnerKey } from "@zsd/sdk/notes";
+const { note, typedData } = JSON.parse(readFileSync(0, "utf8"));
+const account = privateKeyToAccount(positionOwnerKey(decodeNote(note)));
+if (!typedData) {
+  console.log(JSON.stringify({ address: account.address }));
+} else {
+  const fields = typedData.types[typedData.primaryType];
+  const message = Object.fromEntries(Object.entries(typedData.message).map(([name, value]) => {
+    const type = fields.find((f) => f.name === name)?.type ?? "";
+    return [name, type.startsWith("uint") ? BigInt(value) : value];
+  }));
+  const { v, r, s } = parseSignature(await account.signTypedData({ ...typedData, message }));
+  console.log(JSON.stringify({ v: Number(v), r, s }));
+}
+"""
+
+# A payout as the Redemptions contract records it (status 2: Completed, custody paid it).
+READ_PAYOUT = """
+import { readFileSync } from "node:fs";
+import { createPublicClient, http } from "viem";
+import { redemptionsAbi } from "@zsd/sdk";
+const a = JSON.parse(readFileSync(0, "utf8"));
+const chain = createPublicClient({ transport: http(a.rpcUrl) });
+const r = await chain.readContract({
+  address: a.redemptions,
+  abi: redemptionsAbi,
+  functionName: "getRedemption",
+  args: [BigInt(a.id)],
+});
+console.log(JSON.stringify({ owner: r.owner, status: Number(r.status), zatDue: r.zatDue.toString() }));
+"""
+
+
+class PositionFlowTest(unittest.TestCase):
+    """Issue 23's "done when" from Python: a position's collateral out to a sealed address, then closed to it."""
+
+    def test_withdraws_collateral_then_closes_to_a_zcash_address_and_custody_pays_both(self) -> None:
+        c = client()
+        payer = hardhat_account(12)
+        note = c.notes.create()
+        c.sandbox.deposit(amount="3", note_commitment=note["noteCommitment"])
+        # The whole note as collateral (the prover's default floor is what the mint needs, less).
+        mint = c.mint(note=note["note"], amount="40", recipient=payer, floor="3", on_warning=lambda _: None)
+        self.assertEqual(mint["status"], "confirmed")
+        position_id = mint["positionId"]
+        assert position_id is not None
+        owner = run_node(AS_POSITION_OWNER, {"note": note["note"]}, typescript=True)["address"]
+        position = c.positions.retrieve(position_id)
+        self.assertEqual((position["owner"], position["collateral"], position["debt"]), (owner, "3", "40"))
+        relay = c.relay.retrieve()
+        redemptions = (relay["contracts"] or {})["Redemptions"]["address"]
+        signed: List[str] = []
+
+        def sign_as_owner(typed_data: zsd.TypedData) -> Dict[str, str]:
+            primary = typed_data["primaryType"]
+            signed.append(primary)
+            # The SDK's own types are the ones the API publishes for the minter.
+            self.assertEqual(typed_data["types"][primary], c.positions.terms(owner)["types"][primary])
+            self.assertNotIn(WITHDRAW_ADDRESS, str(typed_data))
+            return run_node(AS_POSITION_OWNER, {"note": note["note"], "typedData": typed_data}, typescript=True)
+
+        def sign_as_payer(typed_data: zsd.TypedData) -> Dict[str, str]:
+            signed.append(typed_data["primaryType"])
+            return sign_with_viem("typed", {"index": 12, "typedData": typed_data})
+
+        withdrawn = c.withdraw_collateral(
+            position_id, amount="0.5", withdraw_address=WITHDRAW_ADDRESS, owner=owner, sign=sign_as_owner
+        )
+        self.assertEqual(
+            (withdrawn["action"], withdrawn["status"], withdrawn["released"]), ("withdraw", "confirmed", "0.5")
+        )
+        self.assertEqual(c.positions.retrieve(position_id)["collateral"], "2.5")
+
+        closed = c.close_position(
+            position_id,
+            withdraw_address=WITHDRAW_ADDRESS,
+            owner=owner,
+            sign=sign_as_owner,
+            payer=payer,
+            sign_payer=sign_as_payer,
+        )
+        self.assertEqual((closed["action"], closed["status"], closed["released"]), ("close", "confirmed", "2.5"))
+        self.assertEqual(signed, ["WithdrawCollateral", "Repay", "Close"])
+        after = c.positions.retrieve(position_id)
+        self.assertEqual((after["status"], Decimal(after["debt"]), Decimal(after["collateral"])), ("closed", 0, 0))
+
+        # Custody opened each sealed address (for the position's owner) and paid it: the chain records both
+        # payouts as completed, for the owner, with the ZEC the position released.
+        for done, zat in ((withdrawn, 50_000_000), (closed, 250_000_000)):
+            payout_id = done["payoutId"]
+            assert payout_id is not None, f"{done['action']} made no payout"
+            payout: Dict[str, Any] = {}
+            for _ in range(60):
+                payout = run_node(
+                    READ_PAYOUT,
+                    {"rpcUrl": stack().rpc_url, "redemptions": redemptions, "id": payout_id},
+                    typescript=True,
+                )
+                if payout["status"] != 1:
+                    break
+                c.sleep(0.5)
+            self.assertEqual(payout, {"owner": owner, "status": 2, "zatDue": str(zat)}, done["action"])
+            shown = c.positions.action_by_id(done["actionId"])
+            self.assertEqual(shown["destination"], {"zcashAddress": WITHDRAW_ADDRESS})
+
 if __name__ == "__main__":
     unittest.main()
