@@ -41,7 +41,8 @@ try {
   const registry = s.as(attestor).registry;
   let last: Hex | undefined;
   for (let i = 1; i < TREE_LEAVES; i++) {
-    last = await registry.write.recordDeposit([noteCommitment(createNote()), 1_000n + BigInt(i)]);
+    const amountZat = 1_000n + BigInt(i);
+    last = await registry.write.recordDeposits([[depositLeaf(amountZat, noteCommitment(createNote()))], amountZat]);
   }
   await s.receipt(last!);
   const depositFull: number[] = [];

@@ -37,23 +37,6 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     }
 
     /// @inheritdoc ICollateralRegistry
-    function recordDeposit(
-        uint256 noteCommitment,
-        uint256 amountZat
-    ) external onlyRole(ATTESTOR_ROLE) returns (uint256 index) {
-        if (amountZat == 0 || amountZat > type(uint64).max) revert InvalidDepositAmount(amountZat);
-        if (noteCommitment == 0 || noteCommitment >= SNARK_SCALAR_FIELD) revert InvalidNoteCommitment(noteCommitment);
-        uint256 leaf = PoseidonT3.hash([amountZat, noteCommitment]);
-        uint256 newRoot;
-        (index, newRoot) = _insert(leaf);
-        uint256 total = totalCollateralZat + amountZat;
-        totalCollateralZat = total;
-        totalDepositedZat += amountZat;
-        unmintedZat += amountZat;
-        emit DepositRecorded(index, leaf, noteCommitment, amountZat, newRoot, total);
-    }
-
-    /// @inheritdoc ICollateralRegistry
     function recordDeposits(
         uint256[] calldata leaves,
         uint256 totalZat

@@ -25,18 +25,24 @@ export const deposit = onchainTable(
   (t) => ({
     index: t.integer().primaryKey(),
     leaf: t.bigint().notNull(),
-    /** deposit | batch-deposit (recorded in a batch: amount private, 0 here) | change (amount private: 0 here) | note */
+    /** batch-deposit (a deposit, recorded in a batch: amount private, 0 here) | change (amount private: 0 here) | note */
     kind: t.text().notNull(),
     noteCommitment: t.bigint().notNull(),
     amountZat: t.bigint().notNull(),
+    /**
+     * The most this leaf can hold as far as the chain shows: its amount where
+     * public; for a batched deposit, the batch's total less a zatoshi for each
+     * other leaf (each holds at least one); 0 for a change leaf (unbounded, never counted).
+     */
+    maxAmountZat: t.bigint().notNull(),
     /** The registry's root right after this leaf; 0 inside a batch of leaves (no root existed there). */
     root: t.bigint().notNull(),
     blockNumber: t.bigint().notNull(),
     timestamp: t.bigint().notNull(),
     txHash: t.hex().notNull(),
   }),
-  // GET /anonymity counts the leaves at or above a floor.
-  (table) => ({ amountIdx: index().on(table.amountZat) }),
+  // GET /anonymity counts the leaves that could reach a floor.
+  (table) => ({ maxAmountIdx: index().on(table.maxAmountZat) }),
 );
 
 /** One row ("ZEC"): collateral totals and the latest ZEC/USD price. */

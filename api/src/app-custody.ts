@@ -85,7 +85,7 @@ export function connectDeployment(
       },
     );
   } else if (attestor && config.ENVIRONMENT === "sandbox") {
-    custody = new LocalCustody(db, attestor, onDeposit);
+    custody = new LocalCustody(db, attestor, onDeposit, config.SANDBOX_DEPOSIT_WINDOW_MS);
   }
   return { chain, sealed, governanceChain, attestor, custody };
 }

@@ -24,6 +24,7 @@ import { KeyService } from "./domain/keys.ts";
 import { keyRoutes } from "./http/resources/keys/router.ts";
 import { Upstreams } from "./adapters/upstreams.ts";
 import { ledgerRoutes } from "./http/resources/ledger/router.ts";
+import { depositRoutes } from "./http/resources/deposits/router.ts";
 import { type AnyRoute, allowedMethods, mount } from "./http/routes.ts";
 import { proofRoutes } from "./http/resources/proofs/router.ts";
 import { anonymityRoutes } from "./http/resources/relay/anonymity.ts";
@@ -209,7 +210,9 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   const routes = [
     ...healthRoutes(db, upstreams, config.INDEXER_MAX_LAG_BLOCKS, chain),
     ...keyRoutes(keys, config.MAX_ACTIVE_KEYS),
+    // After the ledger's /deposits/leaves, which its /deposits/:depositId would take for an id.
     ...ledgerRoutes(upstreams, () => positions.collateral()),
+    ...depositRoutes(db),
     ...relayRoutes(config, chain, worker?.address),
     ...anonymityRoutes(upstreams),
     ...proofRoutes(proofs),

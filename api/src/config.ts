@@ -45,6 +45,11 @@ export const configSchema = z.object({
   SANDBOX_PRICE_FEED: z.enum(["fixed", "walk", "paused"]).default("fixed"),
   /** Sandbox: how often the feeder posts (well under the contracts' maxPriceAge of an hour). */
   SANDBOX_PRICE_FEED_MS: positiveInt.default(600_000),
+  /**
+   * Sandbox: simulated deposits arriving within this many ms of the first go
+   * on the chain in one batch, which shows their total, not each amount.
+   */
+  SANDBOX_DEPOSIT_WINDOW_MS: z.coerce.number().int().min(0).max(10_000).default(200),
   /** Private key (0x…) of the relayer that submits mints and takes the proofs' fees. */
   RELAYER_PRIVATE_KEY: z
     .string()

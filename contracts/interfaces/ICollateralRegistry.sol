@@ -5,7 +5,7 @@ pragma solidity 0.8.30;
 /// @notice Leaf of a deposit: `Poseidon(amountZat, noteCommitment)` where
 /// `noteCommitment = Poseidon(secret, nullifierSecret)` travelled in the Zcash memo.
 interface ICollateralRegistry {
-    /// @notice Deposit amounts are positive and below 2^64 zatoshi (the circuit's range).
+    /// @notice A note's amount is positive and below 2^64 zatoshi (the circuit's range).
     error InvalidDepositAmount(uint256 amountZat);
     /// @notice A note commitment must be a non-zero field element.
     error InvalidNoteCommitment(uint256 noteCommitment);
@@ -22,15 +22,6 @@ interface ICollateralRegistry {
     /// @notice A batch of `count` deposits totals at least one zatoshi each and below 2^64 zatoshi each.
     error InvalidDepositTotal(uint256 totalZat, uint256 count);
 
-    /// @notice A custody deposit was recorded as leaf `index`.
-    event DepositRecorded(
-        uint256 indexed index,
-        uint256 indexed leaf,
-        uint256 noteCommitment,
-        uint256 amountZat,
-        uint256 root,
-        uint256 totalCollateralZat
-    );
     /// @notice ZEC left custody for a completed redemption.
     event CollateralPaidOut(uint256 amountZat, uint256 totalCollateralZat);
     /// @notice The minter added leaf `index`: the change of a spent note
@@ -54,15 +45,12 @@ interface ICollateralRegistry {
     /// @notice A spend took `amountZat` out of the unminted notes (the rest of the note became change).
     event NoteSpent(uint256 amountZat, uint256 unmintedZat);
 
-    /// @notice Records a shielded ZEC deposit seen by custody. Attestor role only.
-    /// @return index The leaf index of the deposit.
-    function recordDeposit(uint256 noteCommitment, uint256 amountZat) external returns (uint256 index);
-
-    /// @notice Records a batch of shielded ZEC deposits seen by custody as one
-    /// tree update. Each leaf is `Poseidon(amountZat, noteCommitment)` of its
-    /// deposit; only their total is published, so the attestor vouches that the
-    /// leaves' amounts add up to `totalZat` (as it vouches for every deposit).
-    /// Attestor role only.
+    /// @notice Records shielded ZEC deposits seen by custody, one or many, as one
+    /// tree update: the only way a deposit enters the tree. Each leaf is
+    /// `Poseidon(amountZat, noteCommitment)` of its deposit; only their total is
+    /// published, never one deposit's amount as such, so the attestor vouches
+    /// that the leaves' amounts add up to `totalZat` (as it vouches for every
+    /// deposit). Attestor role only.
     /// @return firstIndex The leaf index of the batch's first deposit.
     function recordDeposits(uint256[] calldata leaves, uint256 totalZat) external returns (uint256 firstIndex);
 

@@ -2,44 +2,27 @@ import { ponder } from "ponder:registry";
 import { deposit } from "ponder:schema";
 import { updateCollateral } from "./lib/collateral";
 
-ponder.on("CollateralRegistry:DepositRecorded", async ({ event, context }) => {
-  const { index, leaf, noteCommitment, amountZat, root, totalCollateralZat } = event.args;
-  await context.db.insert(deposit).values({
-    index: Number(index),
-    leaf,
-    kind: "deposit",
-    noteCommitment,
-    amountZat,
-    root,
-    blockNumber: event.block.number,
-    timestamp: event.block.timestamp,
-    txHash: event.transaction.hash,
-  });
-  await updateCollateral(context, event.block.number, (row) => ({
-    depositedZat: row.depositedZat + amountZat,
-    outstandingZat: totalCollateralZat,
-    deposits: row.deposits + 1,
-    unmintedZat: row.unmintedZat + amountZat,
-  }));
-});
-
-// A batch of deposits publishes its total only: each leaf's amount stays private
-// (0 here, kind "batch-deposit"), like a change leaf's. Every leaf gets its row at
+// Deposits are recorded in batches (one deposit too), which publish their total
+// only: each leaf's amount stays private
+// (0 here, kind "batch-deposit"), like a change leaf's, and is bounded by the
+// total (each of the others holds at least a zatoshi). Every leaf gets its row at
 // its index; only the batch's last leaf carries a root, since the
 // registry never had a root between a batch's leaves.
 /** A row per leaf of a batch at its index, amount private; only the last leaf carries the batch's root. */
 function batchRows(
   kind: "batch-deposit" | "change",
-  args: { firstIndex: bigint; leaves: readonly bigint[]; root: bigint },
+  args: { firstIndex: bigint; leaves: readonly bigint[]; root: bigint; totalZat?: bigint },
   event: { block: { number: bigint; timestamp: bigint }; transaction: { hash: `0x${string}` } },
 ) {
-  const { firstIndex, leaves, root } = args;
+  const { firstIndex, leaves, root, totalZat } = args;
+  const maxAmountZat = totalZat === undefined ? 0n : totalZat - BigInt(leaves.length - 1);
   return leaves.map((leaf, i) => ({
     index: Number(firstIndex) + i,
     leaf,
     kind,
     noteCommitment: 0n,
     amountZat: 0n,
+    maxAmountZat,
     root: i === leaves.length - 1 ? root : 0n,
     blockNumber: event.block.number,
     timestamp: event.block.timestamp,
@@ -75,6 +58,7 @@ ponder.on("CollateralRegistry:NoteInserted", async ({ event, context }) => {
     kind: amountZat === 0n ? "change" : "note",
     noteCommitment: 0n,
     amountZat,
+    maxAmountZat: amountZat,
     root,
     blockNumber: event.block.number,
     timestamp: event.block.timestamp,

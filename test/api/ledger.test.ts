@@ -193,8 +193,9 @@ describe("ledger read endpoints", () => {
     expect(lower).toMatchObject({ address: bob.address, balances: [{ amount: "0", raw: "0" }] });
   });
 
-  it("GET /v1/relay/anonymity counts the leaves whose public amount reaches a floor, change leaves and batched deposits apart (issue 23)", async () => {
-    // Two deposits recorded in a batch publish their total only: 6.00001234 ZEC each would be candidates at every floor below.
+  it("GET /v1/relay/anonymity counts the leaves that could reach a floor (a batched deposit up to its batch's bound), change leaves apart (issue 23)", async () => {
+    // Two deposits recorded in a batch publish their total only (12.00002468 ZEC): as far as the chain
+    // shows, either could hold all of it but a zatoshi, so both are candidates up to 12.00002467 ZEC.
     const batch = [createNote(), createNote()].map((n) => depositLeaf(600_001_234n, noteCommitment(n)));
     await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([batch, 1_200_002_468n]));
     await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
@@ -205,28 +206,33 @@ describe("ledger read endpoints", () => {
       (await (await api.call(`/v1/deposits/leaves?from=0&limit=${limit}`)).json()).root as string | null;
     expect(await pageRoot(size - 1)).toBeNull();
     expect(await pageRoot(size)).toBe(String(await s.read.registry.read.root()));
-    // What the chain says: each recorded deposit's and inserted note's amount; a change leaf's is
-    // private (0), and so is each amount of a batch of deposits (DepositsRecorded, ChangeLeavesInserted).
+    // What the chain says: each inserted note's amount; a change leaf's is private (0), and so is each
+    // amount of a batch of deposits (DepositsRecorded, every deposit's way in) and of change (ChangeLeavesInserted).
     const registry = { address: s.read.registry.address, abi: collateralRegistryAbi, fromBlock: 0n } as const;
     const events = await s.publicClient.getContractEvents(registry);
-    const single = events.flatMap((e) =>
-      e.eventName === "DepositRecorded" || e.eventName === "NoteInserted" ? [e.args.amountZat!] : [],
-    );
+    const single = events.flatMap((e) => (e.eventName === "NoteInserted" ? [e.args.amountZat!] : []));
     const amounts = single.filter((a) => a > 0n);
     const batched = events.flatMap((e) =>
       e.eventName === "DepositsRecorded" || e.eventName === "ChangeLeavesInserted" ? e.args.leaves! : [],
     );
     const hidden = single.filter((a) => a === 0n).length + batched.length;
-    expect(amounts.length).toBeGreaterThanOrEqual(2);
-    expect(batched.length).toBeGreaterThanOrEqual(2);
-    for (const floor of ["0.00000001", "2", "2.00000001", "6.00001234", "6.00001235"]) {
+    // A batched deposit could hold its batch's total less a zatoshi for each other leaf: up to there, a candidate.
+    const batchBounds = events.flatMap((e) =>
+      e.eventName === "DepositsRecorded"
+        ? e.args.leaves!.map(() => e.args.totalZat! - BigInt(e.args.leaves!.length - 1))
+        : [],
+    );
+    // Deposits of single batches (the fixture's) and the two above: candidates at some floors, not at others.
+    expect(batchBounds.length).toBeGreaterThanOrEqual(4);
+    expect(batched.length).toBeGreaterThanOrEqual(4);
+    for (const floor of ["0.00000001", "2", "2.00000001", "6.00001234", "12.00002467", "12.00002468"]) {
       const response = await api.call(`/v1/relay/anonymity?floor=${floor}`, { key: null });
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({
         object: "anonymity",
         floor,
         floorZat: parseZec(floor).toString(),
-        candidates: amounts.filter((a) => a >= parseZec(floor)).length,
+        candidates: [...amounts, ...batchBounds].filter((a) => a >= parseZec(floor)).length,
         hiddenAmountLeaves: hidden,
         leaves: registryLeaves(events).length,
         advisedMinimum: 20,

@@ -1,5 +1,6 @@
 // Sandbox deposits and the local custody, against a live node with real proofs.
-import { toHex } from "viem";
+import { type Hex, parseEventLogs, toHex } from "viem";
+import { collateralRegistryAbi } from "@zsd/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/adapters/chain.ts";
 import { Attestor } from "../../api/src/adapters/custody/attestor.ts";
@@ -95,8 +96,10 @@ describe("sandbox deposits and local custody", () => {
   it("turns a contract's refusal into a typed error carrying the Solidity error's name and arguments", async () => {
     const attestor = new Attestor(new Chain(s.deployment, s.rpcUrl, 2_000), hardhatPrivateKey(1));
     const commitment = noteCommitment(createNote());
-    await attestor.recordDeposit(commitment, ZEC);
-    const refusal = await attestor.recordDeposit(commitment, ZEC).catch((error: unknown) => error);
+    await attestor.recordDeposits([{ noteCommitment: commitment, amountZat: ZEC }]);
+    const refusal = await attestor
+      .recordDeposits([{ noteCommitment: commitment, amountZat: ZEC }])
+      .catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(ContractRevertError);
     expect(refusal).toMatchObject({
       errorName: "DepositAlreadyRecorded",
@@ -104,6 +107,79 @@ describe("sandbox deposits and local custody", () => {
       kind: "conflict",
       code: "deposit_already_recorded",
     });
+  });
+
+  it("records deposits arriving within the window in one batch: no transaction or event holds one's amount", async () => {
+    const amounts = ["1.23456789", "2.3456789", "3.456789"];
+    const commitments = amounts.map(() => noteCommitment(createNote()));
+    const post = (i: number) =>
+      api.call("/v1/sandbox/deposits", json({ amount: amounts[i], noteCommitment: commitments[i]!.toString() }));
+    // The same note twice in the window (0 and 3): one claim on its ZEC, the other refused, whichever came first.
+    const answers = await Promise.all([0, 1, 2, 0].map(post));
+    const refused = answers.findIndex((r) => r.status === 409);
+    expect([0, 3]).toContain(refused);
+    expect(((await answers[refused]!.json()) as { code: string }).code).toBe("deposit_already_recorded");
+    const recorded = answers.filter((_, i) => i !== refused);
+    expect(recorded.map((r) => r.status)).toEqual([201, 201, 201]);
+    const bodies = (await Promise.all(recorded.map((r) => r.json()))) as { txHash: string; leafIndex: number }[];
+    expect(new Set(bodies.map((b) => b.txHash)).size).toBe(1);
+    const zats = [123_456_789n, 234_567_890n, 345_678_900n];
+    const leaves = zats.map((zat, i) => depositLeaf(zat, commitments[i]!));
+    const receipt = await s.publicClient.getTransactionReceipt({ hash: bodies[0]!.txHash as Hex });
+    const [batch] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "DepositsRecorded" });
+    expect(batch!.args.totalZat).toBe(703_703_579n);
+    expect([...batch!.args.leaves].sort()).toEqual([...leaves].sort());
+    expect(bodies.map((b) => b.leafIndex)).toEqual(
+      leaves.map((leaf) => Number(batch!.args.firstIndex) + batch!.args.leaves.indexOf(leaf)),
+    );
+    // No amount in the calldata or the logs, in any 32-byte word.
+    const input = (await s.publicClient.getTransaction({ hash: bodies[0]!.txHash as Hex })).input;
+    const words = [
+      input.slice(10),
+      ...receipt.logs.flatMap((l) => [l.data.slice(2), ...l.topics.map((t) => t!.slice(2))]),
+    ];
+    for (const zat of zats) {
+      const word = zat.toString(16).padStart(64, "0");
+      expect(words.some((w) => w.includes(word))).toBe(false);
+    }
+    const lines = await storage.db.query<{ amount_zat: string }>(
+      "SELECT amount_zat FROM custody_ledger WHERE kind = 'deposit' AND tx_hash = $1 ORDER BY leaf_index",
+      [bodies[0]!.txHash],
+    );
+    expect(lines.map((l) => l.amount_zat).sort()).toEqual(zats.map(String).sort());
+  });
+
+  it("serves a deposit's amount and commitment, which the chain does not show, to its own account only", async () => {
+    const commitment = noteCommitment(createNote());
+    const posted = await api.call("/v1/sandbox/deposits", json({ amount: "1.5", noteCommitment: String(commitment) }));
+    const deposit = (await posted.json()) as { id: string; leafIndex: number; txHash: string };
+    expect(deposit.id).toMatch(/^dep_[0-9A-Za-z]{20}$/);
+    const own = await api.call(`/v1/deposits/${deposit.id}`);
+    expect(own.status).toBe(200);
+    expect(await own.json()).toEqual({
+      object: "deposit",
+      id: deposit.id,
+      leafIndex: deposit.leafIndex,
+      leaf: depositLeaf(150_000_000n, commitment).toString(),
+      amount: "1.5",
+      amountZat: "150000000",
+      noteCommitment: String(commitment),
+      txHash: deposit.txHash,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    // Another account: not found, as an id that never existed (no telling whether it does).
+    const stranger = await api.keys.create((await api.keys.createAccount("stranger")).id, "sandbox", "s");
+    const theirs = await api.call(`/v1/deposits/${deposit.id}`, { key: stranger.secret });
+    const never = await api.call(`/v1/deposits/dep_${"a".repeat(20)}`);
+    for (const answer of [theirs, never]) {
+      expect(answer.status).toBe(404);
+      expect(((await answer.json()) as { code: string }).code).toBe("resource_not_found");
+    }
+    const malformed = await api.call("/v1/deposits/dep_1");
+    expect(malformed.status).toBe(400);
+    expect(malformed.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    // The leaves page is still the ledger's, not a deposit id.
+    expect((await api.call("/v1/deposits/leaves?from=0&limit=1")).status).not.toBe(400);
   });
 
   it("refuses a deposit recorded twice and malformed fields", async () => {

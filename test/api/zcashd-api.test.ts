@@ -93,9 +93,9 @@ describe("API with zcashd custody", () => {
     );
     const leaves = deposits.map((d) => depositLeaf(d.amountZat, d.commitment));
     const events = await registryEvents();
-    const batch = events.find((e) => e.eventName === "DepositsRecorded");
+    // Earlier deposits of the run went in batches of their own (a lone one too).
+    const batch = events.find((e) => e.eventName === "DepositsRecorded" && e.args.leaves!.includes(leaves[0]!));
     expect(batch?.args).toMatchObject({ leaves, totalZat: total });
-    expect(events.filter((e) => e.eventName === "DepositRecorded" && leaves.includes(e.args.leaf!))).toEqual([]);
     const first = Number((batch!.args as { firstIndex: bigint }).firstIndex);
     await eventually(
       () => ledgerLines(deposits.map((d) => d.commitment)),
@@ -110,7 +110,7 @@ describe("API with zcashd custody", () => {
     );
   });
 
-  it("finds a batch recorded on the chain whose ledger lines were lost, and records the rest alone", async () => {
+  it("finds a batch recorded on the chain whose ledger lines were lost, and records the rest by leaf", async () => {
     const deposits = [2n * ZEC + 4n, 4n * ZEC + 5n, 6n * ZEC + 6n].map((amountZat) => ({
       amountZat,
       commitment: noteCommitment(createNote()),
@@ -138,8 +138,10 @@ describe("API with zcashd custody", () => {
       { note_commitment: String(deposits[1]!.commitment), leaf_index: size - 2, tx_hash: crashed.transactionHash },
     ]);
     expect(lines[2]!.leaf_index).toBe(size - 1);
+    // The third alone is still a batch: its leaf and the batch's total.
     const events = await registryEvents();
-    expect(events.filter((e) => e.eventName === "DepositRecorded" && e.args.leaf === leaves[2])).toHaveLength(1);
+    const batches = events.filter((e) => e.eventName === "DepositsRecorded");
+    expect(batches.at(-1)!.args).toMatchObject({ leaves: [leaves[2]], totalZat: deposits[2]!.amountZat });
   });
 
   /** `address` sealed, afresh, for alice's payouts (custody pays an envelope once). */

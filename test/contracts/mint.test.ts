@@ -174,7 +174,7 @@ describe("StableMinter", () => {
     });
 
     it("attestor, oracle and pause functions called without the role", async () => {
-      await expectRevert(s.as(alice).registry.write.recordDeposit([1n, ZEC]), "AccessControlUnauthorizedAccount");
+      await expectRevert(s.as(alice).registry.write.recordDeposits([[1n], ZEC]), "AccessControlUnauthorizedAccount");
       await expectRevert(s.as(attestor).oracle.write.setPrice([1n]), "AccessControlUnauthorizedAccount");
       await expectRevert(s.as(alice).minter.write.pause(), "AccessControlUnauthorizedAccount");
       await expectRevert(s.as(alice).redemptions.write.pause(), "AccessControlUnauthorizedAccount");

@@ -38,12 +38,13 @@ describe("CollateralRegistry", () => {
       const { leaf, receipt } = await s.deposit(note, amount);
       tree.insert(leaf);
       total += amount;
-      const [event] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "DepositRecorded" });
+      // A deposit goes by its leaf, as a batch of one: no event names its commitment or its amount as such.
+      const [event] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs });
+      expect(event!.eventName).toBe("DepositsRecorded");
       expect(event!.args).toEqual({
-        index: BigInt(i),
-        leaf,
-        noteCommitment: noteCommitment(note),
-        amountZat: amount,
+        firstIndex: BigInt(i),
+        leaves: [leaf],
+        totalZat: amount,
         root: tree.root,
         totalCollateralZat: total,
       });
@@ -78,12 +79,15 @@ describe("CollateralRegistry", () => {
     expect(await s.read.registry.read.totalCollateralZat()).toBe(3n * ZEC);
   });
 
-  it("refuses amounts of zero or beyond 64 bits, and commitments outside the field", async () => {
-    const registry = s.as(accounts.attestor).registry;
-    await expectRevert(registry.write.recordDeposit([1n, 0n]), "InvalidDepositAmount", [0n]);
-    await expectRevert(registry.write.recordDeposit([1n, 2n ** 64n]), "InvalidDepositAmount", [2n ** 64n]);
-    await expectRevert(registry.write.recordDeposit([0n, ZEC]), "InvalidNoteCommitment", [0n]);
-    await expectRevert(registry.write.recordDeposit([SNARK_SCALAR_FIELD, ZEC]), "InvalidNoteCommitment");
+  it("refuses a released note of zero or beyond 64 bits, or with a commitment outside the field", async () => {
+    await grant(await s.read.registry.read.NOTE_ROLE(), accounts.carol.address);
+    const registry = s.as(accounts.carol).registry;
+    await expectRevert(registry.write.insertNote([1n, 0n]), "InvalidDepositAmount", [0n]);
+    await expectRevert(registry.write.insertNote([1n, 2n ** 64n]), "InvalidDepositAmount", [2n ** 64n]);
+    await expectRevert(registry.write.insertNote([0n, ZEC]), "InvalidNoteCommitment", [0n]);
+    await expectRevert(registry.write.insertNote([SNARK_SCALAR_FIELD, ZEC]), "InvalidNoteCommitment");
+    await s.receipt(await registry.write.insertNote([noteCommitment(createNote()), ZEC]));
+    expect(await s.read.registry.read.unmintedZat()).toBe(ZEC);
   });
 
   it("records deposits in batches with the roots of one-by-one insertion and one root in the history", async () => {

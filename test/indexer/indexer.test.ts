@@ -282,14 +282,16 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       `/deposits?from=${firstBatchIndex}&limit=7`,
     );
     const root = String(await s.read.registry.read.root());
-    expect(batched.deposits.map((d) => [d.index, d.kind, d.amountZat])).toEqual([
-      [firstBatchIndex, "batch-deposit", "0"],
-      [firstBatchIndex + 1, "batch-deposit", "0"],
-      [firstBatchIndex + 2, "batch-deposit", "0"],
-      [firstBatchIndex + 3, "deposit", String(4n * ZEC)],
-      [firstBatchIndex + 4, "deposit", String(4n * ZEC)],
-      [firstBatchIndex + 5, "change", "0"],
-      [firstBatchIndex + 6, "change", "0"],
+    // Every deposit is a batch's (the two of 4 ZEC alone, each a batch of one): the amount private, its bound
+    // the batch's total less a zatoshi for each other leaf (exact for a batch of one); change unbounded.
+    expect(batched.deposits.map((d) => [d.index, d.kind, d.amountZat, d.maxAmountZat])).toEqual([
+      [firstBatchIndex, "batch-deposit", "0", String(6n * ZEC - 1n)],
+      [firstBatchIndex + 1, "batch-deposit", "0", String(6n * ZEC - 1n)],
+      [firstBatchIndex + 2, "batch-deposit", "0", String(6n * ZEC - 1n)],
+      [firstBatchIndex + 3, "batch-deposit", "0", String(4n * ZEC)],
+      [firstBatchIndex + 4, "batch-deposit", "0", String(4n * ZEC)],
+      [firstBatchIndex + 5, "change", "0", "0"],
+      [firstBatchIndex + 6, "change", "0", "0"],
     ]);
     // Only a batch's last leaf has a root: the registry never had one between its leaves.
     expect(batched.deposits.slice(5).map((d) => [d.leaf, d.root])).toEqual([
@@ -297,12 +299,18 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       [String(batchMints[1]!.request.changeLeaf), root],
     ]);
     expect(batched.deposits.slice(0, 3).map((d) => d.root === "0")).toEqual([true, true, false]);
-    // A batched deposit's amount is private: never a candidate, counted with the change leaves.
-    const all = (await get<{ deposits: { kind: string; amountZat: string }[] }>(indexer, "/deposits?limit=5000"))
-      .deposits;
+    // A batched deposit's amount is private, bounded by its batch's total (less a zatoshi for each other
+    // leaf): a candidate up to that bound, and counted with the change leaves, which are never candidates.
+    const all = (
+      await get<{ deposits: { kind: string; amountZat: string; maxAmountZat: string }[] }>(
+        indexer,
+        "/deposits?limit=5000",
+      )
+    ).deposits;
+    expect(all.filter((d) => d.kind === "batch-deposit").every((d) => d.amountZat === "0")).toBe(true);
     const anonymity = await get<Record<string, number>>(indexer, `/anonymity?floorZat=${ZEC}`);
     expect(anonymity).toMatchObject({
-      candidates: all.filter((d) => ["deposit", "note"].includes(d.kind) && BigInt(d.amountZat) >= ZEC).length,
+      candidates: all.filter((d) => d.kind !== "change" && BigInt(d.maxAmountZat) >= ZEC).length,
       hiddenAmountLeaves: all.filter((d) => d.kind === "change" || d.kind === "batch-deposit").length,
       leaves: all.length,
     });

@@ -141,11 +141,11 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     return publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
   }
 
-  /** The attestor records a deposit; returns the leaf and its index. */
+  /** The attestor records a deposit, by its leaf (a batch of one, as custody does); returns the leaf and the receipt. */
   async function deposit(note: Note, amountZat: bigint) {
-    const commitment = noteCommitment(note);
-    const r = await receipt(await as(accounts.attestor).registry.write.recordDeposit([commitment, amountZat]));
-    return { leaf: depositLeaf(amountZat, commitment), receipt: r };
+    const leaf = depositLeaf(amountZat, noteCommitment(note));
+    const r = await receipt(await as(accounts.attestor).registry.write.recordDeposits([[leaf], amountZat]));
+    return { leaf, receipt: r };
   }
 
   /** The deposit tree rebuilt from the registry's events, as a wallet would. */

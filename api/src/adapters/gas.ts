@@ -10,13 +10,14 @@ export const TX_GAS_CAP = 16_777_216n;
 
 /**
  * A whole full-depth (20-level) LeanIMT insertion, whatever the estimate
- * already held. Measured on the Hardhat node (recordDeposit into a fresh
- * registry, test/api/gas-headroom.test.ts): leaves 16, 32, 64 and 128 (each
- * carrying through 4, 5, 6 and 7 levels) cost 211,353, 232,489, 253,625 and
- * 274,762 gas, i.e. 21,136 per level carried (a PoseidonT3 hash and a side
- * node's write), while leaf 129 (no carry) costs 204,136. A 20-level carry is
- * then 274,762 + 13 × 21,136 ≈ 549,530 gas for the whole call; 600,000 covers
- * it (the growth alone, over the cheapest insertion, is under 380,000).
+ * already held. Measured on the Hardhat node (a one-leaf recordDeposits into a
+ * fresh registry, as test/api/gas-headroom.test.ts sends it): the 16th, 32nd,
+ * 64th and 128th leaf (carrying through 4, 5, 6 and 7 levels) cost 196,848,
+ * 218,861, 240,874 and 262,888 gas, i.e. 22,013 per level carried (a
+ * PoseidonT3 hash and a side node's write), while the 129th (no carry) costs
+ * 193,836 and the 2nd, the cheapest, 168,024. A 20-level carry is then
+ * 262,888 + 13 × 22,013 ≈ 549,060 gas for the whole call; 600,000 covers it
+ * (the growth alone, over the cheapest insertion, is about 381,000).
  */
 export const INSERTION_HEADROOM = 600_000n;
 

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { db, publicClients } from "ponder:api";
 import schema from "ponder:schema";
-import { and, asc, count, desc, eq, gt, gte, inArray, notInArray, or, replaceBigInts } from "ponder";
+import { and, asc, count, desc, eq, gt, gte, inArray, ne, or, replaceBigInts } from "ponder";
 import { type Hex, getAddress, isAddress } from "viem";
 import { PRICE_DECIMALS, usdValueOfZat } from "@zsd/sdk/units";
 import "./internal-only";
@@ -137,10 +137,11 @@ app.get("/deposits", async (c) => {
 const HIDDEN_AMOUNT = ["change", "batch-deposit"];
 
 /**
- * The anonymity set of a mint proving `floorZat` (issue 23): the leaves whose public amount is at
- * least the floor (deposits and released notes), which could all back it; change leaves, whose amount
- * is private, are counted apart, and so are deposits recorded in a batch (only the batch's total is
- * public). ?floorZat=<zatoshi>.
+ * The anonymity set of a mint proving `floorZat` (issue 23): the leaves that could hold at least the
+ * floor as far as the chain shows, which could all back it: deposits and released notes whose public
+ * amount reaches it, and deposits recorded in a batch whose bound (the batch's total less a zatoshi for
+ * each other leaf) reaches it. Change leaves, whose amount nothing bounds, are not counted (a lower
+ * bound). Leaves of private amount (change and batched deposits) are counted apart. ?floorZat=<zatoshi>.
  */
 app.get("/anonymity", async (c) => {
   const raw = c.req.query("floorZat") ?? "";
@@ -152,7 +153,7 @@ app.get("/anonymity", async (c) => {
     db
       .select({ n: count() })
       .from(schema.deposit)
-      .where(and(gte(schema.deposit.amountZat, floorZat), notInArray(schema.deposit.kind, HIDDEN_AMOUNT))),
+      .where(and(gte(schema.deposit.maxAmountZat, floorZat), ne(schema.deposit.kind, "change"))),
     db.select({ n: count() }).from(schema.deposit).where(inArray(schema.deposit.kind, HIDDEN_AMOUNT)),
     db.select({ n: count() }).from(schema.deposit),
   ]);

@@ -285,6 +285,23 @@ class Balances(TypedDict):
     asOfBlockAgeSeconds: int
 
 
+class Deposit(TypedDict):
+    object: Literal["deposit"]
+    id: str
+    # The deposit's leaf in the commitment tree
+    leafIndex: int
+    # Poseidon(amountZat, noteCommitment), the only trace of this deposit on-chain
+    leaf: str
+    # ZEC deposited: not on-chain (the chain shows its batch's total only)
+    amount: str
+    amountZat: str
+    # The note commitment the deposit's memo carried: not on-chain either
+    noteCommitment: str
+    # The attestor's recordDeposits transaction (the batch)
+    txHash: str
+    createdAt: str
+
+
 class RelayContractsValue(TypedDict):
     address: str
     startBlock: int
@@ -367,9 +384,9 @@ class Anonymity(TypedDict):
     floor: str
     # The same in zatoshi
     floorZat: str
-    # Leaves whose public amount is at least the floor: the deposits a mint at this floor could spend
+    # Leaves that could hold at least the floor as far as the chain shows: the deposits a mint at this floor could spend. A deposit or released note counts when its public amount reaches the floor; a deposit recorded in a batch when the batch's total, less a zatoshi for each other leaf, does
     candidates: int
-    # Leaves whose amount is private (change, and deposits the attestor recorded in a batch): they could back any floor and are not counted (a lower bound)
+    # Leaves whose amount is private (change, and deposits the attestor recorded in a batch). Change leaves could back any floor and are not counted in candidates (a lower bound); batched deposits are, up to their batch's bound
     hiddenAmountLeaves: int
     # Every leaf of the deposit tree
     leaves: int
@@ -1096,6 +1113,8 @@ class SandboxPrice(TypedDict):
 
 class SandboxDeposit(TypedDict):
     object: Literal["deposit"]
+    # GET /v1/deposits/{id} serves this deposit to your account
+    id: str
     leafIndex: int
     leaf: str
     root: str
@@ -2164,6 +2183,7 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "getCollateral": ("GET", "/v1/collateral"),
     "getPegPrice": ("GET", "/v1/prices/peg"),
     "getWalletBalances": ("GET", "/v1/wallets/{address}/balances"),
+    "getDeposit": ("GET", "/v1/deposits/{depositId}"),
     "getRelay": ("GET", "/v1/relay"),
     "getCircuitWasm": ("GET", "/v1/relay/circuit/collateral.wasm"),
     "getCircuitProvingKey": ("GET", "/v1/relay/circuit/collateral.zkey"),

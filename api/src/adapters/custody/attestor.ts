@@ -45,7 +45,7 @@ export class Attestor {
 
   /**
    * Sends one call with a limit that holds whatever lands before it (a
-   * relayed mint's change leaf can make recordDeposit's insertion carry
+   * relayed mint's change leaf can make recordDeposits' insertion carry
    * further than estimated: adapters/gas.ts), and once more with a fresh
    * estimate if it still ran out of gas. Every other failure that is not a
    * refusal is the node's: logged with the call's name, then "unavailable".
@@ -77,19 +77,8 @@ export class Attestor {
     });
   }
 
-  async recordDeposit(noteCommitment: bigint, amountZat: bigint) {
-    const receipt = await this.#send({
-      address: this.chain.registry,
-      abi: collateralRegistryAbi,
-      functionName: "recordDeposit",
-      args: [noteCommitment, amountZat],
-    });
-    const [event] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "DepositRecorded" });
-    return { ...event!.args, txHash: receipt.transactionHash };
-  }
-
   /**
-   * Records several deposits in one transaction (recordDeposits): the chain
+   * Records deposits in one transaction (recordDeposits), by leaf: the chain
    * gets their leaves and their total, not one deposit's amount. Returns the
    * first leaf's index; the others follow in order.
    */
@@ -108,8 +97,8 @@ export class Attestor {
   }
 
   /**
-   * Where the registry recorded this commitment and amount (their leaf), alone
-   * (DepositRecorded) or in a batch (DepositsRecorded), if it has: how a deposit
+   * Where the registry recorded this commitment and amount (their leaf), in a
+   * batch (DepositsRecorded), if it has: how a deposit
    * recorded on the chain, whose ledger line was not written (the database went
    * down in between), is found again.
    */
@@ -120,13 +109,6 @@ export class Attestor {
       abi: collateralRegistryAbi,
       fromBlock: BigInt(this.chain.deployment.contracts.CollateralRegistry.startBlock),
     } as const;
-    const [event] = await this.chain.read(() =>
-      this.chain.client.getContractEvents({ ...registry, eventName: "DepositRecorded", args: { leaf } }),
-    );
-    if (event) {
-      const { index, root } = event.args as Required<typeof event.args>;
-      return { index, leaf, root, txHash: event.transactionHash };
-    }
     // A batch's leaves are not indexed topics: its events are read whole (this path is a crash's recovery only).
     const batches = await this.chain.read(() =>
       this.chain.client.getContractEvents({ ...registry, eventName: "DepositsRecorded" }),

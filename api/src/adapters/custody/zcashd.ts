@@ -15,9 +15,10 @@ import {
   PayoutRefused,
   type PayoutState,
   type RecordedDeposit,
-  recordDeposits,
   textMemoHex,
 } from "./index.ts";
+import { recordDepositBatch } from "./deposits.ts";
+import { isRevert } from "../../domain/errors.ts";
 
 export class ZcashdError extends Error {
   constructor(
@@ -147,8 +148,12 @@ export class ZcashdCustody implements Custody {
       if (seen.length > 0) continue;
       found.push({ noteCommitment: commitment, amountZat: BigInt(note.amountZat), zcashTxId });
     }
-    // Recorded before a crash, or the same note twice: recordDeposits finds or skips it.
-    return recordDeposits(this.db, this.attestor, found);
+    if (found.length === 0) return [];
+    const outcomes = await recordDepositBatch(this.db, this.attestor, found);
+    // Recorded before a crash, or the same note twice: found again, or skipped (the chain and the ledger have it).
+    const failed = outcomes.find((o) => "error" in o && !isRevert(o.error, "DepositAlreadyRecorded"));
+    if (failed && "error" in failed) throw failed.error;
+    return outcomes.flatMap((o) => ("recorded" in o ? [o.recorded] : []));
   }
 
   async send(order: PayoutOrder): Promise<string> {

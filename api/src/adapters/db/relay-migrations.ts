@@ -29,4 +29,15 @@ export const RELAY_MIGRATIONS: { version: number; name: string; statements: stri
       `ALTER TABLE payouts ALTER COLUMN withdraw_address DROP NOT NULL`,
     ],
   },
+  {
+    version: 25,
+    name: "deposits: an id and the depositing account",
+    statements: [
+      // The chain no longer shows a deposit's amount (issue 23): GET /v1/deposits/{id} serves it to
+      // the account that made it (a sandbox deposit's; a wallet's found by zcashd has none).
+      `ALTER TABLE custody_ledger ADD COLUMN public_id text`,
+      `ALTER TABLE custody_ledger ADD COLUMN account_id text REFERENCES accounts(id)`,
+      `CREATE UNIQUE INDEX custody_ledger_public_id ON custody_ledger (public_id)`,
+    ],
+  },
 ];

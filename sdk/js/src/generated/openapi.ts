@@ -155,6 +155,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/deposits/{depositId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of your deposits: its amount and note commitment, which the chain does not show */
+        get: operations["getDeposit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/relay": {
         parameters: {
             query?: never;
@@ -1770,6 +1787,24 @@ export type components = {
             /** @description Seconds since that block: on a chain that makes blocks regularly, a large age means the figures are stale */
             asOfBlockAgeSeconds: number;
         };
+        Deposit: {
+            /** @constant */
+            object: "deposit";
+            id: string;
+            /** @description The deposit's leaf in the commitment tree */
+            leafIndex: number;
+            /** @description Poseidon(amountZat, noteCommitment), the only trace of this deposit on-chain */
+            leaf: string;
+            /** @description ZEC deposited: not on-chain (the chain shows its batch's total only) */
+            amount: string;
+            amountZat: string;
+            /** @description The note commitment the deposit's memo carried: not on-chain either */
+            noteCommitment: string;
+            /** @description The attestor's recordDeposits transaction (the batch) */
+            txHash: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
         Relay: {
             /** @constant */
             object: "relay";
@@ -1839,9 +1874,9 @@ export type components = {
             floor: string;
             /** @description The same in zatoshi */
             floorZat: string;
-            /** @description Leaves whose public amount is at least the floor: the deposits a mint at this floor could spend */
+            /** @description Leaves that could hold at least the floor as far as the chain shows: the deposits a mint at this floor could spend. A deposit or released note counts when its public amount reaches the floor; a deposit recorded in a batch when the batch's total, less a zatoshi for each other leaf, does */
             candidates: number;
-            /** @description Leaves whose amount is private (change, and deposits the attestor recorded in a batch): they could back any floor and are not counted (a lower bound) */
+            /** @description Leaves whose amount is private (change, and deposits the attestor recorded in a batch). Change leaves could back any floor and are not counted in candidates (a lower bound); batched deposits are, up to their batch's bound */
             hiddenAmountLeaves: number;
             /** @description Every leaf of the deposit tree */
             leaves: number;
@@ -2554,6 +2589,8 @@ export type components = {
         SandboxDeposit: {
             /** @constant */
             object: "deposit";
+            /** @description GET /v1/deposits/{id} serves this deposit to your account */
+            id: string;
             leafIndex: number;
             leaf: string;
             root: string;
@@ -4213,6 +4250,124 @@ export interface operations {
              *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
              */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDeposit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                depositId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deposit */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "deposit",
+                     *       "id": "dep_4Hn8pQ2rT6vX1zB3cD5f",
+                     *       "leafIndex": 41,
+                     *       "leaf": "9310212785467612390829371018263547581920384756102938475610293847561029",
+                     *       "amount": "4",
+                     *       "amountZat": "400000000",
+                     *       "noteCommitment": "14744269619966411208579211824598458697587494354926760081771325075741142829156",
+                     *       "txHash": "0x7d9f1b3d5f7a9c1e3a5c7e9a1c3e5a7c9e1a3c5e7a9c1e3a5c7e9a1c3e5a7c9e",
+                     *       "createdAt": "2026-03-02T10:10:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Deposit"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12396,6 +12551,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "object": "deposit",
+                     *       "id": "dep_4Hn8pQ2rT6vX1zB3cD5f",
                      *       "leafIndex": 0,
                      *       "leaf": "9310212785467612390829371018263547581920384756102938475610293847561029",
                      *       "root": "2150831829738264937502917346018264739102837465019283746501928374650192837465",

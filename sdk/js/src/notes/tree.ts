@@ -63,7 +63,7 @@ export interface RegistryEvent {
 
 /**
  * The tree's leaves in index order, from the registry's events: one leaf per
- * DepositRecorded and NoteInserted, a run of leaves from `firstIndex` per
+ * NoteInserted, a run of leaves from `firstIndex` per
  * DepositsRecorded and ChangeLeavesInserted (leaves entered in a batch). Other
  * events are ignored. Throws when an index is missing or given twice: a tree
  * with a gap would have another root than the registry's.
@@ -75,7 +75,7 @@ export function registryLeaves(events: readonly RegistryEvent[]): bigint[] {
     byIndex.set(index, leaf);
   };
   for (const { eventName, args } of events) {
-    if (eventName === "DepositRecorded" || eventName === "NoteInserted") {
+    if (eventName === "NoteInserted") {
       const { index, leaf } = args as { index: bigint; leaf: bigint };
       put(index, leaf);
     } else if (eventName === "DepositsRecorded" || eventName === "ChangeLeavesInserted") {

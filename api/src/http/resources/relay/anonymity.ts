@@ -25,12 +25,14 @@ const anonymitySchema = z
     candidates: z
       .number()
       .int()
-      .describe("Leaves whose public amount is at least the floor: the deposits a mint at this floor could spend"),
+      .describe(
+        "Leaves that could hold at least the floor as far as the chain shows: the deposits a mint at this floor could spend. A deposit or released note counts when its public amount reaches the floor; a deposit recorded in a batch when the batch's total, less a zatoshi for each other leaf, does",
+      ),
     hiddenAmountLeaves: z
       .number()
       .int()
       .describe(
-        "Leaves whose amount is private (change, and deposits the attestor recorded in a batch): they could back any floor and are not counted (a lower bound)",
+        "Leaves whose amount is private (change, and deposits the attestor recorded in a batch). Change leaves could back any floor and are not counted in candidates (a lower bound); batched deposits are, up to their batch's bound",
       ),
     leaves: z.number().int().describe("Every leaf of the deposit tree"),
     advisedMinimum: z

@@ -28,6 +28,7 @@ const depositBody = z.strictObject({
 const depositSchema = z
   .object({
     object: z.literal("deposit"),
+    id: z.string().describe("GET /v1/deposits/{id} serves this deposit to your account"),
     leafIndex: z.number().int(),
     leaf: z.string(),
     root: z.string(),
@@ -132,6 +133,7 @@ export function sandboxRoutes(custody: Custody | undefined, priceFeed: SandboxPr
           schema: depositSchema,
           example: {
             object: "deposit",
+            id: "dep_4Hn8pQ2rT6vX1zB3cD5f",
             leafIndex: 0,
             leaf: "9310212785467612390829371018263547581920384756102938475610293847561029",
             root: "2150831829738264937502917346018264739102837465019283746501928374650192837465",
@@ -142,7 +144,7 @@ export function sandboxRoutes(custody: Custody | undefined, priceFeed: SandboxPr
           },
         },
       },
-      // Contract refusals of recordDeposit that the schema does not rule out.
+      // Contract refusals of recordDeposits that the schema does not rule out.
       problems: [
         "upstream_unavailable",
         "deposit_already_recorded",
@@ -164,6 +166,7 @@ export function sandboxRoutes(custody: Custody | undefined, priceFeed: SandboxPr
           status: 201,
           body: {
             object: "deposit",
+            id: deposit.id,
             leafIndex: deposit.leafIndex,
             leaf: deposit.leaf.toString(),
             root: deposit.root.toString(),

@@ -1,0 +1,54 @@
+// A deposit as its own account sees it. The chain shows a deposit's leaf and
+// its batch's total only (issue 23): its amount and note commitment stay with
+// custody's ledger, which serves them to the account that made the deposit.
+import { depositLeaf } from "@zsd/sdk/notes";
+import { formatZec } from "@zsd/sdk/units";
+import type { Queryable } from "../adapters/db/index.ts";
+import { domainErrors } from "./errors.ts";
+
+interface Row {
+  public_id: string;
+  amount_zat: string;
+  note_commitment: string;
+  leaf_index: number;
+  tx_hash: string;
+  created_at: Date;
+}
+
+export interface DepositView {
+  object: "deposit";
+  id: string;
+  leafIndex: number;
+  leaf: string;
+  amount: string;
+  amountZat: string;
+  noteCommitment: string;
+  txHash: string;
+  createdAt: string;
+}
+
+/**
+ * The deposit `id` of `accountId`. Another account's deposit, or one custody
+ * found in its wallet for nobody's account, is not found: whether it exists
+ * is no one else's business.
+ */
+export async function depositOf(db: Queryable, accountId: string, id: string): Promise<DepositView> {
+  const [row] = await db.query<Row>(
+    `SELECT public_id, amount_zat, note_commitment, leaf_index, tx_hash, created_at FROM custody_ledger
+     WHERE kind = 'deposit' AND public_id = $1 AND account_id = $2`,
+    [id, accountId],
+  );
+  if (!row) throw domainErrors.notFound(`Deposit ${id}`);
+  const amountZat = BigInt(row.amount_zat);
+  return {
+    object: "deposit",
+    id: row.public_id,
+    leafIndex: row.leaf_index,
+    leaf: depositLeaf(amountZat, BigInt(row.note_commitment)).toString(),
+    amount: formatZec(amountZat),
+    amountZat: row.amount_zat,
+    noteCommitment: row.note_commitment,
+    txHash: row.tx_hash,
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+}
