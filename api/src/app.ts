@@ -25,6 +25,7 @@ import { keyRoutes } from "./http/resources/keys/router.ts";
 import { Upstreams } from "./adapters/upstreams.ts";
 import { ledgerRoutes } from "./http/resources/ledger/router.ts";
 import { depositRoutes } from "./http/resources/deposits/router.ts";
+import { ownLeaves } from "./domain/deposits.ts";
 import { type AnyRoute, allowedMethods, mount } from "./http/routes.ts";
 import { proofRoutes } from "./http/resources/proofs/router.ts";
 import { anonymityRoutes } from "./http/resources/relay/anonymity.ts";
@@ -211,7 +212,11 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     ...healthRoutes(db, upstreams, config.INDEXER_MAX_LAG_BLOCKS, chain),
     ...keyRoutes(keys, config.MAX_ACTIVE_KEYS),
     // After the ledger's /deposits/leaves, which its /deposits/:depositId would take for an id.
-    ...ledgerRoutes(upstreams, () => positions.collateral()),
+    ...ledgerRoutes(
+      upstreams,
+      () => positions.collateral(),
+      (accountId, from, to) => ownLeaves(db, accountId, from, to),
+    ),
     ...depositRoutes(db),
     ...relayRoutes(config, chain, worker?.address),
     ...anonymityRoutes(upstreams),

@@ -11,13 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Hex, parseEventLogs } from "viem";
 import { redemptionsAbi } from "@zsd/sdk";
 import { type AnonymityWarning, type MintStep, type PositionStep, Zsd } from "@zsd/sdk/client";
-import { changeNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
+import { changeNote, createNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { parseZec } from "@zsd/sdk/units";
 import { parseShieldedAddress } from "@zsd/sdk/zcash";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { type RunningIndexer, startIndexer } from "../../scripts/lib/indexer-process.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
-import { type RunningApi, openStorage, startRelayApi } from "../api/helpers.ts";
+import { type RunningApi, eventually, openStorage, startRelayApi } from "../api/helpers.ts";
 import { startReceiver } from "../api/webhook-receiver.ts";
 import { type System, ZEC, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "@zsd/testkit";
@@ -430,6 +430,39 @@ describe("the SDK and the CLI on the real stack", () => {
     const usage = await zsd(["mint", "--amount", "1"]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/--note is required/);
+  });
+
+  it("tells an account, on the leaves page, its own deposits' amounts and commitments, and nobody else (issue 23)", async () => {
+    // Deposits go on the chain by leaf: the page (every leaf, so that a wallet names none) is how a
+    // wallet finds its note's leaf by its commitment, for deposits its own account made.
+    const note = createNote();
+    const deposit = await new Zsd(api.secret, { baseUrl: api.url }).sandbox.depositNote(note, "1.25");
+    const page = `/v1/deposits/leaves?from=${deposit.leafIndex}&limit=1`;
+    const leafOf = async (key: string) =>
+      (
+        (await (await fetch(`${api.url}${page}`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+          data: { index: number; leaf: string; amountZat: string; noteCommitment: string }[];
+        }
+      ).data[0];
+    await eventually(
+      () => leafOf(api.secret),
+      (leaf) => leaf?.index === deposit.leafIndex,
+      "the indexer to hold the leaf",
+    );
+    const leaf = depositLeaf(125_000_000n, noteCommitment(note)).toString();
+    expect(await leafOf(api.secret)).toEqual({
+      index: deposit.leafIndex,
+      leaf,
+      amountZat: "125000000",
+      noteCommitment: noteCommitment(note).toString(),
+    });
+    const stranger = await api.keys.create((await api.keys.createAccount("stranger")).id, "sandbox", "s");
+    expect(await leafOf(stranger.secret)).toEqual({
+      index: deposit.leafIndex,
+      leaf,
+      amountZat: "0",
+      noteCommitment: "0",
+    });
   });
 
   it("left no Zcash address in clear in any transaction input or event of the run (issue 23)", async () => {

@@ -52,3 +52,23 @@ export async function depositOf(db: Queryable, accountId: string, id: string): P
     createdAt: new Date(row.created_at).toISOString(),
   };
 }
+
+/**
+ * The account's own deposits among leaves `from`..`to`: their amounts and
+ * commitments, which the chain does not show. The leaves page carries them to
+ * the account that made them, so its wallet finds its note's leaf among all
+ * the leaves it reads, naming none to the API; others see 0 there.
+ */
+export async function ownLeaves(
+  db: Queryable,
+  accountId: string,
+  from: number,
+  to: number,
+): Promise<Map<number, { amountZat: string; noteCommitment: string }>> {
+  const rows = await db.query<{ leaf_index: number; amount_zat: string; note_commitment: string }>(
+    `SELECT leaf_index, amount_zat, note_commitment FROM custody_ledger
+     WHERE kind = 'deposit' AND account_id = $1 AND leaf_index BETWEEN $2 AND $3`,
+    [accountId, from, to],
+  );
+  return new Map(rows.map((r) => [r.leaf_index, { amountZat: r.amount_zat, noteCommitment: r.note_commitment }]));
+}

@@ -158,8 +158,9 @@ class DepositLeavesDataItem(TypedDict):
     index: int
     # Poseidon(amountZat, noteCommitment)
     leaf: str
+    # A released note's amount (public on-chain); for a deposit of your account, its amount; else 0 (private: deposits go on-chain by leaf, change is private)
     amountZat: str
-    # As recorded on-chain (public): a wallet finds its own deposit by it
+    # For a deposit of your account, its note commitment, by which your wallet finds its leaf among all the leaves it reads; else 0
     noteCommitment: str
 
 

@@ -1651,8 +1651,9 @@ export type components = {
                 index: number;
                 /** @description Poseidon(amountZat, noteCommitment) */
                 leaf: string;
+                /** @description A released note's amount (public on-chain); for a deposit of your account, its amount; else 0 (private: deposits go on-chain by leaf, change is private) */
                 amountZat: string;
-                /** @description As recorded on-chain (public): a wallet finds its own deposit by it */
+                /** @description For a deposit of your account, its note commitment, by which your wallet finds its leaf among all the leaves it reads; else 0 */
                 noteCommitment: string;
             }[];
             /** @description The registry's root right after the page's last leaf: a rebuilt tree must have this root. Null on an empty page, and when the page ends inside a batch of leaves that entered the tree together (the registry had no root there) */

@@ -1,5 +1,6 @@
 import { formatUnits } from "viem";
 import { ZSD_DECIMALS, formatPrice, formatZec, formatZsd } from "@zsd/sdk/units";
+import type { ApiKey } from "../../../domain/keys.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import type { IndexedBlock, Upstreams } from "../../../adapters/upstreams.ts";
@@ -56,7 +57,18 @@ interface IndexerDeposits {
 /** `split` of GET /v1/collateral: where the ZEC is, from the contracts (domain/positions.ts). */
 export type CollateralSplit = () => Promise<Record<string, unknown> | null>;
 
-export function ledgerRoutes(upstreams: Upstreams, split: CollateralSplit = async () => null): AnyRoute[] {
+/** The account's own deposits among leaves from..to (domain/deposits.ts ownLeaves). */
+type OwnLeaves = (
+  accountId: string,
+  from: number,
+  to: number,
+) => Promise<Map<number, { amountZat: string; noteCommitment: string }>>;
+
+export function ledgerRoutes(
+  upstreams: Upstreams,
+  split: CollateralSplit = async () => null,
+  ownLeaves: OwnLeaves = async () => new Map(),
+): AnyRoute[] {
   return [
     route({
       method: "get",
@@ -89,11 +101,20 @@ export function ledgerRoutes(upstreams: Upstreams, split: CollateralSplit = asyn
         },
       },
       problems: ["upstream_unavailable"],
-      handler: async ({ query }) => {
+      handler: async ({ query }, _req, res) => {
         const [page, block] = await Promise.all([
           upstreams.indexer<IndexerDeposits>(`/deposits?from=${query.from}&limit=${query.limit}`),
           upstreams.indexedBlock(),
         ]);
+        // The caller's own deposits get back the amount and commitment the chain no longer shows.
+        const own =
+          page.deposits.length === 0
+            ? new Map()
+            : await ownLeaves(
+                (res.locals.apiKey as ApiKey).accountId,
+                page.deposits[0]!.index,
+                page.deposits.at(-1)!.index,
+              );
         // "0": the page ends inside a batch of leaves entered together, where the registry had no root.
         const root = page.deposits.at(-1)?.root;
         return {
@@ -103,8 +124,8 @@ export function ledgerRoutes(upstreams: Upstreams, split: CollateralSplit = asyn
             data: page.deposits.map((d) => ({
               index: d.index,
               leaf: d.leaf,
-              amountZat: d.amountZat,
-              noteCommitment: d.noteCommitment,
+              amountZat: own.get(d.index)?.amountZat ?? d.amountZat,
+              noteCommitment: own.get(d.index)?.noteCommitment ?? d.noteCommitment,
             })),
             root: root === undefined || root === "0" ? null : root,
             next: page.next,

@@ -114,8 +114,16 @@ export const leavesSchema = z
         z.object({
           index: z.number().int(),
           leaf: z.string().describe("Poseidon(amountZat, noteCommitment)"),
-          amountZat: z.string(),
-          noteCommitment: z.string().describe("As recorded on-chain (public): a wallet finds its own deposit by it"),
+          amountZat: z
+            .string()
+            .describe(
+              "A released note's amount (public on-chain); for a deposit of your account, its amount; else 0 (private: deposits go on-chain by leaf, change is private)",
+            ),
+          noteCommitment: z
+            .string()
+            .describe(
+              "For a deposit of your account, its note commitment, by which your wallet finds its leaf among all the leaves it reads; else 0",
+            ),
         }),
       )
       .describe("Every recorded deposit's leaf, in tree order"),
