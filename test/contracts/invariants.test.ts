@@ -13,6 +13,15 @@
 // state before it (which error, or what changes), and after it the chain is
 // checked against the model kept here and against the invariants below.
 //
+// Custody is modelled as the payouts relay runs it: each new payout's envelope
+// is read from its RedemptionRequested event and opened with the development
+// seal key for the payout's owner; one that does not open, holds no payable
+// address, or repeats an envelope an earlier payout opened is failed
+// (unreadable_address). What the test sealed, and for whom, is kept apart as
+// the model's intent, and the two must agree on every payout: envelopes copied
+// onto another owner's redemption (before or after their owner's own) and
+// replayed by their owner are among the steps.
+//
 //   FUZZ_RUNS (14), FUZZ_STEPS (40 at most per sequence), FUZZ_SEED (fixed),
 //   FUZZ_PATH and FUZZ_REPLAY (replay a counterexample: its path and replayPath):
 //   `npm run fuzz:contracts -- --runs 200 --steps 40 --seed 7`.
@@ -26,11 +35,14 @@ import {
   ContractFunctionRevertedError,
   decodeErrorResult,
   getAddress,
+  keccak256,
   parseEventLogs,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { DEV_SEAL_KEY, SealError, openSealedAddress } from "@zsd/sdk/seal";
+import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
 import {
   type MintRequest,
   type Note,
@@ -61,8 +73,9 @@ const BPS = 10_000n;
 const ZAT_PRICE_TO_USD18 = 100n;
 const BASE_PRICE = 50_00000000n;
 const MIN_PRICE = 50_000000n;
-const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
-/** An address custody cannot pay: the attestor fails every payout to it. */
+/** A testnet Sapling address (checksum and all): what custody opens a payable envelope to. */
+const SAPLING = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+/** No Bech32 address: it seals, but custody, opening it, finds nothing to pay and fails the payout. */
 const UNPAYABLE = "ztestsapling1unpayableunpayableunpayableunpayableunpayableunpayableunpayableunpaya";
 /** Holds no ZSD: simulated liquidations from it pass the ratio check and stop at the burn. */
 const PROBE: Address = "0x000000000000000000000000000000000000dEaD";
@@ -167,12 +180,22 @@ interface Chain {
 
 // ------------------------------------------------------------------ model
 
+/**
+ * What the test meant a payout's envelope to be, from what it sealed and for whom: its owner's
+ * payable address, its owner's unpayable one, another owner's envelope copied onto this payout,
+ * or an envelope its owner already used on an earlier payout.
+ */
+type Meant = "payable" | "unpayable" | "foreign" | "replay";
 interface ModelPayout {
   owner: Address;
   zatDue: bigint;
   status: number;
-  unpayable: boolean;
+  /** The envelope the step sent (custody reads its own copy from the chain). */
+  envelope: Hex;
+  meant: Meant;
 }
+/** Custody's decision on a payout, reached as the payouts relay reaches it: the address it pays, or why it fails it. */
+type Verdict = { address: string } | { why: "unreadable" | "invalid_address" | "replay" | "missing_key" };
 /** What the test expects, kept apart from the chain and compared with it after every step. */
 interface Model {
   held: bigint;
@@ -197,6 +220,10 @@ interface Model {
    * the others' rounding by ceil(total / rest) (≤ 1e6), a par redemption scales it down with the debt.
    */
   debtSlack: bigint;
+  /** Custody's side: its verdict on each payout discovered (ids up to `discovered`), and the envelopes that opened. */
+  custody: Map<bigint, Verdict>;
+  opened: Set<Hex>;
+  discovered: bigint;
 }
 
 interface Expected {
@@ -211,6 +238,10 @@ interface Expected {
 }
 
 type Dest = "note" | "address" | "unpayable";
+/** A redirect may also name the failed payout's own envelope again (a wallet retrying as it was). */
+type RedirectDest = Dest | "same";
+/** A redemption's envelope: fresh, one of the redeemer's earlier payouts, another owner's, or one about to be front-run. */
+type Envelope = "address" | "unpayable" | "replay" | "foreign" | "frontrun";
 type Outcome = { ok: true; receipt: TransactionReceipt } | { ok: false; error: string };
 
 const stats = {
@@ -252,6 +283,8 @@ function revertName(error: unknown): string {
 describe("money invariants under random sequences", () => {
   let s: System;
   let base: Hex;
+  /** The block of the snapshot every run starts from: payout events are read from there on. */
+  let baseBlock: bigint;
   let timelock: Address;
   const owners = new Map<Address, LocalAccount>();
   const mints: MintProof[] = [];
@@ -325,7 +358,7 @@ describe("money invariants under random sequences", () => {
     for (const [i, note] of notes.withdrawals.entries()) {
       const o = WITHDRAWALS[i]!;
       const owner = ownerOf(note);
-      const sealedAddress = s.seal(o.zcashAddress, owner.address);
+      const sealedAddress = seal(o.zcashAddress, owner.address);
       const p = await s.proveWithdraw({
         note,
         amountZat: o.amountZat,
@@ -349,6 +382,7 @@ describe("money invariants under random sequences", () => {
       await s.testClient.setBalance({ address, value: 10n ** 20n });
     }
     base = await s.snapshot();
+    baseBlock = await s.publicClient.getBlockNumber();
   }, 300_000);
 
   afterAll(async () => {
@@ -469,23 +503,134 @@ describe("money invariants under random sequences", () => {
     expect(have >= amount, `gather ${amount} for ${to}`).toBe(true);
   }
 
+  /**
+   * Every envelope the test sealed: for whom and holding what. The model's intent, kept apart from
+   * custody, which learns what an envelope holds only by opening it.
+   */
+  const sealedFor = new Map<Hex, { owner: Address; plaintext: string }>();
+  function seal(plaintext: string, owner: Address): Hex {
+    const envelope = s.seal(plaintext, owner);
+    sealedFor.set(lower(envelope), { owner: getAddress(owner), plaintext });
+    return envelope;
+  }
+  const lower = (h: Hex) => h.toLowerCase() as Hex;
+
   /** Where released ZEC goes; an address is sealed for the payout's owner, as a wallet would. */
   function destination(dest: Dest, owner: Address): { sealedAddress: Hex; noteCommitment: bigint } {
     if (dest === "note") return { sealedAddress: "0x", noteCommitment: noteCommitment(createNote()) };
-    return { sealedAddress: s.seal(dest === "address" ? SAPLING : UNPAYABLE, owner), noteCommitment: 0n };
+    return { sealedAddress: seal(dest === "address" ? SAPLING : UNPAYABLE, owner), noteCommitment: 0n };
+  }
+
+  /** What the test meant by sending `envelope` for a new payout of `owner`, from its own records only. */
+  function meant(m: Model, owner: Address, envelope: Hex): Meant {
+    const sealed = sealedFor.get(lower(envelope));
+    if (!sealed) throw new Error(`an envelope the test did not seal: ${envelope}`);
+    if (sealed.owner !== getAddress(owner)) return "foreign";
+    if (sealed.plaintext !== SAPLING) return "unpayable";
+    // The first payout of its owner with it was payable: any later one of theirs is the replay.
+    for (const p of m.payouts.values()) {
+      if (p.owner === getAddress(owner) && lower(p.envelope) === lower(envelope)) return "replay";
+    }
+    return "payable";
+  }
+
+  /** The model side of a new payout of `zatDue` to `owner`, to `envelope`. */
+  function payout(m: Model, owner: Address, zatDue: bigint, envelope: Hex) {
+    const intent = meant(m, owner, envelope);
+    const id = ++m.payoutCount;
+    m.payouts.set(id, { owner: getAddress(owner), zatDue, status: PAYOUT.Requested, envelope, meant: intent });
+    m.pending += zatDue;
+    m.touched.add(id);
   }
 
   /** The model side of released ZEC: a payout to `owner`, or a note (unminted again). */
-  function released(m: Model, owner: Address, amountZat: bigint, dest: Dest) {
+  function released(m: Model, owner: Address, amountZat: bigint, to: { sealedAddress: Hex; noteCommitment: bigint }) {
     if (amountZat === 0n) return;
-    if (dest === "note") {
+    if (to.noteCommitment !== 0n) {
       m.unminted += amountZat;
       return;
     }
-    const id = ++m.payoutCount;
-    m.payouts.set(id, { owner, zatDue: amountZat, status: PAYOUT.Requested, unpayable: dest === "unpayable" });
-    m.pending += amountZat;
-    m.touched.add(id);
+    payout(m, owner, amountZat, to.sealedAddress);
+  }
+
+  /**
+   * Custody's verdict on a payout's envelope, as SealedAddresses.payable and openPayout reach it:
+   * an envelope an earlier payout opened is a replay; else it must open with custody's key for the
+   * payout's owner (the seal's associated data binds it to them) to a shielded testnet address.
+   */
+  function custodyVerdict(m: Model, owner: Address, sealed: Hex, hash: Hex): Verdict {
+    if (m.opened.has(lower(hash))) return { why: "replay" };
+    let plaintext: string;
+    try {
+      plaintext = openSealedAddress(
+        [DEV_SEAL_KEY],
+        { chainId: s.chainId, redemptions: s.read.redemptions.address, owner },
+        sealed,
+      );
+    } catch (error) {
+      if (!(error instanceof SealError)) throw error;
+      return { why: error.code === "unknown_key" ? "missing_key" : "unreadable" };
+    }
+    let address: string;
+    try {
+      address = parseShieldedAddress(plaintext, "testnet").address;
+    } catch (error) {
+      if (!(error instanceof ZcashAddressError)) throw error;
+      return { why: "invalid_address" };
+    }
+    m.opened.add(lower(hash));
+    return { address };
+  }
+
+  /**
+   * Custody discovers the payouts a step made, in id order, from their RedemptionRequested events,
+   * and decides each; the decision must be what the test meant: paid to the address it sealed, or
+   * failed for the reason its records give (a copy of an envelope its owner already used is a replay
+   * to custody before it is another owner's).
+   */
+  async function discover(m: Model, label: string) {
+    for (let id = m.discovered + 1n; id <= m.payoutCount; id++) {
+      const events = await s.publicClient.getContractEvents({
+        address: s.read.redemptions.address,
+        abi: redemptionsAbi,
+        eventName: "RedemptionRequested",
+        args: { id },
+        fromBlock: baseBlock,
+      });
+      expect(events.length, `${label}: RedemptionRequested events of payout ${id}`).toBe(1);
+      const { owner, sealedAddress, sealedAddressHash } = events[0]!.args;
+      const mp = m.payouts.get(id)!;
+      expect(
+        { owner, sealedAddress: lower(sealedAddress!), hash: sealedAddressHash },
+        `${label}: payout ${id} on the chain`,
+      ).toEqual({ owner: mp.owner, sealedAddress: lower(mp.envelope), hash: keccak256(sealedAddress!) });
+      const verdict = custodyVerdict(m, owner!, sealedAddress!, sealedAddressHash!);
+      m.custody.set(id, verdict);
+      m.discovered = id;
+      const earlier = [...m.payouts.entries()].filter(
+        ([other, p]) => other < id && lower(p.envelope) === lower(mp.envelope),
+      );
+      let expected: Verdict;
+      switch (mp.meant) {
+        case "payable":
+          expected = { address: SAPLING };
+          if (earlier.length > 0) count("custody: pays an envelope another owner copied first");
+          break;
+        case "unpayable":
+          expected = { why: "invalid_address" };
+          break;
+        case "replay":
+          expected = { why: "replay" };
+          break;
+        case "foreign":
+          expected = { why: earlier.some(([, p]) => p.meant === "payable") ? "replay" : "unreadable" };
+          break;
+      }
+      count(`custody: ${"address" in verdict ? "pays" : `fails (${verdict.why})`} a ${mp.meant} envelope`);
+      expect(verdict, `${label}: custody's verdict on payout ${id} (${mp.meant} envelope of ${mp.owner})`).toEqual(
+        expected,
+      );
+    }
   }
 
   const value = (c: Chain, zat: bigint) => zat * c.price * ZAT_PRICE_TO_USD18;
@@ -745,6 +890,7 @@ describe("money invariants under random sequences", () => {
       this.chain = undefined;
       const expected = await body(before);
       const after = await read();
+      await discover(m, label);
       checkPositions(before, after, expected, label);
       await checkInvariants(m, after, label);
       if (probeAfter) await probe(after, label);
@@ -1030,7 +1176,7 @@ describe("money invariants under random sequences", () => {
           ]);
         });
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
-        released(m, p.owner, amount, this.dest);
+        released(m, p.owner, amount, to);
         return new Map([[id, { status: STATUS.Open, collateral: left, debt: p.debt }]]);
       });
     }
@@ -1075,7 +1221,7 @@ describe("money invariants under random sequences", () => {
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         m.positions[Number(id) - 1]!.status = STATUS.Closed;
         m.supply -= p.debt;
-        released(m, p.owner, p.collateralZat, this.dest);
+        released(m, p.owner, p.collateralZat, to);
         return new Map([[id, { status: STATUS.Closed, collateral: 0n, debt: 0n }]]);
       });
     }
@@ -1104,9 +1250,8 @@ describe("money invariants under random sequences", () => {
             expected = "PositionNotLiquidatable";
           }
           if (expected === null) await gather(carol.address, p.debt);
-          const outcome = await send(() =>
-            as(carol).minter.write.liquidate([id, destination(this.dest, carol.address)]),
-          );
+          const to = destination(this.dest, carol.address);
+          const outcome = await send(() => as(carol).minter.write.liquidate([id, to]));
           if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
           const seized = min(
             p.collateralZat,
@@ -1119,7 +1264,7 @@ describe("money invariants under random sequences", () => {
           });
           expect(event!.args).toMatchObject({ debt: p.debt, seizedZat: seized, surplusZat: p.collateralZat - seized });
           m.positions[Number(id) - 1]!.status = STATUS.Liquidated;
-          released(m, carol.address, seized, this.dest);
+          released(m, carol.address, seized, to);
           m.supply -= p.debt;
           return new Map([[id, { status: STATUS.Liquidated, collateral: p.collateralZat - seized, debt: 0n }]]);
         },
@@ -1152,9 +1297,8 @@ describe("money invariants under random sequences", () => {
             expected = "NoDebtToRedistributeTo";
             if (p.debt < c.debt) stats.unspreadableRefusals++;
           }
-          const outcome = await send(() =>
-            as(bob).minter.write.redistribute([id, destination(this.dest, bob.address)]),
-          );
+          const to = destination(this.dest, bob.address);
+          const outcome = await send(() => as(bob).minter.write.redistribute([id, to]));
           if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
           const reward = (p.collateralZat * c.params.redistributionRewardBps) / BPS;
           const [event] = parseEventLogs({
@@ -1173,7 +1317,7 @@ describe("money invariants under random sequences", () => {
           spread(xs, id, c.debt, reward);
           redistributedInModel(m, c.debt, p.debt, BigInt(c.positions.length));
           m.positions[Number(id) - 1]!.status = STATUS.Liquidated;
-          released(m, bob.address, reward, this.dest);
+          released(m, bob.address, reward, to);
           return expectedOf(xs, "redistribution", c.debt);
         },
         true,
@@ -1188,7 +1332,7 @@ describe("money invariants under random sequences", () => {
       readonly size: Size,
       readonly raw: bigint,
       readonly redeemer: 0 | 1 | 2,
-      readonly dest: "address" | "unpayable",
+      readonly dest: Envelope,
       readonly splitBps: bigint,
     ) {
       super();
@@ -1209,14 +1353,44 @@ describe("money invariants under random sequences", () => {
           return c.debt + 1n;
       }
     }
+    /** The envelope the redeemer sends: fresh, or one already on the chain (its own, or another owner's). */
+    envelope(m: Model, redeemer: Address): Hex {
+      if (this.dest === "replay" || this.dest === "foreign") {
+        const mine = this.dest === "replay";
+        const on = [...m.payouts.values()].filter((p) => (p.owner === getAddress(redeemer)) === mine);
+        if (on.length > 0) return on[Number((this.raw + this.splitBps) % BigInt(on.length))]!.envelope;
+        count(`Redeem: no envelope to ${this.dest}, a fresh one`);
+      }
+      return seal(this.dest === "unpayable" ? UNPAYABLE : SAPLING, redeemer);
+    }
     async run(m: Model, w: World) {
+      const redeemer = [alice, bob, carol][this.redeemer]!;
+      if (this.dest !== "frontrun") return this.redeem(m, w, redeemer, this.envelope(m, redeemer.address), "");
+      // The victim's request seen in the mempool: its envelope copied onto the attacker's
+      // redemption, mined first; then the victim's own lands.
+      const victim = [alice, bob, carol][(this.redeemer + 1) % 3]!;
+      const envelope = seal(SAPLING, victim.address);
+      const before = m.payoutCount;
+      await this.redeem(m, w, redeemer, envelope, ", the copy");
+      const copy = m.payoutCount > before ? m.payoutCount : undefined;
+      await this.redeem(m, w, victim, envelope, ", its owner's");
+      const own = m.payoutCount > (copy ?? before) ? m.payoutCount : undefined;
+      // Custody settles both: the copy fails for the one who sent it, the owner's own is paid.
+      for (const id of [copy, own])
+        if (id !== undefined) await settle(m, w, id, false, `${this.toString()}, settle ${id}`);
+      if (copy !== undefined) expect(m.payouts.get(copy)!.status, `${this.toString()}: the copy`).toBe(PAYOUT.Failed);
+      if (own !== undefined) {
+        expect(m.payouts.get(own)!.status, `${this.toString()}: the owner's own`).toBe(PAYOUT.Completed);
+        if (copy !== undefined) count("Redeem: front-run copy failed, the owner's own paid");
+      }
+    }
+    async redeem(m: Model, w: World, redeemer: LocalAccount, address: Hex, part: string) {
+      const label = `${this.toString()}${part}`;
       await w.step(
         m,
-        this.toString(),
+        label,
         async (c) => {
-          const redeemer = [alice, bob, carol][this.redeemer]!;
           const amount = this.amount(c);
-          const address = s.seal(this.dest === "address" ? SAPLING : UNPAYABLE, redeemer.address);
           const fee = c.params.redemptionFeeBps;
           // The quote, from the contract's formula: par less a fee rounded up while the
           // positions are worth their debt, pro rata without a fee when they are not.
@@ -1319,7 +1493,7 @@ describe("money invariants under random sequences", () => {
                 });
                 splitPaid += e!.args.zatDue!;
               } else {
-                expect(o.error, `${this.toString()}: a part of the split`).toBe("RedemptionTooSmall");
+                expect(o.error, `${label}: a part of the split`).toBe("RedemptionTooSmall");
               }
             }
             await s.revert(snapshot);
@@ -1329,7 +1503,7 @@ describe("money invariants under random sequences", () => {
           if (outcome.ok === false && outcome.error === "UnderwaterPositionsPending") {
             // Allowed only when a bounded walk could not settle them all.
             const k = exactOf(c).length;
-            expect(k * k > 24, `${this.toString()}: UnderwaterPositionsPending with ${k} positions`).toBe(true);
+            expect(k * k > 24, `${label}: UnderwaterPositionsPending with ${k} positions`).toBe(true);
             count("Redeem: UnderwaterPositionsPending");
             return new Map();
           }
@@ -1337,11 +1511,11 @@ describe("money invariants under random sequences", () => {
             stats.ambiguousRedemptions++;
             const got = outcome.ok ? null : outcome.error;
             count(`Redeem: ambiguous walk: ${got ?? "ok"}`);
-            expect(allowed.has(got), `${this.toString()}: outcome ${got} not in ${[...allowed].join(", ")}`).toBe(true);
+            expect(allowed.has(got), `${label}: outcome ${got} not in ${[...allowed].join(", ")}`).toBe(true);
             if (!outcome.ok) return new Map();
           } else {
             if (!outcome.ok && walk.stuck && outcome.error !== "RedemptionTooSmall") stats.stuckRefused++;
-            if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+            if (!expectOutcome(label, outcome, expected)) return new Map();
           }
           if (!outcome.ok) return new Map();
           const [event] = parseEventLogs({
@@ -1350,7 +1524,7 @@ describe("money invariants under random sequences", () => {
             eventName: "RedemptionRequested",
           });
           const paid = event!.args.zatDue!;
-          expect(event!.args.price, `${this.toString()}: price`).toBe(c.price);
+          expect(event!.args.price, `${label}: price`).toBe(c.price);
 
           // The model of the map: positions under 100% redistributed first (par only), lowest ratio first.
           const xs = exactOf(c);
@@ -1359,11 +1533,11 @@ describe("money invariants under random sequences", () => {
             logs: outcome.receipt.logs,
             eventName: "PositionRedistributed",
           });
-          if (!q.solvent) expect(redistributed, `${this.toString()}: no redistribution when pro rata`).toEqual([]);
+          if (!q.solvent) expect(redistributed, `${label}: no redistribution when pro rata`).toEqual([]);
           for (const r of redistributed) {
             stats.inlineRedistributions++;
             const x = xs.find((y) => y.id === r.args.positionId);
-            const where = `${this.toString()}: inline redistribution of position ${r.args.positionId}`;
+            const where = `${label}: inline redistribution of position ${r.args.positionId}`;
             expect(x && x.d > 0n, `${where} (has debt)`).toBe(true);
             expect(underwater(x!, c.price) || borderline(x!, c.price), `${where} (under 100%)`).toBe(true);
             expect(abs(r.args.debt! * SCALE - x!.d) <= x!.tolD * SCALE, `${where}: debt`).toBe(true);
@@ -1395,9 +1569,7 @@ describe("money invariants under random sequences", () => {
           const parFits = paid === q.zatDue && event!.args.feeZat === q.feeZat;
           if (q.solvent && !walk.ambiguous && walk.stuck) {
             stuck = xs.find((x) => x.id === walk.stuck!.id);
-            expect(stuck && stuck.d > 0n, `${this.toString()}: stuck position ${walk.stuck.id} still has debt`).toBe(
-              true,
-            );
+            expect(stuck && stuck.d > 0n, `${label}: stuck position ${walk.stuck.id} still has debt`).toBe(true);
           } else if (q.solvent && walk.ambiguous) {
             const heavy = withDebt.find((x) => spreadability(x) !== "yes");
             const others = withDebt.filter((x) => x !== heavy);
@@ -1408,7 +1580,7 @@ describe("money invariants under random sequences", () => {
           }
           if (stuck) {
             // Under 100% and holding all but a millionth of the debt: it alone pays, pro rata, no fee.
-            const where = `${this.toString()}: pro rata out of stuck position ${stuck.id}`;
+            const where = `${label}: pro rata out of stuck position ${stuck.id}`;
             expect(stuckFits(stuck), `${where} (paid ${paid}, fee ${event!.args.feeZat})`).toBe(true);
             expect(spreadability(stuck) !== "yes", `${where}: unspreadable`).toBe(true);
             expect(underwater(stuck, c.price) || borderline(stuck, c.price), `${where}: under 100%`).toBe(true);
@@ -1421,14 +1593,14 @@ describe("money invariants under random sequences", () => {
           } else {
             expect(
               { zatDue: paid, feeZat: event!.args.feeZat },
-              `${this.toString()}: ${q.solvent ? "par" : "pro rata"} quote`,
+              `${label}: ${q.solvent ? "par" : "pro rata"} quote`,
             ).toEqual({ zatDue: q.zatDue, feeZat: q.feeZat });
             count(`Redeem: ${q.solvent ? "par" : "pro rata"}${amount === c.debt ? ", whole supply (new epoch)" : ""}`);
             if (q.solvent && withDebt.length > 1) {
               for (const x of withDebt) {
                 expect(
                   !underwater(x, c.price) || borderline(x, c.price),
-                  `${this.toString()}: position ${x.id} left under 100% to pay at par`,
+                  `${label}: position ${x.id} left under 100% to pay at par`,
                 ).toBe(true);
               }
             }
@@ -1448,18 +1620,10 @@ describe("money invariants under random sequences", () => {
             stats.maxSplitShortfall = max(stats.maxSplitShortfall, paid - splitPaid);
             expect(
               splitPaid <= paid,
-              `${this.toString()}: split paid ${splitPaid} > whole ${paid} (${stuck ? "stuck" : q.solvent ? "par" : "pro rata"})`,
+              `${label}: split paid ${splitPaid} > whole ${paid} (${stuck ? "stuck" : q.solvent ? "par" : "pro rata"})`,
             ).toBe(true);
           }
-          m.payoutCount++;
-          m.payouts.set(m.payoutCount, {
-            owner: redeemer.address,
-            zatDue: paid,
-            status: PAYOUT.Requested,
-            unpayable: this.dest === "unpayable",
-          });
-          m.touched.add(m.payoutCount);
-          m.pending += paid;
+          payout(m, redeemer.address, paid, address);
           m.supply -= amount;
           return expectedOf(
             xs,
@@ -1470,6 +1634,37 @@ describe("money invariants under random sequences", () => {
         true,
       );
     }
+  }
+
+  /**
+   * Custody settles payout `id` (one not pending is refused): it fails what it could not open to a
+   * payable address (its verdict, reached from the chain when the payout was made), and pays the
+   * rest unless `refuse` (its wallet refusing an address it could open).
+   */
+  async function settle(m: Model, w: World, id: bigint, refuse: boolean, label: string) {
+    await w.step(m, label, async () => {
+      const p = m.payouts.get(id);
+      const verdict = m.custody.get(id);
+      const unreadable = verdict !== undefined && !("address" in verdict);
+      const fail = refuse || unreadable;
+      const expected = p?.status === PAYOUT.Requested ? null : "RedemptionNotPending";
+      const outcome = await send(() =>
+        fail
+          ? as(attestor).redemptions.write.failRedemption([id, unreadable ? "unreadable_address" : "address refused"])
+          : as(attestor).redemptions.write.completeRedemption([id, `0x${"ab".repeat(32)}`]),
+      );
+      if (!expectOutcome(`${fail ? "Fail" : "Complete"}(${id})`, outcome, expected)) return new Map();
+      m.touched.add(id);
+      if (fail) {
+        // Held for its owner: nothing moves, no position changes.
+        p!.status = PAYOUT.Failed;
+      } else {
+        p!.status = PAYOUT.Completed;
+        m.pending -= p!.zatDue;
+        m.held -= p!.zatDue;
+      }
+      return new Map();
+    });
   }
 
   class Settle extends Step {
@@ -1484,39 +1679,18 @@ describe("money invariants under random sequences", () => {
       return `Settle(${this.index}, ${this.fail ? "fail" : "pay"}${this.stale ? ", stale" : ""})`;
     }
     async run(m: Model, w: World) {
-      await w.step(m, this.toString(), async () => {
-        const ids = [...m.payouts.entries()]
-          .filter(([, p]) => (p.status === PAYOUT.Requested) !== this.stale)
-          .map(([id]) => id);
-        const id = ids.length ? ids[this.index % ids.length]! : m.payoutCount + 1n;
-        const p = m.payouts.get(id);
-        // Custody cannot pay an unpayable address: those always fail.
-        const fail = this.fail || p?.unpayable === true;
-        const expected = p?.status === PAYOUT.Requested ? null : "RedemptionNotPending";
-        const outcome = await send(() =>
-          fail
-            ? as(attestor).redemptions.write.failRedemption([id, "address refused"])
-            : as(attestor).redemptions.write.completeRedemption([id, `0x${"ab".repeat(32)}`]),
-        );
-        if (!expectOutcome(`${fail ? "Fail" : "Complete"}(${id})`, outcome, expected)) return new Map();
-        m.touched.add(id);
-        if (fail) {
-          // Held for its owner: nothing moves, no position changes.
-          p!.status = PAYOUT.Failed;
-        } else {
-          p!.status = PAYOUT.Completed;
-          m.pending -= p!.zatDue;
-          m.held -= p!.zatDue;
-        }
-        return new Map();
-      });
+      const ids = [...m.payouts.entries()]
+        .filter(([, p]) => (p.status === PAYOUT.Requested) !== this.stale)
+        .map(([id]) => id);
+      const id = ids.length ? ids[this.index % ids.length]! : m.payoutCount + 1n;
+      await settle(m, w, id, this.fail, this.toString());
     }
   }
 
   class Redirect extends Step {
     constructor(
       readonly index: number,
-      readonly dest: Dest,
+      readonly dest: RedirectDest,
       readonly by: Caller,
       readonly stale: boolean,
     ) {
@@ -1538,7 +1712,8 @@ describe("money invariants under random sequences", () => {
         const p = m.payouts.get(id)!;
         const owner = keyOf(p.owner);
         const stranger = p.owner === carol.address ? alice : carol;
-        const to = destination(this.dest, p.owner);
+        const to =
+          this.dest === "same" ? { sealedAddress: p.envelope, noteCommitment: 0n } : destination(this.dest, p.owner);
         let expected: string | null = null;
         if (this.by === "strangerSig") expected = "InvalidRedirectSignature";
         else if (p.status !== PAYOUT.Failed) expected = "PayoutNotFailed";
@@ -1569,11 +1744,12 @@ describe("money invariants under random sequences", () => {
           ]);
         });
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        if (this.dest === "same") count("Redirect: to the failed payout's own envelope again");
         // The held ZEC moves whole: to a new payout of the same owner, or into a note.
         p.status = PAYOUT.Redirected;
         m.touched.add(id);
         m.pending -= p.zatDue;
-        released(m, p.owner, p.zatDue, this.dest);
+        released(m, p.owner, p.zatDue, to);
         const [event] = parseEventLogs({
           abi: redemptionsAbi,
           logs: outcome.receipt.logs,
@@ -1608,7 +1784,7 @@ describe("money invariants under random sequences", () => {
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         m.spent.add(`withdraw${this.k}`);
         m.unminted -= p.floorZat;
-        released(m, p.owner.address, p.floorZat, p.zcashAddress === SAPLING ? "address" : "unpayable");
+        released(m, p.owner.address, p.floorZat, { sealedAddress: p.sealedAddress, noteCommitment: 0n });
         return new Map();
       });
     }
@@ -1814,7 +1990,7 @@ describe("money invariants under random sequences", () => {
         fc
           .tuple(
             fc.constantFrom<0 | 1 | 2>(0, 1, 2),
-            fc.constantFrom<"address" | "unpayable">("address", "unpayable"),
+            fc.constantFrom<Envelope>("address", "unpayable", "address", "replay", "foreign", "frontrun"),
             fc.oneof(fc.constant(0n), bps(1_000, 9_000)),
           )
           .map(([who, to, split]) => new Redeem(size, raw, who, to, split)),
@@ -1822,10 +1998,25 @@ describe("money invariants under random sequences", () => {
     fc
       .tuple(fc.constantFrom<Size>("small", "large"), bps(1, 9_000), fc.constantFrom<0 | 1 | 2>(0, 1, 2))
       .map(([size, raw, who]) => new Redeem(size, size === "small" ? (raw % 500n) + 1n : raw, who, "address", 0n)),
+    // Envelopes replayed by their owner or copied onto another's redemption (after the owner's, or
+    // front-running it), on redemptions small enough to go through.
+    fc
+      .tuple(
+        bps(1, 500),
+        fc.constantFrom<0 | 1 | 2>(0, 1, 2),
+        fc.constantFrom<Envelope>("replay", "foreign", "frontrun"),
+      )
+      .map(([raw, who, envelope]) => new Redeem("small", raw, who, envelope, 0n)),
     fc.tuple(index, fc.boolean(), rarely).map((a) => new Settle(...a)),
     fc.tuple(index, fc.boolean()).map(([i, fail]) => new Settle(i, fail, false)),
     fc.tuple(index, dest, caller, rarely).map((a) => new Redirect(...a)),
-    fc.tuple(index, dest, fc.constantFrom<Caller>("owner", "ownerSig")).map((a) => new Redirect(...a, false)),
+    fc
+      .tuple(
+        index,
+        fc.constantFrom<RedirectDest>("note", "address", "unpayable", "same"),
+        fc.constantFrom<Caller>("owner", "ownerSig"),
+      )
+      .map((a) => new Redirect(...a, false)),
     fc.tuple(fc.nat({ max: WITHDRAWALS.length - 1 }), fc.boolean()).map(([k, wrong]) => new WithdrawNote(k, wrong)),
     fc.oneof(
       bps(-2_500, 2_500).map((b) => new Price("move", b)),
@@ -1883,6 +2074,9 @@ describe("money invariants under random sequences", () => {
               mapA: ONE,
               mapF: ONE,
               debtSlack: 0n,
+              custody: new Map(),
+              opened: new Set(),
+              discovered: initial.payoutCount,
             };
             await fc.asyncModelRun(() => ({ model, real: world }), commands);
           },
