@@ -801,6 +801,7 @@ class CoverageTest(ClientTestCase):
             c.ledger.peg_price,
             lambda: c.ledger.balances("0x1"),
             lambda: list(c.ledger.all_deposit_leaves()),
+            lambda: c.ledger.deposit("dep_1"),
             c.relay.retrieve,
             lambda: c.relay.anonymity("3.1"),
             lambda: c.proofs.submit(

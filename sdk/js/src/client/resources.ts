@@ -52,6 +52,10 @@ export class LedgerResource extends Resource {
   depositLeaves(query: Query<"listDepositLeaves"> = {}): Promise<Answer<"listDepositLeaves">> {
     return this.http.request("GET", "/v1/deposits/leaves", { query });
   }
+  /** One of your account's deposits (dep_…): its amount and note commitment, which the chain does not show. */
+  deposit(depositId: string): Promise<Answer<"getDeposit">> {
+    return this.http.request("GET", `/v1/deposits/${seg(depositId)}`);
+  }
 }
 
 export class ProofsResource extends Resource {
