@@ -6,9 +6,9 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
 import { stableMinterAbi } from "@zsd/sdk";
 import type { Chain } from "../../api/src/adapters/chain.ts";
-import { TX_GAS_CAP } from "../../api/src/adapters/gas.ts";
+import { TX_GAS_CAP, WALK_HEADROOM } from "../../api/src/adapters/gas.ts";
 import { ContractRevertError } from "../../api/src/domain/errors.ts";
-import { mintBatchGas, packBatches } from "../../api/src/relay/mint-batch.ts";
+import { mintBatchGas, mintBatchSimulationGas, packBatches } from "../../api/src/relay/mint-batch.ts";
 import { MintRelay } from "../../api/src/relay/mint-relay.ts";
 import { TransactionSender } from "../../api/src/relay/sender.ts";
 import { openStorage } from "./helpers.ts";
@@ -25,20 +25,21 @@ const withChange = (n: number) => Array.from({ length: n }, (_, i) => ({ change_
 const withoutChange = (n: number) => Array.from({ length: n }, (_, i) => ({ change_leaf: "0", i }));
 
 describe("mint batches", () => {
-  it("gives an item with a change leaf a whole full-depth insertion on top of its own budget", () => {
-    expect(mintBatchGas(withoutChange(1))).toBe(750_000n);
-    expect(mintBatchGas(withChange(1))).toBe(1_350_000n);
+  it("gives an item with a change leaf a whole full-depth insertion on top of its own budget, and a batch the walk's headroom", () => {
+    expect(mintBatchGas(withoutChange(1))).toBe(950_000n);
+    expect(mintBatchGas(withChange(1))).toBe(1_550_000n);
+    expect(mintBatchGas(withChange(2)) - mintBatchSimulationGas(withChange(2))).toBe(WALK_HEADROOM);
     // The default batch of 16, every item with change, fits one transaction.
-    expect(mintBatchGas(withChange(16))).toBe(14_850_000n);
+    expect(mintBatchGas(withChange(16))).toBe(15_050_000n);
     expect(mintBatchGas(withChange(16))).toBeLessThanOrEqual(TX_GAS_CAP);
   });
 
   it("splits in order at the batch size, and before the gas cap", () => {
     expect(packBatches(withoutChange(40), 16).map((b) => b.length)).toEqual([16, 16, 8]);
     expect(packBatches(withoutChange(32), 32).map((b) => b.length)).toEqual([32]);
-    // With change, 18 fit under 2^24 (16.65M), the 19th does not.
+    // With change, 17 fit under 2^24 (15.95M with the walk's headroom), the 18th does not (16.85M).
     const packed = packBatches(withChange(32), 32);
-    expect(packed.map((b) => b.length)).toEqual([18, 14]);
+    expect(packed.map((b) => b.length)).toEqual([17, 15]);
     for (const batch of packed) expect(mintBatchGas(batch)).toBeLessThanOrEqual(TX_GAS_CAP);
     expect(packed.flat().map((item) => item.i)).toEqual([...Array(32).keys()]);
     expect(packBatches([], 16)).toEqual([]);
@@ -231,6 +232,42 @@ describe("the relay's checks before and after a batch", () => {
     expect(broadcast).toEqual([false]);
     const rows = await db.query<{ tx_hash: string }>("SELECT tx_hash FROM mints ORDER BY id");
     expect(rows.map((row) => row.tx_hash)).toEqual(["0xother", "0xother"]);
+  });
+
+  it("simulates a batch WALK_HEADROOM under the limit it sends it with: room for positions filed before its block", async () => {
+    const storage = await openStorage("pglite");
+    closers.push(storage.close);
+    const db = storage.db;
+    await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
+    for (const n of [1, 2]) await queuedMint(db, `mnt_${n}`, `prf_${n}`, String(50 + n));
+    const simulated: bigint[] = [];
+    const chain = {
+      minter: MINTER,
+      isSpent: async () => false,
+      maxRootAge: async () => 3600n,
+      rootSupersededAt: async () => 0n,
+      client: {
+        call: async ({ data, gas }: { data: Hex; gas?: bigint }) => {
+          if (decodeFunctionData({ abi: stableMinterAbi, data }).functionName === "mintBatch") simulated.push(gas!);
+          return { data: "0x" };
+        },
+        estimateGas: async () => 100_000n,
+        getBlock: async () => ({ timestamp: 10_000n }),
+      },
+    } as unknown as Chain;
+    const limits: bigint[] = [];
+    const sender = {
+      address: RELAYER,
+      send: async (_to: Address, _data: Hex, gas: bigint, record: (sent: unknown) => Promise<boolean>) => {
+        limits.push(gas);
+        await record({ tx_hash: "0x01", raw_tx: "0x02", nonce: 1, submitted_at: new Date() });
+      },
+    } as unknown as TransactionSender;
+
+    await new MintRelay(db, chain, sender, { confirmations: 1, maxAttempts: 3, mintBatchMax: 2 }).pass();
+
+    expect(limits).toHaveLength(1);
+    expect(simulated).toEqual([limits[0]! - WALK_HEADROOM]);
   });
 
   it("sends alone a mint whose root is about to expire, and batches the others", async () => {

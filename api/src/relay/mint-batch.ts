@@ -11,7 +11,7 @@ import {
 } from "viem";
 import { stableMinterAbi } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
-import { INSERTION_HEADROOM, TX_GAS_CAP } from "../adapters/gas.ts";
+import { INSERTION_HEADROOM, TX_GAS_CAP, WALK_HEADROOM } from "../adapters/gas.ts";
 import { type MintCallRow, mintCallOf } from "../domain/mints.ts";
 
 /** A mint the relay moves on, with its proof's columns. */
@@ -86,16 +86,26 @@ export const MINT_BATCH_BASE_GAS = 450_000n;
 export const MINT_BATCH_ITEM_GAS = 300_000n;
 
 /**
- * The gas limit of a batch: fixed, not estimated, so it holds for any tree
- * and book state when it is mined. An item with a change leaf gets a whole
- * full-depth LeanIMT insertion on top (INSERTION_HEADROOM), the worst any
- * leaf index can cost.
+ * What a batch must run within when it is simulated: fixed, not estimated.
+ * An item with a change leaf gets a whole full-depth LeanIMT insertion on top
+ * (INSERTION_HEADROOM), the worst any leaf index can cost.
  */
-export function mintBatchGas(rows: readonly Pick<MintCallRow, "change_leaf">[]): bigint {
+export function mintBatchSimulationGas(rows: readonly Pick<MintCallRow, "change_leaf">[]): bigint {
   return rows.reduce(
     (gas, row) => gas + MINT_BATCH_ITEM_GAS + (BigInt(row.change_leaf) === 0n ? 0n : INSERTION_HEADROOM),
     MINT_BATCH_BASE_GAS,
   );
+}
+
+/**
+ * The gas limit a batch is sent with: its simulation budget and WALK_HEADROOM.
+ * An item's position is filed in its sorted list, and positions filed between
+ * the simulation and the batch's block can lengthen that walk: a batch that
+ * ran within its budget at the head keeps this much room for it when mined,
+ * as a single mint's estimate does.
+ */
+export function mintBatchGas(rows: readonly Pick<MintCallRow, "change_leaf">[]): bigint {
+  return mintBatchSimulationGas(rows) + WALK_HEADROOM;
 }
 
 /**

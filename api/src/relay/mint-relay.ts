@@ -23,6 +23,7 @@ import {
   isMintBatch,
   mintBatchCallOf,
   mintBatchGas,
+  mintBatchSimulationGas,
   mintBatchSize,
   packBatches,
 } from "./mint-batch.ts";
@@ -263,7 +264,13 @@ export class MintRelay {
       const gas = mintBatchGas(rows);
       try {
         // Whole: each item passed alone, but meets the totals the earlier ones leave (the system floor).
-        await this.chain.client.call({ account: this.sender.address, to: this.chain.minter, data, gas });
+        // Within its budget less the walk's headroom, which stays free for positions filed meanwhile.
+        await this.chain.client.call({
+          account: this.sender.address,
+          to: this.chain.minter,
+          data,
+          gas: mintBatchSimulationGas(rows),
+        });
       } catch {
         // Refused together, or not answered: each goes alone and meets its own refusal there.
         for (const { job } of items) await this.#submit(job);
@@ -272,7 +279,7 @@ export class MintRelay {
       const jobs = items.map(({ job }) => job);
       let gone: string[] = [];
       const record = async (sent: SentTransaction) => (gone = await this.#recordBatch(jobs, sent)).length === 0;
-      // The limit is the batch's fixed budget (mint-batch.ts), not an estimate: no headroom on top.
+      // The limit is the batch's fixed budget and the walk's headroom (mint-batch.ts), not an estimate: nothing on top.
       await this.sender.send(this.chain.minter, data, gas, record, 0n);
       if (gone.length === 0) return;
       items = items.filter(({ job }) => !gone.includes(job.id));
