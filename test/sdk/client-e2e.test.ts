@@ -463,6 +463,23 @@ describe("the SDK and the CLI on the real stack", () => {
       amountZat: "0",
       noteCommitment: "0",
     });
+    // A wallet of another account (or one whose deposit custody found in its Zcash wallet) is told nothing:
+    // it names the amount its note holds, and mints with it.
+    const theirs = new Zsd(stranger.secret, { baseUrl: api.url });
+    await expect(
+      theirs.mint({ note, amount: "10", recipient: alice.address, onWarning: () => {} }),
+    ).rejects.toMatchObject({
+      code: "deposit_not_found",
+      message: expect.stringMatching(/noteAmount/),
+    });
+    const minted = await theirs.mint({
+      note,
+      noteAmount: "1.25",
+      amount: "10",
+      recipient: alice.address,
+      onWarning: () => {},
+    });
+    expect(minted).toMatchObject({ status: "confirmed", amount: "10" });
   });
 
   it("left no Zcash address in clear in any transaction input or event of the run (issue 23)", async () => {

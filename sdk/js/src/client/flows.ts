@@ -64,8 +64,10 @@ export interface MintParams {
   /** The collateral floor to prove, in ZEC; by default the smallest round figure that covers the mint. */
   floor?: string;
   /**
-   * The note's ZEC when it is not a deposit (a change note, or a note a position
-   * released): its leaf is then found by value, as the API knows no commitment for it.
+   * The note's ZEC, when the API does not tell it: a change note, a note a
+   * position released, or a deposit this account did not make (another
+   * account's, or one custody found in its Zcash wallet). The chain shows no
+   * deposit's amount: the leaf is then found by value.
    */
   noteAmount?: string;
   onProgress?: (step: MintStep) => void;
@@ -277,7 +279,9 @@ export class Flows {
       if (attempt >= 20) {
         throw new FlowError(
           knownAmountZat === undefined
-            ? "No recorded deposit carries this note's commitment (yet): deposit first, or retry once it is recorded."
+            ? "No deposit of this account carries this note's commitment (yet): deposit first, or retry once it is " +
+                "recorded. The chain shows no deposit's amount: for a deposit another account or a Zcash wallet made, " +
+                "give the amount it holds (noteAmount, the CLI's --note-amount)."
             : `No leaf holds this note with ${formatZec(knownAmountZat)} ZEC (yet): check the amount, or retry once it is recorded.`,
           { code: "deposit_not_found" },
         );
