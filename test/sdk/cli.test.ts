@@ -8,7 +8,7 @@ import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createNote, encodeNote } from "@zsd/sdk/notes";
+import { createNote, decodeNote, encodeNote, positionOwner, positionOwnerKey } from "@zsd/sdk/notes";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 
@@ -63,6 +63,26 @@ describe("the zsd CLI, built", () => {
 
   const note = encodeNote(createNote());
   const signer = { ZSD_PRIVATE_KEY: hardhatPrivateKey(6) };
+
+  it("derives a note's position owner offline, from ZSD_NOTE or --note, the key only with --json", async () => {
+    const before = requests;
+    const expected = { address: positionOwner(decodeNote(note)), privateKey: positionOwnerKey(decodeNote(note)) };
+    const fromEnv = await run([BUILT, "note", "owner", "--json"], { ZSD_NOTE: note, ZSD_BASE_URL: baseUrl });
+    expect(fromEnv.code).toBe(0);
+    expect(JSON.parse(fromEnv.stdout)).toEqual(expected);
+    const fromFlag = await run([BUILT, "note", "owner", "--note", note, "--json"]);
+    expect(JSON.parse(fromFlag.stdout)).toEqual(expected);
+    // A note that is not this one derives another owner.
+    const other = await run([BUILT, "note", "owner", "--json"], { ZSD_NOTE: encodeNote(createNote()) });
+    expect(JSON.parse(other.stdout).address).not.toBe(expected.address);
+    // On a terminal: the address, and a word on the key rather than the key.
+    const human = await run([BUILT, "note", "owner"], { ZSD_NOTE: note });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`position owner: ${expected.address}`);
+    expect(human.stdout).toMatch(/as secret as the note/);
+    expect(human.stdout).not.toContain(expected.privateKey.slice(2));
+    expect(requests).toBe(before);
+  });
   const cases: [string, string[], Record<string, string>, RegExp][] = [
     [
       "a word for an amount",
@@ -135,6 +155,15 @@ describe("the zsd CLI, built", () => {
       ["position", "3", "liquidate", "--to", ZADDR],
       {},
       /ZSD_PRIVATE_KEY .* is required/,
+    ],
+    ["a note owner without a note", ["note", "owner"], { ZSD_NOTE: "" }, /--note is required/],
+    ["a mistyped note's owner", ["note", "owner", "--note", "zsdnote1bbb"], {}, /--note must be a note/],
+    ["an unknown note command", ["note", "old"], {}, /zsd note new\|owner/],
+    [
+      "a withdrawal wait that is not a number of seconds",
+      ["withdraw", "--note", note, "--to", ZADDR, "--wait", "2m"],
+      {},
+      /--wait must be a whole number of seconds/,
     ],
     ["a zero withdrawal", ["withdraw", "--note", note, "--to", ZADDR, "--amount", "0"], {}, /--amount must be above 0/],
     [

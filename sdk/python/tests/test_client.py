@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+import json
+import os
 import re
+import tempfile
 import time
 import unittest
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Set, Tuple
+from unittest import mock
 
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 import zsd
 from zsd import types
+from zsd.client import WithdrawalFailedError
 
 from .fake_server import Answer, FakeServer, problem
 from .helpers import run_node
@@ -781,6 +787,150 @@ class PositionFlowTest(ClientTestCase):
         self.assertEqual(to_zat("0.00000001"), 1)
         self.assertEqual(to_zat(Decimal("21000000.12345678")), 2_100_000_012_345_678)
         self.assertEqual([plain_zec(z) for z in (1, 10**8, 15 * 10**7)], ["0.00000001", "1", "1.5"])
+
+
+# The CLI as Client.withdraw_note and Client.notes.owner run it: it prints (or fails with) what the test asks,
+# and tells what it was given, so the test checks the arguments and that the note came only in the environment.
+WITHDRAWING_CLI = """
+const args = process.argv.slice(2);
+const seen = { args, note: process.env.ZSD_NOTE, apiKey: process.env.ZSD_API_KEY, baseUrl: process.env.ZSD_BASE_URL };
+const fail = process.env.FAKE_FAILURE;
+if (fail) {
+  console.error(fail);
+  process.exit(1);
+}
+if (args[0] === "note") {
+  console.log(JSON.stringify({ address: "0x" + "ab".repeat(20), privateKey: "0x" + "cd".repeat(32), seen }));
+} else {
+  console.log(JSON.stringify({ object: "withdrawal", withdrawalId: "wdr_1", status: "confirmed", seen }));
+}
+"""
+
+
+def withdrawal(status: str, **extra: Any) -> Dict[str, Any]:
+    return {
+        "object": "withdrawal",
+        "withdrawalId": "wdr_4Hn8pQ2rT6vX1zB3cD5f",
+        "amount": "0.5",
+        "zcashAddress": WITHDRAW,
+        "owner": OWNER,
+        "status": status,
+        "failureCode": None,
+        "failureReason": None,
+        **extra,
+    }
+
+
+class NoteWithdrawalTest(ClientTestCase):
+    NOTE = "zsdnote1secretsecretsecretsecret"
+
+    def setUp(self) -> None:
+        super().setUp()
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        cli = Path(directory.name) / "zsd.js"
+        cli.write_text(WITHDRAWING_CLI)
+        environment = mock.patch.dict(os.environ, {"ZSD_CLI": str(cli)})
+        environment.start()
+        self.addCleanup(environment.stop)
+
+    def failing(self, line: Dict[str, Any]) -> Any:
+        return mock.patch.dict(os.environ, {"FAKE_FAILURE": json.dumps(line)})
+
+    def test_withdraws_through_the_cli_with_the_note_in_its_environment_only(self) -> None:
+        self.script(Answer(200, relay_with_seal_key()))
+        done: Dict[str, Any] = dict(
+            self.client.withdraw_note(
+                note=self.NOTE, amount=Decimal("0.50"), withdraw_address=WITHDRAW, note_amount="2", timeout=30.5
+            )
+        )
+        seen = done.pop("seen")
+        self.assertEqual(done, {"object": "withdrawal", "withdrawalId": "wdr_1", "status": "confirmed"})
+        # Amounts in the plain decimal the CLI takes; the wait in whole seconds, never shorter than asked.
+        self.assertEqual(
+            seen["args"],
+            ["withdraw", "--to", WITHDRAW, "--amount", "0.5", "--note-amount", "2", "--wait", "31", "--json"],
+        )
+        self.assertEqual(
+            (seen["note"], seen["apiKey"], seen["baseUrl"]), (self.NOTE, "sk_test_unit", self.server.url)
+        )
+        # The address was checked against the relay's network before Node.js ran; nothing else was asked.
+        self.assertEqual([r.path for r in self.server.received], ["/v1/relay"])
+
+    def test_without_an_amount_the_whole_note_is_withdrawn(self) -> None:
+        self.script(Answer(200, relay_with_seal_key()))
+        done: Any = self.client.withdraw_note(note=self.NOTE, amount=None, withdraw_address=WITHDRAW)
+        self.assertEqual(done["seen"]["args"], ["withdraw", "--to", WITHDRAW, "--wait", "120", "--json"])
+
+    def test_bad_arguments_are_refused_before_any_request_or_node(self) -> None:
+        bad: List[Dict[str, Any]] = [
+            {"amount": "0"},
+            {"amount": "-1"},
+            {"amount": "0.000000001"},
+            {"amount": "NaN"},
+            {"note_amount": "0"},
+            {"note_amount": "1e-9"},
+            {"note": ""},
+            {"note": "secret"},
+            {"timeout": 0},
+        ]
+        with mock.patch.dict(os.environ, {"ZSD_NODE": "/nonexistent/node"}):
+            for change in bad:
+                arguments: Dict[str, Any] = {"note": self.NOTE, "amount": "1", "withdraw_address": WITHDRAW}
+                arguments.update(change)
+                with self.subTest(change=change), self.assertRaises(ValueError) as caught:
+                    self.client.withdraw_note(**arguments)
+                self.assertNotIn("secret", str(caught.exception), "the note is never echoed")
+        self.assertEqual(self.server.received, [])
+
+    def test_a_bad_address_is_refused_before_node_starts(self) -> None:
+        mainnet = "zs1z7rejlpsa98s2rrrfkwmaxu53e4ue0ulcrw0h4x5g8jl04tak0d3mm47vdtahatqrlkngh9slya"
+        # With no Node.js to run, reaching the CLI would be a NodeNotFoundError, not the SealError.
+        self.script(Answer(200, relay_with_seal_key()))
+        with mock.patch.dict(os.environ, {"ZSD_NODE": "/nonexistent/node"}):
+            for bad in (WITHDRAW[:-1] + "q", mainnet, "tmEZhbWHTpdKMw5it8YDspUXSMGQyFwovpU"):
+                with self.subTest(address=bad), self.assertRaises(zsd.seal.SealError) as caught:
+                    self.client.withdraw_note(note=self.NOTE, amount="1", withdraw_address=bad)
+                self.assertEqual(caught.exception.code, "invalid_address")
+        # The relay is read once per client: it says the network (testnet in the sandbox).
+        self.assertEqual([r.path for r in self.server.received], ["/v1/relay"])
+
+    def test_a_failed_withdrawal_raises_with_its_own_record(self) -> None:
+        failed = withdrawal("failed", failureCode="nullifier_used", failureReason="the note is spent")
+        self.script(Answer(200, relay_with_seal_key()), Answer(200, failed))
+        line = {"error": "failed", "code": "nullifier_used", "requestId": None, "id": failed["withdrawalId"]}
+        with self.failing(line), self.assertRaises(WithdrawalFailedError) as caught:
+            self.client.withdraw_note(note=self.NOTE, amount="0.5", withdraw_address=WITHDRAW)
+        self.assertEqual(caught.exception.code, "nullifier_used")
+        self.assertEqual(caught.exception.withdrawal, failed)
+        self.assertIn("the note is spent", str(caught.exception))
+        self.assertEqual(self.server.received[-1].path, f"/v1/withdrawals/{failed['withdrawalId']}")
+
+    def test_a_withdrawal_still_unconfirmed_when_the_cli_stops_waiting_is_a_timeout(self) -> None:
+        pending = withdrawal("submitted")
+        self.script(Answer(200, relay_with_seal_key()), Answer(200, pending))
+        line = {"error": "still submitted", "code": "flow_timeout", "requestId": None, "id": pending["withdrawalId"]}
+        with self.failing(line), self.assertRaises(zsd.WaitTimeoutError) as caught:
+            self.client.withdraw_note(note=self.NOTE, amount="0.5", withdraw_address=WITHDRAW, timeout=5)
+        self.assertEqual(caught.exception.code, "flow_timeout")
+        self.assertIn(f"{pending['withdrawalId']} is still submitted", str(caught.exception))
+
+    def test_a_refusal_before_anything_was_sent_keeps_the_clis_code(self) -> None:
+        self.script(Answer(200, relay_with_seal_key()))
+        line = {"error": "no deposit of this note", "code": "deposit_not_found", "requestId": "req_1"}
+        with self.failing(line), self.assertRaises(zsd.ProverError) as caught:
+            self.client.withdraw_note(note=self.NOTE, amount="0.5", withdraw_address=WITHDRAW)
+        self.assertEqual((caught.exception.code, caught.exception.request_id), ("deposit_not_found", "req_1"))
+        self.assertEqual([r.path for r in self.server.received], ["/v1/relay"])
+
+    def test_notes_owner_runs_note_owner_with_the_note_in_its_environment(self) -> None:
+        owner: Dict[str, Any] = dict(self.client.notes.owner(self.NOTE))
+        seen = owner.pop("seen")
+        self.assertEqual(owner, {"address": "0x" + "ab" * 20, "privateKey": "0x" + "cd" * 32})
+        self.assertEqual((seen["args"], seen["note"]), (["note", "owner", "--json"], self.NOTE))
+        with self.assertRaises(ValueError):
+            self.client.notes.owner("")
+        self.assertEqual(self.server.received, [], "the owner is derived locally")
 
 
 # Binary downloads the prover fetches, and the health checks: not the SDK's business.

@@ -383,26 +383,20 @@ class MintAndRedeemTest(unittest.TestCase):
         self.assertEqual(raised.exception.code, "invalid_signature")
 
 
-# The position's owner key, derived from the note that opened it (@zsd/sdk's positionOwnerKey): its address,
-# or its signature of typed data (uint fields arrive as decimal strings).
-AS_POSITION_OWNER = """
+# A wallet holding a private key (here the position owner key client.notes.owner derives from the note): its
+# signature of typed data, whose uint fields arrive as decimal strings.
+SIGN_WITH_KEY = """
 import { readFileSync } from "node:fs";
 import { parseSignature } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { decodeNote, positionOwnerKey } from "@zsd/sdk/notes";
-const { note, typedData } = JSON.parse(readFileSync(0, "utf8"));
-const account = privateKeyToAccount(positionOwnerKey(decodeNote(note)));
-if (!typedData) {
-  console.log(JSON.stringify({ address: account.address }));
-} else {
-  const fields = typedData.types[typedData.primaryType];
-  const message = Object.fromEntries(Object.entries(typedData.message).map(([name, value]) => {
-    const type = fields.find((f) => f.name === name)?.type ?? "";
-    return [name, type.startsWith("uint") ? BigInt(value) : value];
-  }));
-  const { v, r, s } = parseSignature(await account.signTypedData({ ...typedData, message }));
-  console.log(JSON.stringify({ v: Number(v), r, s }));
-}
+const { privateKey, typedData } = JSON.parse(readFileSync(0, "utf8"));
+const fields = typedData.types[typedData.primaryType];
+const message = Object.fromEntries(Object.entries(typedData.message).map(([name, value]) => {
+  const type = fields.find((f) => f.name === name)?.type ?? "";
+  return [name, type.startsWith("uint") ? BigInt(value) : value];
+}));
+const { v, r, s } = parseSignature(await privateKeyToAccount(privateKey).signTypedData({ ...typedData, message }));
+console.log(JSON.stringify({ v: Number(v), r, s }));
 """
 
 # A payout as the Redemptions contract records it (status 2: Completed, custody paid it).
@@ -422,6 +416,20 @@ console.log(JSON.stringify({ owner: r.owner, status: Number(r.status), zatDue: r
 """
 
 
+def settled_payout(c: zsd.Client, payout_id: str) -> Dict[str, Any]:
+    """The payout as the chain records it once custody has settled it (or after 30 s, still requested)."""
+    redemptions = (c.relay.retrieve()["contracts"] or {})["Redemptions"]["address"]
+    payout: Dict[str, Any] = {}
+    for _ in range(60):
+        payout = run_node(
+            READ_PAYOUT, {"rpcUrl": stack().rpc_url, "redemptions": redemptions, "id": payout_id}, typescript=True
+        )
+        if payout["status"] != 1:
+            break
+        c.sleep(0.5)
+    return payout
+
+
 class PositionFlowTest(unittest.TestCase):
     """Issue 23's "done when" from Python: a position's collateral out to a sealed address, then closed to it."""
 
@@ -435,11 +443,10 @@ class PositionFlowTest(unittest.TestCase):
         self.assertEqual(mint["status"], "confirmed")
         position_id = mint["positionId"]
         assert position_id is not None
-        owner = run_node(AS_POSITION_OWNER, {"note": note["note"]}, typescript=True)["address"]
+        owner_key = c.notes.owner(note["note"])
+        owner = owner_key["address"]
         position = c.positions.retrieve(position_id)
         self.assertEqual((position["owner"], position["collateral"], position["debt"]), (owner, "3", "40"))
-        relay = c.relay.retrieve()
-        redemptions = (relay["contracts"] or {})["Redemptions"]["address"]
         signed: List[str] = []
 
         def sign_as_owner(typed_data: zsd.TypedData) -> Dict[str, str]:
@@ -448,7 +455,7 @@ class PositionFlowTest(unittest.TestCase):
             # The SDK's own types are the ones the API publishes for the minter.
             self.assertEqual(typed_data["types"][primary], c.positions.terms(owner)["types"][primary])
             self.assertNotIn(WITHDRAW_ADDRESS, str(typed_data))
-            return run_node(AS_POSITION_OWNER, {"note": note["note"], "typedData": typed_data}, typescript=True)
+            return run_node(SIGN_WITH_KEY, {"privateKey": owner_key["privateKey"], "typedData": typed_data})
 
         def sign_as_payer(typed_data: zsd.TypedData) -> Dict[str, str]:
             signed.append(typed_data["primaryType"])
@@ -480,19 +487,34 @@ class PositionFlowTest(unittest.TestCase):
         for done, zat in ((withdrawn, 50_000_000), (closed, 250_000_000)):
             payout_id = done["payoutId"]
             assert payout_id is not None, f"{done['action']} made no payout"
-            payout: Dict[str, Any] = {}
-            for _ in range(60):
-                payout = run_node(
-                    READ_PAYOUT,
-                    {"rpcUrl": stack().rpc_url, "redemptions": redemptions, "id": payout_id},
-                    typescript=True,
-                )
-                if payout["status"] != 1:
-                    break
-                c.sleep(0.5)
+            payout = settled_payout(c, payout_id)
             self.assertEqual(payout, {"owner": owner, "status": 2, "zatDue": str(zat)}, done["action"])
             shown = c.positions.action_by_id(done["actionId"])
             self.assertEqual(shown["destination"], {"zcashAddress": WITHDRAW_ADDRESS})
+
+
+class NoteWithdrawalTest(unittest.TestCase):
+    """Issue 23's "done when" from Python: part of a deposit note's ZEC out to a sealed Zcash address."""
+
+    def test_withdraws_part_of_a_note_to_a_zcash_address_and_custody_pays_the_notes_owner(self) -> None:
+        c = client()
+        note = c.notes.create()
+        c.sandbox.deposit(amount="2", note_commitment=note["noteCommitment"])
+        with self.assertRaises(zsd.seal.SealError):
+            c.withdraw_note(note=note["note"], amount="0.5", withdraw_address=WITHDRAW_ADDRESS[:-1] + "q")
+
+        withdrawal = c.withdraw_note(note=note["note"], amount="0.5", withdraw_address=WITHDRAW_ADDRESS)
+        owner = c.notes.owner(note["note"])["address"]
+        self.assertEqual(
+            (withdrawal["status"], withdrawal["amount"], withdrawal["zcashAddress"], withdrawal["owner"]),
+            ("confirmed", "0.5", WITHDRAW_ADDRESS, owner),
+        )
+        self.assertEqual(c.withdrawals.retrieve(withdrawal["withdrawalId"])["status"], "confirmed")
+        # Custody opened the address sealed for the note's owner and paid it the ZEC the proof released.
+        payout_id = withdrawal["payoutId"]
+        assert payout_id is not None, "the withdrawal made no payout"
+        self.assertEqual(settled_payout(c, payout_id), {"owner": owner, "status": 2, "zatDue": "50000000"})
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -17,6 +17,15 @@ from .errors import NodeNotFoundError, ProverError
 CLI_IN_REPOSITORY = Path("sdk") / "js" / "bin" / "zsd.js"
 
 
+class CliFailure(ProverError):
+    """The CLI's own error; ``followed`` is the request it was following when it stopped (``wdr_…``, ``mint_…``),
+    for a flow that reads that record to raise its own typed error."""
+
+    def __init__(self, message: str, *, followed: Optional[str] = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.followed = followed
+
+
 def find_node() -> str:
     """``ZSD_NODE``, else ``node`` on PATH; a clear error when Node.js is missing."""
     configured = os.environ.get("ZSD_NODE")
@@ -130,7 +139,8 @@ def _warnings(stderr: str) -> List[Dict[str, Any]]:
 
 
 def _failure(arguments: Sequence[str], exit_code: int, stderr: str) -> ProverError:
-    """The CLI's error: with --json its last line is {error, code, requestId}."""
+    """The CLI's error: with --json its last line is {error, code, requestId}, and ``id`` when it was following
+    a request."""
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
     try:
         detail: Any = json.loads(lines[-1]) if lines else None
@@ -140,10 +150,12 @@ def _failure(arguments: Sequence[str], exit_code: int, stderr: str) -> ProverErr
         found = cast(Dict[str, Any], detail)
         code = found.get("code")
         request_id = found.get("requestId")
-        return ProverError(
+        followed = found.get("id")
+        return CliFailure(
             f"`zsd {arguments[0]}` failed: {found['error']}",
             code=code if isinstance(code, str) else None,
             request_id=request_id if isinstance(request_id, str) else None,
+            followed=followed if isinstance(followed, str) else None,
         )
     return ProverError(f"`zsd {' '.join(arguments[:2])}` failed (exit {exit_code}): {_tail(stderr)}")
 

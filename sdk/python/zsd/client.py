@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from decimal import MAX_PREC, Context, Decimal, DecimalException, Inexact, InvalidOperation, Rounded
@@ -11,7 +12,7 @@ from . import _generated as t
 from ._governance import ballot_typed_data, delegation_typed_data, joined_signature, keyed_nonce
 from ._http import Requestor
 from ._positions import destination_of, plain_zec, position_number, position_typed_data, to_zat
-from ._prover import run_cli
+from ._prover import CliFailure, run_cli
 from ._sealing import Sealer, redeem_typed_data
 from .errors import PositionActionFailedError, ZsdError
 from .resources import (
@@ -35,12 +36,14 @@ __all__ = [
     "Client",
     "SmallAnonymitySetWarning",
     "NewNote",
+    "PositionOwner",
     "Signature",
     "TypedData",
     "MintFailedError",
     "PositionActionFailedError",
     "RedemptionFailedError",
     "WaitTimeoutError",
+    "WithdrawalFailedError",
 ]
 
 SANDBOX_BASE_URL = "http://127.0.0.1:3000"
@@ -75,6 +78,15 @@ class NewNote(TypedDict):
 
     note: str
     noteCommitment: str
+
+
+class PositionOwner(TypedDict):
+    """The key a note derives for the positions it opens and the payouts it makes (``positionOwnerKey`` in the
+    JavaScript SDK): ``address`` (0x, checksummed) owns them, ``privateKey`` (0x, 32 bytes) signs their actions.
+    The key is as secret as the note."""
+
+    address: str
+    privateKey: str
 
 
 class Signature(TypedDict):
@@ -120,6 +132,19 @@ class RedemptionFailedError(ZsdError):
         self.redemption = redemption
 
 
+class WithdrawalFailedError(ZsdError):
+    """The note withdrawal failed: ``withdrawal`` has its failureCode and failureReason (``code``)."""
+
+    withdrawal: t.Withdrawal
+
+    def __init__(self, withdrawal: t.Withdrawal) -> None:
+        reason = withdrawal.get("failureReason") or "no reason given"
+        super().__init__(
+            f"Withdrawal {withdrawal['withdrawalId']} failed: {reason}", code=withdrawal.get("failureCode")
+        )
+        self.withdrawal = withdrawal
+
+
 class WaitTimeoutError(ZsdError):
     """A mint or redemption did not reach the awaited status in time; it may still do so later."""
 
@@ -133,6 +158,13 @@ class Notes:
     def create(self) -> NewNote:
         made = run_cli(["note", "new"], timeout=self._client.prover_timeout)
         return cast(NewNote, made)
+
+    def owner(self, note: str) -> PositionOwner:
+        """The position owner ``note`` derives: the ``owner`` that ``withdraw_collateral`` and ``close_position``
+        take, and its private key, for the ``sign`` callback (a wallet: eth_account, viem). Made locally."""
+        _check_note(note)
+        found = run_cli(["note", "owner"], timeout=self._client.prover_timeout, note=note)
+        return cast(PositionOwner, found)
 
 
 class Client:
@@ -348,6 +380,60 @@ class Client:
         if not wait:
             return redirect
         return cast(t.PayoutRedirect, self._follow(lambda: self.redemptions.retrieve_redirect(payout_id), timeout))
+
+    def withdraw_note(
+        self,
+        *,
+        note: str,
+        amount: Optional[Union[str, int, Decimal]],
+        withdraw_address: str,
+        note_amount: Optional[Union[str, int, Decimal]] = None,
+        timeout: float = 120.0,
+    ) -> t.Withdrawal:
+        """Pays ``amount`` ZEC of the note (all it holds with None) to the shielded ``withdraw_address``, proven
+        locally (Node.js) for that address sealed to custody's key and for the payout's owner, the key the note
+        derives (``notes.owner``: it may redirect the payout if custody cannot pay it); waits ``timeout`` seconds
+        for ``confirmed``. What the proof leaves of the note stays in its change note.
+
+        ``note_amount`` is what a note that is no deposit (a change or released note) holds. The address is
+        checked for the API's network first (``zsd.seal.SealError`` before Node.js starts). A failed withdrawal
+        raises WithdrawalFailedError, one still unconfirmed WaitTimeoutError.
+        """
+        _check_note(note)
+        arguments = ["withdraw", "--to", withdraw_address]
+        if amount is not None:
+            arguments += ["--amount", plain_zec(to_zat(amount))]
+        if note_amount is not None:
+            arguments += ["--note-amount", plain_zec(to_zat(note_amount))]
+        if not timeout > 0:
+            raise ValueError(f"timeout is a positive number of seconds (got {timeout!r})")
+        self.sealer.check(withdraw_address)
+        # The CLI follows the withdrawal itself; whole seconds, and never less than asked.
+        arguments += ["--wait", str(math.ceil(timeout))]
+        try:
+            done = run_cli(
+                arguments,
+                api_key=self.api_key,
+                base_url=self.base_url,
+                timeout=self.prover_timeout + timeout,
+                note=note,
+            )
+        except CliFailure as failure:
+            if failure.followed is None or not failure.followed.startswith("wdr_"):
+                raise
+            # The withdrawal was sent: its own record says why the CLI stopped.
+            withdrawal = self.withdrawals.retrieve(failure.followed)
+            if withdrawal["status"] == "failed":
+                raise WithdrawalFailedError(withdrawal) from None
+            if withdrawal["status"] == "confirmed":
+                return withdrawal
+            if failure.code == "flow_timeout":
+                raise WaitTimeoutError(
+                    f"Withdrawal {failure.followed} is still {withdrawal['status']} after {timeout:.0f} s",
+                    code="flow_timeout",
+                ) from None
+            raise
+        return cast(t.Withdrawal, done)
 
     def seal_address(self, address: str, owner: str) -> str:
         """``address`` checked for the API's network and sealed to custody's key for a payout owned by ``owner``
@@ -609,6 +695,12 @@ class Client:
             if time.monotonic() > deadline:
                 raise WaitTimeoutError(f"The {item['object']} is still {item['status']} after {timeout:.0f} s")
             self.sleep(self.poll_interval)
+
+
+def _check_note(note: str) -> None:
+    """A note as ``notes.create`` makes it; the CLI checks it whole (its checksum). Never echoed: it is a secret."""
+    if not isinstance(note, str) or not note.strip().startswith("zsdnote1"):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError("note is a deposit note as notes.create() makes it (zsdnote1…)")
 
 
 def to_wei(amount: Union[str, int, Decimal]) -> int:

@@ -1,7 +1,7 @@
 // The commands themselves, loaded only once options.ts has found the flags
 // sound: viem, the prover and the client cost most of a second to load.
 import type { Address, Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount, privateKeyToAddress } from "viem/accounts";
 import {
   type AnonymityWarning,
   type Hold,
@@ -13,12 +13,15 @@ import {
   ZsdError,
   describeHold,
 } from "../client/index.ts";
-import type { Note } from "../notes/index.ts";
+import { type Note, positionOwnerKey } from "../notes/index.ts";
 import { parseShieldedAddress } from "../zcash/index.ts";
 import { governance } from "./governance.ts";
 import { USAGE, UsageError, type Values, noteText } from "./options.ts";
 
 let values: Values;
+// The request a flow was following when it stopped (mint_…, pact_…, wdr_…): its JSON error names it, so a
+// script (the Python SDK) reads the failed record itself rather than the message.
+let followed: string | undefined;
 
 const progress = (line: string) => {
   if (!values.json || process.env.ZSD_PROGRESS === "1") process.stderr.write(`${line}\n`);
@@ -76,6 +79,7 @@ const warn = (warning: AnonymityWarning) =>
  * waits in silence until the command gives up.
  */
 const following = (kind: string, id: string, step: { status: string; hold: Hold | null }) => {
+  followed = id;
   if (step.hold && values.json && process.env.ZSD_PROGRESS !== "1") {
     process.stderr.write(`${JSON.stringify({ held: { id, ...step.hold } })}\n`);
   } else progress(`${kind}${id}: ${step.hold ? describeHold(step.hold) : step.status}`);
@@ -206,8 +210,17 @@ async function main(positionals: string[]): Promise<void> {
   const [command, sub, action] = positionals;
   switch (command) {
     case "note": {
-      if (sub !== "new") throw new UsageError("zsd note new");
       const zsd = new Zsd("sk_test_offline", {});
+      if (sub === "owner") {
+        const privateKey = positionOwnerKey(noteArg(zsd));
+        const address = privateKeyToAddress(privateKey);
+        return out(
+          { address, privateKey },
+          `position owner: ${address}\nits private key (--json prints it) is as secret as the note: it moves the ` +
+            `note's positions and redirects its payouts`,
+        );
+      }
+      if (sub !== "new") throw new UsageError("zsd note new|owner");
       const note = zsd.notes.create();
       const result = { note: zsd.notes.encode(note), noteCommitment: zsd.notes.commitment(note) };
       return out(result, `note:       ${result.note}\ncommitment: ${result.noteCommitment}`);
@@ -264,6 +277,7 @@ async function main(positionals: string[]): Promise<void> {
         amount: values.amount,
         zcashAddress: zcashAddress(need("to")),
         onProgress: positionProgress,
+        ...(values.wait === undefined ? {} : { timeoutMs: Number(values.wait) * 1000 }),
       });
       return out(
         w,
@@ -319,6 +333,7 @@ export async function run(checked: Values, positionals: string[]): Promise<numbe
       error instanceof ZsdError
         ? { error: e.message, code: error.code, requestId: error.requestId ?? null }
         : { error: e.message, code: "error" };
+    if (followed) Object.assign(detail, { id: followed });
     process.stderr.write(values.json ? `${JSON.stringify(detail)}\n` : `zsd: ${detail.error}\n`);
     return 1;
   }

@@ -6,6 +6,9 @@ import { parseArgs } from "node:util";
 export const USAGE = `usage: zsd <command> [options]
 
   note new                                   a fresh note (keep it secret: it is the deposit)
+  note owner --note N                        the position owner the note derives: the address that signs its
+                                             positions' actions and owns its payouts; --json adds its private key,
+                                             as secret as the note (for a wallet outside this CLI, e.g. Python's)
   deposit --note N --amount ZEC              sandbox: a simulated deposit for the note (N may be in ZSD_NOTE)
   prove --note N --amount ZSD --recipient 0x [--floor ZEC]
                                              the proof of a mint, made here (the body of POST /v1/proofs/submit)
@@ -22,8 +25,9 @@ export const USAGE = `usage: zsd <command> [options]
   position ID top-up --note N [--amount ZEC] add a note's ZEC (proven here)
   position ID liquidate --to ZADDR|note      repay an undercollateralised position's debt with ZSD_PRIVATE_KEY's ZSD;
                                              the seized ZEC goes to --to
-  withdraw --note N --to ZADDR [--amount ZEC]
-                                             pay a note's ZEC out to a shielded address (a deposit that will not mint)
+  withdraw --note N --to ZADDR [--amount ZEC] [--wait SECONDS]
+                                             pay a note's ZEC out to a shielded address (a deposit that will not mint);
+                                             wait up to SECONDS (default 120) for it to confirm
   status ID                                  a mint (mint_…), redemption (red_…), position action (pact_…: its hold
                                              and tx), proof (prf_…) or withdrawal (wdr_…)
   ledger                                     supply, collateral and the peg price
@@ -136,6 +140,7 @@ const SHIELDED_SHAPE = /^(zs|ztestsapling|u|utest)1[02-9ac-hj-np-z]+$/i;
 /** Where each command's flags are told apart from mistakes, before any network call or proof. */
 const NEEDS: Record<string, { required: Flag[]; optional: Flag[]; signer?: "required" | "optional" }> = {
   "note new": { required: [], optional: [] },
+  "note owner": { required: ["note"], optional: [] },
   deposit: { required: ["note", "amount:ZEC"], optional: [] },
   prove: { required: ["note", "amount:ZSD", "recipient"], optional: ["floor", "note-amount"] },
   mint: { required: ["note", "amount:ZSD", "recipient"], optional: ["floor", "note-amount"] },
@@ -147,7 +152,7 @@ const NEEDS: Record<string, { required: Flag[]; optional: Flag[]; signer?: "requ
   "position close": { required: ["note", "to:note"], optional: [], signer: "optional" },
   "position top-up": { required: ["note"], optional: ["amount:ZEC", "note-amount"] },
   "position liquidate": { required: ["to:note"], optional: [], signer: "required" },
-  withdraw: { required: ["note", "to:address"], optional: ["amount:ZEC", "note-amount"] },
+  withdraw: { required: ["note", "to:address"], optional: ["amount:ZEC", "note-amount", "wait"] },
   status: { required: [], optional: [] },
   ledger: { required: [], optional: [] },
   "governance list": { required: [], optional: [] },
@@ -238,8 +243,8 @@ export function validate(values: Values, positionals: string[]): string {
   const [command, sub, action] = positionals;
   let key = command ?? "";
   if (command === "note") {
-    if (sub !== "new") throw new UsageError("zsd note new");
-    key = "note new";
+    if ((sub !== "new" && sub !== "owner") || action !== undefined) throw new UsageError("zsd note new|owner");
+    key = `note ${sub}`;
   } else if (command === "position") {
     if (!sub) throw new UsageError("zsd position <id> [repay|withdraw|close|top-up|liquidate]");
     if (!/^\d{1,78}$/.test(sub)) throw new UsageError(`a position id is a whole number, e.g. 3 (got ${sub})`);
@@ -281,7 +286,7 @@ export function validate(values: Values, positionals: string[]): string {
     throw new UsageError(`ZSD_MIN_ANONYMITY must be a whole number of deposits, e.g. 20 (got ${minAnonymity})`);
   }
   const baseUrl = values["base-url"] ?? process.env.ZSD_BASE_URL;
-  if (baseUrl !== undefined && key !== "note new" && !/^https?:\/\/[^\s/]+/.test(baseUrl)) {
+  if (baseUrl !== undefined && !key.startsWith("note ") && !/^https?:\/\/[^\s/]+/.test(baseUrl)) {
     throw new UsageError(
       `--base-url (or ZSD_BASE_URL) must be an http(s) address, e.g. http://127.0.0.1:3000 (got ${baseUrl})`,
     );
