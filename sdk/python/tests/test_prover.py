@@ -96,6 +96,23 @@ class ProverTest(unittest.TestCase):
         for received in self.server.received:
             self.assertNotIn("zsdnote1secret", json.dumps(received.body) + received.path)
 
+    def test_mint_passes_the_notes_amount_when_the_api_does_not_tell_it(self) -> None:
+        # A deposit another account or a Zcash wallet made: the chain shows no deposit's amount.
+        mint = {"object": "mint", "mintId": "mint_3", "status": "confirmed", "failureReason": None}
+        self.server.answers.extend(
+            [
+                Answer(201, {"object": "proof", "proofId": "prf_3", "mintAmount": "1"}),
+                Answer(202, {"status": "queued", "mintId": "mint_3"}),
+                Answer(200, mint),
+            ]
+        )
+        self.client.mint(note="zsdnote1secret", amount="1", recipient=RECIPIENT, note_amount="2.5")
+        seen: Dict[str, object] = self.server.received[0].body.pop("seen")
+        self.assertEqual(
+            seen["args"],
+            ["prove", "--amount", "1", "--recipient", RECIPIENT] + ["--note-amount", "2.5", "--json"],
+        )
+
     def test_a_failed_mint_raises_with_its_failure(self) -> None:
         failed = {"mintId": "mint_2", "status": "failed", "failureCode": "stale_price", "failureReason": "old price"}
         self.server.answers.extend(

@@ -13,11 +13,13 @@ from .client import (
     Client,
     MintFailedError,
     NewNote,
+    PositionOwner,
     RedemptionFailedError,
     Signature,
     SmallAnonymitySetWarning,
     TypedData,
     WaitTimeoutError,
+    WithdrawalFailedError,
     to_wei,
 )
 from .errors import (
@@ -45,6 +47,7 @@ __all__ = [
     "AnonymityWarning",
     "Client",
     "NewNote",
+    "PositionOwner",
     "Signature",
     "TypedData",
     "to_wei",
@@ -68,4 +71,5 @@ __all__ = [
     "RedemptionFailedError",
     "SmallAnonymitySetWarning",
     "WaitTimeoutError",
+    "WithdrawalFailedError",
 ]

@@ -236,11 +236,15 @@ class Client:
         amount: Union[str, int, Decimal],
         recipient: str,
         floor: Optional[Union[str, Decimal]] = None,
+        note_amount: Optional[Union[str, Decimal]] = None,
         wait: bool = True,
         timeout: float = 120.0,
         on_warning: Optional[Callable[[AnonymityWarning], None]] = None,
     ) -> t.Mint:
         """Proves locally (Node.js), submits the proof, mints and, with ``wait``, waits for ``confirmed``.
+
+        ``note_amount`` is the ZEC the note holds, when the API does not tell it: a change note, or a deposit
+        another account or a Zcash wallet made (the chain shows no deposit's amount).
 
         When the floor leaves fewer than ``min_anonymity`` deposits that could back the mint (anyone could
         narrow the note's deposit down to them), ``on_warning`` is told after proving and before anything
@@ -250,6 +254,8 @@ class Client:
         arguments = ["prove", "--amount", str(amount), "--recipient", recipient]
         if floor is not None:
             arguments += ["--floor", str(floor)]
+        if note_amount is not None:
+            arguments += ["--note-amount", str(note_amount)]
         told: List[Dict[str, Any]] = []
         body = run_cli(
             arguments,

@@ -46,8 +46,9 @@ export const USAGE = `usage: zsd <command> [options]
                                              up to --wait seconds (default 600); --no-wait refuses it at once
 
 A --to address is checked, then sealed to custody's key: the chain and the relay see only ciphertext.
---to note releases into a fresh note, printed (stderr) before anything is sent: keep it, it mints again. A note that is not a deposit
-(a change or released note) needs --note-amount ZEC (what it holds), for mint, prove, top-up and withdraw.
+--to note releases into a fresh note, printed (stderr) before anything is sent: keep it, it mints again. A note the API does not
+know the amount of (a change or released note, or a deposit another account or a Zcash wallet made: the chain shows no deposit's
+amount) needs --note-amount ZEC (what it holds), for mint, prove, top-up and withdraw.
 
 prove and mint warn (stderr; with --json a {"warning": …} line) when fewer than ZSD_MIN_ANONYMITY deposits (default 20)
 could back the floor: anyone could narrow the deposit down to them. A lower --floor hides it among more.
