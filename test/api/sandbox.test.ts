@@ -4,7 +4,8 @@ import { collateralRegistryAbi } from "@zsd/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/adapters/chain.ts";
 import { Attestor } from "../../api/src/adapters/custody/attestor.ts";
-import { ContractRevertError } from "../../api/src/domain/errors.ts";
+import { recordDepositBatch } from "../../api/src/adapters/custody/deposits.ts";
+import { ContractRevertError, isRevert } from "../../api/src/domain/errors.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, depositLeaf, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
@@ -178,6 +179,38 @@ describe("sandbox deposits and local custody", () => {
     const malformed = await api.call("/v1/deposits/dep_1");
     expect(malformed.status).toBe(400);
     expect(malformed.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  });
+
+  it("writes a deposit found on the chain but not in the ledger once, when another process recovers it at the same moment", async () => {
+    // The attestor recorded it, and the process died before its ledger line; two retries (two replicas) recover it.
+    const attestor = new Attestor(new Chain(s.deployment, s.rpcUrl, 2_000), hardhatPrivateKey(1));
+    const commitment = noteCommitment(createNote());
+    const { firstIndex } = await attestor.recordDeposits([{ noteCommitment: commitment, amountZat: 2n * ZEC }]);
+    const deposit = { noteCommitment: commitment, amountZat: 2n * ZEC, zcashTxId: `0x${"ab".repeat(32)}` };
+    // The other replica writes its line after this one found none, just before this one writes.
+    const racing = new Proxy(storage.db, {
+      get(target, property) {
+        if (property === "transaction") {
+          return async (work: Parameters<typeof target.transaction>[0]) => {
+            await target.query(
+              `INSERT INTO custody_ledger (kind, amount_zat, note_commitment, leaf_index, zcash_txid, tx_hash, public_id)
+               VALUES ('deposit', $1, $2, $3, $4, '0x01', 'dep_otherReplica0000000')`,
+              [String(2n * ZEC), commitment.toString(), Number(firstIndex), deposit.zcashTxId],
+            );
+            return target.transaction(work);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const [outcome] = await recordDepositBatch(racing, attestor, [deposit]);
+    expect("error" in outcome! && isRevert(outcome.error, "DepositAlreadyRecorded")).toBe(true);
+    const lines = await storage.db.query<{ public_id: string }>(
+      "SELECT public_id FROM custody_ledger WHERE kind = 'deposit' AND note_commitment = $1",
+      [commitment.toString()],
+    );
+    expect(lines).toEqual([{ public_id: "dep_otherReplica0000000" }]);
   });
 
   it("refuses a deposit recorded twice and malformed fields", async () => {

@@ -117,14 +117,24 @@ async function recoverRecorded(
     noteCommitment: deposit.noteCommitment,
     txHash: onChain.txHash,
   };
-  await db.transaction((tx) => writeLedgerLine(tx, deposit, recorded));
+  // Another process may recover the same deposit at the same moment: the first line stands, the other is refused.
+  const written = await db.transaction((tx) => writeLedgerLine(tx, deposit, recorded, "unless written"));
+  if (!written) throw refusal;
   return recorded;
 }
 
-async function writeLedgerLine(tx: Queryable, deposit: DepositToRecord, recorded: RecordedDeposit): Promise<void> {
-  await tx.query(
+/** Writes a deposit's ledger line; "unless written" leaves one already there for its leaf (false). */
+async function writeLedgerLine(
+  tx: Queryable,
+  deposit: DepositToRecord,
+  recorded: RecordedDeposit,
+  mode: "new" | "unless written" = "new",
+): Promise<boolean> {
+  const rows = await tx.query(
     `INSERT INTO custody_ledger (kind, amount_zat, note_commitment, leaf_index, zcash_txid, tx_hash, public_id, account_id)
-     VALUES ('deposit', $1, $2, $3, $4, $5, $6, $7)`,
+     VALUES ('deposit', $1, $2, $3, $4, $5, $6, $7)
+     ${mode === "unless written" ? "ON CONFLICT (leaf_index) WHERE kind = 'deposit' DO NOTHING" : ""}
+     RETURNING public_id`,
     [
       deposit.amountZat.toString(),
       deposit.noteCommitment.toString(),
@@ -135,7 +145,9 @@ async function writeLedgerLine(tx: Queryable, deposit: DepositToRecord, recorded
       deposit.accountId ?? null,
     ],
   );
+  if (rows.length === 0) return false;
   await deposit.alsoIn?.(tx, recorded);
+  return true;
 }
 
 /** The deposits of a window go in one batch of at most this many (recordDeposits' gas grows with each leaf). */

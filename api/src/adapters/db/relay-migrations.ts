@@ -38,6 +38,9 @@ export const RELAY_MIGRATIONS: { version: number; name: string; statements: stri
       `ALTER TABLE custody_ledger ADD COLUMN public_id text`,
       `ALTER TABLE custody_ledger ADD COLUMN account_id text REFERENCES accounts(id)`,
       `CREATE UNIQUE INDEX custody_ledger_public_id ON custody_ledger (public_id)`,
+      // One line per deposit leaf: two replicas recovering the same deposit (each found it on the chain
+      // and not yet in the ledger) must not both write it.
+      `CREATE UNIQUE INDEX custody_ledger_deposit_leaf ON custody_ledger (leaf_index) WHERE kind = 'deposit'`,
     ],
   },
 ];
