@@ -8,10 +8,11 @@ them without losing digits (a note commitment is a 254-bit number).
 from __future__ import annotations
 
 import re
-from decimal import MAX_PREC, Context, Decimal, DecimalException, Inexact, InvalidOperation, Rounded
+from decimal import Decimal
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
-ZAT_PER_ZEC = 10**8
+from ._units import plain, to_units
+
 # The BN254 scalar field: a note commitment is one of its elements, and 0 means "no note" to the minter.
 SNARK_SCALAR_FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617
 
@@ -83,23 +84,9 @@ def destination_of(
 
 def to_zat(amount: Union[str, int, Decimal]) -> int:
     """ZEC (a decimal string, never a float) in zatoshis, exactly; ValueError for more than 8 decimals or <= 0."""
-    try:
-        value = Decimal(str(amount))
-    except InvalidOperation:
-        raise ValueError(f"Not a ZEC amount: {amount!r}") from None
-    if not value.is_finite():
-        raise ValueError(f"Not a ZEC amount: {amount!r}")
-    try:
-        zat = value.scaleb(8, Context(prec=MAX_PREC, traps=[Inexact, Rounded]))
-    except DecimalException:
-        raise ValueError(f"Not a ZEC amount: {amount!r}") from None
-    if zat != zat.to_integral_value() or zat <= 0:
-        raise ValueError(f"A ZEC amount is positive with at most 8 decimals: {amount!r}")
-    return int(zat)
+    return to_units(amount, 8, "ZEC")
 
 
 def plain_zec(zat: int) -> str:
     """The amount signed, as the API's pattern reads it (str(Decimal) may say 1E-7)."""
-    whole, fraction = divmod(zat, ZAT_PER_ZEC)
-    decimals = f"{fraction:08d}".rstrip("0")
-    return f"{whole}.{decimals}" if decimals else str(whole)
+    return plain(zat, 8)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from decimal import MAX_PREC, Context, Decimal, DecimalException, Inexact, InvalidOperation, Rounded
+from decimal import Decimal
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypedDict, Union, cast
 
 from . import _generated as t
 from ._governance import ballot_typed_data, delegation_typed_data, joined_signature, keyed_nonce
 from ._http import Requestor
+from ._units import plain, to_units
 from ._positions import destination_of, plain_zec, position_number, position_typed_data, to_zat
 from ._prover import CliFailure, run_cli
 from ._sealing import Sealer, redeem_typed_data
@@ -47,7 +48,6 @@ __all__ = [
 ]
 
 SANDBOX_BASE_URL = "http://127.0.0.1:3000"
-WEI_PER_ZSD = 10**18
 DEFAULT_MIN_ANONYMITY = 20
 
 
@@ -279,15 +279,31 @@ class Client:
 
     def wait_for_mint(self, mint_id: str, *, timeout: float = 120.0) -> t.Mint:
         """Polls the mint until ``confirmed``; raises MintFailedError when it fails."""
+        return cast(
+            t.Mint,
+            self._poll(lambda: self.mints.retrieve(mint_id), "confirmed", MintFailedError, f"Mint {mint_id}", timeout),
+        )
+
+    def _poll(
+        self,
+        read: Callable[[], Any],
+        until: str,
+        failed: Callable[[Any], Exception],
+        what: Union[str, Callable[[Any], str]],
+        timeout: float,
+    ) -> Any:
+        """Reads until its ``status`` is ``until``; raises ``failed(item)`` when it fails, WaitTimeoutError past
+        ``timeout`` (``what`` names the item in its message)."""
         deadline = time.monotonic() + timeout
         while True:
-            mint = self.mints.retrieve(mint_id)
-            if mint["status"] == "confirmed":
-                return mint
-            if mint["status"] == "failed":
-                raise MintFailedError(mint)
+            item = read()
+            if item["status"] == until:
+                return item
+            if item["status"] == "failed":
+                raise failed(item)
             if time.monotonic() > deadline:
-                raise WaitTimeoutError(f"Mint {mint_id} is still {mint['status']} after {timeout:.0f} s")
+                name = what if isinstance(what, str) else what(item)
+                raise WaitTimeoutError(f"{name} is still {item['status']} after {timeout:.0f} s")
             self.sleep(self.poll_interval)
 
     def redeem(
@@ -448,18 +464,16 @@ class Client:
 
     def wait_for_redemption(self, redemption_id: str, *, timeout: float = 120.0) -> t.Redemption:
         """Polls the redemption until ``paid``; raises RedemptionFailedError when it fails."""
-        deadline = time.monotonic() + timeout
-        while True:
-            redemption = self.redemptions.retrieve(redemption_id)
-            if redemption["status"] == "paid":
-                return redemption
-            if redemption["status"] == "failed":
-                raise RedemptionFailedError(redemption)
-            if time.monotonic() > deadline:
-                raise WaitTimeoutError(
-                    f"Redemption {redemption_id} is still {redemption['status']} after {timeout:.0f} s"
-                )
-            self.sleep(self.poll_interval)
+        return cast(
+            t.Redemption,
+            self._poll(
+                lambda: self.redemptions.retrieve(redemption_id),
+                "paid",
+                RedemptionFailedError,
+                f"Redemption {redemption_id}",
+                timeout,
+            ),
+        )
 
     def repay_position(
         self,
@@ -579,16 +593,16 @@ class Client:
 
         A held action (compliance: its ``hold``) stays ``queued`` until released, and may outlast ``timeout``.
         """
-        deadline = time.monotonic() + timeout
-        while True:
-            action = self.positions.action_by_id(action_id)
-            if action["status"] == "confirmed":
-                return action
-            if action["status"] == "failed":
-                raise PositionActionFailedError(action)
-            if time.monotonic() > deadline:
-                raise WaitTimeoutError(f"Action {action_id} is still {action['status']} after {timeout:.0f} s")
-            self.sleep(self.poll_interval)
+        return cast(
+            t.PositionAction,
+            self._poll(
+                lambda: self.positions.action_by_id(action_id),
+                "confirmed",
+                PositionActionFailedError,
+                f"Action {action_id}",
+                timeout,
+            ),
+        )
 
     def _released(
         self,
@@ -688,19 +702,12 @@ class Client:
 
     def _follow(self, read: Callable[[], Any], timeout: float) -> Any:
         """Polls a relayed vote or delegation until ``confirmed``; ZsdError when it fails."""
-        deadline = time.monotonic() + timeout
-        while True:
-            item = read()
-            if item["status"] == "confirmed":
-                return item
-            if item["status"] == "failed":
-                raise ZsdError(
-                    f"{item['object'].capitalize()} failed: {item.get('failureReason') or 'no reason given'}",
-                    code=item.get("failureCode"),
-                )
-            if time.monotonic() > deadline:
-                raise WaitTimeoutError(f"The {item['object']} is still {item['status']} after {timeout:.0f} s")
-            self.sleep(self.poll_interval)
+
+        def failed(item: Any) -> Exception:
+            reason = item.get("failureReason") or "no reason given"
+            return ZsdError(f"{item['object'].capitalize()} failed: {reason}", code=item.get("failureCode"))
+
+        return self._poll(read, "confirmed", failed, lambda item: f"The {item['object']}", timeout)
 
 
 def _check_note(note: str) -> None:
@@ -711,24 +718,9 @@ def _check_note(note: str) -> None:
 
 def to_wei(amount: Union[str, int, Decimal]) -> int:
     """ZSD (a decimal string, never a float: floats lose cents) in its smallest unit."""
-    try:
-        value = Decimal(str(amount))
-    except InvalidOperation:
-        raise ValueError(f"Not a ZSD amount: {amount!r}") from None
-    if not value.is_finite():
-        raise ValueError(f"Not a ZSD amount: {amount!r}")
-    # Shifting the exponent is exact, where multiplying rounds to the context's 28 significant digits.
-    try:
-        wei = value.scaleb(18, Context(prec=MAX_PREC, traps=[Inexact, Rounded]))
-    except DecimalException:
-        raise ValueError(f"Not a ZSD amount: {amount!r}") from None
-    if wei != wei.to_integral_value() or wei <= 0:
-        raise ValueError(f"A ZSD amount is positive with at most 18 decimals: {amount!r}")
-    return int(wei)
+    return to_units(amount, 18, "ZSD")
 
 
 def _plain_zsd(wei: int) -> str:
     """The amount the permit signs, as the API's pattern reads it: str(Decimal) may say 1E-7 or 1E+2."""
-    whole, fraction = divmod(wei, WEI_PER_ZSD)
-    decimals = f"{fraction:018d}".rstrip("0")
-    return f"{whole}.{decimals}" if decimals else str(whole)
+    return plain(wei, 18)
