@@ -2,12 +2,11 @@
 // SIGTERM/SIGINT stop accepting, drain in-flight requests, then close.
 import type { Server } from "node:http";
 import { Redis } from "ioredis";
-import pino from "pino";
 import { createApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./adapters/db/index.ts";
 import { createHttpServer } from "./http/server.ts";
-import { createLogger } from "./logger.ts";
+import { bufferedStdout, createLogger } from "./logger.ts";
 
 let config;
 try {
@@ -20,9 +19,8 @@ try {
   throw error;
 }
 
-// Buffered, asynchronous writes: one access-log line per request must not
-// cost a synchronous write each (flushed on shutdown; warnings and errors at once).
-const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+// Buffered: one access-log line per request must not cost a write each.
+const destination = bufferedStdout();
 const logger = createLogger(config.LOG_LEVEL, destination);
 const db = await openDatabase({ url: config.DATABASE_URL, directory: config.PGLITE_DIRECTORY });
 const redis = config.REDIS_URL

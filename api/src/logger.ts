@@ -40,6 +40,35 @@ function redacting(destination: Destination): Destination {
   };
 }
 
+/**
+ * Standard output for a long-running process: lines leave in writes of 4 KB, or 100 ms after
+ * the first line that waits, whichever comes first (a write per access-log line costs a busy
+ * API a tenth of its throughput). Without the timer, a quiet server's lines waited for the
+ * next 4 KB or for shutdown. createLogger sends warnings and errors at once, and pino writes
+ * what is pending when the process exits.
+ */
+export function bufferedStdout(): Destination & { flushSync: () => void } {
+  const stdout = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (!stdout.destroyed) stdout.flush();
+  };
+  return {
+    write: (line: string) => {
+      stdout.write(line);
+      timer ??= setTimeout(flush, 100).unref();
+    },
+    flush,
+    flushSync: () => {
+      clearTimeout(timer);
+      timer = undefined;
+      stdout.flushSync();
+    },
+  };
+}
+
 export function createLogger(level: string, destination?: Destination): Logger {
   // pino.destination(1) writes synchronously: only a given destination is flushed on a warning.
   const stdout = destination ? undefined : pino.destination(1);

@@ -141,7 +141,7 @@ describe("API process", () => {
     }
   });
 
-  it("drains an in-flight request on SIGTERM, then exits 0", async () => {
+  it("writes a quiet server's access log at once, and drains an in-flight request on SIGTERM, then exits 0", async () => {
     const port = await freePort();
     const child: ChildProcess = spawn(process.execPath, [await apiBundle()], {
       cwd: ROOT,
@@ -162,6 +162,13 @@ describe("API process", () => {
     while (!output.includes('"msg":"listening"')) {
       if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no start:\n${output}`);
       await new Promise((r) => setTimeout(r, 100));
+    }
+    // A quiet server's access log is written within moments, not when 4 KB have gathered or at shutdown.
+    expect((await fetch(`http://127.0.0.1:${port}/v1/health`)).status).toBe(200);
+    const logged = Date.now() + 3_000;
+    while (!output.includes('"route":"/v1/health"')) {
+      if (Date.now() > logged) throw new Error(`the request's log line was not written:\n${output}`);
+      await new Promise((r) => setTimeout(r, 50));
     }
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
 
