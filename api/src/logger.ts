@@ -47,13 +47,14 @@ function redacting(destination: Destination): Destination {
  * next 4 KB or for shutdown. createLogger sends warnings and errors at once, and pino writes
  * what is pending when the process exits.
  */
-export function bufferedStdout(): Destination & { flushSync: () => void } {
+export function bufferedStdout(): Destination & { flush: () => void; flushSync: () => void } {
   const stdout = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   let timer: NodeJS.Timeout | undefined;
   const flush = () => {
     clearTimeout(timer);
     timer = undefined;
-    if (!stdout.destroyed) stdout.flush();
+    // SonicBoom throws once destroyed (at exit), and its types omit the flag.
+    if (!(stdout as unknown as { destroyed: boolean }).destroyed) stdout.flush();
   };
   return {
     write: (line: string) => {
