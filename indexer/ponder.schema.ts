@@ -41,7 +41,30 @@ export const deposit = onchainTable(
     timestamp: t.bigint().notNull(),
     txHash: t.hex().notNull(),
   }),
-  // GET /anonymity counts the leaves that could reach a floor.
+  // GET /anonymity counts the notes whose amount reaches a floor.
+  (table) => ({ maxAmountIdx: index().on(table.maxAmountZat) }),
+);
+
+/**
+ * One row per batch of deposits (`DepositsRecorded`), keyed by its first leaf's
+ * index: the chain publishes the batch's total only, so however its leaves
+ * split it, at most floor(total / F) of them can each hold F. GET /anonymity
+ * counts min(size, floor(total / F)) per batch, not every leaf whose bound
+ * reaches F (dust beside a large deposit would otherwise count as large).
+ */
+export const depositBatch = onchainTable(
+  "deposit_batch",
+  (t) => ({
+    firstIndex: t.integer().primaryKey(),
+    /** Its leaves, at `firstIndex` onwards in the `deposit` table. */
+    size: t.integer().notNull(),
+    totalZat: t.bigint().notNull(),
+    /** The most one of its leaves can hold: the total less a zatoshi for each other leaf (each leaf's `maxAmountZat`). */
+    maxAmountZat: t.bigint().notNull(),
+    blockNumber: t.bigint().notNull(),
+    txHash: t.hex().notNull(),
+  }),
+  // GET /anonymity sums the batches whose bound reaches a floor.
   (table) => ({ maxAmountIdx: index().on(table.maxAmountZat) }),
 );
 

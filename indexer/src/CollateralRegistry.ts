@@ -1,5 +1,5 @@
 import { ponder } from "ponder:registry";
-import { deposit } from "ponder:schema";
+import { deposit, depositBatch } from "ponder:schema";
 import { updateCollateral } from "./lib/collateral";
 
 // Deposits are recorded in batches (one deposit too), which publish their total
@@ -30,9 +30,20 @@ function batchRows(
   }));
 }
 
+// The batch gets a row of its own too: how many of its leaves can hold a floor at once depends on
+// its total and size, which no single leaf's row shows (GET /anonymity).
 ponder.on("CollateralRegistry:DepositsRecorded", async ({ event, context }) => {
-  const { leaves, totalZat, totalCollateralZat } = event.args;
-  await context.db.insert(deposit).values(batchRows("batch-deposit", event.args, event));
+  const { firstIndex, leaves, totalZat, totalCollateralZat } = event.args;
+  const rows = batchRows("batch-deposit", event.args, event);
+  await context.db.insert(deposit).values(rows);
+  await context.db.insert(depositBatch).values({
+    firstIndex: Number(firstIndex),
+    size: leaves.length,
+    totalZat,
+    maxAmountZat: rows[0]!.maxAmountZat,
+    blockNumber: event.block.number,
+    txHash: event.transaction.hash,
+  });
   await updateCollateral(context, event.block.number, (row) => ({
     depositedZat: row.depositedZat + totalZat,
     outstandingZat: totalCollateralZat,

@@ -193,11 +193,16 @@ describe("ledger read endpoints", () => {
     expect(lower).toMatchObject({ address: bob.address, balances: [{ amount: "0", raw: "0" }] });
   });
 
-  it("GET /v1/relay/anonymity counts the leaves that could reach a floor (a batched deposit up to its batch's bound), change leaves apart (issue 23)", async () => {
+  it("GET /v1/relay/anonymity counts the deposits that could reach a floor at once (of a batch, no more than its total covers), change leaves apart (issue 23)", async () => {
     // Two deposits recorded in a batch publish their total only (12.00002468 ZEC): as far as the chain
-    // shows, either could hold all of it but a zatoshi, so both are candidates up to 12.00002467 ZEC.
+    // shows, either could hold all of it but a zatoshi, and both 6 ZEC at once.
     const batch = [createNote(), createNote()].map((n) => depositLeaf(600_001_234n, noteCommitment(n)));
     await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([batch, 1_200_002_468n]));
+    // Dust beside a large deposit, in one batch as the attestor records one window's deposits (an
+    // attacker's 10 ZEC and 15 deposits of a zatoshi): each leaf's bound is 10 ZEC, yet at most
+    // floor(total / floor) of the 16 can hold a floor at once, 10 at 1 ZEC, 5 at 2 ZEC.
+    const dust = [10n * ZEC, ...Array<bigint>(15).fill(1n)].map((a) => depositLeaf(a, noteCommitment(createNote())));
+    await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([dust, 10n * ZEC + 15n]));
     await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
     // A page of leaves that ends inside the batch has no root to check against (the registry
     // never had one there); a page that ends with the batch has the registry's.
@@ -216,23 +221,53 @@ describe("ledger read endpoints", () => {
       e.eventName === "DepositsRecorded" || e.eventName === "ChangeLeavesInserted" ? e.args.leaves! : [],
     );
     const hidden = single.filter((a) => a === 0n).length + batched.length;
-    // A batched deposit could hold its batch's total less a zatoshi for each other leaf: up to there, a candidate.
-    const batchBounds = events.flatMap((e) =>
+    // Each batch of deposits: its size, its total, and the most one of its leaves could hold (the total
+    // less a zatoshi for each other leaf).
+    const batches = events.flatMap((e) =>
       e.eventName === "DepositsRecorded"
-        ? e.args.leaves!.map(() => e.args.totalZat! - BigInt(e.args.leaves!.length - 1))
+        ? [
+            {
+              n: BigInt(e.args.leaves!.length),
+              total: e.args.totalZat!,
+              bound: e.args.totalZat! - BigInt(e.args.leaves!.length - 1),
+            },
+          ]
         : [],
     );
-    // Deposits of single batches (the fixture's) and the two above: candidates at some floors, not at others.
-    expect(batchBounds.length).toBeGreaterThanOrEqual(4);
-    expect(batched.length).toBeGreaterThanOrEqual(4);
-    for (const floor of ["0.00000001", "2", "2.00000001", "6.00001234", "12.00002467", "12.00002468"]) {
+    // A batch whose bound reaches the floor counts min(n, floor(total / floor)); a note counts when its amount does.
+    const candidates = (floorZat: bigint) =>
+      amounts.filter((a) => a >= floorZat).length +
+      batches
+        .filter((b) => b.bound >= floorZat)
+        .reduce((sum, b) => sum + Number(b.total / floorZat < b.n ? b.total / floorZat : b.n), 0);
+    // Deposits of single batches (the fixture's) and the two batches above: candidates at some floors, not at others.
+    expect(batches.length).toBeGreaterThanOrEqual(4);
+    expect(batched.length).toBeGreaterThanOrEqual(19);
+    // Counted leaf by leaf, the dust batch would add 16 at 1 and at 2 ZEC.
+    const leafByLeaf = (floorZat: bigint) =>
+      amounts.filter((a) => a >= floorZat).length +
+      batches.filter((b) => b.bound >= floorZat).reduce((sum, b) => sum + Number(b.n), 0);
+    expect(leafByLeaf(ZEC) - candidates(ZEC)).toBe(6);
+    expect(leafByLeaf(2n * ZEC) - candidates(2n * ZEC)).toBe(11);
+    for (const floor of [
+      "0.00000001",
+      "0.00000002",
+      "1",
+      "2",
+      "2.00000001",
+      "6.00001234",
+      "10",
+      "10.00000001",
+      "12.00002467",
+      "12.00002468",
+    ]) {
       const response = await api.call(`/v1/relay/anonymity?floor=${floor}`, { key: null });
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({
         object: "anonymity",
         floor,
         floorZat: parseZec(floor).toString(),
-        candidates: [...amounts, ...batchBounds].filter((a) => a >= parseZec(floor)).length,
+        candidates: candidates(parseZec(floor)),
         hiddenAmountLeaves: hidden,
         leaves: registryLeaves(events).length,
         advisedMinimum: 20,

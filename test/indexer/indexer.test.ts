@@ -13,7 +13,7 @@ import pg from "pg";
 import { type Address, type Hex, keccak256, parseEventLogs, toHex, zeroAddress } from "viem";
 import { DEV_SEAL_KEY, sealBytes } from "@zsd/sdk/seal";
 import { privateKeyToAccount } from "viem/accounts";
-import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { usdValueOfZat } from "@zsd/sdk/units";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
@@ -300,7 +300,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     ]);
     expect(batched.deposits.slice(0, 3).map((d) => d.root === "0")).toEqual([true, true, false]);
     // A batched deposit's amount is private, bounded by its batch's total (less a zatoshi for each other
-    // leaf): a candidate up to that bound, and counted with the change leaves, which are never candidates.
+    // leaf), and counted with the change leaves, which are never candidates.
     const all = (
       await get<{ deposits: { kind: string; amountZat: string; maxAmountZat: string }[] }>(
         indexer,
@@ -308,12 +308,39 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       )
     ).deposits;
     expect(all.filter((d) => d.kind === "batch-deposit").every((d) => d.amountZat === "0")).toBe(true);
-    const anonymity = await get<Record<string, number>>(indexer, `/anonymity?floorZat=${ZEC}`);
-    expect(anonymity).toMatchObject({
-      candidates: all.filter((d) => d.kind !== "change" && BigInt(d.maxAmountZat) >= ZEC).length,
-      hiddenAmountLeaves: all.filter((d) => d.kind === "change" || d.kind === "batch-deposit").length,
-      leaves: all.length,
+    // Candidates from the events: a note whose amount reaches the floor, and of a batch of n leaves and
+    // total T whose bound reaches it, min(n, floor(T / floor)): no more of them can hold it at once.
+    const events = await s.publicClient.getContractEvents({
+      address: s.read.registry.address,
+      abi: collateralRegistryAbi,
+      fromBlock: 0n,
     });
+    const candidatesAt = (floor: bigint) =>
+      events.reduce((n, e) => {
+        if (e.eventName === "NoteInserted") return n + (e.args.amountZat! > 0n && e.args.amountZat! >= floor ? 1 : 0);
+        if (e.eventName !== "DepositsRecorded") return n;
+        const size = BigInt(e.args.leaves!.length);
+        const total = e.args.totalZat!;
+        if (total - (size - 1n) < floor) return n;
+        return n + Number(total / floor < size ? total / floor : size);
+      }, 0);
+    // At 3 ZEC the batch of three (6 ZEC and a zatoshi) holds two such deposits at most, though each
+    // leaf's bound (6 ZEC less a zatoshi) reaches it; at 6 ZEC less a zatoshi, one.
+    const leafBound = (floor: bigint) =>
+      all.filter((d) => d.kind !== "change" && BigInt(d.maxAmountZat) >= floor).length;
+    expect(candidatesAt(3n * ZEC)).toBe(leafBound(3n * ZEC) - 1);
+    expect(candidatesAt(6n * ZEC - 1n)).toBe(leafBound(6n * ZEC - 1n) - 2);
+    for (const floor of [1n, ZEC, 3n * ZEC, 4n * ZEC + 1n, 6n * ZEC - 1n, 6n * ZEC, 7n * ZEC]) {
+      const anonymity = await get<Record<string, number>>(indexer, `/anonymity?floorZat=${floor}`);
+      expect(anonymity, `floor ${floor}`).toMatchObject({
+        candidates: candidatesAt(floor),
+        hiddenAmountLeaves: all.filter((d) => d.kind === "change" || d.kind === "batch-deposit").length,
+        leaves: all.length,
+      });
+    }
+    // A floor of 0: every leaf of private amount holds a zatoshi at least, so each batch counts whole.
+    const anonymity = await get<Record<string, number>>(indexer, "/anonymity?floorZat=0");
+    expect(anonymity.candidates).toBe(candidatesAt(1n));
     expect(anonymity.hiddenAmountLeaves).toBeGreaterThanOrEqual(5);
 
     const mint = await get<Record<string, string>>(indexer, `/mints/${bobMint.request.nullifierHash}`);

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { db, publicClients } from "ponder:api";
 import schema from "ponder:schema";
-import { and, asc, count, desc, eq, gt, gte, inArray, ne, or, replaceBigInts } from "ponder";
+import { and, asc, count, desc, eq, gt, gte, inArray, or, replaceBigInts, sql } from "ponder";
 import { type Hex, getAddress, isAddress } from "viem";
 import { PRICE_DECIMALS, usdValueOfZat } from "@zsd/sdk/units";
 import "./internal-only";
@@ -137,11 +137,13 @@ app.get("/deposits", async (c) => {
 const HIDDEN_AMOUNT = ["change", "batch-deposit"];
 
 /**
- * The anonymity set of a mint proving `floorZat` (issue 23): the leaves that could hold at least the
- * floor as far as the chain shows, which could all back it: deposits and released notes whose public
- * amount reaches it, and deposits recorded in a batch whose bound (the batch's total less a zatoshi for
- * each other leaf) reaches it. Change leaves, whose amount nothing bounds, are not counted (a lower
- * bound). Leaves of private amount (change and batched deposits) are counted apart. ?floorZat=<zatoshi>.
+ * The anonymity set of a mint proving `floorZat` (issue 23): how many leaves could hold at least the
+ * floor at once, as far as the chain shows. A note whose public amount reaches it counts; a batch of
+ * deposits, which publishes its total T only, counts min(n, floor(T / floor)) of its n leaves when its
+ * bound (T less a zatoshi for each other leaf) reaches the floor: its leaves cannot all hold the floor
+ * unless T covers them, so dust recorded beside a large deposit does not count as large. Change leaves,
+ * whose amount nothing bounds, are not counted (a lower bound). Leaves of private amount (change and
+ * batched deposits) are counted apart. ?floorZat=<zatoshi>.
  */
 app.get("/anonymity", async (c) => {
   const raw = c.req.query("floorZat") ?? "";
@@ -149,11 +151,23 @@ app.get("/anonymity", async (c) => {
     return c.json({ error: "invalid_query", detail: "floorZat is a whole number of zatoshi" }, 400);
   }
   const floorZat = BigInt(raw);
+  // Every leaf holds a zatoshi at least (T >= n on chain), so a floor of 0 counts as 1: min(n, T) = n.
+  const divisor = sql`${String(floorZat > 0n ? floorZat : 1n)}::numeric`;
+  const batch = schema.depositBatch;
+  const notes = db
+    .select({ n: count() })
+    .from(schema.deposit)
+    .where(and(gte(schema.deposit.maxAmountZat, floorZat), eq(schema.deposit.kind, "note")));
   const [[candidates], [hidden], [leaves]] = await Promise.all([
+    // One statement: the batches' sum and the notes' count are read together.
     db
-      .select({ n: count() })
-      .from(schema.deposit)
-      .where(and(gte(schema.deposit.maxAmountZat, floorZat), ne(schema.deposit.kind, "change"))),
+      .select({
+        n: sql<string>`coalesce(sum(least(${batch.size}, div(${batch.totalZat}, ${divisor}))), 0) + (${notes})`.mapWith(
+          Number,
+        ),
+      })
+      .from(batch)
+      .where(gte(batch.maxAmountZat, floorZat)),
     db.select({ n: count() }).from(schema.deposit).where(inArray(schema.deposit.kind, HIDDEN_AMOUNT)),
     db.select({ n: count() }).from(schema.deposit),
   ]);

@@ -385,9 +385,9 @@ class Anonymity(TypedDict):
     floor: str
     # The same in zatoshi
     floorZat: str
-    # Leaves that could hold at least the floor as far as the chain shows: the deposits a mint at this floor could spend. A deposit or released note counts when its public amount reaches the floor; a deposit recorded in a batch when the batch's total, less a zatoshi for each other leaf, does
+    # How many leaves could hold at least the floor at once as far as the chain shows: the deposits a mint at this floor could spend. A released note counts when its public amount reaches the floor; a batch of n deposits, which publishes its total T only, counts min(n, floor(T / floor)) when T less a zatoshi for each other leaf reaches the floor (dust recorded beside a large deposit does not count as large)
     candidates: int
-    # Leaves whose amount is private (change, and deposits the attestor recorded in a batch). Change leaves could back any floor and are not counted in candidates (a lower bound); batched deposits are, up to their batch's bound
+    # Leaves whose amount is private (change, and deposits the attestor recorded in a batch). Change leaves could back any floor and are not counted in candidates (a lower bound); batched deposits are, as many as their batch's total covers
     hiddenAmountLeaves: int
     # Every leaf of the deposit tree
     leaves: int
