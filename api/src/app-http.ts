@@ -57,8 +57,35 @@ export function rateLimiters(config: Config, metrics: Metrics, redis?: Redis) {
   return { account: accountLimiter, ip: ipLimiter, public: publicLimiter };
 }
 
-/** Helmet's headers as this API sets them. */
+/**
+ * Helmet's headers as this API sets them, and Cache-Control: no-store (answers are per account
+ * and may carry secrets, such as a new key). Helmet's answer is the same for every request, so it
+ * is taken once, at start-up, and replayed: its eleven middlewares per request cost a busy API
+ * about a percent of its throughput (issue 26, point 6).
+ */
 export function securityHeaders(config: Config): RequestHandler {
+  const set: [string, string][] = [];
+  const removed: string[] = [];
+  const recorder = {
+    setHeader: (name: string, value: string) => void set.push([name, String(value)]),
+    removeHeader: (name: string) => void removed.push(name),
+  };
+  let done = false;
+  helmetFor(config)({} as never, recorder as never, (error?: unknown) => {
+    if (error) throw error;
+    done = true;
+  });
+  // Replaying is right only if Helmet answered at once, from its options alone.
+  if (!done || set.length === 0) throw new Error("helmet did not set its headers synchronously");
+  set.push(["Cache-Control", "no-store"]);
+  return (_req, res, next) => {
+    for (const name of removed) res.removeHeader(name);
+    for (const [name, value] of set) res.setHeader(name, value);
+    next();
+  };
+}
+
+function helmetFor(config: Config): RequestHandler {
   return helmet({
     // JSON answers and HTML pages with inline style and no script; /docs sets its own (openapi/docs.ts).
     contentSecurityPolicy: {

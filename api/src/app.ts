@@ -256,12 +256,8 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     next();
   });
   app.use(requestLogging(logger, metrics, analytics));
+  // Helmet's, and no-store: answers are per account and may carry secrets (a new key).
   app.use(securityHeaders(config));
-  // Answers are per account and may carry secrets (a new key): no cache keeps them.
-  app.use((_req, res, next) => {
-    res.setHeader("Cache-Control", "no-store");
-    next();
-  });
   // Requests with a key are limited per account once authenticated (below);
   // the others, and failed authentications, per client address.
   app.use((req, res, next) => (req.headers.authorization ? next() : ipLimiter(req, res, next)));
@@ -298,7 +294,9 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
 
   app.get("/v1/openapi.json", publicLimiter, (_req, res) => void res.json(openApi));
   app.get("/favicon.ico", publicLimiter, favicon);
-  app.use(docsRouter(openApi.info.title, routes, publicLimiter));
+  const docs = docsRouter(openApi.info.title, routes, publicLimiter);
+  // Every page of the reference is under /docs: other requests do not walk its routes.
+  app.use((req, res, next) => (req.path === "/docs" || req.path.startsWith("/docs/") ? docs(req, res, next) : next()));
   app.get("/metrics", publicLimiter, async (req, res, next) => {
     const problem = metricsAccess(config, req.get("authorization"));
     if (problem) return next(problem);

@@ -444,6 +444,9 @@ describe("hostile input", () => {
         headers: { "x-request-id": `${CANARY}<script>` },
       });
       expect(refused.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{24}$/);
+      // Made ids name one request each.
+      const made = await Promise.all([1, 2, 3].map(() => api.call("/v1/health", { key: null })));
+      expect(new Set(made.map((r) => r.headers.get("x-request-id"))).size).toBe(3);
       expect(logs.lines.slice(before).join("")).not.toContain(CANARY);
     });
   });

@@ -4,7 +4,7 @@
 // check itself cannot overflow.
 import bytes from "bytes";
 import { parse as parseContentType } from "content-type";
-import express, { type RequestHandler, Router } from "express";
+import express, { type Request, type RequestHandler, Router } from "express";
 import { type FieldError, Problem, problems } from "../problems.ts";
 
 export const MAX_JSON_DEPTH = 32;
@@ -80,6 +80,16 @@ function declaredLengthWithin(limit: string): RequestHandler {
 }
 
 /** Request bodies as the API takes them: JSON, at most `limit`, parsed, then guarded. */
-export function jsonBodies(limit: string): Router {
-  return Router().use(requireJson, declaredLengthWithin(limit), express.json({ limit, strict: true }), bodyGuard());
+export function jsonBodies(limit: string): RequestHandler {
+  const parse = Router().use(
+    requireJson,
+    declaredLengthWithin(limit),
+    express.json({ limit, strict: true }),
+    bodyGuard(),
+  );
+  // A request that declares no body (neither length nor transfer encoding, as a GET) passes
+  // each of the four untouched, as body-parser's own test says: it skips the router.
+  const declaresBody = (req: Request) =>
+    req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined;
+  return (req, res, next) => (declaresBody(req) ? parse(req, res, next) : next());
 }

@@ -1,5 +1,5 @@
 import type { RequestHandler } from "express";
-import type { Logger } from "pino";
+import { type Logger, accessLog } from "../../logger.ts";
 import type { Metrics } from "../metrics.ts";
 import type { RequestAnalytics } from "../../domain/analytics.ts";
 import type { ApiKey } from "../../domain/keys.ts";
@@ -8,6 +8,7 @@ const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", 
 
 /** One log line and one metric sample per request; never the key or the body. */
 export function requestLogging(logger: Logger, metrics: Metrics, analytics?: RequestAnalytics): RequestHandler {
+  const writeLine = accessLog(logger);
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on("finish", () => {
@@ -41,17 +42,14 @@ export function requestLogging(logger: Logger, metrics: Metrics, analytics?: Req
           idempotencyKey: idempotencyKey ? idempotencyKey.slice(0, 255) : undefined,
         });
       }
-      logger.info(
-        {
-          requestId: res.locals.requestId,
-          method: req.method,
-          route,
-          status: res.statusCode,
-          ms: Math.round(seconds * 10_000) / 10,
-          apiKeyId: res.locals.apiKey?.id,
-        },
-        "request",
-      );
+      writeLine({
+        requestId: String(res.locals.requestId ?? ""),
+        method: req.method,
+        route,
+        status: res.statusCode,
+        ms: Math.round(seconds * 10_000) / 10,
+        apiKeyId: apiKey?.id,
+      });
     });
     next();
   };
