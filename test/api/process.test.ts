@@ -156,32 +156,37 @@ describe("API process", () => {
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    let output = "";
-    child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    const deadline = Date.now() + 30_000;
-    while (!output.includes('"msg":"listening"')) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no start:\n${output}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    // A quiet server's access log is written within moments, not when 4 KB have gathered or at shutdown.
-    expect((await fetch(`http://127.0.0.1:${port}/v1/health`)).status).toBe(200);
-    const logged = Date.now() + 3_000;
-    while (!output.includes('"route":"/v1/health"')) {
-      if (Date.now() > logged) throw new Error(`the request's log line was not written:\n${output}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    try {
+      let output = "";
+      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      const deadline = Date.now() + 30_000;
+      while (!output.includes('"msg":"listening"')) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no start:\n${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // A quiet server's access log is written within moments, not when 4 KB have gathered or at shutdown.
+      expect((await fetch(`http://127.0.0.1:${port}/v1/health`)).status).toBe(200);
+      const logged = Date.now() + 3_000;
+      while (!output.includes('"route":"/v1/health"')) {
+        if (Date.now() > logged) throw new Error(`the request's log line was not written:\n${output}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
 
-    const started = performance.now();
-    const inFlight = fetch(`http://127.0.0.1:${port}/v1/health/ready`);
-    await new Promise((r) => setTimeout(r, 300));
-    child.kill("SIGTERM");
-    const response = await inFlight;
-    expect(response.status).toBe(503);
-    expect((await response.json()).checks).toEqual({ database: true, indexer: false, chain: false });
-    expect(performance.now() - started).toBeGreaterThan(1000);
-    expect(await exited).toBe(0);
-    expect(output).toContain('"msg":"draining"');
-    await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
+      const started = performance.now();
+      const inFlight = fetch(`http://127.0.0.1:${port}/v1/health/ready`);
+      await new Promise((r) => setTimeout(r, 300));
+      child.kill("SIGTERM");
+      const response = await inFlight;
+      expect(response.status).toBe(503);
+      expect((await response.json()).checks).toEqual({ database: true, indexer: false, chain: false });
+      expect(performance.now() - started).toBeGreaterThan(1000);
+      expect(await exited).toBe(0);
+      expect(output).toContain('"msg":"draining"');
+      await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
+    } finally {
+      // A failed check must not leave the server running for the rest of the suite.
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
   });
 });

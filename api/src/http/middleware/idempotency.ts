@@ -9,7 +9,7 @@
 // Stripe's are, to the account and environment: any key of the account
 // replays the answer. Bodies are compared by content, not key order.
 import { createHash } from "node:crypto";
-import type { RequestHandler } from "express";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { Database } from "../../adapters/db/index.ts";
 import { problems } from "../problems.ts";
 
@@ -61,9 +61,7 @@ export function idempotency(db: Database, ttlHours: number, abandonedAfterMs: nu
       unreleased.delete(id);
     }
   }
-  return async (req, res, next) => {
-    const key = req.get("idempotency-key");
-    if (req.method !== "POST" || key === undefined) return next();
+  async function keyed(req: Request, res: Response, next: NextFunction, key: string): Promise<void> {
     try {
       if (!KEY.test(key)) {
         throw problems.validation([
@@ -144,5 +142,11 @@ export function idempotency(db: Database, ttlHours: number, abandonedAfterMs: nu
     } catch (error) {
       next(error);
     }
+  }
+  // Synchronous for every request without a key (all reads): no promise for Express to await.
+  return (req, res, next) => {
+    const key = req.get("idempotency-key");
+    if (req.method !== "POST" || key === undefined) return next();
+    return keyed(req, res, next, key);
   };
 }
