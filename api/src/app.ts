@@ -305,11 +305,9 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
 
   const v1 = express.Router();
   mount(v1, routes, {
-    authenticated: [
-      authenticate(keys, config, (req, res, next) => ipLimiter(req, res, next)),
-      accountLimiter,
-      idempotency(db, config.IDEMPOTENCY_TTL_HOURS, 2 * config.REQUEST_TIMEOUT_MS),
-    ],
+    authenticated: [authenticate(keys, config, (req, res, next) => ipLimiter(req, res, next)), accountLimiter],
+    // Idempotency-Key applies to POSTs: reads do not pass through it.
+    writes: [idempotency(db, config.IDEMPOTENCY_TTL_HOURS, 2 * config.REQUEST_TIMEOUT_MS)],
     public: [publicLimiter],
   });
   app.use("/v1", v1);

@@ -98,7 +98,12 @@ function sendJson(res: Response, status: number, body: unknown): void {
 export function mount(
   router: Router,
   routes: AnyRoute[],
-  middleware: { authenticated: RequestHandler[]; public: RequestHandler[] },
+  middleware: {
+    authenticated: RequestHandler[];
+    /** After `authenticated`, for the operations that change something (not GET). */
+    writes: RequestHandler[];
+    public: RequestHandler[];
+  },
 ): void {
   for (const spec of routes) {
     const handlers: RequestHandler[] = [
@@ -109,6 +114,7 @@ export function mount(
         next();
       },
       ...(spec.auth ? middleware.authenticated : middleware.public),
+      ...(spec.auth && spec.method !== "get" ? middleware.writes : []),
     ];
     handlers.push(async (req: Request, res: Response, next: NextFunction) => {
       try {
