@@ -135,8 +135,12 @@ describe("a breaker per agent", () => {
     const reopenedAt = new Date(reopened!.opened_at!).getTime();
     const reopenUntil = new Date(reopened!.open_until!).getTime();
     expect(reopenUntil - reopenedAt).toBeGreaterThanOrEqual(2 * COOLDOWN_MS - 5);
-    expect(arrivedBetween(hanging, openUntil, reopenedAt)).toBe(1);
+    // One attempt, as the database counts it. The receiver shares this process's event loop: on a
+    // loaded machine the worker's 300 ms timeout can fire before the receiver reads the request
+    // (then it never sees it) or the receiver can read it after the breaker reopened, so what it saw
+    // is bounded, not pinned (CI on a busy host saw 0 here).
     expect(await attemptsMade(slow.agentId)).toBe(attemptsWhenOpened + 1);
+    expect(arrivedBetween(hanging, openUntil, Date.now())).toBeLessThanOrEqual(1);
 
     // A restart keeps the pause: a new worker on the same database sends nothing until it ends.
     await api.webhooks.stop();
@@ -149,7 +153,10 @@ describe("a breaker per agent", () => {
     restarted.webhooks.start();
     hanging.answer = () => ({ status: 204 });
     await sleepUntil(reopenUntil - 50);
-    expect(arrivedBetween(hanging, reopenedAt + 100, reopenUntil)).toBe(0);
+    // Nothing during the second pause either: at most the one attempt since the first pause ended,
+    // and none once the receiver had a second to read that one late.
+    expect(arrivedBetween(hanging, openUntil, reopenUntil)).toBeLessThanOrEqual(1);
+    expect(arrivedBetween(hanging, reopenedAt + 1_000, reopenUntil)).toBe(0);
 
     // Then it answers: the breaker closes and every delivery goes, each once more.
     await eventually(
