@@ -50,9 +50,12 @@ function redacting(destination: Destination): Destination {
 export function bufferedStdout(): Destination & { flush: () => void; flushSync: () => void } {
   const stdout = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
+  const cancel = () => {
     clearTimeout(timer);
     timer = undefined;
+  };
+  const flush = () => {
+    cancel();
     // SonicBoom throws once destroyed (at exit), and its types omit the flag.
     if (!(stdout as unknown as { destroyed: boolean }).destroyed) stdout.flush();
   };
@@ -63,8 +66,7 @@ export function bufferedStdout(): Destination & { flush: () => void; flushSync: 
     },
     flush,
     flushSync: () => {
-      clearTimeout(timer);
-      timer = undefined;
+      cancel();
       stdout.flushSync();
     },
   };

@@ -143,7 +143,7 @@ export function idempotency(db: Database, ttlHours: number, abandonedAfterMs: nu
       next(error);
     }
   }
-  // Synchronous for every request without a key (all reads): no promise for Express to await.
+  // Synchronous for a request without a key (a DELETE, a POST without one): no promise for Express to await.
   return (req, res, next) => {
     const key = req.get("idempotency-key");
     if (req.method !== "POST" || key === undefined) return next();
