@@ -20,6 +20,8 @@ export interface BenchRun {
   exitCode: number;
   /** 1-minute load average sampled while the bench ran. */
   load: { min: number; median: number; max: number; samples: number };
+  /** The CPU it ran on: hosts change between sessions, and a figure is only comparable on one. */
+  machine?: string;
 }
 
 export interface SummaryRow {
@@ -72,7 +74,8 @@ export async function report(options: {
   runs?: Record<string, BenchRun>;
 }): Promise<{ regressions: string[] }> {
   const before = committed();
-  const runs = options.runs ?? before?.runs ?? {};
+  // `--only` reruns some benches: the others keep the runs their figures came from.
+  const runs = { ...before?.runs, ...options.runs };
   const rows: SummaryRow[] = FIGURES.map((figure) => {
     const data = json(figure.file);
     const baseline = figure.baseline?.value ?? (figure.baseline?.path ? read(data, figure.baseline.path) : undefined);
@@ -86,7 +89,7 @@ export async function report(options: {
     "",
     "# Benchmarks",
     "",
-    `Machine: ${machine()}. Written ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC.`,
+    `Machine of this report: ${machine()}; each run's own is in the Runs table. Written ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC.`,
     "Every figure is measured on the machine that also runs the load generator; timings are medians or percentiles of one run, and where a baseline is measured in the same run the ratio is the figure to trust.",
     "`npm run bench -- --check` fails when a figure is worse than the committed one by more than its tolerance, or misses its target.",
     "",
@@ -126,12 +129,12 @@ export async function report(options: {
     "",
     "## Runs",
     "",
-    "| Bench | Started (UTC) | Seconds | Load average (1 min): min / median / max |",
-    "|---|---|---|---|",
+    "| Bench | Started (UTC) | Seconds | Load average (1 min): min / median / max | Machine |",
+    "|---|---|---|---|---|",
   );
   for (const [name, run] of Object.entries(runs)) {
     lines.push(
-      `| ${name} | ${run.startedAt.slice(0, 16).replace("T", " ")} | ${run.seconds} | ${run.load.min} / ${run.load.median} / ${run.load.max}${run.exitCode === 0 ? "" : ` (exit ${run.exitCode})`} |`,
+      `| ${name} | ${run.startedAt.slice(0, 16).replace("T", " ")} | ${run.seconds} | ${run.load.min} / ${run.load.median} / ${run.load.max}${run.exitCode === 0 ? "" : ` (exit ${run.exitCode})`} | ${run.machine ?? "not recorded"} |`,
     );
   }
   lines.push(

@@ -7,7 +7,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { ROOT } from "../scripts/lib/paths.ts";
-import { type BenchRun, report } from "./report.ts";
+import { type BenchRun, machine, report } from "./report.ts";
 
 const BENCHES = ["contracts", "api", "relay", "webhooks", "indexer"] as const;
 
@@ -53,6 +53,7 @@ async function run(name: string): Promise<BenchRun> {
       max: round(sorted.at(-1)!),
       samples: samples.length,
     },
+    machine: machine(),
   };
 }
 
