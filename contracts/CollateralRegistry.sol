@@ -21,6 +21,9 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     uint256 public constant MAX_DEPTH = 20;
     uint256 public constant CAPACITY = 1 << MAX_DEPTH;
     uint256 private constant CURRENT_ROOT = type(uint256).max;
+    /// @notice Leaves the queue holds at most. `insertPendingLeaves` reads them all
+    /// from calldata (about 700 gas each), so a full queue stays checkable in one block.
+    uint256 public constant MAX_PENDING = 1024;
 
     LeanIMTData private _tree;
     mapping(uint256 root => uint256) private _rootSupersededAt;
@@ -30,6 +33,12 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     uint256 public totalPaidOutZat;
     /// @inheritdoc ICollateralRegistry
     uint256 public unmintedZat;
+
+    /// @dev The queue as a hash chain over its leaves in order: queueing costs
+    /// one slot's update, not a slot per leaf; the inserter brings the leaves.
+    bytes32 private _pendingChain;
+    uint64 private _pendingCount;
+    uint64 private _queuedCount;
 
     constructor(address admin, address attestor) {
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
@@ -55,17 +64,69 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     }
 
     /// @inheritdoc ICollateralRegistry
-    function insertChangeLeaves(uint256[] calldata leaves) external onlyRole(NOTE_ROLE) returns (uint256 firstIndex) {
-        uint256 newRoot;
-        (firstIndex, newRoot) = _insertMany(leaves);
-        emit ChangeLeavesInserted(firstIndex, leaves, newRoot);
+    function queueLeaf(uint256 leaf) external onlyRole(NOTE_ROLE) {
+        uint256 sequence = _queuedCount;
+        uint256 count = _pendingCount;
+        if (count >= MAX_PENDING) revert PendingQueueFull(MAX_PENDING);
+        _pendingChain = _chain(_pendingChain, _checkQueued(leaf));
+        _pendingCount = uint64(count + 1);
+        _queuedCount = uint64(sequence + 1);
+        emit LeafQueued(sequence, leaf);
     }
 
     /// @inheritdoc ICollateralRegistry
-    function insertChangeLeaf(uint256 leaf) external onlyRole(NOTE_ROLE) returns (uint256 index) {
-        uint256 newRoot;
-        (index, newRoot) = _insert(leaf);
-        emit NoteInserted(index, leaf, 0, newRoot);
+    function queueLeaves(uint256[] calldata leaves) external onlyRole(NOTE_ROLE) {
+        uint256 n = leaves.length;
+        if (n == 0) revert EmptyLeafBatch(0);
+        uint256 sequence = _queuedCount;
+        uint256 count = _pendingCount;
+        if (count + n > MAX_PENDING) revert PendingQueueFull(MAX_PENDING);
+        bytes32 chain = _pendingChain;
+        for (uint256 i = 0; i < n; ++i) {
+            uint256 leaf = leaves[i];
+            chain = _chain(chain, _checkQueued(leaf));
+            emit LeafQueued(sequence + i, leaf);
+        }
+        _pendingChain = chain;
+        _pendingCount = uint64(count + n);
+        _queuedCount = uint64(sequence + n);
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function insertPendingLeaves(uint256[] calldata pending, uint256 count) external returns (uint256 firstIndex) {
+        uint256 queued = _pendingCount;
+        if (pending.length != queued) revert PendingLeavesMismatch(pending.length, queued);
+        if (count == 0 || count > queued) revert InvalidInsertCount(count, queued);
+        bytes32 chain;
+        for (uint256 i = 0; i < queued; ++i) chain = _chain(chain, pending[i]);
+        if (chain != _pendingChain) revert PendingLeavesMismatch(pending.length, queued);
+        bytes32 rest;
+        for (uint256 i = count; i < queued; ++i) rest = _chain(rest, pending[i]);
+        _pendingChain = rest;
+        _pendingCount = uint64(queued - count);
+
+        // A leaf the tree holds already (a deposit of the same note recorded since,
+        // or the same change queued twice) is dropped, not refused: refusing would
+        // let one owner's duplicate keep everyone else's change out of the tree.
+        firstIndex = _tree.size;
+        uint256[] memory nodes = new uint256[](count);
+        uint256 kept = 0;
+        for (uint256 i = 0; i < count; ++i) {
+            uint256 leaf = pending[i];
+            if (_tree.leaves[leaf] != 0) {
+                emit PendingLeafDropped(leaf);
+                continue;
+            }
+            _tree.leaves[leaf] = firstIndex + kept + 1;
+            nodes[kept] = leaf;
+            ++kept;
+        }
+        // The leaves kept, for the event, and a copy for the walk, which overwrites its array.
+        uint256[] memory inserted = new uint256[](kept);
+        uint256[] memory walk = new uint256[](kept);
+        for (uint256 i = 0; i < kept; ++i) (inserted[i], walk[i]) = (nodes[i], nodes[i]);
+        uint256 newRoot = kept == 0 ? _tree._root() : _append(walk, firstIndex);
+        emit PendingLeavesInserted(firstIndex, inserted, count, newRoot);
     }
 
     /// @inheritdoc ICollateralRegistry
@@ -123,8 +184,7 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         uint256 count = leaves.length;
         if (count == 0) revert EmptyLeafBatch(0);
         firstIndex = _tree.size;
-        uint256 end = firstIndex + count;
-        if (end > CAPACITY) revert TreeFull(CAPACITY);
+        if (firstIndex + count > CAPACITY) revert TreeFull(CAPACITY);
         uint256[] memory nodes = new uint256[](count);
         for (uint256 i = 0; i < count; ++i) {
             uint256 leaf = leaves[i];
@@ -134,34 +194,72 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
             _tree.leaves[leaf] = firstIndex + i + 1;
             nodes[i] = leaf;
         }
+        newRoot = _append(nodes, firstIndex);
+    }
+
+    /// @dev The walk of `_insertMany` over leaves already checked and marked in
+    /// `_tree.leaves` as leaves `start`, `start + 1`, …; `nodes` is overwritten level by level.
+    function _append(uint256[] memory nodes, uint256 start) private returns (uint256 newRoot) {
+        uint256 end = start + nodes.length;
+        if (end > CAPACITY) revert TreeFull(CAPACITY);
         uint256 previousRoot = _tree._root();
+        _tree.size = end;
         uint256 treeDepth = _tree.depth;
         while ((1 << treeDepth) < end) ++treeDepth;
         _tree.depth = treeDepth;
         // At each level the new nodes are positions start..end-1, held in nodes[0..end-start-1].
-        uint256 start = firstIndex;
         for (uint256 level = 0; level < treeDepth; ++level) {
             // An odd start: the first new node's left sibling is an old node, the level's side node.
             uint256 left = start & 1 == 1 ? _tree.sideNodes[level] : 0;
             uint256 lastEven = end & 1 == 1 ? end - 1 : end - 2;
             if (lastEven >= start) _tree.sideNodes[level] = nodes[lastEven - start];
-            uint256 parentStart = start >> 1;
-            uint256 parentEnd = ((end - 1) >> 1) + 1;
-            // Parent j reads children at 2j - (start & 1) and the one after, never below j: in place is safe.
-            for (uint256 p = parentStart; p < parentEnd; ++p) {
-                uint256 child = p << 1;
-                uint256 leftNode = child < start ? left : nodes[child - start];
-                nodes[p - parentStart] =
-                    child + 1 < end ? PoseidonT3.hash([leftNode, nodes[child + 1 - start]]) : leftNode;
-            }
-            start = parentStart;
-            end = parentEnd;
+            _hashLevel(nodes, start, end, left);
+            start >>= 1;
+            end = ((end - 1) >> 1) + 1;
         }
         newRoot = nodes[0];
         _tree.sideNodes[treeDepth] = newRoot;
-        _tree.size = firstIndex + count;
         if (previousRoot != 0) _rootSupersededAt[previousRoot] = block.timestamp;
         _rootSupersededAt[newRoot] = CURRENT_ROOT;
+    }
+
+    /// @dev A queued leaf is a field element the tree does not hold yet.
+    function _checkQueued(uint256 leaf) private view returns (uint256) {
+        if (leaf == 0 || leaf >= SNARK_SCALAR_FIELD) revert InvalidLeaf(leaf);
+        if (_tree.leaves[leaf] != 0) revert DepositAlreadyRecorded(leaf);
+        return leaf;
+    }
+
+    function _chain(bytes32 chain, uint256 leaf) private pure returns (bytes32) {
+        return keccak256(abi.encode(chain, leaf));
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function pendingCount() external view returns (uint256) {
+        return _pendingCount;
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function queuedCount() external view returns (uint256) {
+        return _queuedCount;
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function pendingChain() external view returns (bytes32) {
+        return _pendingChain;
+    }
+
+    /// @dev One level of `_append`: the parents of nodes start..end-1 (`left` the
+    /// old left sibling of an odd start), written over `nodes` from index 0.
+    function _hashLevel(uint256[] memory nodes, uint256 start, uint256 end, uint256 left) private pure {
+        uint256 parentStart = start >> 1;
+        uint256 parentEnd = ((end - 1) >> 1) + 1;
+        // Parent j reads children at 2j - (start & 1) and the one after, never below j: in place is safe.
+        for (uint256 p = parentStart; p < parentEnd; ++p) {
+            uint256 child = p << 1;
+            uint256 leftNode = child < start ? left : nodes[child - start];
+            nodes[p - parentStart] = child + 1 < end ? PoseidonT3.hash([leftNode, nodes[child + 1 - start]]) : leftNode;
+        }
     }
 
     /// @inheritdoc ICollateralRegistry

@@ -177,8 +177,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
             }
             positionIds[i] = _openPosition(request);
         }
-        // One tree update for the batch's change: spendable once this transaction confirms, as with mint.
-        if (changes != 0) registry.insertChangeLeaves(changeLeaves);
+        // Queued together: spendable once inserted (`insertPendingLeaves`), as with mint.
+        if (changes != 0) registry.queueLeaves(changeLeaves);
     }
 
     /// @inheritdoc IStableMinter
@@ -490,7 +490,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     // -------------------------------------------------------------- internal
 
     /// @dev Checks the root and the proof, spends the nullifier, takes the floor
-    /// out of the unminted notes and inserts the change leaf.
+    /// out of the unminted notes and queues the change leaf.
     function _spend(Proof calldata proof, NoteSpend memory spend, uint256 binding) private {
         uint256[5] memory signals = _checkSpend(spend, binding);
         if (!verifier.verifyProof(proof.a, proof.b, proof.c, signals)) revert InvalidProof();
@@ -508,10 +508,11 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         return [spend.changeLeaf, spend.root, spend.nullifierHash, floor, binding];
     }
 
-    /// @dev After the proof: takes the floor out of the unminted notes and inserts the change leaf.
+    /// @dev After the proof: takes the floor out of the unminted notes and queues the
+    /// change leaf (its walk up the tree is paid once per batch of leaves, by the inserter).
     function _settleSpend(NoteSpend memory spend) private {
         registry.spendNote(spend.collateralFloorZat);
-        if (spend.changeLeaf != 0) registry.insertChangeLeaf(spend.changeLeaf);
+        if (spend.changeLeaf != 0) registry.queueLeaf(spend.changeLeaf);
     }
 
     function _checkRequest(MintRequest calldata request) private pure {

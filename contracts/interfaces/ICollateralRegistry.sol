@@ -21,12 +21,18 @@ interface ICollateralRegistry {
     error InvalidLeaf(uint256 leaf);
     /// @notice A batch of `count` deposits totals at least one zatoshi each and below 2^64 zatoshi each.
     error InvalidDepositTotal(uint256 totalZat, uint256 count);
+    /// @notice The queue of leaves waiting for the tree holds `capacity` already: insert some first.
+    error PendingQueueFull(uint256 capacity);
+    /// @notice The leaves given are not the queue as it stands (`pendingCount` leaves, in the order queued).
+    error PendingLeavesMismatch(uint256 given, uint256 pendingCount);
+    /// @notice Asked to insert `count` of the queue's `pendingCount` leaves: at least one, at most all.
+    error InvalidInsertCount(uint256 count, uint256 pendingCount);
 
     /// @notice ZEC left custody for a completed redemption.
     event CollateralPaidOut(uint256 amountZat, uint256 totalCollateralZat);
-    /// @notice The minter added leaf `index`: the change of a spent note
-    /// (`amountZat` 0: its amount stays private) or collateral released into a
-    /// new note (`amountZat` known, `noteCommitment` the owner's).
+    /// @notice The minter added leaf `index` for collateral released into a new
+    /// note (`amountZat` known, `noteCommitment` the owner's). Change leaves are
+    /// queued instead (`LeafQueued`).
     event NoteInserted(uint256 indexed index, uint256 indexed leaf, uint256 amountZat, uint256 root);
     /// @notice The attestor recorded `leaves.length` deposits as leaves
     /// `firstIndex`, `firstIndex + 1`, … holding `totalZat` together: no single
@@ -38,10 +44,19 @@ interface ICollateralRegistry {
         uint256 root,
         uint256 totalCollateralZat
     );
-    /// @notice The minter added the change leaves of a batch of spends as
-    /// leaves `firstIndex`, `firstIndex + 1`, … (amounts private, already in the
-    /// unminted total). `root` is the root after the whole batch.
-    event ChangeLeavesInserted(uint256 indexed firstIndex, uint256[] leaves, uint256 root);
+    /// @notice The minter queued `leaf`, the change of a spent note (amount
+    /// private, already in the unminted total), as the `sequence`-th leaf ever
+    /// queued. It is spendable once inserted (`PendingLeavesInserted`).
+    event LeafQueued(uint256 indexed sequence, uint256 leaf);
+    /// @notice The first `consumed` queued leaves left the queue: `leaves` entered
+    /// the tree as leaves `firstIndex`, `firstIndex + 1`, … in the order queued,
+    /// with one new root `root`; a consumed leaf the tree already held is not
+    /// among them (`PendingLeafDropped`).
+    event PendingLeavesInserted(uint256 indexed firstIndex, uint256[] leaves, uint256 consumed, uint256 root);
+    /// @notice A queued leaf equal to one the tree already held was not inserted
+    /// again. Equal leaves are one note (same amount, commitment and nullifier):
+    /// only its owner can make one, and the note stays spendable once.
+    event PendingLeafDropped(uint256 indexed leaf);
     /// @notice A spend took `amountZat` out of the unminted notes (the rest of the note became change).
     event NoteSpent(uint256 amountZat, uint256 unmintedZat);
 
@@ -57,14 +72,31 @@ interface ICollateralRegistry {
     /// @notice Lowers the collateral total after custody paid a redemption. Payout role only (the redemptions contract).
     function recordPayout(uint256 amountZat) external;
 
-    /// @notice Inserts the change leaf of a spent note (its amount is private
-    /// and already counted in the unminted total). Note role only (the minter).
-    function insertChangeLeaf(uint256 leaf) external returns (uint256 index);
+    /// @notice Queues the change leaf of a spent note (its amount is private and
+    /// already counted in the unminted total) for a later batched insertion:
+    /// a mint pays a hash and two storage writes instead of a walk up the tree.
+    /// Refused when the tree already holds the leaf. Note role only (the minter).
+    function queueLeaf(uint256 leaf) external;
 
-    /// @notice Inserts the change leaves of a batch of spends with one tree
-    /// update (one new root). Note role only (the minter).
-    /// @return firstIndex The leaf index of the first of them.
-    function insertChangeLeaves(uint256[] calldata leaves) external returns (uint256 firstIndex);
+    /// @notice Queues the change leaves of a batch of spends, in order. Note role only (the minter).
+    function queueLeaves(uint256[] calldata leaves) external;
+
+    /// @notice Inserts the first `count` queued leaves into the tree with one
+    /// walk and one new root. Anyone may call it at any time and pays its gas:
+    /// no one can hold a queued note out of the tree. The queue is kept as a
+    /// hash chain, so the caller passes every queued leaf in order (from the
+    /// `LeafQueued` events since the last `PendingLeavesInserted`); the rest stay queued.
+    /// @return firstIndex The leaf index the first inserted leaf got.
+    function insertPendingLeaves(uint256[] calldata pending, uint256 count) external returns (uint256 firstIndex);
+
+    /// @notice How many queued leaves wait for the tree.
+    function pendingCount() external view returns (uint256);
+
+    /// @notice How many leaves were ever queued (the next `LeafQueued` sequence).
+    function queuedCount() external view returns (uint256);
+
+    /// @notice The queue's hash chain: `h = keccak256(abi.encode(h, leaf))` over the pending leaves from 0.
+    function pendingChain() external view returns (bytes32);
 
     /// @notice Inserts a new note leaf `Poseidon(amountZat, noteCommitment)` for
     /// collateral released from a position. Note role only (the minter).

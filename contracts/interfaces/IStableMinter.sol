@@ -166,9 +166,9 @@ interface IStableMinter is IPriceConsumer {
     /// @notice Mints for every request at once, each as `mint` would (its own
     /// nullifier, binding, position, events and fee, in order), with the
     /// proofs checked together by one pairing product (Groth16BatchVerifier).
-    /// One invalid item refuses the whole batch. The items' change leaves enter
-    /// the tree together, after the last item, with one root update
-    /// (CollateralRegistry.insertChangeLeaves), in item order.
+    /// One invalid item refuses the whole batch. The items' change leaves are
+    /// queued together after the last item, in item order, and enter the tree
+    /// with the next `CollateralRegistry.insertPendingLeaves`.
     function mintBatch(
         Proof[] calldata proofs,
         MintRequest[] calldata requests
