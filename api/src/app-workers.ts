@@ -1,7 +1,7 @@
 // The background workers the API builds and does not start (index.ts and
 // tests start them): the relay worker (transactions, deposit scans, payout
-// passes, the liquidation keeper), the payouts it moves on, the webhook
-// worker, and the sandbox's price feed. Each is built from the configuration
+// passes, the liquidation keeper, the insertion of queued change leaves), the
+// payouts it moves on, the webhook worker, and the sandbox's price feed. Each is built from the configuration
 // and what createApp (app.ts) built before it; each failed pass is logged.
 import type { Address } from "viem";
 import { parseShieldedAddress } from "@zsd/sdk/zcash";
@@ -118,6 +118,15 @@ export function relayWorker(
               }
             : undefined,
         keeperEveryMs: config.KEEPER_POLL_MS,
+        leaves: {
+          indexerUrl: config.INDEXER_URL,
+          batchMax: config.LEAF_BATCH_MAX,
+          batchWaitMs: config.LEAF_BATCH_WAIT_MS,
+          insertMax: config.LEAF_INSERT_MAX,
+          onError: (error) => logger.warn({ err: error }, "change leaf insertion failed; tried again next pass"),
+          onInserted: ({ consumed, txHash, gasUsed }) =>
+            logger.info({ consumed, txHash, gasUsed: gasUsed.toString() }, "queued change leaves inserted"),
+        },
         leaseMs: config.RELAY_LEASE_MS,
         workerId: config.RELAY_WORKER_ID,
         onError: (error) => logger.warn({ err: error }, "relay worker pass failed"),

@@ -4,7 +4,8 @@
 // redemption relay (./redemption-relay.ts) every pass, both sending through
 // one transaction sender (./sender.ts), the position relay and the
 // liquidation keeper (./position-relay.ts, ./keeper.ts), redirects of failed
-// payouts (./redirect-relay.ts), and payouts (./payouts.ts) every
+// payouts (./redirect-relay.ts), the insertion of the registry's queued
+// change leaves (./leaf-inserter.ts), and payouts (./payouts.ts) every
 // payoutEveryMs. Jobs wait in the database, so a restarted worker resumes
 // from there.
 import type { Address, Hex } from "viem";
@@ -15,6 +16,7 @@ import type { GovernanceChain } from "../adapters/governance.ts";
 import { GovernanceEvents } from "./governance-events.ts";
 import { GovernanceRelay } from "./governance-relay.ts";
 import { Keeper, type KeeperOptions } from "./keeper.ts";
+import { LeafInserter, type LeafInserterOptions } from "./leaf-inserter.ts";
 import { Lease } from "./lease.ts";
 import { MintRelay } from "./mint-relay.ts";
 import { PositionRelay } from "./position-relay.ts";
@@ -60,6 +62,8 @@ export interface RelayWorkerOptions {
   /** Liquidates positions under the liquidation ratio with the relayer's ZSD, every `keeperEveryMs`. */
   keeper?: KeeperOptions;
   keeperEveryMs?: number;
+  /** Inserts the registry's queued change leaves (./leaf-inserter.ts), after the relays' own work in each pass. */
+  leaves?: LeafInserterOptions;
   onError?: (error: unknown) => void;
 }
 
@@ -71,6 +75,7 @@ export class RelayWorker {
   readonly #positions: PositionRelay;
   readonly #redirects: RedirectRelay;
   readonly #keeper: Keeper | undefined;
+  readonly #leaves: LeafInserter | undefined;
   readonly #governance: GovernanceRelay | undefined;
   readonly #governanceEvents: GovernanceEvents | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -97,6 +102,7 @@ export class RelayWorker {
     this.#positions = new PositionRelay(db, chain, this.#sender, options);
     this.#redirects = new RedirectRelay(db, chain, this.#sender, options);
     if (options.keeper) this.#keeper = new Keeper(chain, this.#sender.address, options.keeper);
+    if (options.leaves) this.#leaves = new LeafInserter(chain, this.#sender, options.leaves);
     const { governance, compliance } = options;
     if (governance) {
       this.#governance = new GovernanceRelay(db, governance, this.#sender, options);
@@ -155,7 +161,7 @@ export class RelayWorker {
     clearTimeout(this.#timer);
     // A transaction sent or still waiting keeps the fast poll, however long it takes to be mined,
     // and so do mints waiting for their batch to fill (the window is shorter than the idle poll).
-    const following = this.#sender.takeFollowed() || this.#mints.waiting;
+    const following = this.#sender.takeFollowed() || this.#mints.waiting || this.#leaves?.waiting === true;
     const wait = this.#wakeAgain
       ? 0
       : following || Date.now() < this.#busyUntil
@@ -201,6 +207,9 @@ export class RelayWorker {
     if (governance) await this.#part(() => governance.pass());
     const governanceEvents = this.#governanceEvents;
     if (governanceEvents) await this.#part(() => governanceEvents.pass());
+    // After the relays: the change of what this pass confirmed (mints, top-ups, withdrawals) is queued by now.
+    const leaves = this.#leaves;
+    if (leaves) await this.#part(() => leaves.pass());
     if (payouts && Date.now() >= this.#nextPayouts) {
       this.#nextPayouts = Date.now() + this.options.payoutEveryMs;
       await this.#part(() => payouts.tick());

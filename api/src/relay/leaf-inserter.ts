@@ -1,0 +1,249 @@
+// The leaf inserter: change leaves (of mints, batches, top-ups and note
+// withdrawals, relayed or sent by wallets themselves) are only queued by the
+// registry; none is spendable before CollateralRegistry.insertPendingLeaves
+// puts it in the tree. Anyone may insert; the relay does it for everyone, in
+// batches: once LEAF_BATCH_MAX leaves wait or the oldest waited
+// LEAF_BATCH_WAIT_MS. The call must carry every queued leaf in order, which
+// the indexer lists (GET /pending-leaves); an indexer behind the chain is
+// waited for, never guessed past. One insertion is in flight at a time, held
+// in memory: a restarted worker reads the queue from the chain again, and an
+// insertion of its predecessor mined meanwhile only shortens it.
+import { type Hex, encodeFunctionData, parseEventLogs, parseTransaction } from "viem";
+import { z } from "zod";
+import { collateralRegistryAbi } from "@zsd/sdk";
+import type { Chain } from "../adapters/chain.ts";
+import { decodeRevert } from "../domain/reverts.ts";
+import { isOutOfGas } from "../adapters/gas.ts";
+import type { RecordedTransaction, TransactionSender } from "./sender.ts";
+
+export interface LeafInserterOptions {
+  /** The indexer's base address, for GET /pending-leaves. */
+  indexerUrl: string;
+  /** Leaves waiting that start an insertion at once (LEAF_BATCH_MAX). */
+  batchMax: number;
+  /** How long the oldest waiting leaf waits for others before an insertion starts anyway (LEAF_BATCH_WAIT_MS). */
+  batchWaitMs: number;
+  /** Most leaves one insertion puts in the tree (LEAF_INSERT_MAX); the rest wait for the next. */
+  insertMax: number;
+  /** A failure, with its real error: the next pass tries again from the chain's state. */
+  onError?: (error: unknown) => void;
+  /** An insertion mined: how many leaves left the queue, in which transaction. */
+  onInserted?: (inserted: { consumed: number; txHash: string; gasUsed: bigint }) => void;
+}
+
+/**
+ * The worst cost of each part of an insertion, whatever the tree holds (it has
+ * 20 levels at most: CollateralRegistry.MAX_DEPTH). A PoseidonT3 hash and the
+ * side node it writes were measured at 22,013 gas a level (adapters/gas.ts);
+ * a hash is taken as 25,000 here. Of `count` leaves walked up from any index,
+ * a level holds at most half the one below plus one new node, so the walk
+ * takes at most count + 2 × 20 hashes.
+ */
+export const INSERT_GAS = {
+  /** Intrinsic 21,000; the queue's two slots, the tree's size and depth, the new root's side node, both roots' ages, the event. */
+  base: 21_000n + 200_000n,
+  /** Each queued leaf the call carries: 32 bytes of calldata (EIP-7623's floor of 40 gas a byte) and one keccak link, twice. */
+  perPending: 1_500n,
+  /** Each leaf inserted: its index's slot read cold and written fresh (24,200), one hash, its event words and memory. */
+  perInserted: 52_000n,
+  /** Each of 20 levels: two hashes beyond the leaves' own share, its side node read cold and written fresh (24,200). */
+  perLevel: 75_000n,
+  levels: 20n,
+} as const;
+
+/** The gas limit of insertPendingLeaves carrying `pending` queued leaves and inserting `count` of them, for any tree. */
+export function insertionGas(pending: number, count: number): bigint {
+  const g = INSERT_GAS;
+  return g.base + BigInt(pending) * g.perPending + BigInt(count) * g.perInserted + g.levels * g.perLevel;
+}
+
+const decimal = z.string().regex(/^\d{1,78}$/);
+const pendingLeaves = z.object({
+  pending: z
+    .array(
+      z.object({
+        sequence: decimal,
+        leaf: decimal,
+        timestamp: decimal,
+      }),
+    )
+    .max(1024),
+  queuedCount: decimal,
+});
+
+/** A queued leaf as the indexer lists it. */
+export interface PendingLeaf {
+  sequence: bigint;
+  leaf: bigint;
+  /** Its block's time, unix seconds. */
+  timestamp: bigint;
+}
+
+/** Every leaf the indexer holds as queued, by sequence; refuses an answer that is not that. */
+export async function readPendingLeaves(indexerUrl: string, timeoutMs = 5_000): Promise<PendingLeaf[]> {
+  const response = await fetch(new URL("/pending-leaves", indexerUrl), { signal: AbortSignal.timeout(timeoutMs) });
+  if (!response.ok) throw new Error(`the indexer's GET /pending-leaves answered ${response.status}`);
+  const body = pendingLeaves.parse(await response.json());
+  const leaves = body.pending.map((p) => ({
+    sequence: BigInt(p.sequence),
+    leaf: BigInt(p.leaf),
+    timestamp: BigInt(p.timestamp),
+  }));
+  // The call must carry them in queue order with none missing: a gap is an indexer mid-update, not a queue.
+  for (let i = 1; i < leaves.length; i++) {
+    if (leaves[i]!.sequence !== leaves[i - 1]!.sequence + 1n)
+      throw new Error(`the indexer's pending leaves skip from ${leaves[i - 1]!.sequence} to ${leaves[i]!.sequence}`);
+  }
+  return leaves;
+}
+
+type Outcome = "inserted" | "waiting" | "nothing" | "raced" | "out of gas";
+
+export class LeafInserter {
+  /** The insertion sent and not yet seen mined (or its replacement). */
+  #sent: (RecordedTransaction & { gas: bigint }) | undefined;
+  /** The sequence at the head of the queue and when this worker first saw it there (its own clock). */
+  #head: { sequence: bigint; seenAt: number } | undefined;
+  #waiting = false;
+
+  constructor(
+    private readonly chain: Chain,
+    private readonly sender: TransactionSender,
+    private readonly options: LeafInserterOptions,
+  ) {}
+
+  /** Whether leaves wait for their batch to fill: the worker keeps its fast poll until they go. */
+  get waiting(): boolean {
+    return this.#waiting;
+  }
+
+  /** Follows the insertion in flight; once none is, inserts the queue if it is due. */
+  async pass(): Promise<void> {
+    this.#waiting = false;
+    let retried = false;
+    if (this.#sent) {
+      const followed = await this.#follow(this.#sent);
+      if (followed === "waiting") return;
+      // Ran out of gas when mined: once more, on the queue as it is now.
+      if (followed === "out of gas") retried = true;
+    }
+    for (;;) {
+      const outcome = await this.#insert(retried);
+      if (outcome !== "out of gas" || retried) return;
+      retried = true;
+    }
+  }
+
+  /** Reads the queue and, when due, sends one insertion of it. */
+  async #insert(force: boolean): Promise<Outcome> {
+    const registry = { address: this.chain.registry, abi: collateralRegistryAbi } as const;
+    // One read of the chain when nothing waits: the idle worker's whole cost here.
+    const count = Number(await this.chain.client.readContract({ ...registry, functionName: "pendingCount" }));
+    if (count === 0) {
+      this.#head = undefined;
+      return "nothing";
+    }
+    const leaves = await readPendingLeaves(this.options.indexerUrl);
+    // The indexer has not seen every queued leaf yet (or not their insertion): wait for it, do not guess.
+    if (leaves.length !== count) return "waiting";
+    const first = leaves[0]!;
+    if (this.#head?.sequence !== first.sequence) this.#head = { sequence: first.sequence, seenAt: Date.now() };
+    // Waited by the chain's time or, when that runs ahead of ours (a test chain's warp), since we saw it.
+    const waited = Math.max(Date.now() - Number(first.timestamp) * 1000, Date.now() - this.#head.seenAt);
+    if (!force && count < this.options.batchMax && waited < this.options.batchWaitMs) {
+      this.#waiting = true;
+      return "waiting";
+    }
+    const insert = Math.min(count, this.options.insertMax);
+    const data = encodeFunctionData({
+      abi: collateralRegistryAbi,
+      functionName: "insertPendingLeaves",
+      args: [leaves.map((p) => p.leaf), BigInt(insert)],
+    });
+    const gas = insertionGas(count, insert);
+    try {
+      // Run first, within the limit it is sent with: a queue that moved (another inserter first, a leaf
+      // queued since the count was read) costs a read, not a reverted transaction.
+      await this.chain.client.call({ account: this.sender.address, to: this.chain.registry, data, gas });
+    } catch (error) {
+      const revert = decodeRevert(error);
+      if (revert?.errorName === "PendingLeavesMismatch") return "raced";
+      if (!revert && isOutOfGas(error)) return "out of gas";
+      throw error;
+    }
+    await this.sender.send(
+      this.chain.registry,
+      data,
+      gas,
+      async (sent) => {
+        this.#sent = { ...sent, gas };
+        return true;
+      },
+      // The limit holds for any tree: nothing on top.
+      0n,
+    );
+    return "inserted";
+  }
+
+  /** The insertion in flight: mined (settled here), still waiting (moved on by the sender), or gone. */
+  async #follow(sent: RecordedTransaction & { gas: bigint }): Promise<"waiting" | "settled" | "out of gas"> {
+    const receipt = await this.sender.receipt(sent.tx_hash!);
+    if (!receipt) {
+      const record = async (replacement: { tx_hash: Hex; raw_tx: Hex; nonce: number; submitted_at: Date }) => {
+        this.#sent = { ...replacement, gas: sent.gas };
+        return true;
+      };
+      // Its nonce went to another transaction (its replacement or one of ours mined first): the queue on
+      // the chain says what is left to insert; a replacement mined later only finds less to do.
+      if ((await this.sender.advance(sent, record)) === "nonce taken") {
+        this.#sent = undefined;
+        return "settled";
+      }
+      return "waiting";
+    }
+    this.#sent = undefined;
+    if (receipt.status === "success") {
+      this.options.onInserted?.({
+        consumed: consumedIn(receipt.logs),
+        txHash: receipt.transactionHash,
+        gasUsed: receipt.gasUsed,
+      });
+      return "settled";
+    }
+    // All its gas used: out of gas, which the limit is meant to make impossible. Reported, and sent once more.
+    if (receipt.gasUsed >= sent.gas) {
+      this.options.onError?.(
+        new Error(`leaf insertion ${receipt.transactionHash} ran out of gas (${receipt.gasUsed}); sent once more`),
+      );
+      return "out of gas";
+    }
+    // Reverted otherwise: most likely another inserter's transaction mined first (the queue moved). Why it
+    // reverted is read from the block before; a mismatch is normal, anything else is reported.
+    const why = await this.#whyReverted(receipt.blockNumber, sent.raw_tx as Hex);
+    if (why !== "PendingLeavesMismatch")
+      this.options.onError?.(new Error(`leaf insertion ${receipt.transactionHash} reverted: ${why}`));
+    return "settled";
+  }
+
+  async #whyReverted(blockNumber: bigint, raw: Hex): Promise<string> {
+    const tx = parseTransaction(raw);
+    try {
+      await this.chain.client.call({
+        account: this.sender.address,
+        to: this.chain.registry,
+        data: tx.data!,
+        gas: tx.gas,
+        blockNumber: blockNumber - 1n,
+      });
+      return "no refusal when replayed on the block before (another transaction in its block moved the queue)";
+    } catch (error) {
+      return decodeRevert(error)?.errorName ?? (error as Error).message;
+    }
+  }
+}
+
+/** How many queued leaves a mined insertion consumed (its PendingLeavesInserted event). */
+function consumedIn(logs: Parameters<typeof parseEventLogs>[0]["logs"]): number {
+  const [event] = parseEventLogs({ abi: collateralRegistryAbi, logs, eventName: "PendingLeavesInserted" });
+  return event ? Number(event.args.consumed) : 0;
+}
