@@ -1,0 +1,327 @@
+// The relay inserts the registry's queued change leaves (api/src/relay/leaf-inserter.ts)
+// on a live Hardhat node, with the indexer and the API's relay worker, real proofs.
+// Change of several relayed mints enters the tree in one insertion; a wallet's own
+// mint's change is inserted after the wait; someone inserting first costs the relay
+// one reverted transaction and no error; at rest the inserter reads the pending count
+// and nothing else; the gas limit holds what insertions use.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Hex, decodeFunctionData, keccak256, parseTransaction } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collateralRegistryAbi } from "@zsd/sdk";
+import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
+import { formatZsd } from "@zsd/sdk/units";
+import { createTestDatabase } from "@zsd/testkit";
+import { Chain } from "../../api/src/adapters/chain.ts";
+import { TX_GAS_CAP } from "../../api/src/adapters/gas.ts";
+import { loadConfig } from "../../api/src/config.ts";
+import { INSERT_GAS, LeafInserter, insertionGas, readPendingLeaves } from "../../api/src/relay/leaf-inserter.ts";
+import { TransactionSender } from "../../api/src/relay/sender.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { type RunningIndexer, startIndexer } from "../../scripts/lib/indexer-process.ts";
+import { type RpcProxy, startRpcProxy } from "../helpers/rpc-proxy.ts";
+import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { type RunningApi, eventually, json, openStorage, settledMint, startRelayApi } from "./helpers.ts";
+import { captureLogs } from "./log-capture.ts";
+
+const { alice, bob } = accounts;
+const WAIT_MS = 3_000;
+
+describe("the relay's leaf inserter", () => {
+  let s: System;
+  let dir: string;
+  let deploymentFile: string;
+  let indexer: RunningIndexer;
+  let indexerDb: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  let proxy: RpcProxy;
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+  let api: RunningApi;
+  const logs = captureLogs("info");
+
+  const registry = () => s.read.registry;
+  const pendingCount = () => registry().read.pendingCount();
+  const insertions = async () =>
+    (
+      await s.publicClient.getContractEvents({
+        address: registry().address,
+        abi: collateralRegistryAbi,
+        eventName: "PendingLeavesInserted",
+        fromBlock: 0n,
+      })
+    ).map((e) => ({ ...e.args, txHash: e.transactionHash, blockNumber: e.blockNumber }));
+  const queuedSince = async (fromBlock: bigint) =>
+    (
+      await s.publicClient.getContractEvents({
+        address: registry().address,
+        abi: collateralRegistryAbi,
+        eventName: "LeafQueued",
+        fromBlock,
+      })
+    ).map((e) => e.args.leaf!);
+  const failures = () => logs.lines.filter((line) => line.includes("change leaf insertion failed"));
+
+  /** A wallet's mint of 1 ZSD against a 4 ZEC note proving 3: 1 ZEC of change, queued by the mint. */
+  async function proveWithChange(recipient: Hex) {
+    const note = createNote();
+    const deposit = await api.call(
+      "/v1/sandbox/deposits",
+      json({ amount: "4", noteCommitment: noteCommitment(note).toString() }),
+    );
+    if (deposit.status !== 201) throw new Error(`sandbox deposit: ${deposit.status} ${await deposit.text()}`);
+    return s.prove({ note, amountZat: 4n * ZEC, collateralFloorZat: 3n * ZEC, mintAmount: ZSD, recipient });
+  }
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    dir = mkdtempSync(join(tmpdir(), "zsd-leaf-inserter-"));
+    deploymentFile = join(dir, "deployment.json");
+    writeFileSync(deploymentFile, JSON.stringify(s.deployment));
+    indexer = await startIndexer({
+      rpcUrl: s.rpcUrl,
+      deploymentFile,
+      databaseUrl: (indexerDb = await createTestDatabase("zsd_indexer")).url,
+      schema: "zsd_leaves",
+    });
+    proxy = await startRpcProxy(s.rpcUrl);
+    storage = await openStorage("pglite");
+    api = await startRelayApi(
+      s,
+      storage.db,
+      {
+        RPC_URL: proxy.url,
+        INDEXER_URL: indexer.url,
+        // Each mint its own transaction: several mints' change meets in the queue, not in one mintBatch.
+        RELAY_MINT_BATCH_MAX: "1",
+        LEAF_BATCH_WAIT_MS: String(WAIT_MS),
+        LEAF_BATCH_MAX: "16",
+      },
+      { logger: logs.logger },
+    );
+    api.worker!.start();
+  });
+
+  afterAll(async () => {
+    await api?.close();
+    await proxy?.close();
+    await indexer?.stop();
+    await indexerDb?.drop();
+    await storage?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    await releaseProver();
+  });
+
+  it("inserts the change of several relayed mints in one insertion, within its limit", async () => {
+    const fromBlock = (await s.publicClient.getBlockNumber()) + 1n;
+    const before = (await insertions()).length;
+    // Proved first, then queued together: the three mints land well within the wait.
+    const proved = [];
+    for (let i = 0; i < 3; i++) proved.push(await proveWithChange(bob.address));
+    const mintIds: string[] = [];
+    for (const p of proved) {
+      const submitted = await api.call(
+        "/v1/proofs/submit",
+        json({
+          proof: p.raw.proof,
+          publicSignals: publicSignalsToArray(p.raw.publicSignals),
+          owner: p.binding.owner,
+          mintAmount: formatZsd(ZSD),
+          recipient: bob.address,
+        }),
+      );
+      expect(submitted.status).toBe(201);
+      const { proofId } = (await submitted.json()) as { proofId: string };
+      const queued = await api.call(
+        "/v1/mint",
+        json({ amount: formatZsd(ZSD), collateralType: "ZEC", proofId, recipient: bob.address }),
+      );
+      expect(queued.status).toBe(202);
+      mintIds.push(((await queued.json()) as { mintId: string }).mintId);
+    }
+    for (const id of mintIds) expect((await settledMint(api, id)).status).toBe("confirmed");
+    const confirmedAt = Date.now();
+    const change = await queuedSince(fromBlock);
+    expect(change).toHaveLength(3);
+
+    await eventually(pendingCount, (n) => n === 0n, "the queue to empty", 30_000);
+    const insertedAfter = Date.now() - confirmedAt;
+    const added = (await insertions()).slice(before);
+    expect(added).toHaveLength(1);
+    expect(added[0]!.leaves).toEqual(change);
+    expect(added[0]!.consumed).toBe(3n);
+    // Not long after the wait ran out (3 leaves, under LEAF_BATCH_MAX): the worker was woken by the mints.
+    expect(insertedAfter).toBeLessThan(WAIT_MS + 10_000);
+
+    // The limit it was sent with is the formula's; what it used fits the formula at the tree's real depth.
+    const receipt = await s.publicClient.getTransactionReceipt({ hash: added[0]!.txHash });
+    const tx = await s.publicClient.getTransaction({ hash: added[0]!.txHash });
+    expect(receipt.status).toBe("success");
+    expect(tx.gas).toBe(insertionGas(3, 3));
+    const depth = await registry().read.depth();
+    const atDepth = insertionGas(3, 3) - (INSERT_GAS.levels - depth) * INSERT_GAS.perLevel;
+    expect(receipt.gasUsed).toBeLessThanOrEqual(atDepth);
+    console.log(
+      `insertion of 3: ${receipt.gasUsed} gas used, limit ${tx.gas} (${atDepth} at depth ${depth}); in the tree ${insertedAfter} ms after the last mint confirmed`,
+    );
+    expect(failures()).toEqual([]);
+  });
+
+  it("inserts the change of a wallet's own mint, sent without the relay, once the wait ran out", async () => {
+    const fromBlock = (await s.publicClient.getBlockNumber()) + 1n;
+    const before = (await insertions()).length;
+    const note = createNote();
+    await s.deposit(note, 4n * ZEC);
+    const proved = await s.prove({
+      note,
+      amountZat: 4n * ZEC,
+      collateralFloorZat: 3n * ZEC,
+      mintAmount: ZSD,
+      recipient: alice.address,
+    });
+    await s.receipt(await s.as(alice).minter.write.mint([proved.proof, proved.request]));
+    const queuedAt = Date.now();
+    const [leaf] = await queuedSince(fromBlock);
+    expect(leaf).toBeDefined();
+    await eventually(pendingCount, (n) => n === 0n, "the wallet's change to be inserted", 30_000);
+    const waited = Date.now() - queuedAt;
+    const added = (await insertions()).slice(before);
+    expect(added.map((a) => a.leaves)).toEqual([[leaf]]);
+    // Its block's time is whole seconds: the wait counts from up to a second before the mint.
+    expect(waited).toBeGreaterThanOrEqual(WAIT_MS - 1_000);
+    console.log(`a wallet's own change inserted ${waited} ms after its mint`);
+    expect(failures()).toEqual([]);
+  });
+
+  it("goes on when someone else inserts first: its insertion reverts, nothing is reported, later change goes in", async () => {
+    const before = (await insertions()).length;
+    const selector = (raw: Hex) => {
+      try {
+        return decodeFunctionData({ abi: collateralRegistryAbi, data: parseTransaction(raw).data! }).functionName;
+      } catch {
+        return undefined;
+      }
+    };
+    let raced: Hex | undefined;
+    // Just before the relay's insertion reaches the node, alice inserts the whole queue herself.
+    const arm = () => {
+      proxy.beforeNextSend = async (raw) => {
+        if (selector(raw) !== "insertPendingLeaves") return arm();
+        raced = raw;
+        const pending = (await readPendingLeaves(indexer.url)).map((p) => p.leaf);
+        await s.receipt(
+          await s.as(alice).registry.write.insertPendingLeaves([pending, BigInt(pending.length)], { gas: 3_000_000n }),
+        );
+      };
+    };
+    arm();
+    const note = createNote();
+    await s.deposit(note, 4n * ZEC);
+    const proved = await s.prove({
+      note,
+      amountZat: 4n * ZEC,
+      collateralFloorZat: 3n * ZEC,
+      mintAmount: ZSD,
+      recipient: alice.address,
+    });
+    await s.receipt(await s.as(alice).minter.write.mint([proved.proof, proved.request]));
+    await eventually(async () => raced, Boolean, "the relay's insertion", 30_000);
+    const relays = await eventually(
+      () => s.publicClient.getTransactionReceipt({ hash: keccak256(raced!) }),
+      (r) => r !== undefined,
+      "the relay's insertion to be mined",
+    );
+    expect(relays.status).toBe("reverted");
+    const added = (await insertions()).slice(before);
+    expect(added).toHaveLength(1);
+    expect(added[0]!.txHash).not.toBe(keccak256(raced!));
+
+    // The relay read the queue again and goes on: the next change is its to insert.
+    const next = createNote();
+    await s.deposit(next, 4n * ZEC);
+    const again = await s.prove({
+      note: next,
+      amountZat: 4n * ZEC,
+      collateralFloorZat: 3n * ZEC,
+      mintAmount: ZSD,
+      recipient: alice.address,
+    });
+    await s.receipt(await s.as(alice).minter.write.mint([again.proof, again.request]));
+    await eventually(
+      async () => (await insertions()).slice(before),
+      (list) => list.length === 2,
+      "the next insertion",
+      30_000,
+    );
+    expect(await pendingCount()).toBe(0n);
+    // Who inserted first is normal: no failure reported.
+    expect(failures()).toEqual([]);
+  });
+
+  it("at rest reads the pending count once a pass and nothing else: no indexer request, no transaction", async () => {
+    const counter = await countingProxy(s.rpcUrl);
+    const indexerRequests: string[] = [];
+    const fakeIndexer: Server = createServer((req, res) => {
+      indexerRequests.push(req.url ?? "");
+      res.writeHead(500).end();
+    }).listen(0, "127.0.0.1");
+    await new Promise((r) => fakeIndexer.once("listening", r));
+    try {
+      const chain = Chain.load(deploymentFile, counter.url, 10_000);
+      const sender = new TransactionSender(chain, hardhatPrivateKey(9), 30_000);
+      const errors: unknown[] = [];
+      const inserter = new LeafInserter(chain, sender, {
+        indexerUrl: `http://127.0.0.1:${(fakeIndexer.address() as AddressInfo).port}`,
+        batchMax: 16,
+        batchWaitMs: 0,
+        insertMax: 64,
+        onError: (error) => errors.push(error),
+      });
+      expect(await pendingCount()).toBe(0n);
+      for (let i = 0; i < 20; i++) await inserter.pass();
+      expect(counter.methods).toEqual(Array(20).fill("eth_call"));
+      expect(indexerRequests).toEqual([]);
+      expect(inserter.waiting).toBe(false);
+      expect(errors).toEqual([]);
+    } finally {
+      await counter.close();
+      await new Promise((r) => fakeIndexer.close(r));
+    }
+  });
+
+  it("keeps every limit under the per-transaction cap, and refuses settings past it", () => {
+    // The whole queue (MAX_PENDING) carried and the most LEAF_INSERT_MAX allows inserted.
+    expect(insertionGas(1024, 256)).toBeLessThanOrEqual(TX_GAS_CAP);
+    expect(insertionGas(1024, 64)).toBe(6_585_000n);
+    expect(() => loadConfig({ LEAF_INSERT_MAX: "257" })).toThrow(/LEAF_INSERT_MAX/);
+    expect(() => loadConfig({ LEAF_BATCH_MAX: "0" })).toThrow(/LEAF_BATCH_MAX/);
+    expect(() => loadConfig({ LEAF_BATCH_WAIT_MS: "-1" })).toThrow(/LEAF_BATCH_WAIT_MS/);
+    expect(loadConfig({})).toMatchObject({ LEAF_BATCH_MAX: 16, LEAF_BATCH_WAIT_MS: 1000, LEAF_INSERT_MAX: 64 });
+  });
+});
+
+/** A JSON-RPC proxy that records the method of every call it forwards. */
+async function countingProxy(target: string): Promise<{ url: string; methods: string[]; close(): Promise<void> }> {
+  const methods: string[] = [];
+  const server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (chunk) => (raw += chunk));
+    req.on("end", async () => {
+      const parsed = JSON.parse(raw) as { method: string } | { method: string }[];
+      for (const call of Array.isArray(parsed) ? parsed : [parsed]) methods.push(call.method);
+      const answer = await fetch(target, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: raw,
+      });
+      res.writeHead(200, { "content-type": "application/json" }).end(await answer.text());
+    });
+  }).listen(0, "127.0.0.1");
+  await new Promise((r) => server.once("listening", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    methods,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
