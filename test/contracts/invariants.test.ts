@@ -8,8 +8,9 @@
 // is a day and the file lasts minutes). fast-check then draws a sequence of
 // steps (deposits, mints, top-ups, repays, withdrawals, closes, liquidations,
 // redistributions, redemptions of every size, payouts paid, failed and
-// redirected, note withdrawals, price moves and crashes, governance through the
-// impersonated timelock); each step predicts its own outcome from the chain
+// redirected, note withdrawals, change leaves inserted from the queue by anyone
+// (or refused for a list that is not the queue), price moves and crashes,
+// governance through the impersonated timelock); each step predicts its own outcome from the chain
 // state before it (which error, or what changes), and after it the chain is
 // checked against the model kept here and against the invariants below.
 //
@@ -34,13 +35,14 @@ import {
   BaseError,
   ContractFunctionRevertedError,
   decodeErrorResult,
+  encodeAbiParameters,
   getAddress,
   keccak256,
   parseEventLogs,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { DEV_SEAL_KEY, SealError, openSealedAddress } from "@zsd/sdk/seal";
 import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
 import {
@@ -48,10 +50,12 @@ import {
   type Note,
   type NoteSpend,
   type SolidityProof,
+  DepositTree,
   createNote,
   depositLeaf,
   noteCommitment,
   positionOwnerKey,
+  registryLeaves,
   releaseProver,
   repayTypedData,
   closeTypedData,
@@ -176,7 +180,19 @@ interface Chain {
   epoch: bigint;
   params: Params;
   positions: PositionView[];
+  /** The registry's queue of leaves waiting for the tree, and the tree. */
+  pendingCount: bigint;
+  pendingChain: Hex;
+  root: bigint;
+  treeSize: bigint;
 }
+
+/** The registry's hash chain over queued leaves, from an empty queue. */
+const queueChain = (leaves: readonly bigint[]): Hex =>
+  leaves.reduce<Hex>(
+    (h, leaf) => keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf])),
+    `0x${"0".repeat(64)}`,
+  );
 
 // ------------------------------------------------------------------ model
 
@@ -224,6 +240,8 @@ interface Model {
   custody: Map<bigint, Verdict>;
   opened: Set<Hex>;
   discovered: bigint;
+  /** Change leaves queued and not yet inserted, in queue order. */
+  queue: bigint[];
 }
 
 interface Expected {
@@ -286,6 +304,7 @@ describe("money invariants under random sequences", () => {
   /** The block of the snapshot every run starts from: payout events are read from there on. */
   let baseBlock: bigint;
   let timelock: Address;
+  let initialQueue: bigint[] = [];
   const owners = new Map<Address, LocalAccount>();
   const mints: MintProof[] = [];
   const topUps: SpendProof[] = [];
@@ -383,6 +402,14 @@ describe("money invariants under random sequences", () => {
     }
     base = await s.snapshot();
     baseBlock = await s.publicClient.getBlockNumber();
+    // The opened positions' change, queued before the snapshot: every run starts with it pending.
+    const queued = await s.publicClient.getContractEvents({
+      address: s.read.registry.address,
+      abi: collateralRegistryAbi,
+      eventName: "LeafQueued",
+      fromBlock: 0n,
+    });
+    initialQueue = queued.map((e) => e.args.leaf!);
   }, 300_000);
 
   afterAll(async () => {
@@ -450,6 +477,12 @@ describe("money invariants under random sequences", () => {
       r.oracle.read.latestRoundData(),
       r.minter.read.epoch(),
     ]);
+    const [pendingCount, pendingChain, root, treeSize] = await Promise.all([
+      r.registry.read.pendingCount(),
+      r.registry.read.pendingChain(),
+      r.registry.read.root(),
+      r.registry.read.size(),
+    ]);
     const [params, positions] = await Promise.all([
       Promise.all([
         r.minter.read.minCollateralRatioBps(),
@@ -483,6 +516,10 @@ describe("money invariants under random sequences", () => {
         redemptionFeeBps: feeBps,
       },
       positions: positions.map((p) => ({ ...p, status: Number(p.status) })),
+      pendingCount,
+      pendingChain,
+      root,
+      treeSize,
     };
   }
 
@@ -788,6 +825,9 @@ describe("money invariants under random sequences", () => {
     expect(c.epoch, `${label}: epoch (model)`).toBe(m.epoch);
     expect(c.params, `${label}: parameters`).toEqual(m.params);
     expect(c.supply, `${label}: totalSupply = totalDebt`).toBe(c.debt);
+    // Change waits in the queue, in the order spent, until someone inserts it.
+    expect(c.pendingCount, `${label}: pendingCount (model)`).toBe(BigInt(m.queue.length));
+    expect(c.pendingChain, `${label}: pendingChain (model)`).toBe(queueChain(m.queue));
     expect(c.supply, `${label}: totalSupply (model)`).toBe(m.supply);
 
     const n = BigInt(c.positions.length);
@@ -996,6 +1036,7 @@ describe("money invariants under random sequences", () => {
         m.spent.add(`mint${this.k}`);
         m.unminted -= p.floorZat;
         m.supply += p.mint;
+        if (p.request.changeLeaf !== 0n) m.queue.push(p.request.changeLeaf);
         m.positions.push({ owner: p.owner.address, status: STATUS.Open });
         const id = BigInt(c.positions.length + 1);
         return new Map([[id, { status: STATUS.Open, owner: p.owner.address, collateral: p.floorZat, debt: p.mint }]]);
@@ -1044,6 +1085,7 @@ describe("money invariants under random sequences", () => {
           m.spent.add(`mint${this.ks[j]}`);
           m.unminted -= p.floorZat;
           m.supply += p.mint;
+          if (p.request.changeLeaf !== 0n) m.queue.push(p.request.changeLeaf);
           m.positions.push({ owner: p.owner.address, status: STATUS.Open });
           changes.set(BigInt(c.positions.length + 1 + j), {
             status: STATUS.Open,
@@ -1076,6 +1118,7 @@ describe("money invariants under random sequences", () => {
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         m.spent.add(`topUp${this.k}`);
         m.unminted -= p.floorZat;
+        if (p.spend.changeLeaf !== 0n) m.queue.push(p.spend.changeLeaf);
         return new Map([
           [id, { status: STATUS.Open, collateral: position!.collateralZat + p.floorZat, debt: position!.debt }],
         ]);
@@ -1784,7 +1827,65 @@ describe("money invariants under random sequences", () => {
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         m.spent.add(`withdraw${this.k}`);
         m.unminted -= p.floorZat;
+        if (p.spend.changeLeaf !== 0n) m.queue.push(p.spend.changeLeaf);
         released(m, p.owner.address, p.floorZat, { sealedAddress: p.sealedAddress, noteCommitment: 0n });
+        return new Map();
+      });
+    }
+  }
+
+  type Tamper = "none" | "leaf" | "short" | "zero";
+  /**
+   * Anyone inserts the first `shareBps` of the queued change leaves (at least
+   * one) with one walk: the root becomes the reference LeanIMT's over every
+   * leaf the registry's events name, the rest stays queued, and no total
+   * moves. A list that is not the queue (a leaf changed, one left out) or a
+   * count of zero is refused, and nothing moves.
+   */
+  class InsertPending extends Step {
+    constructor(
+      readonly shareBps: bigint,
+      readonly tamper: Tamper,
+    ) {
+      super();
+    }
+    toString() {
+      return `InsertPending(${this.shareBps}${this.tamper === "none" ? "" : `, ${this.tamper}`})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async (c) => {
+        const queued = m.queue.length;
+        let list = [...m.queue];
+        let n = BigInt(Math.max(1, Math.ceil((queued * Number(this.shareBps)) / 10_000)));
+        if (this.tamper === "leaf" && queued > 0) list[queued - 1] = list[queued - 1]! + 1n;
+        if (this.tamper === "short" && queued > 0) list = list.slice(1);
+        if (this.tamper === "zero") n = 0n;
+        let expected: string | null = null;
+        if (list.length !== queued) expected = "PendingLeavesMismatch";
+        else if (n === 0n || n > BigInt(queued)) expected = "InvalidInsertCount";
+        else if (this.tamper === "leaf") expected = "PendingLeavesMismatch";
+        const outcome = await send(() => as(carol).registry.write.insertPendingLeaves([list, n]));
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        const inserted = m.queue.splice(0, Number(n));
+        const [event] = parseEventLogs({
+          abi: collateralRegistryAbi,
+          logs: outcome.receipt.logs,
+          eventName: "PendingLeavesInserted",
+        });
+        // Change leaves are fresh notes: none is in the tree already, so none is dropped.
+        expect(event?.args, `${this.toString()}: event`).toMatchObject({
+          firstIndex: c.treeSize,
+          leaves: inserted,
+          consumed: n,
+        });
+        const events = await s.publicClient.getContractEvents({
+          address: s.read.registry.address,
+          abi: collateralRegistryAbi,
+          fromBlock: 0n,
+        });
+        const tree = new DepositTree(registryLeaves(events));
+        expect(await s.read.registry.read.root(), `${this.toString()}: root`).toBe(tree.root);
+        expect(event?.args.root, `${this.toString()}: event root`).toBe(tree.root);
         return new Map();
       });
     }
@@ -2018,6 +2119,9 @@ describe("money invariants under random sequences", () => {
       )
       .map((a) => new Redirect(...a, false)),
     fc.tuple(fc.nat({ max: WITHDRAWALS.length - 1 }), fc.boolean()).map(([k, wrong]) => new WithdrawNote(k, wrong)),
+    fc
+      .tuple(bps(1, 10_000), fc.constantFrom<Tamper>("none", "none", "none", "leaf", "short", "zero"))
+      .map(([share, tamper]) => new InsertPending(share, tamper)),
     fc.oneof(
       bps(-2_500, 2_500).map((b) => new Price("move", b)),
       bps(6_000, 8_000).map((b) => new Price("crash", -b)),
@@ -2077,6 +2181,7 @@ describe("money invariants under random sequences", () => {
               custody: new Map(),
               opened: new Set(),
               discovered: initial.payoutCount,
+              queue: [...initialQueue],
             };
             await fc.asyncModelRun(() => ({ model, real: world }), commands);
           },

@@ -1,4 +1,4 @@
-import { type Hex, numberToHex, parseEventLogs } from "viem";
+import { type Hex, encodeAbiParameters, keccak256, numberToHex, parseEventLogs } from "viem";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { collateralRegistryAbi } from "@zsd/sdk/abis";
 import {
@@ -172,34 +172,159 @@ describe("CollateralRegistry", () => {
     expect(await s.read.registry.read.size()).toBe(3n);
   });
 
-  it("inserts change leaves in batches for the note role only, as one-by-one insertion would", async () => {
-    const noteRole = await s.read.registry.read.NOTE_ROLE();
-    await grant(noteRole, accounts.carol.address);
-    const carol = s.as(accounts.carol).registry;
+  /** The registry's hash chain over queued leaves, from an empty queue. */
+  const queueChain = (leaves: readonly bigint[]): Hex =>
+    leaves.reduce<Hex>(
+      (h, leaf) => keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf])),
+      word(0n),
+    );
+
+  async function noteRoleForCarol() {
+    await grant(await s.read.registry.read.NOTE_ROLE(), accounts.carol.address);
+    return s.as(accounts.carol).registry;
+  }
+
+  const treeFromEvents = async () =>
+    new DepositTree(
+      registryLeaves(
+        await s.publicClient.getContractEvents({
+          address: s.read.registry.address,
+          abi: collateralRegistryAbi,
+          fromBlock: 0n,
+        }),
+      ),
+    );
+
+  it("queues change for the note role only, in order, outside the tree and the totals", async () => {
+    const carol = await noteRoleForCarol();
+    const deposited = (await s.deposit(createNote(), ZEC)).leaf;
+    const [root, unminted] = [await s.read.registry.read.root(), await s.read.registry.read.unmintedZat()];
+    const change = depositBatch(5).leaves;
+    const one = await s.receipt(await carol.write.queueLeaf([change[0]!]));
+    const many = await s.receipt(await carol.write.queueLeaves([change.slice(1)]));
+    const queued = parseEventLogs({ abi: collateralRegistryAbi, logs: [...one.logs, ...many.logs] });
+    expect(queued.map((e) => [e.eventName, e.args])).toEqual(
+      change.map((leaf, i) => ["LeafQueued", { sequence: BigInt(i), leaf }]),
+    );
+    expect(await s.read.registry.read.pendingCount()).toBe(5n);
+    expect(await s.read.registry.read.queuedCount()).toBe(5n);
+    expect(await s.read.registry.read.pendingChain()).toBe(queueChain(change));
+    // Not in the tree yet, and already counted in the unminted ZEC (a spend takes only its floor).
+    expect(await s.read.registry.read.root()).toBe(root);
+    expect(await s.read.registry.read.size()).toBe(1n);
+    expect(await s.read.registry.read.unmintedZat()).toBe(unminted);
+
+    await expectRevert(carol.write.queueLeaf([deposited]), "DepositAlreadyRecorded", [deposited]);
+    await expectRevert(carol.write.queueLeaves([[change[0]!, deposited]]), "DepositAlreadyRecorded", [deposited]);
+    await expectRevert(carol.write.queueLeaf([0n]), "InvalidLeaf", [0n]);
+    await expectRevert(carol.write.queueLeaf([SNARK_SCALAR_FIELD]), "InvalidLeaf", [SNARK_SCALAR_FIELD]);
+    await expectRevert(carol.write.queueLeaves([[]]), "EmptyLeafBatch", [0n]);
+    await expectRevert(s.as(accounts.attestor).registry.write.queueLeaf([1n]), "AccessControlUnauthorizedAccount");
+    await expectRevert(s.as(accounts.attestor).registry.write.queueLeaves([[1n]]), "AccessControlUnauthorizedAccount");
+    expect(await s.read.registry.read.pendingChain()).toBe(queueChain(change));
+
+    // The queue's length is the low 64 bits of slot 11 (after unmintedZat and the chain): full at MAX_PENDING.
+    const max = await s.read.registry.read.MAX_PENDING();
+    expect(max).toBe(1024n);
+    const slot11 = BigInt((await s.publicClient.getStorageAt({ address: s.read.registry.address, slot: word(11n) }))!);
+    expect(slot11).toBe((5n << 64n) | 5n);
+    await s.testClient.setStorageAt({
+      address: s.read.registry.address,
+      index: word(11n),
+      value: word((5n << 64n) | (max - 1n)),
+    });
+    await expectRevert(carol.write.queueLeaves([depositBatch(2).leaves]), "PendingQueueFull", [max]);
+    await s.receipt(await carol.write.queueLeaf([depositBatch(1).leaves[0]!]));
+    await expectRevert(carol.write.queueLeaf([depositBatch(1).leaves[0]!]), "PendingQueueFull", [max]);
+  });
+
+  it("lets anyone insert the first queued leaves with one walk, as one-by-one insertion would, and keeps the rest", async () => {
+    const carol = await noteRoleForCarol();
     const tree = new DepositTree();
     tree.insert((await s.deposit(createNote(), ZEC)).leaf);
     const unminted = await s.read.registry.read.unmintedZat();
-    const change = depositBatch(6).leaves;
-    for (const leaf of change) tree.insert(leaf);
-    const receipt = await s.receipt(await carol.write.insertChangeLeaves([change]));
-    const [event] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs });
-    expect(event!.eventName).toBe("ChangeLeavesInserted");
-    expect(event!.args).toEqual({ firstIndex: 1n, leaves: change, root: tree.root });
+    const change = depositBatch(7).leaves;
+    await s.receipt(await carol.write.queueLeaves([change]));
+    const anyone = s.as(accounts.bob).registry;
+
+    // Not the queue: a leaf changed, the order changed, one left out or one added; a count of 0 or too many.
+    const changed = [...change.slice(0, 6), change[6]! + 1n];
+    const swapped = [change[1]!, change[0]!, ...change.slice(2)];
+    await expectRevert(anyone.write.insertPendingLeaves([changed, 7n]), "PendingLeavesMismatch", [7n, 7n]);
+    await expectRevert(anyone.write.insertPendingLeaves([swapped, 1n]), "PendingLeavesMismatch", [7n, 7n]);
+    await expectRevert(anyone.write.insertPendingLeaves([change.slice(1), 1n]), "PendingLeavesMismatch", [6n, 7n]);
+    await expectRevert(anyone.write.insertPendingLeaves([[...change, 5n], 1n]), "PendingLeavesMismatch", [8n, 7n]);
+    await expectRevert(anyone.write.insertPendingLeaves([change, 0n]), "InvalidInsertCount", [0n, 7n]);
+    await expectRevert(anyone.write.insertPendingLeaves([change, 8n]), "InvalidInsertCount", [8n, 7n]);
+
+    // Three now: leaves 1..3, one root; four stay queued, their chain from an empty queue.
+    for (const leaf of change.slice(0, 3)) tree.insert(leaf);
+    const first = await s.receipt(await anyone.write.insertPendingLeaves([change, 3n]));
+    const [inserted] = parseEventLogs({ abi: collateralRegistryAbi, logs: first.logs });
+    expect([inserted!.eventName, inserted!.args]).toEqual([
+      "PendingLeavesInserted",
+      { firstIndex: 1n, leaves: change.slice(0, 3), consumed: 3n, root: tree.root },
+    ]);
     expect(await s.read.registry.read.root()).toBe(tree.root);
-    // Change is already counted in the unminted ZEC: a batch of it adds nothing.
+    expect(await s.read.registry.read.pendingCount()).toBe(4n);
+    expect(await s.read.registry.read.pendingChain()).toBe(queueChain(change.slice(3)));
+    expect(await s.read.registry.read.rootSupersededAt([tree.root])).toBe(CURRENT);
+    // The old list is not the queue any more; the rest is.
+    await expectRevert(anyone.write.insertPendingLeaves([change, 1n]), "PendingLeavesMismatch", [7n, 4n]);
+    for (const leaf of change.slice(3)) tree.insert(leaf);
+    await s.receipt(await anyone.write.insertPendingLeaves([change.slice(3), 4n]));
+    expect(await s.read.registry.read.root()).toBe(tree.root);
+    expect(await s.read.registry.read.size()).toBe(8n);
+    expect(await s.read.registry.read.pendingCount()).toBe(0n);
+    expect(await s.read.registry.read.pendingChain()).toBe(word(0n));
+    expect(await s.read.registry.read.queuedCount()).toBe(7n);
+    await expectRevert(anyone.write.insertPendingLeaves([[], 1n]), "InvalidInsertCount", [1n, 0n]);
+    // Change is already counted in the unminted ZEC: inserting it adds nothing.
     expect(await s.read.registry.read.unmintedZat()).toBe(unminted);
-    await expectRevert(carol.write.insertChangeLeaves([[]]), "EmptyLeafBatch", [0n]);
-    await expectRevert(carol.write.insertChangeLeaves([[change[2]!]]), "DepositAlreadyRecorded", [change[2]!]);
-    await expectRevert(
-      s.as(accounts.attestor).registry.write.insertChangeLeaves([depositBatch(1).leaves]),
-      "AccessControlUnauthorizedAccount",
-    );
-    const events = await s.publicClient.getContractEvents({
+    expect((await treeFromEvents()).root).toBe(tree.root);
+    // An inserted leaf cannot be queued again.
+    await expectRevert(carol.write.queueLeaf([change[4]!]), "DepositAlreadyRecorded", [change[4]!]);
+  });
+
+  it("drops, not refuses, a queued leaf the tree already holds, so one owner's duplicate holds up no one", async () => {
+    const carol = await noteRoleForCarol();
+    const tree = new DepositTree();
+    const [a, b, c] = depositBatch(3).leaves as [bigint, bigint, bigint];
+    // b queued twice (it is checked against the tree only), and a recorded as a deposit while queued.
+    await s.receipt(await carol.write.queueLeaves([[a, b, c, b]]));
+    await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([[a], ZEC]));
+    tree.insert(a);
+    const receipt = await s.receipt(await s.as(accounts.bob).registry.write.insertPendingLeaves([[a, b, c, b], 4n]));
+    tree.insert(b);
+    tree.insert(c);
+    const events = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs });
+    expect(events.map((e) => [e.eventName, e.args])).toEqual([
+      ["PendingLeafDropped", { leaf: a }],
+      ["PendingLeafDropped", { leaf: b }],
+      ["PendingLeavesInserted", { firstIndex: 1n, leaves: [b, c], consumed: 4n, root: tree.root }],
+    ]);
+    expect(await s.read.registry.read.root()).toBe(tree.root);
+    expect(await s.read.registry.read.size()).toBe(3n);
+    expect((await treeFromEvents()).root).toBe(tree.root);
+
+    // Every leaf dropped: the queue empties and the root stays.
+    await s.receipt(await carol.write.queueLeaves([[depositBatch(1).leaves[0]!]]));
+    const d = depositBatch(1).leaves[0]!;
+    await s.receipt(await carol.write.queueLeaf([d]));
+    const pending = await s.publicClient.getContractEvents({
       address: s.read.registry.address,
       abi: collateralRegistryAbi,
+      eventName: "LeafQueued",
       fromBlock: 0n,
     });
-    expect(new DepositTree(registryLeaves(events)).root).toBe(tree.root);
+    const queue = pending.slice(4).map((e) => e.args.leaf!);
+    await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([queue, 2n * ZEC]));
+    const root = await s.read.registry.read.root();
+    const all = await s.receipt(await s.as(accounts.bob).registry.write.insertPendingLeaves([queue, 2n]));
+    const [, , last] = parseEventLogs({ abi: collateralRegistryAbi, logs: all.logs });
+    expect(last!.args).toEqual({ firstIndex: 5n, leaves: [], consumed: 2n, root });
+    expect(await s.read.registry.read.root()).toBe(root);
+    expect(await s.read.registry.read.pendingCount()).toBe(0n);
   });
 
   it("fills the tree to its capacity in a batch and refuses one leaf more", async () => {
