@@ -68,6 +68,28 @@ export const depositBatch = onchainTable(
   (table) => ({ maxAmountIdx: index().on(table.maxAmountZat) }),
 );
 
+/**
+ * One row per change leaf queued for the tree (`LeafQueued`) and not inserted yet: no path, not
+ * spendable. `PendingLeavesInserted` removes the lowest `consumed` sequences (inserted or dropped).
+ */
+export const pendingLeaf = onchainTable("pending_leaf", (t) => ({
+  /** Counts every leaf ever queued, from 0. */
+  sequence: t.bigint().primaryKey(),
+  leaf: t.bigint().notNull(),
+  blockNumber: t.bigint().notNull(),
+  timestamp: t.bigint().notNull(),
+  txHash: t.hex().notNull(),
+}));
+
+/**
+ * One row ("queue"): how many leaves were ever queued (the registry's queuedCount). The
+ * `pending_leaf` rows leave once inserted, so the count cannot be read from them.
+ */
+export const leafQueue = onchainTable("leaf_queue", (t) => ({
+  id: t.text().primaryKey(),
+  queuedCount: t.bigint().notNull(),
+}));
+
 /** One row ("ZEC"): collateral totals and the latest ZEC/USD price. */
 export const collateral = onchainTable("collateral", (t) => ({
   id: t.text().primaryKey(),

@@ -1,5 +1,6 @@
 import { ponder } from "ponder:registry";
-import { deposit, depositBatch } from "ponder:schema";
+import { asc, lt } from "ponder";
+import { deposit, depositBatch, leafQueue, pendingLeaf } from "ponder:schema";
 import { updateCollateral } from "./lib/collateral";
 
 // Deposits are recorded in batches (one deposit too), which publish their total
@@ -52,9 +53,50 @@ ponder.on("CollateralRegistry:DepositsRecorded", async ({ event, context }) => {
   }));
 });
 
-// The change leaves of a mintBatch, entered together: amounts private, already unminted.
-ponder.on("CollateralRegistry:ChangeLeavesInserted", async ({ event, context }) => {
-  await context.db.insert(deposit).values(batchRows("change", event.args, event));
+// A spend's change waits in the registry's queue until someone inserts it: no
+// leaf index, no path yet. GET /pending-leaves lists what waits, so a wallet
+// can tell a queued note from an unknown one and an inserter can pass the queue.
+ponder.on("CollateralRegistry:LeafQueued", async ({ event, context }) => {
+  const { sequence, leaf } = event.args;
+  await context.db.insert(pendingLeaf).values({
+    sequence,
+    leaf,
+    blockNumber: event.block.number,
+    timestamp: event.block.timestamp,
+    txHash: event.transaction.hash,
+  });
+  await context.db
+    .insert(leafQueue)
+    .values({ id: "queue", queuedCount: sequence + 1n })
+    .onConflictDoUpdate({ queuedCount: sequence + 1n });
+});
+
+// Queued leaves entered the tree: rows at their indexes like a batch of change
+// (amounts private, already unminted), and the `consumed` oldest leave the queue,
+// the dropped duplicates among them (the tree held them already).
+ponder.on("CollateralRegistry:PendingLeavesInserted", async ({ event, context }) => {
+  const { leaves, consumed } = event.args;
+  if (leaves.length > 0) await context.db.insert(deposit).values(batchRows("change", event.args, event));
+  const [oldest] = await context.db.sql
+    .select({ sequence: pendingLeaf.sequence })
+    .from(pendingLeaf)
+    .orderBy(asc(pendingLeaf.sequence))
+    .limit(1);
+  // The queue is consumed from its front, and every queued sequence has its row.
+  if (oldest) await context.db.sql.delete(pendingLeaf).where(lt(pendingLeaf.sequence, oldest.sequence + consumed));
+});
+
+// Its row leaves with the PendingLeavesInserted of the same call; the tree holds the leaf already.
+ponder.on("CollateralRegistry:PendingLeafDropped", async ({ event }) => {
+  console.info(
+    JSON.stringify({
+      level: 30,
+      time: Date.now(),
+      msg: "Queued leaf dropped: the tree held it already",
+      leaf: event.args.leaf.toString(),
+      txHash: event.transaction.hash,
+    }),
+  );
 });
 
 // The leaf is all a prover needs; the commitment stays with the note's owner.

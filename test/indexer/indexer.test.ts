@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { type Address, type Hex, keccak256, parseEventLogs, toHex, zeroAddress } from "viem";
+import { type Address, type Hex, encodeAbiParameters, keccak256, parseEventLogs, toHex, zeroAddress } from "viem";
 import { DEV_SEAL_KEY, sealBytes } from "@zsd/sdk/seal";
 import { privateKeyToAccount } from "viem/accounts";
 import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
@@ -68,6 +68,18 @@ async function get<T = Record<string, unknown>>(indexer: RunningIndexer, path: s
   return (await response.json()) as T;
 }
 
+interface PendingLeaves {
+  pending: { sequence: string; leaf: string; blockNumber: string; timestamp: string; txHash: string }[];
+  queuedCount: string;
+}
+
+/** The registry's pendingChain over `leaves`: h = keccak256(abi.encode(h, leaf)) from zero. */
+function pendingChain(leaves: readonly bigint[]): Hex {
+  let h: Hex = `0x${"0".repeat(64)}`;
+  for (const leaf of leaves) h = keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf]));
+  return h;
+}
+
 describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
   // PGlite (the default store) runs the sequences that exercise the store: writes, a revert, the routes.
   const full = database === "postgres";
@@ -82,6 +94,17 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
   /** Waits until the indexer has processed the chain head. */
   async function caughtUp() {
     await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
+  }
+
+  /**
+   * Inserts the first `count` queued leaves (all by default; at least one must wait), passing the queue as the indexer lists
+   * it: the registry refuses any other list, so this also checks the route. Returns the receipt.
+   */
+  async function insertPending(count?: number) {
+    await caughtUp();
+    const leaves = (await get<PendingLeaves>(indexer, "/pending-leaves")).pending.map((p) => BigInt(p.leaf));
+    expect(leaves.length, "leaves queued").toBeGreaterThan(0);
+    return s.receipt(await s.as(bob).registry.write.insertPendingLeaves([leaves, BigInt(count ?? leaves.length)]));
   }
 
   /**
@@ -180,6 +203,14 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       positions.filter((p) => p.status === "open").map((p) => p.id),
     );
 
+    // The queue: every leaf still pending, in order (its hash chain is the registry's), and the count ever queued.
+    const queue = await get<PendingLeaves>(indexer, "/pending-leaves");
+    expect(queue.pending).toHaveLength(Number(await r.registry.read.pendingCount()));
+    expect(pendingChain(queue.pending.map((p) => BigInt(p.leaf)))).toBe(await r.registry.read.pendingChain());
+    expect(BigInt(queue.queuedCount)).toBe(await r.registry.read.queuedCount());
+    const sequences = queue.pending.map((p) => BigInt(p.sequence));
+    expect(sequences).toEqual(sequences.map((_, i) => BigInt(queue.queuedCount) - BigInt(sequences.length - i)));
+
     const { deposits } = await get<{ deposits: { leaf: string }[] }>(indexer, "/deposits?from=0&limit=5000");
     expect(deposits).toHaveLength(Number(await r.registry.read.size()));
     expect(new DepositTree(deposits.map((d) => BigInt(d.leaf))).root).toBe(await r.registry.read.root());
@@ -236,7 +267,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     const bobMint = await s.depositAndMint({ amountZat: 3n * ZEC, mintAmount: 80n * ZSD, recipient: bob.address });
     await s.deposit(createNote(), 1n * ZEC + 7n);
     // Leaves in batches (issue 22): three deposits published with their total only, then
-    // two relayed mints whose change leaves (1 ZEC each) enter the tree together.
+    // two relayed mints whose change leaves (1 ZEC each) are queued and enter the tree together.
     const firstBatchIndex = Number(await s.read.registry.read.size());
     const batchLeaves = [2n * ZEC, 3n * ZEC, ZEC + 1n].map((a) => depositLeaf(a, noteCommitment(createNote())));
     await s.receipt(await s.as(attestor).registry.write.recordDeposits([batchLeaves, 6n * ZEC + 1n]));
@@ -257,6 +288,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     await s.receipt(
       await s.as(relayer).minter.write.mintBatch([batchMints.map((m) => m.proof), batchMints.map((m) => m.request)]),
     );
+    await insertPending();
     await s.receipt(await s.as(alice).token.write.transfer([carol.address, 20n * ZSD]));
     await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([48_50000000n]));
 
@@ -293,7 +325,8 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       [firstBatchIndex + 5, "change", "0", "0"],
       [firstBatchIndex + 6, "change", "0", "0"],
     ]);
-    // Only a batch's last leaf has a root: the registry never had one between its leaves.
+    // Only a batch's last leaf has a root: the registry never had one between its leaves (nor between the
+    // leaves of one insertion of the queue).
     expect(batched.deposits.slice(5).map((d) => [d.leaf, d.root])).toEqual([
       [String(batchMints[0]!.request.changeLeaf), "0"],
       [String(batchMints[1]!.request.changeLeaf), root],
@@ -439,6 +472,69 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     expect(page).toEqual({ deposits: [expect.objectContaining({ index: 1 })], next: 2 });
   });
 
+  it("follows the queue of change leaves: queued, inserted in part, a duplicate dropped", async () => {
+    const mints = [];
+    for (let i = 0; i < 3; i++) {
+      // A floor below the note's amount: the rest is change, queued.
+      mints.push(
+        await s.depositAndMint({
+          amountZat: 2n * ZEC,
+          collateralFloorZat: ZEC,
+          mintAmount: 20n * ZSD,
+          recipient: carol.address,
+        }),
+      );
+    }
+    const [a, b, c] = mints.map((m) => m.request.changeLeaf);
+    const rows = async (from: number) =>
+      (await get<{ deposits: Record<string, unknown>[] }>(indexer, `/deposits?from=${from}`)).deposits;
+    await expectMatchesChain();
+    let queue = await get<PendingLeaves>(indexer, "/pending-leaves");
+    const first = BigInt(queue.queuedCount) - 3n;
+    // Each leaf where and when its mint queued it.
+    expect(queue.pending).toEqual(
+      await Promise.all(
+        mints.map(async (m, i) => ({
+          sequence: String(first + BigInt(i)),
+          leaf: String(m.request.changeLeaf),
+          blockNumber: String(m.receipt.blockNumber),
+          timestamp: String((await s.publicClient.getBlock({ blockNumber: m.receipt.blockNumber })).timestamp),
+          txHash: m.receipt.transactionHash,
+        })),
+      ),
+    );
+    // Queued is not in the tree: no row among the deposits yet.
+    const size = Number(await s.read.registry.read.size());
+    expect(await rows(size)).toEqual([]);
+
+    // One of three enters the tree; two wait.
+    await insertPending(1);
+    await expectMatchesChain();
+    queue = await get<PendingLeaves>(indexer, "/pending-leaves");
+    expect(queue.pending.map((p) => [p.sequence, p.leaf])).toEqual([
+      [String(first + 1n), String(b)],
+      [String(first + 2n), String(c)],
+    ]);
+    const root = String(await s.read.registry.read.root());
+    expect((await rows(size)).map((d) => [d.index, d.leaf, d.kind, d.amountZat, d.root])).toEqual([
+      [size, String(a), "change", "0", root],
+    ]);
+
+    // b's leaf recorded as a deposit meanwhile: the insertion drops it (the tree holds it) and keeps c.
+    await s.receipt(await s.as(attestor).registry.write.recordDeposits([[b], ZEC]));
+    const inserted = await insertPending(2);
+    const logs = parseEventLogs({ abi: collateralRegistryAbi, logs: inserted.logs });
+    expect(logs.map((l) => l.eventName)).toEqual(["PendingLeafDropped", "PendingLeavesInserted"]);
+    await expectMatchesChain();
+    queue = await get<PendingLeaves>(indexer, "/pending-leaves");
+    expect(queue).toEqual({ pending: [], queuedCount: String(first + 3n) });
+    expect((await rows(size)).map((d) => [d.index, d.leaf, d.kind])).toEqual([
+      [size, String(a), "change"],
+      [size + 1, String(b), "batch-deposit"],
+      [size + 2, String(c), "change"],
+    ]);
+  });
+
   const setPrice = async (answer: bigint) => s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([answer]));
   /** A position from a fresh note (ZSD to alice), its owner funded with gas to act itself. */
   async function open(amountZat: bigint, floorZat: bigint, mintAmount: bigint) {
@@ -517,6 +613,8 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       await s.receipt(await b.minter.close([b.id, toAddress(SAPLING)]));
       // The top-up note's 1 ZEC of change leaves without a position, sent by bob
       // for the note's owner key, whose payout it is.
+      // Its change is spendable once inserted from the queue.
+      await insertPending();
       const outOwner = positionOwner(changeNote(note));
       const outSealed = s.seal(SAPLING, outOwner);
       const out = await s.proveWithdraw({

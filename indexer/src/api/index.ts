@@ -133,6 +133,31 @@ app.get("/deposits", async (c) => {
   return c.json(json({ deposits: page, next: rows.length > limit ? page[page.length - 1]!.index + 1 : null }));
 });
 
+/** The registry's MAX_PENDING: the queue never holds more. */
+const MAX_PENDING = 1024;
+
+/**
+ * Every change leaf queued and not yet in the tree, by sequence: a wallet waits for its note here,
+ * an inserter passes this list to `insertPendingLeaves`. `queuedCount` is the next sequence.
+ */
+app.get("/pending-leaves", async (c) => {
+  const [pending, queue] = await Promise.all([
+    db
+      .select({
+        sequence: schema.pendingLeaf.sequence,
+        leaf: schema.pendingLeaf.leaf,
+        blockNumber: schema.pendingLeaf.blockNumber,
+        timestamp: schema.pendingLeaf.timestamp,
+        txHash: schema.pendingLeaf.txHash,
+      })
+      .from(schema.pendingLeaf)
+      .orderBy(asc(schema.pendingLeaf.sequence))
+      .limit(MAX_PENDING),
+    db.query.leafQueue.findFirst({ where: eq(schema.leafQueue.id, "queue") }),
+  ]);
+  return c.json(json({ pending, queuedCount: queue?.queuedCount ?? 0n }));
+});
+
 /** Leaves whose amount is not published: change, and deposits recorded in a batch. */
 const HIDDEN_AMOUNT = ["change", "batch-deposit"];
 
