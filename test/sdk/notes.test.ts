@@ -9,6 +9,7 @@ import {
   encodeMintCall,
   noteCommitment,
   nullifierHash,
+  registryLeaves,
 } from "@zsd/sdk/notes";
 import { decodeFunctionData } from "viem";
 import { stableMinterAbi } from "@zsd/sdk/abis";
@@ -75,6 +76,24 @@ describe("notes library", () => {
     expect(path.siblings).toHaveLength(20);
     expect(path.pathLength).toBe(1);
     expect(() => tree.path({ leaf: 99n })).toThrow(/not in the deposit tree/);
+  });
+
+  it("rebuilds the leaves from the registry's events: a queued leaf only once an insertion takes it (issue 22)", () => {
+    const events = [
+      { eventName: "DepositsRecorded", args: { firstIndex: 0n, leaves: [10n, 11n], totalZat: 5n, root: 1n } },
+      { eventName: "LeafQueued", args: { sequence: 0n, leaf: 20n } },
+      { eventName: "LeafQueued", args: { sequence: 1n, leaf: 21n } },
+      { eventName: "NoteInserted", args: { index: 2n, leaf: 12n, amountZat: 3n, root: 2n } },
+      // 21 was dropped (the tree held it): only 20 entered, at index 3.
+      { eventName: "PendingLeafDropped", args: { leaf: 21n } },
+      { eventName: "PendingLeavesInserted", args: { firstIndex: 3n, leaves: [20n], consumed: 2n, root: 3n } },
+      // All of a run dropped: no leaf, nothing at firstIndex.
+      { eventName: "PendingLeavesInserted", args: { firstIndex: 4n, leaves: [], consumed: 1n, root: 3n } },
+    ];
+    expect(registryLeaves(events)).toEqual([10n, 11n, 12n, 20n]);
+    // Queued and never inserted: not a leaf.
+    expect(registryLeaves(events.slice(0, 4))).toEqual([10n, 11n, 12n]);
+    expect(() => registryLeaves(events.filter((e) => e.eventName !== "NoteInserted"))).toThrow(/leaf 2 is missing/);
   });
 
   it("encodes the mint call the minter decodes", () => {
