@@ -81,7 +81,13 @@ describe("ledger read endpoints", () => {
 
   it("says in every ledger answer which block it is as of, that block's time and its age", async () => {
     const head = await s.publicClient.getBlock();
-    for (const path of ["/v1/supply", "/v1/collateral", "/v1/prices/peg", `/v1/wallets/${alice.address}/balances`]) {
+    for (const path of [
+      "/v1/supply",
+      "/v1/collateral",
+      "/v1/prices/peg",
+      `/v1/wallets/${alice.address}/balances`,
+      "/v1/deposits/pending",
+    ]) {
       const body = await (await api.call(path)).json();
       expect(body.asOfBlock, path).toBe(Number(head.number));
       expect(body.asOfBlockTime, path).toBe(new Date(Number(head.timestamp) * 1000).toISOString());
@@ -90,7 +96,7 @@ describe("ledger read endpoints", () => {
     }
     const documented = (api.openApi as { components: { schemas: Record<string, { required?: string[] }> } }).components
       .schemas;
-    for (const schema of ["Supply", "Collateral", "PegPrice", "Balances"]) {
+    for (const schema of ["Supply", "Collateral", "PegPrice", "Balances", "PendingLeaves"]) {
       expect(documented[schema]!.required, schema).toEqual(
         expect.arrayContaining(["asOfBlock", "asOfBlockTime", "asOfBlockAgeSeconds"]),
       );
@@ -212,13 +218,13 @@ describe("ledger read endpoints", () => {
     expect(await pageRoot(size - 1)).toBeNull();
     expect(await pageRoot(size)).toBe(String(await s.read.registry.read.root()));
     // What the chain says: each inserted note's amount; a change leaf's is private (0), and so is each
-    // amount of a batch of deposits (DepositsRecorded, every deposit's way in) and of change (ChangeLeavesInserted).
+    // amount of a batch of deposits (DepositsRecorded, every deposit's way in) and of change (PendingLeavesInserted).
     const registry = { address: s.read.registry.address, abi: collateralRegistryAbi, fromBlock: 0n } as const;
     const events = await s.publicClient.getContractEvents(registry);
     const single = events.flatMap((e) => (e.eventName === "NoteInserted" ? [e.args.amountZat!] : []));
     const amounts = single.filter((a) => a > 0n);
     const batched = events.flatMap((e) =>
-      e.eventName === "DepositsRecorded" || e.eventName === "ChangeLeavesInserted" ? e.args.leaves! : [],
+      e.eventName === "DepositsRecorded" || e.eventName === "PendingLeavesInserted" ? e.args.leaves! : [],
     );
     const hidden = single.filter((a) => a === 0n).length + batched.length;
     // Each batch of deposits: its size, its total, and the most one of its leaves could hold (the total
@@ -280,6 +286,62 @@ describe("ledger read endpoints", () => {
     expect(JSON.stringify(await refused.json())).toMatch(/floor.*must be positive/);
   });
 
+  it("GET /v1/deposits/pending lists the change leaves queued for the tree until an insertion takes them (issue 22)", async () => {
+    type Pending = {
+      object: string;
+      data: { sequence: number; leaf: string; queuedAt: string }[];
+      queuedCount: number;
+    };
+    const pending = async () => (await (await api.call("/v1/deposits/pending")).json()) as Pending;
+    const before = await pending();
+    expect(before).toMatchObject({ object: "pending_leaves", data: [], queuedCount: 0 });
+    // Two mints that leave change (a floor under the note's amount): their change waits, in order.
+    const mints = [];
+    for (const amountZat of [3n * ZEC, 4n * ZEC]) {
+      mints.push(
+        await s.depositAndMint({
+          amountZat,
+          collateralFloorZat: 2n * ZEC,
+          mintAmount: 20n * ZSD,
+          recipient: bob.address,
+        }),
+      );
+    }
+    await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
+    const queuedAt = async (blockNumber: bigint) =>
+      new Date(Number((await s.publicClient.getBlock({ blockNumber })).timestamp) * 1000).toISOString();
+    const queued = await pending();
+    expect(queued.data).toEqual([
+      {
+        sequence: 0,
+        leaf: String(mints[0]!.request.changeLeaf),
+        queuedAt: await queuedAt(mints[0]!.receipt.blockNumber),
+      },
+      {
+        sequence: 1,
+        leaf: String(mints[1]!.request.changeLeaf),
+        queuedAt: await queuedAt(mints[1]!.receipt.blockNumber),
+      },
+    ]);
+    expect(queued.queuedCount).toBe(2);
+    // Not in the tree: no leaf of the tree is either.
+    const leaves = async () =>
+      ((await (await api.call("/v1/deposits/leaves?limit=5000")).json()) as { data: { leaf: string }[] }).data.map(
+        (d) => d.leaf,
+      );
+    expect(await leaves()).not.toContain(queued.data[0]!.leaf);
+
+    // The list is the queue the registry takes: the first of the two enters the tree, the other waits.
+    await s.receipt(await s.as(bob).registry.write.insertPendingLeaves([queued.data.map((d) => BigInt(d.leaf)), 1n]));
+    await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
+    expect((await pending()).data).toEqual([queued.data[1]]);
+    expect((await leaves()).at(-1)).toBe(queued.data[0]!.leaf);
+    await s.receipt(await s.as(bob).registry.write.insertPendingLeaves([[BigInt(queued.data[1]!.leaf)], 1n]));
+    await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
+    expect(await pending()).toMatchObject({ data: [], queuedCount: 2 });
+    expect((await leaves()).slice(-2)).toEqual(queued.data.map((d) => d.leaf));
+  });
+
   it("is ready with the indexer and chain up, answers 503 once it is killed, and catches up after a restart (issue 26)", async () => {
     const head = Number(await s.publicClient.getBlockNumber());
     await waitForBlock(indexer.url, BigInt(head));
@@ -304,6 +366,7 @@ describe("ledger read endpoints", () => {
     });
     expect(performance.now() - started).toBeLessThan(3000);
     expect((await api.call("/v1/relay/anonymity?floor=1", { key: null })).status).toBe(503);
+    expect((await api.call("/v1/deposits/pending")).status).toBe(503);
     const notReady = await api.call("/v1/health/ready", { key: null });
     expect(notReady.status).toBe(503);
     expect((await notReady.json()).checks).toEqual({ database: true, indexer: false, chain: true, price: true });

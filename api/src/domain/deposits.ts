@@ -4,6 +4,7 @@
 import { depositLeaf } from "@zsd/sdk/notes";
 import { formatZec } from "@zsd/sdk/units";
 import type { Queryable } from "../adapters/db/index.ts";
+import type { Upstreams } from "../adapters/upstreams.ts";
 import { domainErrors } from "./errors.ts";
 
 interface Row {
@@ -71,4 +72,32 @@ export async function ownLeaves(
     [accountId, from, to],
   );
   return new Map(rows.map((r) => [r.leaf_index, { amountZat: r.amount_zat, noteCommitment: r.note_commitment }]));
+}
+
+/** The change leaves the registry queued and did not insert yet: no path, so not spendable. */
+export interface PendingLeavesView {
+  data: { sequence: number; leaf: string; queuedAt: string }[];
+  queuedCount: number;
+}
+
+interface IndexerPendingLeaves {
+  pending: { sequence: string; leaf: string; timestamp: string }[];
+  queuedCount: string;
+}
+
+/**
+ * Where a change note stands between its spend and the tree (issue 22): queued,
+ * in order. A wallet that does not find its leaf among the tree's leaves looks
+ * here before giving up; every wallet reads the same list, naming none.
+ */
+export async function pendingLeaves(upstreams: Upstreams): Promise<PendingLeavesView> {
+  const queue = await upstreams.indexer<IndexerPendingLeaves>("/pending-leaves");
+  return {
+    data: queue.pending.map((p) => ({
+      sequence: Number(p.sequence),
+      leaf: p.leaf,
+      queuedAt: new Date(Number(p.timestamp) * 1000).toISOString(),
+    })),
+    queuedCount: Number(queue.queuedCount),
+  };
 }

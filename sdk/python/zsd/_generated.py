@@ -180,6 +180,29 @@ class DepositLeaves(TypedDict):
     asOfBlockAgeSeconds: int
 
 
+class PendingLeavesDataItem(TypedDict):
+    # The leaf's place among every leaf ever queued, from 0
+    sequence: int
+    # Poseidon(amountZat, noteCommitment) of a change note: amount private
+    leaf: str
+    # When the spend that made it was mined
+    queuedAt: str
+
+
+class PendingLeaves(TypedDict):
+    object: Literal["pending_leaves"]
+    # Every change leaf queued and not yet in the tree, oldest first (1024 at most): no path yet, so not spendable until a later insertion (anyone may send one) adds it to the deposit leaves
+    data: List[PendingLeavesDataItem]
+    # How many leaves were ever queued: the next leaf's sequence
+    queuedCount: int
+    # The newest block the figures include
+    asOfBlock: int
+    # That block's timestamp
+    asOfBlockTime: str
+    # Seconds since that block: on a chain that makes blocks regularly, a large age means the figures are stale
+    asOfBlockAgeSeconds: int
+
+
 class Supply(TypedDict):
     object: Literal["supply"]
     symbol: Literal["ZSD"]
@@ -2180,6 +2203,7 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "listApiKeys": ("GET", "/v1/keys"),
     "revokeApiKey": ("DELETE", "/v1/keys/{keyId}"),
     "listDepositLeaves": ("GET", "/v1/deposits/leaves"),
+    "listPendingLeaves": ("GET", "/v1/deposits/pending"),
     "getSupply": ("GET", "/v1/supply"),
     "getCollateral": ("GET", "/v1/collateral"),
     "getPegPrice": ("GET", "/v1/prices/peg"),

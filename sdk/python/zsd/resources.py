@@ -80,6 +80,10 @@ class Ledger(_Resource):
         """One page of every deposit's leaf, in tree order (``start`` is the API's ``from``)."""
         return cast(t.DepositLeaves, self._get("/v1/deposits/leaves", _compact(**{"from": start, "limit": limit})))
 
+    def pending_leaves(self) -> t.PendingLeaves:
+        """Change leaves queued for the tree and not in it yet (no path: a note there waits to be spendable)."""
+        return cast(t.PendingLeaves, self._get("/v1/deposits/pending"))
+
     def deposit(self, deposit_id: str) -> t.Deposit:
         """One of your account's deposits (``dep_…``): its amount and note commitment, which the chain does not show."""
         return cast(t.Deposit, self._get(f"/v1/deposits/{_id(deposit_id)}"))

@@ -52,6 +52,10 @@ export class LedgerResource extends Resource {
   depositLeaves(query: Query<"listDepositLeaves"> = {}): Promise<Answer<"listDepositLeaves">> {
     return this.http.request("GET", "/v1/deposits/leaves", { query });
   }
+  /** Change leaves queued for the tree and not in it yet (no path: a note there waits to be spendable). */
+  pendingLeaves(): Promise<Answer<"listPendingLeaves">> {
+    return this.http.request("GET", "/v1/deposits/pending");
+  }
   /** One of your account's deposits (dep_…): its amount and note commitment, which the chain does not show. */
   deposit(depositId: string): Promise<Answer<"getDeposit">> {
     return this.http.request("GET", `/v1/deposits/${seg(depositId)}`);

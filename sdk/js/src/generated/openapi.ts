@@ -87,6 +87,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/deposits/pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Change leaves queued for the tree and not in it yet: a note whose leaf is here waits for an insertion (no path, not spendable); one neither here nor among the deposit leaves is unknown to the chain */
+        get: operations["listPendingLeaves"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/supply": {
         parameters: {
             query?: never;
@@ -1660,6 +1677,33 @@ export type components = {
             root: string | null;
             /** @description The `from` of the next page; null on the last */
             next: number | null;
+            /** @description The newest block the figures include */
+            asOfBlock: number;
+            /**
+             * Format: date-time
+             * @description That block's timestamp
+             */
+            asOfBlockTime: string;
+            /** @description Seconds since that block: on a chain that makes blocks regularly, a large age means the figures are stale */
+            asOfBlockAgeSeconds: number;
+        };
+        PendingLeaves: {
+            /** @constant */
+            object: "pending_leaves";
+            /** @description Every change leaf queued and not yet in the tree, oldest first (1024 at most): no path yet, so not spendable until a later insertion (anyone may send one) adds it to the deposit leaves */
+            data: {
+                /** @description The leaf's place among every leaf ever queued, from 0 */
+                sequence: number;
+                /** @description Poseidon(amountZat, noteCommitment) of a change note: amount private */
+                leaf: string;
+                /**
+                 * Format: date-time
+                 * @description When the spend that made it was mined
+                 */
+                queuedAt: string;
+            }[];
+            /** @description How many leaves were ever queued: the next leaf's sequence */
+            queuedCount: number;
             /** @description The newest block the figures include */
             asOfBlock: number;
             /**
@@ -3810,6 +3854,104 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPendingLeaves: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queue, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "pending_leaves",
+                     *       "data": [
+                     *         {
+                     *           "sequence": 41,
+                     *           "leaf": "20421781347291640815378512470965137620987316580934811254093871561987435098712",
+                     *           "queuedAt": "2026-03-02T10:14:48.000Z"
+                     *         }
+                     *       ],
+                     *       "queuedCount": 42,
+                     *       "asOfBlock": 1204,
+                     *       "asOfBlockTime": "2026-03-02T10:15:00.000Z",
+                     *       "asOfBlockAgeSeconds": 4
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PendingLeaves"];
                 };
             };
             /**

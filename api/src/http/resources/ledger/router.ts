@@ -4,6 +4,7 @@ import type { ApiKey } from "../../../domain/keys.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import type { IndexedBlock, Upstreams } from "../../../adapters/upstreams.ts";
+import { pendingLeaves } from "../../../domain/deposits.ts";
 import {
   addressParams,
   balancesSchema,
@@ -11,6 +12,7 @@ import {
   leavesQuery,
   leavesSchema,
   pegSchema,
+  pendingLeavesSchema,
   supplySchema,
 } from "./schema.ts";
 
@@ -132,6 +134,39 @@ export function ledgerRoutes(
             ...asOf(block),
           },
         };
+      },
+    }),
+    route({
+      method: "get",
+      path: "/deposits/pending",
+      operationId: "listPendingLeaves",
+      summary:
+        "Change leaves queued for the tree and not in it yet: a note whose leaf is here waits for an insertion " +
+        "(no path, not spendable); one neither here nor among the deposit leaves is unknown to the chain",
+      tag: "Ledger",
+      auth: true,
+      responses: {
+        200: {
+          description: "The queue, oldest first",
+          schema: pendingLeavesSchema,
+          example: {
+            object: "pending_leaves",
+            data: [
+              {
+                sequence: 41,
+                leaf: "20421781347291640815378512470965137620987316580934811254093871561987435098712",
+                queuedAt: "2026-03-02T10:14:48.000Z",
+              },
+            ],
+            queuedCount: 42,
+            ...AS_OF,
+          },
+        },
+      },
+      problems: ["upstream_unavailable"],
+      handler: async () => {
+        const [queue, block] = await Promise.all([pendingLeaves(upstreams), upstreams.indexedBlock()]);
+        return { status: 200, body: { object: "pending_leaves", ...queue, ...asOf(block) } };
       },
     }),
     route({

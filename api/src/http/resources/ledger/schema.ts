@@ -137,3 +137,23 @@ export const leavesSchema = z
     ...asOf,
   })
   .meta({ id: "DepositLeaves" });
+
+export const pendingLeavesSchema = z
+  .object({
+    object: z.literal("pending_leaves"),
+    data: z
+      .array(
+        z.object({
+          sequence: z.number().int().min(0).describe("The leaf's place among every leaf ever queued, from 0"),
+          leaf: z.string().describe("Poseidon(amountZat, noteCommitment) of a change note: amount private"),
+          queuedAt: z.iso.datetime().describe("When the spend that made it was mined"),
+        }),
+      )
+      .max(1024)
+      .describe(
+        "Every change leaf queued and not yet in the tree, oldest first (1024 at most): no path yet, so not spendable until a later insertion (anyone may send one) adds it to the deposit leaves",
+      ),
+    queuedCount: z.number().int().min(0).describe("How many leaves were ever queued: the next leaf's sequence"),
+    ...asOf,
+  })
+  .meta({ id: "PendingLeaves" });
