@@ -144,23 +144,29 @@ describe("mintBatch and the batch proof check", () => {
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(89n * ZSD + 58n * ZSD);
     expect(await s.read.token.read.totalSupply()).toBe(supplyBefore + 400n * ZSD);
     expect(await s.read.minter.read.totalDebt()).toBe(400n * ZSD);
-    // The change leaves of items 0 and 2 entered the tree together, in item order, after the
-    // deposits: one event, one new root, and the change is spendable once the batch confirms.
-    const inserted = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs });
-    expect(inserted.map((e) => e.eventName)).toEqual([
+    // The change leaves of items 0 and 2 are queued together, in item order: not in the tree
+    // until someone inserts them (one walk, one new root), then spendable.
+    const events = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs });
+    expect(events.map((e) => e.eventName)).toEqual([
       "NoteSpent",
       "NoteSpent",
       "NoteSpent",
       "NoteSpent",
-      "ChangeLeavesInserted",
+      "LeafQueued",
+      "LeafQueued",
     ]);
-    tree.insert(items[0]!.request.changeLeaf);
-    tree.insert(items[2]!.request.changeLeaf);
-    expect(inserted[4]!.args).toEqual({
-      firstIndex: 4n,
-      leaves: [items[0]!.request.changeLeaf, items[2]!.request.changeLeaf],
-      root: tree.root,
+    const changeLeaves = [items[0]!.request.changeLeaf, items[2]!.request.changeLeaf];
+    expect(events.slice(4).map((e) => (e.args as { leaf: bigint }).leaf)).toEqual(changeLeaves);
+    expect(await s.read.registry.read.root()).toBe(tree.root);
+    expect(await s.pendingLeaves()).toEqual(changeLeaves);
+    const inserted = parseEventLogs({
+      abi: collateralRegistryAbi,
+      logs: (await s.insertPending())!.logs,
+      eventName: "PendingLeavesInserted",
     });
+    tree.insert(changeLeaves[0]!);
+    tree.insert(changeLeaves[1]!);
+    expect(inserted[0]!.args).toEqual({ firstIndex: 4n, leaves: changeLeaves, consumed: 2n, root: tree.root });
     expect(await s.read.registry.read.root()).toBe(tree.root);
     const change = await s.prove({
       note: changeNote(notes[2]!),

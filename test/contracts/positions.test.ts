@@ -111,20 +111,23 @@ describe("positions", () => {
     const [change] = parseEventLogs({
       abi: collateralRegistryAbi,
       logs: first.receipt.logs,
-      eventName: "NoteInserted",
+      eventName: "LeafQueued",
     });
-    // The change leaf's amount stays private.
-    expect(change!.args.amountZat).toBe(0n);
+    // The change leaf is queued, its amount private; spendable once someone inserts it.
     expect(change!.args.leaf).toBe(first.proved.raw.publicSignals.changeLeaf);
     expect(await s.read.registry.read.unmintedZat()).toBe(2n * ZEC);
     await invariants();
+    await expect(
+      s.prove({ note: changeNote(first.note), amountZat: 2n * ZEC, mintAmount: 60n * ZSD, recipient: alice.address }),
+    ).rejects.toThrow("not in the deposit tree");
+    await s.insertPending();
 
     // The change note (derived from the first) is spent whole: no change leaf this time.
     const second = await open({ note: changeNote(first.note), amountZat: 2n * ZEC, mint: 60n * ZSD, deposited: true });
     expect(second.proved.raw.publicSignals.changeLeaf).toBe(0n);
-    expect(
-      parseEventLogs({ abi: collateralRegistryAbi, logs: second.receipt.logs, eventName: "NoteInserted" }),
-    ).toEqual([]);
+    expect(parseEventLogs({ abi: collateralRegistryAbi, logs: second.receipt.logs, eventName: "LeafQueued" })).toEqual(
+      [],
+    );
     expect((await position(second.id)).owner).toBe(positionOwner(changeNote(first.note)));
     expect(await s.read.registry.read.unmintedZat()).toBe(0n);
     await invariants();
@@ -222,7 +225,8 @@ describe("positions", () => {
     );
     expect(await s.read.registry.read.totalCollateralZat()).toBe(ZEC / 2n);
     await invariants();
-    // The change note is the rest of the deposit, and can leave the same way.
+    // The change note is the rest of the deposit, and can leave the same way once inserted.
+    await s.insertPending();
     const rest = await s.proveWithdraw({
       note: changeNote(note),
       amountZat: ZEC / 2n,

@@ -160,6 +160,39 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     return new DepositTree(registryLeaves(events));
   }
 
+  /**
+   * The leaves queued and not yet in the tree, in queue order: every LeafQueued
+   * from the sequence the PendingLeavesInserted events consumed up to.
+   */
+  async function pendingLeaves(): Promise<bigint[]> {
+    const events = await publicClient.getContractEvents({
+      address: c.CollateralRegistry.address,
+      abi: collateralRegistryAbi,
+      fromBlock: BigInt(c.CollateralRegistry.startBlock),
+    });
+    let consumed = 0n;
+    const queued = new Map<bigint, bigint>();
+    for (const e of events) {
+      if (e.eventName === "PendingLeavesInserted") consumed += e.args.consumed!;
+      if (e.eventName === "LeafQueued") queued.set(e.args.sequence!, e.args.leaf!);
+    }
+    const pending: bigint[] = [];
+    for (let seq = consumed; queued.has(seq); seq++) pending.push(queued.get(seq)!);
+    return pending;
+  }
+
+  /**
+   * Inserts the first `count` queued leaves (all by default) as anyone may, from
+   * `from` (deployer by default): queued change is spendable once inserted.
+   * Returns the receipt, or undefined when nothing was queued.
+   */
+  async function insertPending(count?: number, from: Account = accounts.deployer) {
+    const pending = await pendingLeaves();
+    if (pending.length === 0) return undefined;
+    const n = BigInt(count ?? pending.length);
+    return receipt(await as(from).registry.write.insertPendingLeaves([pending, n]));
+  }
+
   interface ProveArgs {
     note: Note;
     amountZat: bigint;
@@ -337,6 +370,8 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     receipt,
     deposit,
     depositTree,
+    pendingLeaves,
+    insertPending,
     prove,
     proveSpend,
     proveWithdraw,
