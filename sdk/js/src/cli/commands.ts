@@ -85,8 +85,21 @@ const following = (kind: string, id: string, step: { status: string; hold: Hold 
   } else progress(`${kind}${id}: ${step.hold ? describeHold(step.hold) : step.status}`);
 };
 
+/** When the queue was last told: the SDK reports it every second, a line every 10 s is enough to read. */
+let pendingToldAt = 0;
+/** A change note's leaf queued for the tree (issue 22): the command waits rather than failing at once. */
+const tellPending = (step: { sequence: number; queuedFor: number }) => {
+  if (Date.now() - pendingToldAt < 10_000) return;
+  pendingToldAt = Date.now();
+  progress(
+    `waiting for the tree: the note's leaf is number ${step.sequence} in the registry's queue, queued ` +
+      `${Math.round(step.queuedFor / 1000)} s ago; it can be proven once an insertion takes it…`,
+  );
+};
+
 const mintProgress = (step: MintStep) => {
   if (step.step === "tree") progress(`tree: ${step.leaves} deposit leaves`);
+  else if (step.step === "pending") tellPending(step);
   else if (step.step === "change") tellChange(step.amount, step.note);
   else if (step.step === "proving") progress(`proving with a collateral floor of ${step.collateralFloor} ZEC…`);
   else if (step.step === "submitted") progress(`proof ${step.proofId} verified`);
@@ -97,6 +110,7 @@ const redeemProgress = (step: RedeemStep) =>
   step.step === "signing" ? progress("signing the redemption…") : following("redemption ", step.id, step);
 const positionProgress = (step: PositionStep) => {
   if (step.step === "tree") progress(`tree: ${step.leaves} deposit leaves`);
+  else if (step.step === "pending") tellPending(step);
   else if (step.step === "change") tellChange(step.amount, step.note);
   else if (step.step === "proving") progress(`proving ${step.collateralFloor} ZEC of the note…`);
   else if (step.step === "signing") progress(`signing as ${step.signer}…`);

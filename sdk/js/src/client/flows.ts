@@ -36,6 +36,13 @@ import type { Body, Mint, Redemption, Relay } from "./types.ts";
  */
 export type ProveStep =
   | { step: "tree"; leaves: number }
+  /**
+   * The note's leaf (a change note's, known by value) is queued for the tree and not in it
+   * yet (issue 22): no path, nothing to prove until an insertion takes it. `sequence` is its
+   * place in the registry's queue, `queuedFor` how long it has waited (ms: since its block's
+   * time, and at least since this flow first saw it queued).
+   */
+  | { step: "pending"; sequence: number; queuedFor: number }
   | { step: "change"; amount: string; note: string }
   | { step: "proving"; collateralFloor: string };
 
@@ -75,7 +82,14 @@ export interface MintParams {
   onWarning?: (warning: AnonymityWarning) => void;
   /** How long to wait for `confirmed` (default 2 minutes). */
   timeoutMs?: number;
+  /** How long to wait for a queued change leaf to enter the tree before `leaf_pending` (default 2 minutes). */
+  pendingTimeoutMs?: number;
 }
+
+/** How long a queued leaf is waited for by default: the relay inserts the queue every block or so. */
+export const DEFAULT_PENDING_TIMEOUT_MS = 120_000;
+/** How often the queue is read while a leaf waits in it (the tree is read again once it left). */
+const PENDING_POLL_MS = 1_000;
 
 /** Signs EIP-712 typed data: a viem local account, or a wallet client with its account. */
 export interface TypedDataSigner {
@@ -188,6 +202,7 @@ export class Flows {
       },
       binding,
       onProgress: params.onProgress,
+      pendingTimeoutMs: params.pendingTimeoutMs,
     });
     return {
       proof: proved.proof,
@@ -228,11 +243,18 @@ export class Flows {
       onProgress?: (step: ProveStep) => void;
       /** Awaited once the note is found unspent, before anything is proven. */
       beforeProving?: () => Promise<void>;
+      /** How long a leaf queued for the tree is waited for (DEFAULT_PENDING_TIMEOUT_MS). */
+      pendingTimeoutMs?: number;
     },
   ) {
     const commitment = noteCommitment(params.note);
     const known = params.noteAmount === undefined ? undefined : parseZec(params.noteAmount);
-    const { tree, amountZat } = await this.#tree(commitment, known, params.onProgress);
+    const { tree, amountZat } = await this.#tree(
+      commitment,
+      known,
+      params.onProgress,
+      params.pendingTimeoutMs ?? DEFAULT_PENDING_TIMEOUT_MS,
+    );
     const floorZat = params.floorZat(amountZat);
     const leaf = depositLeaf(amountZat, commitment);
     // Asked before proving, which takes seconds to minutes: a spent note is told at once. The hash is
@@ -270,12 +292,48 @@ export class Flows {
   /**
    * Every leaf, in order, into a tree whose root is checked page by page
    * against the chain's. A deposit recorded a moment ago may not be indexed
-   * yet: the whole list is read again for a few seconds before giving up.
+   * yet: the whole list is read again for a few seconds before giving up. A
+   * change leaf (known by value) that the registry queued and did not insert
+   * yet is waited for longer, reading only the queue until it leaves it.
    */
-  async #tree(commitment: bigint, knownAmountZat: bigint | undefined, onProgress?: (step: ProveStep) => void) {
+  async #tree(
+    commitment: bigint,
+    knownAmountZat: bigint | undefined,
+    onProgress: ((step: ProveStep) => void) | undefined,
+    pendingTimeoutMs: number,
+  ) {
+    const wanted = knownAmountZat === undefined ? undefined : depositLeaf(knownAmountZat, commitment);
+    let pendingSince: number | undefined;
     for (let attempt = 1; ; attempt++) {
       const found = await this.#readTree(commitment, knownAmountZat, onProgress);
       if (found.amountZat !== undefined) return { tree: found.tree, amountZat: found.amountZat };
+      // Every wallet reads the same whole queue: asking for it names no leaf.
+      let queued = wanted === undefined ? undefined : await this.#queued(wanted);
+      if (queued) {
+        pendingSince ??= Date.now();
+        while (queued) {
+          onProgress?.({
+            step: "pending",
+            sequence: queued.sequence,
+            // A chain whose clock runs ahead of this machine's (a test chain moved forward) would say 0:
+            // at least as long as this flow has seen it waiting.
+            queuedFor: Math.max(Date.now() - Date.parse(queued.queuedAt), Date.now() - pendingSince),
+          });
+          if (Date.now() - pendingSince >= pendingTimeoutMs) {
+            throw new FlowError(
+              `This note's leaf waits in the registry's queue (number ${queued.sequence}) and is not in the tree yet, ` +
+                `after ${Math.round((Date.now() - pendingSince) / 1000)} s: it cannot be proven until an insertion ` +
+                "takes it (the relay sends one; anyone may call insertPendingLeaves). Retry later.",
+              { code: "leaf_pending" },
+            );
+          }
+          await sleep(PENDING_POLL_MS);
+          queued = await this.#queued(wanted!);
+        }
+        // Out of the queue: the indexer wrote its leaf in the same block, so the tree has it now.
+        attempt = 0;
+        continue;
+      }
       if (attempt >= 20) {
         throw new FlowError(
           knownAmountZat === undefined
@@ -288,6 +346,12 @@ export class Flows {
       }
       await sleep(500);
     }
+  }
+
+  /** `leaf` in the registry's queue of leaves waiting for the tree, if it is there. */
+  async #queued(leaf: bigint) {
+    const queue = await this.r.ledger.pendingLeaves();
+    return queue.data.find((item) => BigInt(item.leaf) === leaf);
   }
 
   /** The tree, and the note's amount once its leaf is seen: by commitment (a deposit) or by value (`knownAmountZat`). */
