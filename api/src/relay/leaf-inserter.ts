@@ -99,12 +99,17 @@ export async function readPendingLeaves(indexerUrl: string, timeoutMs = 5_000): 
 
 type Outcome = "inserted" | "waiting" | "nothing" | "raced" | "out of gas";
 
+/** How long an indexer behind the chain keeps the worker's fast poll: it catches up in a block or two, or it is stuck. */
+const INDEXER_CATCH_UP_MS = 30_000;
+
 export class LeafInserter {
   /** The insertion sent and not yet seen mined (or its replacement). */
   #sent: (RecordedTransaction & { gas: bigint }) | undefined;
   /** The sequence at the head of the queue and when this worker first saw it there (its own clock). */
   #head: { sequence: bigint; seenAt: number } | undefined;
   #waiting = false;
+  /** Since when the indexer lists another count of leaves than the chain holds (undefined: it agrees). */
+  #behindSince: number | undefined;
 
   constructor(
     private readonly chain: Chain,
@@ -112,7 +117,7 @@ export class LeafInserter {
     private readonly options: LeafInserterOptions,
   ) {}
 
-  /** Whether leaves wait for their batch to fill: the worker keeps its fast poll until they go. */
+  /** Whether leaves wait for their batch to fill or for the indexer to list them: the worker keeps its fast poll. */
   get waiting(): boolean {
     return this.#waiting;
   }
@@ -127,10 +132,14 @@ export class LeafInserter {
       // Ran out of gas when mined: once more, on the queue as it is now.
       if (followed === "out of gas") retried = true;
     }
-    for (;;) {
+    // Two reads of the queue at most: a queue that moved since it was read (someone else inserted, a leaf
+    // was queued) is read again at once, and an insertion out of gas is tried once more, on the fresh queue.
+    for (let read = 0; read < 2; read++) {
       const outcome = await this.#insert(retried);
-      if (outcome !== "out of gas" || retried) return;
-      retried = true;
+      if (outcome === "out of gas") {
+        if (retried) throw new Error("a leaf insertion ran out of gas within its computed limit, twice");
+        retried = true;
+      } else if (outcome !== "raced") return;
     }
   }
 
@@ -141,11 +150,17 @@ export class LeafInserter {
     const count = Number(await this.chain.client.readContract({ ...registry, functionName: "pendingCount" }));
     if (count === 0) {
       this.#head = undefined;
+      this.#behindSince = undefined;
       return "nothing";
     }
     const leaves = await readPendingLeaves(this.options.indexerUrl);
     // The indexer has not seen every queued leaf yet (or not their insertion): wait for it, do not guess.
-    if (leaves.length !== count) return "waiting";
+    if (leaves.length !== count) {
+      this.#behindSince ??= Date.now();
+      this.#waiting = Date.now() - this.#behindSince < INDEXER_CATCH_UP_MS;
+      return "waiting";
+    }
+    this.#behindSince = undefined;
     const first = leaves[0]!;
     if (this.#head?.sequence !== first.sequence) this.#head = { sequence: first.sequence, seenAt: Date.now() };
     // Waited by the chain's time or, when that runs ahead of ours (a test chain's warp), since we saw it.
