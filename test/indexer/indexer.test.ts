@@ -884,14 +884,30 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
   );
 
   it("rolls back a shallow revert (evm_snapshot / evm_revert) and matches the chain again", async () => {
+    // A leaf waits in the queue across the revert: the rolled-back insertion must give it back.
+    await s.depositAndMint({
+      amountZat: 3n * ZEC,
+      collateralFloorZat: 2n * ZEC,
+      mintAmount: 40n * ZSD,
+      recipient: bob.address,
+    });
     await expectMatchesChain();
     const before = await get<Record<string, unknown>>(indexer, "/supply");
+    const queueBefore = await get<PendingLeaves>(indexer, "/pending-leaves");
+    expect(queueBefore.pending.length).toBeGreaterThan(0);
     const snapshot = await s.snapshot();
     const headBefore = await s.publicClient.getBlockNumber();
 
-    await s.depositAndMint({ amountZat: 4n * ZEC, mintAmount: 100n * ZSD, recipient: carol.address });
+    await s.depositAndMint({
+      amountZat: 4n * ZEC,
+      collateralFloorZat: 3n * ZEC,
+      mintAmount: 90n * ZSD,
+      recipient: carol.address,
+    });
     await s.receipt(await s.as(carol).token.write.transfer([bob.address, 10n * ZSD]));
+    await insertPending();
     await expectMatchesChain();
+    expect((await get<PendingLeaves>(indexer, "/pending-leaves")).pending).toEqual([]);
     expect(await get(indexer, "/supply")).not.toEqual(before);
     const headAfter = await s.publicClient.getBlockNumber();
 
@@ -902,6 +918,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     await expectMatchesChain();
     const after = await get<Record<string, unknown>>(indexer, "/supply");
     expect({ ...after, updatedAtBlock: null }).toEqual({ ...before, updatedAtBlock: null });
+    expect(await get(indexer, "/pending-leaves")).toEqual(queueBefore);
   });
 
   // The transport does not depend on the database: once, on the faster one.
