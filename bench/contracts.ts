@@ -120,6 +120,8 @@ try {
     return { note: m.note, id: opened!.args.positionId, owner, gas: Number(m.receipt.gasUsed) };
   };
   const withChange = await open(10n * ZEC, 100n * ZSD, 6n * ZEC);
+  // Its change leaf was queued: one leaf inserted alone (the most a queued leaf can cost), then spendable.
+  const insertOneGas = Number((await s.insertPending())!.gasUsed);
   const topUp = await s.proveSpend({
     note: changeNote(withChange.note),
     amountZat: 4n * ZEC,
@@ -245,6 +247,16 @@ try {
     }
   }
 
+  // The queued change of the mints above, inserted in batches of 1, 4, 8 and 16
+  // as anyone may (insertPendingLeaves): gas per leaf, the transaction's base cost
+  // included. 29 leaves are queued; each batch takes the queue's head.
+  const insertBatchGas: Record<string, number> = {};
+  for (const size of batchSizes) {
+    const receipt = (await s.insertPending(size))!;
+    insertBatchGas[String(size)] = Math.round(Number(receipt.gasUsed) / size);
+    console.log(`insertPendingLeaves ${size}: ${insertBatchGas[String(size)]} gas per leaf`);
+  }
+
   // Leaves in batches (issue 22, point 1): the attestor records 1, 4, 8 and 16
   // deposits at once (recordDeposits); gas per leaf, the transaction's base cost included.
   const leafBatchGas: Record<string, number> = {};
@@ -307,8 +319,18 @@ try {
       mintBatchPerMint: batchGas,
       /** Gas per leaf of recordDeposits with 1, 4, 8 and 16 leaves, after the batches of mints. */
       recordDepositsPerLeaf: leafBatchGas,
+      /** Gas per leaf of insertPendingLeaves taking 1, 4, 8 and 16 queued change leaves (the mints' change). */
+      insertPendingPerLeaf: insertBatchGas,
+      /**
+       * What a mint with change costs in all, in a mintBatch of 8 whose change is inserted in
+       * batches of 16: the mint's own share plus one leaf's share of that insertion.
+       */
+      mintBatchOf8WithChangeAndInsertion: batchGas.withChange!["8"]! + insertBatchGas["16"]!,
       positions: {
+        /** A single mint that queues its change leaf (no insertion). */
         mintWithChangeLeaf: withChange.gas,
+        /** That change leaf inserted alone. */
+        insertOneQueuedLeaf: insertOneGas,
         topUp: topUpGas,
         withdrawNote: withdrawNoteGas,
         repay: repayGas,
@@ -354,11 +376,22 @@ try {
       [`mintBatch of ${size}, no change, per mint (gas)`, String(batchGas.withoutChange![String(size)]), ""],
     ]),
     ...batchSizes.map((size): [string, string, string] => [
+      `insert ${size} queued leaf${size === 1 ? "" : "s"}, per leaf (gas)`,
+      String(insertBatchGas[String(size)]),
+      "",
+    ]),
+    [
+      "mint with change in a batch of 8, plus its leaf's share of an insertion of 16 (gas)",
+      String(results.gas.mintBatchOf8WithChangeAndInsertion),
+      "<= 260000",
+    ],
+    ...batchSizes.map((size): [string, string, string] => [
       `record ${size} deposit${size === 1 ? "" : "s"} in a batch, per leaf (gas)`,
       String(leafBatchGas[String(size)]),
       "",
     ]),
-    ["mint with a change leaf (gas)", String(withChange.gas), ""],
+    ["mint with a change leaf, queued (gas)", String(withChange.gas), "<= 400000"],
+    ["its change leaf inserted alone (gas)", String(insertOneGas), ""],
     ["top up a position (gas)", String(topUpGas), ""],
     ["withdraw a note to a Zcash address (gas)", String(withdrawNoteGas), ""],
     ["repay (gas)", String(repayGas), ""],

@@ -34,9 +34,14 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     /// @inheritdoc ICollateralRegistry
     uint256 public unmintedZat;
 
+    /// @notice Where the queue's hash chain starts: not zero, so the slot is never
+    /// cleared and the first mint after an insertion pays for an update (2.9k gas),
+    /// not for a new slot (22.1k).
+    bytes32 public constant EMPTY_QUEUE = bytes32(uint256(1));
+
     /// @dev The queue as a hash chain over its leaves in order: queueing costs
     /// one slot's update, not a slot per leaf; the inserter brings the leaves.
-    bytes32 private _pendingChain;
+    bytes32 private _pendingChain = EMPTY_QUEUE;
     uint64 private _pendingCount;
     uint64 private _queuedCount;
 
@@ -97,10 +102,10 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         uint256 queued = _pendingCount;
         if (pending.length != queued) revert PendingLeavesMismatch(pending.length, queued);
         if (count == 0 || count > queued) revert InvalidInsertCount(count, queued);
-        bytes32 chain;
+        bytes32 chain = EMPTY_QUEUE;
         for (uint256 i = 0; i < queued; ++i) chain = _chain(chain, pending[i]);
         if (chain != _pendingChain) revert PendingLeavesMismatch(pending.length, queued);
-        bytes32 rest;
+        bytes32 rest = EMPTY_QUEUE;
         for (uint256 i = count; i < queued; ++i) rest = _chain(rest, pending[i]);
         _pendingChain = rest;
         _pendingCount = uint64(queued - count);

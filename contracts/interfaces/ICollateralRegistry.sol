@@ -95,7 +95,8 @@ interface ICollateralRegistry {
     /// @notice How many leaves were ever queued (the next `LeafQueued` sequence).
     function queuedCount() external view returns (uint256);
 
-    /// @notice The queue's hash chain: `h = keccak256(abi.encode(h, leaf))` over the pending leaves from 0.
+    /// @notice The queue's hash chain: `h = keccak256(abi.encode(h, leaf))` over the pending leaves,
+    /// from `bytes32(uint256(1))` (the empty queue's).
     function pendingChain() external view returns (bytes32);
 
     /// @notice Inserts a new note leaf `Poseidon(amountZat, noteCommitment)` for

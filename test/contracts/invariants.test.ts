@@ -187,11 +187,11 @@ interface Chain {
   treeSize: bigint;
 }
 
-/** The registry's hash chain over queued leaves, from an empty queue. */
+/** The registry's hash chain over queued leaves, from the empty queue's (1). */
 const queueChain = (leaves: readonly bigint[]): Hex =>
   leaves.reduce<Hex>(
     (h, leaf) => keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf])),
-    `0x${"0".repeat(64)}`,
+    `0x${"0".repeat(63)}1`,
   );
 
 // ------------------------------------------------------------------ model

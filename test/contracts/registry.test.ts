@@ -172,11 +172,11 @@ describe("CollateralRegistry", () => {
     expect(await s.read.registry.read.size()).toBe(3n);
   });
 
-  /** The registry's hash chain over queued leaves, from an empty queue. */
+  /** The registry's hash chain over queued leaves, from the empty queue's (1). */
   const queueChain = (leaves: readonly bigint[]): Hex =>
     leaves.reduce<Hex>(
       (h, leaf) => keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf])),
-      word(0n),
+      word(1n),
     );
 
   async function noteRoleForCarol() {
@@ -197,6 +197,9 @@ describe("CollateralRegistry", () => {
 
   it("queues change for the note role only, in order, outside the tree and the totals", async () => {
     const carol = await noteRoleForCarol();
+    // The empty queue's chain is a fixed non-zero word, so its slot is never cleared and refilled.
+    expect(await s.read.registry.read.pendingChain()).toBe(await s.read.registry.read.EMPTY_QUEUE());
+    expect(await s.read.registry.read.pendingChain()).toBe(queueChain([]));
     const deposited = (await s.deposit(createNote(), ZEC)).leaf;
     const [root, unminted] = [await s.read.registry.read.root(), await s.read.registry.read.unmintedZat()];
     const change = depositBatch(5).leaves;
@@ -276,7 +279,7 @@ describe("CollateralRegistry", () => {
     expect(await s.read.registry.read.root()).toBe(tree.root);
     expect(await s.read.registry.read.size()).toBe(8n);
     expect(await s.read.registry.read.pendingCount()).toBe(0n);
-    expect(await s.read.registry.read.pendingChain()).toBe(word(0n));
+    expect(await s.read.registry.read.pendingChain()).toBe(word(1n));
     expect(await s.read.registry.read.queuedCount()).toBe(7n);
     await expectRevert(anyone.write.insertPendingLeaves([[], 1n]), "InvalidInsertCount", [1n, 0n]);
     // Change is already counted in the unminted ZEC: inserting it adds nothing.

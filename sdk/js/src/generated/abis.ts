@@ -1340,6 +1340,19 @@ export const collateralRegistryAbi = [
   },
   {
     "inputs": [],
+    "name": "EMPTY_QUEUE",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
     "name": "MAX_DEPTH",
     "outputs": [
       {
