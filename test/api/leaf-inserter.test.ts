@@ -259,6 +259,80 @@ describe("the relay's leaf inserter", () => {
     expect(failures()).toEqual([]);
   });
 
+  it("sends nothing while the indexer lists fewer leaves than the chain queued, and inserts once it caught up", async () => {
+    // This inserter alone from here: the worker stops (and hands back the key's lease).
+    await api.worker!.stop();
+    const before = (await insertions()).length;
+    // The indexer's answer from before the mint (once it shows the queue empty, as the chain does): an
+    // indexer that has not reached the mint's block yet.
+    expect(await pendingCount()).toBe(0n);
+    await eventually(
+      () => readPendingLeaves(indexer.url),
+      (list) => list.length === 0,
+      "the indexer to catch up",
+    );
+    const stale = await (await fetch(`${indexer.url}/pending-leaves`)).text();
+    let lagging = true;
+    const view: Server = createServer((req, res) => {
+      if (lagging) return void res.writeHead(200, { "content-type": "application/json" }).end(stale);
+      void fetch(`${indexer.url}${req.url}`).then(async (answer) =>
+        res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text()),
+      );
+    }).listen(0, "127.0.0.1");
+    await new Promise((r) => view.once("listening", r));
+    const counter = await countingProxy(s.rpcUrl);
+    try {
+      const note = createNote();
+      await s.deposit(note, 4n * ZEC);
+      const proved = await s.prove({
+        note,
+        amountZat: 4n * ZEC,
+        collateralFloorZat: 3n * ZEC,
+        mintAmount: ZSD,
+        recipient: alice.address,
+      });
+      await s.receipt(await s.as(alice).minter.write.mint([proved.proof, proved.request]));
+      expect(await pendingCount()).toBe(1n);
+      const chain = Chain.load(deploymentFile, counter.url, 10_000);
+      const errors: unknown[] = [];
+      const inserter = new LeafInserter(chain, new TransactionSender(chain, hardhatPrivateKey(4), 30_000), {
+        indexerUrl: `http://127.0.0.1:${(view.address() as AddressInfo).port}`,
+        batchMax: 16,
+        batchWaitMs: 0,
+        insertMax: 64,
+        onError: (error) => errors.push(error),
+      });
+      for (let i = 0; i < 3; i++) await inserter.pass();
+      // Waited for, fast: no transaction, no call of the insertion, no error.
+      expect(counter.methods.filter((m) => m !== "eth_call")).toEqual([]);
+      expect(counter.methods).toHaveLength(3);
+      expect(inserter.waiting).toBe(true);
+      expect(await pendingCount()).toBe(1n);
+
+      lagging = false;
+      await eventually(
+        async () => (await readPendingLeaves(indexer.url)).length,
+        (n) => n === 1,
+        "the indexer to list the leaf",
+      );
+      await inserter.pass();
+      expect(counter.methods).toContain("eth_sendRawTransaction");
+      await eventually(
+        async () => {
+          await inserter.pass();
+          return pendingCount();
+        },
+        (n) => n === 0n,
+        "the insertion",
+      );
+      expect((await insertions()).slice(before)).toHaveLength(1);
+      expect(errors).toEqual([]);
+    } finally {
+      await counter.close();
+      await new Promise((r) => view.close(r));
+    }
+  });
+
   it("at rest reads the pending count once a pass and nothing else: no indexer request, no transaction", async () => {
     const counter = await countingProxy(s.rpcUrl);
     const indexerRequests: string[] = [];
