@@ -6,8 +6,10 @@
 // LEAF_BATCH_WAIT_MS. The call must carry every queued leaf in order, which
 // the indexer lists (GET /pending-leaves); an indexer behind the chain is
 // waited for, never guessed past. One insertion is in flight at a time, held
-// in memory: a restarted worker reads the queue from the chain again, and an
-// insertion of its predecessor mined meanwhile only shortens it.
+// in memory: a restarted worker reads the queue from the chain again. Should
+// its predecessor's insertion still wait unmined, the two carry the same queue
+// and whichever is mined second reverts (PendingLeavesMismatch): a restart
+// costs one reverted insertion at most, never a leaf inserted twice.
 import { type Hex, encodeFunctionData, parseEventLogs, parseTransaction } from "viem";
 import { z } from "zod";
 import { collateralRegistryAbi } from "@zsd/sdk";
@@ -242,6 +244,13 @@ export class LeafInserter {
 
   async #whyReverted(blockNumber: bigint, raw: Hex): Promise<string> {
     const tx = parseTransaction(raw);
+    const chainAt = (at: bigint) =>
+      this.chain.client.readContract({
+        address: this.chain.registry,
+        abi: collateralRegistryAbi,
+        functionName: "pendingChain",
+        blockNumber: at,
+      });
     try {
       await this.chain.client.call({
         account: this.sender.address,
@@ -250,10 +259,13 @@ export class LeafInserter {
         gas: tx.gas,
         blockNumber: blockNumber - 1n,
       });
-      return "no refusal when replayed on the block before (another transaction in its block moved the queue)";
     } catch (error) {
       return decodeRevert(error)?.errorName ?? (error as Error).message;
     }
+    // It passed on the block before: a transaction mined ahead of it in its own block moved the queue
+    // (ours reverted, so the queue's change in that block is someone else's), or something else did.
+    const [before, after] = await Promise.all([chainAt(blockNumber - 1n), chainAt(blockNumber)]);
+    return before !== after ? "PendingLeavesMismatch" : "a revert that its replay on the block before does not show";
   }
 }
 
