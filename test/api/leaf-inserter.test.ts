@@ -333,6 +333,62 @@ describe("the relay's leaf inserter", () => {
     }
   });
 
+  it("tries an insertion out of gas once more on the queue read again, and says so when it runs out twice", async () => {
+    const before = (await insertions()).length;
+    const note = createNote();
+    await s.deposit(note, 4n * ZEC);
+    const proved = await s.prove({
+      note,
+      amountZat: 4n * ZEC,
+      collateralFloorZat: 3n * ZEC,
+      mintAmount: ZSD,
+      recipient: alice.address,
+    });
+    await s.receipt(await s.as(alice).minter.write.mint([proved.proof, proved.request]));
+    await eventually(
+      () => readPendingLeaves(indexer.url),
+      (list) => list.length === 1,
+      "the indexer to list the leaf",
+    );
+    const chain = Chain.load(deploymentFile, proxy.url, 10_000);
+    const sends = proxy.sent.length;
+    const limits: bigint[] = [];
+    // Far below what any insertion takes, every time: nothing is sent, and the pass fails saying why.
+    const starved = new LeafInserter(chain, new TransactionSender(chain, hardhatPrivateKey(4), 30_000), {
+      indexerUrl: indexer.url,
+      batchMax: 16,
+      batchWaitMs: 0,
+      insertMax: 64,
+      gasLimit: () => (limits.push(60_000n), 60_000n),
+    });
+    await expect(starved.pass()).rejects.toThrow(/ran out of gas within its computed limit, twice/);
+    expect(limits).toEqual([60_000n, 60_000n]);
+    expect(proxy.sent.length).toBe(sends);
+    // Starved the first time only: the second read of the queue goes with the computed limit.
+    let first = true;
+    const errors: unknown[] = [];
+    const inserter = new LeafInserter(chain, new TransactionSender(chain, hardhatPrivateKey(4), 30_000), {
+      indexerUrl: indexer.url,
+      batchMax: 16,
+      batchWaitMs: 0,
+      insertMax: 64,
+      gasLimit: (pending, count) => (first ? ((first = false), 60_000n) : insertionGas(pending, count)),
+      onError: (error) => errors.push(error),
+    });
+    await inserter.pass();
+    expect(proxy.sent.length).toBe(sends + 1);
+    await eventually(
+      async () => {
+        await inserter.pass();
+        return pendingCount();
+      },
+      (n) => n === 0n,
+      "the insertion",
+    );
+    expect((await insertions()).slice(before)).toHaveLength(1);
+    expect(errors).toEqual([]);
+  });
+
   it("at rest reads the pending count once a pass and nothing else: no indexer request, no transaction", async () => {
     const counter = await countingProxy(s.rpcUrl);
     const indexerRequests: string[] = [];

@@ -27,6 +27,8 @@ export interface LeafInserterOptions {
   batchWaitMs: number;
   /** Most leaves one insertion puts in the tree (LEAF_INSERT_MAX); the rest wait for the next. */
   insertMax: number;
+  /** The gas limit of an insertion (default insertionGas, which holds for any tree). */
+  gasLimit?: (pending: number, count: number) => bigint;
   /** A failure, with its real error: the next pass tries again from the chain's state. */
   onError?: (error: unknown) => void;
   /** An insertion mined: how many leaves left the queue, in which transaction. */
@@ -177,7 +179,7 @@ export class LeafInserter {
       functionName: "insertPendingLeaves",
       args: [leaves.map((p) => p.leaf), BigInt(insert)],
     });
-    const gas = insertionGas(count, insert);
+    const gas = (this.options.gasLimit ?? insertionGas)(count, insert);
     try {
       // Run first, within the limit it is sent with: a queue that moved (another inserter first, a leaf
       // queued since the count was read) costs a read, not a reverted transaction.
