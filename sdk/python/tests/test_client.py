@@ -949,6 +949,7 @@ class CoverageTest(ClientTestCase):
             c.ledger.supply,
             c.ledger.collateral,
             c.ledger.peg_price,
+            c.ledger.pending_leaves,
             lambda: c.ledger.balances("0x1"),
             lambda: list(c.ledger.all_deposit_leaves()),
             lambda: c.ledger.deposit("dep_1"),
