@@ -74,8 +74,10 @@ export async function report(options: {
   runs?: Record<string, BenchRun>;
 }): Promise<{ regressions: string[] }> {
   const before = committed();
-  // `--only` reruns some benches: the others keep the runs their figures came from.
-  const runs = { ...before?.runs, ...options.runs };
+  // `--only` reruns some benches, `--report` none: the others keep the runs their figures came
+  // from, as the last report wrote them (bench/results/summary.json), not as committed.
+  const written = json("summary.json") as Summary | undefined;
+  const runs = { ...before?.runs, ...written?.runs, ...options.runs };
   const rows: SummaryRow[] = FIGURES.map((figure) => {
     const data = json(figure.file);
     const baseline = figure.baseline?.value ?? (figure.baseline?.path ? read(data, figure.baseline.path) : undefined);
