@@ -150,8 +150,12 @@ export class LeafInserter {
   /** Reads the queue and, when due, sends one insertion of it. */
   async #insert(force: boolean): Promise<Outcome> {
     const registry = { address: this.chain.registry, abi: collateralRegistryAbi } as const;
-    // One read of the chain when nothing waits: the idle worker's whole cost here.
-    const count = Number(await this.chain.client.readContract({ ...registry, functionName: "pendingCount" }));
+    // One read of the chain when nothing waits: the idle worker's whole cost here. An unreachable
+    // node is the adapter's short `unavailable`, as the relays' own reads say it: viem's error
+    // quotes the whole request and made each failed pass's log line 16 KB (process.test).
+    const count = Number(
+      await this.chain.read(() => this.chain.client.readContract({ ...registry, functionName: "pendingCount" })),
+    );
     if (count === 0) {
       this.#head = undefined;
       this.#behindSince = undefined;
