@@ -73,9 +73,9 @@ interface PendingLeaves {
   queuedCount: string;
 }
 
-/** The registry's pendingChain over `leaves`: h = keccak256(abi.encode(h, leaf)) from zero. */
+/** The registry's pendingChain over `leaves`: h = keccak256(abi.encode(h, leaf)) from the empty queue's word, 1. */
 function pendingChain(leaves: readonly bigint[]): Hex {
-  let h: Hex = `0x${"0".repeat(64)}`;
+  let h: Hex = `0x${"0".repeat(63)}1`;
   for (const leaf of leaves) h = keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf]));
   return h;
 }
