@@ -21,9 +21,10 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     uint256 public constant MAX_DEPTH = 20;
     uint256 public constant CAPACITY = 1 << MAX_DEPTH;
     uint256 private constant CURRENT_ROOT = type(uint256).max;
-    /// @notice Leaves the queue holds at most. `insertPendingLeaves` reads them all
-    /// from calldata (about 700 gas each), so a full queue stays checkable in one block.
+    /// @notice Leaves the queue holds at most: a mint that would queue more reverts until some are inserted.
     uint256 public constant MAX_PENDING = 1024;
+    /// @dev Checkpoints kept: one per queued leaf and the head's.
+    uint256 private constant RING = MAX_PENDING + 1;
 
     LeanIMTData private _tree;
     mapping(uint256 root => uint256) private _rootSupersededAt;
@@ -34,16 +35,18 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     /// @inheritdoc ICollateralRegistry
     uint256 public unmintedZat;
 
-    /// @notice Where the queue's hash chain starts: not zero, so the slot is never
-    /// cleared and the first mint after an insertion pays for an update (2.9k gas),
-    /// not for a new slot (22.1k).
+    /// @notice The hash chain over no leaf: `chainAt(0)`.
     bytes32 public constant EMPTY_QUEUE = bytes32(uint256(1));
 
-    /// @dev The queue as a hash chain over its leaves in order: queueing costs
-    /// one slot's update, not a slot per leaf; the inserter brings the leaves.
-    bytes32 private _pendingChain = EMPTY_QUEUE;
-    uint64 private _pendingCount;
+    /// @dev The queue is kept as a hash chain over every leaf ever queued, with
+    /// its value after each leaf checkpointed in a ring of RING slots (the chain's
+    /// low 192 bits and the sequence, one slot each): an inserter brings the
+    /// leaves of any stretch of the queue and the checkpoints at both ends vouch
+    /// for them, so leaves queued or inserted meanwhile do not void its call.
+    /// After the ring's first round a leaf costs one slot's update, not a new slot.
+    mapping(uint256 slot => uint256 checkpoint) private _checkpoints;
     uint64 private _queuedCount;
+    uint64 private _insertedCount;
 
     constructor(address admin, address attestor) {
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
@@ -70,45 +73,42 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
 
     /// @inheritdoc ICollateralRegistry
     function queueLeaf(uint256 leaf) external onlyRole(NOTE_ROLE) {
-        uint256 sequence = _queuedCount;
-        uint256 count = _pendingCount;
-        if (count >= MAX_PENDING) revert PendingQueueFull(MAX_PENDING);
-        _pendingChain = _chain(_pendingChain, _checkQueued(leaf));
-        _pendingCount = uint64(count + 1);
-        _queuedCount = uint64(sequence + 1);
-        emit LeafQueued(sequence, leaf);
+        uint256 queued = _reserve(1);
+        _checkpoint(queued + 1, _chain(_chainAt(queued), _checkQueued(leaf)));
+        _queuedCount = uint64(queued + 1);
+        emit LeafQueued(queued, leaf);
     }
 
     /// @inheritdoc ICollateralRegistry
     function queueLeaves(uint256[] calldata leaves) external onlyRole(NOTE_ROLE) {
         uint256 n = leaves.length;
         if (n == 0) revert EmptyLeafBatch(0);
-        uint256 sequence = _queuedCount;
-        uint256 count = _pendingCount;
-        if (count + n > MAX_PENDING) revert PendingQueueFull(MAX_PENDING);
-        bytes32 chain = _pendingChain;
+        uint256 queued = _reserve(n);
+        bytes32 chain = _chainAt(queued);
         for (uint256 i = 0; i < n; ++i) {
             uint256 leaf = leaves[i];
             chain = _chain(chain, _checkQueued(leaf));
-            emit LeafQueued(sequence + i, leaf);
+            _checkpoint(queued + i + 1, chain);
+            emit LeafQueued(queued + i, leaf);
         }
-        _pendingChain = chain;
-        _pendingCount = uint64(count + n);
-        _queuedCount = uint64(sequence + n);
+        _queuedCount = uint64(queued + n);
     }
 
     /// @inheritdoc ICollateralRegistry
-    function insertPendingLeaves(uint256[] calldata pending, uint256 count) external returns (uint256 firstIndex) {
-        uint256 queued = _pendingCount;
-        if (pending.length != queued) revert PendingLeavesMismatch(pending.length, queued);
-        if (count == 0 || count > queued) revert InvalidInsertCount(count, queued);
-        bytes32 chain = EMPTY_QUEUE;
-        for (uint256 i = 0; i < queued; ++i) chain = _chain(chain, pending[i]);
-        if (chain != _pendingChain) revert PendingLeavesMismatch(pending.length, queued);
-        bytes32 rest = EMPTY_QUEUE;
-        for (uint256 i = count; i < queued; ++i) rest = _chain(rest, pending[i]);
-        _pendingChain = rest;
-        _pendingCount = uint64(queued - count);
+    function insertPendingLeaves(uint256 from, uint256[] calldata leaves) external returns (uint256 firstIndex) {
+        uint256 head = _insertedCount;
+        uint256 end = from + leaves.length;
+        // Reaching past the head, within the queue and its kept checkpoints.
+        if (from > head || end <= head || end > _queuedCount) {
+            revert InvalidPendingRange(from, leaves.length, head, _queuedCount);
+        }
+        bytes32 chain = _chainAt(from);
+        for (uint256 i = 0; i < leaves.length; ++i) chain = _chain(chain, leaves[i]);
+        if (chain != _chainAt(end)) revert PendingLeavesMismatch(from, leaves.length);
+        // Those below the head went in meanwhile (another inserter was first): the rest go in now.
+        uint256 skip = head - from;
+        uint256 count = end - head;
+        _insertedCount = uint64(end);
 
         // A leaf the tree holds already (a deposit of the same note recorded since,
         // or the same change queued twice) is dropped, not refused: refusing would
@@ -117,7 +117,7 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         uint256[] memory nodes = new uint256[](count);
         uint256 kept = 0;
         for (uint256 i = 0; i < count; ++i) {
-            uint256 leaf = pending[i];
+            uint256 leaf = leaves[skip + i];
             if (_tree.leaves[leaf] != 0) {
                 emit PendingLeafDropped(leaf);
                 continue;
@@ -169,7 +169,8 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     /// @dev Leaves are unique: a repeated one would be a second claim on the same ZEC.
     function _insert(uint256 leaf) private returns (uint256 index, uint256 newRoot) {
         index = _tree.size;
-        if (index >= CAPACITY) revert TreeFull(CAPACITY);
+        // The queued leaves keep their room: a leaf inserted directly must not leave them none.
+        if (index + 1 + _queuedCount - _insertedCount > CAPACITY) revert TreeFull(CAPACITY);
         if (_tree._has(leaf)) revert DepositAlreadyRecorded(leaf);
         uint256 previousRoot = _tree._root();
         newRoot = _tree._insert(leaf);
@@ -189,7 +190,7 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         uint256 count = leaves.length;
         if (count == 0) revert EmptyLeafBatch(0);
         firstIndex = _tree.size;
-        if (firstIndex + count > CAPACITY) revert TreeFull(CAPACITY);
+        if (firstIndex + count + _queuedCount - _insertedCount > CAPACITY) revert TreeFull(CAPACITY);
         uint256[] memory nodes = new uint256[](count);
         for (uint256 i = 0; i < count; ++i) {
             uint256 leaf = leaves[i];
@@ -228,6 +229,14 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         _rootSupersededAt[newRoot] = CURRENT_ROOT;
     }
 
+    /// @dev Room for `n` more queued leaves: in the queue, and in the tree once every queued leaf is in.
+    function _reserve(uint256 n) private view returns (uint256 queued) {
+        queued = _queuedCount;
+        uint256 pending = queued - _insertedCount;
+        if (pending + n > MAX_PENDING) revert PendingQueueFull(MAX_PENDING);
+        if (_tree.size + pending + n > CAPACITY) revert TreeFull(CAPACITY);
+    }
+
     /// @dev A queued leaf is a field element the tree does not hold yet.
     function _checkQueued(uint256 leaf) private view returns (uint256) {
         if (leaf == 0 || leaf >= SNARK_SCALAR_FIELD) revert InvalidLeaf(leaf);
@@ -235,13 +244,33 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         return leaf;
     }
 
+    /// @dev The next link: the low 192 bits of keccak256(chain, leaf), so that a checkpoint holds its sequence too.
     function _chain(bytes32 chain, uint256 leaf) private pure returns (bytes32) {
-        return keccak256(abi.encode(chain, leaf));
+        return bytes32(uint256(uint192(uint256(keccak256(abi.encode(chain, leaf))))));
+    }
+
+    function _checkpoint(uint256 sequence, bytes32 chain) private {
+        _checkpoints[sequence % RING] = (uint256(chain) << 64) | sequence;
+    }
+
+    /// @dev The chain over leaves [0, sequence), while its checkpoint is kept (the last RING).
+    function _chainAt(uint256 sequence) private view returns (bytes32) {
+        if (sequence == 0) return EMPTY_QUEUE;
+        uint256 checkpoint = _checkpoints[sequence % RING];
+        if (uint64(checkpoint) != sequence) {
+            revert InvalidPendingRange(sequence, 0, _insertedCount, _queuedCount);
+        }
+        return bytes32(checkpoint >> 64);
     }
 
     /// @inheritdoc ICollateralRegistry
     function pendingCount() external view returns (uint256) {
-        return _pendingCount;
+        return _queuedCount - _insertedCount;
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function insertedCount() external view returns (uint256) {
+        return _insertedCount;
     }
 
     /// @inheritdoc ICollateralRegistry
@@ -250,8 +279,12 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     }
 
     /// @inheritdoc ICollateralRegistry
-    function pendingChain() external view returns (bytes32) {
-        return _pendingChain;
+    function chainAt(uint256 sequence) external view returns (bytes32) {
+        uint256 queued = _queuedCount;
+        if (sequence > queued || queued - sequence > MAX_PENDING) {
+            revert InvalidPendingRange(sequence, 0, _insertedCount, queued);
+        }
+        return _chainAt(sequence);
     }
 
     /// @dev One level of `_append`: the parents of nodes start..end-1 (`left` the

@@ -23,10 +23,11 @@ interface ICollateralRegistry {
     error InvalidDepositTotal(uint256 totalZat, uint256 count);
     /// @notice The queue of leaves waiting for the tree holds `capacity` already: insert some first.
     error PendingQueueFull(uint256 capacity);
-    /// @notice The leaves given are not the queue as it stands (`pendingCount` leaves, in the order queued).
-    error PendingLeavesMismatch(uint256 given, uint256 pendingCount);
-    /// @notice Asked to insert `count` of the queue's `pendingCount` leaves: at least one, at most all.
-    error InvalidInsertCount(uint256 count, uint256 pendingCount);
+    /// @notice The `count` leaves given are not the ones queued with sequences `from`, `from + 1`, ….
+    error PendingLeavesMismatch(uint256 from, uint256 count);
+    /// @notice Leaves `from` to `from + count - 1` of the queue must reach past its head (`insertedCount`),
+    /// stay within it (`queuedCount`) and within its last MAX_PENDING leaves.
+    error InvalidPendingRange(uint256 from, uint256 count, uint256 insertedCount, uint256 queuedCount);
 
     /// @notice ZEC left custody for a completed redemption.
     event CollateralPaidOut(uint256 amountZat, uint256 totalCollateralZat);
@@ -48,7 +49,7 @@ interface ICollateralRegistry {
     /// private, already in the unminted total), as the `sequence`-th leaf ever
     /// queued. It is spendable once inserted (`PendingLeavesInserted`).
     event LeafQueued(uint256 indexed sequence, uint256 leaf);
-    /// @notice The first `consumed` queued leaves left the queue: `leaves` entered
+    /// @notice The next `consumed` queued leaves left the queue: `leaves` entered
     /// the tree as leaves `firstIndex`, `firstIndex + 1`, … in the order queued,
     /// with one new root `root`; a consumed leaf the tree already held is not
     /// among them (`PendingLeafDropped`).
@@ -81,13 +82,14 @@ interface ICollateralRegistry {
     /// @notice Queues the change leaves of a batch of spends, in order. Note role only (the minter).
     function queueLeaves(uint256[] calldata leaves) external;
 
-    /// @notice Inserts the first `count` queued leaves into the tree with one
-    /// walk and one new root. Anyone may call it at any time and pays its gas:
-    /// no one can hold a queued note out of the tree. The queue is kept as a
-    /// hash chain, so the caller passes every queued leaf in order (from the
-    /// `LeafQueued` events since the last `PendingLeavesInserted`); the rest stay queued.
+    /// @notice Inserts queued leaves into the tree with one walk and one new root.
+    /// Anyone may call it at any time and pays its gas: no one can hold a queued
+    /// note out of the tree. `leaves` are the queued leaves with sequences `from`,
+    /// `from + 1`, … (as `LeafQueued` gave them); the queue's checkpoints vouch for
+    /// them. Those below the head (`insertedCount`), inserted meanwhile by someone
+    /// else, are skipped, and leaves queued meanwhile stay queued: neither voids the call.
     /// @return firstIndex The leaf index the first inserted leaf got.
-    function insertPendingLeaves(uint256[] calldata pending, uint256 count) external returns (uint256 firstIndex);
+    function insertPendingLeaves(uint256 from, uint256[] calldata leaves) external returns (uint256 firstIndex);
 
     /// @notice How many queued leaves wait for the tree.
     function pendingCount() external view returns (uint256);
@@ -95,9 +97,13 @@ interface ICollateralRegistry {
     /// @notice How many leaves were ever queued (the next `LeafQueued` sequence).
     function queuedCount() external view returns (uint256);
 
-    /// @notice The queue's hash chain: `h = keccak256(abi.encode(h, leaf))` over the pending leaves,
-    /// from `bytes32(uint256(1))` (the empty queue's).
-    function pendingChain() external view returns (bytes32);
+    /// @notice How many queued leaves ever left the queue: the head's sequence.
+    function insertedCount() external view returns (uint256);
+
+    /// @notice The hash chain over the leaves with sequences below `sequence`: from
+    /// `bytes32(uint256(1))`, each link the low 192 bits of `keccak256(abi.encode(chain, leaf))`.
+    /// Kept for the last MAX_PENDING sequences and `queuedCount()` itself.
+    function chainAt(uint256 sequence) external view returns (bytes32);
 
     /// @notice Inserts a new note leaf `Poseidon(amountZat, noteCommitment)` for
     /// collateral released from a position. Note role only (the minter).

@@ -952,22 +952,6 @@ export const collateralRegistryAbi = [
     "inputs": [
       {
         "internalType": "uint256",
-        "name": "count",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "pendingCount",
-        "type": "uint256"
-      }
-    ],
-    "name": "InvalidInsertCount",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "uint256",
         "name": "leaf",
         "type": "uint256"
       }
@@ -984,6 +968,32 @@ export const collateralRegistryAbi = [
       }
     ],
     "name": "InvalidNoteCommitment",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "from",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "count",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "insertedCount",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "queuedCount",
+        "type": "uint256"
+      }
+    ],
+    "name": "InvalidPendingRange",
     "type": "error"
   },
   {
@@ -1021,12 +1031,12 @@ export const collateralRegistryAbi = [
     "inputs": [
       {
         "internalType": "uint256",
-        "name": "given",
+        "name": "from",
         "type": "uint256"
       },
       {
         "internalType": "uint256",
-        "name": "pendingCount",
+        "name": "count",
         "type": "uint256"
       }
     ],
@@ -1404,6 +1414,25 @@ export const collateralRegistryAbi = [
     "type": "function"
   },
   {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "sequence",
+        "type": "uint256"
+      }
+    ],
+    "name": "chainAt",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [],
     "name": "depth",
     "outputs": [
@@ -1504,14 +1533,14 @@ export const collateralRegistryAbi = [
   {
     "inputs": [
       {
-        "internalType": "uint256[]",
-        "name": "pending",
-        "type": "uint256[]"
+        "internalType": "uint256",
+        "name": "from",
+        "type": "uint256"
       },
       {
-        "internalType": "uint256",
-        "name": "count",
-        "type": "uint256"
+        "internalType": "uint256[]",
+        "name": "leaves",
+        "type": "uint256[]"
       }
     ],
     "name": "insertPendingLeaves",
@@ -1523,6 +1552,19 @@ export const collateralRegistryAbi = [
       }
     ],
     "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "insertedCount",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
     "type": "function"
   },
   {
@@ -1544,19 +1586,6 @@ export const collateralRegistryAbi = [
         "internalType": "bool",
         "name": "",
         "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "pendingChain",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
       }
     ],
     "stateMutability": "view",
