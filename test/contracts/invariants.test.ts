@@ -9,7 +9,8 @@
 // steps (deposits, mints, top-ups, repays, withdrawals, closes, liquidations,
 // redistributions, redemptions of every size, payouts paid, failed and
 // redirected, note withdrawals, change leaves inserted from the queue by anyone
-// (or refused for a list that is not the queue), price moves and crashes,
+// (stretches read before an earlier insertion included; refused for leaves that
+// are not the queued ones or a stretch off the head), price moves and crashes,
 // governance through the impersonated timelock); each step predicts its own outcome from the chain
 // state before it (which error, or what changes), and after it the chain is
 // checked against the model kept here and against the invariants below.
@@ -180,17 +181,23 @@ interface Chain {
   epoch: bigint;
   params: Params;
   positions: PositionView[];
-  /** The registry's queue of leaves waiting for the tree, and the tree. */
+  /** The registry's queue of leaves waiting for the tree (its counters and chain), and the tree. */
+  queuedCount: bigint;
+  insertedCount: bigint;
   pendingCount: bigint;
-  pendingChain: Hex;
+  chainTip: Hex;
   root: bigint;
   treeSize: bigint;
 }
 
-/** The registry's hash chain over queued leaves, from the empty queue's (1). */
+const LOW_192 = (1n << 192n) - 1n;
+/** The registry's chain over every leaf ever queued: from the empty queue's word (1), each link keccak's low 192 bits. */
 const queueChain = (leaves: readonly bigint[]): Hex =>
   leaves.reduce<Hex>(
-    (h, leaf) => keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf])),
+    (h, leaf) => {
+      const link = BigInt(keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf])));
+      return `0x${(link & LOW_192).toString(16).padStart(64, "0")}`;
+    },
     `0x${"0".repeat(63)}1`,
   );
 
@@ -240,8 +247,9 @@ interface Model {
   custody: Map<bigint, Verdict>;
   opened: Set<Hex>;
   discovered: bigint;
-  /** Change leaves queued and not yet inserted, in queue order. */
-  queue: bigint[];
+  /** Every change leaf ever queued (index: its sequence), and the head: sequences below it left the queue. */
+  queued: bigint[];
+  head: number;
 }
 
 interface Expected {
@@ -477,9 +485,10 @@ describe("money invariants under random sequences", () => {
       r.oracle.read.latestRoundData(),
       r.minter.read.epoch(),
     ]);
-    const [pendingCount, pendingChain, root, treeSize] = await Promise.all([
+    const [queuedCount, insertedCount, pendingCount, root, treeSize] = await Promise.all([
+      r.registry.read.queuedCount(),
+      r.registry.read.insertedCount(),
       r.registry.read.pendingCount(),
-      r.registry.read.pendingChain(),
       r.registry.read.root(),
       r.registry.read.size(),
     ]);
@@ -516,8 +525,10 @@ describe("money invariants under random sequences", () => {
         redemptionFeeBps: feeBps,
       },
       positions: positions.map((p) => ({ ...p, status: Number(p.status) })),
+      queuedCount,
+      insertedCount,
       pendingCount,
-      pendingChain,
+      chainTip: await r.registry.read.chainAt([queuedCount]),
       root,
       treeSize,
     };
@@ -826,8 +837,12 @@ describe("money invariants under random sequences", () => {
     expect(c.params, `${label}: parameters`).toEqual(m.params);
     expect(c.supply, `${label}: totalSupply = totalDebt`).toBe(c.debt);
     // Change waits in the queue, in the order spent, until someone inserts it.
-    expect(c.pendingCount, `${label}: pendingCount (model)`).toBe(BigInt(m.queue.length));
-    expect(c.pendingChain, `${label}: pendingChain (model)`).toBe(queueChain(m.queue));
+    expect([c.queuedCount, c.insertedCount], `${label}: queued and inserted (model)`).toEqual([
+      BigInt(m.queued.length),
+      BigInt(m.head),
+    ]);
+    expect(c.pendingCount, `${label}: pendingCount`).toBe(c.queuedCount - c.insertedCount);
+    expect(c.chainTip, `${label}: chainAt(queuedCount) (model)`).toBe(queueChain(m.queued));
     expect(c.supply, `${label}: totalSupply (model)`).toBe(m.supply);
 
     const n = BigInt(c.positions.length);
@@ -1036,7 +1051,7 @@ describe("money invariants under random sequences", () => {
         m.spent.add(`mint${this.k}`);
         m.unminted -= p.floorZat;
         m.supply += p.mint;
-        if (p.request.changeLeaf !== 0n) m.queue.push(p.request.changeLeaf);
+        if (p.request.changeLeaf !== 0n) m.queued.push(p.request.changeLeaf);
         m.positions.push({ owner: p.owner.address, status: STATUS.Open });
         const id = BigInt(c.positions.length + 1);
         return new Map([[id, { status: STATUS.Open, owner: p.owner.address, collateral: p.floorZat, debt: p.mint }]]);
@@ -1085,7 +1100,7 @@ describe("money invariants under random sequences", () => {
           m.spent.add(`mint${this.ks[j]}`);
           m.unminted -= p.floorZat;
           m.supply += p.mint;
-          if (p.request.changeLeaf !== 0n) m.queue.push(p.request.changeLeaf);
+          if (p.request.changeLeaf !== 0n) m.queued.push(p.request.changeLeaf);
           m.positions.push({ owner: p.owner.address, status: STATUS.Open });
           changes.set(BigInt(c.positions.length + 1 + j), {
             status: STATUS.Open,
@@ -1118,7 +1133,7 @@ describe("money invariants under random sequences", () => {
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         m.spent.add(`topUp${this.k}`);
         m.unminted -= p.floorZat;
-        if (p.spend.changeLeaf !== 0n) m.queue.push(p.spend.changeLeaf);
+        if (p.spend.changeLeaf !== 0n) m.queued.push(p.spend.changeLeaf);
         return new Map([
           [id, { status: STATUS.Open, collateral: position!.collateralZat + p.floorZat, debt: position!.debt }],
         ]);
@@ -1827,20 +1842,22 @@ describe("money invariants under random sequences", () => {
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         m.spent.add(`withdraw${this.k}`);
         m.unminted -= p.floorZat;
-        if (p.spend.changeLeaf !== 0n) m.queue.push(p.spend.changeLeaf);
+        if (p.spend.changeLeaf !== 0n) m.queued.push(p.spend.changeLeaf);
         released(m, p.owner.address, p.floorZat, { sealedAddress: p.sealedAddress, noteCommitment: 0n });
         return new Map();
       });
     }
   }
 
-  type Tamper = "none" | "leaf" | "short" | "zero";
+  type Tamper = "none" | "stale" | "leaf" | "gap" | "empty";
   /**
    * Anyone inserts the first `shareBps` of the queued change leaves (at least
    * one) with one walk: the root becomes the reference LeanIMT's over every
    * leaf the registry's events name, the rest stays queued, and no total
-   * moves. A list that is not the queue (a leaf changed, one left out) or a
-   * count of zero is refused, and nothing moves.
+   * moves. A stretch read before an earlier insertion ("stale": it starts two
+   * below the head) goes through, skipping what went in; leaves that are not
+   * the queued ones, a stretch starting past the head, or none at all are
+   * refused, and nothing moves.
    */
   class InsertPending extends Step {
     constructor(
@@ -1854,19 +1871,23 @@ describe("money invariants under random sequences", () => {
     }
     async run(m: Model, w: World) {
       await w.step(m, this.toString(), async (c) => {
-        const queued = m.queue.length;
-        let list = [...m.queue];
-        let n = BigInt(Math.max(1, Math.ceil((queued * Number(this.shareBps)) / 10_000)));
-        if (this.tamper === "leaf" && queued > 0) list[queued - 1] = list[queued - 1]! + 1n;
-        if (this.tamper === "short" && queued > 0) list = list.slice(1);
-        if (this.tamper === "zero") n = 0n;
+        const head = m.head;
+        const pending = m.queued.length - head;
+        const n = Math.max(1, Math.ceil((pending * Number(this.shareBps)) / 10_000));
+        const end = Math.min(head + n, m.queued.length);
+        let from = head;
+        if (this.tamper === "stale") from = Math.max(0, head - 2);
+        if (this.tamper === "gap") from = head + 1;
+        let list = m.queued.slice(from, Math.max(from, end));
+        if (this.tamper === "empty") list = [];
+        if (this.tamper === "leaf" && list.length > 0) list[list.length - 1] = list.at(-1)! + 1n;
         let expected: string | null = null;
-        if (list.length !== queued) expected = "PendingLeavesMismatch";
-        else if (n === 0n || n > BigInt(queued)) expected = "InvalidInsertCount";
+        if (from > head || from + list.length <= head) expected = "InvalidPendingRange";
         else if (this.tamper === "leaf") expected = "PendingLeavesMismatch";
-        const outcome = await send(() => as(carol).registry.write.insertPendingLeaves([list, n]));
+        const outcome = await send(() => as(carol).registry.write.insertPendingLeaves([BigInt(from), list]));
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
-        const inserted = m.queue.splice(0, Number(n));
+        const inserted = m.queued.slice(head, from + list.length);
+        m.head = from + list.length;
         const [event] = parseEventLogs({
           abi: collateralRegistryAbi,
           logs: outcome.receipt.logs,
@@ -1876,7 +1897,7 @@ describe("money invariants under random sequences", () => {
         expect(event?.args, `${this.toString()}: event`).toMatchObject({
           firstIndex: c.treeSize,
           leaves: inserted,
-          consumed: n,
+          consumed: BigInt(inserted.length),
         });
         const events = await s.publicClient.getContractEvents({
           address: s.read.registry.address,
@@ -2119,9 +2140,12 @@ describe("money invariants under random sequences", () => {
       )
       .map((a) => new Redirect(...a, false)),
     fc.tuple(fc.nat({ max: WITHDRAWALS.length - 1 }), fc.boolean()).map(([k, wrong]) => new WithdrawNote(k, wrong)),
-    fc
-      .tuple(bps(1, 10_000), fc.constantFrom<Tamper>("none", "none", "none", "leaf", "short", "zero"))
-      .map(([share, tamper]) => new InsertPending(share, tamper)),
+    // Twice: change is queued by four kinds of step, and inserting it is how it becomes spendable.
+    ...[0, 1].map(() =>
+      fc
+        .tuple(bps(1, 10_000), fc.constantFrom<Tamper>("none", "none", "stale", "stale", "leaf", "gap", "empty"))
+        .map(([share, tamper]) => new InsertPending(share, tamper)),
+    ),
     fc.oneof(
       bps(-2_500, 2_500).map((b) => new Price("move", b)),
       bps(6_000, 8_000).map((b) => new Price("crash", -b)),
@@ -2181,7 +2205,8 @@ describe("money invariants under random sequences", () => {
               custody: new Map(),
               opened: new Set(),
               discovered: initial.payoutCount,
-              queue: [...initialQueue],
+              queued: [...initialQueue],
+              head: 0,
             };
             await fc.asyncModelRun(() => ({ model, real: world }), commands);
           },

@@ -172,11 +172,13 @@ describe("CollateralRegistry", () => {
     expect(await s.read.registry.read.size()).toBe(3n);
   });
 
-  /** The registry's hash chain over queued leaves, from the empty queue's (1). */
-  const queueChain = (leaves: readonly bigint[]): Hex =>
+  const LOW_192 = (1n << 192n) - 1n;
+  /** The registry's chain over `leaves`, from `start` (the empty queue's word, 1, by default). */
+  const queueChain = (leaves: readonly bigint[], start: Hex = word(1n)): Hex =>
     leaves.reduce<Hex>(
-      (h, leaf) => keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf])),
-      word(1n),
+      (h, leaf) =>
+        word(BigInt(keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf]))) & LOW_192),
+      start,
     );
 
   async function noteRoleForCarol() {
@@ -195,11 +197,16 @@ describe("CollateralRegistry", () => {
       ),
     );
 
+  /** The queue's counters: [queued, inserted, pending]. */
+  const counters = async () => [
+    await s.read.registry.read.queuedCount(),
+    await s.read.registry.read.insertedCount(),
+    await s.read.registry.read.pendingCount(),
+  ];
+
   it("queues change for the note role only, in order, outside the tree and the totals", async () => {
     const carol = await noteRoleForCarol();
-    // The empty queue's chain is a fixed non-zero word, so its slot is never cleared and refilled.
-    expect(await s.read.registry.read.pendingChain()).toBe(await s.read.registry.read.EMPTY_QUEUE());
-    expect(await s.read.registry.read.pendingChain()).toBe(queueChain([]));
+    expect(await s.read.registry.read.chainAt([0n])).toBe(await s.read.registry.read.EMPTY_QUEUE());
     const deposited = (await s.deposit(createNote(), ZEC)).leaf;
     const [root, unminted] = [await s.read.registry.read.root(), await s.read.registry.read.unmintedZat()];
     const change = depositBatch(5).leaves;
@@ -209,9 +216,12 @@ describe("CollateralRegistry", () => {
     expect(queued.map((e) => [e.eventName, e.args])).toEqual(
       change.map((leaf, i) => ["LeafQueued", { sequence: BigInt(i), leaf }]),
     );
-    expect(await s.read.registry.read.pendingCount()).toBe(5n);
-    expect(await s.read.registry.read.queuedCount()).toBe(5n);
-    expect(await s.read.registry.read.pendingChain()).toBe(queueChain(change));
+    expect(await counters()).toEqual([5n, 0n, 5n]);
+    // A checkpoint after every leaf: any stretch of the queue can be vouched for.
+    for (let i = 0; i <= 5; i++) {
+      expect(await s.read.registry.read.chainAt([BigInt(i)])).toBe(queueChain(change.slice(0, i)));
+    }
+    await expectRevert(s.read.registry.read.chainAt([6n]), "InvalidPendingRange", [6n, 0n, 0n, 5n]);
     // Not in the tree yet, and already counted in the unminted ZEC (a spend takes only its floor).
     expect(await s.read.registry.read.root()).toBe(root);
     expect(await s.read.registry.read.size()).toBe(1n);
@@ -224,24 +234,30 @@ describe("CollateralRegistry", () => {
     await expectRevert(carol.write.queueLeaves([[]]), "EmptyLeafBatch", [0n]);
     await expectRevert(s.as(accounts.attestor).registry.write.queueLeaf([1n]), "AccessControlUnauthorizedAccount");
     await expectRevert(s.as(accounts.attestor).registry.write.queueLeaves([[1n]]), "AccessControlUnauthorizedAccount");
-    expect(await s.read.registry.read.pendingChain()).toBe(queueChain(change));
-
-    // The queue's length is the low 64 bits of slot 11 (after unmintedZat and the chain): full at MAX_PENDING.
-    const max = await s.read.registry.read.MAX_PENDING();
-    expect(max).toBe(1024n);
-    const slot11 = BigInt((await s.publicClient.getStorageAt({ address: s.read.registry.address, slot: word(11n) }))!);
-    expect(slot11).toBe((5n << 64n) | 5n);
-    await s.testClient.setStorageAt({
-      address: s.read.registry.address,
-      index: word(11n),
-      value: word((5n << 64n) | (max - 1n)),
-    });
-    await expectRevert(carol.write.queueLeaves([depositBatch(2).leaves]), "PendingQueueFull", [max]);
-    await s.receipt(await carol.write.queueLeaf([depositBatch(1).leaves[0]!]));
-    await expectRevert(carol.write.queueLeaf([depositBatch(1).leaves[0]!]), "PendingQueueFull", [max]);
+    expect(await counters()).toEqual([5n, 0n, 5n]);
   });
 
-  it("lets anyone insert the first queued leaves with one walk, as one-by-one insertion would, and keeps the rest", async () => {
+  it("holds at most MAX_PENDING leaves, and keeps the checkpoints of the last MAX_PENDING", async () => {
+    const carol = await noteRoleForCarol();
+    const max = await s.read.registry.read.MAX_PENDING();
+    expect(max).toBe(1024n);
+    // 1,022 queued in a few calls (the ring's slots are written once each, as on a live chain).
+    for (let done = 0; done < 1022; done += 200) {
+      await s.receipt(await carol.write.queueLeaves([depositBatch(Math.min(200, 1022 - done)).leaves]));
+    }
+    expect(await counters()).toEqual([1022n, 0n, 1022n]);
+    await expectRevert(carol.write.queueLeaves([depositBatch(3).leaves]), "PendingQueueFull", [max]);
+    await s.receipt(await carol.write.queueLeaves([depositBatch(2).leaves]));
+    await expectRevert(carol.write.queueLeaf([depositBatch(1).leaves[0]!]), "PendingQueueFull", [max]);
+    // Inserting makes room again, and the oldest checkpoint kept is the head's.
+    await s.insertPending(10);
+    expect(await counters()).toEqual([1024n, 10n, 1014n]);
+    await s.receipt(await carol.write.queueLeaf([depositBatch(1).leaves[0]!]));
+    await expectRevert(s.read.registry.read.chainAt([0n]), "InvalidPendingRange", [0n, 0n, 10n, 1025n]);
+    expect(await s.read.registry.read.chainAt([1n])).toMatch(/^0x0{16}/);
+  });
+
+  it("lets anyone insert a stretch of the queue with one walk, as one-by-one insertion would; what went in meanwhile is skipped", async () => {
     const carol = await noteRoleForCarol();
     const tree = new DepositTree();
     tree.insert((await s.deposit(createNote(), ZEC)).leaf);
@@ -250,38 +266,54 @@ describe("CollateralRegistry", () => {
     await s.receipt(await carol.write.queueLeaves([change]));
     const anyone = s.as(accounts.bob).registry;
 
-    // Not the queue: a leaf changed, the order changed, one left out or one added; a count of 0 or too many.
+    // Not the queued leaves: one changed, two swapped, a stretch given from the wrong sequence.
     const changed = [...change.slice(0, 6), change[6]! + 1n];
     const swapped = [change[1]!, change[0]!, ...change.slice(2)];
-    await expectRevert(anyone.write.insertPendingLeaves([changed, 7n]), "PendingLeavesMismatch", [7n, 7n]);
-    await expectRevert(anyone.write.insertPendingLeaves([swapped, 1n]), "PendingLeavesMismatch", [7n, 7n]);
-    await expectRevert(anyone.write.insertPendingLeaves([change.slice(1), 1n]), "PendingLeavesMismatch", [6n, 7n]);
-    await expectRevert(anyone.write.insertPendingLeaves([[...change, 5n], 1n]), "PendingLeavesMismatch", [8n, 7n]);
-    await expectRevert(anyone.write.insertPendingLeaves([change, 0n]), "InvalidInsertCount", [0n, 7n]);
-    await expectRevert(anyone.write.insertPendingLeaves([change, 8n]), "InvalidInsertCount", [8n, 7n]);
+    await expectRevert(anyone.write.insertPendingLeaves([0n, changed]), "PendingLeavesMismatch", [0n, 7n]);
+    await expectRevert(anyone.write.insertPendingLeaves([0n, swapped.slice(0, 2)]), "PendingLeavesMismatch", [0n, 2n]);
+    await expectRevert(anyone.write.insertPendingLeaves([0n, change.slice(1, 3)]), "PendingLeavesMismatch", [0n, 2n]);
+    // Not reaching past the head, past the queue, or empty; nor leaving a gap after the head.
+    await expectRevert(anyone.write.insertPendingLeaves([0n, []]), "InvalidPendingRange", [0n, 0n, 0n, 7n]);
+    await expectRevert(anyone.write.insertPendingLeaves([0n, [...change, 5n]]), "InvalidPendingRange", [
+      0n,
+      8n,
+      0n,
+      7n,
+    ]);
+    await expectRevert(anyone.write.insertPendingLeaves([1n, change.slice(1, 3)]), "InvalidPendingRange", [
+      1n,
+      2n,
+      0n,
+      7n,
+    ]);
 
-    // Three now: leaves 1..3, one root; four stay queued, their chain from an empty queue.
+    // Three now: leaves 1..3, one root; four stay queued.
     for (const leaf of change.slice(0, 3)) tree.insert(leaf);
-    const first = await s.receipt(await anyone.write.insertPendingLeaves([change, 3n]));
+    const first = await s.receipt(await anyone.write.insertPendingLeaves([0n, change.slice(0, 3)]));
     const [inserted] = parseEventLogs({ abi: collateralRegistryAbi, logs: first.logs });
     expect([inserted!.eventName, inserted!.args]).toEqual([
       "PendingLeavesInserted",
       { firstIndex: 1n, leaves: change.slice(0, 3), consumed: 3n, root: tree.root },
     ]);
     expect(await s.read.registry.read.root()).toBe(tree.root);
-    expect(await s.read.registry.read.pendingCount()).toBe(4n);
-    expect(await s.read.registry.read.pendingChain()).toBe(queueChain(change.slice(3)));
+    expect(await counters()).toEqual([7n, 3n, 4n]);
     expect(await s.read.registry.read.rootSupersededAt([tree.root])).toBe(CURRENT);
-    // The old list is not the queue any more; the rest is.
-    await expectRevert(anyone.write.insertPendingLeaves([change, 1n]), "PendingLeavesMismatch", [7n, 4n]);
+    // An inserter that read the queue before that insertion, and before two more leaves were
+    // queued, still goes through: the three are skipped, its other four go in, the new two wait.
+    const late = depositBatch(2).leaves;
+    await s.receipt(await carol.write.queueLeaves([late]));
     for (const leaf of change.slice(3)) tree.insert(leaf);
-    await s.receipt(await anyone.write.insertPendingLeaves([change.slice(3), 4n]));
+    const second = await s.receipt(await anyone.write.insertPendingLeaves([0n, change]));
+    const [again] = parseEventLogs({ abi: collateralRegistryAbi, logs: second.logs });
+    expect(again!.args).toEqual({ firstIndex: 4n, leaves: change.slice(3), consumed: 4n, root: tree.root });
+    expect(await counters()).toEqual([9n, 7n, 2n]);
+    // Wholly inserted already: refused, nothing moves.
+    await expectRevert(anyone.write.insertPendingLeaves([0n, change]), "InvalidPendingRange", [0n, 7n, 7n, 9n]);
+    for (const leaf of late) tree.insert(leaf);
+    await s.receipt(await anyone.write.insertPendingLeaves([7n, late]));
     expect(await s.read.registry.read.root()).toBe(tree.root);
-    expect(await s.read.registry.read.size()).toBe(8n);
-    expect(await s.read.registry.read.pendingCount()).toBe(0n);
-    expect(await s.read.registry.read.pendingChain()).toBe(word(1n));
-    expect(await s.read.registry.read.queuedCount()).toBe(7n);
-    await expectRevert(anyone.write.insertPendingLeaves([[], 1n]), "InvalidInsertCount", [1n, 0n]);
+    expect(await s.read.registry.read.size()).toBe(10n);
+    expect(await counters()).toEqual([9n, 9n, 0n]);
     // Change is already counted in the unminted ZEC: inserting it adds nothing.
     expect(await s.read.registry.read.unmintedZat()).toBe(unminted);
     expect((await treeFromEvents()).root).toBe(tree.root);
@@ -297,7 +329,7 @@ describe("CollateralRegistry", () => {
     await s.receipt(await carol.write.queueLeaves([[a, b, c, b]]));
     await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([[a], ZEC]));
     tree.insert(a);
-    const receipt = await s.receipt(await s.as(accounts.bob).registry.write.insertPendingLeaves([[a, b, c, b], 4n]));
+    const receipt = await s.receipt(await s.as(accounts.bob).registry.write.insertPendingLeaves([0n, [a, b, c, b]]));
     tree.insert(b);
     tree.insert(c);
     const events = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs });
@@ -310,24 +342,16 @@ describe("CollateralRegistry", () => {
     expect(await s.read.registry.read.size()).toBe(3n);
     expect((await treeFromEvents()).root).toBe(tree.root);
 
-    // Every leaf dropped: the queue empties and the root stays.
-    await s.receipt(await carol.write.queueLeaves([[depositBatch(1).leaves[0]!]]));
-    const d = depositBatch(1).leaves[0]!;
-    await s.receipt(await carol.write.queueLeaf([d]));
-    const pending = await s.publicClient.getContractEvents({
-      address: s.read.registry.address,
-      abi: collateralRegistryAbi,
-      eventName: "LeafQueued",
-      fromBlock: 0n,
-    });
-    const queue = pending.slice(4).map((e) => e.args.leaf!);
-    await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([queue, 2n * ZEC]));
+    // Every leaf dropped: the queue moves on and the root stays.
+    const [d, e] = depositBatch(2).leaves as [bigint, bigint];
+    await s.receipt(await carol.write.queueLeaves([[d, e]]));
+    await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([[d, e], 2n * ZEC]));
     const root = await s.read.registry.read.root();
-    const all = await s.receipt(await s.as(accounts.bob).registry.write.insertPendingLeaves([queue, 2n]));
+    const all = await s.receipt(await s.as(accounts.bob).registry.write.insertPendingLeaves([4n, [d, e]]));
     const [, , last] = parseEventLogs({ abi: collateralRegistryAbi, logs: all.logs });
     expect(last!.args).toEqual({ firstIndex: 5n, leaves: [], consumed: 2n, root });
     expect(await s.read.registry.read.root()).toBe(root);
-    expect(await s.read.registry.read.pendingCount()).toBe(0n);
+    expect(await counters()).toEqual([6n, 6n, 0n]);
   });
 
   it("fills the tree to its capacity in a batch and refuses one leaf more", async () => {
@@ -351,6 +375,32 @@ describe("CollateralRegistry", () => {
     expect(await s.read.registry.read.depth()).toBe(20n);
     await expectRevert(attestor.write.recordDeposits([depositBatch(1).leaves, ZEC]), "TreeFull", [CAPACITY]);
     await expectRevert(s.deposit(createNote(), ZEC), "TreeFull", [CAPACITY]);
+  });
+
+  it("keeps room in the tree for every queued leaf: queueing and direct insertions stop short of it", async () => {
+    const carol = await noteRoleForCarol();
+    await s.deposit(createNote(), ZEC);
+    const registry = s.read.registry.address;
+    await s.testClient.setStorageAt({ address: registry, index: word(1n), value: word(CAPACITY - 4n) });
+    await s.testClient.setStorageAt({ address: registry, index: word(2n), value: word(20n) });
+    const [a, b] = depositBatch(2).leaves as [bigint, bigint];
+    await s.receipt(await carol.write.queueLeaves([[a, b]]));
+    // Four places left, two of them the queue's: a batch of three deposits, or two change leaves
+    // and a deposit, would leave a queued leaf none (its spend done, its change stranded).
+    const attestor = s.as(accounts.attestor).registry;
+    const three = depositBatch(3);
+    await expectRevert(attestor.write.recordDeposits([three.leaves, three.total]), "TreeFull", [CAPACITY]);
+    await expectRevert(carol.write.queueLeaves([depositBatch(3).leaves]), "TreeFull", [CAPACITY]);
+    await s.receipt(await carol.write.queueLeaf([depositBatch(1).leaves[0]!]));
+    // One place left, not the queue's: a deposit takes it; then nothing but the queue goes in.
+    await s.deposit(createNote(), ZEC);
+    await expectRevert(carol.write.insertNote([noteCommitment(createNote()), ZEC]), "TreeFull", [CAPACITY]);
+    await expectRevert(s.deposit(createNote(), ZEC), "TreeFull", [CAPACITY]);
+    await expectRevert(carol.write.queueLeaf([depositBatch(1).leaves[0]!]), "TreeFull", [CAPACITY]);
+    // Every queued leaf still goes in, filling the tree.
+    await s.insertPending();
+    expect(await s.read.registry.read.size()).toBe(CAPACITY);
+    expect(await s.read.registry.read.pendingCount()).toBe(0n);
   });
 
   const word = (n: bigint): Hex => numberToHex(n, { size: 32 });

@@ -161,10 +161,10 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
   }
 
   /**
-   * The leaves queued and not yet in the tree, in queue order: every LeafQueued
-   * from the sequence the PendingLeavesInserted events consumed up to.
+   * The leaves queued and not yet in the tree, in queue order, and the head's
+   * sequence: every LeafQueued from the sequence the PendingLeavesInserted events consumed up to.
    */
-  async function pendingLeaves(): Promise<bigint[]> {
+  async function pendingQueue(): Promise<{ from: bigint; leaves: bigint[] }> {
     const events = await publicClient.getContractEvents({
       address: c.CollateralRegistry.address,
       abi: collateralRegistryAbi,
@@ -176,9 +176,14 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
       if (e.eventName === "PendingLeavesInserted") consumed += e.args.consumed!;
       if (e.eventName === "LeafQueued") queued.set(e.args.sequence!, e.args.leaf!);
     }
-    const pending: bigint[] = [];
-    for (let seq = consumed; queued.has(seq); seq++) pending.push(queued.get(seq)!);
-    return pending;
+    const leaves: bigint[] = [];
+    for (let seq = consumed; queued.has(seq); seq++) leaves.push(queued.get(seq)!);
+    return { from: consumed, leaves };
+  }
+
+  /** The leaves queued and not yet in the tree, in queue order. */
+  async function pendingLeaves(): Promise<bigint[]> {
+    return (await pendingQueue()).leaves;
   }
 
   /**
@@ -187,10 +192,10 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
    * Returns the receipt, or undefined when nothing was queued.
    */
   async function insertPending(count?: number, from: Account = accounts.deployer) {
-    const pending = await pendingLeaves();
-    if (pending.length === 0) return undefined;
-    const n = BigInt(count ?? pending.length);
-    return receipt(await as(from).registry.write.insertPendingLeaves([pending, n]));
+    const queue = await pendingQueue();
+    if (queue.leaves.length === 0) return undefined;
+    const leaves = queue.leaves.slice(0, count ?? queue.leaves.length);
+    return receipt(await as(from).registry.write.insertPendingLeaves([queue.from, leaves]));
   }
 
   interface ProveArgs {
