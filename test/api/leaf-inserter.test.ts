@@ -1,9 +1,11 @@
 // The relay inserts the registry's queued change leaves (api/src/relay/leaf-inserter.ts)
 // on a live Hardhat node, with the indexer and the API's relay worker, real proofs.
 // Change of several relayed mints enters the tree in one insertion; a wallet's own
-// mint's change is inserted after the wait; someone inserting first costs the relay
-// one reverted transaction and no error; at rest the inserter reads the pending count
-// and nothing else; the gas limit holds what insertions use.
+// mint's change is inserted after the wait; someone inserting everything first costs
+// the relay one reverted transaction and no error, while a leaf inserted or queued
+// between its read and its send costs nothing (it inserts the rest); an indexer stuck
+// behind or listing other leaves is reported once; at rest the inserter reads the
+// pending count and nothing else; the gas limit holds what insertions use.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -62,6 +64,26 @@ describe("the relay's leaf inserter", () => {
       })
     ).map((e) => e.args.leaf!);
   const failures = () => logs.lines.filter((line) => line.includes("change leaf insertion failed"));
+  const selector = (raw: Hex) => {
+    try {
+      return decodeFunctionData({ abi: collateralRegistryAbi, data: parseTransaction(raw).data! }).functionName;
+    } catch {
+      return undefined;
+    }
+  };
+  /** A wallet's own mint of 1 ZSD against a fresh 4 ZEC note proving 3, proved and not sent yet. */
+  async function ownMint() {
+    const note = createNote();
+    await s.deposit(note, 4n * ZEC);
+    const proved = await s.prove({
+      note,
+      amountZat: 4n * ZEC,
+      collateralFloorZat: 3n * ZEC,
+      mintAmount: ZSD,
+      recipient: alice.address,
+    });
+    return async () => s.receipt(await s.as(alice).minter.write.mint([proved.proof, proved.request]));
+  }
 
   /** A wallet's mint of 1 ZSD against a 4 ZEC note proving 3: 1 ZEC of change, queued by the mint. */
   async function proveWithChange(recipient: Hex) {
@@ -158,9 +180,9 @@ describe("the relay's leaf inserter", () => {
     const receipt = await s.publicClient.getTransactionReceipt({ hash: added[0]!.txHash });
     const tx = await s.publicClient.getTransaction({ hash: added[0]!.txHash });
     expect(receipt.status).toBe("success");
-    expect(tx.gas).toBe(insertionGas(3, 3));
+    expect(tx.gas).toBe(insertionGas(3));
     const depth = await registry().read.depth();
-    const atDepth = insertionGas(3, 3) - (INSERT_GAS.levels - depth) * INSERT_GAS.perLevel;
+    const atDepth = insertionGas(3) - (INSERT_GAS.levels - depth) * INSERT_GAS.perLevel;
     expect(receipt.gasUsed).toBeLessThanOrEqual(atDepth);
     console.log(
       `insertion of 3: ${receipt.gasUsed} gas used, limit ${tx.gas} (${atDepth} at depth ${depth}); in the tree ${insertedAfter} ms after the last mint confirmed`,
@@ -194,24 +216,19 @@ describe("the relay's leaf inserter", () => {
     expect(failures()).toEqual([]);
   });
 
-  it("goes on when someone else inserts first: its insertion reverts, nothing is reported, later change goes in", async () => {
+  it("goes on when someone else inserts everything first: its insertion reverts, nothing is reported, later change goes in", async () => {
     const before = (await insertions()).length;
-    const selector = (raw: Hex) => {
-      try {
-        return decodeFunctionData({ abi: collateralRegistryAbi, data: parseTransaction(raw).data! }).functionName;
-      } catch {
-        return undefined;
-      }
-    };
     let raced: Hex | undefined;
     // Just before the relay's insertion reaches the node, alice inserts the whole queue herself.
     const arm = () => {
       proxy.beforeNextSend = async (raw) => {
         if (selector(raw) !== "insertPendingLeaves") return arm();
         raced = raw;
-        const pending = (await readPendingLeaves(indexer.url)).map((p) => p.leaf);
+        const pending = await readPendingLeaves(indexer.url);
         await s.receipt(
-          await s.as(alice).registry.write.insertPendingLeaves([pending, BigInt(pending.length)], { gas: 3_000_000n }),
+          await s.as(alice).registry.write.insertPendingLeaves([pending[0]!.sequence, pending.map((p) => p.leaf)], {
+            gas: 3_000_000n,
+          }),
         );
       };
     };
@@ -259,7 +276,58 @@ describe("the relay's leaf inserter", () => {
     expect(failures()).toEqual([]);
   });
 
-  it("sends nothing while the indexer lists fewer leaves than the chain queued, and inserts once it caught up", async () => {
+  it("inserts the rest when an outsider inserts a leaf and a mint queues one between its read and its send", async () => {
+    const before = (await insertions()).length;
+    const fromBlock = (await s.publicClient.getBlockNumber()) + 1n;
+    // Proved first: two mints queue their change together, the third lands while the relay's insertion is on its way.
+    const mints = [await ownMint(), await ownMint(), await ownMint()];
+    const firstSequence = await registry().read.queuedCount();
+    let relays: Hex | undefined;
+    let carried: readonly [bigint, readonly bigint[]] | undefined;
+    let outsider: Hex | undefined;
+    const arm = () => {
+      proxy.beforeNextSend = async (raw) => {
+        if (selector(raw) !== "insertPendingLeaves") return arm();
+        relays = raw;
+        const args = decodeFunctionData({ abi: collateralRegistryAbi, data: parseTransaction(raw).data! }).args;
+        const [from, leaves] = (carried = args as unknown as readonly [bigint, readonly bigint[]]);
+        // Before its insertion reaches the node: bob inserts the first leaf it carries, and a third leaf is queued.
+        outsider = (await s.receipt(await s.as(bob).registry.write.insertPendingLeaves([from, [leaves[0]!]])))
+          .transactionHash;
+        await mints[2]!();
+      };
+    };
+    arm();
+    await mints[0]!();
+    await mints[1]!();
+    await eventually(async () => relays, Boolean, "the relay's insertion", 30_000);
+    const receipt = await eventually(
+      () => s.publicClient.getTransactionReceipt({ hash: keccak256(relays!) }),
+      (r) => r !== undefined,
+      "the relay's insertion to be mined",
+    );
+    const change = await queuedSince(fromBlock);
+    expect(change).toHaveLength(3);
+    // It carried the two leaves queued when it read the queue, with the limit for two.
+    expect(carried).toEqual([firstSequence, change.slice(0, 2)]);
+    expect((await s.publicClient.getTransaction({ hash: receipt.transactionHash })).gas).toBe(insertionGas(2));
+    // Mined after both: the leaf bob inserted skipped, the other inserted, the third left queued.
+    expect(receipt.status).toBe("success");
+    const added = (await insertions()).slice(before);
+    expect(added.map((a) => [a.txHash, a.leaves, a.consumed])).toEqual([
+      [outsider, [change[0]], 1n],
+      [receipt.transactionHash, [change[1]], 1n],
+    ]);
+    expect(await pendingCount()).toBe(1n);
+    // The third goes in with the next insertion, after its wait.
+    await eventually(pendingCount, (n) => n === 0n, "the third leaf to be inserted", 30_000);
+    const after = (await insertions()).slice(before);
+    expect(after).toHaveLength(3);
+    expect(after[2]!.leaves).toEqual([change[2]]);
+    expect(failures()).toEqual([]);
+  });
+
+  it("sends nothing while the indexer lists fewer leaves than the chain queued or other leaves, says so once when it lasts, and inserts once it caught up", async () => {
     // This inserter alone from here: the worker stops (and hands back the key's lease).
     await api.worker!.stop();
     const before = (await insertions()).length;
@@ -272,9 +340,12 @@ describe("the relay's leaf inserter", () => {
       "the indexer to catch up",
     );
     const stale = await (await fetch(`${indexer.url}/pending-leaves`)).text();
-    let lagging = true;
+    /** The answer while the indexer is wrong: a leaf the registry did not queue at the real sequence. */
+    let wrong = "";
+    let serving: "stale" | "wrong" | "live" = "stale";
     const view: Server = createServer((req, res) => {
-      if (lagging) return void res.writeHead(200, { "content-type": "application/json" }).end(stale);
+      if (serving !== "live")
+        return void res.writeHead(200, { "content-type": "application/json" }).end(serving === "stale" ? stale : wrong);
       void fetch(`${indexer.url}${req.url}`).then(async (answer) =>
         res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text()),
       );
@@ -294,14 +365,18 @@ describe("the relay's leaf inserter", () => {
       await s.receipt(await s.as(alice).minter.write.mint([proved.proof, proved.request]));
       expect(await pendingCount()).toBe(1n);
       const chain = Chain.load(deploymentFile, counter.url, 10_000);
+      const inserterOn = (errors: unknown[], indexerCatchUpMs?: number) =>
+        new LeafInserter(chain, new TransactionSender(chain, hardhatPrivateKey(4), 30_000), {
+          indexerUrl: `http://127.0.0.1:${(view.address() as AddressInfo).port}`,
+          batchMax: 16,
+          batchWaitMs: 0,
+          insertMax: 64,
+          indexerCatchUpMs,
+          onError: (error) => errors.push(error),
+        });
+      const messages = (errors: unknown[]) => errors.map((e) => (e as Error).message);
       const errors: unknown[] = [];
-      const inserter = new LeafInserter(chain, new TransactionSender(chain, hardhatPrivateKey(4), 30_000), {
-        indexerUrl: `http://127.0.0.1:${(view.address() as AddressInfo).port}`,
-        batchMax: 16,
-        batchWaitMs: 0,
-        insertMax: 64,
-        onError: (error) => errors.push(error),
-      });
+      const inserter = inserterOn(errors);
       for (let i = 0; i < 3; i++) await inserter.pass();
       // Waited for, fast: no transaction, no call of the insertion, no error.
       expect(counter.methods.filter((m) => m !== "eth_call")).toEqual([]);
@@ -309,7 +384,35 @@ describe("the relay's leaf inserter", () => {
       expect(inserter.waiting).toBe(true);
       expect(await pendingCount()).toBe(1n);
 
-      lagging = false;
+      // Behind past its catch-up time (none here): reported on the pass that finds it so, and not again.
+      const stuckErrors: unknown[] = [];
+      const stuck = inserterOn(stuckErrors, 0);
+      for (let i = 0; i < 4; i++) await stuck.pass();
+      expect(messages(stuckErrors)).toEqual([
+        expect.stringMatching(/has been behind the registry's queue .*lists 0 leaves.*holds 1 not inserted.*stuck/),
+      ]);
+      expect(stuck.waiting).toBe(false);
+
+      // Listing a leaf the registry did not queue there: each pass's insertion is refused before it is sent,
+      // and the third refusal in a row is reported, once.
+      const sequence = (await registry().read.queuedCount()) - 1n;
+      wrong = JSON.stringify({
+        pending: [{ sequence: String(sequence), leaf: "12345", timestamp: "0" }],
+        queuedCount: String(sequence + 1n),
+      });
+      serving = "wrong";
+      const misledErrors: unknown[] = [];
+      const misled = inserterOn(misledErrors);
+      for (let i = 0; i < 2; i++) await misled.pass();
+      expect(misledErrors).toEqual([]);
+      for (let i = 0; i < 3; i++) await misled.pass();
+      expect(messages(misledErrors)).toEqual([
+        expect.stringMatching(/refused the indexer's pending leaves as not its queue 3 passes in a row/),
+      ]);
+      expect(counter.methods.filter((m) => m !== "eth_call")).toEqual([]);
+      expect(await pendingCount()).toBe(1n);
+
+      serving = "live";
       await eventually(
         async () => (await readPendingLeaves(indexer.url)).length,
         (n) => n === 1,
@@ -372,7 +475,7 @@ describe("the relay's leaf inserter", () => {
       batchMax: 16,
       batchWaitMs: 0,
       insertMax: 64,
-      gasLimit: (pending, count) => (first ? ((first = false), 60_000n) : insertionGas(pending, count)),
+      gasLimit: (count) => (first ? ((first = false), 60_000n) : insertionGas(count)),
       onError: (error) => errors.push(error),
     });
     await inserter.pass();
@@ -426,9 +529,9 @@ describe("the relay's leaf inserter", () => {
   });
 
   it("keeps every limit under the per-transaction cap, and refuses settings past it", () => {
-    // The whole queue (MAX_PENDING) carried and the most LEAF_INSERT_MAX allows inserted.
-    expect(insertionGas(1024, 256)).toBeLessThanOrEqual(TX_GAS_CAP);
-    expect(insertionGas(1024, 64)).toBe(6_585_000n);
+    // The most LEAF_INSERT_MAX allows carried, each inserted: the queue's length beyond them costs nothing.
+    expect(insertionGas(256)).toBeLessThanOrEqual(TX_GAS_CAP);
+    expect(insertionGas(64)).toBe(5_145_000n);
     expect(() => loadConfig({ LEAF_INSERT_MAX: "257" })).toThrow(/LEAF_INSERT_MAX/);
     expect(() => loadConfig({ LEAF_BATCH_MAX: "0" })).toThrow(/LEAF_BATCH_MAX/);
     expect(() => loadConfig({ LEAF_BATCH_WAIT_MS: "-1" })).toThrow(/LEAF_BATCH_WAIT_MS/);

@@ -3,18 +3,24 @@
 // registry; none is spendable before CollateralRegistry.insertPendingLeaves
 // puts it in the tree. Anyone may insert; the relay does it for everyone, in
 // batches: once LEAF_BATCH_MAX leaves wait or the oldest waited
-// LEAF_BATCH_WAIT_MS. The call must carry every queued leaf in order, which
-// the indexer lists (GET /pending-leaves); an indexer behind the chain is
-// waited for, never guessed past. One insertion is in flight at a time, held
-// in memory: a restarted worker reads the queue from the chain again. Should
-// its predecessor's insertion still wait unmined, the two carry the same queue
-// and whichever is mined second reverts (PendingLeavesMismatch): a restart
-// costs one reverted insertion at most, never a leaf inserted twice.
+// LEAF_BATCH_WAIT_MS. The call carries a run of queued leaves from a sequence
+// on, as the indexer lists them (GET /pending-leaves), and the registry checks
+// them against the hash chain it kept at those sequences: leaves queued since
+// (the relay's own mints mined meanwhile) stay queued, and leaves someone
+// inserted first are skipped, so neither makes the insertion revert. An
+// indexer that has not listed every queued leaf yet is waited for, never
+// guessed past. One insertion is in flight at a time, held in memory: a
+// restarted worker reads the queue from the chain again. Should its
+// predecessor's insertion still wait unmined, whichever of the two is mined
+// second inserts what the first left, or reverts (InvalidPendingRange) when
+// nothing is left: a restart costs one reverted insertion at most, never a
+// leaf inserted twice.
 import { type Hex, encodeFunctionData, parseEventLogs, parseTransaction } from "viem";
 import { z } from "zod";
 import { collateralRegistryAbi } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
 import { decodeRevert } from "../domain/reverts.ts";
+import type { ContractRevertError } from "../domain/errors.ts";
 import { isOutOfGas } from "../adapters/gas.ts";
 import type { RecordedTransaction, TransactionSender } from "./sender.ts";
 
@@ -25,10 +31,12 @@ export interface LeafInserterOptions {
   batchMax: number;
   /** How long the oldest waiting leaf waits for others before an insertion starts anyway (LEAF_BATCH_WAIT_MS). */
   batchWaitMs: number;
-  /** Most leaves one insertion puts in the tree (LEAF_INSERT_MAX); the rest wait for the next. */
+  /** Most leaves one insertion carries, so puts in the tree (LEAF_INSERT_MAX); the rest wait for the next. */
   insertMax: number;
-  /** The gas limit of an insertion (default insertionGas, which holds for any tree). */
-  gasLimit?: (pending: number, count: number) => bigint;
+  /** The gas limit of an insertion carrying `count` leaves (default insertionGas, which holds for any tree). */
+  gasLimit?: (count: number) => bigint;
+  /** How long the indexer may stay behind the registry's queue (the worker polling fast) before it is reported as stuck. */
+  indexerCatchUpMs?: number;
   /** A failure, with its real error: the next pass tries again from the chain's state. */
   onError?: (error: unknown) => void;
   /** An insertion mined: how many leaves left the queue, in which transaction. */
@@ -44,10 +52,10 @@ export interface LeafInserterOptions {
  * takes at most count + 2 × 20 hashes.
  */
 export const INSERT_GAS = {
-  /** Intrinsic 21,000; the queue's two slots, the tree's size and depth, the new root's side node, both roots' ages, the event. */
+  /** Intrinsic 21,000; the chain's two words read at both ends of the run, the queue's counts, the tree's size and depth, the new root's side node, both roots' ages, the event. */
   base: 21_000n + 200_000n,
-  /** Each queued leaf the call carries: 32 bytes of calldata (EIP-7623's floor of 40 gas a byte) and one keccak link, twice. */
-  perPending: 1_500n,
+  /** Each leaf the call carries: 32 bytes of calldata (EIP-7623's floor of 40 gas a byte) and one keccak link. */
+  perCarried: 1_500n,
   /** Each leaf inserted: its index's slot read cold and written fresh (24,200), one hash, its event words and memory. */
   perInserted: 52_000n,
   /** Each of 20 levels: two hashes beyond the leaves' own share, its side node read cold and written fresh (24,200). */
@@ -55,10 +63,13 @@ export const INSERT_GAS = {
   levels: 20n,
 } as const;
 
-/** The gas limit of insertPendingLeaves carrying `pending` queued leaves and inserting `count` of them, for any tree. */
-export function insertionGas(pending: number, count: number): bigint {
+/**
+ * The gas limit of insertPendingLeaves carrying `count` queued leaves, for any tree. Each may be
+ * inserted (none was inserted meanwhile): the queue's length beyond them costs nothing.
+ */
+export function insertionGas(count: number): bigint {
   const g = INSERT_GAS;
-  return g.base + BigInt(pending) * g.perPending + BigInt(count) * g.perInserted + g.levels * g.perLevel;
+  return g.base + BigInt(count) * (g.perCarried + g.perInserted) + g.levels * g.perLevel;
 }
 
 const decimal = z.string().regex(/^\d{1,78}$/);
@@ -93,7 +104,7 @@ export async function readPendingLeaves(indexerUrl: string, timeoutMs = 5_000): 
     leaf: BigInt(p.leaf),
     timestamp: BigInt(p.timestamp),
   }));
-  // The call must carry them in queue order with none missing: a gap is an indexer mid-update, not a queue.
+  // The call carries a run of consecutive sequences: a gap is an indexer mid-update, not a queue.
   for (let i = 1; i < leaves.length; i++) {
     if (leaves[i]!.sequence !== leaves[i - 1]!.sequence + 1n)
       throw new Error(`the indexer's pending leaves skip from ${leaves[i - 1]!.sequence} to ${leaves[i]!.sequence}`);
@@ -101,10 +112,25 @@ export async function readPendingLeaves(indexerUrl: string, timeoutMs = 5_000): 
   return leaves;
 }
 
-type Outcome = "inserted" | "waiting" | "nothing" | "raced" | "out of gas";
+/**
+ * What the registry's refusal of an insertion means here. `raced`: every leaf it carried was
+ * inserted meanwhile, by another inserter or an earlier transaction of ours (normal). `mismatch`: the
+ * leaves or their sequences are not the chain's (an indexer on another fork, behind the node, or
+ * wrong). Undefined: another refusal.
+ */
+export function insertionRefusal(revert: ContractRevertError | undefined): "raced" | "mismatch" | undefined {
+  if (revert?.errorName === "PendingLeavesMismatch") return "mismatch";
+  if (revert?.errorName !== "InvalidPendingRange") return undefined;
+  const [from, count, inserted] = revert.args.map((a) => BigInt(a as bigint));
+  return inserted! >= from! + count! ? "raced" : "mismatch";
+}
+
+type Outcome = "inserted" | "waiting" | "behind" | "nothing" | "raced" | "mismatch" | "out of gas";
 
 /** How long an indexer behind the chain keeps the worker's fast poll: it catches up in a block or two, or it is stuck. */
-const INDEXER_CATCH_UP_MS = 30_000;
+export const INDEXER_CATCH_UP_MS = 30_000;
+/** Passes in a row whose insertion the registry refused as not its queue: then the indexer is reported as wrong. */
+const MISMATCH_PASSES = 3;
 
 export class LeafInserter {
   /** The insertion sent and not yet seen mined (or its replacement). */
@@ -112,8 +138,12 @@ export class LeafInserter {
   /** The sequence at the head of the queue and when this worker first saw it there (its own clock). */
   #head: { sequence: bigint; seenAt: number } | undefined;
   #waiting = false;
-  /** Since when the indexer lists another count of leaves than the chain holds (undefined: it agrees). */
-  #behindSince: number | undefined;
+  /** Since when the indexer is behind the chain's queue (undefined: it is not), and whether that was reported. */
+  #behind: { since: number; reported: boolean } | undefined;
+  /** What the indexer listed and the chain held at the last read, for the report of an indexer behind. */
+  #listing = { listed: 0, from: 0n, pending: 0 };
+  /** Passes in a row that ended in a mismatch, and whether that was reported. */
+  #mismatches = { passes: 0, reported: false };
 
   constructor(
     private readonly chain: Chain,
@@ -132,18 +162,60 @@ export class LeafInserter {
     let retried = false;
     if (this.#sent) {
       const followed = await this.#follow(this.#sent);
+      if (followed === "mismatch") return this.#tally("mismatch");
       if (followed === "waiting") return;
       // Ran out of gas when mined: once more, on the queue as it is now.
       if (followed === "out of gas") retried = true;
     }
-    // Two reads of the queue at most: a queue that moved since it was read (someone else inserted, a leaf
-    // was queued) is read again at once, and an insertion out of gas is tried once more, on the fresh queue.
+    // Two reads of the queue at most: leaves all inserted by someone else since they were read are
+    // read again at once, and an insertion out of gas is tried once more, on the fresh queue. Still
+    // all inserted on the second read: the indexer has not seen those insertions yet.
+    let outcome: Outcome | undefined;
     for (let read = 0; read < 2; read++) {
-      const outcome = await this.#insert(retried);
+      outcome = await this.#insert(retried);
       if (outcome === "out of gas") {
         if (retried) throw new Error("a leaf insertion ran out of gas within its computed limit, twice");
         retried = true;
-      } else if (outcome !== "raced") return;
+      } else if (outcome !== "raced") return this.#tally(outcome);
+    }
+    if (outcome === "raced") this.#tally("behind");
+  }
+
+  /**
+   * A stuck or wrong indexer makes no error by itself (insertions wait for it, or are refused before
+   * they are sent): reported once it lasts, and once only until it is over.
+   */
+  #tally(outcome: Outcome): void {
+    if (outcome === "behind") {
+      const behind = (this.#behind ??= { since: Date.now(), reported: false });
+      const late = Date.now() - behind.since;
+      this.#waiting = late < (this.options.indexerCatchUpMs ?? INDEXER_CATCH_UP_MS);
+      if (!this.#waiting && !behind.reported) {
+        behind.reported = true;
+        const { listed, from, pending } = this.#listing;
+        this.options.onError?.(
+          new Error(
+            `the indexer (${this.options.indexerUrl}) has been behind the registry's queue for ${Math.round(late / 1000)} s (it lists ${listed} leaves from sequence ${from}; the registry holds ${pending} not inserted): it is stuck or far behind, and queued change waits for it`,
+          ),
+        );
+      }
+      return;
+    }
+    // Any other answer: the indexer listed the whole queue.
+    this.#behind = undefined;
+    const m = this.#mismatches;
+    if (outcome !== "mismatch") {
+      if (outcome === "inserted" || outcome === "nothing") this.#mismatches = { passes: 0, reported: false };
+      return;
+    }
+    m.passes++;
+    if (m.passes >= MISMATCH_PASSES && !m.reported) {
+      m.reported = true;
+      this.options.onError?.(
+        new Error(
+          `the registry refused the indexer's pending leaves as not its queue ${m.passes} passes in a row: the indexer (${this.options.indexerUrl}) is on another fork or wrong; no leaf is inserted until it agrees`,
+        ),
+      );
     }
   }
 
@@ -158,17 +230,13 @@ export class LeafInserter {
     );
     if (count === 0) {
       this.#head = undefined;
-      this.#behindSince = undefined;
       return "nothing";
     }
     const leaves = await readPendingLeaves(this.options.indexerUrl);
-    // The indexer has not seen every queued leaf yet (or not their insertion): wait for it, do not guess.
-    if (leaves.length !== count) {
-      this.#behindSince ??= Date.now();
-      this.#waiting = Date.now() - this.#behindSince < INDEXER_CATCH_UP_MS;
-      return "waiting";
-    }
-    this.#behindSince = undefined;
+    this.#listing = { listed: leaves.length, from: leaves[0]?.sequence ?? 0n, pending: count };
+    // The indexer has not listed every queued leaf yet: wait for it, do not guess. More than the chain
+    // holds is an indexer that has not seen an insertion yet: the registry skips the leaves it inserted.
+    if (leaves.length < count) return "behind";
     const first = leaves[0]!;
     if (this.#head?.sequence !== first.sequence) this.#head = { sequence: first.sequence, seenAt: Date.now() };
     // Waited by the chain's time or, when that runs ahead of ours (a test chain's warp), since we saw it.
@@ -177,20 +245,21 @@ export class LeafInserter {
       this.#waiting = true;
       return "waiting";
     }
-    const insert = Math.min(count, this.options.insertMax);
+    const carried = leaves.slice(0, this.options.insertMax);
     const data = encodeFunctionData({
       abi: collateralRegistryAbi,
       functionName: "insertPendingLeaves",
-      args: [leaves.map((p) => p.leaf), BigInt(insert)],
+      args: [first.sequence, carried.map((p) => p.leaf)],
     });
-    const gas = (this.options.gasLimit ?? insertionGas)(count, insert);
+    const gas = (this.options.gasLimit ?? insertionGas)(carried.length);
     try {
-      // Run first, within the limit it is sent with: a queue that moved (another inserter first, a leaf
-      // queued since the count was read) costs a read, not a reverted transaction.
+      // Run first, within the limit it is sent with: leaves all inserted by someone else since the
+      // count was read, or a listing the registry refuses, cost a read, not a reverted transaction.
       await this.chain.client.call({ account: this.sender.address, to: this.chain.registry, data, gas });
     } catch (error) {
       const revert = decodeRevert(error);
-      if (revert?.errorName === "PendingLeavesMismatch") return "raced";
+      const refusal = insertionRefusal(revert);
+      if (refusal) return refusal;
       if (!revert && isOutOfGas(error)) return "out of gas";
       throw error;
     }
@@ -209,7 +278,9 @@ export class LeafInserter {
   }
 
   /** The insertion in flight: mined (settled here), still waiting (moved on by the sender), or gone. */
-  async #follow(sent: RecordedTransaction & { gas: bigint }): Promise<"waiting" | "settled" | "out of gas"> {
+  async #follow(
+    sent: RecordedTransaction & { gas: bigint },
+  ): Promise<"waiting" | "settled" | "mismatch" | "out of gas"> {
     const receipt = await this.sender.receipt(sent.tx_hash!);
     if (!receipt) {
       const record = async (replacement: { tx_hash: Hex; raw_tx: Hex; nonce: number; submitted_at: Date }) => {
@@ -240,38 +311,35 @@ export class LeafInserter {
       );
       return "out of gas";
     }
-    // Reverted otherwise: most likely another inserter's transaction mined first (the queue moved). Why it
-    // reverted is read from the block before; a mismatch is normal, anything else is reported.
+    // Reverted otherwise: most likely another inserter's transaction took every leaf it carried first.
+    // Why it reverted is read by running it again; that race is normal, anything else is reported.
     const why = await this.#whyReverted(receipt.blockNumber, sent.raw_tx as Hex);
-    if (why !== "PendingLeavesMismatch")
-      this.options.onError?.(new Error(`leaf insertion ${receipt.transactionHash} reverted: ${why}`));
+    if (why === "raced") return "settled";
+    if (why === "mismatch") return "mismatch";
+    this.options.onError?.(new Error(`leaf insertion ${receipt.transactionHash} reverted: ${why}`));
     return "settled";
   }
 
+  /** Runs the reverted transaction again on the block before its own, then on its own block's end state. */
   async #whyReverted(blockNumber: bigint, raw: Hex): Promise<string> {
     const tx = parseTransaction(raw);
-    const chainAt = (at: bigint) =>
-      this.chain.client.readContract({
-        address: this.chain.registry,
-        abi: collateralRegistryAbi,
-        functionName: "pendingChain",
-        blockNumber: at,
-      });
-    try {
-      await this.chain.client.call({
-        account: this.sender.address,
-        to: this.chain.registry,
-        data: tx.data!,
-        gas: tx.gas,
-        blockNumber: blockNumber - 1n,
-      });
-    } catch (error) {
-      return decodeRevert(error)?.errorName ?? (error as Error).message;
+    // On the block before, it reverts when what moved the queue was mined earlier; when the move came
+    // ahead of it in its own block, it reverts only on that block's state.
+    for (const at of [blockNumber - 1n, blockNumber]) {
+      try {
+        await this.chain.client.call({
+          account: this.sender.address,
+          to: this.chain.registry,
+          data: tx.data!,
+          gas: tx.gas,
+          blockNumber: at,
+        });
+      } catch (error) {
+        const revert = decodeRevert(error);
+        return insertionRefusal(revert) ?? revert?.errorName ?? (error as Error).message;
+      }
     }
-    // It passed on the block before: a transaction mined ahead of it in its own block moved the queue
-    // (ours reverted, so the queue's change in that block is someone else's), or something else did.
-    const [before, after] = await Promise.all([chainAt(blockNumber - 1n), chainAt(blockNumber)]);
-    return before !== after ? "PendingLeavesMismatch" : "a revert that its replay on the block before does not show";
+    return "a revert that running it again does not show";
   }
 }
 
