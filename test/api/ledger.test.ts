@@ -331,12 +331,14 @@ describe("ledger read endpoints", () => {
       );
     expect(await leaves()).not.toContain(queued.data[0]!.leaf);
 
-    // The list is the queue the registry takes: the first of the two enters the tree, the other waits.
-    await s.receipt(await s.as(bob).registry.write.insertPendingLeaves([queued.data.map((d) => BigInt(d.leaf)), 1n]));
+    // The list is the queue the registry takes, by sequence: the first of the two enters the tree, the other waits.
+    const insert = (d: (typeof queued.data)[number]) =>
+      s.as(bob).registry.write.insertPendingLeaves([BigInt(d.sequence), [BigInt(d.leaf)]]);
+    await s.receipt(await insert(queued.data[0]!));
     await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
     expect((await pending()).data).toEqual([queued.data[1]]);
     expect((await leaves()).at(-1)).toBe(queued.data[0]!.leaf);
-    await s.receipt(await s.as(bob).registry.write.insertPendingLeaves([[BigInt(queued.data[1]!.leaf)], 1n]));
+    await s.receipt(await insert(queued.data[1]!));
     await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
     expect(await pending()).toMatchObject({ data: [], queuedCount: 2 });
     expect((await leaves()).slice(-2)).toEqual(queued.data.map((d) => d.leaf));

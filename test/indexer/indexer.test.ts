@@ -73,10 +73,13 @@ interface PendingLeaves {
   queuedCount: string;
 }
 
-/** The registry's pendingChain over `leaves`: h = keccak256(abi.encode(h, leaf)) from the empty queue's word, 1. */
-function pendingChain(leaves: readonly bigint[]): Hex {
-  let h: Hex = `0x${"0".repeat(63)}1`;
-  for (const leaf of leaves) h = keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf]));
+const LOW_192 = (1n << 192n) - 1n;
+/** The registry's queue chain folded over `leaves` from `h`: each link the low 192 bits of keccak256(abi.encode(h, leaf)). */
+function chainOver(h: Hex, leaves: readonly bigint[]): Hex {
+  for (const leaf of leaves) {
+    const link = BigInt(keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf])));
+    h = toHex(link & LOW_192, { size: 32 });
+  }
   return h;
 }
 
@@ -97,14 +100,16 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
   }
 
   /**
-   * Inserts the first `count` queued leaves (all by default; at least one must wait), passing the queue as the indexer lists
-   * it: the registry refuses any other list, so this also checks the route. Returns the receipt.
+   * Inserts the first `count` queued leaves (all by default; at least one must wait), passing them and their first
+   * sequence as the indexer lists them: the registry refuses other leaves at those sequences, so this also checks the
+   * route. Returns the receipt.
    */
   async function insertPending(count?: number) {
     await caughtUp();
-    const leaves = (await get<PendingLeaves>(indexer, "/pending-leaves")).pending.map((p) => BigInt(p.leaf));
-    expect(leaves.length, "leaves queued").toBeGreaterThan(0);
-    return s.receipt(await s.as(bob).registry.write.insertPendingLeaves([leaves, BigInt(count ?? leaves.length)]));
+    const { pending } = await get<PendingLeaves>(indexer, "/pending-leaves");
+    expect(pending.length, "leaves queued").toBeGreaterThan(0);
+    const leaves = pending.slice(0, count ?? pending.length).map((p) => BigInt(p.leaf));
+    return s.receipt(await s.as(bob).registry.write.insertPendingLeaves([BigInt(pending[0]!.sequence), leaves]));
   }
 
   /**
@@ -203,11 +208,18 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       positions.filter((p) => p.status === "open").map((p) => p.id),
     );
 
-    // The queue: every leaf still pending, in order (its hash chain is the registry's), and the count ever queued.
+    // The queue: every leaf still pending, in order (the chain from the head's checkpoint over them ends at the
+    // registry's last checkpoint), and the count ever queued.
     const queue = await get<PendingLeaves>(indexer, "/pending-leaves");
     expect(queue.pending).toHaveLength(Number(await r.registry.read.pendingCount()));
-    expect(pendingChain(queue.pending.map((p) => BigInt(p.leaf)))).toBe(await r.registry.read.pendingChain());
-    expect(BigInt(queue.queuedCount)).toBe(await r.registry.read.queuedCount());
+    const [inserted, queued] = await Promise.all([r.registry.read.insertedCount(), r.registry.read.queuedCount()]);
+    expect(
+      chainOver(
+        await r.registry.read.chainAt([inserted]),
+        queue.pending.map((p) => BigInt(p.leaf)),
+      ),
+    ).toBe(await r.registry.read.chainAt([queued]));
+    expect(BigInt(queue.queuedCount)).toBe(queued);
     const sequences = queue.pending.map((p) => BigInt(p.sequence));
     expect(sequences).toEqual(sequences.map((_, i) => BigInt(queue.queuedCount) - BigInt(sequences.length - i)));
 

@@ -68,10 +68,14 @@ describe("a change note queued for the tree, on the real stack", () => {
     return changeNote(note);
   }
 
-  /** Every queued leaf into the tree, passed as the API lists the queue (the registry takes no other list). */
+  /** Every queued leaf into the tree, passed as the API lists the queue (the registry takes no other leaves at those sequences). */
   async function insertQueue() {
-    const leaves = (await zsd.ledger.pendingLeaves()).data.map((d) => BigInt(d.leaf));
-    await s.receipt(await s.as(bob).registry.write.insertPendingLeaves([leaves, BigInt(leaves.length)]));
+    const queue = (await zsd.ledger.pendingLeaves()).data;
+    await s.receipt(
+      await s
+        .as(bob)
+        .registry.write.insertPendingLeaves([BigInt(queue[0]!.sequence), queue.map((d) => BigInt(d.leaf))]),
+    );
   }
 
   it("waits for a queued change leaf with progress, then proves it once an insertion takes it", async () => {
