@@ -86,7 +86,7 @@ export const configSchema = z.object({
   LEAF_BATCH_MAX: positiveInt.max(1024).default(16),
   /** How long the oldest queued change leaf waits for others before the relay inserts what is there. */
   LEAF_BATCH_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
-  /** Most queued leaves one insertion puts in the tree (its gas limit, for the whole queue of 1024, stays under 2^24 up to 256). */
+  /** Most queued leaves one insertion puts in the tree (its gas limit, which counts only the leaves sent, stays under 2^24 up to 256). */
   LEAF_INSERT_MAX: positiveInt.max(256).default(64),
   /** How long a worker's lease on its relayer key lasts; a replica takes over a silent worker after it. */
   RELAY_LEASE_MS: positiveInt.default(15_000),
