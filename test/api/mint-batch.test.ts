@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
 import { stableMinterAbi } from "@zsd/sdk";
 import type { Chain } from "../../api/src/adapters/chain.ts";
-import { TX_GAS_CAP, WALK_HEADROOM } from "../../api/src/adapters/gas.ts";
+import { CHANGE_QUEUE_GAS, TX_GAS_CAP, WALK_HEADROOM } from "../../api/src/adapters/gas.ts";
 import { ContractRevertError } from "../../api/src/domain/errors.ts";
 import { mintBatchGas, mintBatchSimulationGas, packBatches } from "../../api/src/relay/mint-batch.ts";
 import { MintRelay } from "../../api/src/relay/mint-relay.ts";
@@ -25,23 +25,23 @@ const withChange = (n: number) => Array.from({ length: n }, (_, i) => ({ change_
 const withoutChange = (n: number) => Array.from({ length: n }, (_, i) => ({ change_leaf: "0", i }));
 
 describe("mint batches", () => {
-  it("gives an item with a change leaf a whole full-depth insertion on top of its own budget, and a batch the walk's headroom", () => {
+  it("gives an item with a change leaf its leaf's queueing on top of its own budget (no tree walk), and a batch the walk's headroom", () => {
     expect(mintBatchGas(withoutChange(1))).toBe(950_000n);
-    expect(mintBatchGas(withChange(1))).toBe(1_550_000n);
+    expect(mintBatchGas(withChange(1))).toBe(950_000n + CHANGE_QUEUE_GAS);
     expect(mintBatchGas(withChange(2)) - mintBatchSimulationGas(withChange(2))).toBe(WALK_HEADROOM);
-    // The default batch of 16, every item with change, fits one transaction.
-    expect(mintBatchGas(withChange(16))).toBe(15_050_000n);
-    expect(mintBatchGas(withChange(16))).toBeLessThanOrEqual(TX_GAS_CAP);
+    // The minter's largest batch, every item with change, fits one transaction.
+    expect(mintBatchGas(withChange(32))).toBe(12_170_000n);
+    expect(mintBatchGas(withChange(32))).toBeLessThanOrEqual(TX_GAS_CAP);
   });
 
   it("splits in order at the batch size, and before the gas cap", () => {
     expect(packBatches(withoutChange(40), 16).map((b) => b.length)).toEqual([16, 16, 8]);
     expect(packBatches(withoutChange(32), 32).map((b) => b.length)).toEqual([32]);
-    // With change, 17 fit under 2^24 (15.95M with the walk's headroom), the 18th does not (16.85M).
-    const packed = packBatches(withChange(32), 32);
-    expect(packed.map((b) => b.length)).toEqual([17, 15]);
+    // With change too, 32 fit under 2^24 (12.17M with the walk's headroom): change is only queued.
+    const packed = packBatches(withChange(40), 32);
+    expect(packed.map((b) => b.length)).toEqual([32, 8]);
     for (const batch of packed) expect(mintBatchGas(batch)).toBeLessThanOrEqual(TX_GAS_CAP);
-    expect(packed.flat().map((item) => item.i)).toEqual([...Array(32).keys()]);
+    expect(packed.flat().map((item) => item.i)).toEqual([...Array(40).keys()]);
     expect(packBatches([], 16)).toEqual([]);
   });
 });
