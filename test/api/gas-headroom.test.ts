@@ -5,7 +5,9 @@
 import { describe, expect, it } from "vitest";
 import { collateralRegistryAbi } from "@zsd/sdk";
 import { createNote, depositLeaf, noteCommitment } from "@zsd/sdk/notes";
+import { type Hex, numberToHex } from "viem";
 import { INSERTION_HEADROOM, TX_GAS_CAP, gasLimit } from "../../api/src/adapters/gas.ts";
+import { insertionGas } from "../../api/src/relay/leaf-inserter.ts";
 import { ZEC, accounts, deploySystem } from "../helpers/fixtures.ts";
 
 describe("gas headroom for tree insertions", () => {
@@ -32,5 +34,48 @@ describe("gas headroom for tree insertions", () => {
     expect(gasLimit(estimate)).toBeLessThanOrEqual(TX_GAS_CAP);
     expect(gasLimit(estimate) - estimate).toBeGreaterThanOrEqual(INSERTION_HEADROOM);
     expect(await send(gasLimit(estimate))).toBe("success");
+  });
+
+  it("inserts the relay's largest stretches of queued change within insertionGas in a tree of 20 levels, where every level carries", async () => {
+    const s = await deploySystem();
+    const registry = s.read.registry.address;
+    const word = (n: bigint): Hex => numberToHex(n, { size: 32 });
+    const timelock = s.read.timelock.address;
+    await s.testClient.impersonateAccount({ address: timelock });
+    await s.testClient.setBalance({ address: timelock, value: 10n ** 18n });
+    await s.receipt(
+      await s.as(accounts.deployer).wallet.writeContract({
+        account: timelock,
+        address: registry,
+        abi: collateralRegistryAbi,
+        functionName: "grantRole",
+        args: [await s.read.registry.read.NOTE_ROLE(), accounts.carol.address],
+      }),
+    );
+    const carol = s.as(accounts.carol).registry;
+    // The tree's size and depth are storage slots 1 and 2 (registry.test checks the layout): a full
+    // 20-level tree but for the stretch, starting at an odd index so that its first node pairs with
+    // an old one at every level, and every side node still empty (a fresh slot's write, the dearest).
+    const CAPACITY = 2n ** 20n;
+    for (const count of [64, 256]) {
+      await s.testClient.setStorageAt({
+        address: registry,
+        index: word(1n),
+        value: word(CAPACITY - 1n - BigInt(count)),
+      });
+      await s.testClient.setStorageAt({ address: registry, index: word(2n), value: word(20n) });
+      const leaves = Array.from({ length: count }, () => noteCommitment(createNote()));
+      await s.receipt(await carol.write.queueLeaves([leaves], { gas: 15_000_000n }));
+      const from = await s.read.registry.read.insertedCount();
+      const limit = insertionGas(count);
+      const receipt = await s.receipt(
+        await s.as(accounts.bob).registry.write.insertPendingLeaves([from, leaves], { gas: limit }),
+      );
+      expect(receipt.status).toBe("success");
+      expect(await s.read.registry.read.size()).toBe(CAPACITY - 1n);
+      console.log(`insertPendingLeaves of ${count} at depth 20: ${receipt.gasUsed} gas used, limit ${limit}`);
+      expect(receipt.gasUsed).toBeLessThan(limit);
+      expect(limit).toBeLessThanOrEqual(TX_GAS_CAP);
+    }
   });
 });
