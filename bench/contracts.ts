@@ -7,7 +7,6 @@ import { privateKeyToAccount } from "viem/accounts";
 import {
   changeNote,
   closeTypedData,
-  collateralRegistryAbi,
   positionOwnerKey,
   repayTypedData,
   stableMinterAbi,
@@ -216,18 +215,7 @@ try {
   // account given the note role queues leaves, and they are inserted) before the figures below.
   const ringFirstRound = { queuedPerLeaf: 0, at: 0 };
   {
-    const timelock = s.read.timelock.address;
-    await s.testClient.impersonateAccount({ address: timelock });
-    await s.testClient.setBalance({ address: timelock, value: 10n ** 18n });
-    await s.receipt(
-      await s.as(deployer).wallet.writeContract({
-        account: timelock,
-        address: s.read.registry.address,
-        abi: collateralRegistryAbi,
-        functionName: "grantRole",
-        args: [await s.read.registry.read.NOTE_ROLE(), carol.address],
-      }),
-    );
+    await s.grantRegistryRole(await s.read.registry.read.NOTE_ROLE(), carol.address);
     const queued = Number(await s.read.registry.read.queuedCount());
     const filler = s.as(carol).registry;
     for (let left = 1_025 - queued; left > 0; left -= 205) {

@@ -40,18 +40,7 @@ describe("gas headroom for tree insertions", () => {
     const s = await deploySystem();
     const registry = s.read.registry.address;
     const word = (n: bigint): Hex => numberToHex(n, { size: 32 });
-    const timelock = s.read.timelock.address;
-    await s.testClient.impersonateAccount({ address: timelock });
-    await s.testClient.setBalance({ address: timelock, value: 10n ** 18n });
-    await s.receipt(
-      await s.as(accounts.deployer).wallet.writeContract({
-        account: timelock,
-        address: registry,
-        abi: collateralRegistryAbi,
-        functionName: "grantRole",
-        args: [await s.read.registry.read.NOTE_ROLE(), accounts.carol.address],
-      }),
-    );
+    await s.grantRegistryRole(await s.read.registry.read.NOTE_ROLE(), accounts.carol.address);
     const carol = s.as(accounts.carol).registry;
     // The tree's size and depth are storage slots 1 and 2 (registry.test checks the layout): a full
     // 20-level tree but for the stretch, starting at an odd index so that its first node pairs with

@@ -193,16 +193,9 @@ describe("the relay's leaf inserter", () => {
   it("inserts the change of a wallet's own mint, sent without the relay, once the wait ran out", async () => {
     const fromBlock = (await s.publicClient.getBlockNumber()) + 1n;
     const before = (await insertions()).length;
-    const note = createNote();
-    await s.deposit(note, 4n * ZEC);
-    const proved = await s.prove({
-      note,
-      amountZat: 4n * ZEC,
-      collateralFloorZat: 3n * ZEC,
-      mintAmount: ZSD,
-      recipient: alice.address,
-    });
-    await s.receipt(await s.as(alice).minter.write.mint([proved.proof, proved.request]));
+    await (
+      await ownMint()
+    )();
     const queuedAt = Date.now();
     const [leaf] = await queuedSince(fromBlock);
     expect(leaf).toBeDefined();
@@ -233,16 +226,9 @@ describe("the relay's leaf inserter", () => {
       };
     };
     arm();
-    const note = createNote();
-    await s.deposit(note, 4n * ZEC);
-    const proved = await s.prove({
-      note,
-      amountZat: 4n * ZEC,
-      collateralFloorZat: 3n * ZEC,
-      mintAmount: ZSD,
-      recipient: alice.address,
-    });
-    await s.receipt(await s.as(alice).minter.write.mint([proved.proof, proved.request]));
+    await (
+      await ownMint()
+    )();
     await eventually(async () => raced, Boolean, "the relay's insertion", 30_000);
     const relays = await eventually(
       () => s.publicClient.getTransactionReceipt({ hash: keccak256(raced!) }),
@@ -255,16 +241,9 @@ describe("the relay's leaf inserter", () => {
     expect(added[0]!.txHash).not.toBe(keccak256(raced!));
 
     // The relay read the queue again and goes on: the next change is its to insert.
-    const next = createNote();
-    await s.deposit(next, 4n * ZEC);
-    const again = await s.prove({
-      note: next,
-      amountZat: 4n * ZEC,
-      collateralFloorZat: 3n * ZEC,
-      mintAmount: ZSD,
-      recipient: alice.address,
-    });
-    await s.receipt(await s.as(alice).minter.write.mint([again.proof, again.request]));
+    await (
+      await ownMint()
+    )();
     await eventually(
       async () => (await insertions()).slice(before),
       (list) => list.length === 2,
@@ -353,16 +332,9 @@ describe("the relay's leaf inserter", () => {
     await new Promise((r) => view.once("listening", r));
     const counter = await countingProxy(s.rpcUrl);
     try {
-      const note = createNote();
-      await s.deposit(note, 4n * ZEC);
-      const proved = await s.prove({
-        note,
-        amountZat: 4n * ZEC,
-        collateralFloorZat: 3n * ZEC,
-        mintAmount: ZSD,
-        recipient: alice.address,
-      });
-      await s.receipt(await s.as(alice).minter.write.mint([proved.proof, proved.request]));
+      await (
+        await ownMint()
+      )();
       expect(await pendingCount()).toBe(1n);
       const chain = Chain.load(deploymentFile, counter.url, 10_000);
       const inserterOn = (errors: unknown[], indexerCatchUpMs?: number) =>
@@ -438,16 +410,9 @@ describe("the relay's leaf inserter", () => {
 
   it("tries an insertion out of gas once more on the queue read again, and says so when it runs out twice", async () => {
     const before = (await insertions()).length;
-    const note = createNote();
-    await s.deposit(note, 4n * ZEC);
-    const proved = await s.prove({
-      note,
-      amountZat: 4n * ZEC,
-      collateralFloorZat: 3n * ZEC,
-      mintAmount: ZSD,
-      recipient: alice.address,
-    });
-    await s.receipt(await s.as(alice).minter.write.mint([proved.proof, proved.request]));
+    await (
+      await ownMint()
+    )();
     await eventually(
       () => readPendingLeaves(indexer.url),
       (list) => list.length === 1,

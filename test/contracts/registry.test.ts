@@ -405,20 +405,7 @@ describe("CollateralRegistry", () => {
 
   const word = (n: bigint): Hex => numberToHex(n, { size: 32 });
 
-  async function grant(role: Hex, to: Hex) {
-    const timelock = s.read.timelock.address;
-    await s.testClient.impersonateAccount({ address: timelock });
-    await s.testClient.setBalance({ address: timelock, value: 10n ** 18n });
-    await s.receipt(
-      await s.as(accounts.deployer).wallet.writeContract({
-        account: timelock,
-        address: s.read.registry.address,
-        abi: collateralRegistryAbi,
-        functionName: "grantRole",
-        args: [role, to],
-      }),
-    );
-  }
+  const grant = (role: Hex, to: Hex) => s.grantRegistryRole(role, to);
 
   it("lowers collateral only through the payout role, never below zero", async () => {
     await s.deposit(createNote(), ZEC);

@@ -160,6 +160,23 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     return new DepositTree(registryLeaves(events));
   }
 
+  /** Grants a registry role as governance would: the timelock (impersonated) calls grantRole. */
+  async function grantRegistryRole(role: Hex, to: Address) {
+    const timelock = c.StableTimelock.address;
+    await testClient.impersonateAccount({ address: timelock });
+    await testClient.setBalance({ address: timelock, value: 10n ** 18n });
+    await receipt(
+      await as(accounts.deployer).wallet.writeContract({
+        account: timelock,
+        chain,
+        address: c.CollateralRegistry.address,
+        abi: collateralRegistryAbi,
+        functionName: "grantRole",
+        args: [role, to],
+      }),
+    );
+  }
+
   /**
    * The leaves queued and not yet in the tree, in queue order, and the head's
    * sequence: every LeafQueued from the sequence the PendingLeavesInserted events consumed up to.
@@ -375,6 +392,7 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     receipt,
     deposit,
     depositTree,
+    grantRegistryRole,
     pendingLeaves,
     insertPending,
     prove,
