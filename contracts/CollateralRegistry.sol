@@ -21,6 +21,12 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     uint256 public constant MAX_DEPTH = 20;
     uint256 public constant CAPACITY = 1 << MAX_DEPTH;
     uint256 private constant CURRENT_ROOT = type(uint256).max;
+    /// @dev Held in the tree's leaf index for a released note while it is queued: its commitment
+    /// and amount are public, so anyone could queue the same note first (a copied release) and
+    /// make the owner's own copy the one dropped. Marked, a second copy is refused as
+    /// insertNote refused it. Change is not marked (its commitment is never published), so a
+    /// mint does not pay for the slot.
+    uint256 private constant QUEUED_NOTE = type(uint256).max;
     /// @notice Leaves the queue holds at most: a mint that would queue more reverts until some are inserted.
     uint256 public constant MAX_PENDING = 1024;
     /// @dev Checkpoints kept: one per queued leaf and the head's.
@@ -73,10 +79,7 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
 
     /// @inheritdoc ICollateralRegistry
     function queueLeaf(uint256 leaf) external onlyRole(NOTE_ROLE) {
-        uint256 queued = _reserve(1);
-        _checkpoint(queued + 1, _chain(_chainAt(queued), _checkQueued(leaf)));
-        _queuedCount = uint64(queued + 1);
-        emit LeafQueued(queued, leaf);
+        _queue(leaf, 0);
     }
 
     /// @inheritdoc ICollateralRegistry
@@ -89,7 +92,7 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
             uint256 leaf = leaves[i];
             chain = _chain(chain, _checkQueued(leaf));
             _checkpoint(queued + i + 1, chain);
-            emit LeafQueued(queued + i, leaf);
+            emit LeafQueued(queued + i, leaf, 0);
         }
         _queuedCount = uint64(queued + n);
     }
@@ -113,12 +116,14 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         // A leaf the tree holds already (a deposit of the same note recorded since,
         // or the same change queued twice) is dropped, not refused: refusing would
         // let one owner's duplicate keep everyone else's change out of the tree.
+        // A queued note's mark (QUEUED_NOTE) is its own place being kept, not a holding.
         firstIndex = _tree.size;
         uint256[] memory nodes = new uint256[](count);
         uint256 kept = 0;
         for (uint256 i = 0; i < count; ++i) {
             uint256 leaf = leaves[skip + i];
-            if (_tree.leaves[leaf] != 0) {
+            uint256 mark = _tree.leaves[leaf];
+            if (mark != 0 && mark != QUEUED_NOTE) {
                 emit PendingLeafDropped(leaf);
                 continue;
             }
@@ -135,17 +140,16 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     }
 
     /// @inheritdoc ICollateralRegistry
-    function insertNote(
+    function queueNote(
         uint256 noteCommitment,
         uint256 amountZat
-    ) external onlyRole(NOTE_ROLE) returns (uint256 index) {
+    ) external onlyRole(NOTE_ROLE) returns (uint256 sequence) {
         if (amountZat == 0 || amountZat > type(uint64).max) revert InvalidDepositAmount(amountZat);
         if (noteCommitment == 0 || noteCommitment >= SNARK_SCALAR_FIELD) revert InvalidNoteCommitment(noteCommitment);
         uint256 leaf = PoseidonT3.hash([amountZat, noteCommitment]);
-        uint256 newRoot;
-        (index, newRoot) = _insert(leaf);
+        sequence = _queue(leaf, amountZat);
+        _tree.leaves[leaf] = QUEUED_NOTE;
         unmintedZat += amountZat;
-        emit NoteInserted(index, leaf, amountZat, newRoot);
     }
 
     /// @inheritdoc ICollateralRegistry
@@ -166,25 +170,13 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         emit CollateralPaidOut(amountZat, total);
     }
 
-    /// @dev Leaves are unique: a repeated one would be a second claim on the same ZEC.
-    function _insert(uint256 leaf) private returns (uint256 index, uint256 newRoot) {
-        index = _tree.size;
-        // The queued leaves keep their room: a leaf inserted directly must not leave them none.
-        if (index + 1 + _queuedCount - _insertedCount > CAPACITY) revert TreeFull(CAPACITY);
-        if (_tree._has(leaf)) revert DepositAlreadyRecorded(leaf);
-        uint256 previousRoot = _tree._root();
-        newRoot = _tree._insert(leaf);
-        if (previousRoot != 0) _rootSupersededAt[previousRoot] = block.timestamp;
-        _rootSupersededAt[newRoot] = CURRENT_ROOT;
-    }
-
     /// @dev Appends `leaves` with one walk up the tree: each level hashes only
     /// the pairs the new leaves changed, so N leaves cost about N hashes plus one
     /// path, where N single inserts cost N paths. One root enters the history
     /// (the batch's intermediate roots were never the registry's root).
     /// The LeanIMT layout is zk-kit's (InternalLeanIMT: `sideNodes[level]` holds
     /// the level's last node at an even position, `sideNodes[depth]` the root),
-    /// so `_insert` and this agree; its `_insertMany` is not used because it
+    /// so InternalLeanIMT's views read the tree it builds; its `_insertMany` is not used because it
     /// refuses a repeated leaf without naming it.
     function _insertMany(uint256[] calldata leaves) private returns (uint256 firstIndex, uint256 newRoot) {
         uint256 count = leaves.length;
@@ -227,6 +219,14 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         _tree.sideNodes[treeDepth] = newRoot;
         if (previousRoot != 0) _rootSupersededAt[previousRoot] = block.timestamp;
         _rootSupersededAt[newRoot] = CURRENT_ROOT;
+    }
+
+    /// @dev Queues one leaf after the last, its checkpoint written; `amountZat` as `LeafQueued` publishes it.
+    function _queue(uint256 leaf, uint256 amountZat) private returns (uint256 sequence) {
+        sequence = _reserve(1);
+        _checkpoint(sequence + 1, _chain(_chainAt(sequence), _checkQueued(leaf)));
+        _queuedCount = uint64(sequence + 1);
+        emit LeafQueued(sequence, leaf, amountZat);
     }
 
     /// @dev Room for `n` more queued leaves: in the queue, and in the tree once every queued leaf is in.

@@ -258,15 +258,15 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         if (toAddress == (noteCommitment != 0)) revert InvalidRedirectDestination();
         redemption.status = Status.Redirected;
         uint256 zatDue = redemption.zatDue;
-        uint256 noteIndex;
+        uint256 noteSequence;
         if (toAddress) {
             _checkSealedAddress(sealedAddress);
             newId = _queuePayout(caller, zatDue, sealedAddress);
         } else {
             pendingZatDue -= zatDue;
-            noteIndex = registry.insertNote(noteCommitment, zatDue);
+            noteSequence = registry.queueNote(noteCommitment, zatDue);
         }
-        emit PayoutRedirected(id, newId, noteIndex);
+        emit PayoutRedirected(id, newId, noteSequence);
     }
 
     function _pending(uint256 id) private view returns (Redemption storage redemption) {

@@ -641,13 +641,13 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         bool toAddress = to.sealedAddress.length != 0;
         if (toAddress == (to.noteCommitment != 0)) revert InvalidDestination();
         uint256 payoutId;
-        uint256 noteIndex;
+        uint256 noteSequence;
         if (toAddress) {
             payoutId = redemptions.requestPayout(beneficiary, amountZat, to.sealedAddress);
         } else {
-            noteIndex = registry.insertNote(to.noteCommitment, amountZat);
+            noteSequence = registry.queueNote(to.noteCommitment, amountZat);
         }
-        emit CollateralReleased(positionId, amountZat, payoutId, noteIndex, collateralLeft);
+        emit CollateralReleased(positionId, amountZat, payoutId, noteSequence, collateralLeft);
     }
 
     function _open(uint256 positionId) private view returns (PositionBook.Position storage position) {

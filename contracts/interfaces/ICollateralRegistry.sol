@@ -31,10 +31,6 @@ interface ICollateralRegistry {
 
     /// @notice ZEC left custody for a completed redemption.
     event CollateralPaidOut(uint256 amountZat, uint256 totalCollateralZat);
-    /// @notice The minter added leaf `index` for collateral released into a new
-    /// note (`amountZat` known, `noteCommitment` the owner's). Change leaves are
-    /// queued instead (`LeafQueued`).
-    event NoteInserted(uint256 indexed index, uint256 indexed leaf, uint256 amountZat, uint256 root);
     /// @notice The attestor recorded `leaves.length` deposits as leaves
     /// `firstIndex`, `firstIndex + 1`, … holding `totalZat` together: no single
     /// deposit's amount is published. `root` is the root after the whole batch.
@@ -45,10 +41,12 @@ interface ICollateralRegistry {
         uint256 root,
         uint256 totalCollateralZat
     );
-    /// @notice The minter queued `leaf`, the change of a spent note (amount
-    /// private, already in the unminted total), as the `sequence`-th leaf ever
-    /// queued. It is spendable once inserted (`PendingLeavesInserted`).
-    event LeafQueued(uint256 indexed sequence, uint256 leaf);
+    /// @notice `leaf` was queued as the `sequence`-th leaf ever queued; it is
+    /// spendable once inserted (`PendingLeavesInserted`). `amountZat` is 0 for the
+    /// change of a spent note (amount private, already in the unminted total), and
+    /// the note's amount for collateral released into a new note (public: the
+    /// release published it; it joined the unminted total now).
+    event LeafQueued(uint256 indexed sequence, uint256 leaf, uint256 amountZat);
     /// @notice The next `consumed` queued leaves left the queue: `leaves` entered
     /// the tree as leaves `firstIndex`, `firstIndex + 1`, … in the order queued,
     /// with one new root `root`; a consumed leaf the tree already held is not
@@ -105,9 +103,12 @@ interface ICollateralRegistry {
     /// Kept for the last MAX_PENDING sequences and `queuedCount()` itself.
     function chainAt(uint256 sequence) external view returns (bytes32);
 
-    /// @notice Inserts a new note leaf `Poseidon(amountZat, noteCommitment)` for
-    /// collateral released from a position. Note role only (the minter).
-    function insertNote(uint256 noteCommitment, uint256 amountZat) external returns (uint256 index);
+    /// @notice Queues a new note leaf `Poseidon(amountZat, noteCommitment)` for
+    /// collateral released from a position or a failed payout redirected into a
+    /// note, and adds `amountZat` to the unminted total. Like change, it is
+    /// spendable once inserted. Note role only (the minter and redemptions).
+    /// @return sequence The leaf's place in the queue (its `LeafQueued` sequence).
+    function queueNote(uint256 noteCommitment, uint256 amountZat) external returns (uint256 sequence);
 
     /// @notice Takes `amountZat` out of the unminted notes when a proof spends it. Note role only (the minter).
     function spendNote(uint256 amountZat) external;

@@ -76,8 +76,9 @@ interface IRedemptions is IGovernedParameters {
     /// @notice Custody could not pay: `zatHeld` stays owed to `owner`, who may redirect it.
     /// Nothing goes back into the positions, so no one's collateral moves.
     event RedemptionFailed(uint256 indexed id, address indexed owner, uint256 zatHeld, string reason);
-    /// @notice The owner redirected failed payout `id`: to new payout `newId`, or into the note at `noteIndex`.
-    event PayoutRedirected(uint256 indexed id, uint256 newId, uint256 noteIndex);
+    /// @notice The owner redirected failed payout `id`: to new payout `newId`, or (`newId` 0) into a
+    /// note queued as the registry's `noteSequence`-th leaf (`LeafQueued`; spendable once inserted).
+    event PayoutRedirected(uint256 indexed id, uint256 newId, uint256 noteSequence);
     /// @notice `keyId` became custody's current seal key; `previousKeyId` keeps
     /// being accepted until `previousRetiresAt` (both 0 for the first key).
     event SealKeySet(uint32 indexed keyId, bytes32 publicKey, uint32 previousKeyId, uint64 previousRetiresAt);

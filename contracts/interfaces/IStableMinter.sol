@@ -125,12 +125,13 @@ interface IStableMinter is IPriceConsumer {
     event PositionToppedUp(uint256 indexed positionId, uint256 indexed nullifierHash, uint256 amountZat);
     /// @notice `payer` burned `amount` of the position's debt.
     event PositionRepaid(uint256 indexed positionId, address indexed payer, uint256 amount, uint256 debtLeft);
-    /// @notice Collateral left a position; `payoutId` is the Redemptions record paying it, or 0 for a note (`noteIndex`).
+    /// @notice Collateral left a position; `payoutId` is the Redemptions record paying it, or 0 for a
+    /// note, queued as the registry's `noteSequence`-th leaf (`LeafQueued`; spendable once inserted).
     event CollateralReleased(
         uint256 indexed positionId,
         uint256 amountZat,
         uint256 payoutId,
-        uint256 noteIndex,
+        uint256 noteSequence,
         uint256 collateralLeft
     );
     /// @notice The owner closed the position: no debt and no collateral left.

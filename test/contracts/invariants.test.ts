@@ -8,7 +8,7 @@
 // is a day and the file lasts minutes). fast-check then draws a sequence of
 // steps (deposits, mints, top-ups, repays, withdrawals, closes, liquidations,
 // redistributions, redemptions of every size, payouts paid, failed and
-// redirected, note withdrawals, change leaves inserted from the queue by anyone
+// redirected, note withdrawals, change and released notes inserted from the queue by anyone
 // (stretches read before an earlier insertion included; refused for leaves that
 // are not the queued ones or a stretch off the head), price moves and crashes,
 // governance through the impersonated timelock); each step predicts its own outcome from the chain
@@ -247,7 +247,7 @@ interface Model {
   custody: Map<bigint, Verdict>;
   opened: Set<Hex>;
   discovered: bigint;
-  /** Every change leaf ever queued (index: its sequence), and the head: sequences below it left the queue. */
+  /** Every leaf ever queued, change and released notes (index: its sequence), and the head: sequences below it left the queue. */
   queued: bigint[];
   head: number;
 }
@@ -591,11 +591,12 @@ describe("money invariants under random sequences", () => {
     m.touched.add(id);
   }
 
-  /** The model side of released ZEC: a payout to `owner`, or a note (unminted again). */
+  /** The model side of released ZEC: a payout to `owner`, or a note (unminted again, its leaf queued like change). */
   function released(m: Model, owner: Address, amountZat: bigint, to: { sealedAddress: Hex; noteCommitment: bigint }) {
     if (amountZat === 0n) return;
     if (to.noteCommitment !== 0n) {
       m.unminted += amountZat;
+      m.queued.push(depositLeaf(amountZat, to.noteCommitment));
       return;
     }
     payout(m, owner, amountZat, to.sealedAddress);
@@ -1893,7 +1894,7 @@ describe("money invariants under random sequences", () => {
           logs: outcome.receipt.logs,
           eventName: "PendingLeavesInserted",
         });
-        // Change leaves are fresh notes: none is in the tree already, so none is dropped.
+        // Change and released notes are fresh notes: none is in the tree already, so none is dropped.
         expect(event?.args, `${this.toString()}: event`).toMatchObject({
           firstIndex: c.treeSize,
           leaves: inserted,

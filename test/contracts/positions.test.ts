@@ -10,6 +10,7 @@ import {
   type Note,
   changeNote,
   createNote,
+  depositLeaf,
   noteCommitment,
   noteSpend,
   positionOwner,
@@ -328,10 +329,18 @@ describe("positions", () => {
         .as(relayer)
         .minter.write.closeWithSig([id, noAddress(noteCommitment(next)), close.deadline, close.signature]),
     );
-    const [inserted] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "NoteInserted" });
-    expect(inserted!.args.amountZat).toBe(5n * ZEC);
+    const [queued] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "LeafQueued" });
+    const [released] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "CollateralReleased" });
+    expect(queued!.args).toEqual({
+      sequence: released!.args.noteSequence,
+      leaf: depositLeaf(5n * ZEC, noteCommitment(next)),
+      amountZat: 5n * ZEC,
+    });
+    expect(released!.args.payoutId).toBe(0n);
     expect(await s.read.registry.read.unmintedZat()).toBe(5n * ZEC);
     await invariants();
+    // Queued, the note is not in the tree yet: anyone's insertion puts it there.
+    await s.insertPending();
     const again = await open({ note: next, amountZat: 5n * ZEC, mint: 120n * ZSD, deposited: true });
     expect(await position(again.id)).toMatchObject({ status: STATUS.Open, collateralZat: 5n * ZEC, debt: 120n * ZSD });
     await invariants();
@@ -446,8 +455,8 @@ describe("positions", () => {
         .as(relayer)
         .minter.write.closeWithSig([a.id, noAddress(noteCommitment(next)), close.deadline, close.signature]),
     );
-    const [inserted] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "NoteInserted" });
-    expect(inserted!.args.amountZat).toBe(zat("3.01"));
+    const [queued] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "LeafQueued" });
+    expect(queued!.args.amountZat).toBe(zat("3.01"));
     await invariants();
   });
 

@@ -79,15 +79,32 @@ describe("CollateralRegistry", () => {
     expect(await s.read.registry.read.totalCollateralZat()).toBe(3n * ZEC);
   });
 
-  it("refuses a released note of zero or beyond 64 bits, or with a commitment outside the field", async () => {
+  it("queues a released note: refused at zero or beyond 64 bits, or with a commitment outside the field; unminted at once, spendable once inserted", async () => {
     await grant(await s.read.registry.read.NOTE_ROLE(), accounts.carol.address);
     const registry = s.as(accounts.carol).registry;
-    await expectRevert(registry.write.insertNote([1n, 0n]), "InvalidDepositAmount", [0n]);
-    await expectRevert(registry.write.insertNote([1n, 2n ** 64n]), "InvalidDepositAmount", [2n ** 64n]);
-    await expectRevert(registry.write.insertNote([0n, ZEC]), "InvalidNoteCommitment", [0n]);
-    await expectRevert(registry.write.insertNote([SNARK_SCALAR_FIELD, ZEC]), "InvalidNoteCommitment");
-    await s.receipt(await registry.write.insertNote([noteCommitment(createNote()), ZEC]));
+    await expectRevert(registry.write.queueNote([1n, 0n]), "InvalidDepositAmount", [0n]);
+    await expectRevert(registry.write.queueNote([1n, 2n ** 64n]), "InvalidDepositAmount", [2n ** 64n]);
+    await expectRevert(registry.write.queueNote([0n, ZEC]), "InvalidNoteCommitment", [0n]);
+    await expectRevert(registry.write.queueNote([SNARK_SCALAR_FIELD, ZEC]), "InvalidNoteCommitment");
+    const commitment = noteCommitment(createNote());
+    const leaf = depositLeaf(ZEC, commitment);
+    const receipt = await s.receipt(await registry.write.queueNote([commitment, ZEC]));
+    const [queued] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "LeafQueued" });
+    expect(queued?.args).toEqual({ sequence: 0n, leaf, amountZat: ZEC });
+    // Counted as unminted from the release on, though no proof can spend it before its insertion.
     expect(await s.read.registry.read.unmintedZat()).toBe(ZEC);
+    expect([await s.read.registry.read.size(), await s.read.registry.read.pendingCount()]).toEqual([0n, 1n]);
+    // The same note released twice would be one note counted twice: refused while queued (its commitment
+    // and amount are public, so a copied release queued first would make the owner's own one the
+    // duplicate), by a deposit too, and once in the tree.
+    await expectRevert(registry.write.queueNote([commitment, ZEC]), "DepositAlreadyRecorded", [leaf]);
+    await expectRevert(registry.write.queueLeaf([leaf]), "DepositAlreadyRecorded", [leaf]);
+    const attestor = s.as(accounts.attestor).registry;
+    await expectRevert(attestor.write.recordDeposits([[leaf], ZEC]), "DepositAlreadyRecorded", [leaf]);
+    await s.insertPending();
+    expect(await s.read.registry.read.root()).toBe(new DepositTree([leaf]).root);
+    expect(await s.read.registry.read.unmintedZat()).toBe(ZEC);
+    await expectRevert(registry.write.queueNote([commitment, ZEC]), "DepositAlreadyRecorded", [leaf]);
   });
 
   it("records deposits in batches with the roots of one-by-one insertion and one root in the history", async () => {
@@ -214,7 +231,7 @@ describe("CollateralRegistry", () => {
     const many = await s.receipt(await carol.write.queueLeaves([change.slice(1)]));
     const queued = parseEventLogs({ abi: collateralRegistryAbi, logs: [...one.logs, ...many.logs] });
     expect(queued.map((e) => [e.eventName, e.args])).toEqual(
-      change.map((leaf, i) => ["LeafQueued", { sequence: BigInt(i), leaf }]),
+      change.map((leaf, i) => ["LeafQueued", { sequence: BigInt(i), leaf, amountZat: 0n }]),
     );
     expect(await counters()).toEqual([5n, 0n, 5n]);
     // A checkpoint after every leaf: any stretch of the queue can be vouched for.
@@ -394,7 +411,7 @@ describe("CollateralRegistry", () => {
     await s.receipt(await carol.write.queueLeaf([depositBatch(1).leaves[0]!]));
     // One place left, not the queue's: a deposit takes it; then nothing but the queue goes in.
     await s.deposit(createNote(), ZEC);
-    await expectRevert(carol.write.insertNote([noteCommitment(createNote()), ZEC]), "TreeFull", [CAPACITY]);
+    await expectRevert(carol.write.queueNote([noteCommitment(createNote()), ZEC]), "TreeFull", [CAPACITY]);
     await expectRevert(s.deposit(createNote(), ZEC), "TreeFull", [CAPACITY]);
     await expectRevert(carol.write.queueLeaf([depositBatch(1).leaves[0]!]), "TreeFull", [CAPACITY]);
     // Every queued leaf still goes in, filling the tree.

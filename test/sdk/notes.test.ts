@@ -81,19 +81,23 @@ describe("notes library", () => {
   it("rebuilds the leaves from the registry's events: a queued leaf only once an insertion takes it (issue 22)", () => {
     const events = [
       { eventName: "DepositsRecorded", args: { firstIndex: 0n, leaves: [10n, 11n], totalZat: 5n, root: 1n } },
-      { eventName: "LeafQueued", args: { sequence: 0n, leaf: 20n } },
-      { eventName: "LeafQueued", args: { sequence: 1n, leaf: 21n } },
-      { eventName: "NoteInserted", args: { index: 2n, leaf: 12n, amountZat: 3n, root: 2n } },
-      // 21 was dropped (the tree held it): only 20 entered, at index 3.
+      { eventName: "LeafQueued", args: { sequence: 0n, leaf: 20n, amountZat: 0n } },
+      { eventName: "LeafQueued", args: { sequence: 1n, leaf: 21n, amountZat: 0n } },
+      // A released note is queued like change: its amount is public, its place comes with the insertion.
+      { eventName: "LeafQueued", args: { sequence: 2n, leaf: 12n, amountZat: 3n } },
+      { eventName: "DepositsRecorded", args: { firstIndex: 2n, leaves: [13n], totalZat: 5n, root: 2n } },
+      // 21 was dropped (the tree held it): 20 and 12 entered, at 3 and 4.
       { eventName: "PendingLeafDropped", args: { leaf: 21n } },
-      { eventName: "PendingLeavesInserted", args: { firstIndex: 3n, leaves: [20n], consumed: 2n, root: 3n } },
+      { eventName: "PendingLeavesInserted", args: { firstIndex: 3n, leaves: [20n, 12n], consumed: 3n, root: 3n } },
       // All of a run dropped: no leaf, nothing at firstIndex.
-      { eventName: "PendingLeavesInserted", args: { firstIndex: 4n, leaves: [], consumed: 1n, root: 3n } },
+      { eventName: "PendingLeavesInserted", args: { firstIndex: 5n, leaves: [], consumed: 1n, root: 3n } },
     ];
-    expect(registryLeaves(events)).toEqual([10n, 11n, 12n, 20n]);
+    expect(registryLeaves(events)).toEqual([10n, 11n, 13n, 20n, 12n]);
     // Queued and never inserted: not a leaf.
-    expect(registryLeaves(events.slice(0, 4))).toEqual([10n, 11n, 12n]);
-    expect(() => registryLeaves(events.filter((e) => e.eventName !== "NoteInserted"))).toThrow(/leaf 2 is missing/);
+    expect(registryLeaves(events.slice(0, 6))).toEqual([10n, 11n, 13n]);
+    expect(() =>
+      registryLeaves(events.filter((e) => e.eventName !== "DepositsRecorded" || e.args.firstIndex !== 2n)),
+    ).toThrow(/leaf 2 is missing/);
   });
 
   it("encodes the mint call the minter decodes", () => {

@@ -997,21 +997,6 @@ export const collateralRegistryAbi = [
     "type": "error"
   },
   {
-    "inputs": [],
-    "name": "LeafAlreadyExists",
-    "type": "error"
-  },
-  {
-    "inputs": [],
-    "name": "LeafCannotBeZero",
-    "type": "error"
-  },
-  {
-    "inputs": [],
-    "name": "LeafGreaterThanSnarkScalarField",
-    "type": "error"
-  },
-  {
     "inputs": [
       {
         "internalType": "uint256",
@@ -1135,40 +1120,15 @@ export const collateralRegistryAbi = [
         "internalType": "uint256",
         "name": "leaf",
         "type": "uint256"
-      }
-    ],
-    "name": "LeafQueued",
-    "type": "event"
-  },
-  {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "uint256",
-        "name": "index",
-        "type": "uint256"
-      },
-      {
-        "indexed": true,
-        "internalType": "uint256",
-        "name": "leaf",
-        "type": "uint256"
       },
       {
         "indexed": false,
         "internalType": "uint256",
         "name": "amountZat",
         "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "root",
-        "type": "uint256"
       }
     ],
-    "name": "NoteInserted",
+    "name": "LeafQueued",
     "type": "event"
   },
   {
@@ -1510,30 +1470,6 @@ export const collateralRegistryAbi = [
     "inputs": [
       {
         "internalType": "uint256",
-        "name": "noteCommitment",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "amountZat",
-        "type": "uint256"
-      }
-    ],
-    "name": "insertNote",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "index",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "uint256",
         "name": "from",
         "type": "uint256"
       },
@@ -1627,6 +1563,30 @@ export const collateralRegistryAbi = [
     ],
     "name": "queueLeaves",
     "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "noteCommitment",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "amountZat",
+        "type": "uint256"
+      }
+    ],
+    "name": "queueNote",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "sequence",
+        "type": "uint256"
+      }
+    ],
     "stateMutability": "nonpayable",
     "type": "function"
   },
@@ -2436,7 +2396,7 @@ export const stableMinterAbi = [
       {
         "indexed": false,
         "internalType": "uint256",
-        "name": "noteIndex",
+        "name": "noteSequence",
         "type": "uint256"
       },
       {
@@ -4790,7 +4750,7 @@ export const redemptionsAbi = [
       {
         "indexed": false,
         "internalType": "uint256",
-        "name": "noteIndex",
+        "name": "noteSequence",
         "type": "uint256"
       }
     ],

@@ -62,11 +62,10 @@ export interface RegistryEvent {
 }
 
 /**
- * The tree's leaves in index order, from the registry's events: one leaf per
- * NoteInserted, a run of leaves from `firstIndex` per
- * DepositsRecorded and PendingLeavesInserted (leaves entered in a batch; a
- * queued leaf is in the tree only from its PendingLeavesInserted, not from its
- * LeafQueued). Other events are ignored. Throws when an index is missing or given twice: a tree
+ * The tree's leaves in index order, from the registry's events: a run of
+ * leaves from `firstIndex` per DepositsRecorded and PendingLeavesInserted
+ * (change and released notes are queued first: a queued leaf is in the tree
+ * only from its PendingLeavesInserted, not from its LeafQueued). Other events are ignored. Throws when an index is missing or given twice: a tree
  * with a gap would have another root than the registry's.
  */
 export function registryLeaves(events: readonly RegistryEvent[]): bigint[] {
@@ -76,10 +75,7 @@ export function registryLeaves(events: readonly RegistryEvent[]): bigint[] {
     byIndex.set(index, leaf);
   };
   for (const { eventName, args } of events) {
-    if (eventName === "NoteInserted") {
-      const { index, leaf } = args as { index: bigint; leaf: bigint };
-      put(index, leaf);
-    } else if (eventName === "DepositsRecorded" || eventName === "PendingLeavesInserted") {
+    if (eventName === "DepositsRecorded" || eventName === "PendingLeavesInserted") {
       const { firstIndex, leaves } = args as { firstIndex: bigint; leaves: readonly bigint[] };
       leaves.forEach((leaf, i) => put(firstIndex + BigInt(i), leaf));
     }
