@@ -149,17 +149,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
             if (request.changeLeaf != 0) ++changes;
             // Spends each nullifier in turn: a nullifier twice in one batch is refused.
             signals[i] = _checkSpend(_noteOf(request), _mintBinding(request));
-            Proof calldata proof = proofs[i];
-            flat[i] = [
-                proof.a[0],
-                proof.a[1],
-                proof.b[0][0],
-                proof.b[0][1],
-                proof.b[1][0],
-                proof.b[1][1],
-                proof.c[0],
-                proof.c[1]
-            ];
+            flat[i] = _flat(proofs[i]);
         }
         if (!batchVerifier.verifyProofs(flat, signals)) revert InvalidProof();
         uint256 price = _latestPrice();
@@ -189,9 +179,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     ) external whenNotPaused nonReentrant {
         _open(positionId);
         _spend(proof, spend, topUpBinding(positionId));
-        (uint256 collateral, uint256 debt) = _book.read(positionId);
-        _book.write(positionId, collateral + spend.collateralFloorZat, debt);
-        emit PositionToppedUp(positionId, spend.nullifierHash, spend.collateralFloorZat);
+        _toppedUp(positionId, spend);
     }
 
     /// @inheritdoc IStableMinter
@@ -203,9 +191,50 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     ) external whenNotPaused nonReentrant returns (uint256 payoutId) {
         if (owner == address(0)) revert InvalidOwner(address(0));
         _spend(proof, spend, withdrawBinding(sealedAddress, owner));
-        // Redemptions checks the envelope (an empty one included) for every payout.
-        payoutId = redemptions.requestPayout(owner, spend.collateralFloorZat, sealedAddress);
-        emit NoteWithdrawn(spend.nullifierHash, spend.collateralFloorZat, payoutId);
+        payoutId = _withdrawn(spend, sealedAddress, owner);
+    }
+
+    /// @inheritdoc IStableMinter
+    function spendBatch(
+        Proof[] calldata proofs,
+        SpendItem[] calldata items
+    ) external whenNotPaused nonReentrant returns (uint256[] memory payoutIds) {
+        uint256 count = items.length;
+        if (count != proofs.length) revert BatchLengthMismatch(proofs.length, count);
+        if (count == 0 || count > MAX_BATCH) revert InvalidBatchSize(count, MAX_BATCH);
+        uint256[8][] memory flat = new uint256[8][](count);
+        uint256[5][] memory signals = new uint256[5][](count);
+        uint256 changes = 0;
+        for (uint256 i = 0; i < count; ++i) {
+            SpendItem calldata item = items[i];
+            uint256 binding;
+            if (item.positionId != 0) {
+                _open(item.positionId);
+                binding = topUpBinding(item.positionId);
+            } else {
+                if (item.owner == address(0)) revert InvalidOwner(address(0));
+                binding = withdrawBinding(item.sealedAddress, item.owner);
+            }
+            if (item.spend.changeLeaf != 0) ++changes;
+            // Spends each nullifier in turn: a nullifier twice in one batch is refused.
+            signals[i] = _checkSpend(item.spend, binding);
+            flat[i] = _flat(proofs[i]);
+        }
+        if (!batchVerifier.verifyProofs(flat, signals)) revert InvalidProof();
+        payoutIds = new uint256[](count);
+        uint256[] memory changeLeaves = new uint256[](changes);
+        uint256 changed = 0;
+        for (uint256 i = 0; i < count; ++i) {
+            SpendItem calldata item = items[i];
+            registry.spendNote(item.spend.collateralFloorZat);
+            if (item.spend.changeLeaf != 0) {
+                changeLeaves[changed] = item.spend.changeLeaf;
+                ++changed;
+            }
+            if (item.positionId != 0) _toppedUp(item.positionId, item.spend);
+            else payoutIds[i] = _withdrawn(item.spend, item.sealedAddress, item.owner);
+        }
+        if (changes != 0) registry.queueLeaves(changeLeaves);
     }
 
     // ------------------------------------------------------------ positions
@@ -513,6 +542,37 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     function _settleSpend(NoteSpend memory spend) private {
         registry.spendNote(spend.collateralFloorZat);
         if (spend.changeLeaf != 0) registry.queueLeaf(spend.changeLeaf);
+    }
+
+    function _toppedUp(uint256 positionId, NoteSpend memory spend) private {
+        (uint256 collateral, uint256 debt) = _book.read(positionId);
+        _book.write(positionId, collateral + spend.collateralFloorZat, debt);
+        emit PositionToppedUp(positionId, spend.nullifierHash, spend.collateralFloorZat);
+    }
+
+    function _withdrawn(
+        NoteSpend memory spend,
+        bytes calldata sealedAddress,
+        address owner
+    ) private returns (uint256 payoutId) {
+        // Redemptions checks the envelope (an empty one included) for every payout.
+        payoutId = redemptions.requestPayout(owner, spend.collateralFloorZat, sealedAddress);
+        emit NoteWithdrawn(spend.nullifierHash, spend.collateralFloorZat, payoutId);
+    }
+
+    /// @dev A proof in the flat layout Groth16BatchVerifier takes.
+    function _flat(Proof calldata proof) private pure returns (uint256[8] memory) {
+        return
+            [
+                proof.a[0],
+                proof.a[1],
+                proof.b[0][0],
+                proof.b[0][1],
+                proof.b[1][0],
+                proof.b[1][1],
+                proof.c[0],
+                proof.c[1]
+            ];
     }
 
     function _checkRequest(MintRequest calldata request) private pure {

@@ -48,6 +48,16 @@ interface IStableMinter is IPriceConsumer {
         address owner;
     }
 
+    /// @notice One note spend of a `spendBatch`: a top-up of open position `positionId`
+    /// when it is non-zero (as `topUp`), else a payout to `sealedAddress` whose
+    /// redirect `owner` may make (as `withdrawNote`). The proof binds the same fields.
+    struct SpendItem {
+        NoteSpend spend;
+        uint256 positionId;
+        bytes sealedAddress;
+        address owner;
+    }
+
     /// @notice Where released collateral goes: a shielded Zcash address, sealed to
     /// custody's key (see IRedemptions), paid by custody; or (when `sealedAddress`
     /// is empty) a new note `Poseidon(amount, noteCommitment)`.
@@ -188,6 +198,17 @@ interface IStableMinter is IPriceConsumer {
         bytes calldata sealedAddress,
         address owner
     ) external returns (uint256 payoutId);
+
+    /// @notice Top-ups and note withdrawals at once, each as `topUp` or `withdrawNote`
+    /// would (its own nullifier, binding, events and payout, in order), with the
+    /// proofs checked together by one pairing product, as `mintBatch` does. One
+    /// invalid item refuses the whole batch. Change leaves are queued together
+    /// after the last item, in item order. Anyone may submit; the proofs decide.
+    /// @return payoutIds Each item's Redemptions record: 0 for a top-up.
+    function spendBatch(
+        Proof[] calldata proofs,
+        SpendItem[] calldata items
+    ) external returns (uint256[] memory payoutIds);
 
     /// @notice Burns `amount` of the caller's tokens against the position's debt.
     function repay(uint256 positionId, uint256 amount) external;

@@ -40,6 +40,7 @@ import {
   getAddress,
   keccak256,
   parseEventLogs,
+  zeroAddress,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -1850,6 +1851,68 @@ describe("money invariants under random sequences", () => {
     }
   }
 
+  /**
+   * Top-ups and note withdrawals sent together (spendBatch): refused at the first item a single
+   * call would refuse (a closed position, a nullifier spent before or earlier in the batch);
+   * else each item moves the books as its single call would, change queued in item order.
+   */
+  class SpendBatch extends Step {
+    constructor(readonly picks: { topUp: boolean; k: number }[]) {
+      super();
+    }
+    toString() {
+      return `SpendBatch(${this.picks.map((p) => `${p.topUp ? "topUp" : "withdraw"}${p.k}`).join(", ")})`;
+    }
+    async run(m: Model, w: World) {
+      await w.step(m, this.toString(), async (c) => {
+        const items = this.picks.map(({ topUp, k }) => {
+          const p = topUp ? topUps[k]! : withdrawals[k]!;
+          const key = `${topUp ? "topUp" : "withdraw"}${k}`;
+          const positionId = topUp ? BigInt(k + 1) : 0n;
+          return { p, key, positionId, owner: topUp ? zeroAddress : p.owner.address };
+        });
+        let expected: string | null = null;
+        const seen = new Set<string>();
+        for (const { key, positionId } of items) {
+          if (positionId !== 0n && c.positions[Number(positionId) - 1]?.status !== STATUS.Open) {
+            expected = "PositionNotOpen";
+          } else if (m.spent.has(key) || seen.has(key)) expected = "NullifierAlreadySpent";
+          if (expected) break;
+          seen.add(key);
+        }
+        const outcome = await send(() =>
+          as(relayer).minter.write.spendBatch([
+            items.map(({ p }) => p.proof),
+            items.map(({ p, positionId, owner }) => ({
+              spend: p.spend,
+              positionId,
+              sealedAddress: positionId === 0n ? p.sealedAddress : "0x",
+              owner,
+            })),
+          ]),
+        );
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        const changes = new Map<bigint, Expected>();
+        for (const { p, key, positionId } of items) {
+          m.spent.add(key);
+          m.unminted -= p.floorZat;
+          if (p.spend.changeLeaf !== 0n) m.queued.push(p.spend.changeLeaf);
+          if (positionId === 0n) {
+            released(m, p.owner.address, p.floorZat, { sealedAddress: p.sealedAddress, noteCommitment: 0n });
+            continue;
+          }
+          const position = c.positions[Number(positionId) - 1]!;
+          changes.set(positionId, {
+            status: STATUS.Open,
+            collateral: position.collateralZat + p.floorZat,
+            debt: position.debt,
+          });
+        }
+        return changes;
+      });
+    }
+  }
+
   type Tamper = "none" | "stale" | "leaf" | "gap" | "empty";
   /**
    * Anyone inserts the first `shareBps` of the queued change leaves (at least
@@ -2096,6 +2159,15 @@ describe("money invariants under random sequences", () => {
     fc.nat({ max: MINTS.length - 1 }).map((k) => new Mint(k)),
     fc.array(fc.nat({ max: MINTS.length - 1 }), { minLength: 1, maxLength: 4 }).map((ks) => new MintBatch(ks)),
     fc.nat({ max: TOP_UPS.length - 1 }).map((k) => new TopUp(k)),
+    fc
+      .array(
+        fc.oneof(
+          fc.nat({ max: TOP_UPS.length - 1 }).map((k) => ({ topUp: true, k })),
+          fc.nat({ max: WITHDRAWALS.length - 1 }).map((k) => ({ topUp: false, k })),
+        ),
+        { minLength: 1, maxLength: 4 },
+      )
+      .map((picks) => new SpendBatch(picks)),
     fc.tuple(index, fc.boolean(), bps(1, 9_999), fc.boolean()).map((a) => new Repay(...a)),
     fc.tuple(index, fc.oneof(bps(1, 2_000), bps(1, 10_000)), dest, caller).map((a) => new Withdraw(...a)),
     fc.tuple(index, dest, caller).map((a) => new Close(...a)),

@@ -3998,6 +3998,91 @@ export const stableMinterAbi = [
   {
     "inputs": [
       {
+        "components": [
+          {
+            "internalType": "uint256[2]",
+            "name": "a",
+            "type": "uint256[2]"
+          },
+          {
+            "internalType": "uint256[2][2]",
+            "name": "b",
+            "type": "uint256[2][2]"
+          },
+          {
+            "internalType": "uint256[2]",
+            "name": "c",
+            "type": "uint256[2]"
+          }
+        ],
+        "internalType": "struct IStableMinter.Proof[]",
+        "name": "proofs",
+        "type": "tuple[]"
+      },
+      {
+        "components": [
+          {
+            "components": [
+              {
+                "internalType": "uint256",
+                "name": "root",
+                "type": "uint256"
+              },
+              {
+                "internalType": "uint256",
+                "name": "nullifierHash",
+                "type": "uint256"
+              },
+              {
+                "internalType": "uint256",
+                "name": "collateralFloorZat",
+                "type": "uint256"
+              },
+              {
+                "internalType": "uint256",
+                "name": "changeLeaf",
+                "type": "uint256"
+              }
+            ],
+            "internalType": "struct IStableMinter.NoteSpend",
+            "name": "spend",
+            "type": "tuple"
+          },
+          {
+            "internalType": "uint256",
+            "name": "positionId",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes",
+            "name": "sealedAddress",
+            "type": "bytes"
+          },
+          {
+            "internalType": "address",
+            "name": "owner",
+            "type": "address"
+          }
+        ],
+        "internalType": "struct IStableMinter.SpendItem[]",
+        "name": "items",
+        "type": "tuple[]"
+      }
+    ],
+    "name": "spendBatch",
+    "outputs": [
+      {
+        "internalType": "uint256[]",
+        "name": "payoutIds",
+        "type": "uint256[]"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "bytes4",
         "name": "interfaceId",
         "type": "bytes4"
