@@ -2,7 +2,7 @@
 // Writes bench/results/contracts.json and prints a table. `npm run bench:contracts`.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Hex, parseEventLogs } from "viem";
+import { type Hex, parseEventLogs, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import {
   changeNote,
@@ -282,6 +282,49 @@ try {
     }
   }
 
+  // spendBatch (issue 22): top-ups of one open position, each from its own note leaving change
+  // (3.1 of 4 ZEC, as a wallet proves a round floor), one alone (topUp) and in batches of 1, 4, 8
+  // and 16: gas per top-up. Proved against one root, as the mints above.
+  const spendBatchGas: Record<string, number> = {};
+  let topUpWithChangeGas = 0;
+  {
+    const target = await open(10n * ZEC, 100n * ZSD);
+    const notes = Array.from({ length: 1 + batchSizes.reduce((a, b) => a + b, 0) }, () => createNote());
+    for (const note of notes) await s.deposit(note, 4n * ZEC);
+    const proved = [];
+    for (const note of notes) {
+      proved.push(
+        await s.proveSpend({
+          note,
+          amountZat: 4n * ZEC,
+          collateralFloorZat: 31n * (ZEC / 10n),
+          binding: { chainId: BigInt(s.chainId), minter, positionId: target.id },
+        }),
+      );
+    }
+    const alone = proved.shift()!;
+    topUpWithChangeGas = await gas(await s.as(relayer).minter.write.topUp([alone.proof, alone.spend, target.id]));
+    for (const size of batchSizes) {
+      const items = proved.splice(0, size);
+      const hash = await s
+        .as(relayer)
+        .minter.write.spendBatch(
+          [
+            items.map((i) => i.proof),
+            items.map((i) => ({
+              spend: i.spend,
+              positionId: target.id,
+              sealedAddress: "0x" as Hex,
+              owner: zeroAddress,
+            })),
+          ],
+          { gas: 16_000_000n },
+        );
+      spendBatchGas[String(size)] = Math.round((await gas(hash)) / size);
+      console.log(`spendBatch of top-ups ${size}: ${spendBatchGas[String(size)]} gas per top-up`);
+    }
+  }
+
   // The queued change of the mints above, inserted in batches of 1, 4, 8 and 16
   // as anyone may (insertPendingLeaves): gas per leaf, the transaction's base cost
   // included. 29 leaves are queued; each batch takes the queue's head.
@@ -354,6 +397,10 @@ try {
       failRedemption: failGas,
       redirectFailedPayout: redirectGas,
       castVote: castVoteGas,
+      /** A top-up leaving change, sent alone (topUp), at the state of the batches below. */
+      topUpWithChange: topUpWithChangeGas,
+      /** Gas per top-up of a spendBatch of 1, 4, 8 and 16 top-ups leaving change (issue 22). */
+      spendBatchPerTopUp: spendBatchGas,
       /** Gas per mint of a mintBatch of 1, 4, 8 and 16 relayed mints (issue 22). */
       mintBatchPerMint: batchGas,
       /** Gas per leaf of recordDeposits with 1, 4, 8 and 16 leaves, after the batches of mints. */
@@ -422,6 +469,12 @@ try {
     ...batchSizes.flatMap((size): [string, string, string][] => [
       [`mintBatch of ${size}, with change, per mint (gas)`, String(batchGas.withChange![String(size)]), ""],
       [`mintBatch of ${size}, no change, per mint (gas)`, String(batchGas.withoutChange![String(size)]), ""],
+    ]),
+    ["top up leaving change, alone (gas)", String(topUpWithChangeGas), ""],
+    ...batchSizes.map((size): [string, string, string] => [
+      `spendBatch of ${size} top-up${size === 1 ? "" : "s"} leaving change, per top-up (gas)`,
+      String(spendBatchGas[String(size)]),
+      "",
     ]),
     ...batchSizes.map((size): [string, string, string] => [
       `insert ${size} queued leaf${size === 1 ? "" : "s"}, per leaf (gas)`,
