@@ -18,7 +18,8 @@ export const supply = onchainTable("supply", (t) => ({
 
 /**
  * One row per leaf of the registry's tree, in leaf order: attested ZEC deposits
- * and the notes the minter adds (a spend's change, collateral released to a note).
+ * and the queued leaves inserted after them (a spend's change, a note of
+ * released collateral or of a redirected payout).
  */
 export const deposit = onchainTable(
   "deposit",
@@ -69,13 +70,19 @@ export const depositBatch = onchainTable(
 );
 
 /**
- * One row per change leaf queued for the tree (`LeafQueued`) and not inserted yet: no path, not
- * spendable. `PendingLeavesInserted` removes the lowest `consumed` sequences (inserted or dropped).
+ * One row per leaf queued for the tree (`LeafQueued`: a spend's change, a note of released
+ * collateral or of a redirected payout) and not inserted yet: no path, not spendable.
+ * `PendingLeavesInserted` removes the lowest `consumed` sequences (inserted or dropped).
  */
 export const pendingLeaf = onchainTable("pending_leaf", (t) => ({
   /** Counts every leaf ever queued, from 0. */
   sequence: t.bigint().primaryKey(),
   leaf: t.bigint().notNull(),
+  /**
+   * A released note's amount (public, unminted since it was queued); 0 for change (private).
+   * Its `deposit` row, once inserted, takes it (kind "note").
+   */
+  amountZat: t.bigint().notNull(),
   blockNumber: t.bigint().notNull(),
   timestamp: t.bigint().notNull(),
   txHash: t.hex().notNull(),
@@ -109,8 +116,8 @@ export const collateral = onchainTable("collateral", (t) => ({
   deposits: t.integer().notNull(),
   /**
    * In notes not yet spent into a position or paid out (the registry's
-   * unmintedZat): deposits and inserted notes (released collateral, redirected
-   * payouts), less what spends took.
+   * unmintedZat): deposits and notes of released collateral and redirected
+   * payouts (counted when queued, before they enter the tree), less what spends took.
    */
   unmintedZat: t.bigint().notNull(),
   /**
@@ -169,8 +176,8 @@ export const redemption = onchainTable(
     sealedAddressHash: t.hex().notNull(),
     /**
      * requested → paid, or requested → failed (the ZEC held for the owner) →
-     * redirected (to the payout `redirectedToId`, or into the note at
-     * `redirectNoteIndex`)
+     * redirected (to the payout `redirectedToId`, or into the note queued as
+     * `redirectNoteSequence`)
      */
     status: t.text().notNull(),
     zcashTxId: t.hex(),
@@ -186,8 +193,8 @@ export const redemption = onchainTable(
     redirectedFromId: t.bigint(),
     /** The new payout record of a redirect to an address. */
     redirectedToId: t.bigint(),
-    /** The registry leaf of a redirect into a note. */
-    redirectNoteIndex: t.bigint(),
+    /** The queue sequence (`LeafQueued`) of the note a redirect went into; its leaf index comes with its insertion. */
+    redirectNoteSequence: t.bigint(),
     redirectedAtBlock: t.bigint(),
     redirectedAt: t.bigint(),
     redirectTxHash: t.hex(),
@@ -224,14 +231,14 @@ export const position = onchainTable(
  * `amount` is in the token's unit, `amountZat` in zatoshi; `debt` and
  * `collateralZat` are the position's row after the event.
  *
- * | kind          | account    | amount     | amountZat     | also                  |
- * | opened        | owner      | debt       | collateral    |                       |
- * | toppedUp      |            |            | added         | nullifierHash         |
- * | repaid        | payer      | repaid     |               |                       |
- * | released      |            |            | released      | payoutId or noteIndex |
- * | closed        |            | debt burnt | collateral    |                       |
- * | liquidated    | liquidator | debt       | seized        | price                 |
- * | redistributed | caller     | debt       | collateral    | rewardZat             |
+ * | kind          | account    | amount     | amountZat     | also                     |
+ * | opened        | owner      | debt       | collateral    |                          |
+ * | toppedUp      |            |            | added         | nullifierHash            |
+ * | repaid        | payer      | repaid     |               |                          |
+ * | released      |            |            | released      | payoutId or noteSequence |
+ * | closed        |            | debt burnt | collateral    |                          |
+ * | liquidated    | liquidator | debt       | seized        | price                    |
+ * | redistributed | caller     | debt       | collateral    | rewardZat                |
  *
  * A redistribution (a position under 100%) spreads the debt and the
  * collateral less the reward over every other position; the reward leaves
@@ -251,8 +258,8 @@ export const positionEvent = onchainTable(
     nullifierHash: t.bigint(),
     /** The Redemptions record paying released collateral to a Zcash address. */
     payoutId: t.bigint(),
-    /** The registry leaf of collateral released to a note. */
-    noteIndex: t.bigint(),
+    /** The queue sequence (`LeafQueued`) of the note collateral was released to; its leaf index comes with its insertion. */
+    noteSequence: t.bigint(),
     /** USD per ZEC × 1e8 at a liquidation. */
     price: t.bigint(),
     /** The caller's reward out of a redistributed position's collateral. */

@@ -53,14 +53,20 @@ ponder.on("CollateralRegistry:DepositsRecorded", async ({ event, context }) => {
   }));
 });
 
-// A spend's change waits in the registry's queue until someone inserts it: no
-// leaf index, no path yet. GET /pending-leaves lists what waits, so a wallet
-// can tell a queued note from an unknown one and an inserter can pass the queue.
+// A spend's change, or a note of released collateral (a withdrawal, a close, a
+// liquidation's surplus, a failed payout redirected), waits in the registry's
+// queue until someone inserts it: no leaf index, no path yet. GET /pending-leaves
+// lists what waits, so a wallet can tell a queued note from an unknown one and an
+// inserter can pass the queue. A released note's amount is public and joins the
+// unminted ZEC as it is queued (the registry counts it then); a change leaf's
+// amount (0 here) is private and was never taken out of it (a spend takes only
+// its floor).
 ponder.on("CollateralRegistry:LeafQueued", async ({ event, context }) => {
-  const { sequence, leaf } = event.args;
+  const { sequence, leaf, amountZat } = event.args;
   await context.db.insert(pendingLeaf).values({
     sequence,
     leaf,
+    amountZat,
     blockNumber: event.block.number,
     timestamp: event.block.timestamp,
     txHash: event.transaction.hash,
@@ -69,20 +75,37 @@ ponder.on("CollateralRegistry:LeafQueued", async ({ event, context }) => {
     .insert(leafQueue)
     .values({ id: "queue", queuedCount: sequence + 1n })
     .onConflictDoUpdate({ queuedCount: sequence + 1n });
+  if (amountZat !== 0n) {
+    await updateCollateral(context, event.block.number, (row) => ({ unmintedZat: row.unmintedZat + amountZat }));
+  }
 });
 
-// Queued leaves entered the tree: rows at their indexes like a batch of change
-// (amounts private, already unminted), and the `consumed` oldest leave the queue,
-// the dropped duplicates among them (the tree held them already).
+// Queued leaves entered the tree: rows at their indexes, one root after the last,
+// and the `consumed` oldest leave the queue, the dropped duplicates among them
+// (the tree held them already). The event names the leaves only: a released
+// note's amount comes from its queued row, change stays private (amount 0).
 ponder.on("CollateralRegistry:PendingLeavesInserted", async ({ event, context }) => {
   const { leaves, consumed } = event.args;
-  if (leaves.length > 0) await context.db.insert(deposit).values(batchRows("change", event.args, event));
-  const [oldest] = await context.db.sql
-    .select({ sequence: pendingLeaf.sequence })
+  const queued = await context.db.sql
+    .select({ sequence: pendingLeaf.sequence, leaf: pendingLeaf.leaf, amountZat: pendingLeaf.amountZat })
     .from(pendingLeaf)
     .orderBy(asc(pendingLeaf.sequence))
-    .limit(1);
+    .limit(Number(consumed));
+  // The inserted leaves are the consumed ones in queue order less the dropped:
+  // a consumed row that is not the next inserted leaf was dropped. A leaf equal
+  // to an earlier consumed one is always dropped (the earlier one went in or
+  // was dropped too), so matching in order cannot pair a leaf with the wrong row.
+  let next = 0;
+  const rows = batchRows("change", event.args, event).map((row) => {
+    while (next < queued.length && queued[next]!.leaf !== row.leaf) next++;
+    const source = queued[next++];
+    if (!source) throw new Error(`PendingLeavesInserted: leaf ${row.leaf} is not among the ${consumed} consumed`);
+    const { amountZat } = source;
+    return amountZat === 0n ? row : { ...row, kind: "note", amountZat, maxAmountZat: amountZat };
+  });
+  if (rows.length > 0) await context.db.insert(deposit).values(rows);
   // The queue is consumed from its front, and every queued sequence has its row.
+  const [oldest] = queued;
   if (oldest) await context.db.sql.delete(pendingLeaf).where(lt(pendingLeaf.sequence, oldest.sequence + consumed));
 });
 
@@ -97,29 +120,6 @@ ponder.on("CollateralRegistry:PendingLeafDropped", async ({ event }) => {
       txHash: event.transaction.hash,
     }),
   );
-});
-
-// The leaf is all a prover needs; the commitment stays with the note's owner.
-// A note with an amount (released collateral, a payout redirected into a note)
-// adds to the unminted ZEC; a change leaf's amount is private and was never
-// taken out of it (a spend takes only its floor).
-ponder.on("CollateralRegistry:NoteInserted", async ({ event, context }) => {
-  const { index, leaf, amountZat, root } = event.args;
-  await context.db.insert(deposit).values({
-    index: Number(index),
-    leaf,
-    kind: amountZat === 0n ? "change" : "note",
-    noteCommitment: 0n,
-    amountZat,
-    maxAmountZat: amountZat,
-    root,
-    blockNumber: event.block.number,
-    timestamp: event.block.timestamp,
-    txHash: event.transaction.hash,
-  });
-  if (amountZat !== 0n) {
-    await updateCollateral(context, event.block.number, (row) => ({ unmintedZat: row.unmintedZat + amountZat }));
-  }
 });
 
 // A proof spent a note's floor (into a position, or out as a payout).

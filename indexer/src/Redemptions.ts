@@ -57,14 +57,14 @@ ponder.on("Redemptions:RedemptionFailed", async ({ event, context }) => {
 
 // The held ZEC leaves the failed record as a whole: to the new payout `newId`
 // (its RedemptionRequested came first and counted it again), or into the note
-// at `noteIndex` (its NoteInserted added it to the unminted ZEC).
+// queued as `noteSequence` (its LeafQueued added it to the unminted ZEC).
 ponder.on("Redemptions:PayoutRedirected", async ({ event, context }) => {
-  const { id, newId, noteIndex } = event.args;
+  const { id, newId, noteSequence } = event.args;
   const toNote = newId === 0n;
   const row = await context.db.update(redemption, { id }).set({
     status: "redirected",
     redirectedToId: toNote ? null : newId,
-    redirectNoteIndex: toNote ? noteIndex : null,
+    redirectNoteSequence: toNote ? noteSequence : null,
     redirectedAtBlock: event.block.number,
     redirectedAt: event.block.timestamp,
     redirectTxHash: event.transaction.hash,

@@ -30,7 +30,7 @@ type Detail = Pick<PositionEventRow, "kind"> &
   Partial<
     Pick<
       PositionEventRow,
-      "account" | "amount" | "amountZat" | "nullifierHash" | "payoutId" | "noteIndex" | "price" | "rewardZat"
+      "account" | "amount" | "amountZat" | "nullifierHash" | "payoutId" | "noteSequence" | "price" | "rewardZat"
     >
   >;
 
@@ -130,13 +130,13 @@ ponder.on("StableMinter:PositionRepaid", async ({ event, context }) => {
 // After a withdrawal, a liquidation (the seized part), a close (everything) or
 // a redistribution (the caller's reward): the only way ZEC leaves a position.
 ponder.on("StableMinter:CollateralReleased", async ({ event, context }) => {
-  const { positionId, amountZat, payoutId, noteIndex, collateralLeft } = event.args;
+  const { positionId, amountZat, payoutId, noteSequence, collateralLeft } = event.args;
   const toNote = payoutId === 0n;
   await positionChanged(context, event, positionId, () => ({ collateralZat: collateralLeft }), {
     kind: "released",
     amountZat,
     payoutId: toNote ? null : payoutId,
-    noteIndex: toNote ? noteIndex : null,
+    noteSequence: toNote ? noteSequence : null,
   });
   await positionCollateral(context, event, -amountZat);
 });

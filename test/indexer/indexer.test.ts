@@ -10,7 +10,16 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { type Address, type Hex, encodeAbiParameters, keccak256, parseEventLogs, toHex, zeroAddress } from "viem";
+import {
+  type Address,
+  type Hex,
+  type TransactionReceipt,
+  encodeAbiParameters,
+  keccak256,
+  parseEventLogs,
+  toHex,
+  zeroAddress,
+} from "viem";
 import { DEV_SEAL_KEY, sealBytes } from "@zsd/sdk/seal";
 import { privateKeyToAccount } from "viem/accounts";
 import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
@@ -69,7 +78,14 @@ async function get<T = Record<string, unknown>>(indexer: RunningIndexer, path: s
 }
 
 interface PendingLeaves {
-  pending: { sequence: string; leaf: string; blockNumber: string; timestamp: string; txHash: string }[];
+  pending: {
+    sequence: string;
+    leaf: string;
+    amountZat: string;
+    blockNumber: string;
+    timestamp: string;
+    txHash: string;
+  }[];
   queuedCount: string;
 }
 
@@ -360,9 +376,17 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       abi: collateralRegistryAbi,
       fromBlock: 0n,
     });
+    // A note's amount is public from its LeafQueued; it counts once its leaf is in the tree.
+    const noteAmounts = new Map(
+      events.flatMap((e) =>
+        e.eventName === "LeafQueued" && e.args.amountZat! > 0n ? [[e.args.leaf!, e.args.amountZat!] as const] : [],
+      ),
+    );
     const candidatesAt = (floor: bigint) =>
       events.reduce((n, e) => {
-        if (e.eventName === "NoteInserted") return n + (e.args.amountZat! > 0n && e.args.amountZat! >= floor ? 1 : 0);
+        if (e.eventName === "PendingLeavesInserted") {
+          return n + e.args.leaves!.filter((leaf) => (noteAmounts.get(leaf) ?? 0n) >= floor).length;
+        }
         if (e.eventName !== "DepositsRecorded") return n;
         const size = BigInt(e.args.leaves!.length);
         const total = e.args.totalZat!;
@@ -428,9 +452,8 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
 
     const bobSealed2 = s.seal(SAPLING_2, bob.address);
     const toAddress2 = await s.receipt(await s.as(bob).redemptions.write.redirect([2n, bobSealed2, 0n]));
-    const toNote = await s.receipt(
-      await s.as(carol).redemptions.write.redirect([3n, "0x", noteCommitment(createNote())]),
-    );
+    const carolCommitment = noteCommitment(createNote());
+    const toNote = await s.receipt(await s.as(carol).redemptions.write.redirect([3n, "0x", carolCommitment]));
     const [{ args: redirect }] = parseEventLogs({
       abi: redemptionsAbi,
       logs: toNote.logs,
@@ -444,7 +467,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       status: "redirected",
       failureReason: "custody rejected the address",
       redirectedToId: "4",
-      redirectNoteIndex: null,
+      redirectNoteSequence: null,
       redirectTxHash: toAddress2.transactionHash,
     });
     expect(await get(indexer, "/redemptions/4")).toMatchObject({
@@ -461,16 +484,37 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       status: "redirected",
       owner: carol.address,
       redirectedToId: null,
-      redirectNoteIndex: String(redirect.noteIndex),
+      redirectNoteSequence: String(redirect.noteSequence),
       redirectTxHash: toNote.transactionHash,
     });
-    const leaf = await get<{ deposits: Record<string, unknown>[] }>(
-      indexer,
-      `/deposits?from=${redirect.noteIndex}&limit=1`,
-    );
-    expect(leaf.deposits).toEqual([
-      expect.objectContaining({ index: Number(redirect.noteIndex), kind: "note", amountZat: String(carolZat) }),
+    // Carol's note is queued, its amount public (and unminted already, above); no leaf in the tree yet.
+    const carolLeaf = depositLeaf(carolZat, carolCommitment);
+    const queued = await get<PendingLeaves>(indexer, "/pending-leaves");
+    expect(queued.pending.map((p) => [p.sequence, p.leaf, p.amountZat])).toEqual([
+      [String(redirect.noteSequence), String(carolLeaf), String(carolZat)],
     ]);
+    const noteRow = async () =>
+      (await get<{ deposits: Record<string, unknown>[] }>(indexer, "/deposits?limit=5000")).deposits.find(
+        (d) => d.leaf === String(carolLeaf),
+      );
+    expect(await noteRow()).toBeUndefined();
+    // A public amount makes it a candidate for floors up to it, once in the tree.
+    const candidates = async () =>
+      (await get<{ candidates: number }>(indexer, `/anonymity?floorZat=${carolZat}`)).candidates;
+    const candidatesQueued = await candidates();
+    // Inserted, it is a note with its amount; the unminted ZEC counted it once, when queued.
+    await insertPending();
+    await expectMatchesChain();
+    expect(await candidates()).toBe(candidatesQueued + 1);
+    expect(await noteRow()).toMatchObject({
+      kind: "note",
+      amountZat: String(carolZat),
+      maxAmountZat: String(carolZat),
+      root: String(await s.read.registry.read.root()),
+    });
+    expect(BigInt((await get<Record<string, string>>(indexer, "/collateral")).unmintedZat!)).toBe(
+      unmintedBefore + carolZat,
+    );
 
     // Custody pays the redirected payout: nothing is owed any more.
     await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([4n, `0x${"ef".repeat(32)}`]));
@@ -509,6 +553,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
         mints.map(async (m, i) => ({
           sequence: String(first + BigInt(i)),
           leaf: String(m.request.changeLeaf),
+          amountZat: "0",
           blockNumber: String(m.receipt.blockNumber),
           timestamp: String((await s.publicClient.getBlock({ blockNumber: m.receipt.blockNumber })).timestamp),
           txHash: m.receipt.transactionHash,
@@ -573,7 +618,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     await client.connect();
     try {
       const events = await client.query<Record<string, string | null>>(
-        `SELECT position_id, kind, account, amount, amount_zat, nullifier_hash, payout_id, note_index, price,
+        `SELECT position_id, kind, account, amount, amount_zat, nullifier_hash, payout_id, note_sequence, price,
                 reward_zat, debt, collateral_zat
            FROM zsd_test.position_event WHERE position_id = ANY($1) ORDER BY id`,
         [ids.map(String)],
@@ -583,6 +628,68 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       await client.end();
     }
   }
+
+  it("inserts a released note with change from the queue: kinds, public amounts, one root", async () => {
+    // The opening queues its change (1 ZEC of a 5 ZEC note over a 4 ZEC floor).
+    const p = await open(5n * ZEC, 4n * ZEC, 60n * ZSD);
+    const registryLogs = (receipt: TransactionReceipt) =>
+      parseEventLogs({
+        abi: collateralRegistryAbi,
+        logs: receipt.logs.filter((l) => l.address.toLowerCase() === s.read.registry.address.toLowerCase()),
+      });
+    const [opened] = registryLogs(p.receipt).filter((l) => l.eventName === "LeafQueued");
+    const change = opened!.args as { sequence: bigint; leaf: bigint; amountZat: bigint };
+    expect(change.amountZat).toBe(0n);
+    await expectMatchesChain();
+    const unminted = async () => BigInt((await get<Record<string, string>>(indexer, "/collateral")).unmintedZat!);
+    const unmintedBefore = await unminted();
+
+    // Half a ZEC released into a new note: queued, its amount public and unminted now.
+    const commitment = noteCommitment(createNote());
+    const noteLeaf = depositLeaf(ZEC / 2n, commitment);
+    const withdrawn = await s.receipt(
+      await p.minter.withdrawCollateral([p.id, ZEC / 2n, { sealedAddress: "0x", noteCommitment: commitment }]),
+    );
+    const [{ args: released }] = parseEventLogs({
+      abi: stableMinterAbi,
+      logs: withdrawn.logs,
+      eventName: "CollateralReleased",
+    });
+    expect(released.payoutId).toBe(0n);
+    // Then a mint queues its change after the note.
+    const minted = await s.depositAndMint({
+      amountZat: 2n * ZEC,
+      collateralFloorZat: ZEC,
+      mintAmount: 20n * ZSD,
+      recipient: carol.address,
+    });
+    await expectMatchesChain();
+    expect(await unminted()).toBe(unmintedBefore + ZEC / 2n + ZEC);
+    const queue = await get<PendingLeaves>(indexer, "/pending-leaves");
+    expect(queue.pending.map((q) => [q.sequence, q.leaf, q.amountZat])).toEqual([
+      [String(change.sequence), String(change.leaf), "0"],
+      [String(released.noteSequence), String(noteLeaf), String(ZEC / 2n)],
+      [String(released.noteSequence + 1n), String(minted.request.changeLeaf), "0"],
+    ]);
+
+    // The opening's change recorded as a deposit meanwhile: one insertion drops it and puts the note and
+    // the mint's change in, so the note's amount must follow its own leaf, not its place among the consumed.
+    await s.receipt(await s.as(attestor).registry.write.recordDeposits([[change.leaf], ZEC]));
+    const recordedRoot = String(await s.read.registry.read.root());
+    const size = Number(await s.read.registry.read.size());
+    const inserted = await insertPending();
+    expect(registryLogs(inserted).map((l) => l.eventName)).toEqual(["PendingLeafDropped", "PendingLeavesInserted"]);
+    await expectMatchesChain();
+    expect(await unminted()).toBe(unmintedBefore + ZEC / 2n + 2n * ZEC);
+    const root = String(await s.read.registry.read.root());
+    const rows = (await get<{ deposits: Record<string, unknown>[] }>(indexer, `/deposits?from=${size - 1}`)).deposits;
+    expect(rows.map((d) => [d.index, d.leaf, d.kind, d.amountZat, d.maxAmountZat, d.root])).toEqual([
+      [size - 1, String(change.leaf), "batch-deposit", "0", String(ZEC), recordedRoot],
+      [size, String(noteLeaf), "note", String(ZEC / 2n), String(ZEC / 2n), "0"],
+      [size + 1, String(minted.request.changeLeaf), "change", "0", "0", root],
+    ]);
+    expect((await get<PendingLeaves>(indexer, "/pending-leaves")).pending).toEqual([]);
+  });
 
   // Handlers alone, the same on either database: once, on the faster one.
   it.runIf(full)(
@@ -620,7 +727,12 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       await s.receipt(await s.as(alice).minter.write.repay([a.id, 30n * ZSD]));
       const withdrawn = await s.receipt(await a.minter.withdrawCollateral([a.id, ZEC, toAddress(SAPLING)]));
       // b: half a ZEC out to a note, then closed by its owner (with ZSD from alice) to a Zcash address.
-      await s.receipt(await b.minter.withdrawCollateral([b.id, ZEC / 2n, toNewNote()]));
+      const bWithdrawn = await s.receipt(await b.minter.withdrawCollateral([b.id, ZEC / 2n, toNewNote()]));
+      const [{ args: bReleased }] = parseEventLogs({
+        abi: stableMinterAbi,
+        logs: bWithdrawn.logs,
+        eventName: "CollateralReleased",
+      });
       await s.receipt(await s.as(alice).token.write.transfer([b.owner.address, 60n * ZSD]));
       await s.receipt(await b.minter.close([b.id, toAddress(SAPLING)]));
       // The top-up note's 1 ZEC of change leaves without a position, sent by bob
@@ -724,9 +836,9 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
           expect(rows[0]!.account).toBe(a.owner.address.toLowerCase());
           expect(rows[3]!.nullifier_hash).toBe(String(topUp.spend.nullifierHash));
           expect(rows[4]!.account).toBe(alice.address.toLowerCase());
-          // Released to a Zcash address: a payout; to a note: a leaf of the registry.
-          expect([rows[5]!.payout_id !== null, rows[5]!.note_index]).toEqual([true, null]);
-          expect([rows[6]!.payout_id, rows[6]!.note_index !== null]).toEqual([null, true]);
+          // Released to a Zcash address: a payout; to a note: its place in the registry's queue.
+          expect([rows[5]!.payout_id !== null, rows[5]!.note_sequence]).toEqual([true, null]);
+          expect([rows[6]!.payout_id, rows[6]!.note_sequence]).toEqual([null, String(bReleased.noteSequence)]);
           expect([rows[9]!.account, rows[9]!.price]).toEqual([alice.address.toLowerCase(), String(35_00000000n)]);
           const withdrawals = await client.query<Record<string, string>>(
             "SELECT nullifier_hash, amount_zat, payout_id, owner, tx_hash FROM zsd_test.note_withdrawal",

@@ -137,8 +137,9 @@ app.get("/deposits", async (c) => {
 const MAX_PENDING = 1024;
 
 /**
- * Every change leaf queued and not yet in the tree, by sequence: a wallet waits for its note here,
+ * Every leaf queued and not yet in the tree, by sequence: a wallet waits for its note here,
  * an inserter passes this list to `insertPendingLeaves`. `queuedCount` is the next sequence.
+ * `amountZat` is a released note's amount, 0 for change (private).
  */
 app.get("/pending-leaves", async (c) => {
   const [pending, queue] = await Promise.all([
@@ -146,6 +147,7 @@ app.get("/pending-leaves", async (c) => {
       .select({
         sequence: schema.pendingLeaf.sequence,
         leaf: schema.pendingLeaf.leaf,
+        amountZat: schema.pendingLeaf.amountZat,
         blockNumber: schema.pendingLeaf.blockNumber,
         timestamp: schema.pendingLeaf.timestamp,
         txHash: schema.pendingLeaf.txHash,
