@@ -217,16 +217,20 @@ describe("ledger read endpoints", () => {
       (await (await api.call(`/v1/deposits/leaves?from=0&limit=${limit}`)).json()).root as string | null;
     expect(await pageRoot(size - 1)).toBeNull();
     expect(await pageRoot(size)).toBe(String(await s.read.registry.read.root()));
-    // What the chain says: each inserted note's amount; a change leaf's is private (0), and so is each
-    // amount of a batch of deposits (DepositsRecorded, every deposit's way in) and of change (PendingLeavesInserted).
+    // What the chain says: a released note's amount (its LeafQueued's, public), once an insertion put its
+    // leaf in the tree; a change leaf's is private (queued with 0), and so is each amount of a batch of
+    // deposits (DepositsRecorded, every deposit's way in). PendingLeavesInserted names leaves only.
     const registry = { address: s.read.registry.address, abi: collateralRegistryAbi, fromBlock: 0n } as const;
     const events = await s.publicClient.getContractEvents(registry);
-    const single = events.flatMap((e) => (e.eventName === "NoteInserted" ? [e.args.amountZat!] : []));
-    const amounts = single.filter((a) => a > 0n);
     const batched = events.flatMap((e) =>
       e.eventName === "DepositsRecorded" || e.eventName === "PendingLeavesInserted" ? e.args.leaves! : [],
     );
-    const hidden = single.filter((a) => a === 0n).length + batched.length;
+    const amounts = events.flatMap((e) =>
+      e.eventName === "LeafQueued" && e.args.amountZat! > 0n && batched.includes(e.args.leaf!)
+        ? [e.args.amountZat!]
+        : [],
+    );
+    const hidden = batched.length - amounts.length;
     // Each batch of deposits: its size, its total, and the most one of its leaves could hold (the total
     // less a zatoshi for each other leaf).
     const batches = events.flatMap((e) =>

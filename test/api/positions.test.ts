@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Note,
   closeTypedData,
+  collateralRegistryAbi,
   createNote,
+  depositLeaf,
   noteCommitment,
   positionOwnerKey,
   publicSignalsToArray,
@@ -32,7 +34,7 @@ interface Action {
   status: string;
   payoutId: string | null;
   released: string | null;
-  noteIndex: string | null;
+  noteSequence: string | null;
   failureCode: string | null;
 }
 
@@ -212,7 +214,17 @@ describe("positions through the relay", () => {
     expect(closed.status).toBe(202);
     const done = await settled(id, closed.body.actionId as string);
     expect(done).toMatchObject({ status: "confirmed", released: "5", payoutId: null });
-    expect(done.noteIndex).not.toBeNull();
+    // The note's leaf waits in the registry's queue at the sequence the action names, for the 5 ZEC released.
+    const queued = await s.publicClient.getContractEvents({
+      address: s.read.registry.address,
+      abi: collateralRegistryAbi,
+      eventName: "LeafQueued",
+      fromBlock: 0n,
+      args: { sequence: BigInt(done.noteSequence!) },
+    });
+    expect(queued.map((e) => e.args)).toEqual([
+      { sequence: BigInt(done.noteSequence!), amountZat: 5n * ZEC, leaf: depositLeaf(5n * ZEC, noteCommitment(later)) },
+    ]);
     expect((await get<{ status: string }>(`/v1/positions/${id}`)).body.status).toBe("closed");
     const events = await storage.db.query<{ type: string }>(
       "SELECT type FROM webhook_events WHERE account_id = $1 AND type LIKE 'position.%'",

@@ -174,7 +174,7 @@ describe("API with zcashd custody", () => {
     redirect: {
       status: string;
       newPayoutId: string | null;
-      noteIndex: string | null;
+      noteSequence: string | null;
       payoutStatus: string | null;
       zcashTxId: string | null;
     } | null;
@@ -387,7 +387,7 @@ describe("API with zcashd custody", () => {
       (r) => r.redirect?.payoutStatus === "paid" || r.redirect?.status === "failed",
     );
     expect(done).toMatchObject({ status: "redirected", zecHeld: held.zecDue, failureCode: null });
-    expect(done.redirect).toMatchObject({ status: "confirmed", payoutStatus: "paid", noteIndex: null });
+    expect(done.redirect).toMatchObject({ status: "confirmed", payoutStatus: "paid", noteSequence: null });
     const newPayoutId = BigInt(done.redirect!.newPayoutId!);
     expect(newPayoutId).toBeGreaterThan(payoutId);
     // The new payout: same owner, same ZEC, paid to the new address and settled on-chain.
@@ -414,7 +414,7 @@ describe("API with zcashd custody", () => {
     });
     expect(again.status).toBe(409);
 
-    // Into a note: the held ZEC becomes a leaf of the deposit tree, owed to no payout any more.
+    // Into a note: the held ZEC becomes a leaf queued for the deposit tree, owed to no payout any more.
     const second = await heldRedemption(5n * ZSD);
     const pending = await s.read.redemptions.read.pendingZatDue();
     const zatDue = (await s.read.redemptions.read.getRedemption([second.payoutId])).zatDue;
@@ -435,17 +435,30 @@ describe("API with zcashd custody", () => {
       payoutStatus: null,
       destination: { noteCommitment: commitment.toString() },
     });
-    expect(noted.redirect!.noteIndex).toMatch(/^\d+$/);
+    expect(noted.redirect!.noteSequence).toMatch(/^\d+$/);
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(pending - zatDue);
-    const [inserted] = await s.publicClient
-      .getContractEvents({
-        address: s.read.registry.address,
-        abi: collateralRegistryAbi,
-        eventName: "NoteInserted",
-        fromBlock: 0n,
-        args: {},
-      })
-      .then((events) => events.filter((e) => e.args.index === BigInt(noted.redirect!.noteIndex!)));
-    expect(inserted).toBeDefined();
+    const sequence = BigInt(noted.redirect!.noteSequence!);
+    const queued = await s.publicClient.getContractEvents({
+      address: s.read.registry.address,
+      abi: collateralRegistryAbi,
+      eventName: "LeafQueued",
+      fromBlock: 0n,
+      args: { sequence },
+    });
+    expect(queued).toHaveLength(1);
+    expect(queued[0]!.args).toMatchObject({ amountZat: zatDue, leaf: depositLeaf(zatDue, commitment) });
+    // The sequence names a leaf that is still only queued; anyone's insertion puts that very leaf in the tree.
+    expect(await s.read.registry.read.insertedCount()).toBeLessThanOrEqual(sequence);
+    const receipt = await s.insertPending();
+    expect(receipt?.status).toBe("success");
+    expect(await s.read.registry.read.insertedCount()).toBeGreaterThan(sequence);
+    const inserted = await s.publicClient.getContractEvents({
+      address: s.read.registry.address,
+      abi: collateralRegistryAbi,
+      eventName: "PendingLeavesInserted",
+      fromBlock: receipt!.blockNumber,
+      toBlock: receipt!.blockNumber,
+    });
+    expect(inserted.flatMap((e) => e.args.leaves!)).toContain(depositLeaf(zatDue, commitment));
   });
 });

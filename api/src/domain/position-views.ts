@@ -31,7 +31,7 @@ export interface ActionRow {
   block_number: string | number | null;
   payout_id: string | null;
   released_zat: string | null;
-  note_index: string | null;
+  note_sequence: string | null;
   failure_code: string | null;
   failure_reason: string | null;
   created_at: Date | string;
@@ -76,7 +76,7 @@ export function presentAction(row: ActionRow) {
           ? { noteCommitment: row.note_commitment }
           : null,
     released: row.released_zat === null ? null : formatZec(BigInt(row.released_zat)),
-    noteIndex: row.note_index,
+    noteSequence: row.note_sequence,
     ...common,
   };
 }

@@ -40,7 +40,7 @@ interface Row {
   redirect_address?: string | null;
   redirect_commitment?: string | null;
   redirect_new_payout?: string | null;
-  redirect_note_index?: string | null;
+  redirect_note_sequence?: string | null;
   redirect_tx_hash?: string | null;
   redirect_failure_code?: string | null;
   redirect_failure_reason?: string | null;
@@ -60,7 +60,7 @@ function redirectView(row: Row) {
         : { noteCommitment: row.redirect_commitment ?? "0" },
     txHash: row.redirect_tx_hash ?? null,
     newPayoutId: row.redirect_new_payout ?? null,
-    noteIndex: row.redirect_note_index ?? null,
+    noteSequence: row.redirect_note_sequence ?? null,
     // The new payout, paid like any other (into a note, there is none: the note is the ZEC).
     payoutStatus: row.redirect_new_payout ? payoutState(row.redirect_payout_status) : null,
     zcashTxId: row.redirect_payout_status === "completed" ? displayTxId(row.redirect_payout_txid) : null,
@@ -398,7 +398,7 @@ export class RedemptionService {
               p.last_error AS payout_error, p.updated_at AS payout_updated_at, h.state AS hold_state,
               d.id AS redirect_id, d.status AS redirect_status, d.zcash_address AS redirect_address,
               d.note_commitment AS redirect_commitment, d.new_payout_id AS redirect_new_payout,
-              d.note_index AS redirect_note_index, d.tx_hash AS redirect_tx_hash,
+              d.note_sequence AS redirect_note_sequence, d.tx_hash AS redirect_tx_hash,
               d.failure_code AS redirect_failure_code, d.failure_reason AS redirect_failure_reason,
               np.status AS redirect_payout_status, np.zcash_txid AS redirect_payout_txid
        FROM redemption_requests r LEFT JOIN payouts p ON p.redemption_id = r.redemption_id::numeric

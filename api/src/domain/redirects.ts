@@ -83,7 +83,7 @@ export interface RedirectRow {
   attempts: number;
   block_number: string | number | null;
   new_payout_id: string | null;
-  note_index: string | null;
+  note_sequence: string | null;
   failure_code: string | null;
   failure_reason: string | null;
   created_at: Date | string;
@@ -136,7 +136,7 @@ export function presentRedirect(
     txHash: row.tx_hash,
     blockNumber: row.block_number === null ? null : Number(row.block_number),
     newPayoutId: row.new_payout_id,
-    noteIndex: row.note_index,
+    noteSequence: row.note_sequence,
     // The new payout, paid like any other (into a note there is none: the note is the ZEC).
     payoutStatus: row.new_payout_id ? payoutState(row.payout_status) : null,
     zcashTxId: row.payout_status === "completed" ? displayTxId(row.payout_txid) : null,

@@ -18,7 +18,8 @@ import type { TransactionSender } from "./sender.ts";
 interface Released {
   payoutId?: bigint;
   releasedZat?: bigint;
-  noteIndex?: bigint;
+  /** The new note's place in the registry's leaf queue: it has no leaf index until inserted. */
+  noteSequence?: bigint;
 }
 
 const POSITION_EVENTS = [
@@ -33,8 +34,8 @@ const POSITION_EVENTS = [
 function released(logs: Logs): Released {
   const [release] = parseEventLogs({ abi: stableMinterAbi, logs, eventName: "CollateralReleased" });
   if (release) {
-    const { payoutId, amountZat, noteIndex } = release.args;
-    return payoutId === 0n ? { releasedZat: amountZat, noteIndex } : { releasedZat: amountZat, payoutId };
+    const { payoutId, amountZat, noteSequence } = release.args;
+    return payoutId === 0n ? { releasedZat: amountZat, noteSequence } : { releasedZat: amountZat, payoutId };
   }
   const [withdrawn] = parseEventLogs({ abi: stableMinterAbi, logs, eventName: "NoteWithdrawn" });
   return withdrawn ? { releasedZat: withdrawn.args.amountZat, payoutId: withdrawn.args.payoutId } : {};
@@ -136,7 +137,7 @@ export class PositionRelay {
       columns: (r) => ({
         payout_id: r.payoutId?.toString() ?? null,
         released_zat: r.releasedZat?.toString() ?? null,
-        note_index: r.noteIndex?.toString() ?? null,
+        note_sequence: r.noteSequence?.toString() ?? null,
       }),
       confirmed: (tx, row) => emitAction(tx, compliance, row, `${event(row)}.confirmed`),
       failed: (tx, row) => emitAction(tx, compliance, row, `${event(row)}.failed`),

@@ -16,14 +16,15 @@ import type { TransactionSender } from "./sender.ts";
 
 interface Redirected {
   newPayoutId?: bigint;
-  noteIndex?: bigint;
+  /** The new note's place in the registry's leaf queue: it has no leaf index until inserted. */
+  noteSequence?: bigint;
 }
 
 function redirected(logs: Logs): Redirected {
   const [event] = parseEventLogs({ abi: redemptionsAbi, logs, eventName: "PayoutRedirected" });
   if (!event) return {};
-  const { newId, noteIndex } = event.args;
-  return newId === 0n ? { noteIndex } : { newPayoutId: newId };
+  const { newId, noteSequence } = event.args;
+  return newId === 0n ? { noteSequence } : { newPayoutId: newId };
 }
 
 /** Contract status of a failed payout (IRedemptions.Status.Failed). */
@@ -85,7 +86,7 @@ export class RedirectRelay {
       fromLogs: redirected,
       columns: (r) => ({
         new_payout_id: r.newPayoutId?.toString() ?? null,
-        note_index: r.noteIndex?.toString() ?? null,
+        note_sequence: r.noteSequence?.toString() ?? null,
       }),
       confirmed: (tx, row) => markRedirected(tx, row.payout_id.toString()),
     };

@@ -523,8 +523,8 @@ class RedemptionRedirect(TypedDict):
     txHash: Optional[str]
     # The new on-chain payout, when redirected to an address
     newPayoutId: Optional[str]
-    # The new note's leaf index, when redirected into a note
-    noteIndex: Optional[str]
+    # The new note's place in the registry's leaf queue, when redirected into a note (GET /v1/deposits/pending lists what waits); it is spendable once inserted, usually within seconds
+    noteSequence: Optional[str]
     # The new payout's state, when redirected to an address (null into a note: the note is the ZEC)
     payoutStatus: Optional[Literal["paying", "paid", "held", "redirected", "in_review"]]
     # The Zcash transaction that paid the new payout, as zcashd and explorers show it (byte-reversed, no 0x)
@@ -614,8 +614,8 @@ class PayoutRedirect(TypedDict):
     blockNumber: Optional[int]
     # The new on-chain payout, when redirected to an address
     newPayoutId: Optional[str]
-    # The new note's leaf index, when redirected into a note
-    noteIndex: Optional[str]
+    # The new note's place in the registry's leaf queue, when redirected into a note (GET /v1/deposits/pending lists what waits); it is spendable once inserted, usually within seconds
+    noteSequence: Optional[str]
     # The new payout's state, when redirected to an address (null into a note: the note is the ZEC)
     payoutStatus: Optional[Literal["paying", "paid", "held", "redirected", "in_review"]]
     # The Zcash transaction that paid the new payout, as zcashd and explorers show it (byte-reversed, no 0x)
@@ -697,8 +697,8 @@ class PositionAction(TypedDict):
     destination: Optional[Union[PositionActionDestination1, PositionActionDestination2]]
     # ZEC that left the position, once confirmed
     released: Optional[str]
-    # The new note's leaf index, when released into a note
-    noteIndex: Optional[str]
+    # The new note's place in the registry's leaf queue, when released into a note (GET /v1/deposits/pending lists what waits); it is spendable once inserted, usually within seconds
+    noteSequence: Optional[str]
     # While compliance holds the action (a rule, a screener, required screening): who, since when, under which alert. The relay sends nothing of it, nor the signer's later actions, until it is released
     hold: Optional[Hold]
     status: Literal["queued", "submitted", "confirmed", "failed"]
@@ -1583,8 +1583,8 @@ class PositionActionConfirmedEventData(TypedDict):
     destination: Optional[Union[PositionActionConfirmedEventDataDestination1, PositionActionConfirmedEventDataDestination2]]
     # ZEC that left the position, once confirmed
     released: Optional[str]
-    # The new note's leaf index, when released into a note
-    noteIndex: Optional[str]
+    # The new note's place in the registry's leaf queue, when released into a note (GET /v1/deposits/pending lists what waits); it is spendable once inserted, usually within seconds
+    noteSequence: Optional[str]
     status: Literal["queued", "submitted", "confirmed", "failed"]
     txHash: Optional[str]
     blockNumber: Optional[int]
@@ -1624,8 +1624,8 @@ class PositionActionFailedEventData(TypedDict):
     destination: Optional[Union[PositionActionFailedEventDataDestination1, PositionActionFailedEventDataDestination2]]
     # ZEC that left the position, once confirmed
     released: Optional[str]
-    # The new note's leaf index, when released into a note
-    noteIndex: Optional[str]
+    # The new note's place in the registry's leaf queue, when released into a note (GET /v1/deposits/pending lists what waits); it is spendable once inserted, usually within seconds
+    noteSequence: Optional[str]
     status: Literal["queued", "submitted", "confirmed", "failed"]
     txHash: Optional[str]
     blockNumber: Optional[int]

@@ -576,4 +576,14 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
   ...WEBHOOK_MIGRATIONS,
   ...COMPLIANCE_MIGRATIONS,
   ...RELAY_MIGRATIONS,
+  {
+    version: 26,
+    name: "a note released or redirected by the relay is named by its leaf-queue sequence",
+    statements: [
+      // The registry queues such a note's leaf (LeafQueued) and inserts it later in a batch: the
+      // events give its place in that queue, not a leaf index, and the column says so.
+      `ALTER TABLE position_actions RENAME COLUMN note_index TO note_sequence`,
+      `ALTER TABLE payout_redirects RENAME COLUMN note_index TO note_sequence`,
+    ],
+  },
 ];

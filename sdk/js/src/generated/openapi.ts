@@ -2052,8 +2052,8 @@ export type components = {
                 txHash: string | null;
                 /** @description The new on-chain payout, when redirected to an address */
                 newPayoutId: string | null;
-                /** @description The new note's leaf index, when redirected into a note */
-                noteIndex: string | null;
+                /** @description The new note's place in the registry's leaf queue, when redirected into a note (GET /v1/deposits/pending lists what waits); it is spendable once inserted, usually within seconds */
+                noteSequence: string | null;
                 /** @description The new payout's state, when redirected to an address (null into a note: the note is the ZEC) */
                 payoutStatus: ("paying" | "paid" | "held" | "redirected" | "in_review") | null;
                 /** @description The Zcash transaction that paid the new payout, as zcashd and explorers show it (byte-reversed, no 0x) */
@@ -2116,8 +2116,8 @@ export type components = {
             blockNumber: number | null;
             /** @description The new on-chain payout, when redirected to an address */
             newPayoutId: string | null;
-            /** @description The new note's leaf index, when redirected into a note */
-            noteIndex: string | null;
+            /** @description The new note's place in the registry's leaf queue, when redirected into a note (GET /v1/deposits/pending lists what waits); it is spendable once inserted, usually within seconds */
+            noteSequence: string | null;
             /** @description The new payout's state, when redirected to an address (null into a note: the note is the ZEC) */
             payoutStatus: ("paying" | "paid" | "held" | "redirected" | "in_review") | null;
             /** @description The Zcash transaction that paid the new payout, as zcashd and explorers show it (byte-reversed, no 0x) */
@@ -2195,8 +2195,8 @@ export type components = {
             }) | null;
             /** @description ZEC that left the position, once confirmed */
             released: string | null;
-            /** @description The new note's leaf index, when released into a note */
-            noteIndex: string | null;
+            /** @description The new note's place in the registry's leaf queue, when released into a note (GET /v1/deposits/pending lists what waits); it is spendable once inserted, usually within seconds */
+            noteSequence: string | null;
             /** @description While compliance holds the action (a rule, a screener, required screening): who, since when, under which alert. The relay sends nothing of it, nor the signer's later actions, until it is released */
             hold: components["schemas"]["Hold"] | null;
             /** @enum {string} */
@@ -3123,8 +3123,8 @@ export type components = {
                 }) | null;
                 /** @description ZEC that left the position, once confirmed */
                 released: string | null;
-                /** @description The new note's leaf index, when released into a note */
-                noteIndex: string | null;
+                /** @description The new note's place in the registry's leaf queue, when released into a note (GET /v1/deposits/pending lists what waits); it is spendable once inserted, usually within seconds */
+                noteSequence: string | null;
                 /** @enum {string} */
                 status: "queued" | "submitted" | "confirmed" | "failed";
                 txHash: string | null;
@@ -3165,8 +3165,8 @@ export type components = {
                 }) | null;
                 /** @description ZEC that left the position, once confirmed */
                 released: string | null;
-                /** @description The new note's leaf index, when released into a note */
-                noteIndex: string | null;
+                /** @description The new note's place in the registry's leaf queue, when released into a note (GET /v1/deposits/pending lists what waits); it is spendable once inserted, usually within seconds */
+                noteSequence: string | null;
                 /** @enum {string} */
                 status: "queued" | "submitted" | "confirmed" | "failed";
                 txHash: string | null;
@@ -6057,7 +6057,7 @@ export interface operations {
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
                      *       "blockNumber": 1302,
                      *       "newPayoutId": "9",
-                     *       "noteIndex": null,
+                     *       "noteSequence": null,
                      *       "payoutStatus": "paid",
                      *       "zcashTxId": "6f1e3d5c7b9a0f2e4d6c8b0a2f4e6d8c0b2a4f6e8d0c2b4a6f8e0d2c4b6a8f0e",
                      *       "zecHeld": "2.34117647",
@@ -6206,7 +6206,7 @@ export interface operations {
                      *       "txHash": null,
                      *       "blockNumber": null,
                      *       "newPayoutId": null,
-                     *       "noteIndex": null,
+                     *       "noteSequence": null,
                      *       "payoutStatus": null,
                      *       "zcashTxId": null,
                      *       "zecHeld": "2.34117647",
@@ -6665,7 +6665,7 @@ export interface operations {
                      *       "amount": "25.0",
                      *       "destination": null,
                      *       "released": null,
-                     *       "noteIndex": null,
+                     *       "noteSequence": null,
                      *       "hold": null,
                      *       "status": "queued",
                      *       "txHash": null,
@@ -6865,7 +6865,7 @@ export interface operations {
                      *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
                      *       },
                      *       "released": null,
-                     *       "noteIndex": null,
+                     *       "noteSequence": null,
                      *       "hold": null,
                      *       "status": "queued",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
@@ -7074,7 +7074,7 @@ export interface operations {
                      *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
                      *       },
                      *       "released": null,
-                     *       "noteIndex": null,
+                     *       "noteSequence": null,
                      *       "hold": null,
                      *       "status": "queued",
                      *       "txHash": null,
@@ -7284,7 +7284,7 @@ export interface operations {
                      *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
                      *       },
                      *       "released": null,
-                     *       "noteIndex": null,
+                     *       "noteSequence": null,
                      *       "hold": null,
                      *       "status": "queued",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
@@ -7491,7 +7491,7 @@ export interface operations {
                      *       "amount": "3.0",
                      *       "destination": null,
                      *       "released": null,
-                     *       "noteIndex": null,
+                     *       "noteSequence": null,
                      *       "hold": null,
                      *       "status": "queued",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
@@ -7674,7 +7674,7 @@ export interface operations {
                      *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
                      *       },
                      *       "released": "3.0",
-                     *       "noteIndex": null,
+                     *       "noteSequence": null,
                      *       "hold": null,
                      *       "status": "confirmed",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
@@ -7803,7 +7803,7 @@ export interface operations {
                      *         "zcashAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
                      *       },
                      *       "released": "3.0",
-                     *       "noteIndex": null,
+                     *       "noteSequence": null,
                      *       "hold": null,
                      *       "status": "confirmed",
                      *       "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
@@ -14175,7 +14175,7 @@ export interface operations {
                  *           "zcashAddress": "sealed"
                  *         },
                  *         "released": "3.0",
-                 *         "noteIndex": null,
+                 *         "noteSequence": null,
                  *         "status": "confirmed",
                  *         "txHash": "0x2e7a9c1b3d5f7092a4c6e8f0b2d4f6a8c0e2f4a6b8d0f2a4c6e8a0b2d4f6a8c0",
                  *         "blockNumber": 1290,
@@ -14253,7 +14253,7 @@ export interface operations {
                  *           "zcashAddress": "sealed"
                  *         },
                  *         "released": null,
-                 *         "noteIndex": null,
+                 *         "noteSequence": null,
                  *         "status": "failed",
                  *         "txHash": null,
                  *         "blockNumber": null,

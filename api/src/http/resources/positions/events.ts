@@ -60,7 +60,7 @@ const ACTION = {
   amount: null,
   destination: { zcashAddress: "sealed" as const },
   released: "3.0",
-  noteIndex: null,
+  noteSequence: null,
   status: "confirmed" as const,
   txHash: TX,
   blockNumber: 1290,

@@ -51,7 +51,7 @@ const ACTION = {
   amount: null,
   destination: { zcashAddress: ZCASH },
   released: "3.0",
-  noteIndex: null,
+  noteSequence: null,
   hold: null,
   status: "confirmed",
   txHash: TX,

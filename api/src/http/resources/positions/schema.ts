@@ -129,7 +129,13 @@ export const positionActionSchema = z
       ])
       .nullable(),
     released: z.string().nullable().describe("ZEC that left the position, once confirmed"),
-    noteIndex: z.string().nullable().describe("The new note's leaf index, when released into a note"),
+    noteSequence: z
+      .string()
+      .nullable()
+      .describe(
+        "The new note's place in the registry's leaf queue, when released into a note (GET /v1/deposits/pending " +
+          "lists what waits); it is spendable once inserted, usually within seconds",
+      ),
     hold: holdSchema
       .nullable()
       .describe(

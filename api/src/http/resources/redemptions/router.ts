@@ -30,7 +30,7 @@ const REDIRECT = {
   txHash: null,
   blockNumber: null,
   newPayoutId: null,
-  noteIndex: null,
+  noteSequence: null,
   payoutStatus: null,
   zcashTxId: null,
   zecHeld: "2.34117647",

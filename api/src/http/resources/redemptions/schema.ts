@@ -48,13 +48,21 @@ const newPayoutStatus = z
   .nullable()
   .describe("The new payout's state, when redirected to an address (null into a note: the note is the ZEC)");
 
+const redirectNoteSequence = z
+  .string()
+  .nullable()
+  .describe(
+    "The new note's place in the registry's leaf queue, when redirected into a note (GET /v1/deposits/pending " +
+      "lists what waits); it is spendable once inserted, usually within seconds",
+  );
+
 const redirectOfRedemption = z.object({
   redirectId: z.string(),
   status: redirectStatus,
   destination: redirectDestination,
   txHash: z.string().nullable(),
   newPayoutId: z.string().nullable().describe("The new on-chain payout, when redirected to an address"),
-  noteIndex: z.string().nullable().describe("The new note's leaf index, when redirected into a note"),
+  noteSequence: redirectNoteSequence,
   payoutStatus: newPayoutStatus,
   zcashTxId: z
     .string()
@@ -119,7 +127,7 @@ export const payoutRedirectSchema = z
     txHash: z.string().nullable(),
     blockNumber: z.number().int().nullable(),
     newPayoutId: z.string().nullable().describe("The new on-chain payout, when redirected to an address"),
-    noteIndex: z.string().nullable().describe("The new note's leaf index, when redirected into a note"),
+    noteSequence: redirectNoteSequence,
     payoutStatus: newPayoutStatus,
     zcashTxId: z
       .string()
