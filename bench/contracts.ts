@@ -306,20 +306,18 @@ try {
     topUpWithChangeGas = await gas(await s.as(relayer).minter.write.topUp([alone.proof, alone.spend, target.id]));
     for (const size of batchSizes) {
       const items = proved.splice(0, size);
-      const hash = await s
-        .as(relayer)
-        .minter.write.spendBatch(
-          [
-            items.map((i) => i.proof),
-            items.map((i) => ({
-              spend: i.spend,
-              positionId: target.id,
-              sealedAddress: "0x" as Hex,
-              owner: zeroAddress,
-            })),
-          ],
-          { gas: 16_000_000n },
-        );
+      const hash = await s.as(relayer).minter.write.spendBatch(
+        [
+          items.map((i) => i.proof),
+          items.map((i) => ({
+            spend: i.spend,
+            positionId: target.id,
+            sealedAddress: "0x" as Hex,
+            owner: zeroAddress,
+          })),
+        ],
+        { gas: 16_000_000n },
+      );
       spendBatchGas[String(size)] = Math.round((await gas(hash)) / size);
       console.log(`spendBatch of top-ups ${size}: ${spendBatchGas[String(size)]} gas per top-up`);
     }

@@ -97,6 +97,7 @@ export function relayWorker(
         stuckAfterMs: config.RELAY_STUCK_AFTER_MS,
         maxAttempts: config.RELAY_MAX_ATTEMPTS,
         mintBatchMax: config.RELAY_MINT_BATCH_MAX,
+        spendBatchMax: config.RELAY_SPEND_BATCH_MAX,
         mintBatchWaitMs: config.RELAY_MINT_BATCH_WAIT_MS ?? (config.ENVIRONMENT === "production" ? 1000 : 100),
         verifyProof: (proof, publicSignals) => proofs.verifies(proof, publicSignals),
         scanDeposits: custody ? () => custody.scanDeposits() : undefined,

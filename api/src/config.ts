@@ -74,6 +74,12 @@ export const configSchema = z.object({
   /** Most queued mints one relay transaction carries (StableMinter.mintBatch takes 32 at most); 1 sends each alone. */
   RELAY_MINT_BATCH_MAX: positiveInt.max(32).default(16),
   /**
+   * Most queued note spends (top-ups and note withdrawals) one relay transaction carries
+   * (StableMinter.spendBatch takes 32 at most); 1 sends each alone. Spends queued by one pass go
+   * together: none waits for others.
+   */
+  RELAY_SPEND_BATCH_MAX: positiveInt.max(32).default(16),
+  /**
    * How long the oldest queued mint waits for others to fill its batch before
    * it goes out with what is there. Unset: 1000 in production, 100 in the
    * sandbox (a wallet testing there waits a tenth of a second, not a second).

@@ -52,6 +52,14 @@ export const RELAY_HEADROOM = INSERTION_HEADROOM + WALK_HEADROOM;
 /** Headroom of a redemption: the same, and the settlement bound. */
 export const REDEMPTION_HEADROOM = RELAY_HEADROOM + SETTLEMENT_HEADROOM;
 
+/**
+ * A spendBatch of `n` top-ups and note withdrawals: each top-up re-files its position in the sorted
+ * list (a walk each), and the change is only queued (no tree walk).
+ */
+export function spendBatchHeadroom(n: number): bigint {
+  return RELAY_HEADROOM + BigInt(Math.max(0, n - 1)) * WALK_HEADROOM;
+}
+
 /** The gas limit to send with: the estimate plus headroom, never above the per-transaction cap. */
 export function gasLimit(estimate: bigint, headroom: bigint = RELAY_HEADROOM): bigint {
   const limit = estimate + headroom;

@@ -6,6 +6,10 @@
 // very call (ours, whichever of a replaced pair was mined, or a copy sent by
 // someone else) it went through; otherwise it was done by other means and
 // this one never can be. What differs between kinds of calls is a `CallKind`.
+// A kind may let its queued calls share one transaction (`CallBatch`: note
+// spends go in one spendBatch): each is simulated alone first, so a call the
+// contracts refuse fails alone with its reason; a batch that reverts anyway is
+// taken apart, its refused calls failed and the rest queued again.
 import { type Address, type Hex, type PublicClient, type parseEventLogs, parseTransaction } from "viem";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
@@ -46,8 +50,8 @@ export interface CallKind<Row extends JobRow, Facts> {
   landed: (row: Row, data: Hex) => Promise<Landed<Facts> | undefined>;
   /** The failure when what the call needs was taken by another transaction. */
   usedFailure: (row: Row) => Failure;
-  /** What a confirmed call's receipt logs say. */
-  fromLogs: (logs: Logs) => Facts;
+  /** What a confirmed call's receipt logs say of this row's call (a batch's logs hold its other rows' too). */
+  fromLogs: (logs: Logs, row: Row) => Facts;
   /** Columns written with the confirmation. */
   columns?: (facts: Facts) => Record<string, unknown>;
   /** Events of a confirmation, in its transaction. */
@@ -60,6 +64,20 @@ export interface CallKind<Row extends JobRow, Facts> {
    * its send is recorded.
    */
   free?: (idColumn: string) => string;
+  /** Whether, and how, queued calls of this kind share a transaction. */
+  batch?: CallBatch<Row>;
+}
+
+/** Queued calls that may go together in one call of the contract's. */
+export interface CallBatch<Row> {
+  /** Most calls one transaction carries; below 2, each goes alone. */
+  max: number;
+  /** Whether a queued row may join a batch. */
+  joins: (row: Row) => boolean;
+  /** The one call that carries every row's call, in order. */
+  encode: (rows: Row[]) => Hex;
+  /** What a batch of `n` may grow by between its estimate and its block (adapters/gas.ts). */
+  headroom: (n: number) => bigint;
 }
 
 export interface CallRelayOptions {
@@ -80,6 +98,9 @@ export async function carrying(client: PublicClient, to: Address, data: Hex, has
   return undefined;
 }
 
+/** A row of a batch moved on while it was signed: the batch is recorded on none. */
+class Unsent extends Error {}
+
 export class CallRelay {
   constructor(
     private readonly db: Database,
@@ -88,11 +109,19 @@ export class CallRelay {
     private readonly options: CallRelayOptions,
   ) {}
 
-  /** Follows submitted jobs of a kind, then submits its queued ones. */
+  /** Follows submitted jobs of a kind (a batch's together), then submits its queued ones. */
   async pass<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>): Promise<void> {
-    for (const row of await this.#jobs<Row>(kind.table, "submitted")) await this.#follow(kind, row);
+    const sent = new Map<string, Row[]>();
+    for (const row of await this.#jobs<Row>(kind.table, "submitted")) {
+      sent.set(row.tx_hash!, [...(sent.get(row.tx_hash!) ?? []), row]);
+    }
+    for (const rows of sent.values()) await this.#follow(kind, rows);
     const free = kind.free ? ` AND ${kind.free(`${kind.table}.id`)}` : "";
-    for (const row of await this.#jobs<Row>(kind.table, "queued", free)) await this.#submit(kind, row);
+    const queued = await this.#jobs<Row>(kind.table, "queued", free);
+    const batch = kind.batch && kind.batch.max > 1 ? kind.batch : undefined;
+    const joining = batch ? queued.filter((row) => batch.joins(row)) : [];
+    for (const row of queued) if (!joining.includes(row)) await this.#submit(kind, row);
+    if (joining.length > 0) await this.#submitBatches(kind, batch!, joining);
   }
 
   #jobs<Row extends JobRow>(table: RelayTable, status: "queued" | "submitted", where = ""): Promise<Row[]> {
@@ -112,80 +141,183 @@ export class CallRelay {
   }
 
   async #submit<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>, row: Row): Promise<void> {
-    const data = kind.encode(row);
-    let gas: bigint;
-    try {
-      // The simulation: a call the contracts refuse now is failed at once, with their reason.
-      gas = await this.chain.client.estimateGas({ account: this.sender.address, to: kind.to, data });
-    } catch (error) {
-      if (await kind.used(row)) return this.#reconcileUsed(kind, row, data);
-      const refusal = await refusalOf(this.chain, error);
-      if (refusal) return this.#fail(kind, row, refusal);
-      const reason = (error as { shortMessage?: string }).shortMessage ?? String(error);
-      if (row.attempts + 1 >= this.options.maxAttempts) {
-        return this.#fail(kind, row, {
-          code: "simulation_failed",
-          reason: `The ${kind.what} could not be simulated ${row.attempts + 1} times: ${reason}`,
-        });
-      }
-      await this.#set(kind.table, row.id, { attempts: row.attempts + 1, failure_reason: reason });
-      return;
-    }
-    await this.sender.send(kind.to, data, gas, (sent) =>
-      this.#recordSend(kind, row, { status: "submitted", ...sent, attempts: row.attempts + 1 }),
-    );
+    const gas = await this.#simulate(kind, row);
+    if (gas === undefined) return;
+    await this.sender.send(kind.to, kind.encode(row), gas, (sent) => this.#recordSend(kind, [row], sent));
   }
 
   /**
-   * Records the signed call unless the row moved on or compliance held it
-   * since the queue was read (the simulation leaves time for both): false and
-   * nothing is broadcast. The row is locked before the hold is read, as a hold
-   * locks it before it is written: one committed while we waited is seen.
+   * The simulation: a call the contracts refuse now is failed at once, with
+   * their reason (or reconciled, if what it needs was used). Its estimate, or
+   * undefined when it does not go now.
    */
-  #recordSend<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>, row: Row, changes: Record<string, unknown>) {
-    const free = kind.free;
-    if (!free) return this.#set(kind.table, row.id, changes, "queued");
-    return this.db.transaction(async (tx) => {
-      const [queued] = await tx.query(`SELECT 1 FROM ${kind.table} WHERE id = $1 AND status = 'queued' FOR UPDATE`, [
-        row.id,
-      ]);
-      if (!queued) return false;
-      const [sendable] = await tx.query<{ free: boolean }>(`SELECT ${free("$1")} AS free`, [row.id]);
-      if (!sendable?.free) return false;
-      return updateRow(tx, kind.table, row.id, changes, { column: "status", value: "queued" });
-    });
+  async #simulate<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>, row: Row): Promise<bigint | undefined> {
+    const data = kind.encode(row);
+    try {
+      return await this.chain.client.estimateGas({ account: this.sender.address, to: kind.to, data });
+    } catch (error) {
+      if (await kind.used(row)) return void (await this.#reconcileUsed(kind, row, data));
+      const refusal = await refusalOf(this.chain, error);
+      if (refusal) return void (await this.#fail(kind, row, refusal));
+      const reason = (error as { shortMessage?: string }).shortMessage ?? String(error);
+      if (row.attempts + 1 >= this.options.maxAttempts) {
+        return void (await this.#fail(kind, row, {
+          code: "simulation_failed",
+          reason: `The ${kind.what} could not be simulated ${row.attempts + 1} times: ${reason}`,
+        }));
+      }
+      await this.#set(kind.table, row.id, { attempts: row.attempts + 1, failure_reason: reason });
+      return undefined;
+    }
   }
 
-  async #follow<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>, row: Row): Promise<void> {
-    const data = parseTransaction(row.raw_tx as Hex).data!;
-    const receipt = await this.sender.receipt(row.tx_hash!);
+  /**
+   * Queued calls that may share a transaction: each simulated alone (the
+   * refused fail alone), the rest sent in batches of at most `batch.max`, each
+   * batch simulated whole for its estimate; a lone survivor, or a batch the
+   * node will not estimate, goes call by call.
+   */
+  async #submitBatches<Row extends JobRow, Facts>(
+    kind: CallKind<Row, Facts>,
+    batch: CallBatch<Row>,
+    rows: Row[],
+  ): Promise<void> {
+    const ready: { row: Row; gas: bigint }[] = [];
+    for (const row of rows) {
+      const gas = await this.#simulate(kind, row);
+      if (gas !== undefined) ready.push({ row, gas });
+    }
+    for (let i = 0; i < ready.length; i += batch.max) {
+      const chunk = ready.slice(i, i + batch.max);
+      const alone = async () => {
+        for (const { row, gas } of chunk) {
+          await this.sender.send(kind.to, kind.encode(row), gas, (sent) => this.#recordSend(kind, [row], sent));
+        }
+      };
+      if (chunk.length === 1) {
+        await alone();
+        continue;
+      }
+      const members = chunk.map((c) => c.row);
+      const data = batch.encode(members);
+      let gas: bigint;
+      try {
+        gas = await this.chain.client.estimateGas({ account: this.sender.address, to: kind.to, data });
+      } catch {
+        // Each went through alone a moment ago: what stops them together (a call mined meanwhile) is found alone.
+        await alone();
+        continue;
+      }
+      await this.sender.send(
+        kind.to,
+        data,
+        gas,
+        (sent) => this.#recordSend(kind, members, sent),
+        batch.headroom(members.length),
+      );
+    }
+  }
+
+  /**
+   * Records the signed transaction on every row it carries, unless one of
+   * them moved on or compliance held it since the queue was read (the
+   * simulation leaves time for both): then on none, false, and nothing is
+   * broadcast. Each row is locked before its hold is read, as a hold locks it
+   * before it is written: one committed while we waited is seen.
+   */
+  #recordSend<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>, rows: Row[], sent: SentTransaction) {
+    const free = kind.free;
+    return this.db
+      .transaction(async (tx) => {
+        for (const row of rows) {
+          const [queued] = await tx.query(
+            `SELECT 1 FROM ${kind.table} WHERE id = $1 AND status = 'queued' FOR UPDATE`,
+            [row.id],
+          );
+          if (!queued) throw new Unsent();
+          if (free) {
+            const [sendable] = await tx.query<{ free: boolean }>(`SELECT ${free("$1")} AS free`, [row.id]);
+            if (!sendable?.free) throw new Unsent();
+          }
+          const changes = { status: "submitted", ...sent, attempts: row.attempts + 1 };
+          if (!(await updateRow(tx, kind.table, row.id, changes, { column: "status", value: "queued" }))) {
+            throw new Unsent();
+          }
+        }
+        return true;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof Unsent) return false;
+        throw error;
+      });
+  }
+
+  /** Follows one transaction and the rows it carries (one, or a batch's). */
+  async #follow<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>, rows: Row[]): Promise<void> {
+    const first = rows[0]!;
+    const data = parseTransaction(first.raw_tx as Hex).data!;
+    const batched = rows.length > 1 || data.toLowerCase() !== kind.encode(first).toLowerCase();
+    const receipt = await this.sender.receipt(first.tx_hash!);
     if (!receipt) {
-      if (await kind.used(row)) return this.#reconcileUsed(kind, row, data);
-      const replaced = (sent: SentTransaction) =>
-        this.#set(kind.table, row.id, { ...sent, attempts: row.attempts + 1 });
-      if ((await this.sender.advance(row, replaced)) === "nonce taken") {
-        await this.#set(kind.table, row.id, { status: "queued", tx_hash: null, raw_tx: null, nonce: null });
+      const waiting: Row[] = [];
+      for (const row of rows) {
+        if (await kind.used(row)) await this.#reconcileUsed(kind, row, data);
+        else waiting.push(row);
+      }
+      if (waiting.length === 0) return;
+      const replaced = async (sent: SentTransaction) => {
+        for (const row of waiting) await this.#set(kind.table, row.id, { ...sent, attempts: row.attempts + 1 });
+        return true;
+      };
+      if ((await this.sender.advance(first, replaced)) === "nonce taken") {
+        for (const row of waiting) {
+          await this.#set(kind.table, row.id, { status: "queued", tx_hash: null, raw_tx: null, nonce: null });
+        }
       }
       return;
     }
     if (receipt.status === "reverted") {
-      if (await kind.used(row)) return this.#reconcileUsed(kind, row, data);
-      const failure = await refusalOfMined(this.chain, {
-        from: this.sender.address,
-        to: kind.to,
-        data,
-        blockNumber: receipt.blockNumber,
-      });
-      return this.#fail(kind, row, failure, receipt.blockNumber);
+      for (const row of rows) {
+        if (await kind.used(row)) await this.#reconcileUsed(kind, row, data);
+        else await this.#reverted(kind, row, batched, data, receipt.blockNumber);
+      }
+      return;
     }
     const head = await this.chain.client.getBlockNumber({ cacheTime: 0 });
     if (head - receipt.blockNumber + 1n >= BigInt(this.options.confirmations)) {
-      await this.#confirm(kind, row, {
-        txHash: receipt.transactionHash,
-        blockNumber: receipt.blockNumber,
-        facts: kind.fromLogs(receipt.logs),
-      });
+      for (const row of rows) {
+        await this.#confirm(kind, row, {
+          txHash: receipt.transactionHash,
+          blockNumber: receipt.blockNumber,
+          facts: kind.fromLogs(receipt.logs, row),
+        });
+      }
     }
+  }
+
+  /**
+   * A mined transaction reverted. Its own call fails with the contracts'
+   * reason. A batch's call is replayed alone on the state the batch met: the
+   * refused one fails with its reason; the others were stopped by it and go
+   * again at once, each alone (as long as attempts remain), so a spender who
+   * makes batches revert (its note spent meanwhile by another call) costs
+   * the others one reverted batch, never their attempts.
+   */
+  async #reverted<Row extends JobRow, Facts>(
+    kind: CallKind<Row, Facts>,
+    row: Row,
+    batched: boolean,
+    data: Hex,
+    blockNumber: bigint,
+  ): Promise<void> {
+    const replay = { from: this.sender.address, to: kind.to, blockNumber };
+    if (!batched) return this.#fail(kind, row, await refusalOfMined(this.chain, { ...replay, data }), blockNumber);
+    const own = await refusalOfMined(this.chain, { ...replay, data: kind.encode(row) });
+    if (own.code !== "transaction_reverted" || row.attempts >= this.options.maxAttempts) {
+      return this.#fail(kind, row, own, blockNumber);
+    }
+    const cleared = { status: "queued" as const, tx_hash: null, raw_tx: null, nonce: null };
+    if (await this.#set(kind.table, row.id, cleared, "submitted")) await this.#submit(kind, { ...row, ...cleared });
   }
 
   /** What the call needs is used: by our call (then it is confirmed) or by another (then this one failed). */

@@ -11,7 +11,9 @@ import type { Database } from "../adapters/db/index.ts";
 import { type ComplianceService, notHeld } from "../domain/compliance.ts";
 import type { ActionRow } from "../domain/position-views.ts";
 import { emitAction } from "../domain/position-queue.ts";
+import { spendBatchHeadroom } from "../adapters/gas.ts";
 import { type CallKind, CallRelay, type Logs, carrying } from "./call-relay.ts";
+import { spendBatchCall } from "./spend-batch.ts";
 import type { TransactionSender } from "./sender.ts";
 
 /** What a mined action's events say: where the released ZEC went. */
@@ -41,6 +43,18 @@ function released(logs: Logs): Released {
   return withdrawn ? { releasedZat: withdrawn.args.amountZat, payoutId: withdrawn.args.payoutId } : {};
 }
 
+/** A batch's logs hold every spend's events: a note spend's own are those naming its nullifier. */
+function ownLogs(logs: Logs, row: ActionRow): Logs {
+  if (row.nullifier_hash === null) return logs;
+  const nullifier = BigInt(row.nullifier_hash);
+  return parseEventLogs({ abi: stableMinterAbi, logs, eventName: ["NoteWithdrawn", "PositionToppedUp"] }).filter(
+    (e) => e.args.nullifierHash === nullifier,
+  );
+}
+
+/** Note spends carry a proof, not a signed nonce: any number go together in one spendBatch. */
+const NOTE_SPENDS = new Set(["top_up", "withdraw_note"]);
+
 /**
  * SQL: the queued action at `id` may go. Not while compliance holds it, nor
  * while it holds an earlier action of the same signer: signed at the next
@@ -57,6 +71,8 @@ export interface PositionRelayOptions {
   maxAttempts: number;
   /** position.action.* and withdrawal.* events to the account that asked. */
   compliance?: ComplianceService;
+  /** Most queued note spends one transaction carries (spendBatch); below 2, each goes alone. */
+  spendBatchMax?: number;
 }
 
 export class PositionRelay {
@@ -133,7 +149,7 @@ export class PositionRelay {
               ? "The note was spent by another transaction first."
               : `Position ${row.position_id} was liquidated or closed by another transaction first.`,
       }),
-      fromLogs: released,
+      fromLogs: (logs, row) => released(ownLogs(logs, row)),
       columns: (r) => ({
         payout_id: r.payoutId?.toString() ?? null,
         released_zat: r.releasedZat?.toString() ?? null,
@@ -142,6 +158,12 @@ export class PositionRelay {
       confirmed: (tx, row) => emitAction(tx, compliance, row, `${event(row)}.confirmed`),
       failed: (tx, row) => emitAction(tx, compliance, row, `${event(row)}.failed`),
       free: compliance ? free : undefined,
+      batch: {
+        max: options.spendBatchMax ?? 1,
+        joins: (row) => NOTE_SPENDS.has(row.action),
+        encode: (rows) => spendBatchCall(rows.map((row) => row.calldata as Hex)),
+        headroom: spendBatchHeadroom,
+      },
     };
   }
 

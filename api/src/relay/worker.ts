@@ -43,6 +43,8 @@ export interface RelayWorkerOptions {
   mintBatchMax?: number;
   /** How long the oldest queued mint waits for others to fill its batch. */
   mintBatchWaitMs?: number;
+  /** Most queued note spends one transaction carries (StableMinter.spendBatch); 1 sends each alone. */
+  spendBatchMax?: number;
   /** Checks a stored proof off-chain before it joins a batch. */
   verifyProof?: (proof: unknown, publicSignals: string[]) => Promise<boolean>;
   /** How long the lease on the relayer key lasts unrenewed; another replica takes over after it. */
