@@ -1,4 +1,5 @@
-// A change note between its spend and the tree (issue 22): the registry queues
+// A change note between its spend and the tree (issue 22), or a note released
+// from a closed position (queued the same way since queueNote): the registry queues
 // its leaf, which has no path until an insertion takes it. The SDK and the CLI,
 // against the real stack (chain, indexer, API), find such a leaf in the queue
 // (GET /v1/deposits/pending) and wait for it with progress instead of failing
@@ -11,7 +12,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type MintStep, Zsd } from "@zsd/sdk/client";
-import { type Note, changeNote, createNote, encodeNote, releaseProver } from "@zsd/sdk/notes";
+import { parseEventLogs } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { closeTypedData } from "@zsd/sdk";
+import { stableMinterAbi } from "@zsd/sdk/abis";
+import {
+  type Note,
+  changeNote,
+  createNote,
+  encodeNote,
+  noteCommitment,
+  positionOwnerKey,
+  releaseProver,
+} from "@zsd/sdk/notes";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { type RunningApi, openStorage, startRelayApi } from "../api/helpers.ts";
@@ -113,6 +126,54 @@ describe("a change note queued for the tree, on the real stack", () => {
     // The API verifies it against a root the chain knows: the leaf really was in the tree it proved against.
     const verified = await zsd.proofs.submit(body);
     expect(verified).toMatchObject({ status: "verified" });
+  });
+
+  it("waits the same way for a note released from a closed position: queued too, its amount public", async () => {
+    const opened = createNote();
+    const minted = await s.depositAndMint({
+      note: opened,
+      amountZat: 3n * ZEC,
+      mintAmount: 50n * ZSD,
+      recipient: bob.address,
+    });
+    const [position] = parseEventLogs({ abi: stableMinterAbi, logs: minted.receipt.logs, eventName: "PositionOpened" });
+    const id = position!.args.positionId;
+    await s.receipt(await s.as(bob).minter.write.repay([id, 50n * ZSD]));
+    // The owner closes into a new note: signed with the key the opening note derives, sent by anyone.
+    const next = createNote();
+    const to = { sealedAddress: "0x" as const, noteCommitment: noteCommitment(next) };
+    const owner = privateKeyToAccount(positionOwnerKey(opened));
+    const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
+    const signature = await owner.signTypedData(
+      closeTypedData(
+        { chainId: s.chainId, verifyingContract: s.read.minter.address },
+        { positionId: id, ...to, nonce: await s.read.minter.read.nonces([owner.address]), deadline },
+      ),
+    );
+    const receipt = await s.receipt(await s.as(bob).minter.write.closeWithSig([id, to, deadline, signature]));
+    const [released] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "CollateralReleased" });
+    await waitForBlock(indexer.url, receipt.blockNumber, { nudge: () => s.mineBlocks(1) });
+    const [queued] = (await zsd.ledger.pendingLeaves()).data;
+    expect(queued).toMatchObject({ sequence: Number(released!.args.noteSequence) });
+    const steps: MintStep[] = [];
+    let inserting: Promise<void> | undefined;
+    const body = await zsd.prove({
+      note: next,
+      noteAmount: "3",
+      amount: "10",
+      recipient: alice.address,
+      onProgress: (step) => {
+        steps.push(step);
+        if (step.step === "pending" && !inserting) inserting = insertQueue();
+      },
+    });
+    await inserting;
+    expect(steps.find((step) => step.step === "pending")).toEqual({
+      step: "pending",
+      sequence: Number(released!.args.noteSequence),
+      queuedFor: expect.any(Number),
+    });
+    expect(await zsd.proofs.submit(body)).toMatchObject({ status: "verified" });
   });
 
   it("fails with leaf_pending once its patience is over, while the leaf still waits", async () => {
