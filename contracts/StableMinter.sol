@@ -137,9 +137,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         Proof[] calldata proofs,
         MintRequest[] calldata requests
     ) external whenNotPaused nonReentrant returns (uint256[] memory positionIds) {
-        uint256 count = requests.length;
-        if (count != proofs.length) revert BatchLengthMismatch(proofs.length, count);
-        if (count == 0 || count > MAX_BATCH) revert InvalidBatchSize(count, MAX_BATCH);
+        uint256 count = _batchSize(proofs.length, requests.length);
         uint256[8][] memory flat = new uint256[8][](count);
         uint256[5][] memory signals = new uint256[5][](count);
         uint256 changes = 0;
@@ -199,9 +197,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         Proof[] calldata proofs,
         SpendItem[] calldata items
     ) external whenNotPaused nonReentrant returns (uint256[] memory payoutIds) {
-        uint256 count = items.length;
-        if (count != proofs.length) revert BatchLengthMismatch(proofs.length, count);
-        if (count == 0 || count > MAX_BATCH) revert InvalidBatchSize(count, MAX_BATCH);
+        uint256 count = _batchSize(proofs.length, items.length);
         uint256[8][] memory flat = new uint256[8][](count);
         uint256[5][] memory signals = new uint256[5][](count);
         uint256 changes = 0;
@@ -558,6 +554,13 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         // Redemptions checks the envelope (an empty one included) for every payout.
         payoutId = redemptions.requestPayout(owner, spend.collateralFloorZat, sealedAddress);
         emit NoteWithdrawn(spend.nullifierHash, spend.collateralFloorZat, payoutId);
+    }
+
+    /// @dev A batch holds one proof per item, and 1 to MAX_BATCH items.
+    function _batchSize(uint256 proofs, uint256 items) private pure returns (uint256) {
+        if (items != proofs) revert BatchLengthMismatch(proofs, items);
+        if (items == 0 || items > MAX_BATCH) revert InvalidBatchSize(items, MAX_BATCH);
+        return items;
     }
 
     /// @dev A proof in the flat layout Groth16BatchVerifier takes.
