@@ -1,9 +1,11 @@
-// A second static analyzer for contracts/ besides solhint: solc's SMTChecker (CHC engine, the
-// compiler's own model checker, from the `solc` npm package already pinned for Hardhat) answered
-// by Debian's z3 binary through solc-js's SMT callback. solc-js's built-in z3 cannot run here (its
-// wasm build has no threads), and slither, aderyn and mythril are not on npm.
+// A second static analyzer for contracts/ besides solhint: solc's SMTChecker (the compiler's own
+// model checker, from the `solc` npm package already pinned for Hardhat) answered by Debian's z3
+// binary through solc-js's SMT callback, with the CHC engine unless PLANS names BMC for the file.
+// solc-js's built-in z3 cannot run here (its wasm build has no threads), and slither, aderyn and
+// mythril are not on npm.
 //
 // Usage: tsx scripts/analyze-contracts.ts [contracts/X.sol ...]
+// (ANALYZE_ENGINE=chc|bmc runs every named file with that engine instead of its plan.)
 // Prints every finding (file, line, kind, message) and a summary. Exits non-zero on a finding not
 // justified in contracts/analysis-accepted.json and on a justification that matches no finding of
 // a contract the run finished (so the list cannot go stale).
@@ -30,25 +32,70 @@ const TARGETS = [
 // answers on a loaded machine (a wall-clock timeout turns proofs into "unknown" under load, and
 // the accepted list would flap). The wall limit below is only a safety net.
 const QUERY_RLIMIT = Number(process.env.ANALYZE_QUERY_RLIMIT ?? 2_000_000);
+const RLIMIT_FORCED = process.env.ANALYZE_QUERY_RLIMIT !== undefined;
 const QUERY_WALL_S = 60;
-// solc-js itself (WebAssembly) spends minutes encoding the biggest contracts before the first
-// query; past this budget a contract is reported as not analyzed instead of holding the run.
+// Past its budget a contract is reported as not analyzed instead of holding the run. A plan's own
+// budget is for files measured to need longer; the environment can raise both on a slow machine.
 const CONTRACT_BUDGET_MS = Number(process.env.ANALYZE_CONTRACT_BUDGET_MS ?? 120_000);
+type Engine = "chc" | "bmc";
+interface Plan {
+  engine: Engine;
+  budgetMs?: number;
+  rlimit?: number;
+  why: string;
+}
+// CHC proves a property over every reachable state (all transactions in any order), but solc
+// encodes a contract with everything it inherits into one Horn system, sent whole with every
+// query: GovernanceToken's is 100 MB (56 s to encode, then ~7 s a query, every one "unknown" at
+// the limit below since z3 spends it parsing). BMC checks each public function on its own from an
+// arbitrary state (no invariant across transactions, loops unrolled once): its queries stay small
+// and z3 answers many, but a counterexample may start from a state no transaction reaches, so its
+// findings are read as such in the accepted list. Measured on 2 loaded cores (issue 26, point 7):
+const BMC_RLIMIT = 500_000;
+const PLANS: Record<string, Plan> = {
+  // 28 queries, 5 safe, 61-71 s: near the default budget under load.
+  "contracts/governance/StableTimelock.sol": { engine: "chc", budgetMs: 300_000, why: "finishes, slowly" },
+  // CHC: over 120 s. BMC: 94 queries (39 unsatisfiable, 51 unknown), 26 s; the same answers at
+  // rlimit 500,000 as at 2,000,000 (no answered query used more than 66,121).
+  "contracts/verifiers/Groth16BatchVerifier.sol": { engine: "bmc", rlimit: BMC_RLIMIT, why: "CHC over budget" },
+  // CHC: over 120 s. BMC: 222 queries (129 sat, 12 unsat, 81 unknown), 317 s under load; answered
+  // queries used up to 359,301 of the limit, and an unknown one takes ~1.5 s at 500,000 against
+  // ~8 s at 2,000,000, which is what makes the file finish.
+  "contracts/libraries/RatioBuckets.sol": {
+    engine: "bmc",
+    rlimit: BMC_RLIMIT,
+    budgetMs: 900_000,
+    why: "CHC over budget",
+  },
+};
+const FORCED_ENGINE = process.env.ANALYZE_ENGINE || undefined;
+if (FORCED_ENGINE && FORCED_ENGINE !== "chc" && FORCED_ENGINE !== "bmc") {
+  throw new Error(`ANALYZE_ENGINE must be chc or bmc, not ${FORCED_ENGINE}`);
+}
+function planOf(file: string): Plan {
+  const plan = PLANS[file] ?? { engine: "chc", why: "default" };
+  return FORCED_ENGINE ? { ...plan, engine: FORCED_ENGINE as Engine, why: "ANALYZE_ENGINE" } : plan;
+}
 // Same as hardhat.config.cts; the optimizer does not change what the SMTChecker sees.
 const SETTINGS = { evmVersion: "cancun", optimizer: { enabled: true, runs: 10_000 } };
 
 type Kind = (typeof TARGETS)[number];
 export interface Finding {
   file: string;
+  engine: Engine;
   line: number;
   kind: Kind;
-  /** "proven": z3 found a counterexample; "unproved": z3 gave up within its limit. */
+  /**
+   * "proven": z3 found a counterexample (for BMC, from an arbitrary state of the one function:
+   * possibly unreachable); "unproved": z3 gave up within its limit.
+   */
   status: "proven" | "unproved";
   code: string;
   message: string;
 }
 interface ContractResult {
   file: string;
+  engine: Engine;
   done: boolean;
   ms: number;
   queries: number;
@@ -95,14 +142,16 @@ function readSource(path: string): { contents: string } | { error: string } {
 }
 
 /** Runs the SMTChecker on one file in this process (the child side of `analyzeFile`). */
-function analyzeHere(file: string): ContractResult {
+function analyzeHere(file: string, scratch: string): ContractResult {
+  const plan = planOf(file);
+  const { engine } = plan;
+  const rlimit = RLIMIT_FORCED ? QUERY_RLIMIT : (plan.rlimit ?? QUERY_RLIMIT);
   const require = createRequire(import.meta.url);
   const solc = require("solc") as { compile(input: string, callbacks: object): string };
   const source = readFileSync(join(ROOT, file), "utf8");
   const names = [...source.matchAll(/^(?:abstract\s+)?(?:contract|library)\s+(\w+)/gm)].map((m) => m[1]!);
-  const result: ContractResult = { file, done: true, ms: 0, queries: 0, answers: {}, proved: 0, findings: [] };
+  const result: ContractResult = { file, engine, done: true, ms: 0, queries: 0, answers: {}, proved: 0, findings: [] };
   if (names.length === 0) return { ...result, note: "no contract or library" };
-  const scratch = mkdtempSync(join(tmpdir(), "analyze-contracts-"));
   const query = join(scratch, "query.smt2");
   const solve = (smtlib: string): { contents: string } => {
     result.queries++;
@@ -114,7 +163,7 @@ function analyzeHere(file: string): ContractResult {
         [
           "-smt2",
           `-T:${QUERY_WALL_S}`,
-          `rlimit=${QUERY_RLIMIT}`,
+          `rlimit=${rlimit}`,
           // solc-js's own z3 options (node_modules/solc/smtsolver.js), tuned for its Horn queries.
           "rewriter.pull_cheap_ite=true",
           "fp.spacer.q3.use_qgen=true",
@@ -131,7 +180,12 @@ function analyzeHere(file: string): ContractResult {
     const verdict = answer.split("\n", 1)[0]!.trim();
     const known = ["sat", "unsat", "unknown"].includes(verdict) ? verdict : "unknown";
     // CHC queries are Horn systems: satisfiable means an invariant exists, so the target is safe.
-    const meaning = { sat: "safe", unsat: "counterexample", unknown: "unknown" }[known]!;
+    // BMC asks whether a violation (or, for a constant condition, each branch) is satisfiable.
+    const meaning = (
+      engine === "chc"
+        ? { sat: "safe", unsat: "counterexample", unknown: "unknown" }
+        : { sat: "satisfiable", unsat: "unsatisfiable", unknown: "unknown" }
+    )[known]!;
     result.answers[meaning] = (result.answers[meaning] ?? 0) + 1;
     return { contents: known === verdict ? answer : "unknown\n" };
   };
@@ -143,7 +197,7 @@ function analyzeHere(file: string): ContractResult {
       ...SETTINGS,
       outputSelection: { "*": { "": [] } },
       modelChecker: {
-        engine: "chc",
+        engine,
         solvers: ["smtlib2"],
         contracts: { [file]: names },
         targets: TARGETS,
@@ -160,15 +214,11 @@ function analyzeHere(file: string): ContractResult {
       sourceLocation?: { file: string; start: number; end: number };
     }[];
   };
-  try {
-    output = JSON.parse(solc.compile(JSON.stringify(input), { import: readSource, smtSolver: solve }));
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  output = JSON.parse(solc.compile(JSON.stringify(input), { import: readSource, smtSolver: solve }));
   result.ms = Date.now() - started;
   for (const diagnostic of output.errors ?? []) {
     if (diagnostic.severity === "error") throw new Error(`${file}: ${diagnostic.message}`);
-    if (!diagnostic.message.startsWith("CHC:")) continue;
+    if (!diagnostic.message.startsWith(`${engine.toUpperCase()}:`)) continue;
     if (/is safe!$/.test(diagnostic.message)) {
       result.proved++;
       continue;
@@ -183,6 +233,7 @@ function analyzeHere(file: string): ContractResult {
     const before = bytes.subarray(0, location.start).toString("utf8");
     result.findings.push({
       file: location.file,
+      engine,
       line: before.split("\n").length,
       kind,
       status: /might happen/.test(diagnostic.message) ? "unproved" : "proven",
@@ -195,36 +246,56 @@ function analyzeHere(file: string): ContractResult {
 
 /** Analyzes one file in a child process, killed past the contract budget. */
 function analyzeFile(file: string): Promise<ContractResult> {
+  const plan = planOf(file);
+  const budgetMs = Math.max(CONTRACT_BUDGET_MS, plan.budgetMs ?? 0);
   return new Promise((done, fail) => {
     const started = Date.now();
-    const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--one", file], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "inherit"],
-      detached: true,
-    });
+    // Made here, not in the child, so that a child killed over budget leaves no query behind.
+    const scratch = mkdtempSync(join(tmpdir(), "analyze-contracts-"));
+    // solc-js recurses through JavaScript frames on deep expressions (BMC on PositionBook and
+    // GovernanceToken ran out of node's default ~1 MB stack); 7,800 KB stays under the usual 8 MB
+    // thread stack.
+    const args = [...process.execArgv, "--stack-size=7800", fileURLToPath(import.meta.url), "--one", file, scratch];
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], detached: true });
     let stdout = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    let overBudget = false;
     const timer = setTimeout(() => {
+      overBudget = true;
       // Its z3 child too: the whole process group.
       if (child.pid) process.kill(-child.pid, "SIGKILL");
-    }, CONTRACT_BUDGET_MS);
+    }, budgetMs);
     child.once("error", fail);
     child.once("close", (code, signal) => {
       clearTimeout(timer);
+      rmSync(scratch, { recursive: true, force: true });
       const ms = Date.now() - started;
-      if (signal) {
+      if (overBudget) {
         done({
           file,
+          engine: plan.engine,
           done: false,
           ms,
           queries: 0,
           answers: {},
           proved: 0,
           findings: [],
-          note: `not analyzed: over the ${CONTRACT_BUDGET_MS / 1000} s budget`,
+          note: `not analyzed: over the ${budgetMs / 1000} s budget`,
         });
-      } else if (code !== 0) fail(new Error(`${file}: analyzer exited with ${code}`));
-      else done(JSON.parse(stdout) as ContractResult);
+      } else if (signal || code !== 0) {
+        // solc-js can run out of stack on a deep contract: a file not analyzed, not a broken run.
+        done({
+          file,
+          engine: plan.engine,
+          done: false,
+          ms,
+          queries: 0,
+          answers: {},
+          proved: 0,
+          findings: [],
+          note: `not analyzed: the analyzer exited with ${signal ?? code}`,
+        });
+      } else done(JSON.parse(stdout) as ContractResult);
     });
   });
 }
@@ -236,7 +307,7 @@ function matches(entry: Accepted, finding: Finding): boolean {
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   if (args[0] === "--one") {
-    process.stdout.write(JSON.stringify(analyzeHere(args[1]!)));
+    process.stdout.write(JSON.stringify(analyzeHere(args[1]!, args[2]!)));
     return 0;
   }
   try {
@@ -257,7 +328,7 @@ async function main(): Promise<number> {
       .map(([answer, count]) => `${count} ${answer}`)
       .join(", ");
     console.log(
-      `${file}: ${result.done ? `${result.queries} queries (${answers || "none"})` : result.note}, ${(result.ms / 1000).toFixed(1)} s`,
+      `${file} (${result.engine.toUpperCase()}): ${result.done ? `${result.queries} queries (${answers || "none"})` : result.note}, ${(result.ms / 1000).toFixed(1)} s`,
     );
   }
   // A contract's inherited code is analyzed with it: report each finding once.
@@ -272,7 +343,7 @@ async function main(): Promise<number> {
     const entry = accepted.find((candidate) => matches(candidate, finding));
     if (!entry) failures++;
     console.log(
-      `${entry ? `accepted (${entry.severity})` : "NEW"}  ${finding.file}:${finding.line}  ${finding.kind} ${finding.status}  \`${finding.code}\``,
+      `${entry ? `accepted (${entry.severity})` : "NEW"}  ${finding.file}:${finding.line}  ${finding.kind} ${finding.status} (${finding.engine.toUpperCase()})  \`${finding.code}\``,
     );
   }
   const finished = new Set(results.filter((result) => result.done).map((result) => result.file));
