@@ -23,6 +23,8 @@ interface Row {
   nullifier_hash: string | null;
 }
 
+// The worker rests whenever a test deposits: its payouts sign with the attestor's key, as the
+// testkit's deposits do, and two senders of one key would race for its nonce.
 describe("note spends relayed in batches", () => {
   let s: System;
   let api: RunningApi;
@@ -137,6 +139,7 @@ describe("note spends relayed in batches", () => {
   }, 120_000);
 
   it("takes apart a batch that reverts when mined: the spend whose note went ahead of it fails, the others go alone", async () => {
+    await api.worker!.stop();
     const position = await open(4n * ZEC, 100n * ZSD);
     const spends = [await topUp(position), await withdrawal(), await withdrawal()];
     const before = new Set((await rows()).map((r) => r.id));
@@ -149,7 +152,6 @@ describe("note spends relayed in batches", () => {
       binding: { ...binding(), positionId: position },
     });
     // Queued while the worker rests, so that one pass finds all three.
-    await api.worker!.stop();
     await s.testClient.setAutomine(false);
     try {
       for (const spend of spends) expect((await spend.queue()).status).toBe(202);
@@ -183,5 +185,67 @@ describe("note spends relayed in batches", () => {
     // Each went again alone, in its own call.
     expect(new Set(others.map((r) => r.tx_hash)).size).toBe(2);
     expect(await Promise.all(others.map((r) => selector(r.tx_hash!)))).toEqual(["topUp", "withdrawNote"]);
+  }, 120_000);
+
+  it("confirms a spend its batch carried though the row was sent back to the queue meanwhile, with its own payout", async () => {
+    // The race a review found: the batch is mined between a pass's checks and its nonce's reuse, so the
+    // rows went back to the queue; the next pass finds each nullifier spent, by a spendBatch.
+    await api.worker!.stop();
+    const spends = [await withdrawal(), await withdrawal()];
+    const before = new Set((await rows()).map((r) => r.id));
+    const ours = () => rows().then((all) => all.filter((r) => !before.has(r.id)));
+    await s.testClient.setAutomine(false);
+    let batchHash: Hex;
+    try {
+      for (const spend of spends) expect((await spend.queue()).status).toBe(202);
+      api.worker!.start();
+      const sent = await eventually(
+        ours,
+        (r) => r.length === 2 && r.every((row) => row.status === "submitted"),
+        "sent",
+        30_000,
+      );
+      batchHash = sent[0]!.tx_hash as Hex;
+      await api.worker!.stop();
+      await s.testClient.mine({ blocks: 1 });
+    } finally {
+      await s.testClient.setAutomine(true);
+    }
+    await storage.db.query(
+      `UPDATE position_actions SET status = 'queued', tx_hash = NULL, raw_tx = NULL, nonce = NULL WHERE id = ANY($1)`,
+      [(await ours()).map((r) => r.id)],
+    );
+    api.worker!.start();
+    const all = (await settled((await rows()).length)).filter((r) => !before.has(r.id));
+    const receipt = await s.publicClient.getTransactionReceipt({ hash: batchHash });
+    const withdrawn = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "NoteWithdrawn" });
+    for (const spend of spends) {
+      const row = all.find((r) => r.nullifier_hash === String(spend.spent.spend.nullifierHash))!;
+      const own = withdrawn.find((e) => e.args.nullifierHash === spend.spent.spend.nullifierHash)!;
+      expect([row.status, row.tx_hash, row.payout_id]).toEqual(["confirmed", batchHash, String(own.args.payoutId)]);
+    }
+  }, 120_000);
+
+  // Last: it moves the chain's clock most of a day on.
+  it("sends alone a spend whose root is about to expire: mined past its expiry, it would revert a batch", async () => {
+    // The worker rests while the attestor's key deposits here: its payouts sign with the same key.
+    await api.worker!.stop();
+    const early = await withdrawal();
+    // Its root superseded by a deposit, then nearly a day (maxRootAge) old: five minutes left.
+    await s.deposit(createNote(), ZEC);
+    await s.increaseTime(86_400 - 300);
+    const fresh = [await withdrawal(), await withdrawal()];
+    const before = new Set((await rows()).map((r) => r.id));
+    for (const spend of [early, ...fresh]) expect((await spend.queue()).status).toBe(202);
+    api.worker!.start();
+    const all = (await settled((await rows()).length)).filter((r) => !before.has(r.id));
+    expect(all.map((r) => r.status)).toEqual(["confirmed", "confirmed", "confirmed"]);
+    // The early one alone; the two fresh ones together.
+    expect(await Promise.all(all.map((r) => selector(r.tx_hash!)))).toEqual([
+      "withdrawNote",
+      "spendBatch",
+      "spendBatch",
+    ]);
+    expect(all[1]!.tx_hash).toBe(all[2]!.tx_hash);
   }, 120_000);
 });

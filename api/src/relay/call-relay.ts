@@ -72,8 +72,8 @@ export interface CallKind<Row extends JobRow, Facts> {
 export interface CallBatch<Row> {
   /** Most calls one transaction carries; below 2, each goes alone. */
   max: number;
-  /** Whether a queued row may join a batch. */
-  joins: (row: Row) => boolean;
+  /** The queued rows that may join a batch (the others go alone). */
+  joining: (rows: Row[]) => Promise<Row[]>;
   /** The one call that carries every row's call, in order. */
   encode: (rows: Row[]) => Hex;
   /** What a batch of `n` may grow by between its estimate and its block (adapters/gas.ts). */
@@ -89,11 +89,21 @@ export interface CallRelayOptions {
   onEvents?: () => void;
 }
 
-/** Transactions to `to` carrying `data`, among candidate events' transactions, newest first. */
-export async function carrying(client: PublicClient, to: Address, data: Hex, hashes: Hex[]): Promise<Hex | undefined> {
+/**
+ * Transactions to `to` carrying `data` (or whose input `carries` says holds
+ * the call: a batch), among candidate events' transactions, newest first.
+ */
+export async function carrying(
+  client: PublicClient,
+  to: Address,
+  data: Hex,
+  hashes: Hex[],
+  carries: (input: Hex) => boolean = () => false,
+): Promise<Hex | undefined> {
   for (const hash of [...hashes].reverse()) {
     const tx = await client.getTransaction({ hash });
-    if (tx.to?.toLowerCase() === to.toLowerCase() && tx.input.toLowerCase() === data.toLowerCase()) return hash;
+    if (tx.to?.toLowerCase() !== to.toLowerCase()) continue;
+    if (tx.input.toLowerCase() === data.toLowerCase() || carries(tx.input)) return hash;
   }
   return undefined;
 }
@@ -119,7 +129,7 @@ export class CallRelay {
     const free = kind.free ? ` AND ${kind.free(`${kind.table}.id`)}` : "";
     const queued = await this.#jobs<Row>(kind.table, "queued", free);
     const batch = kind.batch && kind.batch.max > 1 ? kind.batch : undefined;
-    const joining = batch ? queued.filter((row) => batch.joins(row)) : [];
+    const joining = batch ? await batch.joining(queued) : [];
     for (const row of queued) if (!joining.includes(row)) await this.#submit(kind, row);
     if (joining.length > 0) await this.#submitBatches(kind, batch!, joining);
   }
@@ -299,9 +309,9 @@ export class CallRelay {
    * A mined transaction reverted. Its own call fails with the contracts'
    * reason. A batch's call is replayed alone on the state the batch met: the
    * refused one fails with its reason; the others were stopped by it and go
-   * again at once, each alone (as long as attempts remain), so a spender who
-   * makes batches revert (its note spent meanwhile by another call) costs
-   * the others one reverted batch, never their attempts.
+   * again at once, each alone (as long as attempts remain: the batch's send
+   * counted one), so a spender who makes batches revert (its note spent
+   * meanwhile by another call) costs the others one reverted batch each time.
    */
   async #reverted<Row extends JobRow, Facts>(
     kind: CallKind<Row, Facts>,

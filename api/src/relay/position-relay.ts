@@ -13,7 +13,8 @@ import type { ActionRow } from "../domain/position-views.ts";
 import { emitAction } from "../domain/position-queue.ts";
 import { spendBatchHeadroom } from "../adapters/gas.ts";
 import { type CallKind, CallRelay, type Logs, carrying } from "./call-relay.ts";
-import { spendBatchCall } from "./spend-batch.ts";
+import { expiringRoots } from "./mint-batch.ts";
+import { batchCarries, spendBatchCall, spendOf } from "./spend-batch.ts";
 import type { TransactionSender } from "./sender.ts";
 
 /** What a mined action's events say: where the released ZEC went. */
@@ -130,10 +131,12 @@ export class PositionRelay {
             hashes.push(...(events as { transactionHash: Hex }[]).map((e) => e.transactionHash));
           }
         }
-        const hash = await carrying(chain.client, chain.minter, data, [...new Set(hashes)]);
+        // A note spend may have gone inside a spendBatch (ours, mined before a pass saw it): that carried it too.
+        const carries = (input: Hex) => row.nullifier_hash !== null && batchCarries(input, row.calldata as Hex);
+        const hash = await carrying(chain.client, chain.minter, data, [...new Set(hashes)], carries);
         if (!hash) return undefined;
         const receipt = await chain.client.getTransactionReceipt({ hash });
-        return { txHash: hash, blockNumber: receipt.blockNumber, facts: released(receipt.logs) };
+        return { txHash: hash, blockNumber: receipt.blockNumber, facts: released(ownLogs(receipt.logs, row)) };
       },
       usedFailure: (row) => ({
         code:
@@ -160,7 +163,13 @@ export class PositionRelay {
       free: compliance ? free : undefined,
       batch: {
         max: options.spendBatchMax ?? 1,
-        joins: (row) => NOTE_SPENDS.has(row.action),
+        // A spend whose root expires soon goes alone: mined past its expiry, it would revert the batch for all.
+        joining: async (rows) => {
+          const spends = rows.filter((row) => NOTE_SPENDS.has(row.action));
+          const roots = new Map(spends.map((row) => [row.id, spendOf(row.calldata as Hex).root.toString()]));
+          const expiring = await expiringRoots(chain, [...roots.values()]);
+          return spends.filter((row) => !expiring.has(roots.get(row.id)!));
+        },
         encode: (rows) => spendBatchCall(rows.map((row) => row.calldata as Hex)),
         headroom: spendBatchHeadroom,
       },
