@@ -23,9 +23,11 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     uint256 private constant CURRENT_ROOT = type(uint256).max;
     /// @dev Held in the tree's leaf index for a released note while it is queued: its commitment
     /// and amount are public, so anyone could queue the same note first (a copied release) and
-    /// make the owner's own copy the one dropped. Marked, a second copy is refused as
-    /// insertNote refused it. Change is not marked (its commitment is never published), so a
-    /// mint does not pay for the slot.
+    /// make the owner's own copy the one dropped. Marked, a later release, deposit or change of
+    /// the same leaf is refused, as insertNote refused it. Change is not marked (a mint does not
+    /// pay for the slot), so a copy queued as change before the release goes in first and the
+    /// release is dropped: the leaf is in the tree once, still the owner's to spend, and the
+    /// copier's own ZEC behind the copy is what no one can spend.
     uint256 private constant QUEUED_NOTE = type(uint256).max;
     /// @notice Leaves the queue holds at most: a mint that would queue more reverts until some are inserted.
     uint256 public constant MAX_PENDING = 1024;
