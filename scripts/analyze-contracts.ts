@@ -270,31 +270,13 @@ function analyzeFile(file: string): Promise<ContractResult> {
       clearTimeout(timer);
       rmSync(scratch, { recursive: true, force: true });
       const ms = Date.now() - started;
+      const notAnalyzed = (note: string) =>
+        done({ file, engine: plan.engine, done: false, ms, queries: 0, answers: {}, proved: 0, findings: [], note });
       if (overBudget) {
-        done({
-          file,
-          engine: plan.engine,
-          done: false,
-          ms,
-          queries: 0,
-          answers: {},
-          proved: 0,
-          findings: [],
-          note: `not analyzed: over the ${budgetMs / 1000} s budget`,
-        });
+        notAnalyzed(`not analyzed: over the ${budgetMs / 1000} s budget`);
       } else if (signal || code !== 0) {
         // solc-js can run out of stack on a deep contract: a file not analyzed, not a broken run.
-        done({
-          file,
-          engine: plan.engine,
-          done: false,
-          ms,
-          queries: 0,
-          answers: {},
-          proved: 0,
-          findings: [],
-          note: `not analyzed: the analyzer exited with ${signal ?? code}`,
-        });
+        notAnalyzed(`not analyzed: the analyzer exited with ${signal ?? code}`);
       } else done(JSON.parse(stdout) as ContractResult);
     });
   });
