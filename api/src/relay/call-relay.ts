@@ -266,7 +266,6 @@ export class CallRelay {
   async #follow<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>, rows: Row[]): Promise<void> {
     const first = rows[0]!;
     const data = parseTransaction(first.raw_tx as Hex).data!;
-    const batched = rows.length > 1 || data.toLowerCase() !== kind.encode(first).toLowerCase();
     const receipt = await this.sender.receipt(first.tx_hash!);
     if (!receipt) {
       const waiting: Row[] = [];
@@ -287,6 +286,8 @@ export class CallRelay {
       return;
     }
     if (receipt.status === "reverted") {
+      // Only a revert asks whether the transaction carried a batch (the rows' own call or not).
+      const batched = rows.length > 1 || data.toLowerCase() !== kind.encode(first).toLowerCase();
       for (const row of rows) {
         if (await kind.used(row)) await this.#reconcileUsed(kind, row, data);
         else await this.#reverted(kind, row, batched, data, receipt.blockNumber);
