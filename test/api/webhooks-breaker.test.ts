@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../api/src/config.ts";
 import { emitEvent } from "../../api/src/domain/events.ts";
+import { recordOnBreaker } from "../../api/src/webhooks/breaker.ts";
 import { type RunningApi, eventually, json, openStorage, startApi } from "./helpers.ts";
 import { type Receiver, startReceiver } from "./webhook-receiver.ts";
 
@@ -121,8 +122,9 @@ describe("a breaker per agent", () => {
     );
     expect(delivered!.at - started).toBeLessThan(1_000);
 
-    // Nothing reaches the paused receiver, and its deliveries spend no attempts.
-    await sleepUntil(openUntil - 50);
+    // Nothing reaches the paused receiver, and its deliveries spend no attempts. Read well before the
+    // pause ends: a test woken late on a loaded machine would otherwise count the probe as a leak.
+    await sleepUntil(openUntil - 300);
     expect(arrivedBetween(hanging, settled, openUntil)).toBe(0);
     expect(await attemptsMade(slow.agentId)).toBe(attemptsWhenOpened);
 
@@ -214,4 +216,76 @@ describe("a breaker per agent", () => {
       4,
     );
   });
+});
+
+// The race CI met under load: a pass claimed a delivery while the attempt that opened the breaker
+// had not yet committed (the claim read the breaker as closed). That attempt was in flight when the
+// breaker opened, as much as one claimed a moment before, but its timeout was taken for the
+// half-open probe's: the breaker reopened for twice as long and the probe was never made.
+describe("an attempt claimed while its breaker was opening", () => {
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+  let api: RunningApi;
+  let hanging: Receiver;
+
+  beforeAll(async () => {
+    storage = await openStorage("postgres");
+    api = await startApi(storage.db, settings);
+    api.webhooks.start();
+    hanging = await startReceiver(() => ({ status: 204, delayMs: 10_000 }));
+  }, 30_000);
+  afterAll(async () => {
+    await api?.close();
+    await hanging?.close();
+    await storage?.close();
+  });
+
+  it("counts as in flight at the opening: the pause is not doubled by its timeout", async () => {
+    const response = await api.call(
+      "/v1/agents/register",
+      json({ name: "opening", webhookUrl: hanging.url, events: ["mint.confirmed"], role: "observer" }),
+    );
+    expect(response.status).toBe(201);
+    const { agentId } = (await response.json()) as { agentId: string };
+    // Two timeouts already counted: the next one opens the breaker.
+    await storage.db.query("INSERT INTO webhook_breakers (agent_id, webhook_url, timeouts) VALUES ($1, $2, 2)", [
+      agentId,
+      hanging.url,
+    ]);
+    const attempts = async () =>
+      (
+        await storage.db.query<{ attempts: number; done: boolean }>(
+          `SELECT d.attempts, EXISTS (SELECT 1 FROM webhook_attempts t WHERE t.delivery_id = d.id) AS done
+           FROM webhook_deliveries d WHERE d.agent_id = $1`,
+          [agentId],
+        )
+      )[0];
+
+    // The third timeout opens the breaker in a transaction held open while a delivery comes due
+    // and the worker claims it.
+    await storage.db.transaction(async (tx) => {
+      await recordOnBreaker(
+        tx,
+        { agentId, webhookUrl: hanging.url, sawOpenedAt: null, timedOut: true },
+        { timeouts: 3, cooldownMs: COOLDOWN_MS, maxCooldownMs: COOLDOWN_MS * 2 },
+      );
+      await storage.db.transaction((queue) =>
+        emitEvent(
+          queue,
+          { account: api.accountId, environment: "sandbox", type: "mint.confirmed", data: { mintId: "mint_open" } },
+          { agentId },
+        ),
+      );
+      await eventually(attempts, (row) => Number(row?.attempts) === 1, "the claim during the opening");
+    });
+    const [opened] = await storage.db.query<BreakerRow>("SELECT * FROM webhook_breakers WHERE agent_id = $1", [
+      agentId,
+    ]);
+    expect(opened).toMatchObject({ trips: 1 });
+
+    // Its timeout is recorded; the breaker is as that opening left it, and its pause runs on.
+    await eventually(attempts, (row) => row?.done === true, "the claimed attempt's timeout", 10_000);
+    const [after] = await storage.db.query<BreakerRow>("SELECT * FROM webhook_breakers WHERE agent_id = $1", [agentId]);
+    expect(after).toMatchObject({ trips: 1, timeouts: 0 });
+    expect(new Date(after!.open_until!).getTime()).toBe(new Date(opened!.open_until!).getTime());
+  }, 30_000);
 });

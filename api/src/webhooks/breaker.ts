@@ -23,13 +23,16 @@ export function breakerPauseMs(trips: number, settings: BreakerSettings): number
 
 /**
  * Records an attempt's outcome on its agent's breaker, in the transaction that
- * records the attempt. `claimedAt` is the database's time when the attempt
- * was claimed: a timeout of an attempt claimed before the breaker last opened
- * was already counted by that opening (it was in flight then).
+ * records the attempt. `sawOpenedAt` is the breaker's last opening as the
+ * claim read it (`opened_at` as text, exact to the microsecond; null if it had
+ * none): a timeout of an attempt whose claim did not see the breaker's latest
+ * opening was in flight then, and that opening already counted it. A clock
+ * cannot say this: a claim can start after the opening's time was taken and
+ * still read the breaker closed, until the opening commits.
  */
 export async function recordOnBreaker(
   tx: Queryable,
-  attempt: { agentId: string; webhookUrl: string; claimedAt: Date | string; timedOut: boolean },
+  attempt: { agentId: string; webhookUrl: string; sawOpenedAt: string | null; timedOut: boolean },
   settings: BreakerSettings,
 ): Promise<void> {
   const { agentId, webhookUrl } = attempt;
@@ -47,10 +50,10 @@ export async function recordOnBreaker(
     agentId,
     webhookUrl,
   ]);
-  const [row] = await tx.query<{ webhook_url: string; timeouts: number; trips: number; counted: boolean | null }>(
-    `SELECT webhook_url, timeouts, trips, $2::timestamptz <= opened_at AS counted FROM webhook_breakers
+  const [row] = await tx.query<{ webhook_url: string; timeouts: number; trips: number; counted: boolean }>(
+    `SELECT webhook_url, timeouts, trips, opened_at IS DISTINCT FROM $2::timestamptz AS counted FROM webhook_breakers
      WHERE agent_id = $1 FOR UPDATE`,
-    [agentId, new Date(attempt.claimedAt).toISOString()],
+    [agentId, attempt.sawOpenedAt],
   );
   if (!row) return;
   const same = row.webhook_url === webhookUrl;

@@ -73,8 +73,8 @@ interface Claimed {
   created_at: Date | string;
   agent_id: string;
   account_id: string;
-  /** The database's time of the claim. */
-  claimed_at: Date | string;
+  /** The agent's breaker's last opening as the claim read it (see recordOnBreaker). */
+  breaker_opened_at: string | null;
   event_id: string;
   payload: string;
   webhook_url: string;
@@ -270,9 +270,10 @@ export class WebhookWorker {
          FROM due WHERE d.id = due.id
          RETURNING d.id, d.attempts, d.schedule_start, d.created_at, d.agent_id, d.event_id
        )
-       SELECT c.*, a.account_id, now() AS claimed_at, e.payload, a.webhook_url, a.secret,
+       SELECT c.*, a.account_id, b.opened_at::text AS breaker_opened_at, e.payload, a.webhook_url, a.secret,
          CASE WHEN a.previous_secret_expires_at > now() THEN a.previous_secret END AS previous_secret
-       FROM claimed c JOIN webhook_events e ON e.id = c.event_id JOIN agents a ON a.id = c.agent_id`,
+       FROM claimed c JOIN webhook_events e ON e.id = c.event_id JOIN agents a ON a.id = c.agent_id
+         LEFT JOIN webhook_breakers b ON b.agent_id = a.id AND b.webhook_url = a.webhook_url`,
       [
         limit,
         claimMs,
@@ -337,7 +338,7 @@ export class WebhookWorker {
         {
           agentId: delivery.agent_id,
           webhookUrl: delivery.webhook_url,
-          claimedAt: delivery.claimed_at,
+          sawOpenedAt: delivery.breaker_opened_at,
           timedOut: result.timedOut === true,
         },
         this.options.breaker,
