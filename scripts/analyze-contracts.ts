@@ -5,7 +5,8 @@
 // mythril are not on npm.
 //
 // Usage: tsx scripts/analyze-contracts.ts [contracts/X.sol ...]
-// (ANALYZE_ENGINE=chc|bmc runs every named file with that engine instead of its plan.)
+// (ANALYZE_ENGINE=chc|bmc runs every named file with that engine instead of its plan;
+// ANALYZE_PARTS="assert,divByZero;overflow" in those parts, one run of solc-js each.)
 // Prints every finding (file, line, kind, message) and a summary. Exits non-zero on a finding not
 // justified in contracts/analysis-accepted.json and on a justification that matches no finding of
 // a contract the run finished (so the list cannot go stale).
@@ -40,8 +41,15 @@ const CONTRACT_BUDGET_MS = Number(process.env.ANALYZE_CONTRACT_BUDGET_MS ?? 120_
 type Engine = "chc" | "bmc";
 interface Plan {
   engine: Engine;
+  /** For the whole file, all its parts together. */
   budgetMs?: number;
   rlimit?: number;
+  /**
+   * Runs the file once per part, each with only these targets (its findings and counts are the
+   * parts' together). BMC keeps a copy of the path's constraints for every target until the end of
+   * the file, so a large file with every target runs solc-js out of its 2 GB of memory.
+   */
+  parts?: Kind[][];
   why: string;
 }
 // CHC proves a property over every reachable state (all transactions in any order), but solc
@@ -72,9 +80,21 @@ const FORCED_ENGINE = process.env.ANALYZE_ENGINE || undefined;
 if (FORCED_ENGINE && FORCED_ENGINE !== "chc" && FORCED_ENGINE !== "bmc") {
   throw new Error(`ANALYZE_ENGINE must be chc or bmc, not ${FORCED_ENGINE}`);
 }
+// ANALYZE_PARTS="assert,divByZero;overflow" runs every named file in those parts instead of its plan's.
+const FORCED_PARTS = process.env.ANALYZE_PARTS
+  ? process.env.ANALYZE_PARTS.split(";").map((part) =>
+      part.split(",").map((target) => {
+        const kind = target.trim() as Kind;
+        if (!TARGETS.includes(kind)) throw new Error(`ANALYZE_PARTS: no target ${target} (${TARGETS.join(", ")})`);
+        return kind;
+      }),
+    )
+  : undefined;
 function planOf(file: string): Plan {
-  const plan = PLANS[file] ?? { engine: "chc", why: "default" };
-  return FORCED_ENGINE ? { ...plan, engine: FORCED_ENGINE as Engine, why: "ANALYZE_ENGINE" } : plan;
+  let plan = PLANS[file] ?? { engine: "chc", why: "default" };
+  if (FORCED_ENGINE) plan = { ...plan, engine: FORCED_ENGINE as Engine, why: "ANALYZE_ENGINE" };
+  if (FORCED_PARTS) plan = { ...plan, parts: FORCED_PARTS, why: "ANALYZE_PARTS" };
+  return plan;
 }
 // Same as hardhat.config.cts; the optimizer does not change what the SMTChecker sees.
 const SETTINGS = { evmVersion: "cancun", optimizer: { enabled: true, runs: 10_000 } };
@@ -142,7 +162,7 @@ function readSource(path: string): { contents: string } | { error: string } {
 }
 
 /** Runs the SMTChecker on one file in this process (the child side of `analyzeFile`). */
-function analyzeHere(file: string, scratch: string): ContractResult {
+function analyzeHere(file: string, scratch: string, targets: readonly Kind[]): ContractResult {
   const plan = planOf(file);
   const { engine } = plan;
   const rlimit = RLIMIT_FORCED ? QUERY_RLIMIT : (plan.rlimit ?? QUERY_RLIMIT);
@@ -200,7 +220,7 @@ function analyzeHere(file: string, scratch: string): ContractResult {
         engine,
         solvers: ["smtlib2"],
         contracts: { [file]: names },
-        targets: TARGETS,
+        targets,
         showUnproved: true,
         showProvedSafe: true,
       },
@@ -244,10 +264,41 @@ function analyzeHere(file: string, scratch: string): ContractResult {
   return result;
 }
 
-/** Analyzes one file in a child process, killed past the contract budget. */
-function analyzeFile(file: string): Promise<ContractResult> {
+/** Analyzes one file, part after part, each in a child process killed past what is left of the budget. */
+async function analyzeFile(file: string): Promise<ContractResult> {
   const plan = planOf(file);
   const budgetMs = Math.max(CONTRACT_BUDGET_MS, plan.budgetMs ?? 0);
+  const started = Date.now();
+  const merged: ContractResult = {
+    file,
+    engine: plan.engine,
+    done: true,
+    ms: 0,
+    queries: 0,
+    answers: {},
+    proved: 0,
+    findings: [],
+  };
+  const parts = plan.parts ?? [TARGETS];
+  for (const [index, targets] of parts.entries()) {
+    const part = await analyzePart(file, targets, budgetMs - (Date.now() - started));
+    const label = parts.length > 1 ? ` (part ${index + 1} of ${parts.length}: ${targets.join(", ")})` : "";
+    if (!part.done) return { ...merged, done: false, ms: Date.now() - started, note: `${part.note}${label}` };
+    merged.queries += part.queries;
+    merged.proved += part.proved;
+    merged.findings.push(...part.findings);
+    for (const [answer, count] of Object.entries(part.answers)) {
+      merged.answers[answer] = (merged.answers[answer] ?? 0) + count;
+    }
+    if (parts.length > 1) {
+      console.log(`  ${file}${label}: ${part.queries} queries, ${(part.ms / 1000).toFixed(1)} s`);
+    }
+  }
+  return { ...merged, ms: Date.now() - started };
+}
+
+function analyzePart(file: string, targets: readonly Kind[], budgetMs: number): Promise<ContractResult> {
+  const plan = planOf(file);
   return new Promise((done, fail) => {
     const started = Date.now();
     // Made here, not in the child, so that a child killed over budget leaves no query behind.
@@ -255,7 +306,15 @@ function analyzeFile(file: string): Promise<ContractResult> {
     // solc-js recurses through JavaScript frames on deep expressions (BMC on PositionBook and
     // GovernanceToken ran out of node's default ~1 MB stack); 7,800 KB stays under the usual 8 MB
     // thread stack.
-    const args = [...process.execArgv, "--stack-size=7800", fileURLToPath(import.meta.url), "--one", file, scratch];
+    const args = [
+      ...process.execArgv,
+      "--stack-size=7800",
+      fileURLToPath(import.meta.url),
+      "--one",
+      file,
+      scratch,
+      targets.join(","),
+    ];
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], detached: true });
     let stdout = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -273,7 +332,7 @@ function analyzeFile(file: string): Promise<ContractResult> {
       const notAnalyzed = (note: string) =>
         done({ file, engine: plan.engine, done: false, ms, queries: 0, answers: {}, proved: 0, findings: [], note });
       if (overBudget) {
-        notAnalyzed(`not analyzed: over the ${budgetMs / 1000} s budget`);
+        notAnalyzed(`not analyzed: over the ${Math.max(CONTRACT_BUDGET_MS, plan.budgetMs ?? 0) / 1000} s budget`);
       } else if (signal || code !== 0) {
         // solc-js can run out of stack on a deep contract: a file not analyzed, not a broken run.
         notAnalyzed(`not analyzed: the analyzer exited with ${signal ?? code}`);
@@ -289,7 +348,7 @@ function matches(entry: Accepted, finding: Finding): boolean {
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   if (args[0] === "--one") {
-    process.stdout.write(JSON.stringify(analyzeHere(args[1]!, args[2]!)));
+    process.stdout.write(JSON.stringify(analyzeHere(args[1]!, args[2]!, args[3]!.split(",") as Kind[])));
     return 0;
   }
   try {

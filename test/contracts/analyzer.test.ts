@@ -38,6 +38,21 @@ describe("contract analyzer (SMTChecker + z3)", () => {
     },
   );
 
+  it("splits a file into parts by target and reports the parts' findings together", async () => {
+    const fixture = "test/contracts/fixtures/analyzer-seeded.sol";
+    const { code, output } = await analyze([fixture], {
+      ANALYZE_ENGINE: "bmc",
+      ANALYZE_PARTS: "overflow;assert,divByZero",
+    });
+    expect(output).toContain(`${fixture} (part 1 of 2: overflow): 1 queries`);
+    expect(output).toContain(`${fixture} (part 2 of 2: assert, divByZero): `);
+    expect(output).toContain(`NEW  ${fixture}:11  overflow proven (BMC)  \`counter + by\``);
+    expect(output).toContain(`NEW  ${fixture}:15  assert proven (BMC)  \`assert(value != 5)\``);
+    expect(output).toContain(`NEW  ${fixture}:19  divByZero proven (BMC)  \`100 / denominator\``);
+    expect(output).toMatch(/3 findings .* 3 not accepted or stale/);
+    expect(code, output).toBe(1);
+  });
+
   it("finds nothing unjustified in the contracts that finish within seconds", async () => {
     const files = [
       "contracts/ZecUsdOracle.sol",
