@@ -11,7 +11,7 @@ import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Hex, decodeFunctionData, keccak256, parseTransaction } from "viem";
+import { type Hex, decodeFunctionData, keccak256, numberToHex, parseTransaction, toFunctionSelector } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collateralRegistryAbi } from "@zsd/sdk";
 import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
@@ -455,6 +455,63 @@ describe("the relay's leaf inserter", () => {
     );
     expect((await insertions()).slice(before)).toHaveLength(1);
     expect(errors).toEqual([]);
+  });
+
+  it("sends once more, on the queue read again, an insertion that ran out of gas when mined", async () => {
+    const before = (await insertions()).length;
+    await (
+      await ownMint()
+    )();
+    await eventually(
+      () => readPendingLeaves(indexer.url),
+      (list) => list.length === 1,
+      "the indexer to list the leaf",
+    );
+    const chain = Chain.load(deploymentFile, proxy.url, 10_000);
+    const sends = proxy.sent.length;
+    // The starved insertion's simulation is told it goes through (a node answering from other state
+    // than the block it is mined in): it is sent, and runs out of gas when mined.
+    const starved = 60_000n;
+    const insertSelector = toFunctionSelector("insertPendingLeaves(uint256,uint256[])");
+    let lied = 0;
+    proxy.answerCall = (call) => {
+      if (call.gas !== numberToHex(starved) || !(call.data ?? call.input)?.startsWith(insertSelector)) return undefined;
+      lied++;
+      return numberToHex(0n, { size: 32 });
+    };
+    let first = true;
+    const errors: unknown[] = [];
+    const inserter = new LeafInserter(chain, new TransactionSender(chain, hardhatPrivateKey(4), 30_000), {
+      indexerUrl: indexer.url,
+      batchMax: 16,
+      batchWaitMs: 0,
+      insertMax: 64,
+      gasLimit: (count) => (first ? ((first = false), starved) : insertionGas(count)),
+      onError: (error) => errors.push(error),
+    });
+    try {
+      await eventually(
+        async () => {
+          await inserter.pass();
+          return pendingCount();
+        },
+        (n) => n === 0n,
+        "the insertion",
+      );
+    } finally {
+      proxy.answerCall = undefined;
+    }
+    expect(lied).toBe(1);
+    // The starved one, mined and failed with all its gas used, then the one with the computed limit.
+    const sent = proxy.sent.slice(sends);
+    expect(sent).toHaveLength(2);
+    const [outOfGas, retried] = await Promise.all(
+      sent.map((tx) => s.publicClient.getTransactionReceipt({ hash: keccak256(tx.raw) })),
+    );
+    expect(outOfGas).toMatchObject({ status: "reverted", gasUsed: starved });
+    expect(retried!.status).toBe("success");
+    expect(errors.map(String)).toEqual([expect.stringMatching(/ran out of gas \(60000\); sent once more/)]);
+    expect((await insertions()).slice(before)).toHaveLength(1);
   });
 
   it("at rest reads the pending count once a pass and nothing else: no indexer request, no transaction", async () => {

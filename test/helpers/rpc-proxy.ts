@@ -1,6 +1,8 @@
 // A JSON-RPC proxy in front of the test node: forwards every call, records
 // what the node answered to each eth_sendRawTransaction, and lets a test act
-// just before a raw transaction reaches the node (send a competing one, say).
+// just before a raw transaction reaches the node (send a competing one, say),
+// or answer an eth_call itself (a simulation that lies, as a node behind on
+// state would).
 import { type Server, createServer } from "node:http";
 import type { Hex } from "viem";
 
@@ -21,6 +23,8 @@ export interface RpcProxy {
   sent: SentTransaction[];
   /** Runs before a raw transaction is forwarded; cleared after it ran once. */
   beforeNextSend?: (raw: Hex) => Promise<void>;
+  /** Sees each eth_call's transaction; the result it returns is the answer, the node is not asked. */
+  answerCall?: (call: { to?: Hex; data?: Hex; input?: Hex; gas?: Hex }) => Hex | undefined;
   close(): Promise<void>;
 }
 
@@ -28,6 +32,10 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
   const state: RpcProxy = { url: "", sent: [], close: () => new Promise((r) => server.close(() => r())) };
 
   async function forward(request: RpcRequest): Promise<unknown> {
+    if (request.method === "eth_call" && state.answerCall) {
+      const result = state.answerCall(request.params![0] as { to?: Hex; data?: Hex; input?: Hex; gas?: Hex });
+      if (result !== undefined) return { jsonrpc: "2.0", id: request.id, result };
+    }
     if (request.method === "eth_sendRawTransaction" && state.beforeNextSend) {
       const hook = state.beforeNextSend;
       state.beforeNextSend = undefined;
