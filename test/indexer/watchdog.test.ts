@@ -80,6 +80,8 @@ describe("judge", () => {
 });
 
 describe("watchIndexer with a real indexer", () => {
+  // Three indexer starts (20-40 s each on a loaded host: 119.5 s in all in CI on b7822d1). Its own
+  // phase deadlines, up to about 280 s in all, say which phase hung; vitest's 120 s would cut them short.
   it("restarts an indexer that stopped advancing, and re-syncs one the chain went back under", async () => {
     const s = await deploySystem();
     const dir = mkdtempSync(join(tmpdir(), "zsd-watchdog-"));
@@ -179,5 +181,5 @@ describe("watchIndexer with a real indexer", () => {
       rmSync(dir, { recursive: true, force: true });
       await releaseProver();
     }
-  });
+  }, 360_000);
 });
