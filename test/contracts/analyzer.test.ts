@@ -1,4 +1,4 @@
-// scripts/analyze-contracts.ts, solc's SMTChecker answered by z3. The whole run takes ~20 min
+// scripts/analyze-contracts.ts, solc's SMTChecker answered by z3. The whole run takes ~35 min
 // (npm run analyze:contracts); here a seeded fixture shows that both engines find real violations,
 // and the contracts that finish in seconds are held to contracts/analysis-accepted.json.
 import { spawn } from "node:child_process";
