@@ -20,7 +20,13 @@ import { createTestDatabase } from "@zsd/testkit";
 import { Chain } from "../../api/src/adapters/chain.ts";
 import { TX_GAS_CAP } from "../../api/src/adapters/gas.ts";
 import { loadConfig } from "../../api/src/config.ts";
-import { INSERT_GAS, LeafInserter, insertionGas, readPendingLeaves } from "../../api/src/relay/leaf-inserter.ts";
+import {
+  INSERT_GAS,
+  LeafInserter,
+  type LeafInserterOptions,
+  insertionGas,
+  readPendingLeaves,
+} from "../../api/src/relay/leaf-inserter.ts";
 import { TransactionSender } from "../../api/src/relay/sender.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { type RunningIndexer, startIndexer } from "../../scripts/lib/indexer-process.ts";
@@ -408,8 +414,8 @@ describe("the relay's leaf inserter", () => {
     }
   });
 
-  it("tries an insertion out of gas once more on the queue read again, and says so when it runs out twice", async () => {
-    const before = (await insertions()).length;
+  /** One wallet's own mint whose change leaf the indexer lists as pending. */
+  async function oneListedLeaf() {
     await (
       await ownMint()
     )();
@@ -418,15 +424,25 @@ describe("the relay's leaf inserter", () => {
       (list) => list.length === 1,
       "the indexer to list the leaf",
     );
-    const chain = Chain.load(deploymentFile, proxy.url, 10_000);
-    const sends = proxy.sent.length;
-    const limits: bigint[] = [];
-    // Far below what any insertion takes, every time: nothing is sent, and the pass fails saying why.
-    const starved = new LeafInserter(chain, new TransactionSender(chain, hardhatPrivateKey(4), 30_000), {
+  }
+  /** An inserter of its own on `chain`, sending from account 4, with these options over the usual ones. */
+  const inserterOn = (chain: Chain, options: Partial<LeafInserterOptions>) =>
+    new LeafInserter(chain, new TransactionSender(chain, hardhatPrivateKey(4), 30_000), {
       indexerUrl: indexer.url,
       batchMax: 16,
       batchWaitMs: 0,
       insertMax: 64,
+      ...options,
+    });
+
+  it("tries an insertion out of gas once more on the queue read again, and says so when it runs out twice", async () => {
+    const before = (await insertions()).length;
+    await oneListedLeaf();
+    const chain = Chain.load(deploymentFile, proxy.url, 10_000);
+    const sends = proxy.sent.length;
+    const limits: bigint[] = [];
+    // Far below what any insertion takes, every time: nothing is sent, and the pass fails saying why.
+    const starved = inserterOn(chain, {
       gasLimit: () => (limits.push(60_000n), 60_000n),
     });
     await expect(starved.pass()).rejects.toThrow(/ran out of gas within its computed limit, twice/);
@@ -435,11 +451,7 @@ describe("the relay's leaf inserter", () => {
     // Starved the first time only: the second read of the queue goes with the computed limit.
     let first = true;
     const errors: unknown[] = [];
-    const inserter = new LeafInserter(chain, new TransactionSender(chain, hardhatPrivateKey(4), 30_000), {
-      indexerUrl: indexer.url,
-      batchMax: 16,
-      batchWaitMs: 0,
-      insertMax: 64,
+    const inserter = inserterOn(chain, {
       gasLimit: (count) => (first ? ((first = false), 60_000n) : insertionGas(count)),
       onError: (error) => errors.push(error),
     });
@@ -459,14 +471,7 @@ describe("the relay's leaf inserter", () => {
 
   it("sends once more, on the queue read again, an insertion that ran out of gas when mined", async () => {
     const before = (await insertions()).length;
-    await (
-      await ownMint()
-    )();
-    await eventually(
-      () => readPendingLeaves(indexer.url),
-      (list) => list.length === 1,
-      "the indexer to list the leaf",
-    );
+    await oneListedLeaf();
     const chain = Chain.load(deploymentFile, proxy.url, 10_000);
     const sends = proxy.sent.length;
     // The starved insertion's simulation is told it goes through (a node answering from other state
@@ -481,11 +486,7 @@ describe("the relay's leaf inserter", () => {
     };
     let first = true;
     const errors: unknown[] = [];
-    const inserter = new LeafInserter(chain, new TransactionSender(chain, hardhatPrivateKey(4), 30_000), {
-      indexerUrl: indexer.url,
-      batchMax: 16,
-      batchWaitMs: 0,
-      insertMax: 64,
+    const inserter = inserterOn(chain, {
       gasLimit: (count) => (first ? ((first = false), starved) : insertionGas(count)),
       onError: (error) => errors.push(error),
     });

@@ -31,6 +31,15 @@ interface BreakerRow {
   opened_at: Date | null;
 }
 
+async function register(running: RunningApi, url: string, name: string) {
+  const response = await running.call(
+    "/v1/agents/register",
+    json({ name, webhookUrl: url, events: ["mint.confirmed"], role: "observer" }),
+  );
+  expect(response.status).toBe(201);
+  return (await response.json()) as { agentId: string };
+}
+
 describe("a breaker per agent", () => {
   let storage: Awaited<ReturnType<typeof openStorage>>;
   let api: RunningApi;
@@ -68,14 +77,6 @@ describe("a breaker per agent", () => {
     receiver.received.filter((r) => r.at > from && r.at < to).length;
   const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
 
-  async function register(running: RunningApi, url: string, name: string) {
-    const response = await running.call(
-      "/v1/agents/register",
-      json({ name, webhookUrl: url, events: ["mint.confirmed"], role: "observer" }),
-    );
-    expect(response.status).toBe(201);
-    return (await response.json()) as { agentId: string };
-  }
   async function ping(running: RunningApi, agentId: string) {
     const response = await running.call(`/v1/agents/${agentId}/test`, { method: "POST" });
     expect(response.status).toBe(202);
@@ -240,12 +241,7 @@ describe("an attempt claimed while its breaker was opening", () => {
   });
 
   it("counts as in flight at the opening: the pause is not doubled by its timeout", async () => {
-    const response = await api.call(
-      "/v1/agents/register",
-      json({ name: "opening", webhookUrl: hanging.url, events: ["mint.confirmed"], role: "observer" }),
-    );
-    expect(response.status).toBe(201);
-    const { agentId } = (await response.json()) as { agentId: string };
+    const { agentId } = await register(api, hanging.url, "opening");
     // Two timeouts already counted: the next one opens the breaker.
     await storage.db.query("INSERT INTO webhook_breakers (agent_id, webhook_url, timeouts) VALUES ($1, $2, 2)", [
       agentId,
