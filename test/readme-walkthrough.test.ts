@@ -161,7 +161,7 @@ describe("the README's walkthroughs", () => {
       schema: "zsd_walkthrough",
       port,
     });
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, { MINT_WAIT_MS: "20000", INDEXER_URL: `http://127.0.0.1:${port}` });
     api.worker!.start();
     indexer = await ready;

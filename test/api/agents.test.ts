@@ -64,7 +64,7 @@ describe("compliance agents", () => {
   const logs = captureLogs();
 
   beforeAll(async () => {
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startApi(
       storage.db,
       {
@@ -470,7 +470,7 @@ describe("an agent that keeps failing", () => {
   let receiver: Receiver;
 
   beforeAll(async () => {
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     // The three-day schedule compressed to under three seconds.
     api = await startApi(storage.db, { WEBHOOK_POLL_MS: "20", WEBHOOK_RETRY_SCALE: "0.00001" });
     api.webhooks.start();
@@ -531,7 +531,7 @@ describe("webhook URLs in production", () => {
   let receiver: Receiver;
 
   beforeAll(async () => {
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startApi(storage.db, {
       ENVIRONMENT: "production",
       WEBHOOK_POLL_MS: "20",

@@ -8,7 +8,7 @@ import { RequestAnalytics } from "../../api/src/domain/analytics.ts";
 // most of its CPU (GET /v1/supply fell to 0.34 of bare Express).
 describe("request analytics flush", () => {
   it("writes only the log entries that the per-key trim keeps, and every request still counts", async () => {
-    const storage = await openStorage("pglite");
+    const storage = await openStorage("postgres");
     try {
       await storage.db.query("INSERT INTO accounts (id, name) VALUES ('acct_f', 'f')");
       let rowsWritten = 0;

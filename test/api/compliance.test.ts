@@ -56,7 +56,7 @@ interface Event {
 }
 
 async function setUp(s: System, env: Record<string, string> = {}) {
-  const storage = await openStorage("pglite");
+  const storage = await openStorage("postgres");
   const api = await startRelayApi(s, storage.db, {
     WEBHOOK_POLL_MS: "50",
     WEBHOOK_RETRY_SCALE: "0.001",

@@ -26,7 +26,7 @@ describe("problems that say what is wrong", () => {
   let named: RunningApi;
 
   beforeAll(async () => {
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     // Neither knows the other's base address, as in `npm start`.
     sandbox = await startApi(storage.db);
     production = await startApi(storage.db, { ENVIRONMENT: "production" });

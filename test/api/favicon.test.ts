@@ -7,7 +7,7 @@ describe("favicon", () => {
   let storage: Awaited<ReturnType<typeof openStorage>>;
   let api: RunningApi;
   beforeAll(async () => {
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startApi(storage.db);
   });
   afterAll(async () => {

@@ -192,7 +192,7 @@ describe("governance through the relay", () => {
       databaseUrl: (indexerDb = await createTestDatabase("zsd_indexer")).url,
       schema: "zsd_api_governance",
     });
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, {
       INDEXER_URL: indexer.url,
       GOVERNANCE_DELEGATIONS_PER_DAY: "3",

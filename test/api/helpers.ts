@@ -44,7 +44,14 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-/** A database per storage kind for one test file; dropped by the returned close. */
+/**
+ * A database per storage kind for one test file; dropped by the returned close.
+ * Files take PostgreSQL unless they are about the embedded store: PGlite runs
+ * the database in the test's own process, as WebAssembly, and cost a relay file
+ * about a fifth of its time on two cores. PGlite stays covered by the files
+ * that are about it (webhooks-idle, dashboard forms and accounts) and by the
+ * Python SDK's stack (scripts/test-stack.ts, `npm start`'s defaults).
+ */
 export async function openStorage(storage: Storage): Promise<{ db: Database; close(): Promise<void> }> {
   if (storage === "pglite") {
     const db = await openDatabase({});

@@ -309,7 +309,7 @@ describe("hostile input", () => {
 
   beforeAll(async () => {
     s = await deploySystem();
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     // A budget the sweep cannot exhaust: a 429 would hide what it looks for.
     api = await startRelayApi(
       s,

@@ -114,7 +114,7 @@ describe("the relay's leaf inserter", () => {
       schema: "zsd_leaves",
     });
     proxy = await startRpcProxy(s.rpcUrl);
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(
       s,
       storage.db,

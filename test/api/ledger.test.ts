@@ -39,7 +39,7 @@ describe("ledger read endpoints", () => {
       databaseUrl: (indexerDb = await createTestDatabase("zsd_indexer")).url,
       schema: "zsd_api",
     });
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startApi(storage.db, { INDEXER_URL: indexer.url, RPC_URL: s.rpcUrl, DEPLOYMENT_FILE: deploymentFile });
 
     await s.depositAndMint({

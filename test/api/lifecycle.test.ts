@@ -53,7 +53,7 @@ describe("proof and mint lifecycle", () => {
   beforeAll(async () => {
     // A short root lifetime, so that a test can outlive a proof's root.
     s = await deploySystem({ maxRootAge: BigInt(MAX_ROOT_AGE) });
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, { RATE_LIMIT_SANDBOX: "100000" }, { logger: logs.logger });
   });
   afterAll(async () => {

@@ -51,7 +51,7 @@ describe("mint batches", () => {
 // item every round. A fresh relay each pass, as after a restart or a lease
 // failover, and one dies right after it followed the reverted batch.
 async function attacked(refusedAtFollow: boolean) {
-  const storage = await openStorage("pglite");
+  const storage = await openStorage("postgres");
   closers.push(storage.close);
   const db = storage.db;
   await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk'), ('acct_2', 'attacker')");
@@ -151,7 +151,7 @@ describe("a batch an attacker's item makes revert", () => {
 
 describe("the relay's checks before and after a batch", () => {
   it("takes a verifier's throw for no verdict, and reconciles a mint its own proof made before any verdict", async () => {
-    const storage = await openStorage("pglite");
+    const storage = await openStorage("postgres");
     closers.push(storage.close);
     const db = storage.db;
     await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
@@ -207,7 +207,7 @@ describe("the relay's checks before and after a batch", () => {
   });
 
   it("does not write a replacement over a batch another worker replaced first, nor broadcast it", async () => {
-    const storage = await openStorage("pglite");
+    const storage = await openStorage("postgres");
     closers.push(storage.close);
     const db = storage.db;
     await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
@@ -235,7 +235,7 @@ describe("the relay's checks before and after a batch", () => {
   });
 
   it("simulates a batch WALK_HEADROOM under the limit it sends it with: room for positions filed before its block", async () => {
-    const storage = await openStorage("pglite");
+    const storage = await openStorage("postgres");
     closers.push(storage.close);
     const db = storage.db;
     await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
@@ -271,7 +271,7 @@ describe("the relay's checks before and after a batch", () => {
   });
 
   it("sends alone a mint whose root is about to expire, and batches the others", async () => {
-    const storage = await openStorage("pglite");
+    const storage = await openStorage("postgres");
     closers.push(storage.close);
     const db = storage.db;
     await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
@@ -306,7 +306,7 @@ describe("the relay's checks before and after a batch", () => {
   });
 
   it("fails a mint whose batches reverted as many times as the relay tries one, its proof given back", async () => {
-    const storage = await openStorage("pglite");
+    const storage = await openStorage("postgres");
     closers.push(storage.close);
     const db = storage.db;
     await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
@@ -344,7 +344,7 @@ describe("the relay's checks before and after a batch", () => {
   });
 
   it("replaces a stuck batch one of whose items was minted meanwhile with a batch of the others only", async () => {
-    const storage = await openStorage("pglite");
+    const storage = await openStorage("postgres");
     closers.push(storage.close);
     const db = storage.db;
     await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");
@@ -416,7 +416,7 @@ describe("the relay's checks before and after a batch", () => {
   });
 
   it("counts an item that left a waiting batch (minted by a copy of its proof) as the culprit when the batch reverts: the others go on together", async () => {
-    const storage = await openStorage("pglite");
+    const storage = await openStorage("postgres");
     closers.push(storage.close);
     const db = storage.db;
     await db.query("INSERT INTO accounts (id, name) VALUES ('acct_1', 'desk')");

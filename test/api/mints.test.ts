@@ -16,7 +16,7 @@ describe("mint through the relay", () => {
 
   beforeAll(async () => {
     s = await deploySystem();
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, { MINT_WAIT_MS: "20000" });
   });
   afterAll(async () => {

@@ -112,7 +112,7 @@ describe("the OpenAPI document and /docs", () => {
   let doc: Document;
 
   beforeAll(async () => {
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startApi(storage.db);
     doc = (await (await api.call("/v1/openapi.json", { key: null })).json()) as Document;
   });

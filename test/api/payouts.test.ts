@@ -50,7 +50,7 @@ describe("payouts", () => {
 
   /** Payouts over a fresh database (so each test discovers from the deployment's first block). */
   async function payouts(options: Partial<PayoutOptions> = {}, url = zcashd.url) {
-    const storage = await openStorage("pglite");
+    const storage = await openStorage("postgres");
     storages.push(storage);
     const client = new ZcashdClient(url, { user: zcashd.user, password: zcashd.password });
     const custody = new ZcashdCustody(storage.db, attestor, client, { address: CUSTODY, minConfirmations: 3 });

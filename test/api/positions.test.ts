@@ -49,7 +49,7 @@ describe("positions through the relay", () => {
 
   beforeAll(async () => {
     s = await deploySystem();
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(
       s,
       storage.db,

@@ -25,7 +25,7 @@ describe("proofs", () => {
 
   beforeAll(async () => {
     s = await deploySystem();
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db);
   });
   afterAll(async () => {

@@ -27,7 +27,7 @@ describe("redeem through the relay", () => {
 
   beforeAll(async () => {
     s = await deploySystem();
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, {}, { logger: logs.logger });
     await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 200n * ZSD, recipient: alice.address });
     api.worker!.start();

@@ -13,7 +13,7 @@ describe("rate limits in Redis", () => {
   let b: RunningApi;
 
   beforeAll(async () => {
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     redisA = new Redis(REDIS_URL, { enableOfflineQueue: false });
     redisB = new Redis(REDIS_URL, { enableOfflineQueue: false });
     await Promise.all(

@@ -16,7 +16,7 @@ describe("relay worker at rest", () => {
 
   beforeAll(async () => {
     s = await deploySystem();
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, {
       RELAY_POLL_MS: "20",
       RELAY_IDLE_POLL_MS: "60000",

@@ -21,7 +21,7 @@ describe("relay nonces taken by another sender", () => {
   beforeAll(async () => {
     s = await deploySystem();
     proxy = await startRpcProxy(s.rpcUrl);
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     // One mint a transaction: the second mint's own transaction is what shows the worker not stuck behind the first.
     api = await startRelayApi(s, storage.db, { RPC_URL: proxy.url, RELAY_MINT_BATCH_MAX: "1" });
   });

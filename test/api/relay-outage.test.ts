@@ -61,7 +61,7 @@ describe("relay through an RPC outage", () => {
   beforeAll(async () => {
     s = await deploySystem();
     proxy = await outageProxy(new URL(s.rpcUrl));
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, { RPC_URL: proxy.url, UPSTREAM_TIMEOUT_MS: "500" });
   });
   afterAll(async () => {

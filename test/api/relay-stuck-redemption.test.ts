@@ -21,7 +21,7 @@ describe("stuck relayed redemptions", () => {
   beforeAll(async () => {
     s = await deploySystem();
     proxy = await startRpcProxy(s.rpcUrl);
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, { RPC_URL: proxy.url, RELAY_STUCK_AFTER_MS: "400" });
     await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 200n * ZSD, recipient: alice.address });
   });

@@ -14,7 +14,7 @@ describe("stuck relay transactions", () => {
 
   beforeAll(async () => {
     s = await deploySystem();
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, { RELAY_STUCK_AFTER_MS: "400" });
   });
   afterAll(async () => {

@@ -24,7 +24,7 @@ describe("decoded refusals", () => {
 
   beforeAll(async () => {
     s = await deploySystem();
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db);
     chain = new Chain(s.deployment, s.rpcUrl, 5_000);
     await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 200n * ZSD, recipient: alice.address });

@@ -22,7 +22,7 @@ describe("sandbox deposits and local custody", () => {
 
   beforeAll(async () => {
     s = await deploySystem();
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db);
   });
   afterAll(async () => {

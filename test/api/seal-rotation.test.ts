@@ -21,7 +21,7 @@ describe("seal key rotation through the API", () => {
 
   beforeAll(async () => {
     s = await deploySystem();
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     // Custody holds the key it started with and the one governance will rotate to.
     const keys = [DEV_SEAL_KEY, SECOND_KEY].map((k) => `${k.keyId}:${k.secretKey}`).join(",");
     api = await startRelayApi(s, storage.db, { CUSTODY_SEAL_KEYS: keys });

@@ -32,7 +32,7 @@ describe("note spends relayed in batches", () => {
 
   beforeAll(async () => {
     s = await deploySystem();
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db);
   }, 60_000);
   afterAll(async () => {

@@ -22,7 +22,7 @@ describe("API with zcashd custody", () => {
   beforeAll(async () => {
     s = await deploySystem();
     zcashd = await startZcashdTestServer(CUSTODY);
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, {
       ZCASHD_RPC_URL: zcashd.url,
       ZCASHD_RPC_USER: zcashd.user,

@@ -342,7 +342,7 @@ describe("the sandbox's mailbox (no SMTP_URL: an SMTP capture in the API)", () =
   let storage: Awaited<ReturnType<typeof openStorage>>;
 
   beforeAll(async () => {
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startApi(storage.db);
   });
   afterAll(async () => {

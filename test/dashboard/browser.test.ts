@@ -46,7 +46,7 @@ describe.skipIf(!executablePath && process.env.CI !== "true")("developer dashboa
   beforeAll(async () => {
     if (!executablePath) throw new Error(`browser tests cannot run: ${MISSING}`);
     mkdirSync(SCREENSHOTS, { recursive: true });
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     // Contracts and the local custody, so that the sandbox's deposit simulator records a real deposit.
     system = await deploySystem();
     api = await startRelayApi(system, storage.db, { ANALYTICS_FLUSH_MS: "600000" });

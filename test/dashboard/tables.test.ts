@@ -27,7 +27,7 @@ describe.skipIf(!executablePath && process.env.CI !== "true")("dashboard tables 
   beforeAll(async () => {
     if (!executablePath) throw new Error("no chromium: apt-get install -y chromium, or set CHROMIUM_PATH");
     mkdirSync(SCREENSHOTS, { recursive: true });
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startApi(storage.db);
     await new AccountService(storage.db, 12).setLogin(api.accountId, EMAIL, PASSWORD);
     // Rows as wide as they come: long key names, requests with idempotency keys and long ids, errors,

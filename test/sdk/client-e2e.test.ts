@@ -59,7 +59,7 @@ describe("the SDK and the CLI on the real stack", () => {
       databaseUrl: (indexerDb = await createTestDatabase("zsd_indexer")).url,
       schema: "zsd_sdk",
     });
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, { INDEXER_URL: indexer.url, WEBHOOK_POLL_MS: "50" });
     api.worker!.start();
     api.webhooks.start();

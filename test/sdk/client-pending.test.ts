@@ -54,7 +54,7 @@ describe("a change note queued for the tree, on the real stack", () => {
       databaseUrl: (indexerDb = await createTestDatabase("zsd_indexer")).url,
       schema: "zsd_pending",
     });
-    storage = await openStorage("pglite");
+    storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, { INDEXER_URL: indexer.url });
     zsd = new Zsd(api.secret, { baseUrl: api.url });
   });
