@@ -1,35 +1,35 @@
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
-// The files that took longest in a full run, longest first (CI on b7822d1, on a
-// loaded host; python.test.ts placed by its own run). Two files run at a time:
+// The files that took longest in a full run, longest first (a full run on
+// a43e16b with isolate: false, on a quiet host). Two files run at a time:
 // started last, one of these would leave the other worker idle for minutes at
 // the end. A clean clone has no timings cached for vitest to go by.
 const LONGEST = [
   "test/sdk/client-e2e.test.ts",
   "test/indexer/indexer.test.ts",
-  "test/api/mints.test.ts",
-  "test/api/payouts.test.ts",
-  "test/contracts/books.test.ts",
+  "test/sdk/python.test.ts",
+  "test/contracts/positions.test.ts",
   "test/api/relay-crash.test.ts",
   "test/api/leaf-inserter.test.ts",
-  "test/contracts/invariants.test.ts",
-  "test/api/lifecycle.test.ts",
-  "test/contracts/positions.test.ts",
-  "test/readme-walkthrough.test.ts",
-  "test/api/compliance.test.ts",
+  "test/contracts/books.test.ts",
   "test/api/process.test.ts",
-  "test/api/positions.test.ts",
+  "test/contracts/invariants.test.ts",
+  "test/api/mints.test.ts",
+  "test/api/compliance.test.ts",
   "test/indexer/watchdog.test.ts",
-  "test/api/spend-batch-relay.test.ts",
-  "test/api/ledger.test.ts",
-  "test/api/compliance-races.test.ts",
+  "test/readme-walkthrough.test.ts",
   "test/sdk/client-pending.test.ts",
-  "test/sdk/python.test.ts",
+  "test/api/ledger.test.ts",
+  "test/api/payouts.test.ts",
+  "test/contracts/mint.test.ts",
+  "test/api/spend-batch-relay.test.ts",
+  "test/api/lifecycle.test.ts",
   "test/dashboard/forms.test.ts",
-  "test/dashboard/dev-account.test.ts",
+  "test/api/positions.test.ts",
   "test/indexer/resting-transport.test.ts",
   "test/api/keys-cli.test.ts",
-  "test/api/zcashd-api.test.ts",
+  "test/api/reverts.test.ts",
+  "test/dashboard/dev-account.test.ts",
 ];
 
 export default class LongestFirst extends BaseSequencer {
