@@ -14,7 +14,11 @@ export default defineConfig({
     globalSetup: ["test/helpers/global-setup.ts"],
     sequence: { sequencer: LongestFirst },
     pool: "forks",
-    poolOptions: { forks: { minForks: 1, maxForks: TEST_WORKERS } },
+    // A worker runs its files one after another in one process: each file
+    // imported viem, snarkjs, the API and PGlite anew, 230 s of the suite's time
+    // in all (25 s shared). Files stop what they start in afterAll. (Set here:
+    // vitest 3 reads a project's own isolate only under poolOptions.)
+    poolOptions: { forks: { minForks: 1, maxForks: TEST_WORKERS, isolate: false } },
     projects: [
       {
         test: {
@@ -24,10 +28,6 @@ export default defineConfig({
           exclude: ALONE,
           // Each worker has its own Hardhat node; files in a worker snapshot and revert it.
           sequence: { groupOrder: 0 },
-          // A worker runs its files one after another in one process: each file
-          // imported viem, snarkjs, the API and PGlite anew, 230 s of the suite's
-          // time in all (25 s shared). Files stop what they start in afterAll.
-          isolate: false,
         },
       },
       {
