@@ -230,6 +230,45 @@ describe("redeem through the relay", () => {
     await until(id, ["paid"]);
   });
 
+  it("answers 409, not 422, when the same signed redemption is queued between its nonce check and its envelope check", async () => {
+    // On PostgreSQL two posts of one signed redemption run side by side. This one checks the owner's
+    // nonce, then (through the hook) the other post is queued in full; its envelope then reads as taken.
+    const signed = await body(ZSD);
+    let first: Response | undefined;
+    let race: (() => Promise<void>) | undefined = async () => {
+      first = await api.call("/v1/redeem", json(signed));
+    };
+    const db = storage.db;
+    const hooked = new Proxy(db, {
+      get(target, property) {
+        if (property !== "query") {
+          const value = Reflect.get(target, property) as unknown;
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return async (sql: string, params?: unknown[]) => {
+          const rows = await db.query(sql, params);
+          if (race && /owner_nonce = \$2 AND status <> 'failed'/.test(sql)) {
+            const go = race;
+            race = undefined;
+            await go();
+          }
+          return rows;
+        };
+      },
+    });
+    const late = await startRelayApi(s, hooked);
+    try {
+      const second = await late.call("/v1/redeem", json(signed));
+      expect(race, "the nonce check ran").toBeUndefined();
+      expect(first!.status).toBe(202);
+      expect(second.status).toBe(409);
+      expect(await second.json()).toMatchObject({ code: "redemption_already_submitted" });
+    } finally {
+      await late.close();
+    }
+    await until(((await first!.json()) as { id: string }).id, ["paid"]);
+  });
+
   it("answers 409 for a signed redemption someone already sent on-chain", async () => {
     const signed = await body(ZSD);
     await s.receipt(

@@ -256,11 +256,8 @@ export class RedemptionService {
         "The permit is not the owner's signature of this redemption (amount, address, nonce, deadline).",
       );
     }
-    const [live] = await this.db.query(
-      "SELECT 1 FROM redemption_requests WHERE lower(owner) = lower($1) AND owner_nonce = $2 AND status <> 'failed'",
-      [input.owner, nonce.toString()],
-    );
-    if (live) throw await this.#alreadySubmitted(accountId, input.owner, nonce, false);
+    if (await this.#liveAt(input.owner, nonce))
+      throw await this.#alreadySubmitted(accountId, input.owner, nonce, false);
     // A signature compliance refused stays refused: posting it again is not a way round the review
     // (a new signature at the same nonce is a new request, reviewed as such).
     const [rejected] = await this.db.query<{ id: string; account_id: string }>(
@@ -295,7 +292,13 @@ export class RedemptionService {
       );
     }
     // After the nonce checks, which answer a signature posted again with its own code.
-    await refuseReusedEnvelope(this.db, input.sealedAddress, input.owner, "body.sealedAddress");
+    await refuseReusedEnvelope(this.db, input.sealedAddress, input.owner, "body.sealedAddress").catch(async (error) => {
+      // The same signed redemption posted at the same moment, committed since the check above:
+      // the envelope it carries is this one, and the answer is the 409 of a second post.
+      if (await this.#liveAt(input.owner, nonce))
+        throw await this.#alreadySubmitted(accountId, input.owner, nonce, false);
+      throw error;
+    });
     const id = randomId("red");
     try {
       const row = await this.db.transaction(async (tx) => {
@@ -335,6 +338,15 @@ export class RedemptionService {
       }
       throw error;
     }
+  }
+
+  /** Whether a request here, not failed, holds the owner's nonce. */
+  async #liveAt(owner: string, nonce: bigint): Promise<boolean> {
+    const [live] = await this.db.query(
+      "SELECT 1 FROM redemption_requests WHERE lower(owner) = lower($1) AND owner_nonce = $2 AND status <> 'failed'",
+      [owner, nonce.toString()],
+    );
+    return live !== undefined;
   }
 
   /**
