@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { openStorage } from "./helpers.ts";
+import { openStorage, overriding } from "./helpers.ts";
 import type { Database } from "../../api/src/adapters/db/index.ts";
 import { RequestAnalytics } from "../../api/src/domain/analytics.ts";
 
@@ -13,15 +13,12 @@ describe("request analytics flush", () => {
       await storage.db.query("INSERT INTO accounts (id, name) VALUES ('acct_f', 'f')");
       let rowsWritten = 0;
       // The real database, with the rows each INSERT INTO request_log carries counted.
-      const counted = new Proxy(storage.db, {
-        get(target, prop, receiver) {
-          if (prop !== "query") return Reflect.get(target, prop, receiver);
-          return (sql: string, params?: unknown[]) => {
-            if (sql.includes("INSERT INTO request_log")) rowsWritten += (params?.length ?? 0) / 9;
-            return target.query(sql, params);
-          };
-        },
-      }) as Database;
+      const counted = overriding(storage.db, {
+        query: ((sql: string, params?: unknown[]) => {
+          if (sql.includes("INSERT INTO request_log")) rowsWritten += (params?.length ?? 0) / 9;
+          return storage.db.query(sql, params);
+        }) as Database["query"],
+      });
       const analytics = new RequestAnalytics(counted, { retentionDays: 1, logPerKey: 5, flushMs: 60_000 });
       const keys = ["key_f1", "key_f2"];
       for (let i = 0; i < 3_000; i++)

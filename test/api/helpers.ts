@@ -68,6 +68,19 @@ export async function openStorage(storage: Storage): Promise<{ db: Database; clo
   };
 }
 
+/**
+ * The same database with some of its methods replaced (to count queries, or to
+ * let a rival act at a chosen moment); every other method is the real one.
+ */
+export function overriding(db: Database, overrides: Partial<Pick<Database, "query" | "transaction">>): Database {
+  return new Proxy(db, {
+    get(target, property) {
+      const value = (overrides as Record<PropertyKey, unknown>)[property] ?? Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 export async function startApi(
   db: Database,
   env: Record<string, string> = {},

@@ -7,7 +7,8 @@ import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { releaseProver } from "@zsd/sdk/notes";
 import { DEV_SEAL_KEY, sealAddress, sealBytes, sealKeyFromSecret } from "@zsd/sdk/seal";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
+import { type RunningApi, eventually, json, openStorage, overriding, startRelayApi } from "./helpers.ts";
+import type { Database } from "../../api/src/adapters/db/index.ts";
 import { addressesIn, captureLogs } from "./log-capture.ts";
 
 const { alice, bob } = accounts;
@@ -239,22 +240,16 @@ describe("redeem through the relay", () => {
       first = await api.call("/v1/redeem", json(signed));
     };
     const db = storage.db;
-    const hooked = new Proxy(db, {
-      get(target, property) {
-        if (property !== "query") {
-          const value = Reflect.get(target, property) as unknown;
-          return typeof value === "function" ? value.bind(target) : value;
+    const hooked = overriding(db, {
+      query: (async (sql: string, params?: unknown[]) => {
+        const rows = await db.query(sql, params);
+        if (race && /owner_nonce = \$2 AND status <> 'failed'/.test(sql)) {
+          const go = race;
+          race = undefined;
+          await go();
         }
-        return async (sql: string, params?: unknown[]) => {
-          const rows = await db.query(sql, params);
-          if (race && /owner_nonce = \$2 AND status <> 'failed'/.test(sql)) {
-            const go = race;
-            race = undefined;
-            await go();
-          }
-          return rows;
-        };
-      },
+        return rows;
+      }) as Database["query"],
     });
     const late = await startRelayApi(s, hooked);
     try {

@@ -10,7 +10,7 @@ import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, depositLeaf, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { type RunningApi, json, openStorage, startApi, startRelayApi } from "./helpers.ts";
+import { type RunningApi, json, openStorage, overriding, startApi, startRelayApi } from "./helpers.ts";
 
 const { alice } = accounts;
 const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
@@ -188,20 +188,14 @@ describe("sandbox deposits and local custody", () => {
     const { firstIndex } = await attestor.recordDeposits([{ noteCommitment: commitment, amountZat: 2n * ZEC }]);
     const deposit = { noteCommitment: commitment, amountZat: 2n * ZEC, zcashTxId: `0x${"ab".repeat(32)}` };
     // The other replica writes its line after this one found none, just before this one writes.
-    const racing = new Proxy(storage.db, {
-      get(target, property) {
-        if (property === "transaction") {
-          return async (work: Parameters<typeof target.transaction>[0]) => {
-            await target.query(
-              `INSERT INTO custody_ledger (kind, amount_zat, note_commitment, leaf_index, zcash_txid, tx_hash, public_id)
-               VALUES ('deposit', $1, $2, $3, $4, '0x01', 'dep_otherReplica0000000')`,
-              [String(2n * ZEC), commitment.toString(), Number(firstIndex), deposit.zcashTxId],
-            );
-            return target.transaction(work);
-          };
-        }
-        const value = Reflect.get(target, property, target);
-        return typeof value === "function" ? value.bind(target) : value;
+    const racing = overriding(storage.db, {
+      transaction: async (work) => {
+        await storage.db.query(
+          `INSERT INTO custody_ledger (kind, amount_zat, note_commitment, leaf_index, zcash_txid, tx_hash, public_id)
+           VALUES ('deposit', $1, $2, $3, $4, '0x01', 'dep_otherReplica0000000')`,
+          [String(2n * ZEC), commitment.toString(), Number(firstIndex), deposit.zcashTxId],
+        );
+        return storage.db.transaction(work);
       },
     });
     const [outcome] = await recordDepositBatch(racing, attestor, [deposit]);
