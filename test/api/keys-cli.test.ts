@@ -11,13 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, DirectoryInUseError, openDatabase } from "../../api/src/adapters/db/index.ts";
 import { HOLD_TIMEOUT_MS, LOCK_FILE, SOCKET_PORT, toolDirectory } from "../../api/src/adapters/db/local.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
+import { bundle } from "../helpers/api-bundle.ts";
 import { type RunningApi, startApi } from "./helpers.ts";
 
 const run = promisify(execFile);
-const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 const { DATABASE_URL: _, ...environment } = process.env;
-const keysCli = (directory: string, ...args: string[]) =>
-  run(TSX, ["api/src/cli/keys.ts", ...args], {
+// From its bundle: under tsx each run compiled the API's sources anew.
+const keysCli = async (directory: string, ...args: string[]) =>
+  run(process.execPath, [await bundle("cli/keys.ts"), ...args], {
     cwd: ROOT,
     env: { ...environment, PGLITE_DIRECTORY: directory, LOG_LEVEL: "silent" },
   });

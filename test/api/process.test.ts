@@ -1,6 +1,8 @@
 // The API as its own process: key CLI, start-up validation, graceful shutdown.
-// The API starts from its bundle (built once for the file): under tsx each start
-// compiled it anew, and on a loaded machine that alone outran the 30 s waits.
+// The API and its tools start from bundles (built once for the file): under tsx
+// each start compiled them anew, and on a loaded machine that alone outran the
+// 30 s waits. The tools run on PostgreSQL: on PGlite each run spent seconds of
+// CPU starting the embedded database (keys-cli.test covers the tools on PGlite).
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:net";
@@ -11,10 +13,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../api/src/adapters/db/index.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
-import { apiBundle } from "../helpers/api-bundle.ts";
+import { createTestDatabase } from "@zsd/testkit";
+import { apiBundle, bundle } from "../helpers/api-bundle.ts";
 
 const run = promisify(execFile);
-const TSX = join(ROOT, "node_modules", ".bin", "tsx");
+/** Runs an API tool (api/src/cli/<tool>.ts) from its bundle against the database at `url`. */
+const tool = async (name: string, url: string, args: string[]) =>
+  run(process.execPath, [await bundle(`cli/${name}.ts`), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "silent" },
+  });
 
 describe("API process", () => {
   let dir: string;
@@ -34,57 +42,58 @@ describe("API process", () => {
   });
 
   it("creates, lists and revokes keys from the CLI, showing the secret once", async () => {
-    const env = { ...process.env, PGLITE_DIRECTORY: join(dir, "cli"), LOG_LEVEL: "silent" };
-    const created = await run(TSX, ["api/src/cli/keys.ts", "create", "--env", "production", "--name", "cli app"], {
-      cwd: ROOT,
-      env,
-    });
-    const out = JSON.parse(created.stdout) as { account: string; id: string; secret: string; environment: string };
-    expect(out.secret).toMatch(/^sk_live_[0-9A-Za-z]{48}$/);
-    expect(out.environment).toBe("production");
-    const list = await run(TSX, ["api/src/cli/keys.ts", "list", "--account", out.account], { cwd: ROOT, env });
-    expect(list.stdout).toContain(`${out.id}  sk_live_…${out.secret.slice(-4)}`);
-    expect(list.stdout).not.toContain(out.secret);
-    await run(TSX, ["api/src/cli/keys.ts", "revoke", "--account", out.account, "--key", out.id], { cwd: ROOT, env });
-    expect(
-      (await run(TSX, ["api/src/cli/keys.ts", "list", "--account", out.account], { cwd: ROOT, env })).stdout,
-    ).toContain("REVOKED");
-    await expect(
-      run(TSX, ["api/src/cli/keys.ts", "create", "--env", "staging", "--name", "x"], { cwd: ROOT, env }),
-    ).rejects.toThrow(/--env must be/);
+    const database = await createTestDatabase("zsd_process_keys");
+    try {
+      const keys = (...args: string[]) => tool("keys", database.url, args);
+      const created = await keys("create", "--env", "production", "--name", "cli app");
+      const out = JSON.parse(created.stdout) as { account: string; id: string; secret: string; environment: string };
+      expect(out.secret).toMatch(/^sk_live_[0-9A-Za-z]{48}$/);
+      expect(out.environment).toBe("production");
+      const list = await keys("list", "--account", out.account);
+      expect(list.stdout).toContain(`${out.id}  sk_live_…${out.secret.slice(-4)}`);
+      expect(list.stdout).not.toContain(out.secret);
+      await keys("revoke", "--account", out.account, "--key", out.id);
+      expect((await keys("list", "--account", out.account)).stdout).toContain("REVOKED");
+      await expect(keys("create", "--env", "staging", "--name", "x")).rejects.toThrow(/--env must be/);
+    } finally {
+      await database.drop();
+    }
   });
 
   it("lists payouts and takes an operator's verdict on one held for review from the CLI", async () => {
-    const directory = join(dir, "payouts");
-    const db = await openDatabase({ directory });
-    await db.query(
-      `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, request_tx_hash, status, last_error)
-       VALUES (12, '0xowner', '1', '1000', 'ztestsapling1x', '0xtx', 'review', 'operation forgotten'),
-              (13, '0xowner', '1', '2000', 'ztestsapling1y', '0xtx', 'completed', NULL)`,
-    );
-    await db.close();
-    const env = { ...process.env, PGLITE_DIRECTORY: directory, LOG_LEVEL: "silent" };
-    const cli = (...args: string[]) => run(TSX, ["api/src/cli/payouts.ts", ...args], { cwd: ROOT, env });
-    const review = (await cli("list", "--status", "review")).stdout;
-    expect(review).toContain("12  review  1000 zat → ztestsapling1x");
-    expect(review).not.toContain("13  completed");
-    await expect(cli("resolve", "--redemption", "12", "--paid", "12")).rejects.toThrow(/32-byte Zcash txid/);
-    await expect(cli("resolve", "--redemption", "13", "--unpaid")).rejects.toThrow(/not held for review/);
-    await expect(cli("resolve", "--redemption", "12")).rejects.toThrow(/exactly one of/);
-    // The txid as the wallet prints it (display form); the chain takes it byte-reversed (internal form).
-    const printed = `${"01".repeat(16)}${"ef".repeat(16)}`;
-    expect((await cli("resolve", "--redemption", "12", "--paid", printed)).stdout).toContain("settled");
-    expect((await cli("list")).stdout).toContain(
-      `12  settling  1000 zat → ztestsapling1x  attempts 0  txid ${printed}`,
-    );
-    const reopened = await openDatabase({ directory });
+    const database = await createTestDatabase("zsd_process_payouts");
     try {
-      const [row] = await reopened.query<{ zcash_txid: string }>(
-        "SELECT zcash_txid FROM payouts WHERE redemption_id = 12",
+      const db = await openDatabase({ url: database.url });
+      await db.query(
+        `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, request_tx_hash, status, last_error)
+         VALUES (12, '0xowner', '1', '1000', 'ztestsapling1x', '0xtx', 'review', 'operation forgotten'),
+                (13, '0xowner', '1', '2000', 'ztestsapling1y', '0xtx', 'completed', NULL)`,
       );
-      expect(row!.zcash_txid).toBe(`0x${"ef".repeat(16)}${"01".repeat(16)}`);
+      await db.close();
+      const cli = (...args: string[]) => tool("payouts", database.url, args);
+      const review = (await cli("list", "--status", "review")).stdout;
+      expect(review).toContain("12  review  1000 zat → ztestsapling1x");
+      expect(review).not.toContain("13  completed");
+      await expect(cli("resolve", "--redemption", "12", "--paid", "12")).rejects.toThrow(/32-byte Zcash txid/);
+      await expect(cli("resolve", "--redemption", "13", "--unpaid")).rejects.toThrow(/not held for review/);
+      await expect(cli("resolve", "--redemption", "12")).rejects.toThrow(/exactly one of/);
+      // The txid as the wallet prints it (display form); the chain takes it byte-reversed (internal form).
+      const printed = `${"01".repeat(16)}${"ef".repeat(16)}`;
+      expect((await cli("resolve", "--redemption", "12", "--paid", printed)).stdout).toContain("settled");
+      expect((await cli("list")).stdout).toContain(
+        `12  settling  1000 zat → ztestsapling1x  attempts 0  txid ${printed}`,
+      );
+      const reopened = await openDatabase({ url: database.url });
+      try {
+        const [row] = await reopened.query<{ zcash_txid: string }>(
+          "SELECT zcash_txid FROM payouts WHERE redemption_id = 12",
+        );
+        expect(row!.zcash_txid).toBe(`0x${"ef".repeat(16)}${"01".repeat(16)}`);
+      } finally {
+        await reopened.close();
+      }
     } finally {
-      await reopened.close();
+      await database.drop();
     }
   });
 

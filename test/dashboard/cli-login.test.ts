@@ -1,30 +1,29 @@
 // One account behind the CLI and the dashboard: a key made with `npm run keys`
 // for a new account, a sign-in given to that account with `keys login`, and
-// the dashboard showing the CLI's key to whoever signs in with it.
+// the dashboard showing the CLI's key to whoever signs in with it. The CLI runs
+// from its bundle on PostgreSQL: under tsx on PGlite each of its four runs spent
+// seconds of CPU compiling and starting the embedded database.
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../api/src/adapters/db/index.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
+import { createTestDatabase } from "@zsd/testkit";
+import { bundle } from "../helpers/api-bundle.ts";
 import { type RunningApi, startApi } from "../api/helpers.ts";
 import { FormClient } from "./client.ts";
 
-const TSX = join(ROOT, "node_modules", ".bin", "tsx");
-const { DATABASE_URL: _, ...environment } = process.env;
-
-/** The key CLI on a PGlite directory, with `stdin` as its standard input. */
-function keysCli(
-  directory: string,
+/** The key CLI on the database at `url`, with `stdin` as its standard input. */
+async function keysCli(
+  url: string,
   args: string[],
   stdin = "",
 ): Promise<{ code: number; stdout: string; stderr: string }> {
+  const cli = await bundle("cli/keys.ts");
   return new Promise((resolve) => {
     const child = execFile(
-      TSX,
-      ["api/src/cli/keys.ts", ...args],
-      { cwd: ROOT, env: { ...environment, PGLITE_DIRECTORY: directory, LOG_LEVEL: "silent" } },
+      process.execPath,
+      [cli, ...args],
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "silent" } },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
     child.stdin!.end(stdin);
@@ -32,38 +31,38 @@ function keysCli(
 }
 
 describe("keys login: a CLI-made account signs in to the dashboard", () => {
-  let dir: string;
-  let directory: string;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let url: string;
 
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), "zsd-cli-login-"));
-    directory = join(dir, "api");
+  beforeAll(async () => {
+    database = await createTestDatabase("zsd_cli_login");
+    url = database.url;
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => database?.drop());
 
   it("gives the account a login from standard input and shows its CLI key on the dashboard", async () => {
-    const created = await keysCli(directory, ["create", "--env", "sandbox", "--name", "ops script"]);
+    const created = await keysCli(url, ["create", "--env", "sandbox", "--name", "ops script"]);
     expect(created.code, created.stderr).toBe(0);
     const { account, id } = JSON.parse(created.stdout) as { account: string; id: string };
 
-    const short = await keysCli(directory, ["login", "--account", account, "--email", "ops@example.com"], "short\n");
+    const short = await keysCli(url, ["login", "--account", account, "--email", "ops@example.com"], "short\n");
     expect(short.code).toBe(2);
     expect(short.stderr).toContain("12 to 256 characters");
     const unknown = await keysCli(
-      directory,
+      url,
       ["login", "--account", "acct_nonexistent000000", "--email", "ops@example.com"],
       "a long enough password\n",
     );
     expect(unknown.code).toBe(2);
     const login = await keysCli(
-      directory,
+      url,
       ["login", "--account", account, "--email", "Ops@Example.com"],
       "a long enough password\n",
     );
     expect(login.code, login.stderr).toBe(0);
     expect(login.stdout).toContain(`${account} signs in to /dashboard as ops@example.com`);
 
-    const db = await openDatabase({ directory });
+    const db = await openDatabase({ url });
     let api: RunningApi | undefined;
     try {
       api = await startApi(db);

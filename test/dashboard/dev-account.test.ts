@@ -9,18 +9,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
 import { DEV_ACCOUNT_EMAIL, type DevAccount, provisionDevAccount } from "../../api/src/cli/dev-account.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
+import { bundle } from "../helpers/api-bundle.ts";
 import { type RunningApi, startApi } from "../api/helpers.ts";
 import { FormClient } from "./client.ts";
 
-const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 const { DATABASE_URL: _, ...environment } = process.env;
 
-/** `npm run keys -- …` on a PGlite directory (through the API's socket when one holds it). */
-function keysCli(directory: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/**
+ * `npm run keys -- …` on a PGlite directory (through the API's socket when one holds it), from its
+ * bundle: under tsx each run compiled the API's sources anew.
+ */
+async function keysCli(directory: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const cli = await bundle("cli/keys.ts");
   return new Promise((resolve) => {
     execFile(
-      TSX,
-      ["api/src/cli/keys.ts", ...args],
+      process.execPath,
+      [cli, ...args],
       { cwd: ROOT, env: { ...environment, PGLITE_DIRECTORY: directory, LOG_LEVEL: "silent" } },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );

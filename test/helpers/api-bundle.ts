@@ -1,6 +1,7 @@
-// The API as one JavaScript file, for tests that start it as a process many
-// times: `node --import tsx api/src/index.ts` compiles the API on every start
-// (seconds each on a loaded machine); the bundle is built once per test file.
+// The API (or one of its command-line tools) as one JavaScript file, for tests
+// that start it as a process many times: `tsx api/src/index.ts` compiles the
+// API on every start (seconds of CPU each, more on a loaded machine); a bundle
+// is built once per test process.
 //
 // The repository's TypeScript (the API and the workspace packages it imports)
 // is bundled; every npm package stays outside, imported by the absolute path
@@ -12,23 +13,29 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ROOT } from "../../scripts/lib/paths.ts";
 
-let built: Promise<string> | undefined;
+const built = new Map<string, Promise<string>>();
 
 /** Builds api/src/index.ts into api/dist/ (once per test process) and returns the file's path. */
 export function apiBundle(): Promise<string> {
-  built ??= build();
-  return built;
+  return bundle("index.ts");
 }
 
-async function build(): Promise<string> {
+/** Builds `api/src/<entry>` (a tool such as "cli/keys.ts") as apiBundle does, once per test process. */
+export function bundle(entry: string): Promise<string> {
+  let file = built.get(entry);
+  if (!file) built.set(entry, (file = build(entry)));
+  return file;
+}
+
+async function build(entry: string): Promise<string> {
   const { build: esbuild } = await import("esbuild");
   // Under api/ so that Node finds what the bundle imports where the API would.
   const dir = join(ROOT, "api", "dist");
   mkdirSync(dir, { recursive: true });
-  const outfile = join(dir, `test-api-${process.pid}.mjs`);
+  const outfile = join(dir, `test-${entry.replace(/\.ts$/, "").replaceAll("/", "-")}-${process.pid}.mjs`);
   process.once("exit", () => rmSync(outfile, { force: true }));
   await esbuild({
-    entryPoints: [join(ROOT, "api", "src", "index.ts")],
+    entryPoints: [join(ROOT, "api", "src", entry)],
     outfile,
     bundle: true,
     platform: "node",
