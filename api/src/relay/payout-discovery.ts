@@ -52,8 +52,22 @@ export async function discoverPayouts(db: Database, chain: Chain, options: Disco
       continue;
     }
     await db.transaction(async (tx) => {
+      // A payout recorded by an earlier pass keeps its row (the insert below does nothing for it): its
+      // envelope is not opened again. Opening costs milliseconds of CPU, and the rescanned blocks hold
+      // every recent redemption, pass after pass.
+      const recorded = new Set(
+        events.length === 0
+          ? []
+          : (
+              await tx.query<{ id: string }>(
+                "SELECT redemption_id::text AS id FROM payouts WHERE redemption_id = ANY($1::numeric[])",
+                [events.map((e) => e.args.id!.toString())],
+              )
+            ).map((row) => row.id),
+      );
       for (const e of events) {
         const a = e.args;
+        if (recorded.has(a.id!.toString())) continue;
         const opened = await openPayout(tx, options.sealed, a.id!, a.owner!, a.sealedAddress!, a.sealedAddressHash!);
         const rows = await tx.query(
           `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, sealed_address_hash,
