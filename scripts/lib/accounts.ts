@@ -4,8 +4,13 @@ import { type HDAccount, mnemonicToAccount } from "viem/accounts";
 /** Hardhat's well-known development mnemonic: local chains only, never real funds. */
 export const HARDHAT_MNEMONIC = "test test test test test test test test test test test junk";
 
+const derived = new Map<number, HDAccount>();
+
+/** Development account `index`; derived once per process (each derivation runs PBKDF2 over the mnemonic). */
 export function hardhatAccount(index: number): HDAccount {
-  return mnemonicToAccount(HARDHAT_MNEMONIC, { addressIndex: index });
+  let account = derived.get(index);
+  if (!account) derived.set(index, (account = mnemonicToAccount(HARDHAT_MNEMONIC, { addressIndex: index })));
+  return account;
 }
 
 /** The private key of a Hardhat development account, for services that sign (attestor, relayer). */
