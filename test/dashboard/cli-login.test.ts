@@ -3,32 +3,16 @@
 // the dashboard showing the CLI's key to whoever signs in with it. The CLI runs
 // from its bundle on PostgreSQL: under tsx on PGlite each of its four runs spent
 // seconds of CPU compiling and starting the embedded database.
-import { execFile } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../api/src/adapters/db/index.ts";
-import { ROOT } from "../../scripts/lib/paths.ts";
 import { createTestDatabase } from "@zsd/testkit";
-import { bundle } from "../helpers/api-bundle.ts";
+import { runTool } from "../helpers/api-bundle.ts";
 import { type RunningApi, startApi } from "../api/helpers.ts";
 import { FormClient } from "./client.ts";
 
 /** The key CLI on the database at `url`, with `stdin` as its standard input. */
-async function keysCli(
-  url: string,
-  args: string[],
-  stdin = "",
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const cli = await bundle("cli/keys.ts");
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [cli, ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "silent" } },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-    child.stdin!.end(stdin);
-  });
-}
+const keysCli = (url: string, args: string[], stdin = "") =>
+  runTool("keys", args, { ...process.env, DATABASE_URL: url }, stdin);
 
 describe("keys login: a CLI-made account signs in to the dashboard", () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;

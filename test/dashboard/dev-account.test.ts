@@ -1,15 +1,13 @@
 // `npm start`'s one account: the sandbox key it prints and the dashboard
 // sign-in it prints belong to the same account, and `npm run keys -- list`
 // needs no --account on the dev stack.
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
 import { DEV_ACCOUNT_EMAIL, type DevAccount, provisionDevAccount } from "../../api/src/cli/dev-account.ts";
-import { ROOT } from "../../scripts/lib/paths.ts";
-import { bundle } from "../helpers/api-bundle.ts";
+import { runTool } from "../helpers/api-bundle.ts";
 import { type RunningApi, startApi } from "../api/helpers.ts";
 import { FormClient } from "./client.ts";
 
@@ -19,17 +17,8 @@ const { DATABASE_URL: _, ...environment } = process.env;
  * `npm run keys -- …` on a PGlite directory (through the API's socket when one holds it), from its
  * bundle: under tsx each run compiled the API's sources anew.
  */
-async function keysCli(directory: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const cli = await bundle("cli/keys.ts");
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [cli, ...args],
-      { cwd: ROOT, env: { ...environment, PGLITE_DIRECTORY: directory, LOG_LEVEL: "silent" } },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const keysCli = (directory: string, args: string[]) =>
+  runTool("keys", args, { ...environment, PGLITE_DIRECTORY: directory });
 
 describe("the dev stack's one account", () => {
   let dir: string;

@@ -8,6 +8,7 @@
 // it resolves to from the file that imports it (so each workspace keeps its
 // own versions). Each file's import.meta.url is its source file's, so paths
 // relative to a source file (circuits, assets) still point where they did.
+import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -25,6 +26,28 @@ export function bundle(entry: string): Promise<string> {
   let file = built.get(entry);
   if (!file) built.set(entry, (file = build(entry)));
   return file;
+}
+
+/**
+ * Runs the tool api/src/cli/<name>.ts from its bundle in `env` (logs silenced), `stdin` as its standard
+ * input; resolves with its exit code and output, failing or not.
+ */
+export async function runTool(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  stdin = "",
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const file = await bundle(`cli/${name}.ts`);
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [file, ...args],
+      { cwd: ROOT, env: { ...env, LOG_LEVEL: "silent" } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+    child.stdin!.end(stdin);
+  });
 }
 
 async function build(entry: string): Promise<string> {
