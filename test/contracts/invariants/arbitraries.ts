@@ -1,0 +1,108 @@
+// What fast-check draws a sequence from: every step with the ranges of its arguments. A step listed
+// twice is drawn twice as often.
+import fc from "fast-check";
+import { ZEC } from "../../helpers/fixtures.ts";
+import { MINTS, TOP_UPS, WITHDRAWALS } from "./constants.ts";
+import type { Caller, Dest, Envelope, RedirectDest } from "./model.ts";
+import type { Step } from "./world.ts";
+import { Deposit, DepositBatch, InsertPending, SpendBatch, type Tamper, WithdrawNote } from "./steps/notes.ts";
+import { Close, Liquidate, Mint, MintBatch, Redistribute, Repay, TopUp, Withdraw } from "./steps/positions.ts";
+import { Redeem, Redirect, Settle, type Size } from "./steps/redemptions.ts";
+import { Edge, GOVERNED, Govern, Price, type Setter } from "./steps/market.ts";
+
+const index = fc.nat({ max: 7 });
+/** Keepers go for the riskiest positions. */
+const riskiest = fc.nat({ max: 2 });
+const dest = fc.constantFrom<Dest>("note", "address", "unpayable");
+const caller = fc.constantFrom<Caller>("owner", "owner", "ownerSig", "stranger", "strangerSig");
+const rarely = fc.nat({ max: 4 }).map((n) => n === 0);
+const bps = (lo: number, hi: number) => fc.integer({ min: lo, max: hi }).map(BigInt);
+export const steps: fc.Arbitrary<Step>[] = [
+  fc.bigInt(1n, 50n * ZEC).map((a) => new Deposit(a)),
+  fc
+    .tuple(fc.array(fc.bigInt(1n, 50n * ZEC), { minLength: 1, maxLength: 5 }), rarely)
+    .map(([amounts, repeat]) => new DepositBatch(amounts, repeat)),
+  fc.nat({ max: MINTS.length - 1 }).map((k) => new Mint(k)),
+  fc.nat({ max: MINTS.length - 1 }).map((k) => new Mint(k)),
+  fc.array(fc.nat({ max: MINTS.length - 1 }), { minLength: 1, maxLength: 4 }).map((ks) => new MintBatch(ks)),
+  fc.nat({ max: TOP_UPS.length - 1 }).map((k) => new TopUp(k)),
+  fc
+    .array(
+      fc.oneof(
+        fc.nat({ max: TOP_UPS.length - 1 }).map((k) => ({ topUp: true, k })),
+        fc.nat({ max: WITHDRAWALS.length - 1 }).map((k) => ({ topUp: false, k })),
+      ),
+      { minLength: 1, maxLength: 4 },
+    )
+    .map((picks) => new SpendBatch(picks)),
+  fc.tuple(index, fc.boolean(), bps(1, 9_999), fc.boolean()).map((a) => new Repay(...a)),
+  fc.tuple(index, fc.oneof(bps(1, 2_000), bps(1, 10_000)), dest, caller).map((a) => new Withdraw(...a)),
+  fc.tuple(index, dest, caller).map((a) => new Close(...a)),
+  fc.tuple(riskiest, dest).map((a) => new Liquidate(...a)),
+  fc.tuple(riskiest, dest).map((a) => new Redistribute(...a)),
+  fc
+    .oneof(
+      fc.tuple(fc.constant<Size>("tiny"), fc.bigInt(1n, 10n ** 13n)),
+      fc.tuple(fc.constant<Size>("small"), bps(1, 500)),
+      fc.tuple(fc.constant<Size>("large"), bps(2_000, 9_000)),
+      fc.tuple(fc.constant<Size>("whole"), fc.constant(0n)),
+      fc.tuple(fc.constant<Size>("over"), fc.constant(0n)),
+    )
+    .chain(([size, raw]) =>
+      fc
+        .tuple(
+          fc.constantFrom<0 | 1 | 2>(0, 1, 2),
+          fc.constantFrom<Envelope>("address", "unpayable", "address", "replay", "foreign", "frontrun"),
+          fc.oneof(fc.constant(0n), bps(1_000, 9_000)),
+        )
+        .map(([who, to, split]) => new Redeem(size, raw, who, to, split)),
+    ),
+  fc
+    .tuple(fc.constantFrom<Size>("small", "large"), bps(1, 9_000), fc.constantFrom<0 | 1 | 2>(0, 1, 2))
+    .map(([size, raw, who]) => new Redeem(size, size === "small" ? (raw % 500n) + 1n : raw, who, "address", 0n)),
+  // Envelopes replayed by their owner or copied onto another's redemption (after the owner's, or
+  // front-running it), on redemptions small enough to go through.
+  fc
+    .tuple(bps(1, 500), fc.constantFrom<0 | 1 | 2>(0, 1, 2), fc.constantFrom<Envelope>("replay", "foreign", "frontrun"))
+    .map(([raw, who, envelope]) => new Redeem("small", raw, who, envelope, 0n)),
+  fc.tuple(index, fc.boolean(), rarely).map((a) => new Settle(...a)),
+  fc.tuple(index, fc.boolean()).map(([i, fail]) => new Settle(i, fail, false)),
+  fc.tuple(index, dest, caller, rarely).map((a) => new Redirect(...a)),
+  fc
+    .tuple(
+      index,
+      fc.constantFrom<RedirectDest>("note", "address", "unpayable", "same"),
+      fc.constantFrom<Caller>("owner", "ownerSig"),
+    )
+    .map((a) => new Redirect(...a, false)),
+  fc.tuple(fc.nat({ max: WITHDRAWALS.length - 1 }), fc.boolean()).map(([k, wrong]) => new WithdrawNote(k, wrong)),
+  // Twice: change is queued by four kinds of step, and inserting it is how it becomes spendable.
+  ...[0, 1].map(() =>
+    fc
+      .tuple(bps(1, 10_000), fc.constantFrom<Tamper>("none", "none", "stale", "stale", "leaf", "gap", "empty"))
+      .map(([share, tamper]) => new InsertPending(share, tamper)),
+  ),
+  fc.oneof(
+    bps(-2_500, 2_500).map((b) => new Price("move", b)),
+    bps(6_000, 8_000).map((b) => new Price("crash", -b)),
+    bps(8_000, 13_000).map((b) => new Price("recover", b)),
+  ),
+  fc
+    .tuple(riskiest, fc.constantFrom<"liquidation" | "100%">("liquidation", "100%"), fc.boolean())
+    .map((a) => new Edge(...a)),
+  // Falls that put the thinner positions under 100% and leave the thicker ones above.
+  bps(-5_000, -3_000).map((b) => new Price("move", b)),
+  fc
+    .constantFrom<Setter>(
+      "setLiquidationBonus",
+      "setRedemptionFee",
+      "setSystemFloorRatio",
+      "setRedistributionReward",
+      "setLiquidationRatio",
+    )
+    .chain((setter) => {
+      const g = GOVERNED[setter];
+      const hi = setter === "setSystemFloorRatio" ? 25_000n : setter === "setLiquidationRatio" ? 16_000n : g.hi;
+      return fc.bigInt(g.lo === 0n ? 0n : g.lo - 1_000n, hi + hi / 4n).map((v) => new Govern(setter, v));
+    }),
+];

@@ -1,0 +1,204 @@
+// The chain side: sending a step's transaction and naming how it reverted, reading every total
+// and position the checks compare with the model, and the few moves a step needs to be possible.
+import {
+  type Address,
+  type Hex,
+  type TransactionReceipt,
+  BaseError,
+  ContractFunctionRevertedError,
+  decodeErrorResult,
+  encodeAbiParameters,
+  keccak256,
+} from "viem";
+import { expect } from "vitest";
+import { ALL_ERRORS } from "../../helpers/fixtures.ts";
+import { BPS, ZAT_PRICE_TO_USD18, min } from "./constants.ts";
+import type { Context } from "./context.ts";
+import { count } from "./stats.ts";
+
+interface PositionView {
+  owner: Address;
+  status: number;
+  collateralZat: bigint;
+  debt: bigint;
+}
+export interface Params {
+  minCollateralRatioBps: bigint;
+  liquidationRatioBps: bigint;
+  liquidationBonusBps: bigint;
+  systemFloorRatioBps: bigint;
+  redistributionRewardBps: bigint;
+  redemptionFeeBps: bigint;
+}
+export interface Chain {
+  held: bigint;
+  unminted: bigint;
+  backing: bigint;
+  free: bigint;
+  pending: bigint;
+  supply: bigint;
+  debt: bigint;
+  payoutCount: bigint;
+  price: bigint;
+  epoch: bigint;
+  params: Params;
+  positions: PositionView[];
+  /** The registry's queue of leaves waiting for the tree (its counters and chain), and the tree. */
+  queuedCount: bigint;
+  insertedCount: bigint;
+  pendingCount: bigint;
+  chainTip: Hex;
+  root: bigint;
+  treeSize: bigint;
+}
+
+const LOW_192 = (1n << 192n) - 1n;
+/** The registry's chain over every leaf ever queued: from the empty queue's word (1), each link keccak's low 192 bits. */
+export const queueChain = (leaves: readonly bigint[]): Hex =>
+  leaves.reduce<Hex>(
+    (h, leaf) => {
+      const link = BigInt(keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "uint256" }], [h, leaf])));
+      return `0x${(link & LOW_192).toString(16).padStart(64, "0")}`;
+    },
+    `0x${"0".repeat(63)}1`,
+  );
+
+export type Outcome = { ok: true; receipt: TransactionReceipt } | { ok: false; error: string };
+
+/** The custom error's name a call reverted with, decoded with every contract's errors. */
+function revertName(error: unknown): string {
+  if (!(error instanceof BaseError)) throw error;
+  const reverted = error.walk((e) => e instanceof ContractFunctionRevertedError);
+  if (!(reverted instanceof ContractFunctionRevertedError)) throw error;
+  const decoded =
+    reverted.data ?? (reverted.raw ? decodeErrorResult({ abi: ALL_ERRORS, data: reverted.raw }) : undefined);
+  if (!decoded?.errorName) throw error;
+  return decoded.errorName;
+}
+
+export const minterDomain = ({ s }: Context) => ({ chainId: s.chainId, verifyingContract: s.read.minter.address });
+export const deadline = async ({ s }: Context) => (await s.publicClient.getBlock()).timestamp + 3600n;
+
+export async function send({ s }: Context, write: () => Promise<Hex>): Promise<Outcome> {
+  let hash: Hex;
+  try {
+    hash = await write();
+  } catch (error) {
+    return { ok: false, error: revertName(error) };
+  }
+  const receipt = await s.receipt(hash);
+  if (receipt.status !== "success") return { ok: false, error: "reverted" };
+  return { ok: true, receipt };
+}
+
+export async function simulate(call: () => Promise<unknown>): Promise<string | null> {
+  try {
+    await call();
+    return null;
+  } catch (error) {
+    return revertName(error);
+  }
+}
+
+/** Asserts the outcome is the predicted error (or success when null). */
+export function expectOutcome(
+  label: string,
+  outcome: Outcome,
+  expected: string | null,
+): outcome is Outcome & { ok: true } {
+  count(`${label.split("(")[0]}: ${outcome.ok ? "ok" : outcome.error}`);
+  expect(outcome.ok ? null : outcome.error, `${label}: outcome`).toBe(expected);
+  return outcome.ok;
+}
+
+export async function read({ s }: Context): Promise<Chain> {
+  const r = s.read;
+  const [held, unminted, backing, free, pending, supply, debt, n, payoutCount, round, epoch] = await Promise.all([
+    r.registry.read.totalCollateralZat(),
+    r.registry.read.unmintedZat(),
+    r.minter.read.backingCollateralZat(),
+    r.minter.read.freeCollateralZat(),
+    r.redemptions.read.pendingZatDue(),
+    r.token.read.totalSupply(),
+    r.minter.read.totalDebt(),
+    r.minter.read.positionCount(),
+    r.redemptions.read.redemptionCount(),
+    r.oracle.read.latestRoundData(),
+    r.minter.read.epoch(),
+  ]);
+  const [queuedCount, insertedCount, pendingCount, root, treeSize] = await Promise.all([
+    r.registry.read.queuedCount(),
+    r.registry.read.insertedCount(),
+    r.registry.read.pendingCount(),
+    r.registry.read.root(),
+    r.registry.read.size(),
+  ]);
+  const [params, positions] = await Promise.all([
+    Promise.all([
+      r.minter.read.minCollateralRatioBps(),
+      r.minter.read.liquidationRatioBps(),
+      r.minter.read.liquidationBonusBps(),
+      r.minter.read.systemFloorRatioBps(),
+      r.minter.read.redistributionRewardBps(),
+      r.redemptions.read.redemptionFeeBps(),
+    ]),
+    Promise.all(Array.from({ length: Number(n) }, (_, i) => r.minter.read.getPosition([BigInt(i + 1)]))),
+  ]);
+  const [minCollateralRatioBps, liquidationRatioBps, liquidationBonusBps, systemFloorRatioBps, rewardBps, feeBps] =
+    params;
+  return {
+    held,
+    unminted,
+    backing,
+    free,
+    pending,
+    supply,
+    debt,
+    payoutCount,
+    price: round[1],
+    epoch: BigInt(epoch),
+    params: {
+      minCollateralRatioBps,
+      liquidationRatioBps,
+      liquidationBonusBps,
+      systemFloorRatioBps,
+      redistributionRewardBps: rewardBps,
+      redemptionFeeBps: feeBps,
+    },
+    positions: positions.map((p) => ({ ...p, status: Number(p.status) })),
+    queuedCount,
+    insertedCount,
+    pendingCount,
+    chainTip: await r.registry.read.chainAt([queuedCount]),
+    root,
+    treeSize,
+  };
+}
+
+/** Moves ZSD from the other holders to `to` until it holds `amount` (a market, in short). */
+export async function gather({ s, owners }: Context, to: Address, amount: bigint) {
+  const balance = (a: Address) => s.read.token.read.balanceOf([a]);
+  let have = await balance(to);
+  if (have >= amount) return;
+  const holders = [...owners.values()].filter((a) => a.address !== to);
+  const balances = await Promise.all(holders.map((a) => balance(a.address)));
+  for (const [i, holder] of holders.entries()) {
+    if (have >= amount) break;
+    const give = min(balances[i]!, amount - have);
+    if (give === 0n) continue;
+    await s.receipt(await s.as(holder).token.write.transfer([to, give]));
+    have += give;
+  }
+  expect(have >= amount, `gather ${amount} for ${to}`).toBe(true);
+}
+
+export const value = (c: Chain, zat: bigint) => zat * c.price * ZAT_PRICE_TO_USD18;
+
+/** Recovery mode for exits, as the minter computes it. */
+export function exitError(c: Chain, collateralOut: bigint, debtOut: bigint): string | null {
+  const backingAfter = c.backing - min(collateralOut, c.backing);
+  const debtAfter = c.debt - debtOut;
+  if (debtAfter === 0n || backingAfter * c.debt >= c.backing * debtAfter) return null;
+  if (value(c, backingAfter) * BPS < debtAfter * c.params.systemFloorRatioBps) return "SystemRatioTooLow";
+  return null;
+}

@@ -1,0 +1,224 @@
+// Steps on notes: deposits (one by one or batched by the attestor), note withdrawals, top-ups and
+// withdrawals spent in one batch, and change and released notes inserted from the queue by anyone.
+import { parseEventLogs, zeroAddress } from "viem";
+import { expect } from "vitest";
+import { collateralRegistryAbi } from "@zsd/sdk/abis";
+import { DepositTree, createNote, depositLeaf, noteCommitment, registryLeaves } from "@zsd/sdk";
+import { STATUS, attestor, carol, relayer } from "../constants.ts";
+import { expectOutcome, send } from "../chain.ts";
+import { type Expected, type Model, released } from "../model.ts";
+import { count } from "../stats.ts";
+import { Step, type World } from "../world.ts";
+
+export class Deposit extends Step {
+  constructor(readonly amountZat: bigint) {
+    super();
+  }
+  toString() {
+    return `Deposit(${this.amountZat})`;
+  }
+  async run(m: Model, w: World) {
+    const { s } = w.ctx;
+    await w.step(m, this.toString(), async () => {
+      await s.deposit(createNote(), this.amountZat);
+      count("Deposit: ok");
+      m.held += this.amountZat;
+      m.unminted += this.amountZat;
+      return new Map();
+    });
+  }
+}
+
+/**
+ * The attestor records deposits in one batch (recordDeposits: the total only).
+ * With `repeat`, the batch holds its first leaf twice: refused as a second
+ * claim on the same ZEC, and nothing moves.
+ */
+export class DepositBatch extends Step {
+  constructor(
+    readonly amounts: bigint[],
+    readonly repeat: boolean,
+  ) {
+    super();
+  }
+  toString() {
+    return `DepositBatch(${this.amounts.join(", ")}${this.repeat ? ", repeated" : ""})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    await w.step(m, this.toString(), async () => {
+      const leaves = this.amounts.map((a) => depositLeaf(a, noteCommitment(createNote())));
+      if (this.repeat) leaves.push(leaves[0]!);
+      const total = this.amounts.reduce((a, b) => a + b, 0n) + (this.repeat ? this.amounts[0]! : 0n);
+      const outcome = await send(ctx, () => s.as(attestor).registry.write.recordDeposits([leaves, total]));
+      if (!expectOutcome(this.toString(), outcome, this.repeat ? "DepositAlreadyRecorded" : null)) {
+        return new Map();
+      }
+      m.held += total;
+      m.unminted += total;
+      return new Map();
+    });
+  }
+}
+
+export class WithdrawNote extends Step {
+  constructor(
+    readonly k: number,
+    readonly wrongOwner: boolean,
+  ) {
+    super();
+  }
+  toString() {
+    return `WithdrawNote(${this.k}${this.wrongOwner ? ", wrong owner" : ""})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    await w.step(m, this.toString(), async () => {
+      const p = ctx.withdrawals[this.k]!;
+      const owner = this.wrongOwner ? carol.address : p.owner.address;
+      let expected: string | null = null;
+      if (m.spent.has(`withdraw${this.k}`)) expected = "NullifierAlreadySpent";
+      else if (this.wrongOwner) expected = "InvalidProof";
+      const outcome = await send(ctx, () =>
+        s.as(relayer).minter.write.withdrawNote([p.proof, p.spend, p.sealedAddress, owner]),
+      );
+      if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+      m.spent.add(`withdraw${this.k}`);
+      m.unminted -= p.floorZat;
+      if (p.spend.changeLeaf !== 0n) m.queued.push(p.spend.changeLeaf);
+      released(ctx, m, p.owner.address, p.floorZat, { sealedAddress: p.sealedAddress, noteCommitment: 0n });
+      return new Map();
+    });
+  }
+}
+
+/**
+ * Top-ups and note withdrawals sent together (spendBatch): refused at the first item a single
+ * call would refuse (a closed position, a nullifier spent before or earlier in the batch);
+ * else each item moves the books as its single call would, change queued in item order.
+ */
+export class SpendBatch extends Step {
+  constructor(readonly picks: { topUp: boolean; k: number }[]) {
+    super();
+  }
+  toString() {
+    return `SpendBatch(${this.picks.map((p) => `${p.topUp ? "topUp" : "withdraw"}${p.k}`).join(", ")})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    await w.step(m, this.toString(), async (c) => {
+      const items = this.picks.map(({ topUp, k }) => {
+        const p = topUp ? ctx.topUps[k]! : ctx.withdrawals[k]!;
+        const key = `${topUp ? "topUp" : "withdraw"}${k}`;
+        const positionId = topUp ? BigInt(k + 1) : 0n;
+        return { p, key, positionId, owner: topUp ? zeroAddress : p.owner.address };
+      });
+      let expected: string | null = null;
+      const seen = new Set<string>();
+      for (const { key, positionId } of items) {
+        if (positionId !== 0n && c.positions[Number(positionId) - 1]?.status !== STATUS.Open) {
+          expected = "PositionNotOpen";
+        } else if (m.spent.has(key) || seen.has(key)) expected = "NullifierAlreadySpent";
+        if (expected) break;
+        seen.add(key);
+      }
+      const outcome = await send(ctx, () =>
+        s.as(relayer).minter.write.spendBatch([
+          items.map(({ p }) => p.proof),
+          items.map(({ p, positionId, owner }) => ({
+            spend: p.spend,
+            positionId,
+            sealedAddress: positionId === 0n ? p.sealedAddress : "0x",
+            owner,
+          })),
+        ]),
+      );
+      if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+      const changes = new Map<bigint, Expected>();
+      for (const { p, key, positionId } of items) {
+        m.spent.add(key);
+        m.unminted -= p.floorZat;
+        if (p.spend.changeLeaf !== 0n) m.queued.push(p.spend.changeLeaf);
+        if (positionId === 0n) {
+          released(ctx, m, p.owner.address, p.floorZat, { sealedAddress: p.sealedAddress, noteCommitment: 0n });
+          continue;
+        }
+        const position = c.positions[Number(positionId) - 1]!;
+        changes.set(positionId, {
+          status: STATUS.Open,
+          collateral: position.collateralZat + p.floorZat,
+          debt: position.debt,
+        });
+      }
+      return changes;
+    });
+  }
+}
+
+export type Tamper = "none" | "stale" | "leaf" | "gap" | "empty";
+/**
+ * Anyone inserts the first `shareBps` of the queued change leaves (at least
+ * one) with one walk: the root becomes the reference LeanIMT's over every
+ * leaf the registry's events name, the rest stays queued, and no total
+ * moves. A stretch read before an earlier insertion ("stale": it starts two
+ * below the head) goes through, skipping what went in; leaves that are not
+ * the queued ones, a stretch starting past the head, or none at all are
+ * refused, and nothing moves.
+ */
+export class InsertPending extends Step {
+  constructor(
+    readonly shareBps: bigint,
+    readonly tamper: Tamper,
+  ) {
+    super();
+  }
+  toString() {
+    return `InsertPending(${this.shareBps}${this.tamper === "none" ? "" : `, ${this.tamper}`})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    await w.step(m, this.toString(), async (c) => {
+      const head = m.head;
+      const pending = m.queued.length - head;
+      const n = Math.max(1, Math.ceil((pending * Number(this.shareBps)) / 10_000));
+      const end = Math.min(head + n, m.queued.length);
+      let from = head;
+      if (this.tamper === "stale") from = Math.max(0, head - 2);
+      if (this.tamper === "gap") from = head + 1;
+      let list = m.queued.slice(from, Math.max(from, end));
+      if (this.tamper === "empty") list = [];
+      if (this.tamper === "leaf" && list.length > 0) list[list.length - 1] = list.at(-1)! + 1n;
+      let expected: string | null = null;
+      if (from > head || from + list.length <= head) expected = "InvalidPendingRange";
+      else if (this.tamper === "leaf") expected = "PendingLeavesMismatch";
+      const outcome = await send(ctx, () => s.as(carol).registry.write.insertPendingLeaves([BigInt(from), list]));
+      if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+      const inserted = m.queued.slice(head, from + list.length);
+      m.head = from + list.length;
+      const [event] = parseEventLogs({
+        abi: collateralRegistryAbi,
+        logs: outcome.receipt.logs,
+        eventName: "PendingLeavesInserted",
+      });
+      // Change and released notes are fresh notes: none is in the tree already, so none is dropped.
+      expect(event?.args, `${this.toString()}: event`).toMatchObject({
+        firstIndex: c.treeSize,
+        leaves: inserted,
+        consumed: BigInt(inserted.length),
+      });
+      const events = await s.publicClient.getContractEvents({
+        address: s.read.registry.address,
+        abi: collateralRegistryAbi,
+        fromBlock: 0n,
+      });
+      const tree = new DepositTree(registryLeaves(events));
+      expect(await s.read.registry.read.root(), `${this.toString()}: root`).toBe(tree.root);
+      expect(event?.args.root, `${this.toString()}: event root`).toBe(tree.root);
+      return new Map();
+    });
+  }
+}

@@ -1,0 +1,392 @@
+// Steps on positions: opening them (one mint or a batch), topping up, repaying, withdrawing and
+// closing (by the owner, by signature, or refused to a stranger), and the keepers' liquidations and
+// redistributions of the riskiest.
+import { parseEventLogs } from "viem";
+import { expect } from "vitest";
+import { stableMinterAbi } from "@zsd/sdk/abis";
+import { closeTypedData, repayTypedData, withdrawCollateralTypedData } from "@zsd/sdk";
+import { BPS, STATUS, ZAT_PRICE_TO_USD18, alice, bob, carol, relayer, max, min } from "../constants.ts";
+import { keyOf } from "../context.ts";
+import { deadline, exitError, expectOutcome, gather, minterDomain, send, value } from "../chain.ts";
+import {
+  type Caller,
+  type Dest,
+  type Expected,
+  type Model,
+  destination,
+  exactOf,
+  expectedOf,
+  redistributedInModel,
+  released,
+  spread,
+  spreadable,
+} from "../model.ts";
+import { stats } from "../stats.ts";
+import { Step, type World, pick } from "../world.ts";
+
+export class Mint extends Step {
+  constructor(readonly k: number) {
+    super();
+  }
+  toString() {
+    return `Mint(${this.k})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    await w.step(m, this.toString(), async (c) => {
+      const p = ctx.mints[this.k]!;
+      const v = value(c, p.floorZat);
+      const systemValue = value(c, c.backing + p.floorZat);
+      let expected: string | null = null;
+      if (v * BPS < p.mint * c.params.minCollateralRatioBps) expected = "InsufficientCollateralValue";
+      else if (
+        systemValue * BPS < (c.debt + p.mint) * c.params.systemFloorRatioBps &&
+        v * BPS < p.mint * c.params.systemFloorRatioBps
+      ) {
+        expected = "SystemRatioTooLow";
+      } else if (m.spent.has(`mint${this.k}`)) expected = "NullifierAlreadySpent";
+      const outcome = await send(ctx, () => s.as(relayer).minter.write.mint([p.proof, p.request]));
+      if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+      m.spent.add(`mint${this.k}`);
+      m.unminted -= p.floorZat;
+      m.supply += p.mint;
+      if (p.request.changeLeaf !== 0n) m.queued.push(p.request.changeLeaf);
+      m.positions.push({ owner: p.owner.address, status: STATUS.Open });
+      const id = BigInt(c.positions.length + 1);
+      return new Map([[id, { status: STATUS.Open, owner: p.owner.address, collateral: p.floorZat, debt: p.mint }]]);
+    });
+  }
+}
+
+/**
+ * Several mints in one mintBatch (a k twice is a replay): every nullifier is
+ * checked before any proof, then each item is minted in order as Mint is,
+ * against the totals the earlier items left; one refusal refuses them all.
+ */
+export class MintBatch extends Step {
+  constructor(readonly ks: number[]) {
+    super();
+  }
+  toString() {
+    return `MintBatch(${this.ks.join(", ")})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    await w.step(m, this.toString(), async (c) => {
+      const items = this.ks.map((k) => ctx.mints[k]!);
+      let expected: string | null = null;
+      if (this.ks.some((k, j) => m.spent.has(`mint${k}`) || this.ks.indexOf(k) !== j)) {
+        expected = "NullifierAlreadySpent";
+      }
+      let [backing, debt] = [c.backing, c.debt];
+      for (const p of items) {
+        if (expected) break;
+        const v = value(c, p.floorZat);
+        if (v * BPS < p.mint * c.params.minCollateralRatioBps) expected = "InsufficientCollateralValue";
+        else if (
+          value(c, backing + p.floorZat) * BPS < (debt + p.mint) * c.params.systemFloorRatioBps &&
+          v * BPS < p.mint * c.params.systemFloorRatioBps
+        ) {
+          expected = "SystemRatioTooLow";
+        }
+        [backing, debt] = [backing + p.floorZat, debt + p.mint];
+      }
+      const outcome = await send(ctx, () =>
+        s.as(relayer).minter.write.mintBatch([items.map((p) => p.proof), items.map((p) => p.request)]),
+      );
+      if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+      const changes = new Map<bigint, Expected>();
+      for (const [j, p] of items.entries()) {
+        m.spent.add(`mint${this.ks[j]}`);
+        m.unminted -= p.floorZat;
+        m.supply += p.mint;
+        if (p.request.changeLeaf !== 0n) m.queued.push(p.request.changeLeaf);
+        m.positions.push({ owner: p.owner.address, status: STATUS.Open });
+        changes.set(BigInt(c.positions.length + 1 + j), {
+          status: STATUS.Open,
+          owner: p.owner.address,
+          collateral: p.floorZat,
+          debt: p.mint,
+        });
+      }
+      return changes;
+    });
+  }
+}
+
+export class TopUp extends Step {
+  constructor(readonly k: number) {
+    super();
+  }
+  toString() {
+    return `TopUp(${this.k})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    await w.step(m, this.toString(), async (c) => {
+      const p = ctx.topUps[this.k]!;
+      const id = BigInt(this.k + 1);
+      const position = c.positions[this.k];
+      let expected: string | null = null;
+      if (position?.status !== STATUS.Open) expected = "PositionNotOpen";
+      else if (m.spent.has(`topUp${this.k}`)) expected = "NullifierAlreadySpent";
+      const outcome = await send(ctx, () => s.as(bob).minter.write.topUp([p.proof, p.spend, id]));
+      if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+      m.spent.add(`topUp${this.k}`);
+      m.unminted -= p.floorZat;
+      if (p.spend.changeLeaf !== 0n) m.queued.push(p.spend.changeLeaf);
+      return new Map([
+        [id, { status: STATUS.Open, collateral: position!.collateralZat + p.floorZat, debt: position!.debt }],
+      ]);
+    });
+  }
+}
+
+export class Repay extends Step {
+  constructor(
+    readonly index: number,
+    readonly whole: boolean,
+    readonly fractionBps: bigint,
+    readonly bySig: boolean,
+  ) {
+    super();
+  }
+  toString() {
+    return `Repay(${this.index}, ${this.whole ? "whole" : `${this.fractionBps}bps`}${this.bySig ? ", sig" : ""})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    await w.step(m, this.toString(), async (c) => {
+      const id = pick(c, this.index);
+      const p = c.positions[Number(id) - 1]!;
+      const amount = this.whole ? p.debt : max(1n, (p.debt * this.fractionBps) / BPS);
+      let expected: string | null = null;
+      if (p.status !== STATUS.Open) expected = "PositionNotOpen";
+      else if (amount === 0n || amount > p.debt) expected = "InvalidRepayAmount";
+      else if (amount === p.debt) expected = exitError(c, p.collateralZat, p.debt);
+      const payer = this.bySig ? bob : alice;
+      if (expected === null) await gather(ctx, payer.address, amount);
+      const outcome = await send(ctx, async () => {
+        if (!this.bySig) return s.as(alice).minter.write.repay([id, amount]);
+        const typed = repayTypedData(minterDomain(ctx), {
+          positionId: id,
+          amount,
+          payer: bob.address,
+          nonce: await s.read.minter.read.nonces([bob.address]),
+          deadline: await deadline(ctx),
+        });
+        const signature = await bob.signTypedData(typed);
+        return s.as(relayer).minter.write.repayWithSig([id, amount, bob.address, typed.message.deadline, signature]);
+      });
+      if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+      m.supply -= amount;
+      return new Map([[id, { status: STATUS.Open, collateral: p.collateralZat, debt: p.debt - amount }]]);
+    });
+  }
+}
+
+export class Withdraw extends Step {
+  constructor(
+    readonly index: number,
+    readonly fractionBps: bigint,
+    readonly dest: Dest,
+    readonly caller: Caller,
+  ) {
+    super();
+  }
+  toString() {
+    return `Withdraw(${this.index}, ${this.fractionBps}bps, ${this.dest}, ${this.caller})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    await w.step(m, this.toString(), async (c) => {
+      const id = pick(c, this.index);
+      const p = c.positions[Number(id) - 1]!;
+      const owner = keyOf(ctx, p.owner);
+      const amount = max(1n, (p.collateralZat * this.fractionBps) / BPS);
+      const left = p.collateralZat - amount;
+      let expected: string | null = null;
+      if (this.caller === "strangerSig") expected = "InvalidAuthorization";
+      else if (p.status !== STATUS.Open) expected = "PositionNotOpen";
+      else if (this.caller === "stranger") expected = "NotPositionOwner";
+      else if (amount > p.collateralZat) expected = "InvalidWithdrawAmount";
+      else if (p.debt !== 0n && value(c, left) * BPS < p.debt * c.params.minCollateralRatioBps) {
+        expected = "PositionUndercollateralized";
+      } else if (p.debt !== 0n) expected = exitError(c, amount, 0n);
+      const to = destination(ctx, this.dest, p.owner);
+      const outcome = await send(ctx, async () => {
+        if (this.caller === "owner") return s.as(owner).minter.write.withdrawCollateral([id, amount, to]);
+        if (this.caller === "stranger") return s.as(carol).minter.write.withdrawCollateral([id, amount, to]);
+        const signer = this.caller === "ownerSig" ? owner : carol;
+        const typed = withdrawCollateralTypedData(minterDomain(ctx), {
+          positionId: id,
+          amountZat: amount,
+          ...to,
+          nonce: await s.read.minter.read.nonces([p.owner]),
+          deadline: await deadline(ctx),
+        });
+        const signature = await signer.signTypedData(typed);
+        return s
+          .as(relayer)
+          .minter.write.withdrawCollateralWithSig([id, amount, to, typed.message.deadline, signature]);
+      });
+      if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+      released(ctx, m, p.owner, amount, to);
+      return new Map([[id, { status: STATUS.Open, collateral: left, debt: p.debt }]]);
+    });
+  }
+}
+
+export class Close extends Step {
+  constructor(
+    readonly index: number,
+    readonly dest: Dest,
+    readonly caller: Caller,
+  ) {
+    super();
+  }
+  toString() {
+    return `Close(${this.index}, ${this.dest}, ${this.caller})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    await w.step(m, this.toString(), async (c) => {
+      const id = pick(c, this.index);
+      const p = c.positions[Number(id) - 1]!;
+      const owner = keyOf(ctx, p.owner);
+      let expected: string | null = null;
+      if (this.caller === "strangerSig") expected = "InvalidAuthorization";
+      else if (p.status !== STATUS.Open && p.status !== STATUS.Liquidated) expected = "PositionNotOpen";
+      else if (this.caller === "stranger") expected = "NotPositionOwner";
+      else if (p.debt !== 0n) expected = exitError(c, p.collateralZat, p.debt);
+      if (expected === null) await gather(ctx, p.owner, p.debt);
+      const to = destination(ctx, this.dest, p.owner);
+      const outcome = await send(ctx, async () => {
+        if (this.caller === "owner") return s.as(owner).minter.write.close([id, to]);
+        if (this.caller === "stranger") return s.as(carol).minter.write.close([id, to]);
+        const signer = this.caller === "ownerSig" ? owner : carol;
+        const typed = closeTypedData(minterDomain(ctx), {
+          positionId: id,
+          ...to,
+          nonce: await s.read.minter.read.nonces([p.owner]),
+          deadline: await deadline(ctx),
+        });
+        const signature = await signer.signTypedData(typed);
+        return s.as(relayer).minter.write.closeWithSig([id, to, typed.message.deadline, signature]);
+      });
+      if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+      m.positions[Number(id) - 1]!.status = STATUS.Closed;
+      m.supply -= p.debt;
+      released(ctx, m, p.owner, p.collateralZat, to);
+      return new Map([[id, { status: STATUS.Closed, collateral: 0n, debt: 0n }]]);
+    });
+  }
+}
+
+export class Liquidate extends Step {
+  constructor(
+    readonly index: number,
+    readonly dest: Dest,
+  ) {
+    super();
+  }
+  toString() {
+    return `Liquidate(${this.index}, ${this.dest})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    await w.step(
+      m,
+      this.toString(),
+      async (c) => {
+        const id = pick(c, this.index, true);
+        const p = c.positions[Number(id) - 1]!;
+        let expected: string | null = null;
+        if (p.status !== STATUS.Open) expected = "PositionNotOpen";
+        else if (p.debt === 0n || value(c, p.collateralZat) * BPS >= p.debt * c.params.liquidationRatioBps) {
+          expected = "PositionNotLiquidatable";
+        }
+        if (expected === null) await gather(ctx, carol.address, p.debt);
+        const to = destination(ctx, this.dest, carol.address);
+        const outcome = await send(ctx, () => s.as(carol).minter.write.liquidate([id, to]));
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        const seized = min(
+          p.collateralZat,
+          (p.debt * (BPS + c.params.liquidationBonusBps)) / BPS / (c.price * ZAT_PRICE_TO_USD18),
+        );
+        const [event] = parseEventLogs({
+          abi: stableMinterAbi,
+          logs: outcome.receipt.logs,
+          eventName: "PositionLiquidated",
+        });
+        expect(event!.args).toMatchObject({ debt: p.debt, seizedZat: seized, surplusZat: p.collateralZat - seized });
+        m.positions[Number(id) - 1]!.status = STATUS.Liquidated;
+        released(ctx, m, carol.address, seized, to);
+        m.supply -= p.debt;
+        return new Map([[id, { status: STATUS.Liquidated, collateral: p.collateralZat - seized, debt: 0n }]]);
+      },
+      true,
+    );
+  }
+}
+
+export class Redistribute extends Step {
+  constructor(
+    readonly index: number,
+    readonly dest: Dest,
+  ) {
+    super();
+  }
+  toString() {
+    return `Redistribute(${this.index}, ${this.dest})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    await w.step(
+      m,
+      this.toString(),
+      async (c) => {
+        const id = pick(c, this.index, true);
+        const p = c.positions[Number(id) - 1]!;
+        let expected: string | null = null;
+        if (p.status !== STATUS.Open) expected = "PositionNotOpen";
+        else if (p.debt === 0n || value(c, p.collateralZat) >= p.debt) expected = "PositionNotUnderwater";
+        else if (!spreadable(p.debt, c.debt)) {
+          expected = "NoDebtToRedistributeTo";
+          if (p.debt < c.debt) stats.unspreadableRefusals++;
+        }
+        const to = destination(ctx, this.dest, bob.address);
+        const outcome = await send(ctx, () => s.as(bob).minter.write.redistribute([id, to]));
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        const reward = (p.collateralZat * c.params.redistributionRewardBps) / BPS;
+        const [event] = parseEventLogs({
+          abi: stableMinterAbi,
+          logs: outcome.receipt.logs,
+          eventName: "PositionRedistributed",
+        });
+        expect(event!.args).toMatchObject({
+          positionId: id,
+          caller: bob.address,
+          debt: p.debt,
+          collateralZat: p.collateralZat,
+          rewardZat: reward,
+        });
+        const xs = exactOf(c);
+        spread(xs, id, c.debt, reward);
+        redistributedInModel(m, c.debt, p.debt, BigInt(c.positions.length));
+        m.positions[Number(id) - 1]!.status = STATUS.Liquidated;
+        released(ctx, m, bob.address, reward, to);
+        return expectedOf(xs, "redistribution", c.debt);
+      },
+      true,
+    );
+  }
+}
