@@ -49,6 +49,12 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// @dev Mints one `mintBatch` takes at most.
     uint256 private constant MAX_BATCH = 32;
     uint256 private constant MAX_REDISTRIBUTION_REWARD_BPS = 500;
+    /// @dev The least debt of a position that owes anything (1 ZSD). A redemption settles the
+    /// positions within a few zatoshi of 100% before it charges par, and gives up past 24: without a
+    /// floor, 25 positions of a zatoshi each at 150% head the order, count as within the margin and
+    /// block every par redemption, while `redistribute` and `liquidate` refuse them (they are at 150%).
+    /// At 1 ZSD a position at the minimum ratio holds millions of zatoshi, far from that margin.
+    uint256 private constant MIN_DEBT = 1e18;
     /// @dev The governed parameters, in one slot.
     struct Parameters {
         uint32 minCollateralRatioBps;
@@ -439,6 +445,11 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     }
 
     /// @inheritdoc IStableMinter
+    function minDebt() external pure returns (uint256) {
+        return MIN_DEBT;
+    }
+
+    /// @inheritdoc IStableMinter
     function minCollateralRatioBps() external view returns (uint256) {
         return _params.minCollateralRatioBps;
     }
@@ -581,6 +592,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     function _checkRequest(MintRequest calldata request) private pure {
         uint256 mintAmount = request.mintAmount;
         if (mintAmount == 0 || mintAmount > type(uint128).max) revert InvalidMintAmount(mintAmount);
+        if (mintAmount < MIN_DEBT) revert DebtBelowMinimum(mintAmount, MIN_DEBT);
         if (request.recipient == address(0)) revert InvalidRecipient(address(0));
         if (request.owner == address(0)) revert InvalidOwner(address(0));
         if (request.fee > mintAmount) revert FeeExceedsAmount(request.fee, mintAmount);
@@ -624,6 +636,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         if (amount == 0 || amount > debt) revert InvalidRepayAmount(amount, debt);
         // Repaying everything takes the collateral out of the backing, as a close does.
         if (amount == debt) _checkExit(collateral, debt);
+        else if (debt - amount < MIN_DEBT) revert DebtBelowMinimum(debt - amount, MIN_DEBT);
         token.burnForRedemption(payer, amount);
         _book.write(positionId, collateral, debt - amount);
         emit PositionRepaid(positionId, payer, amount, debt - amount);

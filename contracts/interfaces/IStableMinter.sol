@@ -97,6 +97,8 @@ interface IStableMinter is IPriceConsumer {
     error NotPositionOwner(uint256 positionId, address caller);
     error InvalidDestination();
     error InvalidRepayAmount(uint256 amount, uint256 debt);
+    /// @notice A position owes nothing or at least `minimumDebt`: a mint of less, or a repayment leaving less, is refused.
+    error DebtBelowMinimum(uint256 debt, uint256 minimumDebt);
     error InvalidWithdrawAmount(uint256 amountZat, uint256 collateralZat);
     /// @notice The position would fall under the minimum collateral ratio.
     error PositionUndercollateralized(uint256 positionId, uint256 collateralValueUsd, uint256 requiredValueUsd);
@@ -315,6 +317,9 @@ interface IStableMinter is IPriceConsumer {
 
     /// @notice The next signature nonce of `signer`.
     function nonces(address signer) external view returns (uint256);
+
+    /// @notice The least debt an open position may owe, unless it owes nothing (a mint and a repayment's rest).
+    function minDebt() external pure returns (uint256);
 
     /// @notice Minimum collateral ratio of a position (mint and withdraw), in basis points.
     function minCollateralRatioBps() external view returns (uint256);

@@ -270,6 +270,27 @@ describe("positions through the relay", () => {
     // Would take the position under the minimum ratio: simulated and refused with the contract's reason.
     const refused = await expectProblem(path, await body(owner, 2n * ZEC), 422, "position_action_would_revert");
     expect(refused.failureCode).toBe("position_undercollateralized");
+    // A repayment that would leave under a ZSD owed (the minter's least debt): refused with the rule, queued nowhere.
+    const repayTerms = repayTypedData(domain(), {
+      positionId: id,
+      amount: 60n * ZSD - ZSD / 2n,
+      payer: aliceKey.address,
+      nonce: await nonceOf(aliceKey.address),
+      deadline: d,
+    });
+    const dust = await expectProblem(
+      `/v1/positions/${id}/repay`,
+      {
+        amount: "59.5",
+        payer: aliceKey.address,
+        deadline: Number(d),
+        signature: await aliceKey.signTypedData(repayTerms),
+      },
+      422,
+      "position_action_would_revert",
+    );
+    expect(dust.failureCode).toBe("debt_below_minimum");
+    expect(dust.detail).toContain("at least 1 ZSD");
     // Both destinations, a transparent address, a commitment past the field, a malformed signature.
     const valid = await body(owner, ZEC / 10n);
     await expectProblem(

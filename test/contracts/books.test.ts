@@ -244,22 +244,24 @@ describe("the books hold under the audit's sequences", () => {
 
   // From an attacker's review of the fix itself: each failed on its first version.
   it("5. a position under 100% holding all but dust of the debt pays pro rata out of its own collateral", async () => {
-    const x = await open(3n * ZEC, 100n * ZSD);
-    const y = await open(100n * ZEC, 1n); // a wei of debt against 100 ZEC
+    // Y owes the least a position may (a ZSD), X over a million times more: Y holds under a millionth of the debt.
+    const x = await open(90_000n * ZEC, 3_000_000n * ZSD); // 150%
+    const y = await open(100_000n * ZEC, ZSD);
     const bystander = createNote();
     await s.deposit(bystander, 5n * ZEC);
     await redeem(ZSD, OTHER);
-    await price(20n); // X at 60%, the system at 2080%
-    // Spread over Y's dust, X's debt would multiply Y's rounding a hundred billion times.
+    await price(20n); // X at 60%, the system at 127%
+    // Spread over Y's dust, X's debt would multiply Y's rounding three million times.
     await expectRevert(
       s.as(carol).minter.write.redistribute([x.id, toAddress(OTHER, carol.address)]),
       "NoDebtToRedistributeTo",
     );
     const [xBefore, yBefore] = [await position(x.id), await position(y.id)];
     const redeemed = await redeem(98n * ZSD, OTHER);
-    // Before, X was charged 4.8755 ZEC at par out of its 2.98 and the books fell short; a first
-    // fix took the same fraction of every position's collateral, so Y paid 4.73 ZEC for X's debt.
-    // X is the system here: it pays 98/99 of its collateral, with no fee, and Y gives nothing.
+    // Before, X was charged more at par than it held and the books fell short; a first fix took the
+    // same fraction of every position's collateral, so Y paid for X's debt (figures with a wei of
+    // debt for Y, before positions owed at least a ZSD: 4.8755 ZEC out of X's 2.98; Y 4.73 ZEC).
+    // X is the system here: it pays pro rata out of its own collateral, with no fee, and Y gives nothing.
     expect(redeemed.zatDue).toBe((xBefore.collateralZat * 98n * ZSD) / xBefore.debt);
     expect(redeemed.feeZat).toBe(0n);
     expect(await position(y.id)).toEqual(yBefore);
@@ -331,6 +333,40 @@ describe("the books hold under the audit's sequences", () => {
     // (25 such positions blocked every redemption); now it reads one and stops.
     await redeem(ZSD, OTHER);
     for (const p of crowd) expect((await position(p.id)).status).toBe(STATUS.Open);
+    await books();
+  });
+
+  it("8. a position owes at least a ZSD: dust at 150% cannot head the order and hold up every par redemption", async () => {
+    expect(await s.read.minter.read.minDebt()).toBe(ZSD);
+    const first = await open(10n * ZEC, 100n * ZSD); // 500%
+    // A review's sequence: a zatoshi at exactly 150% ($50 a ZEC). Twenty-five such positions headed the order,
+    // each within the redemption walk's few zatoshi of 100%, so every par redemption settled 24 and reverted
+    // with UnderwaterPositionsPending; redistribute and liquidate refused them (150% is neither under 100%
+    // nor under the liquidation ratio), so nobody was paid to clear them.
+    const dust = createNote();
+    await s.deposit(dust, 1n);
+    const proved = await s.prove({ note: dust, amountZat: 1n, mintAmount: 333_333_333_333n, recipient: alice.address });
+    await expectRevert(s.as(relayer).minter.write.mint([proved.proof, proved.request]), "DebtBelowMinimum", [
+      333_333_333_333n,
+      ZSD,
+    ]);
+    // The smallest position there can be, at exactly 150% (3,000,000 zatoshi for 1 ZSD), heads the order: a
+    // par redemption charges it its share and walks no further.
+    const smallest = await open(3_000_000n, ZSD);
+    const { zatDue } = await redeem(10n * ZSD, OTHER);
+    expect(zatDue).toBeGreaterThan(0n);
+    const charged = await position(smallest.id);
+    expect(charged.status).toBe(STATUS.Open);
+    expect(charged.debt).toBeLessThan(ZSD);
+    expect(charged.collateralZat).toBeLessThan(3_000_000n);
+    // A repayment pays all or leaves at least a ZSD.
+    const { debt } = await position(first.id);
+    await expectRevert(s.as(alice).minter.write.repay([first.id, debt - ZSD / 2n]), "DebtBelowMinimum", [
+      ZSD / 2n,
+      ZSD,
+    ]);
+    await s.receipt(await s.as(alice).minter.write.repay([first.id, debt - ZSD]));
+    expect((await position(first.id)).debt).toBe(ZSD);
     await books();
   });
 });

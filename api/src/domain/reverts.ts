@@ -119,6 +119,8 @@ const REASONS: Partial<Record<ContractError, Explain>> = {
   NotPositionOwner: (a) => `${String(a[1])} does not own position ${String(a[0])}.`,
   InvalidRepayAmount: (a) =>
     `A repayment of ${formatZsd(n(a, 0))} ZSD is not allowed: the position owes ${formatZsd(n(a, 1))} ZSD.`,
+  DebtBelowMinimum: (a) =>
+    `A position owes nothing or at least ${formatZsd(n(a, 1))} ZSD, not ${formatZsd(n(a, 0))} ZSD: mint at least that much, and repay all of a position's debt or leave at least that much.`,
   InvalidWithdrawAmount: (a) =>
     `A withdrawal of ${formatZec(n(a, 0))} ZEC is not allowed: the position holds ${formatZec(n(a, 1))} ZEC.`,
   PositionUndercollateralized: (a) =>

@@ -5,7 +5,7 @@ import { parseEventLogs } from "viem";
 import { expect } from "vitest";
 import { stableMinterAbi } from "@zsd/sdk/abis";
 import { closeTypedData, repayTypedData, withdrawCollateralTypedData } from "@zsd/sdk";
-import { BPS, STATUS, ZAT_PRICE_TO_USD18, alice, bob, carol, relayer, max, min } from "../constants.ts";
+import { BPS, MIN_DEBT, STATUS, ZAT_PRICE_TO_USD18, alice, bob, carol, relayer, max, min } from "../constants.ts";
 import { keyOf } from "../context.ts";
 import { deadline, exitError, expectOutcome, gather, minterDomain, send, value } from "../chain.ts";
 import {
@@ -168,6 +168,7 @@ export class Repay extends Step {
       if (p.status !== STATUS.Open) expected = "PositionNotOpen";
       else if (amount === 0n || amount > p.debt) expected = "InvalidRepayAmount";
       else if (amount === p.debt) expected = exitError(c, p.collateralZat, p.debt);
+      else if (p.debt - amount < MIN_DEBT) expected = "DebtBelowMinimum";
       const payer = this.bySig ? bob : alice;
       if (expected === null) await gather(ctx, payer.address, amount);
       const outcome = await send(ctx, async () => {
