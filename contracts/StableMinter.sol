@@ -116,8 +116,11 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         _grantRole(PAUSER_ROLE, pauser);
     }
 
-    /// @notice Names the redemptions contract. Admin only.
+    /// @notice Names the redemptions contract, once. Admin only.
+    /// @dev Pending payouts and redirects live in that contract: pointing the minter elsewhere later
+    /// would strand them, and let the admin choose who may draw on the positions.
     function setRedemptions(IRedemptions redemptions_) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (address(redemptions) != address(0)) revert RedemptionsAlreadySet(address(redemptions));
         redemptions = redemptions_;
         emit RedemptionsSet(address(redemptions_));
     }

@@ -116,6 +116,8 @@ interface IStableMinter is IPriceConsumer {
     error UnderwaterPositionsPending(uint256 steps);
     error RedemptionExceedsDebt(uint256 amount, uint256 totalDebt);
     error CallerNotRedemptions(address caller);
+    /// @notice The redemptions contract is named once, at deployment.
+    error RedemptionsAlreadySet(address redemptions);
     /// @notice A batch must hold between one and `max` mints.
     error InvalidBatchSize(uint256 size, uint256 max);
     /// @notice A batch needs one proof per request.
@@ -357,7 +359,11 @@ interface IStableMinter is IPriceConsumer {
     /// @notice Sets how long a replaced root stays usable, in seconds. Admin (timelock) only.
     function setMaxRootAge(uint256 maxRootAge) external;
 
-    /// @notice Stops note spends and new debt. Pause-guardian role.
+    /// @notice Stops note spends (mints, top-ups, note withdrawals) and collateral withdrawals; repay,
+    /// close, liquidate and redistribute go on. Pause-guardian role.
+    /// @dev A pause is for a suspected flaw in the proofs, which any note spend could exploit, so a
+    /// top-up stops too; the books must stay solvent meanwhile, so liquidations do not, and an owner
+    /// defends a position by repaying.
     function pause() external;
 
     /// @notice Resumes. Pause-guardian role.

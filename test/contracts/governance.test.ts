@@ -32,6 +32,28 @@ describe("governance", () => {
     expect(await r.timelock.read.hasRole([role("PROPOSER_ROLE"), deployer.address])).toBe(false);
   });
 
+  it("names the minter's redemptions contract once: not even the timelock may point it elsewhere", async () => {
+    const timelock = s.read.timelock.address;
+    const current = await s.read.minter.read.redemptions();
+    await s.testClient.impersonateAccount({ address: timelock });
+    await s.testClient.setBalance({ address: timelock, value: 10n ** 18n });
+    const wallet = s.as(carol).wallet;
+    await expectRevert(
+      wallet.writeContract({
+        account: timelock,
+        chain: wallet.chain,
+        address: s.read.minter.address,
+        abi: stableMinterAbi,
+        functionName: "setRedemptions",
+        args: [carol.address],
+      }),
+      "RedemptionsAlreadySet",
+      [current],
+    );
+    await s.testClient.stopImpersonatingAccount({ address: timelock });
+    expect(await s.read.minter.read.redemptions()).toBe(current);
+  });
+
   it("propose → vote → queue → execute changes the collateral ratio and rotates the attestor", async () => {
     const g = s.as(deployer).governor;
     await s.receipt(await s.as(deployer).governanceToken.write.delegate([deployer.address]));

@@ -2298,6 +2298,17 @@ export const stableMinterAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "redemptions",
+        "type": "address"
+      }
+    ],
+    "name": "RedemptionsAlreadySet",
+    "type": "error"
+  },
+  {
     "inputs": [],
     "name": "ReentrancyGuardReentrantCall",
     "type": "error"
