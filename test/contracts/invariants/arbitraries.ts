@@ -2,7 +2,7 @@
 // twice is drawn twice as often.
 import fc from "fast-check";
 import { ZEC } from "../../helpers/fixtures.ts";
-import { MINTS, TOP_UPS, WITHDRAWALS } from "./constants.ts";
+import { MIN_DEBT, MINTS, TOP_UPS, WITHDRAWALS } from "./constants.ts";
 import type { Caller, Dest, Envelope, RedirectDest } from "./model.ts";
 import type { Step } from "./world.ts";
 import { Deposit, DepositBatch, InsertPending, SpendBatch, type Tamper, WithdrawNote } from "./steps/notes.ts";
@@ -36,6 +36,14 @@ export const steps: fc.Arbitrary<Step>[] = [
     )
     .map((picks) => new SpendBatch(picks)),
   fc.tuple(index, fc.boolean(), bps(1, 9_999), fc.boolean()).map((a) => new Repay(...a)),
+  // All but a little: either side of the least debt a position may keep (StableMinter's minDebt).
+  fc
+    .tuple(
+      index,
+      fc.boolean(),
+      fc.oneof(fc.constant(MIN_DEBT - 1n), fc.constant(MIN_DEBT), fc.bigInt(1n, 2n * MIN_DEBT)),
+    )
+    .map(([i, bySig, leave]) => new Repay(i, false, 0n, bySig, leave)),
   fc.tuple(index, fc.oneof(bps(1, 2_000), bps(1, 10_000)), dest, caller).map((a) => new Withdraw(...a)),
   fc.tuple(index, dest, caller).map((a) => new Close(...a)),
   fc.tuple(riskiest, dest).map((a) => new Liquidate(...a)),

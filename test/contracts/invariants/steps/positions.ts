@@ -151,11 +151,14 @@ export class Repay extends Step {
     readonly whole: boolean,
     readonly fractionBps: bigint,
     readonly bySig: boolean,
+    /** Repays all but this much (wei), when given: either side of the least debt a position may keep. */
+    readonly leave?: bigint,
   ) {
     super();
   }
   toString() {
-    return `Repay(${this.index}, ${this.whole ? "whole" : `${this.fractionBps}bps`}${this.bySig ? ", sig" : ""})`;
+    const how = this.leave !== undefined ? `all but ${this.leave}` : this.whole ? "whole" : `${this.fractionBps}bps`;
+    return `Repay(${this.index}, ${how}${this.bySig ? ", sig" : ""})`;
   }
   async run(m: Model, w: World) {
     const ctx = w.ctx;
@@ -163,7 +166,12 @@ export class Repay extends Step {
     await w.step(m, this.toString(), async (c) => {
       const id = pick(c, this.index);
       const p = c.positions[Number(id) - 1]!;
-      const amount = this.whole ? p.debt : max(1n, (p.debt * this.fractionBps) / BPS);
+      const amount =
+        this.leave !== undefined
+          ? max(1n, p.debt - this.leave)
+          : this.whole
+            ? p.debt
+            : max(1n, (p.debt * this.fractionBps) / BPS);
       let expected: string | null = null;
       if (p.status !== STATUS.Open) expected = "PositionNotOpen";
       else if (amount === 0n || amount > p.debt) expected = "InvalidRepayAmount";
