@@ -53,7 +53,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// positions within a few zatoshi of 100% before it charges par, and gives up past 24: without a
     /// floor, 25 positions of a zatoshi each at 150% head the order, count as within the margin and
     /// block every par redemption, while `redistribute` and `liquidate` refuse them (they are at 150%).
-    /// At 1 ZSD a position at the minimum ratio holds millions of zatoshi, far from that margin.
+    /// At 1 ZSD a fresh position at 150% holds 12 zatoshi or more (outside that
+    /// margin) at any price under $12.5M a ZEC. Dust that redemptions leave later, `redistribute` takes.
     uint256 private constant MIN_DEBT = 1e18;
     /// @dev The governed parameters, in one slot.
     struct Parameters {
@@ -346,8 +347,10 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     function redistribute(uint256 positionId, Destination calldata to) external nonReentrant {
         _open(positionId);
         (uint256 collateral, uint256 debt) = _book.read(positionId);
-        uint256 value = collateral * _latestPrice() * ZAT_PRICE_TO_USD18;
-        if (debt == 0 || value >= debt) revert PositionNotUnderwater(positionId, value, debt);
+        uint256 price = _latestPrice();
+        if (!PositionBook.settles(collateral, debt, price)) {
+            revert PositionNotUnderwater(positionId, collateral * price * ZAT_PRICE_TO_USD18, debt);
+        }
         if (!_book.spreadable(debt)) revert NoDebtToRedistributeTo(positionId);
         uint256 reward = (collateral * _params.redistributionRewardBps) / BPS;
         _book.redistribute(positionId, collateral, debt, reward);
@@ -445,6 +448,14 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// @inheritdoc IStableMinter
     function nonces(address signer) public view override(IStableMinter, Nonces) returns (uint256) {
         return super.nonces(signer);
+    }
+
+    /// @inheritdoc IStableMinter
+    function redistributable(uint256 positionId) external view returns (bool) {
+        PositionBook.Position storage position = _book.positions[positionId];
+        if (position.status != PositionStatus.Open) return false;
+        (uint256 collateral, uint256 debt) = _book.read(positionId);
+        return PositionBook.settles(collateral, debt, _latestPrice());
     }
 
     /// @inheritdoc IStableMinter

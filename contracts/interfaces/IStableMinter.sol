@@ -108,7 +108,8 @@ interface IStableMinter is IPriceConsumer {
     error SystemRatioTooLow(uint256 collateralValueUsd, uint256 requiredValueUsd);
     error AuthorizationExpired(uint256 deadline);
     error InvalidAuthorization(address signer);
-    /// @notice The position is worth at least its debt: liquidate it instead.
+    /// @notice The position is worth more than its debt by more than a redemption's margin (4 zatoshi and
+    /// 1 ppm), or owes nothing: liquidate it instead.
     error PositionNotUnderwater(uint256 positionId, uint256 collateralValueUsd, uint256 debt);
     /// @notice The position holds all the debt: there is nobody to spread it over.
     error NoDebtToRedistributeTo(uint256 positionId);
@@ -268,9 +269,9 @@ interface IStableMinter is IPriceConsumer {
         bytes calldata signature
     ) external;
 
-    /// @notice Spreads a position under 100% over every other position in
-    /// proportion to debt (its debt, and its collateral less the
-    /// redistribution reward, which goes to the caller at `to`). Anyone may call.
+    /// @notice Spreads a position under 100% (or within a redemption's margin of it: see
+    /// `redistributable`) over every other position in proportion to debt (its debt, and its
+    /// collateral less the redistribution reward, which goes to the caller at `to`). Anyone may call.
     function redistribute(uint256 positionId, Destination calldata to) external;
 
     /// @notice Takes the ZEC for a redemption of `amount` out of all positions:
@@ -319,6 +320,10 @@ interface IStableMinter is IPriceConsumer {
 
     /// @notice The next signature nonce of `signer`.
     function nonces(address signer) external view returns (uint256);
+
+    /// @notice Whether `redistribute` would take the open position now: it owes something and is worth
+    /// under its debt, or within 4 zatoshi and 1 ppm of it (what a par redemption settles first).
+    function redistributable(uint256 positionId) external view returns (bool);
 
     /// @notice The least debt an open position may owe, unless it owes nothing (a mint and a repayment's rest).
     function minDebt() external pure returns (uint256);

@@ -139,6 +139,17 @@ library PositionBook {
         (zatDue, feeZat, ) = _quote(book, amount, feeBps, price);
     }
 
+    /// @dev Whether a par redemption settles the position (spreads it over the others) before it
+    /// charges anyone: under 100%, or within 4 zatoshi and 1 ppm of it, so that no read's rounding
+    /// leaves one it would overcharge. `redistribute` takes exactly these, so that whatever holds up
+    /// a redemption's walk, anyone may clear.
+    function settles(uint256 collateral, uint256 debt, uint256 price) internal pure returns (bool) {
+        if (debt == 0) return false;
+        if (collateral < SETTLE_MARGIN_ZAT) return true;
+        // 1 ppm over 100%: no rounding of a later, smaller position can tip it under.
+        return (collateral - SETTLE_MARGIN_ZAT) * price * ZAT_PRICE_TO_USD18 < debt + debt / 1_000_000;
+    }
+
     /// @notice Whether a position's debt can be spread over the others.
     function spreadable(Book storage book, uint256 debt) internal view returns (bool) {
         return _spreadable(book, debt);
@@ -337,12 +348,7 @@ library PositionBook {
     function _settleUnderwater(Book storage book, uint256 price) private returns (uint32 stuck) {
         for (uint256 settled = 0; ; ++settled) {
             (uint32 id, uint256 collateral, uint256 debt) = _riskiest(book);
-            if (id == 0) return 0;
-            if (collateral >= SETTLE_MARGIN_ZAT) {
-                uint256 value = (collateral - SETTLE_MARGIN_ZAT) * price * ZAT_PRICE_TO_USD18;
-                // 1 ppm over 100%: no rounding of a later, smaller position can tip it under.
-                if (value >= debt + debt / 1_000_000) return 0;
-            }
+            if (id == 0 || !settles(collateral, debt, price)) return 0;
             if (!_spreadable(book, debt)) return id;
             if (settled == MAX_SETTLED) revert IStableMinter.UnderwaterPositionsPending(MAX_SETTLED);
             _redistribute(book, id, book.positions[id], collateral, debt, 0);

@@ -252,7 +252,7 @@ describe("decoded refusals", () => {
       /^The signature is not 0xA11ce's EIP-712 Redirect/,
     );
     expect(say("PositionNotUnderwater", [3n, 200n * 10n ** 18n, 100n * 10n ** 18n]).reason).toBe(
-      "Position 3 is worth $200, not under its debt of 100 ZSD: liquidate it instead.",
+      "Position 3 is worth $200, not under its debt of 100 ZSD (nor within a redemption's margin of 4 zatoshi and 1 ppm): liquidate it instead.",
     );
     expect(say("NoDebtToRedistributeTo", [3n]).reason).toMatch(/holds all the debt/);
     expect(say("UnderwaterPositionsPending", [30n]).reason).toMatch(/\(30 to look at\): call redistribute/);

@@ -9,7 +9,16 @@ import { type Address, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
-import { type Note, closeTypedData, createNote, positionOwner, positionOwnerKey, releaseProver } from "@zsd/sdk";
+import {
+  type Note,
+  closeTypedData,
+  createNote,
+  noteCommitment,
+  positionOwner,
+  positionOwnerKey,
+  releaseProver,
+  withdrawCollateralTypedData,
+} from "@zsd/sdk";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 import { checkBooks } from "../helpers/books.ts";
 
@@ -367,6 +376,49 @@ describe("the books hold under the audit's sequences", () => {
     ]);
     await s.receipt(await s.as(alice).minter.write.repay([first.id, debt - ZSD]));
     expect((await position(first.id)).debt).toBe(ZSD);
+    await books();
+  });
+
+  it("9. dust made by redemptions and withdrawals may hold up par redemptions only until anyone spreads it", async () => {
+    // A review of case 8's fix: par redemptions shrink every debt under the least a mint may owe, and the owner may
+    // then withdraw down to a zatoshi at 150%. 25 such positions held up every par redemption again, and
+    // redistribute refused them (worth more than their debt). Now it takes whatever the redemption would settle.
+    await open(10n * ZEC, 100n * ZSD);
+    const dust = [];
+    for (let i = 0; i < 25; i++) dust.push(await open(3_000_000n, ZSD)); // 150%
+    // Leaves every position 3.3e-7 of its debt: 330,000,000,000 wei for each of the 25.
+    await redeem(125n * ZSD - 125n * 330_000_000_000n, OTHER);
+    const domain = { chainId: s.chainId, verifyingContract: s.read.minter.address } as const;
+    for (const d of dust) {
+      const p = await position(d.id);
+      expect(p.debt).toBeLessThan(ZSD);
+      const owner = privateKeyToAccount(positionOwnerKey(d.note));
+      const to = { sealedAddress: "0x" as const, noteCommitment: noteCommitment(createNote()) };
+      const typed = withdrawCollateralTypedData(domain, {
+        positionId: d.id,
+        amountZat: p.collateralZat - 1n,
+        ...to,
+        nonce: await s.read.minter.read.nonces([owner.address]),
+        deadline: (await s.publicClient.getBlock()).timestamp + 3600n,
+      });
+      const signature = await owner.signTypedData(typed);
+      await s.receipt(
+        await s
+          .as(relayer)
+          .minter.write.withdrawCollateralWithSig([d.id, p.collateralZat - 1n, to, typed.message.deadline, signature]),
+      );
+      expect((await position(d.id)).collateralZat).toBe(1n);
+    }
+    const sealed = s.sealed(OTHER, alice.address);
+    await expectRevert(s.as(alice).redemptions.write.redeem([10n ** 13n, sealed]), "UnderwaterPositionsPending", [24n]);
+    // Anyone may spread one (at 150%, a zatoshi is within the walk's margin of 100%): the next redemption settles
+    // the other 24 itself and goes through.
+    expect(await s.read.minter.read.redistributable([dust[0]!.id])).toBe(true);
+    await s.receipt(
+      await s.as(carol).minter.write.redistribute([dust[0]!.id, { sealedAddress: "0x", noteCommitment: 0n }]),
+    );
+    await redeem(10n ** 13n, OTHER);
+    for (const d of dust) expect((await position(d.id)).status).toBe(STATUS.Liquidated);
     await books();
   });
 });

@@ -143,11 +143,11 @@ const REASONS: Partial<Record<ContractError, Explain>> = {
   InvalidRedirectSignature: (a) =>
     `The signature is not ${String(a[0])}'s EIP-712 Redirect of this payout at the owner's current nonce (wrong signer, destination, deadline or nonce).`,
   PositionNotUnderwater: (a) =>
-    `Position ${String(a[0])} is worth $${formatZsd(n(a, 1))}, not under its debt of ${formatZsd(n(a, 2))} ZSD: liquidate it instead.`,
+    `Position ${String(a[0])} is worth $${formatZsd(n(a, 1))}, not under its debt of ${formatZsd(n(a, 2))} ZSD (nor within a redemption's margin of 4 zatoshi and 1 ppm): liquidate it instead.`,
   NoDebtToRedistributeTo: (a) =>
     `Position ${String(a[0])} holds all the debt: there is no other position to redistribute it over.`,
   UnderwaterPositionsPending: (a) =>
-    `More positions are under 100% than one redemption settles (${String(a[0])} to look at): call redistribute on them first, then redeem.`,
+    `More positions are under 100% (or within a redemption's margin of it) than one redemption settles (${String(a[0])} to look at): call redistribute on them first, then redeem.`,
   RedemptionNotPending: (a) =>
     `Redemption ${String(a[0])} is ${REDEMPTION_STATUS[Number(a[1])] ?? "settled"}, not requested.`,
   ERC20InsufficientBalance: (a) =>

@@ -8,9 +8,11 @@
 // A position under 100% (its collateral worth less than its debt) is not
 // liquidated (at a loss): while other positions hold debt it is redistributed
 // over them (StableMinter.redistribute), which costs no ZSD, and the reward is
-// paid to the keeper's address. Redistributing first also keeps par
-// redemptions from meeting UnderwaterPositionsPending. The choice is made on
-// each position as the minter reads it now (getPosition) at the oracle price.
+// paid to the keeper's address. So is a position the minter calls
+// redistributable though not liquidatable (dust within a redemption's margin of
+// 100%). Redistributing first also keeps par redemptions from meeting
+// UnderwaterPositionsPending. The choice is made on each position as the
+// minter reads it now (getPosition) at the oracle price.
 import type { Address } from "viem";
 import { stableMinterAbi } from "@zsd/sdk";
 import { usdValueOfZat } from "@zsd/sdk/units";
@@ -63,8 +65,15 @@ export class Keeper {
       }
       if (p.debt === 0n) continue;
       const value = usdValueOfZat(p.collateralZat, price);
-      if (value < p.debt) {
-        // Under 100%: spread over the others while any hold debt; never liquidated at a loss.
+      const liquidatable = value * 10_000n < p.debt * liquidationBps;
+      // Under 100%: never liquidated at a loss. Not liquidatable, yet within the few zatoshi and 1 ppm of 100% that a par
+      // redemption settles first (dust at any ratio; the minter says which): 25 such would hold up every par redemption.
+      // Either is spread over the others while any hold debt.
+      const spread =
+        value < p.debt ||
+        (!liquidatable &&
+          (await chain.client.readContract({ ...minter, functionName: "redistributable", args: [id] })));
+      if (spread) {
         if (totalDebt <= p.debt) continue;
         const action = await this.options.positions.queueKeeperRedistribution(
           chain,
@@ -75,7 +84,7 @@ export class Keeper {
         if (action) queued.push(id);
         continue;
       }
-      if (value * 10_000n >= p.debt * liquidationBps) continue;
+      if (!liquidatable) continue;
       if (p.debt > balance) continue;
       const action = await this.options.positions.queueKeeperLiquidation(
         chain,

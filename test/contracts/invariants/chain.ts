@@ -12,7 +12,7 @@ import {
 } from "viem";
 import { expect } from "vitest";
 import { ALL_ERRORS } from "../../helpers/fixtures.ts";
-import { BPS, ZAT_PRICE_TO_USD18, min } from "./constants.ts";
+import { BPS, SETTLE_MARGIN_ZAT, ZAT_PRICE_TO_USD18, min } from "./constants.ts";
 import type { Context } from "./context.ts";
 import { count } from "./stats.ts";
 
@@ -193,6 +193,10 @@ export async function gather({ s, owners }: Context, to: Address, amount: bigint
 }
 
 export const value = (c: Chain, zat: bigint) => zat * c.price * ZAT_PRICE_TO_USD18;
+
+/** A par redemption settles the position first, and redistribute takes it: under 100%, or within 4 zatoshi and 1 ppm of it. */
+export const settles = (c: Chain, zat: bigint, debt: bigint) =>
+  debt !== 0n && (zat < SETTLE_MARGIN_ZAT || value(c, zat - SETTLE_MARGIN_ZAT) < debt + debt / 1_000_000n);
 
 /** Recovery mode for exits, as the minter computes it. */
 export function exitError(c: Chain, collateralOut: bigint, debtOut: bigint): string | null {

@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import { stableMinterAbi } from "@zsd/sdk/abis";
 import { BPS, PAYOUT, PROBE, SAPLING, SLACK_PER_POSITION, STATUS, abs, max } from "./constants.ts";
 import type { Context } from "./context.ts";
-import { type Chain, queueChain, simulate, value } from "./chain.ts";
+import { type Chain, queueChain, settles, simulate, value } from "./chain.ts";
 import { type Expected, type Model, spreadable } from "./model.ts";
 import { count, stats } from "./stats.ts";
 
@@ -111,7 +111,7 @@ export async function checkInvariants({ s }: Context, m: Model, c: Chain, label:
   m.touched.clear();
 }
 
-/** Liquidation possible exactly under the liquidation ratio; redistribution exactly under 100%. */
+/** Liquidation possible exactly under the liquidation ratio; redistribution exactly under 100% and a redemption's margin. */
 export async function probe({ s }: Context, c: Chain, label: string) {
   const checks = c.positions.map(async (p, i) => {
     if (p.status !== STATUS.Open) return;
@@ -132,12 +132,11 @@ export async function probe({ s }: Context, c: Chain, label: string) {
     expect(liquidation, `${label}: liquidation probe of position ${id} (${v} vs debt ${p.debt})`).toBe(
       liquidatable ? "ERC20InsufficientBalance" : "PositionNotLiquidatable",
     );
-    const expected =
-      p.debt === 0n || v >= p.debt
-        ? "PositionNotUnderwater"
-        : !spreadable(p.debt, c.debt)
-          ? "NoDebtToRedistributeTo"
-          : null;
+    const expected = !settles(c, p.collateralZat, p.debt)
+      ? "PositionNotUnderwater"
+      : !spreadable(p.debt, c.debt)
+        ? "NoDebtToRedistributeTo"
+        : null;
     const redistribution = await simulate(() =>
       s.publicClient.simulateContract({
         address: s.read.minter.address,

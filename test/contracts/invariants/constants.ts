@@ -7,6 +7,8 @@ export const { alice, bob, carol, relayer, attestor, oracleUpdater } = accounts;
 export const BPS = 10_000n;
 /** The least debt of a position that owes anything (StableMinter's MIN_DEBT): a repayment may not leave less. */
 export const MIN_DEBT = ZSD;
+/** Zatoshi a par redemption's walk leaves aside for rounding before it calls a position above 100% (PositionBook). */
+export const SETTLE_MARGIN_ZAT = 4n;
 /** zatoshi × price (USD × 1e8) × 100 = USD × 1e18. */
 export const ZAT_PRICE_TO_USD18 = 100n;
 export const BASE_PRICE = 50_00000000n;

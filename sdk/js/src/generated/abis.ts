@@ -3781,6 +3781,25 @@ export const stableMinterAbi = [
         "internalType": "uint256",
         "name": "positionId",
         "type": "uint256"
+      }
+    ],
+    "name": "redistributable",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "positionId",
+        "type": "uint256"
       },
       {
         "components": [

@@ -8,6 +8,7 @@ import {
   MIN_PRICE,
   PROBE,
   SAPLING,
+  SETTLE_MARGIN_ZAT,
   STATUS,
   ZAT_PRICE_TO_USD18,
   carol,
@@ -72,9 +73,16 @@ export class Edge extends Step {
           count("Edge: no position with debt");
           return new Map();
         }
-        const ratioBps = this.ratio === "liquidation" ? c.params.liquidationRatioBps : BPS;
-        // The lowest price at which collateral × price × 100 × BPS >= debt × ratio.
-        const at = ceilDiv(p.debt * ratioBps, p.collateralZat * ZAT_PRICE_TO_USD18 * BPS);
+        if (this.ratio === "100%" && p.collateralZat <= SETTLE_MARGIN_ZAT) {
+          count("Edge: dust within the margin at any price");
+          return new Map();
+        }
+        // The lowest price at which collateral × price × 100 × BPS >= debt × the liquidation ratio; for 100%, the
+        // lowest at which a par redemption would not settle it first ((collateral − 4) × price × 100 >= debt + 1 ppm).
+        const at =
+          this.ratio === "liquidation"
+            ? ceilDiv(p.debt * c.params.liquidationRatioBps, p.collateralZat * ZAT_PRICE_TO_USD18 * BPS)
+            : ceilDiv(p.debt + p.debt / 1_000_000n, (p.collateralZat - SETTLE_MARGIN_ZAT) * ZAT_PRICE_TO_USD18);
         const next = this.below ? at - 1n : at;
         if (next <= 0n) return new Map();
         await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([next]));

@@ -7,7 +7,7 @@ import { stableMinterAbi } from "@zsd/sdk/abis";
 import { closeTypedData, repayTypedData, withdrawCollateralTypedData } from "@zsd/sdk";
 import { BPS, MIN_DEBT, STATUS, ZAT_PRICE_TO_USD18, alice, bob, carol, relayer, max, min } from "../constants.ts";
 import { keyOf } from "../context.ts";
-import { deadline, exitError, expectOutcome, gather, minterDomain, send, value } from "../chain.ts";
+import { deadline, exitError, expectOutcome, gather, minterDomain, send, settles, value } from "../chain.ts";
 import {
   type Caller,
   type Dest,
@@ -367,7 +367,7 @@ export class Redistribute extends Step {
         const p = c.positions[Number(id) - 1]!;
         let expected: string | null = null;
         if (p.status !== STATUS.Open) expected = "PositionNotOpen";
-        else if (p.debt === 0n || value(c, p.collateralZat) >= p.debt) expected = "PositionNotUnderwater";
+        else if (!settles(c, p.collateralZat, p.debt)) expected = "PositionNotUnderwater";
         else if (!spreadable(p.debt, c.debt)) {
           expected = "NoDebtToRedistributeTo";
           if (p.debt < c.debt) stats.unspreadableRefusals++;
