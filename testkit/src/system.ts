@@ -11,6 +11,8 @@ import {
   type Address,
   type HDAccount,
   type Hex,
+  BaseError,
+  NonceTooLowError,
   createPublicClient,
   createTestClient,
   createWalletClient,
@@ -144,7 +146,9 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
   /** The attestor records a deposit, by its leaf (a batch of one, as custody does); returns the leaf and the receipt. */
   async function deposit(note: Note, amountZat: bigint) {
     const leaf = depositLeaf(amountZat, noteCommitment(note));
-    const r = await receipt(await as(accounts.attestor).registry.write.recordDeposits([[leaf], amountZat]));
+    const r = await receipt(
+      await withFreshNonce(() => as(accounts.attestor).registry.write.recordDeposits([[leaf], amountZat])),
+    );
     return { leaf, receipt: r };
   }
 
@@ -411,4 +415,22 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     snapshot: () => testClient.snapshot(),
     revert: (id: Hex) => testClient.revert({ id }),
   };
+}
+
+/**
+ * Sends again when the node refused the transaction's nonce as used. The attestor's key has more than one
+ * sender in tests: a started relay API pays payouts with it while the test records deposits, and concurrent
+ * deposits of one test read the same pending count; a count read a moment before another sender's transaction
+ * is stale (seen under load: "Nonce too low. Expected nonce to be 129 but got 128"). A refused nonce means
+ * nothing was sent, so sending again cannot record twice.
+ */
+async function withFreshNonce<T>(send: () => Promise<T>, tries = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (error) {
+      const stale = error instanceof BaseError && error.walk((e) => e instanceof NonceTooLowError) !== null;
+      if (!stale || attempt >= tries) throw error;
+    }
+  }
 }
