@@ -19,6 +19,8 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
 
     /// @notice The circuit proves paths of at most 20 levels.
     uint256 public constant MAX_DEPTH = 20;
+    // 2^MAX_DEPTH: forge's incorrect-shift lint takes the literal on the left for swapped arguments.
+    // forge-lint: disable-next-line(incorrect-shift)
     uint256 public constant CAPACITY = 1 << MAX_DEPTH;
     uint256 private constant CURRENT_ROOT = type(uint256).max;
     /// @dev Held in the tree's leaf index for a released note while it is queued: its commitment
@@ -96,6 +98,9 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
             _checkpoint(queued + i + 1, chain);
             emit LeafQueued(queued + i, leaf, 0);
         }
+        // Counts stay under CAPACITY + MAX_PENDING (2^20 + 1,024): the insertion refuses past CAPACITY
+        // and the queue past MAX_PENDING waiting.
+        // forge-lint: disable-next-line(unsafe-typecast)
         _queuedCount = uint64(queued + n);
     }
 
@@ -113,6 +118,9 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         // Those below the head went in meanwhile (another inserter was first): the rest go in now.
         uint256 skip = head - from;
         uint256 count = end - head;
+        // Counts stay under CAPACITY + MAX_PENDING (2^20 + 1,024): the insertion refuses past CAPACITY
+        // and the queue past MAX_PENDING waiting.
+        // forge-lint: disable-next-line(unsafe-typecast)
         _insertedCount = uint64(end);
 
         // A leaf the tree holds already (a deposit of the same note recorded since,
@@ -205,6 +213,8 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         uint256 previousRoot = _tree._root();
         _tree.size = end;
         uint256 treeDepth = _tree.depth;
+        // 2^treeDepth, not a swapped shift (forge's incorrect-shift lint).
+        // forge-lint: disable-next-line(incorrect-shift)
         while ((1 << treeDepth) < end) ++treeDepth;
         _tree.depth = treeDepth;
         // At each level the new nodes are positions start..end-1, held in nodes[0..end-start-1].
@@ -227,6 +237,9 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     function _queue(uint256 leaf, uint256 amountZat) private returns (uint256 sequence) {
         sequence = _reserve(1);
         _checkpoint(sequence + 1, _chain(_chainAt(sequence), _checkQueued(leaf)));
+        // Counts stay under CAPACITY + MAX_PENDING (2^20 + 1,024): the insertion refuses past CAPACITY
+        // and the queue past MAX_PENDING waiting.
+        // forge-lint: disable-next-line(unsafe-typecast)
         _queuedCount = uint64(sequence + 1);
         emit LeafQueued(sequence, leaf, amountZat);
     }
@@ -259,6 +272,8 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     function _chainAt(uint256 sequence) private view returns (bytes32) {
         if (sequence == 0) return EMPTY_QUEUE;
         uint256 checkpoint = _checkpoints[sequence % RING];
+        // The low 64 bits are the sequence the slot was written for (see _checkpoint): cut on purpose.
+        // forge-lint: disable-next-line(unsafe-typecast)
         if (uint64(checkpoint) != sequence) {
             revert InvalidPendingRange(sequence, 0, _insertedCount, _queuedCount);
         }
@@ -305,6 +320,8 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     /// @inheritdoc ICollateralRegistry
     function isValidRoot(uint256 root_, uint256 maxAge) external view returns (bool) {
         uint256 supersededAt = _rootSupersededAt[root_];
+        // A root's age of minutes to days: a block producer's few seconds of skew gain nothing.
+        // forge-lint: disable-next-line(block-timestamp)
         return supersededAt == CURRENT_ROOT || (supersededAt != 0 && block.timestamp <= supersededAt + maxAge);
     }
 

@@ -45,7 +45,11 @@ abstract contract PriceConsumer is IPriceConsumer, AccessControl {
         (, int256 answer, , uint256 updatedAt, ) = _oracle.latestRoundData();
         if (answer <= 0) revert InvalidPrice(answer);
         uint256 maxAge = _maxPriceAge;
+        // An age of minutes to days: a block producer's few seconds of skew gain nothing.
+        // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp > updatedAt + maxAge) revert StalePrice(updatedAt, maxAge);
+        // Positive, checked above.
+        // forge-lint: disable-next-line(unsafe-typecast)
         return uint256(answer);
     }
 
@@ -61,6 +65,8 @@ abstract contract PriceConsumer is IPriceConsumer, AccessControl {
             revert InvalidParameter("maxPriceAge", newMaxPriceAge);
         }
         emit ParameterUpdated("maxPriceAge", _maxPriceAge, newMaxPriceAge);
+        // At most MAX_PRICE_AGE (7 days), checked above.
+        // forge-lint: disable-next-line(unsafe-typecast)
         _maxPriceAge = uint32(newMaxPriceAge);
     }
 }

@@ -93,6 +93,8 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         bytes32 r,
         bytes32 s
     ) external returns (uint256) {
+        // A deadline or an age of seconds to days: a block producer's few seconds of skew gain nothing.
+        // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp > deadline) revert ExpiredSignature(deadline);
         bytes32 structHash = keccak256(
             abi.encode(REDEEM_TYPEHASH, owner, amount, keccak256(sealedAddress), _useNonce(owner), deadline)
@@ -152,6 +154,8 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         uint256 deadline,
         bytes calldata signature
     ) external nonReentrant returns (uint256) {
+        // A deadline or an age of seconds to days: a block producer's few seconds of skew gain nothing.
+        // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp > deadline) revert RedirectSignatureExpired(deadline);
         address owner = _redemptions[id].owner;
         bytes32 structHash = keccak256(
@@ -223,6 +227,9 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
 
         id = ++redemptionCount;
         pendingZatDue += zatDue;
+        // zatDue is at most the collateral behind positions, which PositionBook holds in a uint64
+        // (a mint or top-up past it reverts), so the cast keeps it whole.
+        // forge-lint: disable-next-line(unsafe-typecast)
         _redemptions[id] = Redemption({owner: owner, status: Status.Requested, zatDue: uint64(zatDue), amount: amount});
         token.burnForRedemption(owner, amount);
         emit RedemptionRequested(id, owner, amount, zatDue, feeZat, price, sealedAddress, keccak256(sealedAddress));
@@ -237,6 +244,8 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         _redemptions[id] = Redemption({
             owner: beneficiary,
             status: Status.Requested,
+            // requestPayout refuses an amount past 64 bits, and a redirect re-queues a stored one.
+            // forge-lint: disable-next-line(unsafe-typecast)
             zatDue: uint64(zatDue),
             amount: 0
         });
@@ -287,6 +296,8 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         SealKey storage key = _sealKeys[keyId];
         if (key.publicKey == bytes32(0)) revert UnknownSealKey(keyId);
         uint64 retiresAt = key.retiresAt;
+        // A deadline or an age of seconds to days: a block producer's few seconds of skew gain nothing.
+        // forge-lint: disable-next-line(block-timestamp)
         if (retiresAt != 0 && block.timestamp >= retiresAt) revert SealKeyRetired(keyId, retiresAt);
     }
 
@@ -296,6 +307,8 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         uint32 previousKeyId = currentSealKeyId;
         uint64 previousRetiresAt;
         if (previousKeyId != 0) {
+            // The grace is at most MAX_SEAL_KEY_GRACE (90 days): the sum fits 64 bits for 5e11 years.
+            // forge-lint: disable-next-line(unsafe-typecast)
             previousRetiresAt = uint64(block.timestamp + sealKeyGraceSeconds);
             _sealKeys[previousKeyId].retiresAt = previousRetiresAt;
         }

@@ -366,6 +366,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     ) external onlyRedemptions returns (uint256 zatDue, uint256 feeZat, int256 price) {
         uint256 latest = _latestPrice();
         (zatDue, feeZat) = _book.redeem(amount, feeBps, latest);
+        // `latest` was a positive int256 answer (PriceConsumer), so it casts back whole.
+        // forge-lint: disable-next-line(unsafe-typecast)
         price = int256(latest);
     }
 
@@ -376,6 +378,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     ) public view returns (uint256 zatDue, uint256 feeZat, int256 price) {
         uint256 latest = _latestPrice();
         (zatDue, feeZat) = _book.quote(amount, feeBps, latest);
+        // `latest` was a positive int256 answer (PriceConsumer), so it casts back whole.
+        // forge-lint: disable-next-line(unsafe-typecast)
         price = int256(latest);
     }
 
@@ -713,6 +717,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         // The surplus leaves the backing pool: the owner claims it with close().
         _book.write(positionId, surplus, 0);
         position.status = PositionStatus.Liquidated;
+        // `price` was a positive int256 answer (PriceConsumer), so it casts back whole.
+        // forge-lint: disable-next-line(unsafe-typecast)
         emit PositionLiquidated(positionId, liquidator, debt, seized, surplus, int256(price));
         if (seized != 0) {
             // A free position's collateral is counted in freeCollateralZat until released.
@@ -751,6 +757,8 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         bytes32 structHash,
         bytes calldata signature
     ) private view {
+        // A deadline or an age of seconds to days: a block producer's few seconds of skew gain nothing.
+        // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp > deadline) revert AuthorizationExpired(deadline);
         // SignatureChecker also accepts ERC-1271 smart-contract wallets.
         if (!SignatureChecker.isValidSignatureNow(signer, _hashTypedDataV4(structHash), signature)) {
@@ -819,6 +827,9 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         }
     }
 
+    // Each setter below refuses a value over its MAX_ constant (at most 100,000 bps or 30 days)
+    // before it narrows it to its uint32 field.
+    // forge-lint: disable-start(unsafe-typecast)
     function _setMinCollateralRatio(uint256 ratioBps) private {
         if (ratioBps < BPS || ratioBps > MAX_RATIO_BPS) revert InvalidParameter("minCollateralRatioBps", ratioBps);
         emit ParameterUpdated("minCollateralRatioBps", _params.minCollateralRatioBps, ratioBps);
@@ -854,4 +865,5 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         emit ParameterUpdated("maxRootAge", _params.maxRootAge, newMaxRootAge);
         _params.maxRootAge = uint32(newMaxRootAge);
     }
+    // forge-lint: disable-end(unsafe-typecast)
 }

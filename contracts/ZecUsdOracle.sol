@@ -62,6 +62,9 @@ contract ZecUsdOracle is IZecUsdOracle, AccessControl {
     function _record(int256 answer) private returns (uint80 roundId) {
         if (answer <= 0 || answer > type(int128).max) revert PriceOutOfRange(answer);
         roundId = _latest.roundId + 1;
+        // `answer` is in (0, int128's maximum], checked above; a round id past 64 bits would take 2^64
+        // updates, and a timestamp past them 5e11 years.
+        // forge-lint: disable-next-line(unsafe-typecast)
         Round memory round = Round(uint64(roundId), int128(answer), uint64(block.timestamp));
         _latest = round;
         _history[roundId] = round;

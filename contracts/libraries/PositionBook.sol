@@ -245,6 +245,8 @@ library PositionBook {
         // Rounded up: the charge never rounds in the owner's favour.
         int256 taken = end.b - _mulDivSigned(aR, at.b, ONE, false);
         int256 left = SafeCast.toInt256(Math.mulDiv(collateral, aR, ONE)) - _mulDivSigned(debt, taken, at.f, true);
+        // Only a positive `left` is cast.
+        // forge-lint: disable-next-line(unsafe-typecast)
         return (left > 0 ? uint256(left) : 0, Math.mulDiv(debt, end.f, at.f, Math.Rounding.Ceil));
     }
 
@@ -428,6 +430,9 @@ library PositionBook {
         zatDue = grossZat - feeZat;
     }
 
+    // The two helpers below cast a signed value to its magnitude only after testing its sign, and
+    // `-value` reverts at int256's minimum, so no cast truncates.
+    // forge-lint: disable-start(unsafe-typecast)
     /// @dev value · num / den, rounded towards +∞ (b may only round up).
     function _scaleUp(int256 value, uint256 num, uint256 den) private pure returns (int256) {
         if (value >= 0) return SafeCast.toInt256(Math.mulDiv(uint256(value), num, den, Math.Rounding.Ceil));
@@ -442,6 +447,7 @@ library PositionBook {
         }
         return -SafeCast.toInt256(Math.mulDiv(x, uint256(-value), den, up ? Math.Rounding.Floor : Math.Rounding.Ceil));
     }
+    // forge-lint: disable-end(unsafe-typecast)
 
     /// @dev The new map after a step; a new frame (an book.epoch that keeps the
     /// debt) once a factor leaves its range, so none wears away.

@@ -38,6 +38,8 @@ library RatioBuckets {
     /// @notice The key of `value`: monotone in it.
     function encode(int256 value) external pure returns (uint256) {
         if (value == 0) return ZERO_KEY;
+        // Sign-checked: the cast keeps a positive value whole, and `-value` reverts at int256's minimum.
+        // forge-lint: disable-next-line(unsafe-typecast)
         uint256 magnitude = value > 0 ? uint256(value) : uint256(-value);
         uint256 digits = Math.log10(magnitude);
         // 30 significant digits: ties below that are far under a zatoshi.
@@ -55,6 +57,9 @@ library RatioBuckets {
         return key >> 232;
     }
 
+    // `1 << x` is the bit for x: forge's incorrect-shift lint takes the literal on the left for
+    // swapped arguments.
+    // forge-lint: disable-start(incorrect-shift)
     function set(Bitmap storage map, uint32 epoch, uint256 bucket) external {
         uint256 e = uint256(epoch);
         uint256 leafKey = (e << 16) | (bucket >> 8);
@@ -79,6 +84,7 @@ library RatioBuckets {
         map.middle[middleKey] = middle;
         if (middle == 0) map.top[e] &= ~(1 << (bucket >> 16));
     }
+    // forge-lint: disable-end(incorrect-shift)
 
     /// @notice The lowest set bucket at or above `from`, or NONE.
     function nextSet(Bitmap storage map, uint32 epoch, uint256 from) external view returns (uint256) {
