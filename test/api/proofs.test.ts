@@ -137,6 +137,43 @@ describe("proofs", () => {
     }
   });
 
+  it("refuses at once a proof that mints less than a position's least debt, naming the least", async () => {
+    // The mint would revert DebtBelowMinimum on-chain; before, the proof was stored and only the mint refused it.
+    const note = createNote();
+    await s.deposit(note, 4n * ZEC);
+    const proved = await s.prove({
+      note,
+      amountZat: 4n * ZEC,
+      mintAmount: ZSD / 2n,
+      recipient: alice.address,
+      relayer: relayer.address,
+      fee: 0n,
+    });
+    const response = await api.call(
+      "/v1/proofs/submit",
+      json({
+        proof: proved.raw.proof,
+        publicSignals: publicSignalsToArray(proved.raw.publicSignals),
+        owner: proved.binding.owner,
+        mintAmount: "0.5",
+        recipient: alice.address,
+        relayer: relayer.address,
+        fee: "0",
+      }),
+    );
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toMatch(/problem\+json/);
+    const problem = (await response.json()) as { code: string; errors: { field: string; message: string }[] };
+    expect(problem.code).toBe("validation_failed");
+    expect(problem.errors).toEqual([
+      { field: "body.mintAmount", message: expect.stringMatching(/^must be at least 1 ZSD, the least debt/) },
+    ]);
+    const stored = await storage.db.query("SELECT 1 FROM proofs WHERE nullifier_hash = $1", [
+      BigInt(proved.raw.publicSignals.nullifierHash).toString(),
+    ]);
+    expect(stored).toHaveLength(0);
+  });
+
   it("verifies a proof, stores it, and shows it to its account only", async () => {
     const { body, proved } = await provedBody();
     const response = await api.call("/v1/proofs/submit", json(body));

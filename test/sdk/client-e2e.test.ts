@@ -88,6 +88,14 @@ describe("the SDK and the CLI on the real stack", () => {
     const note = zsd.notes.create();
     const deposit = await zsd.sandbox.depositNote(note, "4");
     expect(deposit).toMatchObject({ object: "deposit", amount: "4" });
+    // Under a position's least debt (the relay's minting.minimumAmount) the mint would revert on-chain: it is
+    // refused before the seconds of proving, and nothing is submitted.
+    const dust: MintStep[] = [];
+    await expect(
+      zsd.mint({ note, amount: "0.5", recipient: alice.address, onProgress: (step) => dust.push(step) }),
+    ).rejects.toMatchObject({ code: "amount_below_minimum", message: expect.stringContaining("at least 1 ZSD") });
+    expect(dust).toEqual([]);
+    expect(sent.filter(({ url }) => url.includes("/v1/proofs/submit"))).toEqual([]);
 
     sent.length = 0;
     const steps: MintStep[] = [];

@@ -383,6 +383,8 @@ class RelayMinting(TypedDict):
     priceAgeSeconds: int
     # The oldest price the minter accepts
     maxPriceAgeSeconds: int
+    # The least a mint may be, in ZSD: a position owes nothing or at least this (StableMinter.minDebt()), so a proof for less is refused before it is stored
+    minimumAmount: str
 
 
 class Relay(TypedDict):

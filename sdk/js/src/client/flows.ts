@@ -171,6 +171,14 @@ export class Flows {
     if (!relay.relayer || !relay.minting || relay.chainId === null || !minter) {
       throw new FlowError("This API does not relay mints (no deployment or relayer).", { code: "relay_unavailable" });
     }
+    // The mint would revert on-chain: say so before the seconds of proving, not after.
+    const least = parseZsd(relay.minting.minimumAmount);
+    if (amountWei < least) {
+      throw new FlowError(
+        `A mint must be at least ${relay.minting.minimumAmount} ZSD (a position owes nothing or at least that); nothing was proven or sent.`,
+        { code: "amount_below_minimum" },
+      );
+    }
     const floorZat = params.floor !== undefined ? parseZec(params.floor) : chooseFloor(amountWei, relay.minting);
     const fee = parseZsd(relay.fee.minimum);
     const binding = {

@@ -1910,6 +1910,8 @@ export type components = {
                 priceAgeSeconds: number;
                 /** @description The oldest price the minter accepts */
                 maxPriceAgeSeconds: number;
+                /** @description The least a mint may be, in ZSD: a position owes nothing or at least this (StableMinter.minDebt()), so a proof for less is refused before it is stored */
+                minimumAmount: string;
             } | null;
         };
         Anonymity: {
@@ -4602,7 +4604,8 @@ export interface operations {
                      *         "minCollateralRatio": "1.5",
                      *         "zecUsdPrice": "50",
                      *         "priceAgeSeconds": 12,
-                     *         "maxPriceAgeSeconds": 3600
+                     *         "maxPriceAgeSeconds": 3600,
+                     *         "minimumAmount": "1"
                      *       },
                      *       "sealKey": {
                      *         "keyId": 1,

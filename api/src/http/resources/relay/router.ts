@@ -8,7 +8,7 @@ import type { Chain } from "../../../adapters/chain.ts";
 import type { Config } from "../../../config.ts";
 import { formatUnits } from "viem";
 import { stableMinterAbi } from "@zsd/sdk";
-import { formatPrice } from "@zsd/sdk/units";
+import { formatPrice, formatZsd } from "@zsd/sdk/units";
 import { SEAL_ALGORITHM } from "@zsd/sdk/seal";
 import { type AnyRoute, route } from "../../routes.ts";
 
@@ -65,6 +65,12 @@ const relaySchema = z
         zecUsdPrice: z.string().describe("The oracle's ZEC/USD price the minter reads now"),
         priceAgeSeconds: z.number().int().describe("Its age by the chain's clock"),
         maxPriceAgeSeconds: z.number().int().describe("The oldest price the minter accepts"),
+        minimumAmount: z
+          .string()
+          .describe(
+            "The least a mint may be, in ZSD: a position owes nothing or at least this (StableMinter.minDebt()), " +
+              "so a proof for less is refused before it is stored",
+          ),
       })
       .nullable()
       .describe(
@@ -125,7 +131,13 @@ export function relayRoutes(config: Config, chain: Chain | undefined, relayer: s
               wasm: { url: "/v1/relay/circuit/collateral.wasm", sha256: "9a0e…", bytes: 2_391_204 },
               zkey: { url: "/v1/relay/circuit/collateral.zkey", sha256: "c41b…", bytes: 11_785_310 },
             },
-            minting: { minCollateralRatio: "1.5", zecUsdPrice: "50", priceAgeSeconds: 12, maxPriceAgeSeconds: 3600 },
+            minting: {
+              minCollateralRatio: "1.5",
+              zecUsdPrice: "50",
+              priceAgeSeconds: 12,
+              maxPriceAgeSeconds: 3600,
+              minimumAmount: "1",
+            },
             sealKey: {
               keyId: 1,
               publicKey: "0x59f9e43d51c8fc0810bb60a98f4b9cab04b721719f8ed8e8b7c04bce5c81cd58",
@@ -160,11 +172,14 @@ export function relayRoutes(config: Config, chain: Chain | undefined, relayer: s
   ];
 }
 
-/** The minter's ratio and the price it reads now: what a wallet sizes a mint's collateral floor by. */
+/** The minter's ratio, least debt and the price it reads now: what a wallet sizes a mint and its floor by. */
 async function mintingTerms(chain: Chain) {
-  const [ratioBps, price] = await Promise.all([
+  const [ratioBps, minDebt, price] = await Promise.all([
     chain.read(() =>
       chain.client.readContract({ address: chain.minter, abi: stableMinterAbi, functionName: "minCollateralRatioBps" }),
+    ),
+    chain.read(() =>
+      chain.client.readContract({ address: chain.minter, abi: stableMinterAbi, functionName: "minDebt" }),
     ),
     chain.priceState(),
   ]);
@@ -173,5 +188,6 @@ async function mintingTerms(chain: Chain) {
     zecUsdPrice: formatPrice(price.price),
     priceAgeSeconds: Number(price.ageSeconds),
     maxPriceAgeSeconds: Number(price.maxAgeSeconds),
+    minimumAmount: formatZsd(minDebt),
   };
 }
