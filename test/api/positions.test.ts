@@ -496,6 +496,44 @@ describe("positions through the relay", () => {
     expect(await s.read.minter.read.getPosition([id])).toMatchObject({ status: 2, debt: 0n, collateralZat: 0n });
   });
 
+  it("the keeper spreads dust the minter calls redistributable though it is not liquidatable", async () => {
+    // books.test case 9 through the relay: a par redemption shrinks every debt alike, here under a ZSD, the owner
+    // withdraws down to a zatoshi at over 150%, and 25 such positions would hold up every par redemption. The keeper
+    // spreads it over the others, though it is far from the liquidation ratio.
+    // At $200 one zatoshi is $0.000002: over 150% of what the dust will owe.
+    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([200n * 100_000_000n]));
+    const dust = await open(ZEC / 100n, ZSD);
+    // Leaves each debt about 3.3e-7 of what it was: this one 3.3e-7 ZSD.
+    const total = await s.read.minter.read.totalDebt();
+    const redeemed = total - (total * 33n) / 100_000_000n;
+    expect(await s.read.token.read.balanceOf([alice.address])).toBeGreaterThanOrEqual(redeemed);
+    await s.receipt(await s.as(alice).redemptions.write.redeem([redeemed, s.sealed(SAPLING, alice.address)]));
+    const shrunk = await s.read.minter.read.getPosition([dust.id]);
+    expect(shrunk.debt).toBeLessThan(ZSD / 1_000_000n);
+    const withdrawn = await withdraw(dust.note, dust.id, shrunk.collateralZat - 1n, { zcashAddress: SAPLING });
+    expect(withdrawn.status).toBe(202);
+    // One zatoshi for 3.3e-7 ZSD: about 600%, not liquidatable, and within a redemption's margin (4 zatoshi).
+    await eventually(
+      async () => (await get<{ status: string }>(`/v1/positions/${dust.id}`)).body.status,
+      (status) => status === "liquidated",
+      "the keeper's redistribution of the dust",
+      30_000,
+    );
+    const actions = await storage.db.query<{ action: string; status: string }>(
+      "SELECT action, status FROM position_actions WHERE position_id = $1 AND account_id IS NULL",
+      [dust.id.toString()],
+    );
+    expect(actions).toEqual([{ action: "redistribute", status: expect.any(String) }]);
+    const [event] = await s.publicClient.getContractEvents({
+      address: s.read.minter.address,
+      abi: stableMinterAbi,
+      eventName: "PositionRedistributed",
+      args: { positionId: dust.id },
+      fromBlock: 0n,
+    });
+    expect(event!.args).toMatchObject({ caller: relayer.address, debt: shrunk.debt });
+  });
+
   // Issue 23, point 4: withdrawals and closes to an address, note withdrawals, failures and the keeper's
   // payouts above logged no Zcash address and no owner's EVM address, in any form.
   it("logs no address of the run: no withdraw address, no owner", () => {
