@@ -98,8 +98,8 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
             _checkpoint(queued + i + 1, chain);
             emit LeafQueued(queued + i, leaf, 0);
         }
-        // Counts stay under CAPACITY + MAX_PENDING (2^20 + 1,024): the insertion refuses past CAPACITY
-        // and the queue past MAX_PENDING waiting.
+        // A count grows only as leaves are queued, at most MAX_PENDING a call: 2^64 is 1.8e16 transactions
+        // away. (Not CAPACITY: a leaf queued twice is inserted once, yet counted.)
         // forge-lint: disable-next-line(unsafe-typecast)
         _queuedCount = uint64(queued + n);
     }
@@ -118,8 +118,8 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
         // Those below the head went in meanwhile (another inserter was first): the rest go in now.
         uint256 skip = head - from;
         uint256 count = end - head;
-        // Counts stay under CAPACITY + MAX_PENDING (2^20 + 1,024): the insertion refuses past CAPACITY
-        // and the queue past MAX_PENDING waiting.
+        // A count grows only as leaves are queued, at most MAX_PENDING a call: 2^64 is 1.8e16 transactions
+        // away. (Not CAPACITY: a leaf queued twice is inserted once, yet counted.)
         // forge-lint: disable-next-line(unsafe-typecast)
         _insertedCount = uint64(end);
 
@@ -237,8 +237,8 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     function _queue(uint256 leaf, uint256 amountZat) private returns (uint256 sequence) {
         sequence = _reserve(1);
         _checkpoint(sequence + 1, _chain(_chainAt(sequence), _checkQueued(leaf)));
-        // Counts stay under CAPACITY + MAX_PENDING (2^20 + 1,024): the insertion refuses past CAPACITY
-        // and the queue past MAX_PENDING waiting.
+        // A count grows only as leaves are queued, at most MAX_PENDING a call: 2^64 is 1.8e16 transactions
+        // away. (Not CAPACITY: a leaf queued twice is inserted once, yet counted.)
         // forge-lint: disable-next-line(unsafe-typecast)
         _queuedCount = uint64(sequence + 1);
         emit LeafQueued(sequence, leaf, amountZat);
@@ -320,7 +320,7 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     /// @inheritdoc ICollateralRegistry
     function isValidRoot(uint256 root_, uint256 maxAge) external view returns (bool) {
         uint256 supersededAt = _rootSupersededAt[root_];
-        // A root's age of minutes to days: a block producer's few seconds of skew gain nothing.
+        // A root's age: a block producer's few seconds of skew gain nothing.
         // forge-lint: disable-next-line(block-timestamp)
         return supersededAt == CURRENT_ROOT || (supersededAt != 0 && block.timestamp <= supersededAt + maxAge);
     }

@@ -45,7 +45,7 @@ abstract contract PriceConsumer is IPriceConsumer, AccessControl {
         (, int256 answer, , uint256 updatedAt, ) = _oracle.latestRoundData();
         if (answer <= 0) revert InvalidPrice(answer);
         uint256 maxAge = _maxPriceAge;
-        // An age of minutes to days: a block producer's few seconds of skew gain nothing.
+        // An age: a block producer's few seconds of skew gain nothing.
         // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp > updatedAt + maxAge) revert StalePrice(updatedAt, maxAge);
         // Positive, checked above.

@@ -93,7 +93,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         bytes32 r,
         bytes32 s
     ) external returns (uint256) {
-        // A deadline or an age of seconds to days: a block producer's few seconds of skew gain nothing.
+        // A deadline or an age: a block producer's few seconds of skew gain nothing.
         // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp > deadline) revert ExpiredSignature(deadline);
         bytes32 structHash = keccak256(
@@ -154,7 +154,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         uint256 deadline,
         bytes calldata signature
     ) external nonReentrant returns (uint256) {
-        // A deadline or an age of seconds to days: a block producer's few seconds of skew gain nothing.
+        // A deadline or an age: a block producer's few seconds of skew gain nothing.
         // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp > deadline) revert RedirectSignatureExpired(deadline);
         address owner = _redemptions[id].owner;
@@ -296,7 +296,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         SealKey storage key = _sealKeys[keyId];
         if (key.publicKey == bytes32(0)) revert UnknownSealKey(keyId);
         uint64 retiresAt = key.retiresAt;
-        // A deadline or an age of seconds to days: a block producer's few seconds of skew gain nothing.
+        // A deadline or an age: a block producer's few seconds of skew gain nothing.
         // forge-lint: disable-next-line(block-timestamp)
         if (retiresAt != 0 && block.timestamp >= retiresAt) revert SealKeyRetired(keyId, retiresAt);
     }

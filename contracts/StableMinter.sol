@@ -757,7 +757,7 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
         bytes32 structHash,
         bytes calldata signature
     ) private view {
-        // A deadline or an age of seconds to days: a block producer's few seconds of skew gain nothing.
+        // A deadline or an age: a block producer's few seconds of skew gain nothing.
         // forge-lint: disable-next-line(block-timestamp)
         if (block.timestamp > deadline) revert AuthorizationExpired(deadline);
         // SignatureChecker also accepts ERC-1271 smart-contract wallets.

@@ -83,6 +83,8 @@ describe("proofs", () => {
       chainId: s.deployment.chainId,
       fee: { minimum: "0" },
       confirmations: { mint: 1, payout: 1 },
+      // A proof for less is refused at submission (StableMinter.minDebt()).
+      minting: { minimumAmount: "1" },
     });
     expect(relay.contracts.StableMinter!.address).toBe(s.deployment.contracts.StableMinter!.address);
     const manifest = JSON.parse(readFileSync(join(ROOT, "circuits", "build", "manifest.json"), "utf8"));

@@ -274,7 +274,13 @@ export class ProofService {
     const fee = parseZsd(input.fee ?? "0");
     const relayer: Address = input.relayer ?? zeroAddress;
     if (mintAmount === 0n) throw domainErrors.invalid([{ field: "body.mintAmount", message: "must be above 0" }]);
-    // The mint would revert DebtBelowMinimum: say so before the proof is stored and queued.
+    if (fee > mintAmount) throw domainErrors.invalid([{ field: "body.fee", message: "cannot exceed mintAmount" }]);
+    if (fee > 0n && relayer === zeroAddress) {
+      throw domainErrors.invalid([{ field: "body.relayer", message: "a fee needs a relayer" }]);
+    }
+    this.#checkRelayTerms(relayer, fee);
+    // The mint would revert DebtBelowMinimum: say so before the proof is stored and queued. Read after the checks
+    // above, which need no chain, so that a node down answers them still.
     const minDebt = await this.#readMinDebt(chain);
     if (mintAmount < minDebt) {
       const least = formatZsd(minDebt);
@@ -285,11 +291,6 @@ export class ProofService {
         },
       ]);
     }
-    if (fee > mintAmount) throw domainErrors.invalid([{ field: "body.fee", message: "cannot exceed mintAmount" }]);
-    if (fee > 0n && relayer === zeroAddress) {
-      throw domainErrors.invalid([{ field: "body.relayer", message: "a fee needs a relayer" }]);
-    }
-    this.#checkRelayTerms(relayer, fee);
 
     // The proof binds recipient, relayer, fee, amount and owner through its last signal.
     const expected = bindingHash({

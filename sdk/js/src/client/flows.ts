@@ -171,11 +171,12 @@ export class Flows {
     if (!relay.relayer || !relay.minting || relay.chainId === null || !minter) {
       throw new FlowError("This API does not relay mints (no deployment or relayer).", { code: "relay_unavailable" });
     }
-    // The mint would revert on-chain: say so before the seconds of proving, not after.
-    const least = parseZsd(relay.minting.minimumAmount);
-    if (amountWei < least) {
+    // The mint would revert on-chain: say so before the seconds of proving, not after. (An API older than the
+    // field does not say; the mint then refuses such an amount.)
+    const minimum = relay.minting.minimumAmount as string | undefined;
+    if (minimum !== undefined && amountWei < parseZsd(minimum)) {
       throw new FlowError(
-        `A mint must be at least ${relay.minting.minimumAmount} ZSD (a position owes nothing or at least that); nothing was proven or sent.`,
+        `A mint must be at least ${minimum} ZSD (a position owes nothing or at least that); nothing was proven or sent.`,
         { code: "amount_below_minimum" },
       );
     }

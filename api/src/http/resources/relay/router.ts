@@ -172,15 +172,26 @@ export function relayRoutes(config: Config, chain: Chain | undefined, relayer: s
   ];
 }
 
+/** StableMinter.minDebt() per chain: a constant of the contract, read once it answers. */
+const minDebts = new WeakMap<Chain, bigint>();
+
+async function minDebtOf(chain: Chain): Promise<bigint> {
+  const known = minDebts.get(chain);
+  if (known !== undefined) return known;
+  const read = await chain.read(() =>
+    chain.client.readContract({ address: chain.minter, abi: stableMinterAbi, functionName: "minDebt" }),
+  );
+  minDebts.set(chain, read);
+  return read;
+}
+
 /** The minter's ratio, least debt and the price it reads now: what a wallet sizes a mint and its floor by. */
 async function mintingTerms(chain: Chain) {
   const [ratioBps, minDebt, price] = await Promise.all([
     chain.read(() =>
       chain.client.readContract({ address: chain.minter, abi: stableMinterAbi, functionName: "minCollateralRatioBps" }),
     ),
-    chain.read(() =>
-      chain.client.readContract({ address: chain.minter, abi: stableMinterAbi, functionName: "minDebt" }),
-    ),
+    minDebtOf(chain),
     chain.priceState(),
   ]);
   return {
