@@ -122,6 +122,10 @@ contract StableMinter is IStableMinter, Pausable, PriceConsumer, EIP712, Nonces,
     /// would strand them, and let the admin choose who may draw on the positions.
     function setRedemptions(IRedemptions redemptions_) external onlyRole(DEFAULT_ADMIN_ROLE) {
         if (address(redemptions) != address(0)) revert RedemptionsAlreadySet(address(redemptions));
+        // One built for another minter (or none) would queue this minter's payouts where custody does not pay
+        // them, and could not be replaced.
+        address itsMinter = address(redemptions_) == address(0) ? address(0) : address(redemptions_.minter());
+        if (itsMinter != address(this)) revert RedemptionsForAnotherMinter(address(redemptions_), itsMinter);
         redemptions = redemptions_;
         emit RedemptionsSet(address(redemptions_));
     }

@@ -2,6 +2,7 @@
 pragma solidity 0.8.30;
 
 import {IGovernedParameters} from "./IGovernedParameters.sol";
+import {IStableMinter} from "./IStableMinter.sol";
 
 /// @title Burns the stable token and tracks the ZEC payout to a shielded Zcash address.
 /// @notice Withdraw addresses arrive sealed: the address encrypted to custody's
@@ -145,6 +146,9 @@ interface IRedemptions is IGovernedParameters {
 
     /// @notice The next signature nonce of `owner` for `redeemWithPermit`.
     function nonces(address owner) external view returns (uint256);
+
+    /// @notice The minter whose positions this contract redeems from and whose payouts it queues.
+    function minter() external view returns (IStableMinter);
 
     /// @notice Sets the redemption fee in basis points (at most 1000). Admin (timelock) only.
     function setRedemptionFee(uint256 feeBps) external;

@@ -119,6 +119,8 @@ interface IStableMinter is IPriceConsumer {
     error CallerNotRedemptions(address caller);
     /// @notice The redemptions contract is named once, at deployment.
     error RedemptionsAlreadySet(address redemptions);
+    /// @notice The redemptions contract named must be one built for this minter (`minter()`).
+    error RedemptionsForAnotherMinter(address redemptions, address itsMinter);
     /// @notice A batch must hold between one and `max` mints.
     error InvalidBatchSize(uint256 size, uint256 max);
     /// @notice A batch needs one proof per request.

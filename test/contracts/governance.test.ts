@@ -1,7 +1,8 @@
-import { type Address, type Hex, encodeFunctionData, keccak256, toHex, zeroHash } from "viem";
+import { type Address, type Hex, encodeFunctionData, keccak256, toHex, zeroAddress, zeroHash } from "viem";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { collateralRegistryAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { type System, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
+import { linkBytecode, readArtifact } from "../../scripts/lib/artifacts.ts";
 
 const { deployer, attestor, carol, alice, oracleUpdater, pauser } = accounts;
 const ProposalState = { Pending: 0, Active: 1, Defeated: 3, Succeeded: 4, Queued: 5, Executed: 7 };
@@ -52,6 +53,53 @@ describe("governance", () => {
     );
     await s.testClient.stopImpersonatingAccount({ address: timelock });
     expect(await s.read.minter.read.redemptions()).toBe(current);
+  });
+
+  it("names only a redemptions contract built for this minter: another minter's, or none, is refused", async () => {
+    // A fresh minter, its redemptions contract not yet named, beside the deployed system.
+    const { contracts } = s.deployment;
+    const artifact = readArtifact("StableMinter");
+    const wallet = s.as(carol).wallet;
+    const hash = await wallet.deployContract({
+      account: wallet.account!,
+      chain: wallet.chain,
+      abi: artifact.abi,
+      bytecode: linkBytecode(artifact, { PositionBook: contracts.PositionBook!.address as Hex }),
+      args: [
+        carol.address,
+        pauser.address,
+        contracts.StableToken!.address,
+        contracts.CollateralRegistry!.address,
+        contracts.Groth16Verifier!.address,
+        contracts.Groth16BatchVerifier!.address,
+        contracts.ZecUsdOracle!.address,
+        3600n,
+        15_000n,
+        3600n,
+      ],
+    });
+    const fresh = (await s.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
+    const name = (redemptions: Address) =>
+      wallet.writeContract({
+        account: wallet.account!,
+        chain: wallet.chain,
+        address: fresh,
+        abi: stableMinterAbi,
+        functionName: "setRedemptions",
+        args: [redemptions],
+      });
+    // Before, either went through, and the minter could never be pointed right.
+    await expectRevert(name(zeroAddress), "RedemptionsForAnotherMinter", [zeroAddress, zeroAddress]);
+    await expectRevert(name(s.read.redemptions.address), "RedemptionsForAnotherMinter", [
+      s.read.redemptions.address,
+      s.read.minter.address,
+    ]);
+    const redemptionsOfFresh = await s.publicClient.readContract({
+      address: fresh,
+      abi: stableMinterAbi,
+      functionName: "redemptions",
+    });
+    expect(redemptionsOfFresh).toBe(zeroAddress);
   });
 
   it("propose → vote → queue → execute changes the collateral ratio and rotates the attestor", async () => {

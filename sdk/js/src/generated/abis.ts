@@ -2309,6 +2309,22 @@ export const stableMinterAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "redemptions",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "itsMinter",
+        "type": "address"
+      }
+    ],
+    "name": "RedemptionsForAnotherMinter",
+    "type": "error"
+  },
+  {
     "inputs": [],
     "name": "ReentrancyGuardReentrantCall",
     "type": "error"
