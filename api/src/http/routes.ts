@@ -4,6 +4,7 @@ import type { NextFunction, Request, RequestHandler, Response, Router } from "ex
 import { z } from "zod";
 import { type FieldError, problems } from "./problems.ts";
 import type { ProblemCode } from "./problem-catalog.ts";
+import { nonUtf8Fields, unstorableFields } from "./text-rules.ts";
 
 export type Method = "get" | "post" | "delete";
 
@@ -62,6 +63,12 @@ function fieldErrors(where: string, error: z.ZodError): FieldError[] {
 
 /** One part of a request checked against its schema; what fails is added to `errors`. */
 function parsePart(errors: FieldError[], where: string, schema: z.ZodType | undefined, value: unknown): unknown {
+  // Before the schema, for every part: a refinement or a handler must never see text the database cannot hold.
+  const unstorable = unstorableFields(where, value);
+  if (unstorable.length > 0) {
+    errors.push(...unstorable);
+    return undefined;
+  }
   if (!schema) return value;
   let result;
   try {
@@ -118,7 +125,9 @@ export function mount(
     ];
     handlers.push(async (req: Request, res: Response, next: NextFunction) => {
       try {
-        const errors: FieldError[] = [];
+        // Node's query parser puts U+FFFD where percent-decoded bytes are not UTF-8: judged on the raw text.
+        const rawQuery = req.originalUrl.indexOf("?");
+        const errors: FieldError[] = rawQuery < 0 ? [] : nonUtf8Fields("query", req.originalUrl.slice(rawQuery + 1));
         const input = {
           params: parsePart(errors, "params", spec.params, req.params),
           query: parsePart(errors, "query", spec.query, req.query),

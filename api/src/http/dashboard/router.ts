@@ -26,7 +26,8 @@ import {
 } from "../../domain/keys.ts";
 import type { Custody } from "../../adapters/custody/index.ts";
 import type { Logger } from "../../logger.ts";
-import { problemFromDomain } from "../problems.ts";
+import { type FieldError, problemFromDomain } from "../problems.ts";
+import { nonUtf8Fields, unstorableFields, unstorableReason } from "../text-rules.ts";
 import { accountRoutes } from "./account-routes.ts";
 import { Refused, SESSION_COOKIE, cookies, pageContext, signedIn, text, wrap } from "./common.ts";
 import * as views from "./views.ts";
@@ -99,6 +100,48 @@ function parseRestrictions(body: Record<string, unknown>): KeyRestrictions | str
   };
 }
 
+const FIELD_LABEL: Record<string, string> = { query: "query parameter", form: "form field" };
+
+/** Why a field list cannot be taken, in the words of an error page. */
+function refusedFields(found: FieldError[]): Refused {
+  const described = found.map(({ field, message }) => {
+    const [where = "", ...path] = field.split(".");
+    const name = path.join(".").slice(0, 64);
+    return name
+      ? `The ${FIELD_LABEL[where] ?? where} “${name}” ${message}`
+      : `A ${FIELD_LABEL[where] ?? where} ${message}`;
+  });
+  return new Refused(400, `${described.join("; ")}. Correct it and send again.`);
+}
+
+/** Form bytes whose percent-decoding is not UTF-8 would be read as U+FFFD: refused before they are parsed. */
+function formIsUtf8(_req: unknown, _res: unknown, body: Buffer): void {
+  const found = nonUtf8Fields("form", body.toString("latin1"));
+  if (found.length > 0) throw refusedFields(found);
+}
+
+/** Query and form text PostgreSQL cannot hold (NUL, a lone surrogate) or that was not UTF-8. */
+function unstorableInput(req: Request): Refused | undefined {
+  const mark = req.originalUrl.indexOf("?");
+  const found = [
+    ...(mark < 0 ? [] : nonUtf8Fields("query", req.originalUrl.slice(mark + 1))),
+    ...unstorableFields("query", req.query),
+    ...unstorableFields("form", req.body),
+  ];
+  return found.length > 0 ? refusedFields(found) : undefined;
+}
+
+/** The names of the `:parameters` in the paths of a router's routes. */
+function pathParameters(router: Router): Set<string> {
+  const names = new Set<string>();
+  for (const layer of router.stack as { route?: { path?: unknown } }[]) {
+    const path = layer.route?.path;
+    for (const p of Array.isArray(path) ? path : [path])
+      if (typeof p === "string") for (const match of p.matchAll(/:(\w+)/g)) names.add(match[1]!);
+  }
+  return names;
+}
+
 export function dashboardRouter(deps: DashboardDependencies): Router {
   const { accounts, keys, analytics, agents, environment } = deps;
   const router = Router();
@@ -117,12 +160,13 @@ export function dashboardRouter(deps: DashboardDependencies): Router {
   });
 
   // Forms only, small; anything else is refused before it is read.
-  router.use(express.urlencoded({ extended: false, limit: "16kb", parameterLimit: 100 }));
+  router.use(express.urlencoded({ extended: false, limit: "16kb", parameterLimit: 100, verify: formIsUtf8 }));
   router.use((req, _res, next) => {
     if (req.method === "POST" && !req.is("application/x-www-form-urlencoded"))
       return next(new Refused(415, "The dashboard takes form submissions only."));
     next();
   });
+  router.use((req, _res, next) => next(unstorableInput(req)));
 
   // A request from another site never acts, whatever it carries (the CSRF token is checked as well, below).
   router.use((req, _res, next) => {
@@ -406,6 +450,17 @@ export function dashboardRouter(deps: DashboardDependencies): Router {
     );
   }
 
+  // Every path parameter of the pages above, checked as forms and queries are (the names are found, not listed, so
+  // that a new page cannot miss the check).
+  for (const name of pathParameters(router)) {
+    router.param(name, (_req, _res, next, value: unknown) => {
+      const reason = typeof value === "string" ? unstorableReason(value) : undefined;
+      next(
+        reason ? new Refused(400, `${name} (in the page address) ${reason}: remove them and try again.`) : undefined,
+      );
+    });
+  }
+
   router.use("/dashboard", (req, _res, next) => next(new Refused(404, `No dashboard page at ${req.path}.`)));
 
   // Errors answer as pages; a domain error keeps its status and its words, anything else is logged.
@@ -414,7 +469,10 @@ export function dashboardRouter(deps: DashboardDependencies): Router {
     let status = 500;
     let message = "Something went wrong on our side; try again later.";
     if (error instanceof Refused) ({ status, message } = error);
-    else if (error instanceof DomainError) {
+    else if (error instanceof URIError) {
+      status = 400;
+      message = "The page address has an invalid percent-encoding.";
+    } else if (error instanceof DomainError) {
       const problem = problemFromDomain(error);
       status = problem.status;
       message = problem.detail;

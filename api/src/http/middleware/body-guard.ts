@@ -1,11 +1,13 @@
 // What JSON.parse accepts but nothing downstream should see: nesting deep
-// enough to overflow a recursive walk (the idempotency hash, zod, logging) and
-// NUL characters, which PostgreSQL text cannot hold. Walked iteratively, so the
-// check itself cannot overflow.
+// enough to overflow a recursive walk (the idempotency hash, zod, logging),
+// NUL characters and lone surrogates, which PostgreSQL text cannot hold, and
+// bytes that are not UTF-8. Walked iteratively, so the check itself cannot
+// overflow.
 import bytes from "bytes";
 import { parse as parseContentType } from "content-type";
 import express, { type Request, type RequestHandler, Router } from "express";
 import { type FieldError, Problem, problems } from "../problems.ts";
+import { invalidUtf8Offset, notUtf8Detail, unstorableReason } from "../text-rules.ts";
 
 export const MAX_JSON_DEPTH = 32;
 
@@ -20,14 +22,17 @@ export function bodyGuard(): RequestHandler {
     while (stack.length > 0 && errors.length < 10) {
       const { value, path } = stack.pop()!;
       if (typeof value === "string") {
-        if (value.includes("\u0000")) errors.push({ field: fieldOf(path), message: "must not contain NUL characters" });
+        const reason = unstorableReason(value);
+        if (reason) errors.push({ field: fieldOf(path), message: reason });
         continue;
       }
       if (value === null || typeof value !== "object") continue;
       if (path.length >= MAX_JSON_DEPTH) return next(problems.nestingTooDeep(MAX_JSON_DEPTH));
       for (const [key, child] of Object.entries(value)) {
         // The key itself is reported by position, never echoed: it is caller data.
-        if (key.includes("\u0000")) errors.push({ field: fieldOf(path), message: "a key contains a NUL character" });
+        if (unstorableReason(key)) {
+          errors.push({ field: fieldOf(path), message: "a key contains a NUL character or a lone surrogate" });
+        }
         stack.push({ value: child, path: [...path, Array.isArray(value) ? Number(key) : key] });
       }
     }
@@ -79,12 +84,22 @@ function declaredLengthWithin(limit: string): RequestHandler {
   };
 }
 
+/**
+ * body-parser decodes with iconv-lite, which puts U+FFFD in place of bytes that
+ * are not UTF-8 (a Latin-1 é, an overlong c0 af, an encoded surrogate ed a0
+ * 80): the body would be stored as another text than the one sent. Run on the
+ * raw bytes (decompressed), before they are decoded.
+ */
+function strictUtf8(_req: unknown, _res: unknown, body: Buffer): void {
+  if (invalidUtf8Offset(body) !== undefined) throw problems.malformedBody(notUtf8Detail(body, "The request body"));
+}
+
 /** Request bodies as the API takes them: JSON, at most `limit`, parsed, then guarded. */
 export function jsonBodies(limit: string): RequestHandler {
   const parse = Router().use(
     requireJson,
     declaredLengthWithin(limit),
-    express.json({ limit, strict: true }),
+    express.json({ limit, strict: true, verify: strictUtf8 }),
     bodyGuard(),
   );
   // A request that declares no body (neither length nor transfer encoding, as a GET) passes
