@@ -80,7 +80,8 @@ export const PROBLEM_CATALOG = {
   malformed_body: {
     status: 400,
     title: "Malformed body",
-    meaning: "The body could not be read: its length or Content-Encoding does not match what was sent.",
+    meaning:
+      "The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.",
     example: { detail: "The request body could not be decoded (check its Content-Encoding)." },
   },
   malformed_path: {
