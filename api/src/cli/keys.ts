@@ -9,7 +9,8 @@ import { parseArgs } from "node:util";
 import { openToolDatabase } from "./database.ts";
 import { defaultAccount } from "./dev-account.ts";
 import { type Environment, KeyService } from "../domain/keys.ts";
-import { AccountService, EMAIL_PATTERN, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN } from "../domain/accounts.ts";
+import { mailAddressProblem } from "../adapters/mail/address.ts";
+import { AccountService, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN } from "../domain/accounts.ts";
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -72,7 +73,8 @@ try {
     }
     case "login": {
       if (!values.account || !values.email) fail("--account and --email are required");
-      if (!EMAIL_PATTERN.test(values.email.trim())) fail("--email is not an email address");
+      const addressProblem = mailAddressProblem(values.email.trim());
+      if (addressProblem) fail(`--email: ${addressProblem}`);
       let input = "";
       for await (const chunk of process.stdin) input += String(chunk);
       const password = input.replace(/\r?\n$/, "");

@@ -7,6 +7,7 @@ import type { Request, RequestHandler, Response, Router } from "express";
 import ipaddr from "ipaddr.js";
 import type { Redis } from "ioredis";
 import { RateLimiterRes } from "rate-limiter-flexible";
+import { MAIL_ADDRESS_RULES, mailAddressProblem } from "../../adapters/mail/address.ts";
 import type { MailCapture } from "../../adapters/mail/index.ts";
 import type { AccountMail } from "../../domain/account-mail.ts";
 import {
@@ -179,7 +180,9 @@ export function accountRoutes(router: Router, deps: AccountRouteDependencies): v
       const email = text(body.email, 254)?.trim() ?? "";
       const password = text(body.password, PASSWORD_MAX + 1);
       const errors: string[] = [];
-      if (!EMAIL_PATTERN.test(email)) errors.push("Enter an email address.");
+      // As mail transport will judge it: an account at an address no server takes could never be verified.
+      const addressProblem = mailAddressProblem(email);
+      if (addressProblem) errors.push(`${addressProblem} ${MAIL_ADDRESS_RULES}`);
       if (password === undefined || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
         errors.push(`A password has ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`);
       const again = (status: number, problems: string[]) =>

@@ -1,6 +1,7 @@
 // The dashboard's account pages: sign-in, sign-up, "check your email", the
 // verification and reset links' forms, the Account tab, and the sandbox's
 // mailbox.
+import { MAIL_ADDRESS_RULES } from "../../adapters/mail/address.ts";
 import type { CapturedMail } from "../../adapters/mail/index.ts";
 import { PASSWORD_MAX, PASSWORD_MIN, isUnverified } from "../../domain/accounts.ts";
 import { TOKEN_LIFETIME_MINUTES } from "../../domain/account-tokens.ts";
@@ -19,9 +20,18 @@ const newPassword = (id: string, name: string) =>
       maxlength="${PASSWORD_MAX}"
     />`;
 
-const emailField = (email: string) =>
-  html`<label for="email">Email</label>
-    <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${email}" />`;
+const emailField = (email: string, hint?: string) =>
+  html`<label for="email">Email${hint ? html` <small id="email-rules">${hint}</small>` : ""}</label>
+    <input
+      id="email"
+      name="email"
+      type="email"
+      autocomplete="username"
+      required
+      maxlength="254"
+      value="${email}"
+      ${hint ? html`aria-describedby="email-rules"` : ""}
+    />`;
 
 export function signInPage(ctx: PageContext, csrf: string, email = ""): string {
   return layout(
@@ -43,7 +53,7 @@ export function signUpPage(ctx: PageContext, csrf: string, email = ""): string {
   return layout(
     ctx,
     html`<form method="post" action="/dashboard/signup">
-        ${csrfField(csrf)} ${emailField(email)}
+        ${csrfField(csrf)} ${emailField(email, MAIL_ADDRESS_RULES)}
         <label for="password">Password <small>(at least ${PASSWORD_MIN} characters)</small></label>
         <input
           id="password"
