@@ -2,15 +2,13 @@
 pragma solidity 0.8.30;
 
 import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
-import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
-import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
-import {Nonces} from "@openzeppelin/contracts/utils/Nonces.sol";
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol";
 import {ICollateralRegistry} from "./interfaces/ICollateralRegistry.sol";
+import {IPositionManager} from "./interfaces/IPositionManager.sol";
 import {IRedemptions} from "./interfaces/IRedemptions.sol";
-import {IStableMinter} from "./interfaces/IStableMinter.sol";
 import {IStableToken} from "./interfaces/IStableToken.sol";
+import {SignedCalls} from "./utils/SignedCalls.sol";
 
 /// @title Burns the stable token for ZEC paid by custody to a shielded address.
 /// @notice The ZEC due is fixed at request time by the minter, out of the
@@ -23,7 +21,7 @@ import {IStableToken} from "./interfaces/IStableToken.sol";
 /// and notes, so custody pays every shielded payout through one path. Every
 /// payout names its address sealed to custody's seal key (see IRedemptions):
 /// this is the one place that checks the envelope and keeps the keys.
-contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, ReentrancyGuard {
+contract Redemptions is IRedemptions, Pausable, AccessControl, SignedCalls, ReentrancyGuard {
     bytes32 public constant ATTESTOR_ROLE = keccak256("ATTESTOR_ROLE");
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
     bytes32 public constant REDEEM_TYPEHASH = keccak256(
@@ -43,13 +41,17 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
 
     IStableToken public immutable token;
     ICollateralRegistry public immutable registry;
-    IStableMinter public immutable minter;
+    /// @inheritdoc IRedemptions
+    address public immutable minter;
+    /// @inheritdoc IRedemptions
+    IPositionManager public immutable positions;
 
     uint256 public redemptionFeeBps;
     /// @notice ZEC owed: requested payouts and failed ones held for their owners.
     uint256 public pendingZatDue;
-    uint256 public redemptionCount;
-    mapping(uint256 id => Redemption) private _redemptions;
+    /// @inheritdoc IRedemptions
+    uint256 public payoutCount;
+    mapping(uint256 id => Payout) private _payouts;
     /// @inheritdoc IRedemptions
     uint32 public currentSealKeyId;
     /// @inheritdoc IRedemptions
@@ -62,14 +64,16 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         address pauser,
         IStableToken token_,
         ICollateralRegistry registry_,
-        IStableMinter minter_,
+        address minter_,
+        IPositionManager positions_,
         uint256 redemptionFeeBps_,
         uint32 sealKeyId_,
         bytes32 sealPublicKey_
-    ) EIP712("ZSD Redemptions", "1") {
+    ) SignedCalls("ZSD Redemptions", "1") {
         token = token_;
         registry = registry_;
         minter = minter_;
+        positions = positions_;
         _setRedemptionFee(redemptionFeeBps_);
         _setSealKeyGrace(7 days);
         _setSealKey(sealKeyId_, sealPublicKey_);
@@ -93,17 +97,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         bytes32 r,
         bytes32 s
     ) external returns (uint256) {
-        // A deadline or an age: a block producer's few seconds of skew gain nothing.
-        // forge-lint: disable-next-line(block-timestamp)
-        if (block.timestamp > deadline) revert ExpiredSignature(deadline);
-        bytes32 structHash = keccak256(
-            abi.encode(REDEEM_TYPEHASH, owner, amount, keccak256(sealedAddress), _useNonce(owner), deadline)
-        );
-        bytes32 digest = _hashTypedDataV4(structHash);
-        // SignatureChecker also accepts ERC-1271 smart-contract wallets.
-        if (!SignatureChecker.isValidSignatureNow(owner, digest, abi.encodePacked(r, s, v))) {
-            revert InvalidSignature(owner);
-        }
+        _checkRedeemPermit(owner, amount, sealedAddress, deadline, abi.encodePacked(r, s, v));
         return _redeem(owner, amount, sealedAddress);
     }
 
@@ -113,7 +107,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         uint256 zatDue,
         bytes calldata sealedAddress
     ) external nonReentrant returns (uint256 id) {
-        if (msg.sender != address(minter)) revert CallerNotMinter(msg.sender);
+        if (msg.sender != minter) revert CallerNotMinter(msg.sender);
         if (zatDue == 0 || zatDue > type(uint64).max) revert InvalidAmount(zatDue);
         _checkSealedAddress(sealedAddress);
         pendingZatDue += zatDue;
@@ -121,20 +115,20 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
     }
 
     /// @inheritdoc IRedemptions
-    function completeRedemption(uint256 id, bytes32 zcashTxId) external onlyRole(ATTESTOR_ROLE) nonReentrant {
-        Redemption storage redemption = _pending(id);
-        redemption.status = Status.Completed;
-        uint256 zatDue = redemption.zatDue;
+    function completePayout(uint256 id, bytes32 zcashTxId) external onlyRole(ATTESTOR_ROLE) nonReentrant {
+        Payout storage payout = _pending(id);
+        payout.status = Status.Completed;
+        uint256 zatDue = payout.zatDue;
         pendingZatDue -= zatDue;
         registry.recordPayout(zatDue);
-        emit RedemptionCompleted(id, zcashTxId, zatDue);
+        emit PayoutCompleted(id, zcashTxId, zatDue);
     }
 
     /// @inheritdoc IRedemptions
-    function failRedemption(uint256 id, string calldata reason) external onlyRole(ATTESTOR_ROLE) nonReentrant {
-        Redemption storage redemption = _pending(id);
-        redemption.status = Status.Failed;
-        emit RedemptionFailed(id, redemption.owner, redemption.zatDue, reason);
+    function failPayout(uint256 id, string calldata reason) external onlyRole(ATTESTOR_ROLE) nonReentrant {
+        Payout storage payout = _pending(id);
+        payout.status = Status.Failed;
+        emit PayoutFailed(id, payout.owner, payout.zatDue, reason);
     }
 
     /// @inheritdoc IRedemptions
@@ -154,32 +148,26 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         uint256 deadline,
         bytes calldata signature
     ) external nonReentrant returns (uint256) {
-        // A deadline or an age: a block producer's few seconds of skew gain nothing.
-        // forge-lint: disable-next-line(block-timestamp)
-        if (block.timestamp > deadline) revert RedirectSignatureExpired(deadline);
-        address owner = _redemptions[id].owner;
-        bytes32 structHash = keccak256(
-            abi.encode(REDIRECT_TYPEHASH, id, keccak256(sealedAddress), noteCommitment, _useNonce(owner), deadline)
+        address owner = _payouts[id].owner;
+        _checkSignature(
+            owner,
+            deadline,
+            keccak256(
+                abi.encode(REDIRECT_TYPEHASH, id, keccak256(sealedAddress), noteCommitment, _useNonce(owner), deadline)
+            ),
+            signature
         );
-        if (!SignatureChecker.isValidSignatureNow(owner, _hashTypedDataV4(structHash), signature)) {
-            revert InvalidRedirectSignature(owner);
-        }
         return _redirect(id, sealedAddress, noteCommitment, owner);
     }
 
     /// @inheritdoc IRedemptions
-    function getRedemption(uint256 id) external view returns (Redemption memory) {
-        return _redemptions[id];
+    function getPayout(uint256 id) external view returns (Payout memory) {
+        return _payouts[id];
     }
 
     /// @inheritdoc IRedemptions
     function quote(uint256 amount) public view returns (uint256 zatDue, uint256 feeZat, int256 price) {
-        return minter.quoteRedemption(amount, redemptionFeeBps);
-    }
-
-    /// @inheritdoc IRedemptions
-    function nonces(address owner) public view override(IRedemptions, Nonces) returns (uint256) {
-        return super.nonces(owner);
+        return positions.quoteRedemption(amount, redemptionFeeBps);
     }
 
     /// @inheritdoc IRedemptions
@@ -213,6 +201,19 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         _unpause();
     }
 
+    function _checkRedeemPermit(
+        address owner,
+        uint256 amount,
+        bytes calldata sealedAddress,
+        uint256 deadline,
+        bytes memory signature
+    ) private {
+        bytes32 structHash = keccak256(
+            abi.encode(REDEEM_TYPEHASH, owner, amount, keccak256(sealedAddress), _useNonce(owner), deadline)
+        );
+        _checkSignature(owner, deadline, structHash, signature);
+    }
+
     function _redeem(
         address owner,
         uint256 amount,
@@ -221,18 +222,18 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         if (amount == 0) revert InvalidAmount(0);
         _checkSealedAddress(sealedAddress);
 
-        // Only positions pay: the minter lowers their debt and collateral.
-        (uint256 zatDue, uint256 feeZat, int256 price) = minter.redeemFromPositions(amount, redemptionFeeBps);
+        // Only positions pay: the position manager lowers their debt and collateral.
+        (uint256 zatDue, uint256 feeZat, int256 price) = positions.redeem(amount, redemptionFeeBps);
         if (zatDue == 0) revert RedemptionTooSmall(amount);
 
-        id = ++redemptionCount;
+        id = ++payoutCount;
         pendingZatDue += zatDue;
-        // zatDue is at most the collateral behind positions, which PositionBook holds in a uint64
+        // zatDue is at most the collateral behind positions, which PositionManager holds in a uint64
         // (a mint or top-up past it reverts), so the cast keeps it whole.
         // forge-lint: disable-next-line(unsafe-typecast)
-        _redemptions[id] = Redemption({owner: owner, status: Status.Requested, zatDue: uint64(zatDue), amount: amount});
+        _payouts[id] = Payout({owner: owner, status: Status.Requested, zatDue: uint64(zatDue), amount: amount});
         token.burnForRedemption(owner, amount);
-        emit RedemptionRequested(id, owner, amount, zatDue, feeZat, price, sealedAddress, keccak256(sealedAddress));
+        emit PayoutRequested(id, owner, amount, zatDue, feeZat, price, sealedAddress, keccak256(sealedAddress));
     }
 
     function _queuePayout(
@@ -240,8 +241,8 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         uint256 zatDue,
         bytes calldata sealedAddress
     ) private returns (uint256 id) {
-        id = ++redemptionCount;
-        _redemptions[id] = Redemption({
+        id = ++payoutCount;
+        _payouts[id] = Payout({
             owner: beneficiary,
             status: Status.Requested,
             // requestPayout refuses an amount past 64 bits, and a redirect re-queues a stored one.
@@ -249,7 +250,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
             zatDue: uint64(zatDue),
             amount: 0
         });
-        emit RedemptionRequested(id, beneficiary, 0, zatDue, 0, 0, sealedAddress, keccak256(sealedAddress));
+        emit PayoutRequested(id, beneficiary, 0, zatDue, 0, 0, sealedAddress, keccak256(sealedAddress));
     }
 
     /// @dev The held ZEC moves as a whole to one place the owner names; the
@@ -260,13 +261,13 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         uint256 noteCommitment,
         address caller
     ) private returns (uint256 newId) {
-        Redemption storage redemption = _redemptions[id];
-        if (redemption.status != Status.Failed) revert PayoutNotFailed(id, redemption.status);
-        if (caller != redemption.owner) revert NotPayoutOwner(id, caller);
+        Payout storage payout = _payouts[id];
+        if (payout.status != Status.Failed) revert PayoutNotFailed(id, payout.status);
+        if (caller != payout.owner) revert NotPayoutOwner(id, caller);
         bool toAddress = sealedAddress.length != 0;
         if (toAddress == (noteCommitment != 0)) revert InvalidRedirectDestination();
-        redemption.status = Status.Redirected;
-        uint256 zatDue = redemption.zatDue;
+        payout.status = Status.Redirected;
+        uint256 zatDue = payout.zatDue;
         uint256 noteSequence;
         if (toAddress) {
             _checkSealedAddress(sealedAddress);
@@ -278,9 +279,9 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, EIP712, Nonces, R
         emit PayoutRedirected(id, newId, noteSequence);
     }
 
-    function _pending(uint256 id) private view returns (Redemption storage redemption) {
-        redemption = _redemptions[id];
-        if (redemption.status != Status.Requested) revert RedemptionNotPending(id, redemption.status);
+    function _pending(uint256 id) private view returns (Payout storage payout) {
+        payout = _payouts[id];
+        if (payout.status != Status.Requested) revert PayoutNotPending(id, payout.status);
     }
 
     /// @dev The envelope's shape and key only: whether it opens (and for this

@@ -14,7 +14,7 @@ const lines = [
 ];
 for (const name of Object.keys(CONTRACTS) as ContractName[]) {
   // Linked libraries: nobody calls them but the contracts that link them.
-  if (name === "PoseidonT3" || name === "RatioBuckets" || name === "PositionBook") continue;
+  if (name === "PoseidonT3" || name === "RatioBuckets") continue;
   const abiName = name[0]!.toLowerCase() + name.slice(1) + "Abi";
   lines.push(`export const ${abiName} = ${JSON.stringify(readArtifact(name).abi, null, 2)} as const;`, "");
 }

@@ -131,24 +131,19 @@ export async function deploy(options: DeployOptions): Promise<DeployedSystem> {
   const verifier = await create("Groth16Verifier", []);
   const batchVerifier = await create("Groth16BatchVerifier", []);
   const ratioBuckets = await create("RatioBuckets", []);
-  // The positions' accounting, linked into the minter (it runs on the minter's storage).
-  const positionBook = await create("PositionBook", [], { RatioBuckets: ratioBuckets });
-  const minter = await create(
-    "StableMinter",
-    [
-      deployer,
-      pauser,
-      token,
-      registry,
-      verifier,
-      batchVerifier,
-      oracle,
-      p.maxPriceAge,
-      p.minCollateralRatioBps,
-      p.maxRootAge,
-    ],
-    { PositionBook: positionBook },
-  );
+  const positionManager = await create("PositionManager", [deployer, oracle, p.maxPriceAge, p.minCollateralRatioBps], {
+    RatioBuckets: ratioBuckets,
+  });
+  const minter = await create("StableMinter", [
+    deployer,
+    pauser,
+    token,
+    registry,
+    verifier,
+    batchVerifier,
+    positionManager,
+    p.maxRootAge,
+  ]);
   const redemptions = await create("Redemptions", [
     deployer,
     attestor,
@@ -156,6 +151,7 @@ export async function deploy(options: DeployOptions): Promise<DeployedSystem> {
     token,
     registry,
     minter,
+    positionManager,
     p.redemptionFeeBps,
     sealKey.keyId,
     sealKey.publicKey,
@@ -182,11 +178,20 @@ export async function deploy(options: DeployOptions): Promise<DeployedSystem> {
   // A payout custody could not make can be redirected into a note.
   await call("CollateralRegistry", "grantRole", [role("NOTE_ROLE"), redemptions]);
   await call("StableMinter", "setRedemptions", [redemptions]);
+  // Only this minter and its redemptions contract may change positions.
+  await call("PositionManager", "setMinter", [minter]);
   await call("StableTimelock", "grantRole", [role("PROPOSER_ROLE"), governor]);
   await call("StableTimelock", "grantRole", [role("CANCELLER_ROLE"), governor]);
 
   // Hand every admin role to the timelock; the deployer keeps nothing.
-  const governed = ["ZecUsdOracle", "StableToken", "CollateralRegistry", "StableMinter", "Redemptions"] as const;
+  const governed = [
+    "ZecUsdOracle",
+    "StableToken",
+    "CollateralRegistry",
+    "PositionManager",
+    "StableMinter",
+    "Redemptions",
+  ] as const;
   for (const name of governed) {
     await call(name, "grantRole", [DEFAULT_ADMIN_ROLE, timelock]);
     await call(name, "renounceRole", [DEFAULT_ADMIN_ROLE, deployer]);

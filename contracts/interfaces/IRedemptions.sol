@@ -2,7 +2,7 @@
 pragma solidity 0.8.30;
 
 import {IGovernedParameters} from "./IGovernedParameters.sol";
-import {IStableMinter} from "./IStableMinter.sol";
+import {IPositionManager} from "./IPositionManager.sol";
 
 /// @title Burns the stable token and tracks the ZEC payout to a shielded Zcash address.
 /// @notice Withdraw addresses arrive sealed: the address encrypted to custody's
@@ -22,7 +22,9 @@ interface IRedemptions is IGovernedParameters {
         Redirected
     }
 
-    struct Redemption {
+    /// @notice ZEC custody owes to a sealed Zcash address: a redemption's (`amount` burned) or
+    /// collateral the minter released (`amount` 0).
+    struct Payout {
         address owner;
         Status status;
         uint64 zatDue;
@@ -48,21 +50,18 @@ interface IRedemptions is IGovernedParameters {
     /// @notice A key id is used once, so an envelope's key id names one key forever.
     error SealKeyIdUsed(uint32 keyId);
     error RedemptionTooSmall(uint256 amount);
-    error RedemptionNotPending(uint256 id, Status status);
-    error ExpiredSignature(uint256 deadline);
-    error InvalidSignature(address owner);
+    error PayoutNotPending(uint256 id, Status status);
     error CallerNotMinter(address caller);
     error NotPayoutOwner(uint256 id, address caller);
     /// @notice Only a failed payout (held for its owner) can be redirected.
     error PayoutNotFailed(uint256 id, Status status);
     /// @notice A redirect names exactly one of a Zcash address and a note commitment.
     error InvalidRedirectDestination();
-    error RedirectSignatureExpired(uint256 deadline);
-    error InvalidRedirectSignature(address owner);
 
-    /// @notice `amount` was burned; custody owes `zatDue` to the address sealed in
-    /// `sealedAddress` (its keccak256 in `sealedAddressHash`, for custody's replay check).
-    event RedemptionRequested(
+    /// @notice Custody owes `zatDue` to the address sealed in `sealedAddress` (its keccak256 in
+    /// `sealedAddressHash`, for custody's replay check): for a redemption that burned `amount`, or
+    /// (`amount` 0) for collateral the minter released.
+    event PayoutRequested(
         uint256 indexed id,
         address indexed owner,
         uint256 amount,
@@ -72,11 +71,11 @@ interface IRedemptions is IGovernedParameters {
         bytes sealedAddress,
         bytes32 sealedAddressHash
     );
-    /// @notice Custody paid the redemption in Zcash transaction `zcashTxId`.
-    event RedemptionCompleted(uint256 indexed id, bytes32 zcashTxId, uint256 zatPaid);
+    /// @notice Custody paid the payout in Zcash transaction `zcashTxId`.
+    event PayoutCompleted(uint256 indexed id, bytes32 zcashTxId, uint256 zatPaid);
     /// @notice Custody could not pay: `zatHeld` stays owed to `owner`, who may redirect it.
     /// Nothing goes back into the positions, so no one's collateral moves.
-    event RedemptionFailed(uint256 indexed id, address indexed owner, uint256 zatHeld, string reason);
+    event PayoutFailed(uint256 indexed id, address indexed owner, uint256 zatHeld, string reason);
     /// @notice The owner redirected failed payout `id`: to new payout `newId`, or (`newId` 0) into a
     /// note queued as the registry's `noteSequence`-th leaf (`LeafQueued`; spendable once inserted).
     event PayoutRedirected(uint256 indexed id, uint256 newId, uint256 noteSequence);
@@ -84,9 +83,9 @@ interface IRedemptions is IGovernedParameters {
     /// being accepted until `previousRetiresAt` (both 0 for the first key).
     event SealKeySet(uint32 indexed keyId, bytes32 publicKey, uint32 previousKeyId, uint64 previousRetiresAt);
 
-    /// @notice Burns `amount` of the caller's tokens and records a redemption to
-    /// the address sealed in `sealedAddress` (for the caller as owner).
-    /// @return id The redemption id.
+    /// @notice Burns `amount` of the caller's tokens and records a payout of what the positions
+    /// give for them to the address sealed in `sealedAddress` (for the caller as owner).
+    /// @return id The payout's id.
     function redeem(uint256 amount, bytes calldata sealedAddress) external returns (uint256 id);
 
     /// @notice Same as `redeem` for `owner`, authorised by the owner's EIP-712
@@ -111,12 +110,12 @@ interface IRedemptions is IGovernedParameters {
         bytes calldata sealedAddress
     ) external returns (uint256 id);
 
-    /// @notice Marks a redemption paid with the Zcash transaction id. Attestor role only.
-    function completeRedemption(uint256 id, bytes32 zcashTxId) external;
+    /// @notice Marks a payout paid with the Zcash transaction id. Attestor role only.
+    function completePayout(uint256 id, bytes32 zcashTxId) external;
 
     /// @notice Marks a payout custody cannot make failed: its ZEC stays held for
     /// the owner (no tokens are minted back, no position changes). Attestor role only.
-    function failRedemption(uint256 id, string calldata reason) external;
+    function failPayout(uint256 id, string calldata reason) external;
 
     /// @notice Sends a failed payout's ZEC, as the owner chooses, to another
     /// sealed Zcash address (a new payout) or into a new note `Poseidon(zatDue, noteCommitment)`
@@ -138,17 +137,20 @@ interface IRedemptions is IGovernedParameters {
         bytes calldata signature
     ) external returns (uint256 newId);
 
-    /// @notice The redemption record.
-    function getRedemption(uint256 id) external view returns (Redemption memory);
+    /// @notice Payout `id`.
+    function getPayout(uint256 id) external view returns (Payout memory);
+
+    /// @notice Payouts recorded so far (ids run from 1).
+    function payoutCount() external view returns (uint256);
 
     /// @notice ZEC (zatoshi) a redemption of `amount` would pay now, and the fee kept.
     function quote(uint256 amount) external view returns (uint256 zatDue, uint256 feeZat, int256 price);
 
-    /// @notice The next signature nonce of `owner` for `redeemWithPermit`.
-    function nonces(address owner) external view returns (uint256);
+    /// @notice The minter whose released collateral this contract pays out.
+    function minter() external view returns (address);
 
-    /// @notice The minter whose positions this contract redeems from and whose payouts it queues.
-    function minter() external view returns (IStableMinter);
+    /// @notice The positions redemptions are taken from.
+    function positions() external view returns (IPositionManager);
 
     /// @notice Sets the redemption fee in basis points (at most 1000). Admin (timelock) only.
     function setRedemptionFee(uint256 feeBps) external;

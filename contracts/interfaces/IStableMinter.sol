@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {IPriceConsumer} from "./IPriceConsumer.sol";
+import {IGovernedParameters} from "./IGovernedParameters.sol";
+import {IPositionManager} from "./IPositionManager.sol";
+import {IRedemptions} from "./IRedemptions.sol";
 
-/// @title Spends private ZEC notes with a zero-knowledge proof and keeps the
-/// positions they open: public amounts, private owners.
+/// @title Spends private ZEC notes with a zero-knowledge proof, and takes the owners' position
+/// operations (which `IPositionManager` carries out): public amounts, private owners.
 /// @notice Public signals of the collateral proof, in this order (the single
 /// definition that the circuit, the SDK and the tests follow):
 ///   0 `changeLeaf`          the rest of the note as a new leaf, 0 when none
@@ -14,11 +16,7 @@ import {IPriceConsumer} from "./IPriceConsumer.sol";
 ///   4 `bindingHash`         the action and its parameters (`mintBinding`,
 ///                           `topUpBinding`, `withdrawBinding`), reaching the
 ///                           proof through this one input
-///
-/// A position's debt and collateral shrink together when tokens are redeemed
-/// and grow together when a position under 100% is redistributed: each holds
-/// shares of the system's totals (see README, "Positions").
-interface IStableMinter is IPriceConsumer {
+interface IStableMinter is IGovernedParameters {
     /// @notice A Groth16 proof in the layout of the snarkjs verifier.
     struct Proof {
         uint256[2] a;
@@ -66,21 +64,6 @@ interface IStableMinter is IPriceConsumer {
         uint256 noteCommitment;
     }
 
-    enum PositionStatus {
-        None,
-        Open,
-        Liquidated,
-        Closed
-    }
-
-    /// @notice A position as read now, after every redemption so far.
-    struct PositionView {
-        address owner;
-        PositionStatus status;
-        uint256 collateralZat;
-        uint256 debt;
-    }
-
     error InvalidProof();
     error NullifierAlreadySpent(uint256 nullifierHash);
     error UnknownRoot(uint256 root);
@@ -89,34 +72,9 @@ interface IStableMinter is IPriceConsumer {
     error InvalidRecipient(address recipient);
     error FeeExceedsAmount(uint256 fee, uint256 mintAmount);
     error MissingRelayer(uint256 fee);
-    /// @notice `collateralFloorZat * price` does not cover `mintAmount * minCollateralRatio`.
-    error InsufficientCollateralValue(uint256 collateralValueUsd, uint256 requiredValueUsd);
     error InvalidOwner(address owner);
     error InvalidSpendAmount(uint256 collateralFloorZat);
-    error PositionNotOpen(uint256 positionId, PositionStatus status);
-    error NotPositionOwner(uint256 positionId, address caller);
     error InvalidDestination();
-    error InvalidRepayAmount(uint256 amount, uint256 debt);
-    /// @notice A position owes nothing or at least `minimumDebt`: a mint of less, or a repayment leaving less, is refused.
-    error DebtBelowMinimum(uint256 debt, uint256 minimumDebt);
-    error InvalidWithdrawAmount(uint256 amountZat, uint256 collateralZat);
-    /// @notice The position would fall under the minimum collateral ratio.
-    error PositionUndercollateralized(uint256 positionId, uint256 collateralValueUsd, uint256 requiredValueUsd);
-    /// @notice The position is at or above the liquidation ratio.
-    error PositionNotLiquidatable(uint256 positionId, uint256 collateralValueUsd, uint256 thresholdValueUsd);
-    /// @notice The whole system would fall under the system floor ratio (recovery mode).
-    error SystemRatioTooLow(uint256 collateralValueUsd, uint256 requiredValueUsd);
-    error AuthorizationExpired(uint256 deadline);
-    error InvalidAuthorization(address signer);
-    /// @notice The position is worth more than its debt by more than a redemption's margin (4 zatoshi and
-    /// 1 ppm), or owes nothing: liquidate it instead.
-    error PositionNotUnderwater(uint256 positionId, uint256 collateralValueUsd, uint256 debt);
-    /// @notice The position holds all the debt: there is nobody to spread it over.
-    error NoDebtToRedistributeTo(uint256 positionId);
-    /// @notice More positions under 100% than one redemption settles: call `redistribute` on them first.
-    error UnderwaterPositionsPending(uint256 steps);
-    error RedemptionExceedsDebt(uint256 amount, uint256 totalDebt);
-    error CallerNotRedemptions(address caller);
     /// @notice The redemptions contract is named once, at deployment.
     error RedemptionsAlreadySet(address redemptions);
     /// @notice The redemptions contract named must be one built for this minter (`minter()`).
@@ -126,7 +84,8 @@ interface IStableMinter is IPriceConsumer {
     /// @notice A batch needs one proof per request.
     error BatchLengthMismatch(uint256 proofs, uint256 requests);
 
-    /// @notice Tokens were minted against the note behind `nullifierHash`, opening `positionId`.
+    /// @notice Tokens were minted against the note behind `nullifierHash`; the position it opened
+    /// is the PositionManager's `PositionOpened` just before.
     event Minted(
         uint256 indexed nullifierHash,
         address indexed recipient,
@@ -136,12 +95,6 @@ interface IStableMinter is IPriceConsumer {
         uint256 collateralFloorZat,
         uint256 root
     );
-    /// @notice Position `positionId` opened with `collateralZat` and `debt`, owned by `owner`.
-    event PositionOpened(uint256 indexed positionId, address indexed owner, uint256 collateralZat, uint256 debt);
-    /// @notice A note's ZEC was added to `positionId`.
-    event PositionToppedUp(uint256 indexed positionId, uint256 indexed nullifierHash, uint256 amountZat);
-    /// @notice `payer` burned `amount` of the position's debt.
-    event PositionRepaid(uint256 indexed positionId, address indexed payer, uint256 amount, uint256 debtLeft);
     /// @notice Collateral left a position; `payoutId` is the Redemptions record paying it, or 0 for a
     /// note, queued as the registry's `noteSequence`-th leaf (`LeafQueued`; spendable once inserted).
     event CollateralReleased(
@@ -151,30 +104,10 @@ interface IStableMinter is IPriceConsumer {
         uint256 noteSequence,
         uint256 collateralLeft
     );
-    /// @notice The owner closed the position: no debt and no collateral left.
-    event PositionClosed(uint256 indexed positionId, uint256 debtRepaid, uint256 collateralZat);
-    /// @notice `liquidator` repaid `debt` and took `seizedZat`; `surplusZat` stays claimable by the owner.
-    event PositionLiquidated(
-        uint256 indexed positionId,
-        address indexed liquidator,
-        uint256 debt,
-        uint256 seizedZat,
-        uint256 surplusZat,
-        int256 price
-    );
     /// @notice A note's ZEC left the pool to a Zcash address (payout `payoutId`).
     event NoteWithdrawn(uint256 indexed nullifierHash, uint256 amountZat, uint256 payoutId);
-    /// @notice A redemption of `amount` took `zatTaken` from all positions in proportion.
-    event RedeemedFromPositions(uint256 amount, uint256 zatTaken, uint256 totalDebt, uint256 totalCollateralZat);
-    /// @notice Position `positionId` was under 100%: its `debt` and `collateralZat` less `rewardZat`
-    /// (paid to `caller`) were spread over every other position in proportion to debt.
-    event PositionRedistributed(
-        uint256 indexed positionId,
-        address indexed caller,
-        uint256 debt,
-        uint256 collateralZat,
-        uint256 rewardZat
-    );
+    /// @notice The redemptions contract was named (once, at deployment).
+    event RedemptionsSet(address redemptions);
 
     /// @notice Spends a note to open a position: mints `mintAmount - fee` to
     /// `recipient` and `fee` to `relayer`. Anyone may submit; the proof decides.
@@ -276,20 +209,6 @@ interface IStableMinter is IPriceConsumer {
     /// collateral less the redistribution reward, which goes to the caller at `to`). Anyone may call.
     function redistribute(uint256 positionId, Destination calldata to) external;
 
-    /// @notice Takes the ZEC for a redemption of `amount` out of all positions:
-    /// at the oracle price while the system is solvent (after redistributing
-    /// any position under 100%), pro rata when not. Redemptions contract only.
-    function redeemFromPositions(
-        uint256 amount,
-        uint256 feeBps
-    ) external returns (uint256 zatDue, uint256 feeZat, int256 price);
-
-    /// @notice What `redeemFromPositions` would pay now.
-    function quoteRedemption(
-        uint256 amount,
-        uint256 feeBps
-    ) external view returns (uint256 zatDue, uint256 feeZat, int256 price);
-
     /// @notice The mint binding: `keccak256(abi.encode(chainid, minter, "mint", recipient, relayer, fee, mintAmount, owner)) % p`.
     function mintBinding(
         address recipient,
@@ -305,63 +224,17 @@ interface IStableMinter is IPriceConsumer {
     /// @notice The withdrawal binding: `keccak256(abi.encode(chainid, minter, "withdraw", keccak256(sealedAddress), owner)) % p`.
     function withdrawBinding(bytes calldata sealedAddress, address owner) external view returns (uint256);
 
-    /// @notice The position as of now.
-    function getPosition(uint256 positionId) external view returns (PositionView memory);
-
-    /// @notice Positions opened so far (ids run from 1).
-    function positionCount() external view returns (uint256);
-
-    /// @notice Debt of all positions: equal to the token supply.
-    function totalDebt() external view returns (uint256);
-
-    /// @notice ZEC (zatoshi) backing all positions, surplus of liquidated ones included.
-    function totalPositionCollateralZat() external view returns (uint256);
-
     /// @notice Whether the nullifier has already been spent.
     function isSpent(uint256 nullifierHash) external view returns (bool);
 
-    /// @notice The next signature nonce of `signer`.
-    function nonces(address signer) external view returns (uint256);
+    /// @notice The positions this minter opens and changes.
+    function positions() external view returns (IPositionManager);
 
-    /// @notice Whether `redistribute` would take the open position now: it owes something and is worth
-    /// under its debt, or within 4 zatoshi and 1 ppm of it (what a par redemption settles first).
-    function redistributable(uint256 positionId) external view returns (bool);
-
-    /// @notice The least debt an open position may owe, unless it owes nothing (a mint and a repayment's rest).
-    function minDebt() external pure returns (uint256);
-
-    /// @notice Minimum collateral ratio of a position (mint and withdraw), in basis points.
-    function minCollateralRatioBps() external view returns (uint256);
-
-    /// @notice Ratio under which a position may be liquidated, in basis points.
-    function liquidationRatioBps() external view returns (uint256);
-
-    /// @notice Liquidator's bonus on the debt's value, in basis points.
-    function liquidationBonusBps() external view returns (uint256);
-
-    /// @notice System ratio under which no mint or withdrawal may take it (recovery mode), in basis points.
-    function systemFloorRatioBps() external view returns (uint256);
-
-    /// @notice Share of a redistributed position's collateral paid to the caller, in basis points.
-    function redistributionRewardBps() external view returns (uint256);
+    /// @notice Pays released collateral out; named once after deployment.
+    function redemptions() external view returns (IRedemptions);
 
     /// @notice How long, in seconds, a replaced root stays usable for proofs.
     function maxRootAge() external view returns (uint256);
-
-    /// @notice Sets the minimum collateral ratio in basis points (15000 = 150%). Admin (timelock) only.
-    function setMinCollateralRatio(uint256 ratioBps) external;
-
-    /// @notice Sets the liquidation ratio in basis points (at most the minimum ratio). Admin (timelock) only.
-    function setLiquidationRatio(uint256 ratioBps) external;
-
-    /// @notice Sets the liquidation bonus in basis points (at most 2000). Admin (timelock) only.
-    function setLiquidationBonus(uint256 bonusBps) external;
-
-    /// @notice Sets the system floor ratio in basis points. Admin (timelock) only.
-    function setSystemFloorRatio(uint256 ratioBps) external;
-
-    /// @notice Sets the redistribution reward in basis points (at most 500). Admin (timelock) only.
-    function setRedistributionReward(uint256 rewardBps) external;
 
     /// @notice Sets how long a replaced root stays usable, in seconds. Admin (timelock) only.
     function setMaxRootAge(uint256 maxRootAge) external;

@@ -8,6 +8,7 @@ import { ARTIFACTS_DIR } from "./paths.ts";
 export const CONTRACTS = {
   StableToken: "contracts/StableToken.sol",
   CollateralRegistry: "contracts/CollateralRegistry.sol",
+  PositionManager: "contracts/PositionManager.sol",
   StableMinter: "contracts/StableMinter.sol",
   Redemptions: "contracts/Redemptions.sol",
   ZecUsdOracle: "contracts/ZecUsdOracle.sol",
@@ -18,7 +19,6 @@ export const CONTRACTS = {
   StableTimelock: "contracts/governance/StableTimelock.sol",
   PoseidonT3: "poseidon-solidity/PoseidonT3.sol",
   RatioBuckets: "contracts/libraries/RatioBuckets.sol",
-  PositionBook: "contracts/libraries/PositionBook.sol",
 } as const satisfies Record<ContractName, string>;
 
 export interface Artifact {

@@ -37,6 +37,7 @@ import { signRedeem } from "./signatures.ts";
 import {
   collateralRegistryAbi,
   governanceTokenAbi,
+  positionManagerAbi,
   redemptionsAbi,
   stableGovernorAbi,
   stableMinterAbi,
@@ -67,6 +68,7 @@ import {
 export const ALL_ERRORS = [
   collateralRegistryAbi,
   governanceTokenAbi,
+  positionManagerAbi,
   redemptionsAbi,
   stableGovernorAbi,
   stableMinterAbi,
@@ -129,6 +131,7 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
       token: getContract({ address: c.StableToken.address, abi: stableTokenAbi, client }),
       registry: getContract({ address: c.CollateralRegistry.address, abi: collateralRegistryAbi, client }),
       minter: getContract({ address: c.StableMinter.address, abi: stableMinterAbi, client }),
+      positions: getContract({ address: c.PositionManager.address, abi: positionManagerAbi, client }),
       redemptions: getContract({ address: c.Redemptions.address, abi: redemptionsAbi, client }),
       oracle: getContract({ address: c.ZecUsdOracle.address, abi: zecUsdOracleAbi, client }),
       governanceToken: getContract({ address: c.GovernanceToken.address, abi: governanceTokenAbi, client }),
@@ -356,24 +359,24 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     });
   }
 
-  /** The arguments of a redemption's RedemptionCompleted event, if it was paid. */
-  async function redemptionCompleted(id: bigint) {
+  /** The arguments of a payout's PayoutCompleted event, if it was paid. */
+  async function payoutCompleted(id: bigint) {
     const [event] = await publicClient.getContractEvents({
       address: c.Redemptions.address,
       abi: redemptionsAbi,
-      eventName: "RedemptionCompleted",
+      eventName: "PayoutCompleted",
       args: { id },
       fromBlock: 0n,
     });
     return event?.args;
   }
 
-  /** The arguments of a payout's RedemptionFailed event (owner, zatHeld, reason), if custody could not pay it. */
-  async function redemptionFailed(id: bigint) {
+  /** The arguments of a payout's PayoutFailed event (owner, zatHeld, reason), if custody could not pay it. */
+  async function payoutFailed(id: bigint) {
     const [event] = await publicClient.getContractEvents({
       address: c.Redemptions.address,
       abi: redemptionsAbi,
-      eventName: "RedemptionFailed",
+      eventName: "PayoutFailed",
       args: { id },
       fromBlock: 0n,
     });
@@ -410,8 +413,8 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     increaseTime,
     signedRedeem,
     mintedEvents,
-    redemptionCompleted,
-    redemptionFailed,
+    payoutCompleted,
+    payoutFailed,
     snapshot: () => testClient.snapshot(),
     revert: (id: Hex) => testClient.revert({ id }),
   };

@@ -11,6 +11,7 @@ export const LOCAL_CHAIN_ID = 31337;
 export type ContractName =
   | "StableToken"
   | "CollateralRegistry"
+  | "PositionManager"
   | "StableMinter"
   | "Redemptions"
   | "ZecUsdOracle"
@@ -20,8 +21,7 @@ export type ContractName =
   | "StableGovernor"
   | "StableTimelock"
   | "PoseidonT3"
-  | "RatioBuckets"
-  | "PositionBook";
+  | "RatioBuckets";
 
 export interface ContractRecord {
   address: Address;
