@@ -10,6 +10,7 @@ import type { Database } from "./adapters/db/index.ts";
 import { authenticate } from "./http/middleware/auth.ts";
 import { jsonBodies } from "./http/middleware/body-guard.ts";
 import { idempotency } from "./http/middleware/idempotency.ts";
+import { loadShedding } from "./http/middleware/load-shed.ts";
 import { requestLogging } from "./http/middleware/logging.ts";
 import { requestId } from "./http/middleware/request-id.ts";
 import { type Logger, createLogger } from "./logger.ts";
@@ -258,6 +259,15 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
   app.use(requestLogging(logger, metrics, analytics));
   // Helmet's, and no-store: answers are per account and may carry secrets (a new key).
   app.use(securityHeaders(config));
+  // Past capacity, 503 at once rather than a stall; health, readiness and metrics stay answerable.
+  const shedding = loadShedding({
+    maxInFlight: config.LOAD_SHED_MAX_IN_FLIGHT,
+    maxEventLoopDelayMs: config.LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS,
+    retryAfterSeconds: config.LOAD_SHED_RETRY_AFTER_SECONDS,
+    problemTypeBase,
+    exempt: (path) => path === "/v1/health" || path === "/v1/health/ready" || path === "/metrics",
+  });
+  app.use(shedding.handler);
   // Requests with a key are limited per account once authenticated (below);
   // the others, and failed authentications, per client address.
   app.use((req, res, next) => (req.headers.authorization ? next() : ipLimiter(req, res, next)));

@@ -228,6 +228,15 @@ export const configSchema = z.object({
   /** A request's head must arrive within this; the whole request within REQUEST_TIMEOUT_MS. */
   HEADERS_TIMEOUT_MS: positiveInt.default(10_000),
   REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
+  /**
+   * Load shedding: past this many requests in progress (health checks aside), a new one is answered
+   * 503 overloaded with Retry-After at once, rather than queued behind the others (0: no bound).
+   */
+  LOAD_SHED_MAX_IN_FLIGHT: z.coerce.number().int().min(0).default(128),
+  /** Load shedding: while the event loop has lately run this much behind its timers, new requests get 503 (0: no bound). */
+  LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(500),
+  /** The Retry-After of a shed request. */
+  LOAD_SHED_RETRY_AFTER_SECONDS: positiveInt.max(60).default(1),
   /** How long a webhook attempt may take (connecting and answering) before it counts as failed. */
   WEBHOOK_TIMEOUT_MS: positiveInt.default(15_000),
   /** Multiplies the webhook retry schedule (about three days at 1); tests compress it, e.g. 0.001. */

@@ -92,6 +92,9 @@ export async function startApi(
     LOG_LEVEL: "silent",
     INDEXER_CACHE_MS: "0",
     RATE_LIMIT_SANDBOX: "100000",
+    // The API shares this process's event loop with the test's prover (1.5 s per proof) and its chain clients,
+    // which a deployed API does not: lateness here says nothing about the API's load. load-shed.test turns it on.
+    LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: "0",
     INDEXER_URL: "http://127.0.0.1:9",
     RPC_URL: "http://127.0.0.1:9",
     ...env,

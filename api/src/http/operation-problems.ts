@@ -14,6 +14,7 @@ export const ANY_REQUEST: readonly ProblemCode[] = [
   "uri_too_long",
   "headers_too_large",
   "rate_limited",
+  "overloaded",
   "internal_error",
 ];
 
@@ -41,6 +42,8 @@ const AUTH: readonly ProblemCode[] = [
 /** Every code an operation can answer: what all operations of its kind share, then its own. */
 export function operationProblems(route: AnyRoute): ProblemCode[] {
   const codes = new Set<ProblemCode>(["rate_limited", "internal_error"]);
+  // Shed before the operation starts; health and readiness never are.
+  if (!route.path.startsWith("/health")) codes.add("overloaded");
   if (route.params) for (const code of ["validation_failed", "malformed_path"] as const) codes.add(code);
   if (route.query) codes.add("validation_failed");
   if (route.body || route.method === "post") for (const code of BODY) codes.add(code);

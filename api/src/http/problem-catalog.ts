@@ -187,6 +187,17 @@ export const PROBLEM_CATALOG = {
     example: { detail: "The chain node is unavailable; retry shortly." },
     headers: ["Retry-After"],
   },
+  overloaded: {
+    status: 503,
+    title: "Overloaded",
+    meaning:
+      "The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.",
+    example: {
+      detail:
+        "The server is over capacity (too many requests in progress) and did not start this request; nothing was done. Retry after 1 s (a POST with the same Idempotency-Key is safe).",
+    },
+    headers: ["Retry-After"],
+  },
   price_stale: {
     status: 503,
     title: "Price stale",

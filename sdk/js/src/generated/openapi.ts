@@ -3508,7 +3508,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3571,7 +3574,7 @@ export interface operations {
             /**
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -3676,7 +3679,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3795,7 +3801,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3909,7 +3918,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4007,7 +4019,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4103,7 +4118,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4216,7 +4234,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4309,7 +4330,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4422,7 +4446,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4540,7 +4567,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4637,7 +4667,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4686,6 +4719,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getCircuitProvingKey: {
@@ -4718,6 +4762,17 @@ export interface operations {
             /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4787,7 +4842,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4874,7 +4932,7 @@ export interface operations {
             /**
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -4988,7 +5046,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5116,7 +5177,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5219,7 +5283,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5295,7 +5362,7 @@ export interface operations {
             /**
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -5416,7 +5483,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
              *     - `price_stale`: The ZEC/USD oracle price is too old for the contracts to mint or redeem at; nothing was queued. Retry once the oracle is updated.
              */
             503: {
@@ -5553,7 +5621,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5630,7 +5701,7 @@ export interface operations {
             /**
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -5752,7 +5823,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
              *     - `price_stale`: The ZEC/USD oracle price is too old for the contracts to mint or redeem at; nothing was queued. Retry once the oracle is updated.
              */
             503: {
@@ -5890,7 +5962,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6017,7 +6092,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6145,7 +6223,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6226,7 +6307,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -6356,7 +6437,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6489,7 +6573,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6612,7 +6699,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6687,7 +6777,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -6805,7 +6895,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -6887,7 +6980,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -7016,7 +7109,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7096,7 +7192,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -7224,7 +7320,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7306,7 +7405,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -7434,7 +7533,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7513,7 +7615,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -7634,7 +7736,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7764,7 +7869,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7893,7 +8001,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -7969,7 +8080,7 @@ export interface operations {
             /**
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -8092,7 +8203,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -8215,7 +8329,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -8355,7 +8472,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -8444,7 +8564,7 @@ export interface operations {
             /**
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -8561,7 +8681,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -8693,7 +8816,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -8771,7 +8897,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -8885,7 +9011,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -8960,7 +9089,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -9077,7 +9206,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9153,7 +9285,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -9270,7 +9402,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9346,7 +9481,7 @@ export interface operations {
             /**
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -9463,7 +9598,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9543,7 +9681,7 @@ export interface operations {
             /**
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              *     - `webhook_url_not_allowed`: The webhook URL may not receive events here: in production it must be https and resolve to public addresses only (no loopback, private, link-local or other special address); the sandbox also allows http and loopback. Nothing was registered or changed.
@@ -9649,7 +9787,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9767,7 +9908,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9894,7 +10038,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -9978,7 +10125,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              *     - `webhook_url_not_allowed`: The webhook URL may not receive events here: in production it must be https and resolve to public addresses only (no loopback, private, link-local or other special address); the sandbox also allows http and loopback. Nothing was registered or changed.
@@ -10089,7 +10236,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10201,7 +10351,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10264,7 +10417,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -10374,7 +10527,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10431,7 +10587,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -10545,7 +10701,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10691,7 +10850,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10749,7 +10911,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -10863,7 +11025,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -10936,7 +11101,7 @@ export interface operations {
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_path`: A path segment has an invalid percent-encoding.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -11050,7 +11215,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11217,7 +11385,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11376,7 +11547,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11539,7 +11713,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11666,7 +11843,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11787,7 +11967,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -11859,7 +12042,7 @@ export interface operations {
             /**
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -11979,7 +12162,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -12102,7 +12288,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -12171,7 +12360,7 @@ export interface operations {
             /**
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -12281,7 +12470,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -12403,7 +12595,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -12493,7 +12688,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -12550,7 +12748,7 @@ export interface operations {
             /**
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -12652,7 +12850,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
              *     - `price_not_set`: The sandbox oracle did not take the price; retry shortly.
              */
             503: {
@@ -12713,7 +12912,7 @@ export interface operations {
             /**
              * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
              *     - `malformed_json`: The body is not JSON.
-             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
              *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
              *     - `bad_request`: The server could not read the HTTP request.
              */
@@ -12819,7 +13018,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After. */
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
