@@ -296,9 +296,9 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
     } as unknown as Chain;
     const reasons: string[] = [];
     const attestor = {
-      failRedemption: async (_id: bigint, reason: string) => {
+      failPayout: async (_id: bigint, reason: string) => {
         reasons.push(reason);
-        // The first failRedemption meets a node that does not answer; the next pass tries again.
+        // The first failPayout meets a node that does not answer; the next pass tries again.
         if (reasons.length === 1) throw new Error("fetch failed");
         return { txHash: "0xfeed" };
       },

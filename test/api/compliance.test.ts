@@ -8,11 +8,11 @@ import { parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  positionManagerAbi,
   positionOwnerKey,
   redemptionsAbi,
   redirectTypedData,
   repayTypedData,
-  stableMinterAbi,
   withdrawCollateralTypedData,
 } from "@zsd/sdk";
 import { Zsd, describeHold } from "@zsd/sdk/client";
@@ -410,7 +410,7 @@ describe("compliance agents on the local chain", () => {
     expect(held.failureReason).toMatch(
       /^Compliance review refused this payout\. Its ZEC is held on-chain for the owner/,
     );
-    expect((await s.redemptionFailed(BigInt(burned.redemptionId as string)))?.reason).toBe("compliance_rejected");
+    expect((await s.payoutFailed(BigInt(burned.redemptionId as string)))?.reason).toBe("compliance_rejected");
     refused = { id, payoutId: BigInt(burned.redemptionId as string) };
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(before - amount);
     await t.eventOf(
@@ -425,7 +425,7 @@ describe("compliance agents on the local chain", () => {
 
   it("refuses through the API a redirect of a payout compliance refused to an address, and holds one made on-chain: rejected, it fails again; released, it is paid", async () => {
     const { id, payoutId } = refused!;
-    const payoutStatus = async (payout: bigint) => (await s.read.redemptions.read.getRedemption([payout])).status;
+    const payoutStatus = async (payout: bigint) => (await s.read.redemptions.read.getPayout([payout])).status;
     // Through the API: a clear refusal, nothing queued (into a note it would be allowed: it stays in the pool).
     const nonce = await s.read.redemptions.read.nonces([alice.address]);
     const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
@@ -487,7 +487,7 @@ describe("compliance agents on the local chain", () => {
     );
     expect(rejected.status).toBe(200);
     await t.eventOf("redemption.failed", (d) => d.payoutId === first.newId.toString() && d.redemptionId === id);
-    expect((await s.redemptionFailed(first.newId))?.reason).toBe("compliance_rejected");
+    expect((await s.payoutFailed(first.newId))?.reason).toBe("compliance_rejected");
 
     // Redirected on-chain again: held again (the refusal follows the ZEC); released, it is paid.
     const second = await redirectOnChain(first.newId);
@@ -502,7 +502,7 @@ describe("compliance agents on the local chain", () => {
       (status) => status === 2,
       "the payout settled",
     );
-    expect(await s.redemptionCompleted(second.newId)).toBeDefined();
+    expect(await s.payoutCompleted(second.newId)).toBeDefined();
   });
 
   it("fails a redemption rejected before its burn, and refuses the same signature posted again", async () => {
@@ -621,7 +621,11 @@ describe("compliance agents on the local chain", () => {
 
   it("holds a position action as a mint: the signer's later actions wait with it until released; a rejected one is never sent", async () => {
     const minted = await s.depositAndMint({ amountZat: 6n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
-    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: minted.receipt.logs, eventName: "PositionOpened" });
+    const [opened] = parseEventLogs({
+      abi: positionManagerAbi,
+      logs: minted.receipt.logs,
+      eventName: "PositionOpened",
+    });
     const positionId = opened!.args.positionId;
     const owner = privateKeyToAccount(positionOwnerKey(minted.note));
     const domain = { chainId: s.chainId, verifyingContract: s.read.minter.address };
@@ -712,7 +716,7 @@ describe("compliance agents on the local chain", () => {
 
     // A screener holds a queued repayment and rejects it: it fails unsent, the debt as it was.
     t.api.worker!.stop();
-    const debt = async () => (await s.read.minter.read.getPosition([positionId])).debt;
+    const debt = async () => (await s.read.positions.read.getPosition([positionId])).debt;
     const before = await debt();
     const typed = repayTypedData(domain, {
       positionId,
@@ -789,7 +793,11 @@ describe("compliance agents on the local chain", () => {
 
   it("fires the magic values on the amount a position action names: .13 alerts a withdrawal, .15 holds a repayment", async () => {
     const minted = await s.depositAndMint({ amountZat: 6n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
-    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: minted.receipt.logs, eventName: "PositionOpened" });
+    const [opened] = parseEventLogs({
+      abi: positionManagerAbi,
+      logs: minted.receipt.logs,
+      eventName: "PositionOpened",
+    });
     const positionId = opened!.args.positionId;
     const owner = privateKeyToAccount(positionOwnerKey(minted.note));
     const domain = { chainId: s.chainId, verifyingContract: s.read.minter.address };
@@ -949,7 +957,11 @@ describe("required screening", () => {
 
   it("a position action waits for a verdict too: PASSED, it is sent", async () => {
     const minted = await s.depositAndMint({ amountZat: 4n * ZEC, mintAmount: 50n * ZSD, recipient: alice.address });
-    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: minted.receipt.logs, eventName: "PositionOpened" });
+    const [opened] = parseEventLogs({
+      abi: positionManagerAbi,
+      logs: minted.receipt.logs,
+      eventName: "PositionOpened",
+    });
     const positionId = opened!.args.positionId;
     const deadline = (await s.publicClient.getBlock()).timestamp + 3600n;
     const terms = (await (await t.api.call(`/v1/positions/terms?signer=${alice.address}`)).json()) as { nonce: string };
@@ -977,7 +989,7 @@ describe("required screening", () => {
     expect(await verdict.json()).toMatchObject({ subject: { type: "position_action" }, hold: "released" });
     await t.eventOf("position.action.released", (d) => d.actionId === actionId);
     await t.eventOf("position.action.confirmed", (d) => d.actionId === actionId);
-    expect((await s.read.minter.read.getPosition([positionId])).debt).toBe(45n * ZSD);
+    expect((await s.read.positions.read.getPosition([positionId])).debt).toBe(45n * ZSD);
   });
 
   it("delivered only events that match their webhooks in /v1/openapi.json (waits for verdicts included)", async () => {

@@ -178,7 +178,7 @@ describe("a PostgreSQL restart under a stream of mints and redemptions", () => {
     const requested = await s.publicClient.getContractEvents({
       address: s.read.redemptions.address,
       abi: s.read.redemptions.abi,
-      eventName: "RedemptionRequested",
+      eventName: "PayoutRequested",
       fromBlock: from,
     });
     expect(requested).toHaveLength(ROUNDS);

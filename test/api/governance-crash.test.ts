@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encodeFunctionData } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stableMinterAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi } from "@zsd/sdk/abis";
 import { openDatabase } from "../../api/src/adapters/db/index.ts";
 import { KeyService } from "../../api/src/domain/keys.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
@@ -56,9 +56,9 @@ describe("relayed votes across crashes", () => {
       await s.receipt(await s.as(deployer).governanceToken.write.transfer([voter.address, 1_000n * ZSDG]));
       await s.receipt(await s.as(voter).governanceToken.write.delegate([voter.address]));
     }
-    const targets = [s.read.minter.address];
+    const targets = [s.read.positions.address];
     const calldatas = [
-      encodeFunctionData({ abi: stableMinterAbi, functionName: "setMinCollateralRatio", args: [16_000n] }),
+      encodeFunctionData({ abi: positionManagerAbi, functionName: "setMinCollateralRatio", args: [16_000n] }),
     ];
     const description = "Set the minimum collateral ratio to 160%";
     await s.receipt(await s.as(deployer).governor.write.propose([targets, [0n], calldatas, description]));

@@ -1,7 +1,7 @@
 // Governance through the relay on the local chain, with the indexer: three
 // holders delegate and vote through the API with their own signatures (the
 // relay pays the gas), the API's tallies equal the governor's at each stage,
-// the proposal is queued and executed through the timelock and the minter's
+// the proposal is queued and executed through the timelock and the position manager's
 // parameter changes; every refusal has its code; two keyed ballots of one
 // voter go through in the opposite order to their signing, while a
 // sequential one is invalidated by the voter's other vote; agents hear of it
@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Address, type HDAccount, type Hex, encodeFunctionData, keccak256, parseSignature, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stableMinterAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
 import { type System, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
@@ -271,15 +271,23 @@ describe("governance through the relay", () => {
   });
 
   it("lists proposals from the indexer with their calls in words, and refuses votes before they open", async () => {
-    const propose = async (calldata: Hex, description: string) => {
-      const targets: Address[] = [s.read.minter.address];
+    const propose = async (calldata: Hex, description: string, target: Address = s.read.minter.address) => {
+      const targets: Address[] = [target];
       await s.receipt(await s.as(deployer).governor.write.propose([targets, [0n], [calldata], description]));
       const descriptionHash = keccak256(toHex(description));
       const id = await g().read.hashProposal([targets, [0n], [calldata], descriptionHash]);
       return { id, targets, values: [0n], calldatas: [calldata], descriptionHash };
     };
-    const ratio = encodeFunctionData({ abi: stableMinterAbi, functionName: "setMinCollateralRatio", args: [17_000n] });
-    const created = await propose(ratio, "# Raise the minimum collateral ratio to 170%\n\nZEC's volatility rose.");
+    const ratio = encodeFunctionData({
+      abi: positionManagerAbi,
+      functionName: "setMinCollateralRatio",
+      args: [17_000n],
+    });
+    const created = await propose(
+      ratio,
+      "# Raise the minimum collateral ratio to 170%\n\nZEC's volatility rose.",
+      s.read.positions.address,
+    );
     first = created.id;
     action = created;
     second = (
@@ -293,7 +301,7 @@ describe("governance through the relay", () => {
     expect(p.state).toBe("pending");
     expect(p.title).toBe("Raise the minimum collateral ratio to 170%");
     expect(p.calls).toEqual([
-      expect.objectContaining({ contract: "StableMinter", summary: "StableMinter.setMinCollateralRatio(17000)" }),
+      expect.objectContaining({ contract: "PositionManager", summary: "PositionManager.setMinCollateralRatio(17000)" }),
     ]);
     expect(p.quorum).toBe("40000");
     expect(p.end.block).toBe(Number(await g().read.proposalDeadline([first])));
@@ -470,12 +478,12 @@ describe("governance through the relay", () => {
     const dave = accounts.pauser;
     await s.receipt(await s.as(deployer).governanceToken.write.transfer([dave.address, 50_000n * ZSDG]));
     await s.receipt(await s.as(dave).governanceToken.write.delegate([dave.address]));
-    const calldata = encodeFunctionData({ abi: stableMinterAbi, functionName: "setMaxPriceAge", args: [1_800n] });
+    const calldata = encodeFunctionData({ abi: positionManagerAbi, functionName: "setMaxPriceAge", args: [1_800n] });
     await s.receipt(
-      await s.as(deployer).governor.write.propose([[s.read.minter.address], [0n], [calldata], "Price age 30 min"]),
+      await s.as(deployer).governor.write.propose([[s.read.positions.address], [0n], [calldata], "Price age 30 min"]),
     );
     const third = await g().read.hashProposal([
-      [s.read.minter.address],
+      [s.read.positions.address],
       [0n],
       [calldata],
       keccak256(toHex("Price age 30 min")),
@@ -504,7 +512,7 @@ describe("governance through the relay", () => {
     await expectTallies(second);
   });
 
-  it("queues and executes the proposal through the timelock: the minter's ratio changes, and agents hear of it", async () => {
+  it("queues and executes the proposal through the timelock: the position manager's ratio changes, and agents hear of it", async () => {
     await s.mineBlocks(Number(await g().read.votingPeriod()));
     expect((await proposal(first)).state).toBe("succeeded");
     const { targets, values, calldatas, descriptionHash } = action;
@@ -516,7 +524,7 @@ describe("governance through the relay", () => {
 
     await s.increaseTime(Number(await s.read.timelock.read.getMinDelay()) + 1);
     await s.receipt(await s.as(alice).governor.write.execute([targets, values, calldatas, descriptionHash]));
-    expect(await s.read.minter.read.minCollateralRatioBps()).toBe(17_000n);
+    expect(await s.read.positions.read.minCollateralRatioBps()).toBe(17_000n);
     expect((await proposal(first)).state).toBe("executed");
     const executed = await eventOf("governance.proposal.executed", first);
     expect(executed?.data.txHash).toMatch(/^0x[0-9a-f]{64}$/);

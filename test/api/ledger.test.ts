@@ -164,7 +164,7 @@ describe("ledger read endpoints", () => {
     expect(body.price.ageSeconds).toBeGreaterThanOrEqual(0);
     // Where the ZEC is, from the contracts: the positions' collateral (less what the redemption took),
     // the unminted deposit, and what the redemption is owed.
-    const backing = await s.read.minter.read.backingCollateralZat();
+    const backing = await s.read.positions.read.backingCollateralZat();
     const pending = await s.read.redemptions.read.pendingZatDue();
     expect(backing + pending + 2n * ZEC).toBe(outstanding);
     expect(body.split).toEqual({

@@ -2,7 +2,7 @@
 // live node with real proofs.
 import { decodeFunctionData, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stableMinterAbi } from "@zsd/sdk";
+import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
 import { type Note, createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
@@ -317,7 +317,7 @@ describe("mint through the relay", () => {
     const receipt = await s.publicClient.getTransactionReceipt({ hash });
     const minted = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "Minted" });
     expect(minted.map((e) => e.args.nullifierHash)).toEqual(mints.map((m) => m.proved.request.nullifierHash));
-    const opened = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
+    const opened = parseEventLogs({ abi: positionManagerAbi, logs: receipt.logs, eventName: "PositionOpened" });
     expect(opened.map((e) => e.args.positionId.toString())).toEqual(done.map((m) => m.positionId));
     // One transaction for the three, and none sent again after the restart.
     expect(await relayerNonce()).toBe(nonce + 1);

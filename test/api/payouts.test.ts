@@ -77,7 +77,7 @@ describe("payouts", () => {
 
   async function redeemSealed(amount: bigint, sealed: `0x${string}`): Promise<bigint> {
     await s.receipt(await s.as(alice).redemptions.write.redeem([amount, sealed]));
-    return s.read.redemptions.read.redemptionCount();
+    return s.read.redemptions.read.payoutCount();
   }
 
   async function row(db: Database, id: bigint): Promise<PayoutRow | undefined> {
@@ -89,12 +89,12 @@ describe("payouts", () => {
     for (let i = 0; i < count; i++) await p.tick();
   }
 
-  const onChain = async (id: bigint) => (await s.read.redemptions.read.getRedemption([id])).status;
+  const onChain = async (id: bigint) => (await s.read.redemptions.read.getPayout([id])).status;
 
   it("pays a holder's redemption once and settles it on-chain with zcashd's txid", async () => {
     const { p, db } = await payouts();
     const id = await redeem(10n * ZSD);
-    const due = (await s.read.redemptions.read.getRedemption([id])).zatDue;
+    const due = (await s.read.redemptions.read.getPayout([id])).zatDue;
     const collateral = await s.read.registry.read.totalCollateralZat();
     const sends = zcashd.sends.length;
 
@@ -109,7 +109,7 @@ describe("payouts", () => {
     ]);
     expect(await onChain(id)).toBe(2);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(collateral - due);
-    expect((await s.redemptionCompleted(id))!.zcashTxId).toBe(paid.zcash_txid);
+    expect((await s.payoutCompleted(id))!.zcashTxId).toBe(paid.zcash_txid);
     const [ledger] = await db.query<{ amount_zat: string }>(
       "SELECT amount_zat FROM custody_ledger WHERE kind = 'payout' AND redemption_id = $1",
       [id.toString()],
@@ -236,7 +236,7 @@ describe("payouts", () => {
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(before - 5n * ZSD);
     const sends = zcashd.sends.length;
     const pending = await s.read.redemptions.read.pendingZatDue();
-    const debt = await s.read.minter.read.totalDebt();
+    const debt = await s.read.positions.read.totalDebt();
     for (let pass = 0; pass < 12 && (await row(db, id))?.status !== "held"; pass++) {
       zcashd.failNextSend = "Could not find any non-coinbase UTXOs to spend";
       await p.tick();
@@ -248,10 +248,10 @@ describe("payouts", () => {
     // Nothing minted back nor restored to the positions: the ZEC stays owed to the owner.
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(before - 5n * ZSD);
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(pending);
-    expect(await s.read.minter.read.totalDebt()).toBe(debt);
-    expect((await s.redemptionFailed(id))!.zatHeld).toBe((await s.read.redemptions.read.getRedemption([id])).zatDue);
+    expect(await s.read.positions.read.totalDebt()).toBe(debt);
+    expect((await s.payoutFailed(id))!.zatHeld).toBe((await s.read.redemptions.read.getPayout([id])).zatDue);
     // A code on-chain, never the wallet's words (they may reveal its balance).
-    expect((await s.redemptionFailed(id))!.reason).toBe("payout_failed");
+    expect((await s.payoutFailed(id))!.reason).toBe("payout_failed");
     expect((await row(db, id))!.last_error).toMatch(/non-coinbase UTXOs/);
   });
 
@@ -269,7 +269,7 @@ describe("payouts", () => {
       expect(await onChain(id)).toBe(3);
     }
     expect((await row(db, transparent))!.last_error).toMatch(/transparent/i);
-    expect((await s.redemptionFailed(transparent))!.reason).toBe("unreadable_address");
+    expect((await s.payoutFailed(transparent))!.reason).toBe("unreadable_address");
     expect((await row(db, mainnet))!.last_error).toMatch(/mainnet|network/i);
     expect(zcashd.sends).toHaveLength(sends);
   });
@@ -290,7 +290,7 @@ describe("payouts", () => {
     for (const id of [badPadding, kelvin]) {
       expect((await row(db, id))!.status).toBe("held");
       expect(await onChain(id)).toBe(3);
-      expect((await s.redemptionFailed(id))!.reason).toBe("unreadable_address");
+      expect((await s.payoutFailed(id))!.reason).toBe("unreadable_address");
     }
     expect((await row(db, upperCase))!.status).toBe("completed");
     expect(zcashd.sends).toHaveLength(sends + 1);
@@ -304,7 +304,7 @@ describe("payouts", () => {
     // Alice lands bob's envelope first, on her own redemption: it opens for bob only.
     const copy = await redeemSealed(1n * ZSD, envelope);
     await s.receipt(await s.as(bob).redemptions.write.redeem([1n * ZSD, envelope]));
-    const own = await s.read.redemptions.read.redemptionCount();
+    const own = await s.read.redemptions.read.payoutCount();
     for (let pass = 0; pass < 10 && (await row(db, own))?.status !== "completed"; pass++) await p.tick();
     expect((await row(db, own))!).toMatchObject({ status: "completed", withdraw_address: WITHDRAW });
     await passes(p, 2);
@@ -332,7 +332,7 @@ describe("payouts", () => {
     for (const id of [otherOwner, junk, noAddress, replay]) {
       expect((await row(db, id))!).toMatchObject({ status: "held", withdraw_address: null });
       expect(await onChain(id)).toBe(3);
-      expect((await s.redemptionFailed(id))!).toMatchObject({ owner: alice.address, reason: "unreadable_address" });
+      expect((await s.payoutFailed(id))!).toMatchObject({ owner: alice.address, reason: "unreadable_address" });
     }
     expect((await row(db, replay))!.last_error).toMatch(new RegExp(`already used by payout ${first}`));
     expect((await row(db, otherOwner))!.last_error).toMatch(/cannot open/);
@@ -340,7 +340,7 @@ describe("payouts", () => {
 
     // The owner redirects the held ZEC to a fresh envelope: a new payout, paid like any other.
     await s.receipt(await s.as(alice).redemptions.write.redirect([otherOwner, s.seal(WITHDRAW, alice.address), 0n]));
-    const redirected = await s.read.redemptions.read.redemptionCount();
+    const redirected = await s.read.redemptions.read.payoutCount();
     for (let pass = 0; pass < 10 && (await row(db, redirected))?.status !== "completed"; pass++) await p.tick();
     expect((await row(db, redirected))!).toMatchObject({ status: "completed", withdraw_address: WITHDRAW });
     expect(await onChain(otherOwner)).toBe(4);
@@ -385,12 +385,12 @@ describe("payouts", () => {
       owner,
     });
     await s.receipt(await s.as(accounts.bob).minter.write.withdrawNote([out.proof, out.spend, sealedAddress, owner]));
-    const id = await s.read.redemptions.read.redemptionCount();
+    const id = await s.read.redemptions.read.payoutCount();
     await passes(p, 3);
     expect((await row(db, id))!).toMatchObject({ status: "held", amount: "0", zat_due: (2n * ZEC).toString() });
-    const onChainPayout = await s.read.redemptions.read.getRedemption([id]);
+    const onChainPayout = await s.read.redemptions.read.getPayout([id]);
     expect(onChainPayout).toMatchObject({ status: 3, owner, amount: 0n });
-    expect((await s.redemptionFailed(id))!).toMatchObject({ owner, zatHeld: 2n * ZEC, reason: "unreadable_address" });
+    expect((await s.payoutFailed(id))!).toMatchObject({ owner, zatHeld: 2n * ZEC, reason: "unreadable_address" });
   });
 
   it("never sends again a payout whose outcome is unknown", async () => {
@@ -504,7 +504,7 @@ describe("payouts", () => {
     await p.tick();
     expect((await row(db, paidMeanwhile))!.status).toBe("completed");
     expect(zcashd.sends).toHaveLength(sends);
-    expect((await s.redemptionCompleted(paidMeanwhile))!.zcashTxId).toBe(txid);
+    expect((await s.payoutCompleted(paidMeanwhile))!.zcashTxId).toBe(txid);
 
     // The operator finds no payment: it is sent again.
     const notPaid = await redeem(1n * ZSD);
@@ -524,7 +524,7 @@ describe("payouts", () => {
     zcashd.holdOperations = false;
     // The settlement lands, then the process dies before writing it down.
     const txid = `0x${"5a".repeat(32)}` as const;
-    await attestor.completeRedemption(id, txid);
+    await attestor.completePayout(id, txid);
     await db.query("UPDATE payouts SET status = 'settling', zcash_txid = $2 WHERE redemption_id = $1", [
       id.toString(),
       txid,

@@ -1,4 +1,4 @@
-// Positions through the API: read live from the minter, acted on by signed
+// Positions through the API: read live from the position manager, acted on by signed
 // requests the relay sends (repay, withdraw, close, liquidate), note spends
 // proven for their action (top-up, withdrawal), the keeper's liquidations,
 // and hostile requests answered with a problem that changes nothing.
@@ -12,11 +12,11 @@ import {
   createNote,
   depositLeaf,
   noteCommitment,
+  positionManagerAbi,
   positionOwnerKey,
   publicSignalsToArray,
   releaseProver,
   repayTypedData,
-  stableMinterAbi,
   withdrawCollateralTypedData,
 } from "@zsd/sdk";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
@@ -86,7 +86,11 @@ describe("positions through the relay", () => {
 
   async function open(amountZat: bigint, mint: bigint) {
     const minted = await s.depositAndMint({ amountZat, mintAmount: mint, recipient: alice.address });
-    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: minted.receipt.logs, eventName: "PositionOpened" });
+    const [opened] = parseEventLogs({
+      abi: positionManagerAbi,
+      logs: minted.receipt.logs,
+      eventName: "PositionOpened",
+    });
     return { note: minted.note, id: opened!.args.positionId };
   }
 
@@ -235,7 +239,7 @@ describe("positions through the relay", () => {
 
   it("answers hostile actions with a problem and changes nothing", async () => {
     const { note, id } = await open(3n * ZEC, 60n * ZSD);
-    const before = { rows: await rows(), position: await s.read.minter.read.getPosition([id]) };
+    const before = { rows: await rows(), position: await s.read.positions.read.getPosition([id]) };
     const owner = ownerOf(note);
     const d = await deadline();
     const sealedAddress = s.seal(SAPLING, owner.address);
@@ -270,7 +274,7 @@ describe("positions through the relay", () => {
     // Would take the position under the minimum ratio: simulated and refused with the contract's reason.
     const refused = await expectProblem(path, await body(owner, 2n * ZEC), 422, "position_action_would_revert");
     expect(refused.failureCode).toBe("position_undercollateralized");
-    // A repayment that would leave under a ZSD owed (the minter's least debt): refused with the rule, queued nowhere.
+    // A repayment that would leave under a ZSD owed (the position manager's least debt): refused with the rule, queued nowhere.
     const repayTerms = repayTypedData(domain(), {
       positionId: id,
       amount: 60n * ZSD - ZSD / 2n,
@@ -311,7 +315,7 @@ describe("positions through the relay", () => {
     await expectProblem(`/v1/positions/0/withdraw`, valid, 400, "validation_failed");
     await expectProblem(`/v1/positions/424242/withdraw`, valid, 404, "resource_not_found");
     expect(await rows()).toBe(before.rows);
-    expect(await s.read.minter.read.getPosition([id])).toEqual(before.position);
+    expect(await s.read.positions.read.getPosition([id])).toEqual(before.position);
 
     // The same signature twice: relayed once.
     const accepted = await post(path, valid);
@@ -376,7 +380,7 @@ describe("positions through the relay", () => {
     );
     expect(done.status).toBe("confirmed");
     expect(done.payoutId).not.toBeNull();
-    expect((await s.read.redemptions.read.getRedemption([BigInt(done.payoutId!)])).owner).toBe(owner);
+    expect((await s.read.redemptions.read.getPayout([BigInt(done.payoutId!)])).owner).toBe(owner);
     // The 1 ZEC rest stays as a change note; the 2 ZEC left the unminted pool.
     expect(await s.read.registry.read.unmintedZat()).toBe(unmintedBefore - 2n * ZEC);
     const twice = await post("/v1/withdrawals", body);
@@ -453,7 +457,7 @@ describe("positions through the relay", () => {
     const keep = await open(20n * ZEC, 100n * ZSD);
     const { id } = await open(4n * ZEC, 130n * ZSD);
     const relayerZsd = await s.read.token.read.balanceOf([relayer.address as Hex]);
-    const keptDebt = (await s.read.minter.read.getPosition([keep.id])).debt;
+    const keptDebt = (await s.read.positions.read.getPosition([keep.id])).debt;
     // $30: 4 ZEC are worth $120, under the 130 ZSD it owes; 20 ZEC ($600) stay well over 100 ZSD.
     await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([30n * 100_000_000n]));
     await eventually(
@@ -480,8 +484,8 @@ describe("positions through the relay", () => {
     );
     expect(row).toMatchObject({ action: "redistribute", account_id: null, status: "confirmed" });
     const [event] = await s.publicClient.getContractEvents({
-      address: s.read.minter.address,
-      abi: stableMinterAbi,
+      address: s.read.positions.address,
+      abi: positionManagerAbi,
       eventName: "PositionRedistributed",
       args: { positionId: id },
       fromBlock: 0n,
@@ -489,14 +493,14 @@ describe("positions through the relay", () => {
     expect(event!.args).toMatchObject({ caller: relayer.address, debt: 130n * ZSD });
     expect(event!.args.rewardZat!).toBeGreaterThan(0n);
     // The reward is a payout to the keeper's address; the relayer spent no ZSD; the others took the debt.
-    const reward = await s.read.redemptions.read.getRedemption([BigInt(row!.payout_id!)]);
+    const reward = await s.read.redemptions.read.getPayout([BigInt(row!.payout_id!)]);
     expect(reward.zatDue).toBe(event!.args.rewardZat);
     expect(await s.read.token.read.balanceOf([relayer.address as Hex])).toBe(relayerZsd);
-    expect((await s.read.minter.read.getPosition([keep.id])).debt).toBeGreaterThan(keptDebt);
-    expect(await s.read.minter.read.getPosition([id])).toMatchObject({ status: 2, debt: 0n, collateralZat: 0n });
+    expect((await s.read.positions.read.getPosition([keep.id])).debt).toBeGreaterThan(keptDebt);
+    expect(await s.read.positions.read.getPosition([id])).toMatchObject({ status: 2, debt: 0n, collateralZat: 0n });
   });
 
-  it("the keeper spreads dust the minter calls redistributable though it is not liquidatable", async () => {
+  it("the keeper spreads dust the position manager calls redistributable though it is not liquidatable", async () => {
     // books.test case 9 through the relay: a par redemption shrinks every debt alike, here under a ZSD, the owner
     // withdraws down to a zatoshi at over 150%, and 25 such positions would hold up every par redemption. The keeper
     // spreads it over the others, though it is far from the liquidation ratio.
@@ -504,11 +508,11 @@ describe("positions through the relay", () => {
     await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([200n * 100_000_000n]));
     const dust = await open(ZEC / 100n, ZSD);
     // Leaves each debt about 3.3e-7 of what it was: this one 3.3e-7 ZSD.
-    const total = await s.read.minter.read.totalDebt();
+    const total = await s.read.positions.read.totalDebt();
     const redeemed = total - (total * 33n) / 100_000_000n;
     expect(await s.read.token.read.balanceOf([alice.address])).toBeGreaterThanOrEqual(redeemed);
     await s.receipt(await s.as(alice).redemptions.write.redeem([redeemed, s.sealed(SAPLING, alice.address)]));
-    const shrunk = await s.read.minter.read.getPosition([dust.id]);
+    const shrunk = await s.read.positions.read.getPosition([dust.id]);
     expect(shrunk.debt).toBeLessThan(ZSD / 1_000_000n);
     const withdrawn = await withdraw(dust.note, dust.id, shrunk.collateralZat - 1n, { zcashAddress: SAPLING });
     expect(withdrawn.status).toBe(202);
@@ -525,8 +529,8 @@ describe("positions through the relay", () => {
     );
     expect(actions).toEqual([{ action: "redistribute", status: expect.any(String) }]);
     const [event] = await s.publicClient.getContractEvents({
-      address: s.read.minter.address,
-      abi: stableMinterAbi,
+      address: s.read.positions.address,
+      abi: positionManagerAbi,
       eventName: "PositionRedistributed",
       args: { positionId: dust.id },
       fromBlock: 0n,

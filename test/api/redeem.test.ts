@@ -79,7 +79,7 @@ describe("redeem through the relay", () => {
     });
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(160n * ZSD);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(collateral - 79_600_000n);
-    expect((await s.read.redemptions.read.getRedemption([1n])).status).toBe(2);
+    expect((await s.read.redemptions.read.getPayout([1n])).status).toBe(2);
   });
 
   it("accepts a Unified address of the environment's network", async () => {
@@ -389,7 +389,7 @@ describe("redeem through the relay", () => {
     // Bob lands alice's envelope on his own redemption, straight on the chain: it opens for alice only.
     await s.receipt(await s.as(alice).token.write.transfer([bob.address, ZSD]));
     await s.receipt(await s.as(bob).redemptions.write.redeem([ZSD, signed.sealedAddress]));
-    const copy = (await s.read.redemptions.read.redemptionCount()).toString();
+    const copy = (await s.read.redemptions.read.payoutCount()).toString();
     await eventually(
       async () =>
         (await storage.db.query<{ status: string }>("SELECT status FROM payouts WHERE redemption_id = $1", [copy]))[0],

@@ -243,7 +243,7 @@ describe("relay worker across crashes", () => {
         await s.publicClient.getContractEvents({
           address: s.read.redemptions.address,
           abi: s.read.redemptions.abi,
-          eventName: "RedemptionCompleted",
+          eventName: "PayoutCompleted",
           fromBlock: BigInt(s.deployment.contracts.StableMinter.startBlock),
         })
       ).length;
@@ -265,7 +265,7 @@ describe("relay worker across crashes", () => {
     const requested = await s.publicClient.getContractEvents({
       address: s.read.redemptions.address,
       abi: s.read.redemptions.abi,
-      eventName: "RedemptionRequested",
+      eventName: "PayoutRequested",
       fromBlock: from,
     });
     expect(requested).toHaveLength(REDEMPTIONS);

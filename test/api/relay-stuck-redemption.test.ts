@@ -78,7 +78,7 @@ describe("stuck relayed redemptions", () => {
     s.publicClient.getContractEvents({
       address: s.deployment.contracts.Redemptions!.address,
       abi: redemptionsAbi,
-      eventName: "RedemptionRequested",
+      eventName: "PayoutRequested",
       args: { owner: alice.address },
       fromBlock: 0n,
     });

@@ -225,18 +225,18 @@ describe("sandbox deposits and local custody", () => {
   it("pays a redemption sent on-chain by a holder with a synthetic Zcash txid, lowering collateral", async () => {
     await s.depositAndMint({ amountZat: 5n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
     await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, s.seal(WITHDRAW, alice.address)]));
-    const id = await s.read.redemptions.read.redemptionCount();
-    const due = (await s.read.redemptions.read.getRedemption([id])).zatDue;
+    const id = await s.read.redemptions.read.payoutCount();
+    const due = (await s.read.redemptions.read.getPayout([id])).zatDue;
     const collateral = await s.read.registry.read.totalCollateralZat();
     await api.payouts!.tick();
-    expect((await s.read.redemptions.read.getRedemption([id])).status).toBe(2);
+    expect((await s.read.redemptions.read.getPayout([id])).status).toBe(2);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(collateral - due);
     const [ledger] = await storage.db.query<{ amount_zat: string; zcash_txid: string }>(
       "SELECT * FROM custody_ledger WHERE kind = 'payout' AND redemption_id = $1",
       [id.toString()],
     );
     expect(ledger!.amount_zat).toBe(due.toString());
-    expect((await s.redemptionCompleted(id))!.zcashTxId).toBe(ledger!.zcash_txid);
+    expect((await s.payoutCompleted(id))!.zcashTxId).toBe(ledger!.zcash_txid);
     // Another pass pays nothing twice.
     await api.payouts!.tick();
     expect(await s.read.registry.read.totalCollateralZat()).toBe(collateral - due);

@@ -6,7 +6,15 @@
 // again, each alone.
 import { type Hex, decodeFunctionData, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Note, createNote, positionOwner, publicSignalsToArray, releaseProver, stableMinterAbi } from "@zsd/sdk";
+import {
+  type Note,
+  createNote,
+  positionManagerAbi,
+  positionOwner,
+  publicSignalsToArray,
+  releaseProver,
+  stableMinterAbi,
+} from "@zsd/sdk";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 
@@ -49,7 +57,11 @@ describe("note spends relayed in batches", () => {
 
   async function open(amountZat: bigint, mint: bigint) {
     const minted = await s.depositAndMint({ amountZat, mintAmount: mint, recipient: alice.address });
-    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: minted.receipt.logs, eventName: "PositionOpened" });
+    const [opened] = parseEventLogs({
+      abi: positionManagerAbi,
+      logs: minted.receipt.logs,
+      eventName: "PositionOpened",
+    });
     return opened!.args.positionId;
   }
   /** A deposited note and a top-up of `positionId` proven from it (1 ZEC of 1.5: change left). */
@@ -115,7 +127,7 @@ describe("note spends relayed in batches", () => {
     });
     for (const spend of [...spends, culprit]) expect((await spend.queue()).status).toBe(202);
     await s.receipt(await s.as(bob).minter.write.topUp([direct.proof, direct.spend, first]));
-    const collateralBefore = await Promise.all([first, second].map((id) => s.read.minter.read.getPosition([id])));
+    const collateralBefore = await Promise.all([first, second].map((id) => s.read.positions.read.getPosition([id])));
 
     api.worker!.start();
     const all = await settled(5);
@@ -130,11 +142,11 @@ describe("note spends relayed in batches", () => {
     for (const [i, spend] of [spends[1]!, spends[3]!].entries()) {
       const row = good.find((r) => r.nullifier_hash === String(spend.spent.spend.nullifierHash))!;
       expect(row.action).toBe("withdraw_note");
-      const payout = await s.read.redemptions.read.getRedemption([BigInt(row.payout_id!)]);
+      const payout = await s.read.redemptions.read.getPayout([BigInt(row.payout_id!)]);
       expect([payout.owner, payout.zatDue], `withdrawal ${i}`).toEqual([spend.owner, 2n * ZEC]);
     }
     expect(new Set(good.flatMap((r) => (r.payout_id ? [r.payout_id] : []))).size).toBe(2);
-    const after = await Promise.all([first, second].map((id) => s.read.minter.read.getPosition([id])));
+    const after = await Promise.all([first, second].map((id) => s.read.positions.read.getPosition([id])));
     expect(after.map((p, i) => p.collateralZat - collateralBefore[i]!.collateralZat)).toEqual([ZEC, ZEC]);
   }, 120_000);
 

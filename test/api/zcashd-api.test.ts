@@ -194,7 +194,7 @@ describe("API with zcashd custody", () => {
     // Shown as zcashd printed it (the display form explorers search for); on-chain in the hash's own byte order.
     const printed = zcashd.sends.at(-1)!.txid!;
     expect(paid.zcashTxId).toBe(printed);
-    const completed = await s.redemptionCompleted(BigInt(paid.redemptionId!));
+    const completed = await s.payoutCompleted(BigInt(paid.redemptionId!));
     expect(completed!.zcashTxId).toBe(`0x${Buffer.from(printed, "hex").reverse().toString("hex")}`);
     expect(paid.zecHeld).toBeNull();
     expect(paid.settlementTxHash).toMatch(/^0x[0-9a-f]{64}$/);
@@ -243,7 +243,10 @@ describe("API with zcashd custody", () => {
   it("holds a redemption's ZEC for its owner when the custody wallet keeps failing its payout: no ZSD back, no position changes", async () => {
     const balance = await s.read.token.read.balanceOf([accounts.alice.address]);
     const sends = zcashd.sends.length;
-    const [debt, backing] = [await s.read.minter.read.totalDebt(), await s.read.minter.read.backingCollateralZat()];
+    const [debt, backing] = [
+      await s.read.positions.read.totalDebt(),
+      await s.read.positions.read.backingCollateralZat(),
+    ];
     const pending = await s.read.redemptions.read.pendingZatDue();
     const { held, payoutId } = await heldRedemption(10n * ZSD);
     expect(held).toMatchObject({
@@ -259,13 +262,13 @@ describe("API with zcashd custody", () => {
     expect(zcashd.sends).toHaveLength(sends + 2);
     // Nothing minted back, nothing put back into the positions: the ZEC stays owed to the owner.
     expect(await s.read.token.read.balanceOf([accounts.alice.address])).toBe(balance - 10n * ZSD);
-    const onChain = await s.read.redemptions.read.getRedemption([payoutId]);
+    const onChain = await s.read.redemptions.read.getPayout([payoutId]);
     expect(onChain.status).toBe(3);
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(pending + onChain.zatDue);
     // The positions gave the redemption its ZEC and owe 10 ZSD less; failing the payout put nothing back.
-    expect(await s.read.minter.read.totalDebt()).toBe(debt - 10n * ZSD);
-    expect(await s.read.minter.read.backingCollateralZat()).toBe(backing - onChain.zatDue);
-    expect((await s.redemptionFailed(payoutId))!.zatHeld).toBe(onChain.zatDue);
+    expect(await s.read.positions.read.totalDebt()).toBe(debt - 10n * ZSD);
+    expect(await s.read.positions.read.backingCollateralZat()).toBe(backing - onChain.zatDue);
+    expect((await s.payoutFailed(payoutId))!.zatHeld).toBe(onChain.zatDue);
     // Operators see payouts by status on /metrics; a held payout waits for its owner, not for us.
     const metrics = await (await api.call("/metrics", { key: null })).text();
     expect(metrics).toContain('zsd_relay_items{kind="payout",status="completed"} 1');
@@ -292,7 +295,7 @@ describe("API with zcashd custody", () => {
     expect(await notFailed.json()).toMatchObject({ code: "payout_not_failed" });
 
     const { id: heldId, payoutId } = await heldRedemption(3n * ZSD);
-    const count = await s.read.redemptions.read.redemptionCount();
+    const count = await s.read.redemptions.read.payoutCount();
     const nonce = await s.read.redemptions.read.nonces([accounts.alice.address]);
     const refusals: [Record<string, unknown>, number, string][] = [
       // Signed by bob: only the owner may redirect.
@@ -355,9 +358,9 @@ describe("API with zcashd custody", () => {
         code,
       });
     }
-    expect(await s.read.redemptions.read.redemptionCount()).toBe(count);
+    expect(await s.read.redemptions.read.payoutCount()).toBe(count);
     expect(await s.read.redemptions.read.nonces([accounts.alice.address])).toBe(nonce);
-    expect((await s.read.redemptions.read.getRedemption([payoutId])).status).toBe(3);
+    expect((await s.read.redemptions.read.getPayout([payoutId])).status).toBe(3);
     const [queued] = await storage.db.query("SELECT 1 FROM payout_redirects WHERE payout_id = $1", [
       payoutId.toString(),
     ]);
@@ -391,13 +394,13 @@ describe("API with zcashd custody", () => {
     const newPayoutId = BigInt(done.redirect!.newPayoutId!);
     expect(newPayoutId).toBeGreaterThan(payoutId);
     // The new payout: same owner, same ZEC, paid to the new address and settled on-chain.
-    const newPayout = await s.read.redemptions.read.getRedemption([newPayoutId]);
+    const newPayout = await s.read.redemptions.read.getPayout([newPayoutId]);
     expect(newPayout).toMatchObject({
       owner: accounts.alice.address,
-      zatDue: (await s.read.redemptions.read.getRedemption([payoutId])).zatDue,
+      zatDue: (await s.read.redemptions.read.getPayout([payoutId])).zatDue,
       status: 2,
     });
-    expect((await s.read.redemptions.read.getRedemption([payoutId])).status).toBe(4);
+    expect((await s.read.redemptions.read.getPayout([payoutId])).status).toBe(4);
     expect(zcashd.sends).toHaveLength(sends + 1);
     expect(zcashd.sends.at(-1)!.amounts).toMatchObject([{ address: CUSTODY, amount: Number(held.zecDue) }]);
     expect(done.redirect!.zcashTxId).toBe(zcashd.sends.at(-1)!.txid);
@@ -417,7 +420,7 @@ describe("API with zcashd custody", () => {
     // Into a note: the held ZEC becomes a leaf queued for the deposit tree, owed to no payout any more.
     const second = await heldRedemption(5n * ZSD);
     const pending = await s.read.redemptions.read.pendingZatDue();
-    const zatDue = (await s.read.redemptions.read.getRedemption([second.payoutId])).zatDue;
+    const zatDue = (await s.read.redemptions.read.getPayout([second.payoutId])).zatDue;
     const commitment = noteCommitment(createNote());
     const intoNote = await redirect(second.payoutId, {
       noteCommitment: commitment.toString(),

@@ -22,7 +22,7 @@ import {
 } from "viem";
 import { DEV_SEAL_KEY, sealBytes } from "@zsd/sdk/seal";
 import { privateKeyToAccount } from "viem/accounts";
-import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { collateralRegistryAbi, positionManagerAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { usdValueOfZat } from "@zsd/sdk/units";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
@@ -44,7 +44,7 @@ const { alice, bob, carol, relayer, attestor, oracleUpdater, deployer } = accoun
 const STATES = ["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"];
 const SAPLING = "ztestsapling1indexertest";
 const SAPLING_2 = "ztestsapling1indexerredirect";
-/** StableMinter's PositionStatus, by value. */
+/** PositionManager's PositionStatus, by value. */
 const POSITION_STATUS = ["none", "open", "liquidated", "closed"];
 /** Redemptions' Status, by value, as the indexer names them. */
 const REDEMPTION_STATUS = ["none", "requested", "paid", "failed", "redirected"];
@@ -186,9 +186,9 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
 
     // Every payout record: its owner, amount and state; the failed ones are the ZEC held.
     let held = 0n;
-    const redemptionCount = await r.redemptions.read.redemptionCount();
+    const redemptionCount = await r.redemptions.read.payoutCount();
     for (let id = 1n; id <= redemptionCount; id++) {
-      const live = await r.redemptions.read.getRedemption([id]);
+      const live = await r.redemptions.read.getPayout([id]);
       const row = await get<Record<string, string>>(indexer, `/redemptions/${id}`);
       expect([row.owner, row.amount, row.zatDue, row.status], `payout ${id}`).toEqual([
         live.owner,
@@ -205,16 +205,16 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     expect(BigInt(collateral.valueUsd!)).toBe(value);
     if (totalSupply > 0n) expect(BigInt(collateral.collateralRatioBps!)).toBe((value * 10_000n) / totalSupply);
 
-    // Positions: every one the minter has, its owner and status; and its
+    // Positions: every one the position manager has, its owner and status; and its
     // amounts too once it has no debt (redemptions only move positions with debt).
-    expect(BigInt(collateral.positionCollateralZat!)).toBe(await r.minter.read.totalPositionCollateralZat());
-    expect(BigInt(collateral.backingCollateralZat!)).toBe(await r.minter.read.backingCollateralZat());
-    expect(BigInt(collateral.freeCollateralZat!)).toBe(await r.minter.read.freeCollateralZat());
-    const count = await r.minter.read.positionCount();
+    expect(BigInt(collateral.positionCollateralZat!)).toBe(await r.positions.read.totalPositionCollateralZat());
+    expect(BigInt(collateral.backingCollateralZat!)).toBe(await r.positions.read.backingCollateralZat());
+    expect(BigInt(collateral.freeCollateralZat!)).toBe(await r.positions.read.freeCollateralZat());
+    const count = await r.positions.read.positionCount();
     const positions = await indexedPositions();
     expect(positions.map((p) => p.id)).toEqual(Array.from({ length: Number(count) }, (_, i) => String(i + 1)));
     for (const p of positions) {
-      const live = await r.minter.read.getPosition([BigInt(p.id)]);
+      const live = await r.positions.read.getPosition([BigInt(p.id)]);
       expect([p.owner, p.status], `position ${p.id}`).toEqual([live.owner, POSITION_STATUS[live.status]]);
       if (p.status !== "open" || p.debt === "0") {
         expect([BigInt(p.collateralZat), BigInt(p.debt)], `position ${p.id}`).toEqual([live.collateralZat, live.debt]);
@@ -332,8 +332,8 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
         .redemptions.write.redeemWithPermit([bob.address, 30n * ZSD, bobSealed, sig.deadline, sig.v, sig.r, sig.s]),
     );
     const txid = `0x${"cd".repeat(32)}` as Hex;
-    await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([1n, txid]));
-    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([2n, "custody rejected the address"]));
+    await s.receipt(await s.as(attestor).redemptions.write.completePayout([1n, txid]));
+    await s.receipt(await s.as(attestor).redemptions.write.failPayout([2n, "custody rejected the address"]));
 
     await expectMatchesChain();
 
@@ -443,9 +443,9 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     // Carol's redemption fails too. Bob redirects his to another address (a new
     // payout, which custody pays), Carol hers into a note.
     await s.receipt(await s.as(carol).redemptions.write.redeem([10n * ZSD, s.seal(SAPLING, carol.address)]));
-    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([3n, "address unreachable"]));
+    await s.receipt(await s.as(attestor).redemptions.write.failPayout([3n, "address unreachable"]));
     await expectMatchesChain();
-    const carolZat = (await s.read.redemptions.read.getRedemption([3n])).zatDue;
+    const carolZat = (await s.read.redemptions.read.getPayout([3n])).zatDue;
     totals = await get<Record<string, string>>(indexer, "/collateral");
     expect(BigInt(totals.heldPayoutZat!)).toBe(held + carolZat);
     const unmintedBefore = BigInt(totals.unmintedZat!);
@@ -517,7 +517,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     );
 
     // Custody pays the redirected payout: nothing is owed any more.
-    await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([4n, `0x${"ef".repeat(32)}`]));
+    await s.receipt(await s.as(attestor).redemptions.write.completePayout([4n, `0x${"ef".repeat(32)}`]));
     await expectMatchesChain();
     expect(await get(indexer, "/redemptions/4")).toMatchObject({ status: "paid", redirectedFromId: "2" });
     totals = await get<Record<string, string>>(indexer, "/collateral");
@@ -605,7 +605,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       recipient: alice.address,
     });
     const receipt = await s.receipt(await s.as(relayer).minter.write.mint([proved.proof, proved.request]));
-    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
+    const [opened] = parseEventLogs({ abi: positionManagerAbi, logs: receipt.logs, eventName: "PositionOpened" });
     const owner = privateKeyToAccount(positionOwnerKey(note));
     await s.testClient.setBalance({ address: owner.address, value: 10n ** 18n });
     return { id: opened!.args.positionId, owner, minter: s.as(owner).minter.write, receipt };
@@ -752,7 +752,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
         await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, outSealed, outOwner]),
       );
       await expectMatchesChain();
-      const live = await minter.read.getPosition([a.id]);
+      const live = await s.read.positions.read.getPosition([a.id]);
       expect([live.collateralZat, live.debt]).toEqual([5n * ZEC, 70n * ZSD]);
       expect(await row(a.id)).toMatchObject({
         status: "open",
@@ -774,9 +774,9 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       expect(await row(c.id)).toMatchObject({ status: "closed", collateralZat: "0", debt: "0" });
 
       // A position opened before the redemptions of the first test keeps the values of its own
-      // last event (here its opening); the minter applies the redemptions since.
+      // last event (here its opening); the position manager applies the redemptions since.
       expect(first).toMatchObject({ id: "1", collateralZat: String(6n * ZEC), debt: String(150n * ZSD) });
-      expect((await minter.read.getPosition([1n])).debt).toBeLessThan(150n * ZSD);
+      expect((await s.read.positions.read.getPosition([1n])).debt).toBeLessThan(150n * ZSD);
 
       // What a liquidation keeper lists: the open ones by id, page by page.
       const openIds = (await indexedPositions("status=open")).map((p) => p.id);
@@ -863,14 +863,14 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
   it.runIf(full)(
     "redistributes positions under 100%: by a keeper for a reward, and inline before a par redemption",
     async () => {
-      const minter = s.read.minter;
+      const positions = s.read.positions;
       const d = await open(2n * ZEC, 2n * ZEC, 60n * ZSD);
       const e = await open(2n * ZEC, 2n * ZEC, 60n * ZSD);
       // At $28 both are worth $56 for $60 of debt; every other position stays above 100%.
       await setPrice(28_00000000n);
       await expectMatchesChain();
       const before = await get<Record<string, string>>(indexer, "/collateral");
-      const reward = (2n * ZEC * (await minter.read.redistributionRewardBps())) / 10_000n;
+      const reward = (2n * ZEC * (await positions.read.redistributionRewardBps())) / 10_000n;
       expect(reward).toBeGreaterThan(0n);
 
       // Carol redistributes d, for a reward paid to her Zcash address.
@@ -909,16 +909,16 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
       });
 
       // e took its share of d and is still under 100%: a par redemption redistributes it first, without a reward.
-      const live = await minter.read.getPosition([e.id]);
+      const live = await positions.read.getPosition([e.id]);
       expect(usdValueOfZat(live.collateralZat, 28_00000000n)).toBeLessThan(live.debt);
       const redeemed = await s.receipt(
         await s.as(alice).redemptions.write.redeem([10n * ZSD, s.seal(SAPLING, alice.address)]),
       );
-      const minterLogs = parseEventLogs({
-        abi: stableMinterAbi,
-        logs: redeemed.logs.filter((l) => l.address.toLowerCase() === minter.address.toLowerCase()),
+      const positionLogs = parseEventLogs({
+        abi: positionManagerAbi,
+        logs: redeemed.logs.filter((l) => l.address.toLowerCase() === positions.address.toLowerCase()),
       });
-      expect(minterLogs.map((l) => l.eventName)).toEqual(["PositionRedistributed", "RedeemedFromPositions"]);
+      expect(positionLogs.map((l) => l.eventName)).toEqual(["PositionRedistributed", "RedeemedFromPositions"]);
       await expectMatchesChain();
       expect(await row(e.id)).toMatchObject({ status: "liquidated", collateralZat: "0", debt: "0" });
       await setPrice(48_50000000n);

@@ -150,7 +150,7 @@ describe("the SDK and the CLI on the real stack", () => {
     const receipt = await s.publicClient.getTransactionReceipt({ hash: redemption.txHash as Hex });
     expect(holdsWithdraw(tx.input)).toBe(false);
     for (const log of receipt.logs) expect(holdsWithdraw(log.data + log.topics.join(""))).toBe(false);
-    const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
     expect(requested!.args.id.toString()).toBe(redemption.redemptionId);
     expect(s.open(requested!.args.sealedAddress, alice.address)).toBe(WITHDRAW);
     expect(() => s.open(requested!.args.sealedAddress, bob.address)).toThrow();
@@ -169,10 +169,10 @@ describe("the SDK and the CLI on the real stack", () => {
     const [requested] = parseEventLogs({
       abi: redemptionsAbi,
       logs: (await s.receipt(hash)).logs,
-      eventName: "RedemptionRequested",
+      eventName: "PayoutRequested",
     });
     const id = requested!.args.id;
-    for (let i = 0; (await s.read.redemptions.read.getRedemption([id])).status !== 3; i++) {
+    for (let i = 0; (await s.read.redemptions.read.getPayout([id])).status !== 3; i++) {
       if (i > 200) throw new Error(`payout ${id} was not failed`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -180,7 +180,7 @@ describe("the SDK and the CLI on the real stack", () => {
     expect(redirect).toMatchObject({ status: "confirmed", owner: alice.address });
     expect(redirect.newPayoutId).toMatch(/^\d+$/);
     const newId = BigInt(redirect.newPayoutId!);
-    for (let i = 0; (await s.read.redemptions.read.getRedemption([newId])).status !== 2; i++) {
+    for (let i = 0; (await s.read.redemptions.read.getPayout([newId])).status !== 2; i++) {
       if (i > 200) throw new Error(`payout ${newId} was not paid`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -15,7 +15,7 @@ import { type MintStep, Zsd } from "@zsd/sdk/client";
 import { parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { closeTypedData } from "@zsd/sdk";
-import { stableMinterAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import {
   type Note,
   changeNote,
@@ -136,7 +136,11 @@ describe("a change note queued for the tree, on the real stack", () => {
       mintAmount: 50n * ZSD,
       recipient: bob.address,
     });
-    const [position] = parseEventLogs({ abi: stableMinterAbi, logs: minted.receipt.logs, eventName: "PositionOpened" });
+    const [position] = parseEventLogs({
+      abi: positionManagerAbi,
+      logs: minted.receipt.logs,
+      eventName: "PositionOpened",
+    });
     const id = position!.args.positionId;
     await s.receipt(await s.as(bob).minter.write.repay([id, 50n * ZSD]));
     // The owner closes into a new note: signed with the key the opening note derives, sent by anyone.
