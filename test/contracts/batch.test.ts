@@ -3,7 +3,13 @@
 // nullifier is spent twice across tests.
 import { type Hex, concatHex, getContract, numberToHex, parseEventLogs, sliceHex, zeroAddress } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { collateralRegistryAbi, groth16BatchVerifierAbi, groth16VerifierAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import {
+  collateralRegistryAbi,
+  groth16BatchVerifierAbi,
+  groth16VerifierAbi,
+  positionManagerAbi,
+  stableMinterAbi,
+} from "@zsd/sdk/abis";
 import { type Note, changeNote, createNote, releaseProver } from "@zsd/sdk/notes";
 import {
   type System,
@@ -130,7 +136,7 @@ describe("mintBatch and the batch proof check", () => {
       ),
     );
     const minted = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "Minted" });
-    const opened = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
+    const opened = parseEventLogs({ abi: positionManagerAbi, logs: receipt.logs, eventName: "PositionOpened" });
     expect(minted.map((e) => e.args.nullifierHash)).toEqual(items.map((i) => i.request.nullifierHash));
     expect(opened.map((e) => [e.args.owner, e.args.collateralZat, e.args.debt])).toEqual(
       items.map(({ request: r }) => [r.owner, r.collateralFloorZat, r.mintAmount]),
@@ -143,7 +149,7 @@ describe("mintBatch and the batch proof check", () => {
     expect(await s.read.token.read.balanceOf([relayer.address])).toBe(3n * ZSD);
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(89n * ZSD + 58n * ZSD);
     expect(await s.read.token.read.totalSupply()).toBe(supplyBefore + 400n * ZSD);
-    expect(await s.read.minter.read.totalDebt()).toBe(400n * ZSD);
+    expect(await s.read.positions.read.totalDebt()).toBe(400n * ZSD);
     // The change leaves of items 0 and 2 are queued together, in item order: not in the tree
     // until someone inserts them (one walk, one new root), then spendable.
     const events = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs });

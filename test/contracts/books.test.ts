@@ -8,7 +8,7 @@
 import { type Address, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi, redemptionsAbi } from "@zsd/sdk/abis";
 import {
   type Note,
   closeTypedData,
@@ -41,7 +41,7 @@ describe("the books hold under the audit's sequences", () => {
       .as(oracleUpdater)
       .oracle.write.setPrice([usd * 100_000_000n])
       .then(s.receipt);
-  const position = (id: bigint) => s.read.minter.read.getPosition([id]);
+  const position = (id: bigint) => s.read.positions.read.getPosition([id]);
   /** A payout of `owner` to `address`, sealed to custody's key. */
   const toAddress = (address: string, owner: Address) => ({
     sealedAddress: s.sealed(address, owner),
@@ -54,13 +54,13 @@ describe("the books hold under the audit's sequences", () => {
     await s.deposit(note, zat);
     const proved = await s.prove({ note, amountZat: zat, mintAmount: debt, recipient: alice.address });
     const receipt = await s.receipt(await s.as(relayer).minter.write.mint([proved.proof, proved.request]));
-    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
+    const [opened] = parseEventLogs({ abi: positionManagerAbi, logs: receipt.logs, eventName: "PositionOpened" });
     return { note, id: opened!.args.positionId! };
   }
 
   async function redeem(amount: bigint, to = UNPAYABLE) {
     const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([amount, s.sealed(to, alice.address)]));
-    const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
     return { receipt, id: requested!.args.id!, zatDue: requested!.args.zatDue!, feeZat: requested!.args.feeZat! };
   }
 
@@ -94,7 +94,7 @@ describe("the books hold under the audit's sequences", () => {
     await books();
 
     // Custody cannot pay: before, the refund gave B's collateral to A (B fell to 2.094 ZEC, 78.7%).
-    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([redeemed.id, "unpayable_address"]));
+    await s.receipt(await s.as(attestor).redemptions.write.failPayout([redeemed.id, "unpayable_address"]));
     expect(await position(a.id)).toEqual(aAfter);
     expect(await position(b.id)).toEqual(bAfter);
     // Nothing comes back as ZSD, so the round cannot be repeated for the cost of gas.
@@ -105,10 +105,8 @@ describe("the books hold under the audit's sequences", () => {
     const redirected = await s.receipt(
       await s.as(alice).redemptions.write.redirect([redeemed.id, s.sealed(OTHER, alice.address), 0n]),
     );
-    const [again] = parseEventLogs({ abi: redemptionsAbi, logs: redirected.logs, eventName: "RedemptionRequested" });
-    await s.receipt(
-      await s.as(attestor).redemptions.write.completeRedemption([again!.args.id!, `0x${"01".repeat(32)}`]),
-    );
+    const [again] = parseEventLogs({ abi: redemptionsAbi, logs: redirected.logs, eventName: "PayoutRequested" });
+    await s.receipt(await s.as(attestor).redemptions.write.completePayout([again!.args.id!, `0x${"01".repeat(32)}`]));
     expect(await s.read.registry.read.totalCollateralZat()).toBe(24n * ZEC - 394_119_500n);
     await books();
   });
@@ -124,7 +122,7 @@ describe("the books hold under the audit's sequences", () => {
     // 221.35 ZSD at $30 is 7.3783 ZEC, less the fee: 7.3414 ZEC.
     expect(redeemed.zatDue).toBe(734_144_166n);
     const [spread] = parseEventLogs({
-      abi: stableMinterAbi,
+      abi: positionManagerAbi,
       logs: redeemed.receipt.logs,
       eventName: "PositionRedistributed",
     });
@@ -145,10 +143,10 @@ describe("the books hold under the audit's sequences", () => {
     // Before, A's close reverted PayoutExceedsCollateral, or drew on the depositor's 1 ZEC.
     await s.receipt(await s.as(alice).minter.write.repay([a.id, 1_165n * (ZSD / 100n)]));
     const closed = await s.receipt(await closeAs(a.note, a.id, OTHER));
-    const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: closed.logs, eventName: "RedemptionRequested" });
+    const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: closed.logs, eventName: "PayoutRequested" });
     expect(payout!.args.zatDue).toBe(left.collateralZat);
     for (const id of [redeemed.id, payout!.args.id!]) {
-      await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([id, `0x${"02".repeat(32)}`]));
+      await s.receipt(await s.as(attestor).redemptions.write.completePayout([id, `0x${"02".repeat(32)}`]));
     }
     await books();
     // The depositor's whole note leaves.
@@ -177,10 +175,10 @@ describe("the books hold under the audit's sequences", () => {
     );
     await price(50n);
     const redeemed = await redeem(177n * ZSD);
-    expect(await s.read.minter.read.totalDebt()).toBe(0n);
+    expect(await s.read.positions.read.totalDebt()).toBe(0n);
     // Before, this reverted NothingToRestore, then succeeded once a new position opened, loading
     // the old debt onto it (3 ZEC / 50 ZSD became 6.52 ZEC / 227 ZSD, 143.7%).
-    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([redeemed.id, "unpayable_address"]));
+    await s.receipt(await s.as(attestor).redemptions.write.failPayout([redeemed.id, "unpayable_address"]));
     const d = await open(3n * ZEC, 50n * ZSD);
     expect(await position(d.id)).toMatchObject({ collateralZat: 3n * ZEC, debt: 50n * ZSD });
     await s.receipt(await s.as(alice).redemptions.write.redirect([redeemed.id, "0x", 4242n]));
@@ -241,7 +239,7 @@ describe("the books hold under the audit's sequences", () => {
     const receipt = await s.receipt(
       await s.as(carol).minter.write.redistribute([b.id, toAddress(OTHER, carol.address)]),
     );
-    const [reward] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    const [reward] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
     // 0.5% of B's 4 ZEC, paid to the keeper's address.
     expect(reward!.args).toMatchObject({ owner: carol.address, amount: 0n, zatDue: 2_000_000n });
     const taken = await position(a.id);
@@ -306,7 +304,7 @@ describe("the books hold under the audit's sequences", () => {
       "RedemptionExceedsDebt",
     );
     await redeem(100n * ZSD - 1n, OTHER);
-    expect(await s.read.minter.read.totalDebt()).toBe(2n);
+    expect(await s.read.positions.read.totalDebt()).toBe(2n);
     const v = await open(4n * ZEC, 100n * ZSD);
     const redeemed = await redeem(ZSD, OTHER);
     // V holds all but two wei of the debt, so it gives nearly all of the 0.0199 ZEC; before, it read 0 ZEC.
@@ -316,7 +314,7 @@ describe("the books hold under the audit's sequences", () => {
     // The collapse started new frames (epochs that keep the debt), so keys filed now still tell
     // ratios apart: under the first frame, A (150%) and B (500%) got the same key, the walk met B
     // first and stopped, and A at 90% was charged past its collateral out of a bystander's note.
-    expect(await s.read.minter.read.epoch()).toBeGreaterThan(1);
+    expect(await s.read.positions.read.epoch()).toBeGreaterThan(1);
     await books();
     const a = await open(3n * ZEC, 100n * ZSD);
     await open(10n * ZEC, 100n * ZSD);
@@ -324,7 +322,7 @@ describe("the books hold under the audit's sequences", () => {
     await price(30n);
     const second = await redeem(190n * ZSD, OTHER);
     const [spread] = parseEventLogs({
-      abi: stableMinterAbi,
+      abi: positionManagerAbi,
       logs: second.receipt.logs,
       eventName: "PositionRedistributed",
     });
@@ -346,7 +344,7 @@ describe("the books hold under the audit's sequences", () => {
   });
 
   it("8. a position owes at least a ZSD: dust at 150% cannot head the order and hold up every par redemption", async () => {
-    expect(await s.read.minter.read.minDebt()).toBe(ZSD);
+    expect(await s.read.positions.read.minDebt()).toBe(ZSD);
     const first = await open(10n * ZEC, 100n * ZSD); // 500%
     // A review's sequence: a zatoshi at exactly 150% ($50 a ZEC). Twenty-five such positions headed the order,
     // each within the redemption walk's few zatoshi of 100%, so every par redemption settled 24 and reverted
@@ -413,7 +411,7 @@ describe("the books hold under the audit's sequences", () => {
     await expectRevert(s.as(alice).redemptions.write.redeem([10n ** 13n, sealed]), "UnderwaterPositionsPending", [24n]);
     // Anyone may spread one (at 150%, a zatoshi is within the walk's margin of 100%): the next redemption settles
     // the other 24 itself and goes through.
-    expect(await s.read.minter.read.redistributable([dust[0]!.id])).toBe(true);
+    expect(await s.read.positions.read.redistributable([dust[0]!.id])).toBe(true);
     await s.receipt(
       await s.as(carol).minter.write.redistribute([dust[0]!.id, { sealedAddress: "0x", noteCommitment: 0n }]),
     );

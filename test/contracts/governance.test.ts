@@ -1,6 +1,7 @@
 import { type Address, type Hex, encodeFunctionData, keccak256, toHex, zeroAddress, zeroHash } from "viem";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { collateralRegistryAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { collateralRegistryAbi, positionManagerAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
 import { type System, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 import { linkBytecode, readArtifact } from "../../scripts/lib/artifacts.ts";
 
@@ -19,7 +20,7 @@ describe("governance", () => {
     const r = s.read;
     const timelock = r.timelock.address;
     const eoas: Address[] = [deployer.address, attestor.address, oracleUpdater.address, pauser.address];
-    for (const contract of [r.token, r.registry, r.minter, r.redemptions, r.oracle, r.timelock]) {
+    for (const contract of [r.token, r.registry, r.positions, r.minter, r.redemptions, r.oracle, r.timelock]) {
       expect(await contract.read.hasRole([zeroHash, timelock])).toBe(true);
       for (const eoa of eoas) expect(await contract.read.hasRole([zeroHash, eoa])).toBe(false);
     }
@@ -64,7 +65,7 @@ describe("governance", () => {
       account: wallet.account!,
       chain: wallet.chain,
       abi: artifact.abi,
-      bytecode: linkBytecode(artifact, { PositionBook: contracts.PositionBook!.address as Hex }),
+      bytecode: linkBytecode(artifact, {}),
       args: [
         carol.address,
         pauser.address,
@@ -72,9 +73,7 @@ describe("governance", () => {
         contracts.CollateralRegistry!.address,
         contracts.Groth16Verifier!.address,
         contracts.Groth16BatchVerifier!.address,
-        contracts.ZecUsdOracle!.address,
-        3600n,
-        15_000n,
+        contracts.PositionManager!.address,
         3600n,
       ],
     });
@@ -102,15 +101,124 @@ describe("governance", () => {
     expect(redemptionsOfFresh).toBe(zeroAddress);
   });
 
+  it("names PositionManager's minter once: not even the timelock may point it elsewhere", async () => {
+    const timelock = s.read.timelock.address;
+    const current = await s.read.positions.read.minter();
+    expect(current).toBe(s.read.minter.address);
+    expect(await s.read.positions.read.redemptions()).toBe(s.read.redemptions.address);
+    await s.testClient.impersonateAccount({ address: timelock });
+    await s.testClient.setBalance({ address: timelock, value: 10n ** 18n });
+    const wallet = s.as(carol).wallet;
+    for (const minter of [carol.address, current]) {
+      await expectRevert(
+        wallet.writeContract({
+          account: timelock,
+          chain: wallet.chain,
+          address: s.read.positions.address,
+          abi: positionManagerAbi,
+          functionName: "setMinter",
+          args: [minter],
+        }),
+        "MinterAlreadySet",
+        [current],
+      );
+    }
+    await s.testClient.stopImpersonatingAccount({ address: timelock });
+    await expectRevert(s.as(carol).positions.write.setMinter([carol.address]), "AccessControlUnauthorizedAccount");
+    expect(await s.read.positions.read.minter()).toBe(current);
+  });
+
+  it("names only a minter built on this PositionManager, with redemptions built on it too", async () => {
+    // A fresh PositionManager beside the deployed system, carol its admin.
+    const { contracts } = s.deployment;
+    const wallet = s.as(carol).wallet;
+    const create = async (name: "PositionManager" | "StableMinter" | "Redemptions", args: readonly unknown[]) => {
+      const artifact = readArtifact(name);
+      const hash = await wallet.deployContract({
+        account: wallet.account!,
+        chain: wallet.chain,
+        abi: artifact.abi,
+        bytecode: linkBytecode(artifact, { RatioBuckets: contracts.RatioBuckets!.address as Hex }),
+        args,
+      });
+      return (await s.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
+    };
+    const fresh = await create("PositionManager", [carol.address, contracts.ZecUsdOracle!.address, 3600n, 15_000n]);
+    const minterOn = (positions: Address) =>
+      create("StableMinter", [
+        carol.address,
+        pauser.address,
+        contracts.StableToken!.address,
+        contracts.CollateralRegistry!.address,
+        contracts.Groth16Verifier!.address,
+        contracts.Groth16BatchVerifier!.address,
+        positions,
+        3600n,
+      ]);
+    const redemptionsFor = (minter: Address, positions: Address) =>
+      create("Redemptions", [
+        carol.address,
+        attestor.address,
+        pauser.address,
+        contracts.StableToken!.address,
+        contracts.CollateralRegistry!.address,
+        minter,
+        positions,
+        50n,
+        DEV_SEAL_KEY.keyId,
+        DEV_SEAL_KEY.publicKey,
+      ]);
+    const from = { account: wallet.account!, chain: wallet.chain } as const;
+    const setMinter = (minter: Address) =>
+      wallet.writeContract({
+        ...from,
+        address: fresh,
+        abi: positionManagerAbi,
+        functionName: "setMinter",
+        args: [minter],
+      });
+    const setRedemptions = async (minter: Address, redemptions: Address) =>
+      s.receipt(
+        await wallet.writeContract({
+          ...from,
+          address: minter,
+          abi: stableMinterAbi,
+          functionName: "setRedemptions",
+          args: [redemptions],
+        }),
+      );
+
+    // The deployed minter works on the deployed PositionManager; an account is no minter at all.
+    await expectRevert(setMinter(s.read.minter.address), "MinterForOtherPositions", [
+      s.read.minter.address,
+      s.read.positions.address,
+    ]);
+    await expectRevert(setMinter(alice.address), "MinterForOtherPositions", [alice.address, zeroAddress]);
+    // Built on this one, but its redemptions contract draws on the deployed PositionManager, or is not named yet.
+    const strayed = await minterOn(fresh);
+    await expectRevert(setMinter(strayed), "MinterForOtherPositions");
+    await setRedemptions(strayed, await redemptionsFor(strayed, s.read.positions.address));
+    await expectRevert(setMinter(strayed), "MinterForOtherPositions");
+    // Both built on this one: named, once.
+    const minter = await minterOn(fresh);
+    const redemptions = await redemptionsFor(minter, fresh);
+    await setRedemptions(minter, redemptions);
+    await s.receipt(await setMinter(minter));
+    const read = { address: fresh, abi: positionManagerAbi } as const;
+    expect(await s.publicClient.readContract({ ...read, functionName: "minter" })).toBe(minter);
+    expect(await s.publicClient.readContract({ ...read, functionName: "redemptions" })).toBe(redemptions);
+    for (const again of [minter, strayed]) await expectRevert(setMinter(again), "MinterAlreadySet", [minter]);
+  });
+
   it("propose → vote → queue → execute changes the collateral ratio and rotates the attestor", async () => {
     const g = s.as(deployer).governor;
     await s.receipt(await s.as(deployer).governanceToken.write.delegate([deployer.address]));
     await s.mineBlocks(1);
 
-    const targets = [s.read.minter.address, s.read.registry.address, s.read.registry.address];
+    const targets = [s.read.positions.address, s.read.registry.address, s.read.registry.address];
     const values = [0n, 0n, 0n];
     const calldatas: Hex[] = [
-      encodeFunctionData({ abi: stableMinterAbi, functionName: "setMinCollateralRatio", args: [20_000n] }),
+      encodeFunctionData({ abi: positionManagerAbi, functionName: "setMinCollateralRatio", args: [20_000n] }),
       encodeFunctionData({
         abi: collateralRegistryAbi,
         functionName: "grantRole",
@@ -147,7 +255,7 @@ describe("governance", () => {
     await s.receipt(await s.as(alice).governor.write.execute([targets, values, calldatas, descriptionHash]));
 
     expect(await g.read.state([proposalId])).toBe(ProposalState.Executed);
-    expect(await s.read.minter.read.minCollateralRatioBps()).toBe(20_000n);
+    expect(await s.read.positions.read.minCollateralRatioBps()).toBe(20_000n);
     expect(await s.read.registry.read.hasRole([role("ATTESTOR_ROLE"), carol.address])).toBe(true);
     expect(await s.read.registry.read.hasRole([role("ATTESTOR_ROLE"), attestor.address])).toBe(false);
   });
@@ -158,13 +266,13 @@ describe("governance", () => {
     await s.receipt(await s.as(alice).governanceToken.write.delegate([alice.address]));
     const propose = async (ratio: bigint) => {
       const calldata = encodeFunctionData({
-        abi: stableMinterAbi,
+        abi: positionManagerAbi,
         functionName: "setMinCollateralRatio",
         args: [ratio],
       });
       const description = `Set the minimum collateral ratio to ${ratio} bps`;
-      await s.receipt(await g.write.propose([[s.read.minter.address], [0n], [calldata], description]));
-      return g.read.hashProposal([[s.read.minter.address], [0n], [calldata], keccak256(toHex(description))]);
+      await s.receipt(await g.write.propose([[s.read.positions.address], [0n], [calldata], description]));
+      return g.read.hashProposal([[s.read.positions.address], [0n], [calldata], keccak256(toHex(description))]);
     };
     const first = await propose(16_000n);
     const second = await propose(17_000n);
@@ -208,7 +316,7 @@ describe("governance", () => {
   it("refuses the same changes from any other account, the deployer included", async () => {
     for (const account of [deployer, attestor, pauser, alice]) {
       await expectRevert(
-        s.as(account).minter.write.setMinCollateralRatio([20_000n]),
+        s.as(account).positions.write.setMinCollateralRatio([20_000n]),
         "AccessControlUnauthorizedAccount",
       );
       await expectRevert(
@@ -218,10 +326,10 @@ describe("governance", () => {
     }
     await expectRevert(s.as(deployer).redemptions.write.setRedemptionFee([100n]), "AccessControlUnauthorizedAccount");
     await expectRevert(
-      s.as(deployer).minter.write.setOracle([s.read.oracle.address]),
+      s.as(deployer).positions.write.setOracle([s.read.oracle.address]),
       "AccessControlUnauthorizedAccount",
     );
-    await expectRevert(s.as(deployer).minter.write.setMaxPriceAge([60n]), "AccessControlUnauthorizedAccount");
+    await expectRevert(s.as(deployer).positions.write.setMaxPriceAge([60n]), "AccessControlUnauthorizedAccount");
     await expectRevert(s.as(deployer).minter.write.setMaxRootAge([60n]), "AccessControlUnauthorizedAccount");
     await expectRevert(
       s.as(deployer).timelock.write.schedule([s.read.minter.address, 0n, "0x", zeroHash, zeroHash, 60n]),
@@ -234,18 +342,26 @@ describe("governance", () => {
     await s.testClient.impersonateAccount({ address: timelock });
     await s.testClient.setBalance({ address: timelock, value: 10n ** 18n });
     const write = (functionName: "setMinCollateralRatio" | "setMaxRootAge" | "setMaxPriceAge", value: bigint) =>
-      s.as(deployer).wallet.writeContract({
-        account: timelock,
-        address: s.read.minter.address,
-        abi: stableMinterAbi,
-        functionName,
-        args: [value],
-      });
+      functionName === "setMaxRootAge"
+        ? s.as(deployer).wallet.writeContract({
+            account: timelock,
+            address: s.read.minter.address,
+            abi: stableMinterAbi,
+            functionName,
+            args: [value],
+          })
+        : s.as(deployer).wallet.writeContract({
+            account: timelock,
+            address: s.read.positions.address,
+            abi: positionManagerAbi,
+            functionName,
+            args: [value],
+          });
     await expectRevert(write("setMinCollateralRatio", 9_999n), "InvalidParameter");
     await expectRevert(write("setMaxRootAge", 0n), "InvalidParameter");
     await expectRevert(write("setMaxPriceAge", 30n), "InvalidParameter");
     await s.receipt(await write("setMinCollateralRatio", 12_000n));
-    expect(await s.read.minter.read.minCollateralRatioBps()).toBe(12_000n);
+    expect(await s.read.positions.read.minCollateralRatioBps()).toBe(12_000n);
     await s.testClient.stopImpersonatingAccount({ address: timelock });
   });
 });

@@ -16,7 +16,7 @@
 // checked against the model kept here and against the invariants below.
 //
 // Custody is modelled as the payouts relay runs it: each new payout's envelope
-// is read from its RedemptionRequested event and opened with the development
+// is read from its PayoutRequested event and opened with the development
 // seal key for the payout's owner; one that does not open, holds no payable
 // address, or repeats an envelope an earlier payout opened is failed
 // (unreadable_address). What the test sealed, and for whom, is kept apart as

@@ -1,6 +1,6 @@
 import { parseEventLogs, zeroAddress } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { stableMinterAbi, stableTokenAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi, stableMinterAbi, stableTokenAbi } from "@zsd/sdk/abis";
 import { createNote, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
@@ -37,6 +37,23 @@ describe("StableMinter", () => {
       fee: 2n * ZSD,
       collateralFloorZat: 5n * ZEC,
       root: request.root,
+    });
+    // PositionManager opens the position before the minter mints and says so.
+    const ours = [s.read.minter.address, s.read.positions.address].map((a) => a.toLowerCase());
+    const events = parseEventLogs({
+      abi: [...positionManagerAbi, ...stableMinterAbi],
+      logs: receipt.logs.filter((log) => ours.includes(log.address.toLowerCase())),
+    });
+    expect(events.map((e) => [e.eventName, e.address.toLowerCase()])).toEqual([
+      ["PositionOpened", ours[1]],
+      ["Minted", ours[0]],
+    ]);
+    const [opened] = parseEventLogs({ abi: positionManagerAbi, logs: receipt.logs, eventName: "PositionOpened" });
+    expect(opened!.args).toEqual({
+      positionId: 1n,
+      owner: request.owner,
+      collateralZat: 5n * ZEC,
+      debt: 150n * ZSD,
     });
     const transfers = parseEventLogs({ abi: stableTokenAbi, logs: receipt.logs, eventName: "Transfer" });
     expect(transfers.map((t) => [t.args.from, t.args.to, t.args.value])).toEqual([
@@ -151,7 +168,7 @@ describe("StableMinter", () => {
 
     it("a stale price", async () => {
       const { proof, request } = await proved();
-      const maxPriceAge = await s.read.minter.read.maxPriceAge();
+      const maxPriceAge = await s.read.positions.read.maxPriceAge();
       await s.increaseTime(Number(maxPriceAge) + 1);
       await expectRevert(s.as(relayer).minter.write.mint([proof, request]), "StalePrice");
     });
@@ -182,7 +199,10 @@ describe("StableMinter", () => {
       await expectRevert(s.as(alice).minter.write.unpause(), "AccessControlUnauthorizedAccount");
       await expectRevert(s.as(alice).token.write.mint([alice.address, 1n]), "AccessControlUnauthorizedAccount");
       await expectRevert(s.as(alice).registry.write.recordPayout([1n]), "AccessControlUnauthorizedAccount");
-      await expectRevert(s.as(alice).minter.write.setMinCollateralRatio([20_000n]), "AccessControlUnauthorizedAccount");
+      await expectRevert(
+        s.as(alice).positions.write.setMinCollateralRatio([20_000n]),
+        "AccessControlUnauthorizedAccount",
+      );
     });
   });
 

@@ -5,7 +5,7 @@
 import { type Address, type Hex, keccak256, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { collateralRegistryAbi, positionManagerAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import {
   type Note,
   changeNote,
@@ -44,7 +44,7 @@ describe("positions", () => {
       .as(oracleUpdater)
       .oracle.write.setPrice([usd * 100_000_000n])
       .then(s.receipt);
-  const position = (id: bigint) => s.read.minter.read.getPosition([id]);
+  const position = (id: bigint) => s.read.positions.read.getPosition([id]);
   const domain = () => ({ chainId: s.chainId, verifyingContract: s.read.minter.address });
   const deadline = async () => (await s.publicClient.getBlock()).timestamp + 3600n;
 
@@ -60,7 +60,7 @@ describe("positions", () => {
       recipient: alice.address,
     });
     const receipt = await s.receipt(await s.as(relayer).minter.write.mint([proved.proof, proved.request]));
-    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionOpened" });
+    const [opened] = parseEventLogs({ abi: positionManagerAbi, logs: receipt.logs, eventName: "PositionOpened" });
     return { note, id: opened!.args.positionId, receipt, proved };
   }
 
@@ -155,9 +155,21 @@ describe("positions", () => {
       collateralFloorZat: ZEC,
       binding: { ...binding, positionId: existing.id },
     });
-    await expectRevert(minter.topUp([topUp.proof, topUp.spend, existing.id + 1n]), "PositionNotOpen");
+    // Sent to any other id, existing or not, the proof fails before any position is looked at.
+    await expectRevert(minter.topUp([topUp.proof, topUp.spend, existing.id + 1n]), "InvalidProof");
     const other = await open({ amountZat: 3n * ZEC, mint: 50n * ZSD });
     await expectRevert(minter.topUp([topUp.proof, topUp.spend, other.id]), "InvalidProof");
+    // A proof made for a position that is not open passes, and PositionManager refuses the top-up.
+    const nowhere = await s.proveSpend({
+      note,
+      amountZat: 4n * ZEC,
+      collateralFloorZat: ZEC,
+      binding: { ...binding, positionId: other.id + 1n },
+    });
+    await expectRevert(minter.topUp([nowhere.proof, nowhere.spend, other.id + 1n]), "PositionNotOpen", [
+      other.id + 1n,
+      STATUS.None,
+    ]);
     await expectRevert(minter.withdrawNote([topUp.proof, topUp.spend, sapling, positionOwner(note)]), "InvalidProof");
     const out = await s.proveWithdraw({
       note,
@@ -193,7 +205,7 @@ describe("positions", () => {
       owner,
     });
     const receipt = await s.receipt(await s.as(bob).minter.write.withdrawNote([out.proof, out.spend, sapling, owner]));
-    const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
     expect(payout!.args).toMatchObject({
       owner,
       amount: 0n,
@@ -205,7 +217,7 @@ describe("positions", () => {
     expect(await s.read.registry.read.unmintedZat()).toBe(ZEC / 2n);
     await invariants();
     // Custody cannot pay it: the ZEC is held for the note's owner, who sends it elsewhere.
-    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([payout!.args.id!, "unpayable_address"]));
+    await s.receipt(await s.as(attestor).redemptions.write.failPayout([payout!.args.id!, "unpayable_address"]));
     await invariants();
     await expectRevert(s.as(bob).redemptions.write.redirect([payout!.args.id!, other, 0n]), "NotPayoutOwner");
     const redirected = await s.receipt(
@@ -218,12 +230,10 @@ describe("positions", () => {
           ...(await signedRedirect(ownerOf(note), payout!.args.id!, other, 0n)),
         ]),
     );
-    const [again] = parseEventLogs({ abi: redemptionsAbi, logs: redirected.logs, eventName: "RedemptionRequested" });
+    const [again] = parseEventLogs({ abi: redemptionsAbi, logs: redirected.logs, eventName: "PayoutRequested" });
     expect(again!.args).toMatchObject({ owner, amount: 0n, zatDue: 15n * (ZEC / 10n), sealedAddress: other });
     await invariants();
-    await s.receipt(
-      await s.as(attestor).redemptions.write.completeRedemption([again!.args.id!, `0x${"ab".repeat(32)}`]),
-    );
+    await s.receipt(await s.as(attestor).redemptions.write.completePayout([again!.args.id!, `0x${"ab".repeat(32)}`]));
     expect(await s.read.registry.read.totalCollateralZat()).toBe(ZEC / 2n);
     await invariants();
     // The change note is the rest of the deposit, and can leave the same way once inserted.
@@ -280,7 +290,7 @@ describe("positions", () => {
     // The same signature cannot be replayed (the nonce moved on).
     await expectRevert(
       s.as(relayer).minter.write.repayWithSig([id, 40n * ZSD, alice.address, typed.message.deadline, signature]),
-      "InvalidAuthorization",
+      "InvalidSignature",
     );
     expect((await position(id)).debt).toBe(60n * ZSD);
     await invariants();
@@ -300,20 +310,18 @@ describe("positions", () => {
     ]) {
       await expectRevert(
         s.as(relayer).minter.write.closeWithSig([id, swapped, close.deadline, close.signature]),
-        "InvalidAuthorization",
+        "InvalidSignature",
       );
     }
     const receipt = await s.receipt(
       await s.as(relayer).minter.write.closeWithSig([id, sapling, close.deadline, close.signature]),
     );
-    const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
     expect(payout!.args).toMatchObject({ owner: owner.address, amount: 0n, zatDue: 4n * ZEC });
     expect(await position(id)).toMatchObject({ status: STATUS.Closed, collateralZat: 0n, debt: 0n });
     expect(await s.read.token.read.totalSupply()).toBe(0n);
     await invariants();
-    await s.receipt(
-      await s.as(attestor).redemptions.write.completeRedemption([payout!.args.id!, `0x${"cd".repeat(32)}`]),
-    );
+    await s.receipt(await s.as(attestor).redemptions.write.completePayout([payout!.args.id!, `0x${"cd".repeat(32)}`]));
     // Both payouts left custody: nothing is held for anyone.
     expect(await s.read.registry.read.totalCollateralZat()).toBe(ZEC);
     await invariants();
@@ -362,7 +370,7 @@ describe("positions", () => {
     const receipt = await s.receipt(
       await s.as(alice).minter.write.liquidate([risky.id, toAddress(SAPLING, alice.address)]),
     );
-    const [event] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "PositionLiquidated" });
+    const [event] = parseEventLogs({ abi: positionManagerAbi, logs: receipt.logs, eventName: "PositionLiquidated" });
     // $150 + 5% = $157.50 at $35 = 4.5 ZEC; 0.5 ZEC stays the owner's.
     expect(event!.args).toMatchObject({ debt: 150n * ZSD, seizedZat: 45n * (ZEC / 10n), surplusZat: ZEC / 2n });
     expect(await position(risky.id)).toMatchObject({ status: STATUS.Liquidated, collateralZat: ZEC / 2n, debt: 0n });
@@ -384,8 +392,8 @@ describe("positions", () => {
     await s.receipt(
       await s.as(carol).wallet.writeContract({
         account: timelock,
-        address: s.read.minter.address,
-        abi: stableMinterAbi,
+        address: s.read.positions.address,
+        abi: positionManagerAbi,
         functionName: "setSystemFloorRatio",
         args: [20_000n],
       }),
@@ -438,8 +446,8 @@ describe("positions", () => {
     await redeem(100n);
     expect(await position(a.id)).toMatchObject({ status: STATUS.Open, debt: 0n, collateralZat: zat("3.01") });
     expect(await position(b.id)).toMatchObject({ status: STATUS.Open, debt: 0n, collateralZat: zat("8.5075") });
-    expect(await s.read.minter.read.backingCollateralZat()).toBe(0n);
-    expect(await s.read.minter.read.freeCollateralZat()).toBe(zat("11.5175"));
+    expect(await s.read.positions.read.backingCollateralZat()).toBe(0n);
+    expect(await s.read.positions.read.freeCollateralZat()).toBe(zat("11.5175"));
     await invariants();
 
     // A position opened now carries all of the next redemption; the freed ones keep theirs.
@@ -479,7 +487,7 @@ describe("positions", () => {
 
     for (const usd of [50n, 42n, 34n, 26n, 20n]) {
       await price(usd);
-      const liquidationRatio = await s.read.minter.read.liquidationRatioBps();
+      const liquidationRatio = await s.read.positions.read.liquidationRatioBps();
       // The keeper: positions under the liquidation ratio, riskiest first, while taking them pays.
       const open_ = [];
       for (const { id } of opened) {
@@ -496,13 +504,16 @@ describe("positions", () => {
         await invariants();
       }
 
-      const [backing, debt] = [await s.read.minter.read.backingCollateralZat(), await s.read.minter.read.totalDebt()];
+      const [backing, debt] = [
+        await s.read.positions.read.backingCollateralZat(),
+        await s.read.positions.read.totalDebt(),
+      ];
       const solvent = backing * usd * 100_000_000n * 100n >= debt;
       for (let i = 0; i < 2; i++) {
         const r = await s.receipt(
           await s.as(alice).redemptions.write.redeem([redeemed, s.sealed(SAPLING, alice.address)]),
         );
-        const [event] = parseEventLogs({ abi: redemptionsAbi, logs: r.logs, eventName: "RedemptionRequested" });
+        const [event] = parseEventLogs({ abi: redemptionsAbi, logs: r.logs, eventName: "PayoutRequested" });
         const gross = event!.args.zatDue! + event!.args.feeZat!;
         rates.push({ usd, solvent, zatPerZsd: gross });
         await invariants();
@@ -545,8 +556,72 @@ describe("positions", () => {
     await invariants();
   });
 
+  it("changes positions only for the minter, and redeems from them only for Redemptions", async () => {
+    const { note, id } = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
+    const owner = ownerOf(note).address;
+    const before = await position(id);
+    const [minter, redemptions] = [s.read.minter.address, s.read.redemptions.address];
+    const changes = [
+      { functionName: "open", args: [alice.address, 5n * ZEC, 100n * ZSD] },
+      { functionName: "topUp", args: [id, ZEC, 1n] },
+      { functionName: "repay", args: [id, ZSD, alice.address] },
+      { functionName: "withdraw", args: [id, ZEC, owner] },
+      { functionName: "close", args: [id, owner] },
+      { functionName: "liquidate", args: [id, alice.address] },
+      { functionName: "redistribute", args: [id, alice.address] },
+    ] as const;
+    const from = (
+      account: Address,
+      call: (typeof changes)[number] | { functionName: "redeem"; args: [bigint, bigint] },
+    ) =>
+      s.publicClient.simulateContract({ address: s.read.positions.address, abi: positionManagerAbi, account, ...call });
+    // Each door has one caller: not a holder, nor the owner, nor the other contract.
+    for (const call of changes) {
+      for (const caller of [alice.address, owner, redemptions]) {
+        await expectRevert(from(caller, call), "CallerNotMinter", [caller]);
+      }
+    }
+    for (const caller of [alice.address, minter]) {
+      await expectRevert(from(caller, { functionName: "redeem", args: [ZSD, 0n] }), "CallerNotRedemptions", [caller]);
+    }
+    // Sent, not only simulated: a position out of nothing, and a redemption that burns no ZSD.
+    await expectRevert(s.as(alice).positions.write.open([alice.address, 0n, 100n * ZSD]), "CallerNotMinter", [
+      alice.address,
+    ]);
+    await expectRevert(s.as(alice).positions.write.redeem([50n * ZSD, 0n]), "CallerNotRedemptions", [alice.address]);
+    expect(await s.read.positions.read.positionCount()).toBe(id);
+    expect(await position(id)).toEqual(before);
+    await invariants();
+  });
+
+  it("refuses an expired or another signer's repayWithSig with the signed calls' errors", async () => {
+    const { id } = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
+    const sign = async (signer: typeof alice | typeof bob, until: bigint) =>
+      signer.signTypedData(
+        repayTypedData(domain(), {
+          positionId: id,
+          amount: 10n * ZSD,
+          payer: alice.address,
+          nonce: await s.read.minter.read.nonces([alice.address]),
+          deadline: until,
+        }),
+      );
+    const repay = (until: bigint, signature: Hex) =>
+      s.as(relayer).minter.write.repayWithSig([id, 10n * ZSD, alice.address, until, signature]);
+    const past = (await s.publicClient.getBlock()).timestamp - 1n;
+    await expectRevert(repay(past, await sign(alice, past)), "SignatureExpired", [past]);
+    const until = await deadline();
+    await expectRevert(repay(until, await sign(bob, until)), "InvalidSignature", [alice.address]);
+    // Neither used the payer's nonce nor moved the debt: the payer's own signature still goes through.
+    expect(await s.read.minter.read.nonces([alice.address])).toBe(0n);
+    expect((await position(id)).debt).toBe(100n * ZSD);
+    await s.receipt(await repay(until, await sign(alice, until)));
+    expect((await position(id)).debt).toBe(90n * ZSD);
+    await invariants();
+  });
+
   it("only the redemptions contract draws on positions, and signatures expire", async () => {
-    await expectRevert(s.as(alice).minter.write.redeemFromPositions([1n, 0n]), "CallerNotRedemptions");
+    await expectRevert(s.as(alice).positions.write.redeem([1n, 0n]), "CallerNotRedemptions", [alice.address]);
     const { note, id } = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
     const owner = ownerOf(note);
     const past = (await s.publicClient.getBlock()).timestamp - 1n;
@@ -554,13 +629,14 @@ describe("positions", () => {
     const typed = closeTypedData(domain(), { positionId: id, ...to, nonce: 0n, deadline: past });
     await expectRevert(
       s.as(relayer).minter.write.closeWithSig([id, to, past, await owner.signTypedData(typed)]),
-      "AuthorizationExpired",
+      "SignatureExpired",
+      [past],
     );
     // A failed redemption goes back to no position: its ZEC is held for the redeemer.
     await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, s.sealed(SAPLING, alice.address)]));
     await invariants();
     const after = await position(id);
-    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([1n, "address refused"]));
+    await s.receipt(await s.as(attestor).redemptions.write.failPayout([1n, "address refused"]));
     expect(await position(id)).toEqual(after);
     expect(after.debt).toBe(50n * ZSD);
     await invariants();

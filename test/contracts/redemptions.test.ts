@@ -3,7 +3,17 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { redemptionsAbi } from "@zsd/sdk/abis";
 import { usdValueOfZat } from "@zsd/sdk/units";
 import { releaseProver } from "@zsd/sdk/notes";
-import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
+import { redirectTypedData } from "@zsd/sdk";
+import {
+  type System,
+  ZEC,
+  ZSD,
+  accounts,
+  deploySystem,
+  expectRevert,
+  signRedeem,
+  snapshots,
+} from "../helpers/fixtures.ts";
 
 const { alice, bob, relayer, attestor, oracleUpdater, pauser } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
@@ -45,7 +55,7 @@ describe("Redemptions", () => {
   it("redeem burns the tokens and records the ZEC due at the oracle price less the fee", async () => {
     const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, sapling]));
     // $100 at $50/ZEC = 2 ZEC; 0.5% fee = 0.01 ZEC.
-    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
     expect(event!.args).toEqual({
       id: 1n,
       owner: alice.address,
@@ -61,7 +71,7 @@ describe("Redemptions", () => {
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(48n * ZSD);
     expect(await s.read.token.read.totalSupply()).toBe(50n * ZSD);
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(199_000_000n);
-    expect(await s.read.redemptions.read.getRedemption([1n])).toEqual({
+    expect(await s.read.redemptions.read.getPayout([1n])).toEqual({
       owner: alice.address,
       status: STATUS.Requested,
       zatDue: 199_000_000n,
@@ -73,7 +83,7 @@ describe("Redemptions", () => {
     const args = await permit(40n * ZSD);
     await s.receipt(await s.as(relayer).redemptions.write.redeemWithPermit(args));
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(108n * ZSD);
-    expect((await s.read.redemptions.read.getRedemption([1n])).owner).toBe(alice.address);
+    expect((await s.read.redemptions.read.getPayout([1n])).owner).toBe(alice.address);
     // The nonce is spent: the same signature cannot redeem twice.
     await expectRevert(s.as(relayer).redemptions.write.redeemWithPermit(args), "InvalidSignature");
   });
@@ -89,45 +99,92 @@ describe("Redemptions", () => {
       r.redeemWithPermit([args[0], 41n * ZSD, args[2], args[3], args[4], args[5], args[6]]),
       "InvalidSignature",
     );
-    await expectRevert(r.redeemWithPermit(await permit(40n * ZSD, sapling, bob, alice.address)), "InvalidSignature");
+    await expectRevert(r.redeemWithPermit(await permit(40n * ZSD, sapling, bob, alice.address)), "InvalidSignature", [
+      alice.address,
+    ]);
     const expired = await deadline(-1n);
     await expectRevert(
       r.redeemWithPermit([args[0], args[1], args[2], expired, args[4], args[5], args[6]]),
-      "ExpiredSignature",
+      "SignatureExpired",
+      [expired],
     );
+    // Signed by the owner over a deadline already past: expired, though the signature is the owner's.
+    const late = await signRedeem(
+      alice,
+      { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
+      { owner: alice.address, amount: 40n * ZSD, sealedAddress: sapling, nonce: 0n, deadline: expired },
+    );
+    await expectRevert(
+      r.redeemWithPermit([alice.address, 40n * ZSD, sapling, expired, late.v, late.r, late.s]),
+      "SignatureExpired",
+      [expired],
+    );
+    // None of them used the owner's nonce or burned a token.
+    expect(await s.read.redemptions.read.nonces([alice.address])).toBe(0n);
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(148n * ZSD);
+    await s.receipt(await r.redeemWithPermit(args));
+  });
+
+  it("redirectWithSig refuses an expired signature and another signer's with the signed calls' errors", async () => {
+    await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, sapling]));
+    await s.receipt(await s.as(attestor).redemptions.write.failPayout([1n, "unpayable_address"]));
+    const sign = async (signer: typeof alice, until: bigint) =>
+      signer.signTypedData(
+        redirectTypedData(
+          { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
+          {
+            id: 1n,
+            sealedAddress: other,
+            noteCommitment: 0n,
+            nonce: await s.read.redemptions.read.nonces([alice.address]),
+            deadline: until,
+          },
+        ),
+      );
+    const redirect = (until: bigint, signature: Hex) =>
+      s.as(relayer).redemptions.write.redirectWithSig([1n, other, 0n, until, signature]);
+    const past = await deadline(-1n);
+    await expectRevert(redirect(past, await sign(alice, past)), "SignatureExpired", [past]);
+    const until = await deadline();
+    await expectRevert(redirect(until, await sign(bob, until)), "InvalidSignature", [alice.address]);
+    expect((await s.read.redemptions.read.getPayout([1n])).status).toBe(STATUS.Failed);
+    expect(await s.read.redemptions.read.nonces([alice.address])).toBe(0n);
+    // The owner's own signature, unexpired, moves the held ZEC.
+    await s.receipt(await redirect(until, await sign(alice, until)));
+    expect((await s.read.redemptions.read.getPayout([1n])).status).toBe(STATUS.Redirected);
   });
 
   it("completion lowers total collateral by the ZEC paid", async () => {
     await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, sapling]));
     const txid = `0x${"ab".repeat(32)}` as const;
-    const receipt = await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([1n, txid]));
-    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionCompleted" });
+    const receipt = await s.receipt(await s.as(attestor).redemptions.write.completePayout([1n, txid]));
+    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutCompleted" });
     expect(event!.args).toEqual({ id: 1n, zcashTxId: txid, zatPaid: 199_000_000n });
     expect(await s.read.registry.read.totalCollateralZat()).toBe(5n * ZEC - 199_000_000n);
     expect(await s.read.registry.read.totalPaidOutZat()).toBe(199_000_000n);
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
-    expect((await s.read.redemptions.read.getRedemption([1n])).status).toBe(STATUS.Completed);
-    await expectRevert(s.as(attestor).redemptions.write.completeRedemption([1n, txid]), "RedemptionNotPending");
-    await expectRevert(s.as(attestor).redemptions.write.failRedemption([1n, "late"]), "RedemptionNotPending");
+    expect((await s.read.redemptions.read.getPayout([1n])).status).toBe(STATUS.Completed);
+    await expectRevert(s.as(attestor).redemptions.write.completePayout([1n, txid]), "PayoutNotPending");
+    await expectRevert(s.as(attestor).redemptions.write.failPayout([1n, "late"]), "PayoutNotPending");
   });
 
   it("failure holds the ZEC for the owner, who redirects it to another address or into a note", async () => {
     await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, sapling]));
-    const position = await s.read.minter.read.getPosition([1n]);
-    const receipt = await s.receipt(await s.as(attestor).redemptions.write.failRedemption([1n, "address rejected"]));
-    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionFailed" });
+    const position = await s.read.positions.read.getPosition([1n]);
+    const receipt = await s.receipt(await s.as(attestor).redemptions.write.failPayout([1n, "address rejected"]));
+    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutFailed" });
     // 100 ZSD at $50 is 2 ZEC, less the 0.5% fee.
     expect(event!.args).toEqual({ id: 1n, owner: alice.address, zatHeld: 199_000_000n, reason: "address rejected" });
     // Nothing is minted back and no position gets anything back.
     expect(await s.read.token.read.balanceOf([alice.address])).toBe(48n * ZSD);
     expect(await s.read.token.read.totalSupply()).toBe(50n * ZSD);
-    expect(await s.read.minter.read.getPosition([1n])).toEqual(position);
+    expect(await s.read.positions.read.getPosition([1n])).toEqual(position);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(5n * ZEC);
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(199_000_000n);
-    expect((await s.read.redemptions.read.getRedemption([1n])).status).toBe(STATUS.Failed);
+    expect((await s.read.redemptions.read.getPayout([1n])).status).toBe(STATUS.Failed);
     await expectRevert(
-      s.as(attestor).redemptions.write.completeRedemption([1n, `0x${"00".repeat(32)}`]),
-      "RedemptionNotPending",
+      s.as(attestor).redemptions.write.completePayout([1n, `0x${"00".repeat(32)}`]),
+      "PayoutNotPending",
     );
     // Only the owner redirects, to exactly one place.
     const r = s.as(alice).redemptions.write;
@@ -140,13 +197,13 @@ describe("Redemptions", () => {
     expect(moved!.args).toMatchObject({ id: 1n, newId: 0n });
     expect(await s.read.registry.read.unmintedZat()).toBe(199_000_000n);
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
-    expect((await s.read.redemptions.read.getRedemption([1n])).status).toBe(STATUS.Redirected);
+    expect((await s.read.redemptions.read.getPayout([1n])).status).toBe(STATUS.Redirected);
     await expectRevert(r.redirect([1n, other, 0n]), "PayoutNotFailed", [1n, STATUS.Redirected]);
     // To another address: a new payout that custody pays like any other.
     await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, sapling]));
-    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([2n, "unpayable_address"]));
+    await s.receipt(await s.as(attestor).redemptions.write.failPayout([2n, "unpayable_address"]));
     const again = await s.receipt(await r.redirect([2n, other, 0n]));
-    const [request] = parseEventLogs({ abi: redemptionsAbi, logs: again.logs, eventName: "RedemptionRequested" });
+    const [request] = parseEventLogs({ abi: redemptionsAbi, logs: again.logs, eventName: "PayoutRequested" });
     expect(request!.args).toMatchObject({
       id: 3n,
       owner: alice.address,
@@ -155,7 +212,7 @@ describe("Redemptions", () => {
       sealedAddress: other,
       sealedAddressHash: keccak256(other),
     });
-    await s.receipt(await s.as(attestor).redemptions.write.completeRedemption([3n, `0x${"02".repeat(32)}`]));
+    await s.receipt(await s.as(attestor).redemptions.write.completePayout([3n, `0x${"02".repeat(32)}`]));
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(5n * ZEC - 19_900_000n);
   });
@@ -163,10 +220,10 @@ describe("Redemptions", () => {
   it("only the attestor completes or fails a redemption", async () => {
     await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, sapling]));
     await expectRevert(
-      s.as(alice).redemptions.write.completeRedemption([1n, `0x${"01".repeat(32)}`]),
+      s.as(alice).redemptions.write.completePayout([1n, `0x${"01".repeat(32)}`]),
       "AccessControlUnauthorizedAccount",
     );
-    await expectRevert(s.as(relayer).redemptions.write.failRedemption([1n, "no"]), "AccessControlUnauthorizedAccount");
+    await expectRevert(s.as(relayer).redemptions.write.failPayout([1n, "no"]), "AccessControlUnauthorizedAccount");
   });
 
   it("refuses bad requests: zero, dust, empty or oversized sealed address, more than the balance", async () => {
@@ -185,7 +242,7 @@ describe("Redemptions", () => {
     // 90 of 150 ZSD is 3 ZEC of the 5, with no fee: every ZSD gets the same share of what there is.
     const redeem = async (amount: bigint) => {
       const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([amount, sapling]));
-      const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+      const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
       return event!.args;
     };
     const first = await redeem(90n * ZSD);
@@ -200,7 +257,7 @@ describe("Redemptions", () => {
     await s.receipt(await s.as(pauser).redemptions.write.pause());
     await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, sapling]), "EnforcedPause");
     await s.receipt(await s.as(pauser).redemptions.write.unpause());
-    await s.increaseTime(Number(await s.read.minter.read.maxPriceAge()) + 1);
+    await s.increaseTime(Number(await s.read.positions.read.maxPriceAge()) + 1);
     await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, sapling]), "StalePrice");
   });
 });

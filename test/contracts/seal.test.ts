@@ -4,7 +4,7 @@
 // ciphertext; the chain carries the envelope and its hash, never the address.
 import { type Hex, bytesToHex, concat, keccak256, parseEventLogs, toHex } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { redemptionsAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi, redemptionsAbi } from "@zsd/sdk/abis";
 import { releaseProver } from "@zsd/sdk/notes";
 import { DEV_SEAL_KEY, sealKeyFromSecret } from "@zsd/sdk/seal";
 import { redirectTypedData } from "@zsd/sdk";
@@ -28,7 +28,11 @@ describe("sealed withdraw addresses", () => {
       recipient: alice.address,
       owner: alice.address,
     });
-    const [opened] = parseEventLogs({ abi: s.read.minter.abi, logs: minted.receipt.logs, eventName: "PositionOpened" });
+    const [opened] = parseEventLogs({
+      abi: positionManagerAbi,
+      logs: minted.receipt.logs,
+      eventName: "PositionOpened",
+    });
     positionId = opened!.args.positionId!;
   });
   beforeEach(snapshots(() => s));
@@ -109,7 +113,7 @@ describe("sealed withdraw addresses", () => {
     }
     // A failed payout redirected to a malformed envelope.
     await s.receipt(await r.redeem([10n * ZSD, s.seal(SAPLING, alice.address)]));
-    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([1n, "unreadable_address"]));
+    await s.receipt(await s.as(attestor).redemptions.write.failPayout([1n, "unreadable_address"]));
     for (const { sealed, error, args } of malformed(alice.address)) {
       await expectRevert(r.redirect([1n, sealed, 0n]), error, args);
     }
@@ -207,7 +211,7 @@ describe("sealed withdraw addresses", () => {
     await s.receipt(await permit(signed));
 
     // The same for a redirect of a failed payout.
-    await s.receipt(await s.as(attestor).redemptions.write.failRedemption([1n, "unreadable_address"]));
+    await s.receipt(await s.as(attestor).redemptions.write.failPayout([1n, "unreadable_address"]));
     const to = s.seal(SAPLING, alice.address);
     const message = {
       id: 1n,
@@ -221,15 +225,15 @@ describe("sealed withdraw addresses", () => {
     );
     const redirect = (sealed: Hex) =>
       s.as(relayer).redemptions.write.redirectWithSig([1n, sealed, 0n, message.deadline, signature]);
-    await expectRevert(redirect(s.seal(SAPLING, alice.address)), "InvalidRedirectSignature", [alice.address]);
+    await expectRevert(redirect(s.seal(SAPLING, alice.address)), "InvalidSignature", [alice.address]);
     await s.receipt(await redirect(to));
   });
 
-  it("RedemptionRequested carries the envelope and its hash; no event or calldata carries the address", async () => {
+  it("PayoutRequested carries the envelope and its hash; no event or calldata carries the address", async () => {
     const sealed = s.seal(SAPLING, alice.address);
     const hash = await s.as(alice).redemptions.write.redeem([10n * ZSD, sealed]);
     const receipt = await s.receipt(hash);
-    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
     expect(Object.keys(event!.args).sort()).toEqual(
       ["amount", "feeZat", "id", "owner", "price", "sealedAddress", "sealedAddressHash", "zatDue"].sort(),
     );

@@ -6,8 +6,10 @@
 // single topUp / withdrawNote calls do.
 import { type Address, type Hex, parseEventLogs, zeroAddress } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
-import { type Note, createNote, positionOwner, releaseProver } from "@zsd/sdk/notes";
+import { privateKeyToAccount } from "viem/accounts";
+import { collateralRegistryAbi, positionManagerAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { type Note, createNote, noteCommitment, positionOwner, positionOwnerKey, releaseProver } from "@zsd/sdk/notes";
+import { closeTypedData } from "@zsd/sdk";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 import { checkBooks } from "../helpers/books.ts";
 
@@ -26,6 +28,8 @@ interface Item {
 describe("spendBatch: top-ups and note withdrawals with one pairing product", () => {
   let s: System;
   let positions: bigint[] = [];
+  /** The note of the second position: its owner's key closes it. */
+  let closable: Note | undefined;
   const items: Item[] = [];
 
   const asCall = (i: Item) => ({
@@ -44,12 +48,12 @@ describe("spendBatch: top-ups and note withdrawals with one pairing product", ()
 
   /** What the books say after a run: every position, the payouts, the queue and the totals. */
   async function state() {
-    const count = await s.read.minter.read.positionCount();
+    const count = await s.read.positions.read.positionCount();
     const book = [];
-    for (let id = 1n; id <= count; id++) book.push(await s.read.minter.read.getPosition([id]));
+    for (let id = 1n; id <= count; id++) book.push(await s.read.positions.read.getPosition([id]));
     const payouts = [];
-    for (let id = 1n; id <= (await s.read.redemptions.read.redemptionCount()); id++) {
-      const r = await s.read.redemptions.read.getRedemption([id]);
+    for (let id = 1n; id <= (await s.read.redemptions.read.payoutCount()); id++) {
+      const r = await s.read.redemptions.read.getPayout([id]);
       payouts.push([r.owner, r.zatDue]);
     }
     return {
@@ -69,8 +73,9 @@ describe("spendBatch: top-ups and note withdrawals with one pairing product", ()
       [5n, 120n],
     ] as const) {
       const m = await s.depositAndMint({ amountZat: zec * ZEC, mintAmount: zsd * ZSD, recipient: alice.address });
-      const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: m.receipt.logs, eventName: "PositionOpened" });
+      const [opened] = parseEventLogs({ abi: positionManagerAbi, logs: m.receipt.logs, eventName: "PositionOpened" });
       positions.push(opened!.args.positionId);
+      closable = m.note;
     }
     const binding = { chainId: BigInt(s.chainId), minter: s.read.minter.address };
     // Two top-ups (one leaving change), two withdrawals (one leaving change), in a mixed order.
@@ -126,12 +131,17 @@ describe("spendBatch: top-ups and note withdrawals with one pairing product", ()
       functionName: "spendBatch",
       args: [items.map((i) => i.proved.proof), items.map(asCall)],
     });
-    const next = (await s.read.redemptions.read.redemptionCount()) + 1n;
+    const next = (await s.read.redemptions.read.payoutCount()) + 1n;
     expect(result).toEqual([0n, next, next + 1n, 0n]);
     const receipt = await s.receipt(await send(items));
     expect(await state()).toEqual(oneByOne);
     // Each item's own events, in item order; the change of items 0 and 2 queued together after the last.
-    const minter = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs });
+    // Across the minter and PositionManager, which logs each top-up.
+    const ours = [s.read.minter.address, s.read.positions.address].map((a) => a.toLowerCase());
+    const minter = parseEventLogs({
+      abi: [...stableMinterAbi, ...positionManagerAbi],
+      logs: receipt.logs.filter((log) => ours.includes(log.address.toLowerCase())),
+    });
     expect(minter.map((e) => e.eventName)).toEqual([
       "PositionToppedUp",
       "NoteWithdrawn",
@@ -148,7 +158,7 @@ describe("spendBatch: top-ups and note withdrawals with one pairing product", ()
       "LeafQueued",
     ]);
     expect(await s.pendingLeaves()).toEqual([items[0]!.proved.spend.changeLeaf, items[2]!.proved.spend.changeLeaf]);
-    const requested = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    const requested = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
     expect(requested.map((e) => [e.args.owner, e.args.zatDue])).toEqual([
       [items[1]!.owner, 2n * ZEC],
       [items[2]!.owner, ZEC],
@@ -177,11 +187,12 @@ describe("spendBatch: top-ups and note withdrawals with one pairing product", ()
     expect(await state()).toEqual(before);
   });
 
-  it("refuses a replayed or reordered item, a closed position, a zero owner and batches of the wrong size", async () => {
+  it("refuses a replayed or reordered item, a top-up sent to another id, a zero owner and batches of the wrong size", async () => {
     await expectRevert(send([items[0]!, items[0]!]), "NullifierAlreadySpent", [items[0]!.proved.spend.nullifierHash]);
     await expectRevert(send(items.slice(0, 2), [items[1]!.proved.proof, items[0]!.proved.proof]), "InvalidProof");
     await expectRevert(send([{ ...items[1]!, owner: zeroAddress }]), "InvalidOwner", [zeroAddress]);
-    await expectRevert(send([items[0]!, { ...items[3]!, positionId: 99n }]), "PositionNotOpen");
+    // A top-up sent to another id fails its proof before any position is looked at.
+    await expectRevert(send([items[0]!, { ...items[3]!, positionId: 99n }]), "InvalidProof");
     await expectRevert(send([]), "InvalidBatchSize", [0n, 32n]);
     const many = Array.from({ length: 33 }, () => items[0]!);
     await expectRevert(send(many), "InvalidBatchSize", [33n, 32n]);
@@ -190,6 +201,30 @@ describe("spendBatch: top-ups and note withdrawals with one pairing product", ()
     await s.receipt(await send(items.slice(0, 2)));
     await expectRevert(send(items.slice(0, 2)), "NullifierAlreadySpent", [items[0]!.proved.spend.nullifierHash]);
     await expectRevert(single(items[1]!), "NullifierAlreadySpent", [items[1]!.proved.spend.nullifierHash]);
+    await checkBooks(s);
+  });
+
+  it("refuses a batch that tops up a closed position, its proof valid", async () => {
+    // Item 3 tops up the second position: repaid and closed by its owner's signature, into a note.
+    const id = positions[1]!;
+    await s.receipt(await s.as(alice).minter.write.repay([id, 120n * ZSD]));
+    const owner = privateKeyToAccount(positionOwnerKey(closable!));
+    const to = { sealedAddress: "0x" as Hex, noteCommitment: noteCommitment(createNote()) };
+    const typed = closeTypedData(
+      { chainId: s.chainId, verifyingContract: s.read.minter.address },
+      {
+        positionId: id,
+        ...to,
+        nonce: await s.read.minter.read.nonces([owner.address]),
+        deadline: (await s.publicClient.getBlock()).timestamp + 3600n,
+      },
+    );
+    const signature = await owner.signTypedData(typed);
+    await s.receipt(await s.as(relayer).minter.write.closeWithSig([id, to, typed.message.deadline, signature]));
+    const before = await state();
+    await expectRevert(send([items[0]!, items[3]!]), "PositionNotOpen", [id, 3]);
+    await expectRevert(single(items[3]!), "PositionNotOpen", [id, 3]);
+    expect(await state()).toEqual(before);
     await checkBooks(s);
   });
 });

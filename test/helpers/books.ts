@@ -14,19 +14,19 @@ export async function checkBooks(s: System) {
   const [held, unminted, backing, free, pending, supply, debt, count] = await Promise.all([
     s.read.registry.read.totalCollateralZat(),
     s.read.registry.read.unmintedZat(),
-    s.read.minter.read.backingCollateralZat(),
-    s.read.minter.read.freeCollateralZat(),
+    s.read.positions.read.backingCollateralZat(),
+    s.read.positions.read.freeCollateralZat(),
     s.read.redemptions.read.pendingZatDue(),
     s.read.token.read.totalSupply(),
-    s.read.minter.read.totalDebt(),
-    s.read.minter.read.positionCount(),
+    s.read.positions.read.totalDebt(),
+    s.read.positions.read.positionCount(),
   ]);
   expect(held).toBe(unminted + backing + free + pending);
   expect(supply).toBe(debt);
   let debts = 0n;
   let collateral = 0n;
   for (let id = 1n; id <= count; id++) {
-    const p = await s.read.minter.read.getPosition([id]);
+    const p = await s.read.positions.read.getPosition([id]);
     debts += p.debt;
     collateral += p.collateralZat;
   }

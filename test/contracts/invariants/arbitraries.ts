@@ -36,7 +36,7 @@ export const steps: fc.Arbitrary<Step>[] = [
     )
     .map((picks) => new SpendBatch(picks)),
   fc.tuple(index, fc.boolean(), bps(1, 9_999), fc.boolean()).map((a) => new Repay(...a)),
-  // All but a little: either side of the least debt a position may keep (StableMinter's minDebt).
+  // All but a little: either side of the least debt a position may keep (PositionManager's minDebt).
   fc
     .tuple(
       index,

@@ -116,15 +116,15 @@ export async function read({ s }: Context): Promise<Chain> {
   const [held, unminted, backing, free, pending, supply, debt, n, payoutCount, round, epoch] = await Promise.all([
     r.registry.read.totalCollateralZat(),
     r.registry.read.unmintedZat(),
-    r.minter.read.backingCollateralZat(),
-    r.minter.read.freeCollateralZat(),
+    r.positions.read.backingCollateralZat(),
+    r.positions.read.freeCollateralZat(),
     r.redemptions.read.pendingZatDue(),
     r.token.read.totalSupply(),
-    r.minter.read.totalDebt(),
-    r.minter.read.positionCount(),
-    r.redemptions.read.redemptionCount(),
+    r.positions.read.totalDebt(),
+    r.positions.read.positionCount(),
+    r.redemptions.read.payoutCount(),
     r.oracle.read.latestRoundData(),
-    r.minter.read.epoch(),
+    r.positions.read.epoch(),
   ]);
   const [queuedCount, insertedCount, pendingCount, root, treeSize] = await Promise.all([
     r.registry.read.queuedCount(),
@@ -135,14 +135,14 @@ export async function read({ s }: Context): Promise<Chain> {
   ]);
   const [params, positions] = await Promise.all([
     Promise.all([
-      r.minter.read.minCollateralRatioBps(),
-      r.minter.read.liquidationRatioBps(),
-      r.minter.read.liquidationBonusBps(),
-      r.minter.read.systemFloorRatioBps(),
-      r.minter.read.redistributionRewardBps(),
+      r.positions.read.minCollateralRatioBps(),
+      r.positions.read.liquidationRatioBps(),
+      r.positions.read.liquidationBonusBps(),
+      r.positions.read.systemFloorRatioBps(),
+      r.positions.read.redistributionRewardBps(),
       r.redemptions.read.redemptionFeeBps(),
     ]),
-    Promise.all(Array.from({ length: Number(n) }, (_, i) => r.minter.read.getPosition([BigInt(i + 1)]))),
+    Promise.all(Array.from({ length: Number(n) }, (_, i) => r.positions.read.getPosition([BigInt(i + 1)]))),
   ]);
   const [minCollateralRatioBps, liquidationRatioBps, liquidationBonusBps, systemFloorRatioBps, rewardBps, feeBps] =
     params;
@@ -198,7 +198,7 @@ export const value = (c: Chain, zat: bigint) => zat * c.price * ZAT_PRICE_TO_USD
 export const settles = (c: Chain, zat: bigint, debt: bigint) =>
   debt !== 0n && (zat < SETTLE_MARGIN_ZAT || value(c, zat - SETTLE_MARGIN_ZAT) < debt + debt / 1_000_000n);
 
-/** Recovery mode for exits, as the minter computes it. */
+/** Recovery mode for exits, as the position manager computes it. */
 export function exitError(c: Chain, collateralOut: bigint, debtOut: bigint): string | null {
   const backingAfter = c.backing - min(collateralOut, c.backing);
   const debtAfter = c.debt - debtOut;

@@ -51,7 +51,7 @@ export async function checkInvariants({ s }: Context, m: Model, c: Chain, label:
   expect(c.held, `${label}: totalCollateralZat (model)`).toBe(m.held);
   expect(c.unminted, `${label}: unmintedZat (model)`).toBe(m.unminted);
   expect(c.pending, `${label}: pendingZatDue (model)`).toBe(m.pending);
-  expect(c.payoutCount, `${label}: redemptionCount (model)`).toBe(m.payoutCount);
+  expect(c.payoutCount, `${label}: payoutCount (model)`).toBe(m.payoutCount);
   expect(c.price, `${label}: price`).toBe(m.price);
   expect(c.epoch, `${label}: epoch (model)`).toBe(m.epoch);
   expect(c.params, `${label}: parameters`).toEqual(m.params);
@@ -101,7 +101,7 @@ export async function checkInvariants({ s }: Context, m: Model, c: Chain, label:
   for (const p of m.payouts.values()) if (p.status === PAYOUT.Requested || p.status === PAYOUT.Failed) owed += p.zatDue;
   expect(owed, `${label}: Σ owed payouts (model) = pendingZatDue`).toBe(c.pending);
   for (const id of m.touched) {
-    const r = await s.read.redemptions.read.getRedemption([id]);
+    const r = await s.read.redemptions.read.getPayout([id]);
     const mp = m.payouts.get(id)!;
     expect(
       { owner: r.owner, status: Number(r.status), zatDue: BigInt(r.zatDue) },

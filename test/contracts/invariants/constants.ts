@@ -5,9 +5,9 @@ import { ZEC, ZSD, accounts } from "../../helpers/fixtures.ts";
 
 export const { alice, bob, carol, relayer, attestor, oracleUpdater } = accounts;
 export const BPS = 10_000n;
-/** The least debt of a position that owes anything (StableMinter's MIN_DEBT): a repayment may not leave less. */
+/** The least debt of a position that owes anything (PositionManager's MIN_DEBT): a repayment may not leave less. */
 export const MIN_DEBT = ZSD;
-/** Zatoshi a par redemption's walk leaves aside for rounding before it calls a position above 100% (PositionBook). */
+/** Zatoshi a par redemption's walk leaves aside for rounding before it calls a position above 100% (PositionManager). */
 export const SETTLE_MARGIN_ZAT = 4n;
 /** zatoshi × price (USD × 1e8) × 100 = USD × 1e18. */
 export const ZAT_PRICE_TO_USD18 = 100n;
@@ -27,7 +27,7 @@ export const SCALE = 10n ** 18n;
 export const TOL_C = 3n;
 /** Rounding left in backing + free beyond the positions' collateral: at most this many zatoshi per position. */
 export const SLACK_PER_POSITION = 2n;
-/** The minter's map: factors ONE-scaled, a new frame (epoch) once one leaves [FRAME_FLOOR, FRAME_CEILING]. */
+/** The position manager's map: factors ONE-scaled, a new frame (epoch) once one leaves [FRAME_FLOOR, FRAME_CEILING]. */
 export const ONE = 10n ** 36n;
 export const FRAME_FLOOR = 10n ** 27n;
 export const FRAME_CEILING = 10n ** 45n;

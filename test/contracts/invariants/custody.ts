@@ -41,7 +41,7 @@ function custodyVerdict({ s }: Context, m: Model, owner: Address, sealed: Hex, h
 }
 
 /**
- * Custody discovers the payouts a step made, in id order, from their RedemptionRequested events,
+ * Custody discovers the payouts a step made, in id order, from their PayoutRequested events,
  * and decides each; the decision must be what the test meant: paid to the address it sealed, or
  * failed for the reason its records give (a copy of an envelope its owner already used is a replay
  * to custody before it is another owner's).
@@ -52,11 +52,11 @@ export async function discover(ctx: Context, m: Model, label: string) {
     const events = await s.publicClient.getContractEvents({
       address: s.read.redemptions.address,
       abi: redemptionsAbi,
-      eventName: "RedemptionRequested",
+      eventName: "PayoutRequested",
       args: { id },
       fromBlock: baseBlock,
     });
-    expect(events.length, `${label}: RedemptionRequested events of payout ${id}`).toBe(1);
+    expect(events.length, `${label}: PayoutRequested events of payout ${id}`).toBe(1);
     const { owner, sealedAddress, sealedAddressHash } = events[0]!.args;
     const mp = m.payouts.get(id)!;
     expect(

@@ -1,5 +1,5 @@
 // What the test expects, kept apart from the chain: its totals and payouts, what it meant by each
-// envelope it sent, and the redemption map (the minter's factors and each position's exact share).
+// envelope it sent, and the redemption map (the position manager's factors and each position's exact share).
 import { type Address, type Hex, getAddress } from "viem";
 import { createNote, depositLeaf, noteCommitment } from "@zsd/sdk";
 import {
@@ -54,7 +54,7 @@ export interface Model {
   spent: Set<string>;
   /** Payouts a step created or moved: their records are read back. */
   touched: Set<bigint>;
-  /** The minter's epoch and its map's factors a and f (exact: the chain's own integer steps). */
+  /** The position manager's epoch and its map's factors a and f (exact: the chain's own integer steps). */
   epoch: bigint;
   mapA: bigint;
   mapF: bigint;
@@ -137,7 +137,7 @@ export function released(
 
 // ------------------------------------------------ model of the redemption map
 
-/** Whether the others hold at least a millionth of a position's debt (the minter's _spreadable). */
+/** Whether the others hold at least a millionth of a position's debt (PositionManager's _spreadable). */
 export const spreadable = (debt: bigint, totalDebt: bigint) => (totalDebt - debt) * SPREAD_PPM >= debt;
 
 /** The map after a step: a new frame (an epoch that keeps the debt) once a factor leaves its range. */

@@ -1,7 +1,7 @@
 // Steps on the market and governance: price moves, crashes and recoveries, prices set exactly at
 // a position's liquidation ratio or 100% (and one unit under), and the timelock's parameter changes.
 import { expect } from "vitest";
-import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import {
   BASE_PRICE,
   BPS,
@@ -145,7 +145,7 @@ export class Govern extends Step {
         const wallet = s.as(carol).wallet;
         const outcome = await send(ctx, () => {
           const common = { account: ctx.timelock, chain: wallet.chain } as const;
-          const minter = s.read.minter.address;
+          const positions = s.read.positions.address;
           switch (this.setter) {
             case "setRedemptionFee":
               return wallet.writeContract({
@@ -158,32 +158,32 @@ export class Govern extends Step {
             case "setLiquidationBonus":
               return wallet.writeContract({
                 ...common,
-                address: minter,
-                abi: stableMinterAbi,
+                address: positions,
+                abi: positionManagerAbi,
                 functionName: "setLiquidationBonus",
                 args: [this.v],
               });
             case "setSystemFloorRatio":
               return wallet.writeContract({
                 ...common,
-                address: minter,
-                abi: stableMinterAbi,
+                address: positions,
+                abi: positionManagerAbi,
                 functionName: "setSystemFloorRatio",
                 args: [this.v],
               });
             case "setRedistributionReward":
               return wallet.writeContract({
                 ...common,
-                address: minter,
-                abi: stableMinterAbi,
+                address: positions,
+                abi: positionManagerAbi,
                 functionName: "setRedistributionReward",
                 args: [this.v],
               });
             case "setLiquidationRatio":
               return wallet.writeContract({
                 ...common,
-                address: minter,
-                abi: stableMinterAbi,
+                address: positions,
+                abi: positionManagerAbi,
                 functionName: "setLiquidationRatio",
                 args: [this.v],
               });

@@ -95,9 +95,9 @@ export class WithdrawNote extends Step {
 }
 
 /**
- * Top-ups and note withdrawals sent together (spendBatch): refused at the first item a single
- * call would refuse (a closed position, a nullifier spent before or earlier in the batch);
- * else each item moves the books as its single call would, change queued in item order.
+ * Top-ups and note withdrawals sent together (spendBatch): refused for a nullifier spent before
+ * or earlier in the batch, else for a top-up of a position not open; else each item moves the
+ * books as its single call would, change queued in item order.
  */
 export class SpendBatch extends Step {
   constructor(readonly picks: { topUp: boolean; k: number }[]) {
@@ -116,15 +116,19 @@ export class SpendBatch extends Step {
         const positionId = topUp ? BigInt(k + 1) : 0n;
         return { p, key, positionId, owner: topUp ? zeroAddress : p.owner.address };
       });
+      // Every nullifier is spent (and every proof checked) before PositionManager.topUp looks at a position.
       let expected: string | null = null;
       const seen = new Set<string>();
-      for (const { key, positionId } of items) {
-        if (positionId !== 0n && c.positions[Number(positionId) - 1]?.status !== STATUS.Open) {
-          expected = "PositionNotOpen";
-        } else if (m.spent.has(key) || seen.has(key)) expected = "NullifierAlreadySpent";
+      for (const { key } of items) {
+        if (m.spent.has(key) || seen.has(key)) expected = "NullifierAlreadySpent";
         if (expected) break;
         seen.add(key);
       }
+      const closed = items.some(
+        ({ positionId }) => positionId !== 0n && c.positions[Number(positionId) - 1]?.status !== STATUS.Open,
+      );
+      if (closed && expected) count("SpendBatch: spent and a position not open (NullifierAlreadySpent first)");
+      if (closed && !expected) expected = "PositionNotOpen";
       const outcome = await send(ctx, () =>
         s.as(relayer).minter.write.spendBatch([
           items.map(({ p }) => p.proof),

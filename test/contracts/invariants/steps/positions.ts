@@ -3,7 +3,7 @@
 // redistributions of the riskiest.
 import { parseEventLogs } from "viem";
 import { expect } from "vitest";
-import { stableMinterAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi } from "@zsd/sdk/abis";
 import { closeTypedData, repayTypedData, withdrawCollateralTypedData } from "@zsd/sdk";
 import { BPS, MIN_DEBT, STATUS, ZAT_PRICE_TO_USD18, alice, bob, carol, relayer, max, min } from "../constants.ts";
 import { keyOf } from "../context.ts";
@@ -21,7 +21,7 @@ import {
   spread,
   spreadable,
 } from "../model.ts";
-import { stats } from "../stats.ts";
+import { count, stats } from "../stats.ts";
 import { Step, type World, pick } from "../world.ts";
 
 export class Mint extends Step {
@@ -38,14 +38,24 @@ export class Mint extends Step {
       const p = ctx.mints[this.k]!;
       const v = value(c, p.floorZat);
       const systemValue = value(c, c.backing + p.floorZat);
+      // The minter spends the nullifier and checks the proof before PositionManager.open checks the ratios.
       let expected: string | null = null;
-      if (v * BPS < p.mint * c.params.minCollateralRatioBps) expected = "InsufficientCollateralValue";
+      if (m.spent.has(`mint${this.k}`)) expected = "NullifierAlreadySpent";
+      else if (v * BPS < p.mint * c.params.minCollateralRatioBps) expected = "InsufficientCollateralValue";
       else if (
         systemValue * BPS < (c.debt + p.mint) * c.params.systemFloorRatioBps &&
         v * BPS < p.mint * c.params.systemFloorRatioBps
       ) {
         expected = "SystemRatioTooLow";
-      } else if (m.spent.has(`mint${this.k}`)) expected = "NullifierAlreadySpent";
+      }
+      if (
+        m.spent.has(`mint${this.k}`) &&
+        (v * BPS < p.mint * c.params.minCollateralRatioBps ||
+          (systemValue * BPS < (c.debt + p.mint) * c.params.systemFloorRatioBps &&
+            v * BPS < p.mint * c.params.systemFloorRatioBps))
+      ) {
+        count("Mint: spent and under a ratio (NullifierAlreadySpent first)");
+      }
       const outcome = await send(ctx, () => s.as(relayer).minter.write.mint([p.proof, p.request]));
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       m.spent.add(`mint${this.k}`);
@@ -130,9 +140,13 @@ export class TopUp extends Step {
       const p = ctx.topUps[this.k]!;
       const id = BigInt(this.k + 1);
       const position = c.positions[this.k];
+      // The proof names the position, so the spend is checked before PositionManager.topUp looks at it.
       let expected: string | null = null;
-      if (position?.status !== STATUS.Open) expected = "PositionNotOpen";
-      else if (m.spent.has(`topUp${this.k}`)) expected = "NullifierAlreadySpent";
+      if (m.spent.has(`topUp${this.k}`)) expected = "NullifierAlreadySpent";
+      else if (position?.status !== STATUS.Open) expected = "PositionNotOpen";
+      if (m.spent.has(`topUp${this.k}`) && position?.status !== STATUS.Open) {
+        count("TopUp: spent and not open (NullifierAlreadySpent first)");
+      }
       const outcome = await send(ctx, () => s.as(bob).minter.write.topUp([p.proof, p.spend, id]));
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       m.spent.add(`topUp${this.k}`);
@@ -220,7 +234,7 @@ export class Withdraw extends Step {
       const amount = max(1n, (p.collateralZat * this.fractionBps) / BPS);
       const left = p.collateralZat - amount;
       let expected: string | null = null;
-      if (this.caller === "strangerSig") expected = "InvalidAuthorization";
+      if (this.caller === "strangerSig") expected = "InvalidSignature";
       else if (p.status !== STATUS.Open) expected = "PositionNotOpen";
       else if (this.caller === "stranger") expected = "NotPositionOwner";
       else if (amount > p.collateralZat) expected = "InvalidWithdrawAmount";
@@ -270,7 +284,7 @@ export class Close extends Step {
       const p = c.positions[Number(id) - 1]!;
       const owner = keyOf(ctx, p.owner);
       let expected: string | null = null;
-      if (this.caller === "strangerSig") expected = "InvalidAuthorization";
+      if (this.caller === "strangerSig") expected = "InvalidSignature";
       else if (p.status !== STATUS.Open && p.status !== STATUS.Liquidated) expected = "PositionNotOpen";
       else if (this.caller === "stranger") expected = "NotPositionOwner";
       else if (p.debt !== 0n) expected = exitError(c, p.collateralZat, p.debt);
@@ -331,7 +345,7 @@ export class Liquidate extends Step {
           (p.debt * (BPS + c.params.liquidationBonusBps)) / BPS / (c.price * ZAT_PRICE_TO_USD18),
         );
         const [event] = parseEventLogs({
-          abi: stableMinterAbi,
+          abi: positionManagerAbi,
           logs: outcome.receipt.logs,
           eventName: "PositionLiquidated",
         });
@@ -377,7 +391,7 @@ export class Redistribute extends Step {
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         const reward = (p.collateralZat * c.params.redistributionRewardBps) / BPS;
         const [event] = parseEventLogs({
-          abi: stableMinterAbi,
+          abi: positionManagerAbi,
           logs: outcome.receipt.logs,
           eventName: "PositionRedistributed",
         });

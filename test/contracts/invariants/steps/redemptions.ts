@@ -3,7 +3,7 @@
 // front-run, and custody paying, failing and redirecting what it owes.
 import { type Address, type Hex, type LocalAccount, getAddress, parseEventLogs } from "viem";
 import { expect } from "vitest";
-import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi, redemptionsAbi } from "@zsd/sdk/abis";
 import { redirectTypedData } from "@zsd/sdk";
 import {
   BPS,
@@ -215,7 +215,7 @@ export class Redeem extends Step {
               const [e] = parseEventLogs({
                 abi: redemptionsAbi,
                 logs: o.receipt.logs,
-                eventName: "RedemptionRequested",
+                eventName: "PayoutRequested",
               });
               splitPaid += e!.args.zatDue!;
             } else {
@@ -247,7 +247,7 @@ export class Redeem extends Step {
         const [event] = parseEventLogs({
           abi: redemptionsAbi,
           logs: outcome.receipt.logs,
-          eventName: "RedemptionRequested",
+          eventName: "PayoutRequested",
         });
         const paid = event!.args.zatDue!;
         expect(event!.args.price, `${label}: price`).toBe(c.price);
@@ -255,7 +255,7 @@ export class Redeem extends Step {
         // The model of the map: positions under 100% redistributed first (par only), lowest ratio first.
         const xs = exactOf(c);
         const redistributed = parseEventLogs({
-          abi: stableMinterAbi,
+          abi: positionManagerAbi,
           logs: outcome.receipt.logs,
           eventName: "PositionRedistributed",
         });
@@ -375,11 +375,11 @@ async function settle(m: Model, w: World, id: bigint, refuse: boolean, label: st
     const verdict = m.custody.get(id);
     const unreadable = verdict !== undefined && !("address" in verdict);
     const fail = refuse || unreadable;
-    const expected = p?.status === PAYOUT.Requested ? null : "RedemptionNotPending";
+    const expected = p?.status === PAYOUT.Requested ? null : "PayoutNotPending";
     const outcome = await send(ctx, () =>
       fail
-        ? s.as(attestor).redemptions.write.failRedemption([id, unreadable ? "unreadable_address" : "address refused"])
-        : s.as(attestor).redemptions.write.completeRedemption([id, `0x${"ab".repeat(32)}`]),
+        ? s.as(attestor).redemptions.write.failPayout([id, unreadable ? "unreadable_address" : "address refused"])
+        : s.as(attestor).redemptions.write.completePayout([id, `0x${"ab".repeat(32)}`]),
     );
     if (!expectOutcome(`${fail ? "Fail" : "Complete"}(${id})`, outcome, expected)) return new Map();
     m.touched.add(id);
@@ -445,7 +445,7 @@ export class Redirect extends Step {
       const to =
         this.dest === "same" ? { sealedAddress: p.envelope, noteCommitment: 0n } : destination(ctx, this.dest, p.owner);
       let expected: string | null = null;
-      if (this.by === "strangerSig") expected = "InvalidRedirectSignature";
+      if (this.by === "strangerSig") expected = "InvalidSignature";
       else if (p.status !== PAYOUT.Failed) expected = "PayoutNotFailed";
       else if (this.by === "stranger") expected = "NotPayoutOwner";
       const outcome = await send(ctx, async () => {
