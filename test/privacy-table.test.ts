@@ -57,7 +57,7 @@ const contractName = (exportName: string) => exportName.replace(/Abi$/, "").repl
 
 const CONTRACTS = Object.entries(abis).map(([name, abi]) => ({ name: contractName(name), abi: abi as Abi }));
 /** The contracts of this project whose calldata the table lists (the tokens and governor are OpenZeppelin's). */
-const CALLDATA_OF = ["StableMinter", "Redemptions", "CollateralRegistry", "ZecUsdOracle"];
+const CALLDATA_OF = ["StableMinter", "PositionManager", "Redemptions", "CollateralRegistry", "ZecUsdOracle"];
 
 /** A function's arguments, a tuple's fields as tuple.field (a tuple in a tuple as tuple.inner.field). */
 const flatten = (inputs: readonly AbiParameter[]): string[] =>
@@ -128,7 +128,7 @@ describe("README: what the chain shows", () => {
     const sealed = [...table("Contracts"), ...table("Contract")].filter((row) =>
       row.fields.some((f) => /sealedAddress$/.test(f)),
     );
-    // Every payout request: RedemptionRequested, redeem ×2, redirect ×2, requestPayout, withdrawNote,
+    // Every payout request: PayoutRequested, redeem ×2, redirect ×2, requestPayout, withdrawNote,
     // spendBatch, and the minter's seven releases.
     expect(sealed.length).toBe(15);
     for (const row of sealed) expect(row.why, `${row.names.join(", ")}.${row.item}`).toMatch(/seal/);

@@ -114,7 +114,12 @@ describe("API process", () => {
       manifest,
       JSON.stringify({
         chainId: 31337,
-        contracts: { StableMinter: contract, CollateralRegistry: contract, Redemptions: contract },
+        contracts: {
+          StableMinter: contract,
+          PositionManager: contract,
+          CollateralRegistry: contract,
+          Redemptions: contract,
+        },
       }),
     );
     const port = await freePort();

@@ -83,7 +83,7 @@ describe("proofs", () => {
       chainId: s.deployment.chainId,
       fee: { minimum: "0" },
       confirmations: { mint: 1, payout: 1 },
-      // A proof for less is refused at submission (StableMinter.minDebt()).
+      // A proof for less is refused at submission (PositionManager.minDebt()).
       minting: { minimumAmount: "1" },
     });
     expect(relay.contracts.StableMinter!.address).toBe(s.deployment.contracts.StableMinter!.address);

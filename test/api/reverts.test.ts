@@ -236,10 +236,10 @@ describe("decoded refusals", () => {
       explainRevert(new ContractRevertError(name as never, args), now);
     expect(say("RootExpired", [1n, 1_000n, 600n], 1_900n).reason).toMatch(/superseded 900 s ago.*for 600 s/);
     expect(say("PositionNotOpen", [3n, 3]).reason).toBe("Position 3 is closed, not open.");
-    expect(say("ExpiredSignature", [0n]).reason).toContain("1970-01-01T00:00:00.000Z");
-    expect(say("RedemptionNotPending", [7n, 2]).reason).toBe("Redemption 7 is completed, not requested.");
-    expect(say("RedemptionNotPending", [7n, 3]).reason).toBe(
-      "Redemption 7 is failed (its ZEC held for the owner), not requested.",
+    expect(say("SignatureExpired", [0n]).reason).toContain("1970-01-01T00:00:00.000Z");
+    expect(say("PayoutNotPending", [7n, 2]).reason).toBe("Payout 7 is completed, not requested.");
+    expect(say("PayoutNotPending", [7n, 3]).reason).toBe(
+      "Payout 7 is failed (its ZEC held for the owner), not requested.",
     );
     expect(say("PayoutNotFailed", [4n, 2])).toEqual({
       code: "payout_not_failed",
@@ -247,9 +247,9 @@ describe("decoded refusals", () => {
     });
     expect(say("NotPayoutOwner", [4n, "0xB0b"]).reason).toMatch(/^0xB0b does not own payout 4: only its owner/);
     expect(say("InvalidRedirectDestination", []).reason).toMatch(/exactly one destination/);
-    expect(say("RedirectSignatureExpired", [0n]).reason).toMatch(/1970-01-01T00:00:00.000Z .*sign it again/);
-    expect(say("InvalidRedirectSignature", ["0xA11ce"]).reason).toMatch(
-      /^The signature is not 0xA11ce's EIP-712 Redirect/,
+    expect(say("SignatureExpired", [0n]).reason).toMatch(/1970-01-01T00:00:00.000Z .*sign it again/);
+    expect(say("InvalidSignature", ["0xA11ce"]).reason).toMatch(
+      /^The signature is not 0xA11ce's EIP-712 signature of this call/,
     );
     expect(say("PositionNotUnderwater", [3n, 200n * 10n ** 18n, 100n * 10n ** 18n]).reason).toBe(
       "Position 3 is worth $200, not under its debt of 100 ZSD (nor within a redemption's margin of 4 zatoshi and 1 ppm): liquidate it instead.",
