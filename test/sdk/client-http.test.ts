@@ -4,7 +4,7 @@
 import { type IncomingMessage, type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { inspect } from "node:util";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   APIConnectionError,
   APIError,
@@ -119,6 +119,42 @@ describe("the JS client over HTTP", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimitError);
     expect((error as RateLimitError).retryAfter).toBe(0);
+    expect(seen).toHaveLength(3);
+  });
+
+  it("retries a shed 503 no sooner than Retry-After, with callers shed together spread above it", async () => {
+    // A server shedding load tells every caller it turned away the same Retry-After: back at one instant, they
+    // would be shed again. Two callers at the ends of the jitter's draw (Math.random 0 and 0.99).
+    const shed = new Zsd("sk_test_abc", { baseUrl, initialRetryDelay: 400, maxRetryDelay: 400 });
+    const waits: number[] = [];
+    for (const draw of [0, 0.99]) {
+      seen = [];
+      const reply = problem(503, "overloaded");
+      reply.headers = { ...reply.headers, "retry-after": "1" };
+      replies = [reply];
+      const random = vi.spyOn(Math, "random").mockReturnValue(draw);
+      try {
+        await shed.keys.create({ name: `drawn ${draw}` });
+      } finally {
+        random.mockRestore();
+      }
+      expect(seen).toHaveLength(2);
+      expect(seen[1]!.headers["idempotency-key"]).toBe(seen[0]!.headers["idempotency-key"]);
+      waits.push(seen[1]!.at - seen[0]!.at);
+    }
+    // Never sooner than Retry-After; up to half the 400 ms step above it (0.99: 198 ms).
+    expect(waits[0]).toBeGreaterThanOrEqual(950);
+    expect(waits[1]! - waits[0]!, JSON.stringify(waits)).toBeGreaterThan(120);
+
+    // Bounded: after maxNetworkRetries the 503 is thrown.
+    seen = [];
+    replies = [problem(503, "overloaded"), problem(503, "overloaded"), problem(503, "overloaded")];
+    for (const r of replies) r.headers = { ...r.headers, "retry-after": "0" };
+    const error = await client({ maxNetworkRetries: 2 })
+      .ledger.supply()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(APIError);
+    expect((error as APIError).code).toBe("overloaded");
     expect(seen).toHaveLength(3);
   });
 

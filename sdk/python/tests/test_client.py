@@ -110,7 +110,8 @@ class RetryTest(ClientTestCase):
         )
         queued = self.client.mints.create(proof_id="prf_1", amount="1", recipient="0x" + "1" * 40)
         self.assertEqual(queued["mintId"], "mint_1")
-        self.assertEqual(self.sleeps, [2.0])
+        # Retry-After, and a quarter of the first back-off step above it (random 0.5).
+        self.assertEqual(self.sleeps, [2.125])
         self.assertEqual(
             self.server.received[0].headers["idempotency-key"], self.server.received[1].headers["idempotency-key"]
         )
@@ -144,14 +145,34 @@ class RetryTest(ClientTestCase):
         self.assertEqual(raised.exception.retry_after, 3.0)
         self.assertEqual(raised.exception.request_id, "req_rate_limited")
         self.assertEqual(len(self.server.received), 4, "the first attempt and three retries")
-        # Retry-After wins over a shorter back-off, the back-off over a shorter Retry-After.
-        self.assertEqual(self.sleeps, [3.0, 3.0, 3.0])
+        # Retry-After wins over a shorter back-off, with the back-off's jitter above it (random 0.5: a quarter step).
+        self.assertEqual(self.sleeps, [3.125, 3.25, 3.5])
 
     def test_back_off_longer_than_retry_after_is_kept(self) -> None:
         self.client.requestor.initial_retry_delay = 4.0
         self.script(Answer(503, problem(503, "upstream_unavailable"), {"Retry-After": "1"}), Answer(200, {}))
         self.client.ledger.supply()
         self.assertEqual(self.sleeps, [3.0])
+
+    def test_a_shed_503_is_retried_after_retry_after_with_callers_spread_above_it(self) -> None:
+        # Callers a server shed together all read Retry-After: 1; coming back at one instant they would be shed again.
+        overloaded = Answer(503, problem(503, "overloaded"), {"Retry-After": "1"})
+        waits = []
+        for draw in (0.0, 0.5, 0.99):
+            self.sleeps.clear()
+            self.client.requestor.random = lambda draw=draw: draw
+            self.script(overloaded, Answer(200, {}))
+            self.client.ledger.supply()
+            self.assertEqual(len(self.sleeps), 1)
+            waits.append(self.sleeps[0])
+        self.assertEqual(waits[0], 1.0, "never sooner than Retry-After")
+        self.assertTrue(all(1.0 <= w <= 1.25 for w in waits), waits)
+        self.assertEqual(len(set(waits)), 3, f"spread above Retry-After: {waits}")
+        # Bounded: after max_network_retries the 503 is raised, with its Retry-After.
+        self.script(overloaded, overloaded, overloaded, overloaded)
+        with self.assertRaises(zsd.APIError) as raised:
+            self.client.ledger.supply()
+        self.assertEqual(raised.exception.code, "overloaded")
 
     def test_retry_after_as_an_http_date(self) -> None:
         when = email.utils.formatdate(time.time() + 30, usegmt=True)

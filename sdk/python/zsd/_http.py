@@ -101,7 +101,10 @@ class Requestor:
                 raise error
             delay = self.backoff(attempt)
             if retry_after is not None:
-                delay = max(delay, retry_after)
+                # Retry-After is a floor with the jitter above it: a server shedding load tells every caller
+                # it turned away the same Retry-After, and callers coming back at one instant are turned away again.
+                step = min(self.max_retry_delay, self.initial_retry_delay * (2**attempt))
+                delay = max(step / 2, retry_after) + step * self.random() / 2
             self.sleep(delay)
             attempt += 1
 

@@ -1,7 +1,7 @@
 // One request with the SDK's manners: the key, a timeout, an automatic
 // Idempotency-Key per POST reused across its retries, and retries with
-// exponential back-off and full jitter on connection errors, 409 in flight,
-// 429 and 5xx, honouring Retry-After.
+// exponential back-off and jitter on connection errors, 409 in flight, 429
+// and 5xx (503 overloaded among them), waiting at least Retry-After.
 import { APIConnectionError, type Problem, RateLimitError, type ZsdError, errorFromProblem } from "./errors.ts";
 
 export interface HttpOptions {
@@ -85,13 +85,16 @@ export class HttpClient {
     }
   }
 
-  /** Full jitter over an exponential step; a server's Retry-After is a floor. */
+  /**
+   * Jitter over an exponential step; a server's Retry-After is a floor, with the jitter above it: a
+   * server that sheds load tells every caller it turned away the same Retry-After, and callers that
+   * all came back at that instant would be turned away again.
+   */
   #delay(attempt: number, retryAfter: number | undefined): number {
     const initial = this.#options.initialRetryDelay ?? 500;
     const max = this.#options.maxRetryDelay ?? 8_000;
     const step = Math.min(max, initial * 2 ** attempt);
-    const jittered = step / 2 + Math.random() * (step / 2);
-    return Math.max(jittered, (retryAfter ?? 0) * 1000);
+    return Math.max(step / 2, (retryAfter ?? 0) * 1000) + Math.random() * (step / 2);
   }
 }
 
