@@ -561,28 +561,29 @@ describe("positions", () => {
     const owner = ownerOf(note).address;
     const before = await position(id);
     const [minter, redemptions] = [s.read.minter.address, s.read.redemptions.address];
+    const pm = { address: s.read.positions.address, abi: positionManagerAbi } as const;
+    const sim = s.publicClient.simulateContract;
     const changes = [
-      { functionName: "open", args: [alice.address, 5n * ZEC, 100n * ZSD] },
-      { functionName: "topUp", args: [id, ZEC, 1n] },
-      { functionName: "repay", args: [id, ZSD, alice.address] },
-      { functionName: "withdraw", args: [id, ZEC, owner] },
-      { functionName: "close", args: [id, owner] },
-      { functionName: "liquidate", args: [id, alice.address] },
-      { functionName: "redistribute", args: [id, alice.address] },
-    ] as const;
-    const from = (
-      account: Address,
-      call: (typeof changes)[number] | { functionName: "redeem"; args: [bigint, bigint] },
-    ) =>
-      s.publicClient.simulateContract({ address: s.read.positions.address, abi: positionManagerAbi, account, ...call });
+      (account: Address) => sim({ ...pm, account, functionName: "open", args: [alice.address, 5n * ZEC, 100n * ZSD] }),
+      (account: Address) => sim({ ...pm, account, functionName: "topUp", args: [id, ZEC, 1n] }),
+      (account: Address) => sim({ ...pm, account, functionName: "repay", args: [id, ZSD, alice.address] }),
+      (account: Address) => sim({ ...pm, account, functionName: "withdraw", args: [id, ZEC, owner] }),
+      (account: Address) => sim({ ...pm, account, functionName: "close", args: [id, owner] }),
+      (account: Address) => sim({ ...pm, account, functionName: "liquidate", args: [id, alice.address] }),
+      (account: Address) => sim({ ...pm, account, functionName: "redistribute", args: [id, alice.address] }),
+    ];
     // Each door has one caller: not a holder, nor the owner, nor the other contract.
-    for (const call of changes) {
+    for (const change of changes) {
       for (const caller of [alice.address, owner, redemptions]) {
-        await expectRevert(from(caller, call), "CallerNotMinter", [caller]);
+        await expectRevert(change(caller), "CallerNotMinter", [caller]);
       }
     }
     for (const caller of [alice.address, minter]) {
-      await expectRevert(from(caller, { functionName: "redeem", args: [ZSD, 0n] }), "CallerNotRedemptions", [caller]);
+      await expectRevert(
+        sim({ ...pm, account: caller, functionName: "redeem", args: [ZSD, 0n] }),
+        "CallerNotRedemptions",
+        [caller],
+      );
     }
     // Sent, not only simulated: a position out of nothing, and a redemption that burns no ZSD.
     await expectRevert(s.as(alice).positions.write.open([alice.address, 0n, 100n * ZSD]), "CallerNotMinter", [
