@@ -1,4 +1,4 @@
-import { type Address, type Hex, encodeFunctionData, keccak256, toHex, zeroAddress, zeroHash } from "viem";
+import { type Address, type Hex, encodeFunctionData, getAddress, keccak256, toHex, zeroAddress, zeroHash } from "viem";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { collateralRegistryAbi, positionManagerAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
@@ -141,7 +141,7 @@ describe("governance", () => {
         bytecode: linkBytecode(artifact, { RatioBuckets: contracts.RatioBuckets!.address as Hex }),
         args,
       });
-      return (await s.publicClient.waitForTransactionReceipt({ hash })).contractAddress!;
+      return getAddress((await s.publicClient.waitForTransactionReceipt({ hash })).contractAddress!);
     };
     const fresh = await create("PositionManager", [carol.address, contracts.ZecUsdOracle!.address, 3600n, 15_000n]);
     const minterOn = (positions: Address) =>
