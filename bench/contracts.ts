@@ -7,6 +7,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import {
   changeNote,
   closeTypedData,
+  positionManagerAbi,
   positionOwnerKey,
   repayTypedData,
   stableMinterAbi,
@@ -85,10 +86,8 @@ try {
         sig.s,
       ]),
   );
-  const completeGas = await gas(
-    await s.as(attestor).redemptions.write.completeRedemption([1n, `0x${"ab".repeat(32)}`]),
-  );
-  const failGas = await gas(await s.as(attestor).redemptions.write.failRedemption([2n, "bench"]));
+  const completeGas = await gas(await s.as(attestor).redemptions.write.completePayout([1n, `0x${"ab".repeat(32)}`]));
+  const failGas = await gas(await s.as(attestor).redemptions.write.failPayout([2n, "bench"]));
 
   await s.receipt(await s.as(deployer).governanceToken.write.delegate([deployer.address]));
   await s.mineBlocks(1);
@@ -115,7 +114,7 @@ try {
       mintAmount: mint,
       recipient: alice.address,
     });
-    const [opened] = parseEventLogs({ abi: stableMinterAbi, logs: m.receipt.logs, eventName: "PositionOpened" });
+    const [opened] = parseEventLogs({ abi: positionManagerAbi, logs: m.receipt.logs, eventName: "PositionOpened" });
     const owner = privateKeyToAccount(positionOwnerKey(m.note));
     return { note: m.note, id: opened!.args.positionId, owner, gas: Number(m.receipt.gasUsed) };
   };
@@ -175,7 +174,7 @@ try {
   const withdrawToNoteGas = await withdrawSigned(toNote());
   const closeSigned = async (q: typeof p, to: To) => {
     // The owner holds no ZSD: a payer repays the rest first, then the owner closes.
-    const left = (await s.read.minter.read.getPosition([q.id])).debt;
+    const left = (await s.read.positions.read.getPosition([q.id])).debt;
     if (left > 0n) await s.receipt(await s.as(alice).minter.write.repay([q.id, left]));
     d = await deadline();
     const signature = await q.owner.signTypedData(
@@ -391,8 +390,8 @@ try {
       mintWithoutFee: Number(mintNoFee.receipt.gasUsed),
       redeem: redeemGas,
       redeemWithPermit: redeemPermitGas,
-      completeRedemption: completeGas,
-      failRedemption: failGas,
+      completePayout: completeGas,
+      failPayout: failGas,
       redirectFailedPayout: redirectGas,
       castVote: castVoteGas,
       /** A top-up leaving change, sent alone (topUp), at the state of the batches below. */

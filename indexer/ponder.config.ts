@@ -2,6 +2,7 @@ import { createConfig } from "ponder";
 import { LOCAL_CHAIN_ID, loadDeployment } from "@zsd/sdk/deployment";
 import {
   collateralRegistryAbi,
+  positionManagerAbi,
   redemptionsAbi,
   stableGovernorAbi,
   stableMinterAbi,
@@ -19,6 +20,7 @@ const config = loadIndexerConfig();
 const deployment = loadDeployment(config.DEPLOYMENT_FILE, [
   "StableToken",
   "CollateralRegistry",
+  "PositionManager",
   "StableMinter",
   "Redemptions",
   "ZecUsdOracle",
@@ -69,6 +71,7 @@ export default createConfig({
   contracts: {
     StableToken: { abi: stableTokenAbi, ...at("StableToken") },
     CollateralRegistry: { abi: collateralRegistryAbi, ...at("CollateralRegistry") },
+    PositionManager: { abi: positionManagerAbi, ...at("PositionManager") },
     StableMinter: { abi: stableMinterAbi, ...at("StableMinter") },
     Redemptions: { abi: redemptionsAbi, ...at("Redemptions") },
     ZecUsdOracle: { abi: zecUsdOracleAbi, ...at("ZecUsdOracle") },

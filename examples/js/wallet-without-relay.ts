@@ -98,10 +98,10 @@ const sealedAddress = sealAddress(
   "testnet",
 );
 const receipt = await mined(await redemptions.write.redeem([20n * 10n ** 18n, sealedAddress]));
-const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
 const id = requested!.args.id;
 for (let i = 0; ; i++) {
-  const redemption = await redemptions.read.getRedemption([id]);
+  const redemption = await redemptions.read.getPayout([id]);
   if (redemption.status === 2) break;
   if (i > 600) throw new Error(`redemption ${id} was not paid`);
   await new Promise((resolve) => setTimeout(resolve, 200));

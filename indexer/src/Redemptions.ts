@@ -5,7 +5,7 @@ import { updateCollateral } from "./lib/collateral";
 // Every payout custody makes is a record here: a redemption (ZSD burnt), a
 // release of collateral or a note withdrawal (amount 0), or a redirect of a
 // failed one (amount 0, `redirectedFromId` set by PayoutRedirected).
-ponder.on("Redemptions:RedemptionRequested", async ({ event, context }) => {
+ponder.on("Redemptions:PayoutRequested", async ({ event, context }) => {
   const { id, owner, amount, zatDue, feeZat, price, sealedAddressHash } = event.args;
   await context.db.insert(redemption).values({
     id,
@@ -27,7 +27,7 @@ ponder.on("Redemptions:RedemptionRequested", async ({ event, context }) => {
   }));
 });
 
-ponder.on("Redemptions:RedemptionCompleted", async ({ event, context }) => {
+ponder.on("Redemptions:PayoutCompleted", async ({ event, context }) => {
   const { id, zcashTxId, zatPaid } = event.args;
   await context.db.update(redemption, { id }).set({
     status: "paid",
@@ -43,7 +43,7 @@ ponder.on("Redemptions:RedemptionCompleted", async ({ event, context }) => {
 
 // Custody could not pay: the ZEC stays owed to the owner (nothing is refunded,
 // no position changes), who redirects it.
-ponder.on("Redemptions:RedemptionFailed", async ({ event, context }) => {
+ponder.on("Redemptions:PayoutFailed", async ({ event, context }) => {
   const { id, zatHeld, reason } = event.args;
   await context.db.update(redemption, { id }).set({
     status: "failed",
@@ -56,7 +56,7 @@ ponder.on("Redemptions:RedemptionFailed", async ({ event, context }) => {
 });
 
 // The held ZEC leaves the failed record as a whole: to the new payout `newId`
-// (its RedemptionRequested came first and counted it again), or into the note
+// (its PayoutRequested came first and counted it again), or into the note
 // queued as `noteSequence` (its LeafQueued added it to the unminted ZEC).
 ponder.on("Redemptions:PayoutRedirected", async ({ event, context }) => {
   const { id, newId, noteSequence } = event.args;

@@ -1,6 +1,6 @@
 import { type Context, ponder } from "ponder:registry";
 import { mint, noteWithdrawal, position, positionEvent, redemption } from "ponder:schema";
-import { stableMinterAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi } from "@zsd/sdk/abis";
 import { updateCollateral } from "./lib/collateral";
 
 ponder.on("StableMinter:Minted", async ({ event, context }) => {
@@ -73,15 +73,15 @@ async function recordEvent(context: Context, event: MinterLog, row: PositionRow,
 
 /**
  * The ZEC held by all positions moves by `deltaZat`; its split between backing
- * and free collateral is read from the minter at the event's block (a full
+ * and free collateral is read from the position manager at the event's block (a full
  * repayment frees a position's live collateral, which no event carries).
  */
 async function positionCollateral(context: Context, event: MinterLog, deltaZat: bigint): Promise<void> {
-  const minter = { abi: stableMinterAbi, address: event.log.address } as const;
+  const positions = { abi: positionManagerAbi, address: context.contracts.PositionManager.address } as const;
   // Ponder reads at the block of the event being handled.
   const [backing, free] = await Promise.all([
-    context.client.readContract({ ...minter, functionName: "backingCollateralZat" }),
-    context.client.readContract({ ...minter, functionName: "freeCollateralZat" }),
+    context.client.readContract({ ...positions, functionName: "backingCollateralZat" }),
+    context.client.readContract({ ...positions, functionName: "freeCollateralZat" }),
   ]);
   await updateCollateral(context, event.block.number, (row) => ({
     positionCollateralZat: row.positionCollateralZat + deltaZat,
@@ -90,7 +90,7 @@ async function positionCollateral(context: Context, event: MinterLog, deltaZat: 
   }));
 }
 
-ponder.on("StableMinter:PositionOpened", async ({ event, context }) => {
+ponder.on("PositionManager:PositionOpened", async ({ event, context }) => {
   const { positionId, owner, collateralZat, debt } = event.args;
   const row = await context.db.insert(position).values({
     id: positionId,
@@ -106,7 +106,7 @@ ponder.on("StableMinter:PositionOpened", async ({ event, context }) => {
   await positionCollateral(context, event, collateralZat);
 });
 
-ponder.on("StableMinter:PositionToppedUp", async ({ event, context }) => {
+ponder.on("PositionManager:PositionToppedUp", async ({ event, context }) => {
   const { positionId, nullifierHash, amountZat } = event.args;
   await positionChanged(context, event, positionId, (r) => ({ collateralZat: r.collateralZat + amountZat }), {
     kind: "toppedUp",
@@ -116,7 +116,7 @@ ponder.on("StableMinter:PositionToppedUp", async ({ event, context }) => {
   await positionCollateral(context, event, amountZat);
 });
 
-ponder.on("StableMinter:PositionRepaid", async ({ event, context }) => {
+ponder.on("PositionManager:PositionRepaid", async ({ event, context }) => {
   const { positionId, payer, amount, debtLeft } = event.args;
   await positionChanged(context, event, positionId, () => ({ debt: debtLeft }), {
     kind: "repaid",
@@ -142,7 +142,7 @@ ponder.on("StableMinter:CollateralReleased", async ({ event, context }) => {
 });
 
 // The collateral it had leaves with the CollateralReleased that follows.
-ponder.on("StableMinter:PositionClosed", async ({ event, context }) => {
+ponder.on("PositionManager:PositionClosed", async ({ event, context }) => {
   const { positionId, debtRepaid, collateralZat } = event.args;
   await positionChanged(context, event, positionId, () => ({ status: "closed", collateralZat: 0n, debt: 0n }), {
     kind: "closed",
@@ -153,7 +153,7 @@ ponder.on("StableMinter:PositionClosed", async ({ event, context }) => {
 });
 
 // The seized part leaves with the CollateralReleased that follows; the surplus stays the owner's.
-ponder.on("StableMinter:PositionLiquidated", async ({ event, context }) => {
+ponder.on("PositionManager:PositionLiquidated", async ({ event, context }) => {
   const { positionId, liquidator, debt, seizedZat, surplusZat, price } = event.args;
   await positionChanged(
     context,
@@ -170,7 +170,7 @@ ponder.on("StableMinter:PositionLiquidated", async ({ event, context }) => {
 // only by the reward, which leaves with the CollateralReleased that follows
 // (none inside a par redemption, where the reward is 0 and the caller the
 // Redemptions contract). The position is left liquidated with nothing.
-ponder.on("StableMinter:PositionRedistributed", async ({ event, context }) => {
+ponder.on("PositionManager:PositionRedistributed", async ({ event, context }) => {
   const { positionId, caller, debt, collateralZat, rewardZat } = event.args;
   await positionChanged(context, event, positionId, () => ({ status: "liquidated", collateralZat: 0n, debt: 0n }), {
     kind: "redistributed",
@@ -182,13 +182,13 @@ ponder.on("StableMinter:PositionRedistributed", async ({ event, context }) => {
   await positionCollateral(context, event, 0n);
 });
 
-ponder.on("StableMinter:RedeemedFromPositions", async ({ event, context }) => {
+ponder.on("PositionManager:RedeemedFromPositions", async ({ event, context }) => {
   await positionCollateral(context, event, -event.args.zatTaken);
 });
 
 ponder.on("StableMinter:NoteWithdrawn", async ({ event, context }) => {
   const { nullifierHash, amountZat, payoutId } = event.args;
-  // The payout's RedemptionRequested came first, with the owner the proof binds.
+  // The payout's PayoutRequested came first, with the owner the proof binds.
   const payout = await context.db.find(redemption, { id: payoutId });
   if (!payout) throw new Error(`payout ${payoutId} of note withdrawal ${nullifierHash} not indexed`);
   await context.db.insert(noteWithdrawal).values({

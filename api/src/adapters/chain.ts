@@ -10,16 +10,17 @@ import {
   http,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi, zecUsdOracleAbi } from "@zsd/sdk";
+import { collateralRegistryAbi, positionManagerAbi, redemptionsAbi, stableMinterAbi, zecUsdOracleAbi } from "@zsd/sdk";
 import type { SealKey } from "@zsd/sdk/seal";
 import { type DeploymentOf, loadDeployment, zsdChain } from "@zsd/sdk/deployment";
 import { domainErrors } from "../domain/errors.ts";
 
-const RELAYED = ["StableMinter", "CollateralRegistry", "Redemptions"] as const;
+const RELAYED = ["StableMinter", "PositionManager", "CollateralRegistry", "Redemptions"] as const;
 
 export class Chain {
   readonly client: PublicClient;
   readonly minter: Address;
+  readonly positions: Address;
   readonly registry: Address;
   readonly redemptions: Address;
 
@@ -30,6 +31,7 @@ export class Chain {
   ) {
     this.client = createPublicClient({ transport: http(rpcUrl, { timeout: timeoutMs, retryCount: 1 }) });
     this.minter = getAddress(deployment.contracts.StableMinter.address);
+    this.positions = getAddress(deployment.contracts.PositionManager.address);
     this.registry = getAddress(deployment.contracts.CollateralRegistry.address);
     this.redemptions = getAddress(deployment.contracts.Redemptions.address);
   }
@@ -85,6 +87,27 @@ export class Chain {
     );
   }
 
+  #minDebt: bigint | undefined;
+
+  /** PositionManager.minDebt(): a constant of the contract, read once it answers. */
+  async minDebt(): Promise<bigint> {
+    this.#minDebt ??= await this.read(() =>
+      this.client.readContract({ address: this.positions, abi: positionManagerAbi, functionName: "minDebt" }),
+    );
+    return this.#minDebt;
+  }
+
+  /** The least collateral ratio a mint or withdrawal leaves a position at, in basis points (governed). */
+  minCollateralRatioBps() {
+    return this.read(() =>
+      this.client.readContract({
+        address: this.positions,
+        abi: positionManagerAbi,
+        functionName: "minCollateralRatioBps",
+      }),
+    );
+  }
+
   isSpent(nullifierHash: bigint) {
     return this.read(() =>
       this.client.readContract({
@@ -97,14 +120,14 @@ export class Chain {
   }
 
   /**
-   * The ZEC/USD price as the minter sees it (it prices mints, positions and
+   * The ZEC/USD price as the position manager sees it (it prices mints, positions and
    * redemptions): with its age against the chain's clock and the most it accepts.
    */
   async priceState() {
-    const address = this.minter;
+    const address = this.positions;
     const [oracle, maxAge, now] = await Promise.all([
-      this.read(() => this.client.readContract({ address, abi: stableMinterAbi, functionName: "oracle" })),
-      this.read(() => this.client.readContract({ address, abi: stableMinterAbi, functionName: "maxPriceAge" })),
+      this.read(() => this.client.readContract({ address, abi: positionManagerAbi, functionName: "oracle" })),
+      this.read(() => this.client.readContract({ address, abi: positionManagerAbi, functionName: "maxPriceAge" })),
       this.now(),
     ]);
     const [, price, , updatedAt] = await this.read(() =>

@@ -39,7 +39,7 @@ export const CHANGE_QUEUE_GAS = 60_000n;
 export const WALK_HEADROOM = 200_000n;
 
 /**
- * StableMinter.redeemFromPositions redistributes up to MAX_SETTLED = 24
+ * PositionManager.redeem redistributes up to MAX_SETTLED = 24
  * positions under 100% inline before it charges. A keeper's whole
  * redistribution transaction costs 156,885 gas (bench/results/contracts.json,
  * redistributeToAddress, its 21,000 base included), an inline one ~50,000

@@ -16,6 +16,7 @@ import {
 import {
   collateralRegistryAbi,
   governanceTokenAbi,
+  positionManagerAbi,
   redemptionsAbi,
   stableGovernorAbi,
   stableMinterAbi,
@@ -31,6 +32,7 @@ const GOVERNANCE = ["StableGovernor", "GovernanceToken", "StableTimelock"] as co
 const ABIS: Partial<Record<ContractName, Abi>> = {
   StableToken: stableTokenAbi,
   CollateralRegistry: collateralRegistryAbi,
+  PositionManager: positionManagerAbi,
   StableMinter: stableMinterAbi,
   Redemptions: redemptionsAbi,
   ZecUsdOracle: zecUsdOracleAbi,
@@ -72,7 +74,7 @@ export interface DecodedCall {
   contract: string | null;
   /** The function called, e.g. setMinCollateralRatio(uint256), when the calldata decodes. */
   signature: string | null;
-  /** e.g. StableMinter.setMinCollateralRatio(17000); null when the target is not one of our contracts. */
+  /** e.g. PositionManager.setMinCollateralRatio(17000); null when the target is not one of our contracts. */
   summary: string | null;
 }
 

@@ -7,6 +7,7 @@ import type {
   governanceTokenAbi,
   redemptionsAbi,
   stableGovernorAbi,
+  positionManagerAbi,
   stableMinterAbi,
   stableTokenAbi,
 } from "@zsd/sdk";
@@ -70,6 +71,7 @@ export const domainErrors = {
 export type ContractError =
   | ContractErrorName<typeof collateralRegistryAbi>
   | ContractErrorName<typeof redemptionsAbi>
+  | ContractErrorName<typeof positionManagerAbi>
   | ContractErrorName<typeof stableMinterAbi>
   | ContractErrorName<typeof stableTokenAbi>
   | ContractErrorName<typeof stableGovernorAbi>

@@ -14,7 +14,14 @@ import {
 import { formatZec } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
 import { domainErrors } from "./errors.ts";
-import { type PositionContext, queueAction, readMinter, simulate, unprocessable, valueOf } from "./position-queue.ts";
+import {
+  type PositionContext,
+  queueAction,
+  readPositions,
+  simulate,
+  unprocessable,
+  valueOf,
+} from "./position-queue.ts";
 import { refuseRetiredKey, refuseReusedEnvelope } from "./sealed-addresses.ts";
 
 export interface SpendInput {
@@ -81,7 +88,7 @@ export async function topUp(
   input: SpendInput,
 ) {
   const id = BigInt(positionId);
-  const position = await readMinter<{ owner: Address; status: number }>(chain, "getPosition", [id]);
+  const position = await readPositions<{ owner: Address; status: number }>(chain, "getPosition", [id]);
   if (position.status === 0) throw domainErrors.notFound(`Position ${positionId}`);
   const signals = publicSignalsFromArray(input.publicSignals);
   const binding = bindingHash({ chainId: BigInt(chain.deployment.chainId), minter: chain.minter, positionId: id });

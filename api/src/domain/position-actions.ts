@@ -21,6 +21,7 @@ import {
   inFlight,
   queueAction,
   readMinter,
+  readPositions,
   simulate,
   unprocessable,
   valueOf,
@@ -109,9 +110,11 @@ export async function requestAction(
   input: ActionInput,
 ) {
   const id = BigInt(positionId);
-  const position = await readMinter<{ owner: Address; status: number; collateralZat: bigint }>(chain, "getPosition", [
-    id,
-  ]);
+  const position = await readPositions<{ owner: Address; status: number; collateralZat: bigint }>(
+    chain,
+    "getPosition",
+    [id],
+  );
   if (position.status === 0) throw domainErrors.notFound(`Position ${positionId}`);
   const signer =
     input.action === "repay" ? input.payer : input.action === "liquidate" ? input.liquidator : position.owner;

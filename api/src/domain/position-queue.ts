@@ -5,7 +5,7 @@
 // the relay settles one. Shared by the signed actions (position-actions.ts),
 // the note spends (note-spends.ts) and the keeper (position-keeper.ts).
 import type { Address, Hex } from "viem";
-import { stableMinterAbi } from "@zsd/sdk";
+import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
 import { usdValueOfZat } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
@@ -44,6 +44,20 @@ export const conflict = (code: string, title: string, detail: string, facts: Rec
 export const unprocessable = (code: string, title: string, detail: string, facts: Record<string, unknown> = {}) =>
   new DomainError("unprocessable", code, title, detail, facts);
 
+/** A position's state and the ratio rules: PositionManager's reads. */
+export function readPositions<T>(chain: Chain, functionName: string, args: readonly unknown[] = []): Promise<T> {
+  return chain.read(
+    () =>
+      chain.client.readContract({
+        address: chain.positions,
+        abi: positionManagerAbi,
+        functionName,
+        args,
+      } as never) as Promise<T>,
+  );
+}
+
+/** Signed calls' nonces and note spends: StableMinter's reads. */
 export function readMinter<T>(chain: Chain, functionName: string, args: readonly unknown[] = []): Promise<T> {
   return chain.read(
     () =>

@@ -4,7 +4,7 @@
 // (position-actions.ts), the note spends (note-spends.ts), the keeper's
 // liquidations (position-keeper.ts), all queued as rows (position-queue.ts).
 import { type Address, type Hex, formatUnits } from "viem";
-import { collateralRegistryAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk";
+import { collateralRegistryAbi, positionManagerAbi, redemptionsAbi } from "@zsd/sdk";
 import { ZAT_PER_ZEC, formatZec, formatZsd, usdValueOfZat } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
@@ -12,7 +12,7 @@ import { domainErrors } from "./errors.ts";
 import { type SpendInput, topUp, withdrawNote } from "./note-spends.ts";
 import { type ActionInput, actionTerms, requestAction } from "./position-actions.ts";
 import { queueKeeperLiquidation, queueKeeperRedistribution } from "./position-keeper.ts";
-import { type PositionContext, type PositionOptions, readMinter, withHold } from "./position-queue.ts";
+import { type PositionContext, type PositionOptions, readPositions, withHold } from "./position-queue.ts";
 import type { ActionRow } from "./position-views.ts";
 import type { ProofService } from "./proofs.ts";
 
@@ -51,10 +51,12 @@ export class PositionService {
     const chain = this.#chain();
     const id = BigInt(positionId);
     const [position, { price, ageSeconds, maxAgeSeconds }, liquidationBps, minimumBps] = await Promise.all([
-      readMinter<{ owner: Address; status: number; collateralZat: bigint; debt: bigint }>(chain, "getPosition", [id]),
+      readPositions<{ owner: Address; status: number; collateralZat: bigint; debt: bigint }>(chain, "getPosition", [
+        id,
+      ]),
       chain.priceState(),
-      readMinter<bigint>(chain, "liquidationRatioBps"),
-      readMinter<bigint>(chain, "minCollateralRatioBps"),
+      readPositions<bigint>(chain, "liquidationRatioBps"),
+      readPositions<bigint>(chain, "minCollateralRatioBps"),
     ]);
     if (position.status === 0) throw domainErrors.notFound(`Position ${positionId}`);
     const { collateralZat, debt } = position;
@@ -93,11 +95,11 @@ export class PositionService {
       chain.read(() => chain.client.readContract({ address, abi, functionName } as never) as Promise<T>);
     const [unminted, backing, free, debt, pending, floorBps, { price }] = await Promise.all([
       read<bigint>(chain.registry, collateralRegistryAbi, "unmintedZat"),
-      read<bigint>(chain.minter, stableMinterAbi, "backingCollateralZat"),
-      read<bigint>(chain.minter, stableMinterAbi, "freeCollateralZat"),
-      read<bigint>(chain.minter, stableMinterAbi, "totalDebt"),
+      read<bigint>(chain.positions, positionManagerAbi, "backingCollateralZat"),
+      read<bigint>(chain.positions, positionManagerAbi, "freeCollateralZat"),
+      read<bigint>(chain.positions, positionManagerAbi, "totalDebt"),
       read<bigint>(chain.redemptions, redemptionsAbi, "pendingZatDue"),
-      read<bigint>(chain.minter, stableMinterAbi, "systemFloorRatioBps"),
+      read<bigint>(chain.positions, positionManagerAbi, "systemFloorRatioBps"),
       chain.priceState(),
     ]);
     const value = usdValueOfZat(backing, price);

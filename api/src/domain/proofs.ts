@@ -4,13 +4,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { type Address, encodeAbiParameters, keccak256, zeroAddress } from "viem";
 import { formatZsd, parseZsd } from "@zsd/sdk/units";
-import {
-  type Groth16Proof,
-  bindingHash,
-  publicSignalsFromArray,
-  stableMinterAbi,
-  verifyCollateralProof,
-} from "@zsd/sdk";
+import { type Groth16Proof, bindingHash, publicSignalsFromArray, verifyCollateralProof } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { randomId } from "./ids.ts";
@@ -112,8 +106,6 @@ function verifiedKey(proof: Groth16Proof, publicSignals: string[]): string {
 export class ProofService {
   readonly #verificationKey: unknown;
   readonly #verified = new Set<string>();
-  /** StableMinter.minDebt(), a constant of the contract: read once it answers. */
-  #minDebt: bigint | undefined;
 
   constructor(
     private readonly db: Database,
@@ -169,13 +161,6 @@ export class ProofService {
   async nullifier(nullifierHash: bigint) {
     const spent = await this.#requireChain().isSpent(nullifierHash);
     return { object: "nullifier" as const, nullifierHash: nullifierHash.toString(), spent };
-  }
-
-  async #readMinDebt(chain: Chain): Promise<bigint> {
-    this.#minDebt ??= await chain.read(() =>
-      chain.client.readContract({ address: chain.minter, abi: stableMinterAbi, functionName: "minDebt" }),
-    );
-    return this.#minDebt;
   }
 
   #requireChain(): Chain {
@@ -281,13 +266,13 @@ export class ProofService {
     this.#checkRelayTerms(relayer, fee);
     // The mint would revert DebtBelowMinimum: say so before the proof is stored and queued. Read after the checks
     // above, which need no chain, so that a node down answers them still.
-    const minDebt = await this.#readMinDebt(chain);
+    const minDebt = await chain.minDebt();
     if (mintAmount < minDebt) {
       const least = formatZsd(minDebt);
       throw domainErrors.invalid([
         {
           field: "body.mintAmount",
-          message: `must be at least ${least} ZSD, the least debt a position may owe (StableMinter.minDebt()): prove again with a mintAmount of ${least} or more`,
+          message: `must be at least ${least} ZSD, the least debt a position may owe (PositionManager.minDebt()): prove again with a mintAmount of ${least} or more`,
         },
       ]);
     }

@@ -213,7 +213,7 @@ export class RedirectService {
             args,
           } as never) as Promise<T>,
       );
-    const payout = await read<{ owner: Address; status: number; zatDue: bigint }>("getRedemption", [payoutId]);
+    const payout = await read<{ owner: Address; status: number; zatDue: bigint }>("getPayout", [payoutId]);
     if (payout.status === 0) throw domainErrors.notFound(`Payout ${payoutId}`);
     // Sealed for the payout's owner, who signs: opened before anything else is checked.
     const withdrawAddress =

@@ -14,6 +14,7 @@ import {
 import {
   collateralRegistryAbi,
   governanceTokenAbi,
+  positionManagerAbi,
   redemptionsAbi,
   stableGovernorAbi,
   stableMinterAbi,
@@ -24,14 +25,22 @@ import type { Chain } from "../adapters/chain.ts";
 import { type ContractError, ContractRevertError } from "./errors.ts";
 
 /**
- * Every custom error a relayed call can end in: a mint reaches the registry
- * and the verifier, a redemption burns through the token, a relayed vote or
+ * Every custom error a relayed call can end in: a mint reaches the registry,
+ * the verifier and the position manager, a redemption burns through the token, a relayed vote or
  * delegation meets the governor or its token. One entry per
  * selector (the same error is declared by several contracts).
  */
 const ERRORS_ABI = [
   ...new Map(
-    [stableMinterAbi, redemptionsAbi, collateralRegistryAbi, stableTokenAbi, stableGovernorAbi, governanceTokenAbi]
+    [
+      stableMinterAbi,
+      positionManagerAbi,
+      redemptionsAbi,
+      collateralRegistryAbi,
+      stableTokenAbi,
+      stableGovernorAbi,
+      governanceTokenAbi,
+    ]
       .flatMap((abi) => abi.filter((item) => item.type === "error"))
       .map((item) => [toFunctionSelector(item as never), item] as const),
   ).values(),
@@ -71,7 +80,7 @@ const usd = (usd18: bigint) =>
   `$${Number(formatUnits(usd18, 18)).toLocaleString("en-US", { maximumFractionDigits: 2 })}`;
 const seconds = (s: bigint) => `${Number(s).toLocaleString("en-US")} s`;
 const when = (unix: bigint) => new Date(Number(unix) * 1000).toISOString();
-const REDEMPTION_STATUS = ["none", "requested", "completed", "failed (its ZEC held for the owner)", "redirected"];
+const PAYOUT_STATUS = ["none", "requested", "completed", "failed (its ZEC held for the owner)", "redirected"];
 const POSITION_STATUS = ["none", "open", "liquidated", "closed"];
 const PROPOSAL_STATES = ["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"];
 
@@ -99,9 +108,10 @@ const REASONS: Partial<Record<ContractError, Explain>> = {
   InvalidRecipient: (a) => `The recipient ${String(a[0])} cannot receive ZSD.`,
   FeeExceedsAmount: (a) => `The relayer fee (${formatZsd(n(a, 0))} ZSD) exceeds the mint (${formatZsd(n(a, 1))} ZSD).`,
   MissingRelayer: (a) => `The proof pays a fee of ${formatZsd(n(a, 0))} ZSD but names no relayer.`,
-  ExpiredSignature: (a) => `The redemption's signature expired at ${when(n(a, 0))} (its deadline).`,
+  SignatureExpired: (a) =>
+    `The signature expired at ${when(n(a, 0))} (its deadline): sign it again with a later deadline.`,
   InvalidSignature: (a) =>
-    `The signature is not ${String(a[0])}'s for this redemption at the owner's current nonce (wrong signer, amount, address, deadline or nonce).`,
+    `The signature is not ${String(a[0])}'s EIP-712 signature of this call at the signer's current nonce (wrong signer, parameters, deadline or nonce).`,
   InvalidAmount: (a) => `A redemption of ${formatZsd(n(a, 0))} ZSD is not allowed.`,
   InvalidSealedAddress: (a) =>
     `A sealed address of ${String(a[0])} bytes is not allowed (66 to 577): seal the address to the key of GET /v1/relay.`,
@@ -128,28 +138,20 @@ const REASONS: Partial<Record<ContractError, Explain>> = {
   PositionNotLiquidatable: (a) =>
     `Position ${String(a[0])} is worth $${formatZsd(n(a, 1))}, not under its liquidation threshold of $${formatZsd(n(a, 2))}.`,
   InvalidDestination: () => "Give either a Zcash address or a note commitment for the released ZEC, not both.",
-  AuthorizationExpired: (a) => `The signature expired at ${when(n(a, 0))} (its deadline).`,
-  InvalidAuthorization: (a) =>
-    `The signature is not ${String(a[0])}'s for this action at the signer's current nonce (wrong signer, parameters, deadline or nonce).`,
   InvalidSpendAmount: (a) => `A note spend of ${formatZec(n(a, 0))} ZEC is not allowed.`,
   NotPayoutOwner: (a) =>
     `${String(a[1])} does not own payout ${String(a[0])}: only its owner (who redeemed, or owned the position or note) may redirect it.`,
   PayoutNotFailed: (a) =>
-    `Payout ${String(a[0])} is ${REDEMPTION_STATUS[Number(a[1])] ?? "unknown"}: only a failed payout, its ZEC held for the owner, can be redirected.`,
+    `Payout ${String(a[0])} is ${PAYOUT_STATUS[Number(a[1])] ?? "unknown"}: only a failed payout, its ZEC held for the owner, can be redirected.`,
   InvalidRedirectDestination: () =>
     "A redirect names exactly one destination: a Zcash address or a note commitment, not both and not neither.",
-  RedirectSignatureExpired: (a) =>
-    `The redirect's signature expired at ${when(n(a, 0))} (its deadline): sign it again with a later deadline.`,
-  InvalidRedirectSignature: (a) =>
-    `The signature is not ${String(a[0])}'s EIP-712 Redirect of this payout at the owner's current nonce (wrong signer, destination, deadline or nonce).`,
   PositionNotUnderwater: (a) =>
     `Position ${String(a[0])} is worth $${formatZsd(n(a, 1))}, not under its debt of ${formatZsd(n(a, 2))} ZSD (nor within a redemption's margin of 4 zatoshi and 1 ppm): liquidate it instead.`,
   NoDebtToRedistributeTo: (a) =>
     `Position ${String(a[0])} holds all the debt: there is no other position to redistribute it over.`,
   UnderwaterPositionsPending: (a) =>
     `More positions are under 100% (or within a redemption's margin of it) than one redemption settles (${String(a[0])} to look at): call redistribute on them first, then redeem.`,
-  RedemptionNotPending: (a) =>
-    `Redemption ${String(a[0])} is ${REDEMPTION_STATUS[Number(a[1])] ?? "settled"}, not requested.`,
+  PayoutNotPending: (a) => `Payout ${String(a[0])} is ${PAYOUT_STATUS[Number(a[1])] ?? "settled"}, not requested.`,
   ERC20InsufficientBalance: (a) =>
     `${String(a[0])} holds ${formatZsd(n(a, 1))} ZSD; this needs ${formatZsd(n(a, 2))} ZSD.`,
   GovernorInvalidSignature: (a) =>

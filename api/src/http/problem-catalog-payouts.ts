@@ -173,7 +173,7 @@ export const PAYOUT_PROBLEMS = {
     title: "The Redemptions contract would refuse this",
     meaning:
       "Simulated before anything is queued, the redirect would revert: `failureCode` names the contract's refusal " +
-      "(payout_not_failed, invalid_redirect_signature, redirect_signature_expired, invalid_sealed_address, seal_key_retired, …). " +
+      "(payout_not_failed, invalid_signature, signature_expired, invalid_sealed_address, seal_key_retired, …). " +
       "Nothing was queued.",
     fields: ["failureCode"],
     example: {

@@ -8,13 +8,13 @@
 // A position under 100% (its collateral worth less than its debt) is not
 // liquidated (at a loss): while other positions hold debt it is redistributed
 // over them (StableMinter.redistribute), which costs no ZSD, and the reward is
-// paid to the keeper's address. So is a position the minter calls
+// paid to the keeper's address. So is a position the position manager calls
 // redistributable though not liquidatable (dust within a redemption's margin of
 // 100%). Redistributing first also keeps par redemptions from meeting
 // UnderwaterPositionsPending. The choice is made on each position as the
-// minter reads it now (getPosition) at the oracle price.
+// position manager reads it now (getPosition) at the oracle price.
 import type { Address } from "viem";
-import { stableMinterAbi } from "@zsd/sdk";
+import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
 import { usdValueOfZat } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
 import { tokenBalanceOf } from "../domain/position-keeper.ts";
@@ -43,14 +43,15 @@ export class Keeper {
   async pass(): Promise<bigint[]> {
     const { chain } = this;
     const minter = { address: chain.minter, abi: stableMinterAbi } as const;
+    const positions = { address: chain.positions, abi: positionManagerAbi } as const;
     const [count, liquidationBps, token, totalDebt, { price, ageSeconds, maxAgeSeconds }] = await Promise.all([
-      chain.client.readContract({ ...minter, functionName: "positionCount" }),
-      chain.client.readContract({ ...minter, functionName: "liquidationRatioBps" }),
+      chain.client.readContract({ ...positions, functionName: "positionCount" }),
+      chain.client.readContract({ ...positions, functionName: "liquidationRatioBps" }),
       chain.client.readContract({ ...minter, functionName: "token" }),
-      chain.client.readContract({ ...minter, functionName: "totalDebt" }),
+      chain.client.readContract({ ...positions, functionName: "totalDebt" }),
       chain.priceState(),
     ]);
-    // A stale price liquidates nothing: the minter would refuse it.
+    // A stale price liquidates nothing: the position manager would refuse it.
     if (count === 0n || ageSeconds > maxAgeSeconds) return [];
     let balance = await tokenBalanceOf(chain, token, this.relayer);
     const queued: bigint[] = [];
@@ -58,7 +59,7 @@ export class Keeper {
       const id = this.#cursor;
       this.#cursor = id >= count ? 1n : id + 1n;
       if (this.#done.has(id)) continue;
-      const p = await chain.client.readContract({ ...minter, functionName: "getPosition", args: [id] });
+      const p = await chain.client.readContract({ ...positions, functionName: "getPosition", args: [id] });
       if (p.status !== 1) {
         if (p.status > 1) this.#done.add(id);
         continue;
@@ -67,12 +68,12 @@ export class Keeper {
       const value = usdValueOfZat(p.collateralZat, price);
       const liquidatable = value * 10_000n < p.debt * liquidationBps;
       // Under 100%: never liquidated at a loss. Not liquidatable, yet within the few zatoshi and 1 ppm of 100% that a par
-      // redemption settles first (dust at any ratio; the minter says which): 25 such would hold up every par redemption.
+      // redemption settles first (dust at any ratio; the position manager says which): 25 such would hold up every par redemption.
       // Either is spread over the others while any hold debt.
       const spread =
         value < p.debt ||
         (!liquidatable &&
-          (await chain.client.readContract({ ...minter, functionName: "redistributable", args: [id] })));
+          (await chain.client.readContract({ ...positions, functionName: "redistributable", args: [id] })));
       if (spread) {
         if (totalDebt <= p.debt) continue;
         const action = await this.options.positions.queueKeeperRedistribution(

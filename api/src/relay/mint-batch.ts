@@ -9,7 +9,7 @@ import {
   parseTransaction,
   toFunctionSelector,
 } from "viem";
-import { stableMinterAbi } from "@zsd/sdk";
+import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
 import { CHANGE_QUEUE_GAS, TX_GAS_CAP, WALK_HEADROOM } from "../adapters/gas.ts";
 import { type MintCallRow, mintCallOf } from "../domain/mints.ts";
@@ -169,17 +169,18 @@ export function mintBatchSize(rawTx: string | null): number {
 export type Logs = Parameters<typeof parseEventLogs>[0]["logs"];
 
 /**
- * The position a mint opened: the PositionOpened event that follows its
- * Minted event (a batch opens one per item, each right after its Minted).
+ * The position a mint opened: the position manager's PositionOpened event just
+ * before the minter's Minted event (a batch opens one per item, each right before its Minted).
  */
 export function positionOpenedIn(logs: Logs, nullifierHash: string): string | null {
-  const events = parseEventLogs({ abi: stableMinterAbi, logs, eventName: ["Minted", "PositionOpened"] });
-  const minted = events.findIndex(
-    (event) => event.eventName === "Minted" && event.args.nullifierHash === BigInt(nullifierHash),
+  const minted = parseEventLogs({ abi: stableMinterAbi, logs, eventName: "Minted" }).find(
+    (event) => event.args.nullifierHash === BigInt(nullifierHash),
   );
-  if (minted < 0) return null;
-  const opened = events.slice(minted + 1).find((event) => event.eventName === "PositionOpened");
-  return opened?.eventName === "PositionOpened" ? opened.args.positionId.toString() : null;
+  if (!minted) return null;
+  const opened = parseEventLogs({ abi: positionManagerAbi, logs, eventName: "PositionOpened" })
+    .filter((event) => event.logIndex < minted.logIndex)
+    .at(-1);
+  return opened ? opened.args.positionId.toString() : null;
 }
 
 /**

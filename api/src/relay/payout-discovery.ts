@@ -1,4 +1,4 @@
-// How payouts are found: every RedemptionRequested event with enough
+// How payouts are found: every PayoutRequested event with enough
 // confirmations becomes a payout row (its sealed address opened for its owner,
 // or the reason it will not be paid), and a payout redirected on-chain from
 // one compliance refused is held for review. The scan rereads the newest
@@ -25,7 +25,7 @@ const BLOCKS_PER_QUERY = 2_000n;
 /** Blocks below the cursor read again each pass, for a redemption re-mined there by a reorganisation. */
 const RESCAN_BLOCKS = 64n;
 
-/** Records the RedemptionRequested events with enough confirmations since the last pass. */
+/** Records the PayoutRequested events with enough confirmations since the last pass. */
 export async function discoverPayouts(db: Database, chain: Chain, options: DiscoveryOptions): Promise<number> {
   const head = await chain.client.getBlockNumber({ cacheTime: 0 });
   const safe = head - BigInt(options.confirmations - 1);
@@ -38,7 +38,7 @@ export async function discoverPayouts(db: Database, chain: Chain, options: Disco
     const to = from + BLOCKS_PER_QUERY - 1n < safe ? from + BLOCKS_PER_QUERY - 1n : safe;
     const range = { address: chain.redemptions, abi: redemptionsAbi, fromBlock: from, toBlock: to } as const;
     const [events, redirects] = await Promise.all([
-      chain.client.getContractEvents({ ...range, eventName: "RedemptionRequested" }),
+      chain.client.getContractEvents({ ...range, eventName: "PayoutRequested" }),
       // An owner may redirect a payout compliance refused to an address on-chain, not only through the API:
       // the new payout is held with the event that makes it, before any pass can pick it.
       options.compliance

@@ -19,7 +19,7 @@ export interface PayoutRow {
   /** The address custody opened from the sealed one; null when it could not (the payout is failed). */
   withdraw_address: string | null;
   sealed_address_hash: string | null;
-  /** The envelope from the RedemptionRequested event (null on rows older than migration 24). */
+  /** The envelope from the PayoutRequested event (null on rows older than migration 24). */
   sealed_address: `0x${string}` | null;
   status: PayoutStatus;
   attempts: number;

@@ -1,7 +1,7 @@
 // Payouts of redemptions (and of collateral released from positions and
-// notes): every RedemptionRequested on-chain (relayed by us or sent by a
+// notes): every PayoutRequested on-chain (relayed by us or sent by a
 // holder directly) becomes a row, is paid by the custody once, then settled
-// on-chain by the attestor (completeRedemption), or failed (failRedemption)
+// on-chain by the attestor (completePayout), or failed (failPayout)
 // when the wallet keeps refusing it, or at once when its sealed address does
 // not open with custody's keys for its owner, holds no payable address, or is
 // an envelope an earlier payout used (a replay): "unreadable_address", on the
@@ -104,7 +104,7 @@ export class Payouts {
     if (next) await this.#isolated(next, () => this.#start(next));
   }
 
-  /** Records the RedemptionRequested events with enough confirmations since the last pass (payout-discovery.ts). */
+  /** Records the PayoutRequested events with enough confirmations since the last pass (payout-discovery.ts). */
   discover(): Promise<number> {
     return discoverPayouts(this.db, this.chain, this.options);
   }
@@ -145,7 +145,7 @@ export class Payouts {
     return this.chain.client.readContract({
       address: this.chain.redemptions,
       abi: redemptionsAbi,
-      functionName: "getRedemption",
+      functionName: "getPayout",
       args: [id],
     });
   }
@@ -292,10 +292,10 @@ export class Payouts {
   /** Marks the paid redemption completed on-chain with the Zcash txid. */
   async #settle(p: PayoutRow): Promise<void> {
     try {
-      const { txHash } = await this.attestor.completeRedemption(BigInt(p.redemption_id), p.zcash_txid as `0x${string}`);
+      const { txHash } = await this.attestor.completePayout(BigInt(p.redemption_id), p.zcash_txid as `0x${string}`);
       await this.#move(p, "completed", { settle_tx_hash: txHash });
     } catch (error) {
-      if (!isRevert(error, "RedemptionNotPending")) throw error;
+      if (!isRevert(error, "PayoutNotPending")) throw error;
       // Settled by an earlier pass that stopped before recording it.
       const onChain = await this.#onChain(BigInt(p.redemption_id));
       if (onChain.status === COMPLETED) await this.#move(p, "completed");
@@ -311,10 +311,10 @@ export class Payouts {
   async #fail(p: PayoutRow): Promise<void> {
     const reason = failureReason(p);
     try {
-      const { txHash } = await this.attestor.failRedemption(BigInt(p.redemption_id), reason);
+      const { txHash } = await this.attestor.failPayout(BigInt(p.redemption_id), reason);
       await this.#move(p, "held", { settle_tx_hash: txHash });
     } catch (error) {
-      if (!isRevert(error, "RedemptionNotPending")) throw error;
+      if (!isRevert(error, "PayoutNotPending")) throw error;
       // Failed by an earlier pass that stopped before recording it (and maybe redirected since).
       const onChain = await this.#onChain(BigInt(p.redemption_id));
       if (onChain.status === FAILED) await this.#move(p, "held");

@@ -3,9 +3,9 @@
 // (./call-relay.ts). What a call needs is its signer's nonce (a signed
 // action), its note's nullifier (a top-up or a withdrawal) or, for the
 // keeper's liquidation or redistribution, the position still open; when another transaction
-// took it first, the minter's events say whether that one carried our call.
+// took it first, the minter's and position manager's events say whether that one carried our call.
 import { type Address, type Hex, parseEventLogs } from "viem";
-import { stableMinterAbi } from "@zsd/sdk";
+import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { type ComplianceService, notHeld } from "../domain/compliance.ts";
@@ -25,14 +25,17 @@ interface Released {
   noteSequence?: bigint;
 }
 
+/** The position manager's events that name a position an action changed. */
 const POSITION_EVENTS = [
   "PositionRepaid",
   "PositionToppedUp",
-  "CollateralReleased",
   "PositionClosed",
   "PositionLiquidated",
   "PositionRedistributed",
 ] as const;
+
+/** A spend's events: its note's (the minter's) and the position's it topped up (the position manager's). */
+const SPEND_EVENTS_ABI = [...stableMinterAbi, ...positionManagerAbi];
 
 function released(logs: Logs): Released {
   const [release] = parseEventLogs({ abi: stableMinterAbi, logs, eventName: "CollateralReleased" });
@@ -48,8 +51,8 @@ function released(logs: Logs): Released {
 function ownLogs(logs: Logs, row: ActionRow): Logs {
   if (row.nullifier_hash === null) return logs;
   const nullifier = BigInt(row.nullifier_hash);
-  return parseEventLogs({ abi: stableMinterAbi, logs, eventName: ["NoteWithdrawn", "PositionToppedUp"] }).filter(
-    (e) => e.args.nullifierHash === nullifier,
+  return parseEventLogs({ abi: SPEND_EVENTS_ABI, logs, eventName: ["NoteWithdrawn", "PositionToppedUp"] }).filter(
+    (e) => (e.args as { nullifierHash?: bigint }).nullifierHash === nullifier,
   );
 }
 
@@ -84,6 +87,7 @@ export class PositionRelay {
     const { compliance } = options;
     this.#relay = new CallRelay(db, chain, sender, { ...options, onEvents: () => compliance?.queued() });
     const minter = { address: chain.minter, abi: stableMinterAbi } as const;
+    const positions = { address: chain.positions, abi: positionManagerAbi } as const;
     const event = (row: ActionRow) => (row.action === "withdraw_note" ? "withdrawal" : "position.action");
     this.#kind = {
       table: "position_actions",
@@ -103,7 +107,7 @@ export class PositionRelay {
           return chain.client.readContract({ ...minter, functionName: "isSpent", args: [BigInt(row.nullifier_hash)] });
         }
         const position = await chain.client.readContract({
-          ...minter,
+          ...positions,
           functionName: "getPosition",
           args: [BigInt(row.position_id!)],
         });
@@ -111,6 +115,7 @@ export class PositionRelay {
       },
       landed: async (row, data) => {
         const fromBlock = BigInt(chain.deployment.contracts.StableMinter.startBlock);
+        const positionsFromBlock = BigInt(chain.deployment.contracts.PositionManager.startBlock);
         const hashes: Hex[] = [];
         if (row.action === "withdraw_note") {
           const events = await chain.client.getContractEvents({
@@ -121,12 +126,20 @@ export class PositionRelay {
           });
           hashes.push(...events.map((e) => e.transactionHash));
         } else {
+          const positionId = BigInt(row.position_id!);
+          const releases = await chain.client.getContractEvents({
+            ...minter,
+            eventName: "CollateralReleased",
+            args: { positionId },
+            fromBlock,
+          });
+          hashes.push(...releases.map((e) => e.transactionHash));
           for (const eventName of POSITION_EVENTS) {
             const events = await chain.client.getContractEvents({
-              ...minter,
+              ...positions,
               eventName,
-              args: { positionId: BigInt(row.position_id!) },
-              fromBlock,
+              args: { positionId },
+              fromBlock: positionsFromBlock,
             } as never);
             hashes.push(...(events as { transactionHash: Hex }[]).map((e) => e.transactionHash));
           }

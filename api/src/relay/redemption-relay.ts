@@ -35,7 +35,7 @@ interface RedemptionRow {
   owner_nonce: string | null;
 }
 
-/** What the relay keeps of a RedemptionRequested event. */
+/** What the relay keeps of a PayoutRequested event. */
 interface Burn {
   transactionHash: Hex;
   args: { id: bigint; zatDue: bigint };
@@ -127,7 +127,7 @@ export class RedemptionRelay {
       data,
       gas,
       (sent) => this.#recordSend(r.id, { relay_status: "submitted", ...sent, attempts: r.attempts + 1 }),
-      // The burn may settle up to 24 positions under 100% inline (StableMinter.redeemFromPositions).
+      // The burn may settle up to 24 positions under 100% inline (PositionManager.redeem).
       REDEMPTION_HEADROOM,
     );
   }
@@ -205,11 +205,11 @@ export class RedemptionRelay {
       });
       return this.#fail(r, failure);
     }
-    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
     await this.#burned(r.id, event!);
   }
 
-  /** The RedemptionRequested event of a mined transaction carrying this request's signed call, if any. */
+  /** The PayoutRequested event of a mined transaction carrying this request's signed call, if any. */
   async #burnOf(r: RedemptionRow): Promise<Burn | undefined> {
     // An owner nonce not yet used: the signature has not gone through.
     if (r.owner_nonce !== null && (await this.#ownerNonce(r.owner)) <= BigInt(r.owner_nonce)) return undefined;
@@ -217,7 +217,7 @@ export class RedemptionRelay {
     const events = await this.chain.client.getContractEvents({
       address: this.chain.redemptions,
       abi: redemptionsAbi,
-      eventName: "RedemptionRequested",
+      eventName: "PayoutRequested",
       args: { owner: r.owner as Address },
       fromBlock: BigInt(this.chain.deployment.contracts.Redemptions!.startBlock),
       strict: true,

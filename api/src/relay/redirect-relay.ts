@@ -5,7 +5,7 @@
 // another transaction took either first, the PayoutRedirected events say
 // whether that one carried our call. Once confirmed, the payout's row is
 // "redirected"; a redirect to an address made a new payout, which the payout
-// worker finds (its RedemptionRequested event) and pays like any other.
+// worker finds (its PayoutRequested event) and pays like any other.
 import { type Address, type Hex, parseEventLogs } from "viem";
 import { redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
@@ -59,7 +59,7 @@ export class RedirectRelay {
       used: async (row) => {
         const [nonce, payout] = await Promise.all([
           chain.client.readContract({ ...redemptions, functionName: "nonces", args: [row.owner as Address] }),
-          chain.client.readContract({ ...redemptions, functionName: "getRedemption", args: [BigInt(row.payout_id)] }),
+          chain.client.readContract({ ...redemptions, functionName: "getPayout", args: [BigInt(row.payout_id)] }),
         ]);
         return nonce > BigInt(row.signed_nonce) || payout.status !== FAILED;
       },

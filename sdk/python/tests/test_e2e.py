@@ -49,7 +49,7 @@ const hash = await createWalletClient({ account, chain, transport }).writeContra
   args: [BigInt(a.amount), sealed],
 });
 const receipt = await createPublicClient({ chain, transport }).waitForTransactionReceipt({ hash });
-const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionRequested" });
+const [requested] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
 console.log(JSON.stringify({ id: requested.args.id.toString() }));
 """
 
@@ -409,7 +409,7 @@ const chain = createPublicClient({ transport: http(a.rpcUrl) });
 const r = await chain.readContract({
   address: a.redemptions,
   abi: redemptionsAbi,
-  functionName: "getRedemption",
+  functionName: "getPayout",
   args: [BigInt(a.id)],
 });
 console.log(JSON.stringify({ owner: r.owner, status: Number(r.status), zatDue: r.zatDue.toString() }));

@@ -121,23 +121,23 @@ export class Attestor {
     return undefined;
   }
 
-  async completeRedemption(redemptionId: bigint, zcashTxId: Hex) {
+  async completePayout(redemptionId: bigint, zcashTxId: Hex) {
     const receipt = await this.#send({
       address: this.chain.redemptions,
       abi: redemptionsAbi,
-      functionName: "completeRedemption",
+      functionName: "completePayout",
       args: [redemptionId, zcashTxId],
     });
-    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "RedemptionCompleted" });
+    const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutCompleted" });
     return { zatPaid: event!.args.zatPaid, txHash: receipt.transactionHash };
   }
 
   /** Refunds a redemption custody could not pay: the contract mints the burned ZSD back to the owner. */
-  async failRedemption(redemptionId: bigint, reason: string) {
+  async failPayout(redemptionId: bigint, reason: string) {
     const receipt = await this.#send({
       address: this.chain.redemptions,
       abi: redemptionsAbi,
-      functionName: "failRedemption",
+      functionName: "failPayout",
       args: [redemptionId, reason],
     });
     return { txHash: receipt.transactionHash };

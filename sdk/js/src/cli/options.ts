@@ -39,7 +39,7 @@ export const USAGE = `usage: zsd <command> [options]
   governance propose --title T --call C [--call C…] [--description D] [--rpc-url URL]
                                              send a proposal from ZSD_PRIVATE_KEY's account (it pays the gas, through
                                              --rpc-url or ZSD_RPC_URL; http://127.0.0.1:8545 on a local chain), C as
-                                             Contract.function(args), e.g. "StableMinter.setMinCollateralRatio(17000)"
+                                             Contract.function(args), e.g. "PositionManager.setMinCollateralRatio(17000)"
   governance vote ID for|against|abstain [--reason R] [--wait SECONDS | --no-wait]
                                              sign (ZSD_PRIVATE_KEY) a ballot, relayed gas-free; wait until counted.
                                              A proposal still pending (its voting delay not passed) is waited for
@@ -188,6 +188,7 @@ type Flag =
 const CALL_CONTRACTS = [
   "StableToken",
   "CollateralRegistry",
+  "PositionManager",
   "StableMinter",
   "Redemptions",
   "ZecUsdOracle",
@@ -301,14 +302,14 @@ function check(values: Values, flag: Flag, required: boolean): void {
     const calls = values.call ?? [];
     if (calls.length === 0 && required) {
       throw new UsageError(
-        '--call is required: what the proposal does, e.g. --call "StableMinter.setMinCollateralRatio(17000)"',
+        '--call is required: what the proposal does, e.g. --call "PositionManager.setMinCollateralRatio(17000)"',
       );
     }
     for (const call of calls) {
       const match = /^\s*(\w+)\.(\w+)\((.*)\)\s*$/s.exec(call);
       if (!match) {
         throw new UsageError(
-          `--call is Contract.function(arguments), e.g. "StableMinter.setMinCollateralRatio(17000)" (got ${call})`,
+          `--call is Contract.function(arguments), e.g. "PositionManager.setMinCollateralRatio(17000)" (got ${call})`,
         );
       }
       if (!CALL_CONTRACTS.includes(match[1]!)) {

@@ -22,6 +22,7 @@ import {
 import {
   collateralRegistryAbi,
   governanceTokenAbi,
+  positionManagerAbi,
   redemptionsAbi,
   stableGovernorAbi,
   stableMinterAbi,
@@ -52,10 +53,11 @@ const BALLOT = [
 const LOCAL_CHAIN_ID = 31337;
 const LOCAL_RPC_URL = "http://127.0.0.1:8545";
 
-/** Contracts a proposal's call may name, e.g. `StableMinter.setMinCollateralRatio(17000)`. */
+/** Contracts a proposal's call may name, e.g. `PositionManager.setMinCollateralRatio(17000)`. */
 const ABIS: Record<string, Abi> = {
   StableToken: stableTokenAbi,
   CollateralRegistry: collateralRegistryAbi,
+  PositionManager: positionManagerAbi,
   StableMinter: stableMinterAbi,
   Redemptions: redemptionsAbi,
   ZecUsdOracle: zecUsdOracleAbi,
@@ -179,13 +181,14 @@ function argumentOf(text: string, type: string): unknown {
 }
 
 /**
- * A call in words, `StableMinter.setMinCollateralRatio(17000)`, as target and
+ * A call in words, `PositionManager.setMinCollateralRatio(17000)`, as target and
  * calldata: the contract by its name in the deployment, the function by its
  * name in that contract's ABI (the one with as many arguments as given).
  */
 export function parseCall(text: string, contracts: Record<string, { address: string }>): ProposalCall {
   const match = /^\s*(\w+)\.(\w+)\((.*)\)\s*$/s.exec(text);
-  if (!match) throw new Error(`a call is Contract.function(arguments), e.g. StableMinter.setMinCollateralRatio(17000)`);
+  if (!match)
+    throw new Error(`a call is Contract.function(arguments), e.g. PositionManager.setMinCollateralRatio(17000)`);
   const [, contract, name, rest] = match as unknown as [string, string, string, string];
   const abi = ABIS[contract];
   const record = contracts[contract];

@@ -2,7 +2,7 @@
 // style hash that Zcash (like Bitcoin) shows byte-reversed: zcashd's RPC,
 // wallets and explorers print the reversed hex without 0x (the display form),
 // while the hash's own byte order (the internal form) is what the contracts
-// keep as bytes32 (Redemptions.completeRedemption). The two are easy to mix
+// keep as bytes32 (Redemptions.completePayout). The two are easy to mix
 // up: a 0x-prefixed internal txid pasted into an explorer finds nothing.
 
 const DISPLAY = /^[0-9a-f]{64}$/;

@@ -72,7 +72,7 @@ export const GOVERNANCE_EVENT_EXAMPLES = {
       {
         target: "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
         value: "0",
-        summary: "StableMinter.setMinCollateralRatio(17000)",
+        summary: "PositionManager.setMinCollateralRatio(17000)",
       },
     ],
     txHash: TX,

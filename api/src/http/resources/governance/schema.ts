@@ -89,9 +89,9 @@ const call = z.object({
   target: z.string(),
   value: decimal("ETH sent with the call"),
   calldata: z.string(),
-  contract: z.string().nullable().describe("Our contract at the target (StableMinter, …), if it is one"),
+  contract: z.string().nullable().describe("Our contract at the target (PositionManager, …), if it is one"),
   signature: z.string().nullable().describe("The function called, e.g. setMinCollateralRatio(uint256)"),
-  summary: z.string().nullable().describe("The call in words, e.g. StableMinter.setMinCollateralRatio(17000)"),
+  summary: z.string().nullable().describe("The call in words, e.g. PositionManager.setMinCollateralRatio(17000)"),
 });
 
 const proposalFields = {

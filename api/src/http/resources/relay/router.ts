@@ -7,7 +7,6 @@ import { z } from "zod";
 import type { Chain } from "../../../adapters/chain.ts";
 import type { Config } from "../../../config.ts";
 import { formatUnits } from "viem";
-import { stableMinterAbi } from "@zsd/sdk";
 import { formatPrice, formatZsd } from "@zsd/sdk/units";
 import { SEAL_ALGORITHM } from "@zsd/sdk/seal";
 import { type AnyRoute, route } from "../../routes.ts";
@@ -172,26 +171,11 @@ export function relayRoutes(config: Config, chain: Chain | undefined, relayer: s
   ];
 }
 
-/** StableMinter.minDebt() per chain: a constant of the contract, read once it answers. */
-const minDebts = new WeakMap<Chain, bigint>();
-
-async function minDebtOf(chain: Chain): Promise<bigint> {
-  const known = minDebts.get(chain);
-  if (known !== undefined) return known;
-  const read = await chain.read(() =>
-    chain.client.readContract({ address: chain.minter, abi: stableMinterAbi, functionName: "minDebt" }),
-  );
-  minDebts.set(chain, read);
-  return read;
-}
-
-/** The minter's ratio, least debt and the price it reads now: what a wallet sizes a mint and its floor by. */
+/** The positions' least ratio and debt and the price they read now: what a wallet sizes a mint and its floor by. */
 async function mintingTerms(chain: Chain) {
   const [ratioBps, minDebt, price] = await Promise.all([
-    chain.read(() =>
-      chain.client.readContract({ address: chain.minter, abi: stableMinterAbi, functionName: "minCollateralRatioBps" }),
-    ),
-    minDebtOf(chain),
+    chain.minCollateralRatioBps(),
+    chain.minDebt(),
     chain.priceState(),
   ]);
   return {
