@@ -315,7 +315,7 @@ function analyzePart(file: string, targets: readonly Kind[], budgetMs: number): 
     const started = Date.now();
     // Made here, not in the child, so that a child killed over budget leaves no query behind.
     const scratch = mkdtempSync(join(tmpdir(), "analyze-contracts-"));
-    // solc-js recurses through JavaScript frames on deep expressions (BMC on PositionBook and
+    // solc-js recurses through JavaScript frames on deep expressions (BMC on PositionManager and
     // GovernanceToken ran out of node's default ~1 MB stack); 7,800 KB stays under the usual 8 MB
     // thread stack.
     const args = [

@@ -1,6 +1,6 @@
 // Foundry's linter (`forge lint`, from the @foundry-rs/forge npm package) over contracts/: the
 // static analyzer that reaches every contract in seconds, where solc's SMTChecker
-// (scripts/analyze-contracts.ts) does not finish on StableMinter and PositionBook. It runs the
+// (scripts/analyze-contracts.ts) does not finish on StableMinter and PositionManager. It runs the
 // high, medium and low lints and fails on any finding: each is fixed, or disabled on its line with
 // a comment that says why it cannot happen (`forge-lint: disable-next-line(<lint>)`).
 //
