@@ -116,7 +116,7 @@ contract PositionManager is IPositionManager, PriceConsumer {
     SortedPositions.Order private _order;
 
     modifier onlyMinter() {
-        if (msg.sender != _minter) revert CallerNotMinter(msg.sender);
+        if (msg.sender != _minter) revert CallerNotOperator(msg.sender, _minter);
         _;
     }
 
@@ -146,9 +146,9 @@ contract PositionManager is IPositionManager, PriceConsumer {
         address itsPositions = minter_.code.length == 0 ? address(0) : address(IStableMinter(minter_).positions());
         if (itsPositions != address(this)) revert MinterForOtherPositions(minter_, itsPositions);
         address redemptions_ = address(IStableMinter(minter_).redemptions());
-        if (redemptions_ == address(0) || address(IRedemptions(redemptions_).positions()) != address(this)) {
-            revert MinterForOtherPositions(minter_, itsPositions);
-        }
+        address theirPositions =
+            redemptions_ == address(0) ? address(0) : address(IRedemptions(redemptions_).positions());
+        if (theirPositions != address(this)) revert RedemptionsForOtherPositions(redemptions_, theirPositions);
         _minter = minter_;
         _redemptions = redemptions_;
         emit OperatorsSet(minter_, redemptions_);
@@ -280,7 +280,7 @@ contract PositionManager is IPositionManager, PriceConsumer {
 
     /// @inheritdoc IPositionManager
     function redeem(uint256 amount, uint256 feeBps) external returns (uint256 zatDue, uint256 feeZat, int256 price) {
-        if (msg.sender != _redemptions) revert CallerNotRedemptions(msg.sender);
+        if (msg.sender != _redemptions) revert CallerNotOperator(msg.sender, _redemptions);
         uint256 latest = _latestPrice();
         (zatDue, feeZat) = _redeem(amount, feeBps, latest);
         // `latest` was a positive int256 answer (PriceConsumer), so it casts back whole.

@@ -26,11 +26,13 @@ interface IPositionManager is IPriceConsumer {
         uint256 debt;
     }
 
-    error CallerNotMinter(address caller);
-    error CallerNotRedemptions(address caller);
+    /// @notice Only `operator` (the minter, or Redemptions for `redeem`) may make this change.
+    error CallerNotOperator(address caller, address operator);
     /// @notice The minter is named once, after deployment, and must be one built on this contract.
     error MinterAlreadySet(address minter);
     error MinterForOtherPositions(address minter, address itsPositions);
+    /// @notice The minter's redemptions contract must be named, and draw on this contract.
+    error RedemptionsForOtherPositions(address redemptions, address itsPositions);
     /// @notice `collateralZat * price` does not cover `debt * minCollateralRatio`.
     error InsufficientCollateralValue(uint256 collateralValueUsd, uint256 requiredValueUsd);
     error PositionNotOpen(uint256 positionId, PositionStatus status);

@@ -196,9 +196,10 @@ describe("governance", () => {
     await expectRevert(setMinter(alice.address), "MinterForOtherPositions", [alice.address, zeroAddress]);
     // Built on this one, but its redemptions contract draws on the deployed PositionManager, or is not named yet.
     const strayed = await minterOn(fresh);
-    await expectRevert(setMinter(strayed), "MinterForOtherPositions");
-    await setRedemptions(strayed, await redemptionsFor(strayed, s.read.positions.address));
-    await expectRevert(setMinter(strayed), "MinterForOtherPositions");
+    await expectRevert(setMinter(strayed), "RedemptionsForOtherPositions", [zeroAddress, zeroAddress]);
+    const elsewhere = await redemptionsFor(strayed, s.read.positions.address);
+    await setRedemptions(strayed, elsewhere);
+    await expectRevert(setMinter(strayed), "RedemptionsForOtherPositions", [elsewhere, s.read.positions.address]);
     // Both built on this one: named, once.
     const minter = await minterOn(fresh);
     const redemptions = await redemptionsFor(minter, fresh);

@@ -575,21 +575,25 @@ describe("positions", () => {
     // Each door has one caller: not a holder, nor the owner, nor the other contract.
     for (const change of changes) {
       for (const caller of [alice.address, owner, redemptions]) {
-        await expectRevert(change(caller), "CallerNotMinter", [caller]);
+        await expectRevert(change(caller), "CallerNotOperator", [caller, minter]);
       }
     }
     for (const caller of [alice.address, minter]) {
       await expectRevert(
         sim({ ...pm, account: caller, functionName: "redeem", args: [ZSD, 0n] }),
-        "CallerNotRedemptions",
-        [caller],
+        "CallerNotOperator",
+        [caller, redemptions],
       );
     }
     // Sent, not only simulated: a position out of nothing, and a redemption that burns no ZSD.
-    await expectRevert(s.as(alice).positions.write.open([alice.address, 0n, 100n * ZSD]), "CallerNotMinter", [
+    await expectRevert(s.as(alice).positions.write.open([alice.address, 0n, 100n * ZSD]), "CallerNotOperator", [
       alice.address,
+      minter,
     ]);
-    await expectRevert(s.as(alice).positions.write.redeem([50n * ZSD, 0n]), "CallerNotRedemptions", [alice.address]);
+    await expectRevert(s.as(alice).positions.write.redeem([50n * ZSD, 0n]), "CallerNotOperator", [
+      alice.address,
+      redemptions,
+    ]);
     expect(await s.read.positions.read.positionCount()).toBe(id);
     expect(await position(id)).toEqual(before);
     await invariants();
@@ -622,7 +626,10 @@ describe("positions", () => {
   });
 
   it("only the redemptions contract draws on positions, and signatures expire", async () => {
-    await expectRevert(s.as(alice).positions.write.redeem([1n, 0n]), "CallerNotRedemptions", [alice.address]);
+    await expectRevert(s.as(alice).positions.write.redeem([1n, 0n]), "CallerNotOperator", [
+      alice.address,
+      s.read.redemptions.address,
+    ]);
     const { note, id } = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
     const owner = ownerOf(note);
     const past = (await s.publicClient.getBlock()).timestamp - 1n;

@@ -1861,20 +1861,14 @@ export const positionManagerAbi = [
         "internalType": "address",
         "name": "caller",
         "type": "address"
-      }
-    ],
-    "name": "CallerNotMinter",
-    "type": "error"
-  },
-  {
-    "inputs": [
+      },
       {
         "internalType": "address",
-        "name": "caller",
+        "name": "operator",
         "type": "address"
       }
     ],
-    "name": "CallerNotRedemptions",
+    "name": "CallerNotOperator",
     "type": "error"
   },
   {
@@ -2126,6 +2120,22 @@ export const positionManagerAbi = [
       }
     ],
     "name": "RedemptionExceedsDebt",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "redemptions",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "itsPositions",
+        "type": "address"
+      }
+    ],
+    "name": "RedemptionsForOtherPositions",
     "type": "error"
   },
   {
