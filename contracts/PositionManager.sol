@@ -585,7 +585,8 @@ contract PositionManager is IPositionManager, PriceConsumer {
                 --_counters.debtors;
             }
         }
-        _totals = totals;
+        // Free collateral moving alone leaves the totals' slot as it was: no write back.
+        if (filed || debt != 0) _totals = totals;
         position.collateralZat = SafeCast.toUint64(collateral);
         position.debt = SafeCast.toUint128(debt);
         position.epoch = totals.epoch;

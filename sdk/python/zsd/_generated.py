@@ -556,7 +556,7 @@ class Redemption(TypedDict):
     redirect: Optional[RedemptionRedirect]
     # The attestor's transaction that marked the redemption paid, or failed (its ZEC held), on-chain
     settlementTxHash: Optional[str]
-    # Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case (expired_signature, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went through), simulation_failed, transaction_reverted, payout_held (custody could not pay: the ZEC is held for the owner to redirect), compliance_rejected, payout_failing, payout_in_review or unclassified (failed before codes were recorded)
+    # Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case (signature_expired, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went through), simulation_failed, transaction_reverted, payout_held (custody could not pay: the ZEC is held for the owner to redirect), compliance_rejected, payout_failing, payout_in_review or unclassified (failed before codes were recorded)
     failureCode: Optional[str]
     # The failure in words, naming its cause and figures
     failureReason: Optional[str]
@@ -868,11 +868,11 @@ class ProposalCallsItem(TypedDict):
     # ETH sent with the call
     value: str
     calldata: str
-    # Our contract at the target (StableMinter, …), if it is one
+    # Our contract at the target (PositionManager, …), if it is one
     contract: Optional[str]
     # The function called, e.g. setMinCollateralRatio(uint256)
     signature: Optional[str]
-    # The call in words, e.g. StableMinter.setMinCollateralRatio(17000)
+    # The call in words, e.g. PositionManager.setMinCollateralRatio(17000)
     summary: Optional[str]
 
 
@@ -967,11 +967,11 @@ class ProposalDetailCallsItem(TypedDict):
     # ETH sent with the call
     value: str
     calldata: str
-    # Our contract at the target (StableMinter, …), if it is one
+    # Our contract at the target (PositionManager, …), if it is one
     contract: Optional[str]
     # The function called, e.g. setMinCollateralRatio(uint256)
     signature: Optional[str]
-    # The call in words, e.g. StableMinter.setMinCollateralRatio(17000)
+    # The call in words, e.g. PositionManager.setMinCollateralRatio(17000)
     summary: Optional[str]
 
 

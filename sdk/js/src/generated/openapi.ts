@@ -2065,7 +2065,7 @@ export type components = {
             } | null;
             /** @description The attestor's transaction that marked the redemption paid, or failed (its ZEC held), on-chain */
             settlementTxHash: string | null;
-            /** @description Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case (expired_signature, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went through), simulation_failed, transaction_reverted, payout_held (custody could not pay: the ZEC is held for the owner to redirect), compliance_rejected, payout_failing, payout_in_review or unclassified (failed before codes were recorded) */
+            /** @description Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case (signature_expired, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went through), simulation_failed, transaction_reverted, payout_held (custody could not pay: the ZEC is held for the owner to redirect), compliance_rejected, payout_failing, payout_in_review or unclassified (failed before codes were recorded) */
             failureCode: string | null;
             /** @description The failure in words, naming its cause and figures */
             failureReason: string | null;
@@ -2415,11 +2415,11 @@ export type components = {
                 /** @description ETH sent with the call */
                 value: string;
                 calldata: string;
-                /** @description Our contract at the target (StableMinter, …), if it is one */
+                /** @description Our contract at the target (PositionManager, …), if it is one */
                 contract: string | null;
                 /** @description The function called, e.g. setMinCollateralRatio(uint256) */
                 signature: string | null;
-                /** @description The call in words, e.g. StableMinter.setMinCollateralRatio(17000) */
+                /** @description The call in words, e.g. PositionManager.setMinCollateralRatio(17000) */
                 summary: string | null;
             }[];
             /** @description Votes cast, in governance tokens (ZSDG) */
@@ -2485,11 +2485,11 @@ export type components = {
                 /** @description ETH sent with the call */
                 value: string;
                 calldata: string;
-                /** @description Our contract at the target (StableMinter, …), if it is one */
+                /** @description Our contract at the target (PositionManager, …), if it is one */
                 contract: string | null;
                 /** @description The function called, e.g. setMinCollateralRatio(uint256) */
                 signature: string | null;
-                /** @description The call in words, e.g. StableMinter.setMinCollateralRatio(17000) */
+                /** @description The call in words, e.g. PositionManager.setMinCollateralRatio(17000) */
                 summary: string | null;
             }[];
             /** @description Votes cast, in governance tokens (ZSDG) */
@@ -6407,7 +6407,7 @@ export interface operations {
              *     - `non_canonical_address`: Seal the withdrawal address in lower case, as `canonical` shows (the SDKs' sealAddress does).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
              *     - `redirect_signature_invalid`: The signature is not the payout owner's EIP-712 Redirect of this payout, destination and deadline at the owner's nonce on the Redemptions contract (GET /v1/redemptions/terms): signed by another key, or over other terms. Only the owner (who redeemed, or the position's or note's owner) may redirect. Nothing was queued.
-             *     - `redirect_would_revert`: Simulated before anything is queued, the redirect would revert: `failureCode` names the contract's refusal (payout_not_failed, invalid_redirect_signature, redirect_signature_expired, invalid_sealed_address, seal_key_retired, …). Nothing was queued.
+             *     - `redirect_would_revert`: Simulated before anything is queued, the redirect would revert: `failureCode` names the contract's refusal (payout_not_failed, invalid_signature, signature_expired, invalid_sealed_address, seal_key_retired, …). Nothing was queued.
              */
             422: {
                 headers: {
@@ -11269,9 +11269,9 @@ export interface operations {
                      *               "target": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
                      *               "value": "0",
                      *               "calldata": "0x5b7f2a4e0000000000000000000000000000000000000000000000000000000000004268",
-                     *               "contract": "StableMinter",
+                     *               "contract": "PositionManager",
                      *               "signature": "setMinCollateralRatio(uint256)",
-                     *               "summary": "StableMinter.setMinCollateralRatio(17000)"
+                     *               "summary": "PositionManager.setMinCollateralRatio(17000)"
                      *             }
                      *           ],
                      *           "tally": {
@@ -11439,9 +11439,9 @@ export interface operations {
                      *               "target": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
                      *               "value": "0",
                      *               "calldata": "0x5b7f2a4e0000000000000000000000000000000000000000000000000000000000004268",
-                     *               "contract": "StableMinter",
+                     *               "contract": "PositionManager",
                      *               "signature": "setMinCollateralRatio(uint256)",
-                     *               "summary": "StableMinter.setMinCollateralRatio(17000)"
+                     *               "summary": "PositionManager.setMinCollateralRatio(17000)"
                      *             }
                      *           ],
                      *           "tally": {
@@ -11594,9 +11594,9 @@ export interface operations {
                      *           "target": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
                      *           "value": "0",
                      *           "calldata": "0x5b7f2a4e0000000000000000000000000000000000000000000000000000000000004268",
-                     *           "contract": "StableMinter",
+                     *           "contract": "PositionManager",
                      *           "signature": "setMinCollateralRatio(uint256)",
-                     *           "summary": "StableMinter.setMinCollateralRatio(17000)"
+                     *           "summary": "PositionManager.setMinCollateralRatio(17000)"
                      *         }
                      *       ],
                      *       "tally": {
@@ -14103,7 +14103,7 @@ export interface operations {
                  *           {
                  *             "target": "0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9",
                  *             "value": "0",
-                 *             "summary": "StableMinter.setMinCollateralRatio(17000)"
+                 *             "summary": "PositionManager.setMinCollateralRatio(17000)"
                  *           }
                  *         ],
                  *         "txHash": "0x3f7c2a9e1b4d6f8a0c2e4b6d8f0a1c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f5a",
