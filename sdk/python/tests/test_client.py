@@ -157,7 +157,7 @@ class RetryTest(ClientTestCase):
     def test_a_shed_503_is_retried_after_retry_after_with_callers_spread_above_it(self) -> None:
         # Callers a server shed together all read Retry-After: 1; coming back at one instant they would be shed again.
         overloaded = Answer(503, problem(503, "overloaded"), {"Retry-After": "1"})
-        waits = []
+        waits: list[float] = []
         for draw in (0.0, 0.5, 0.99):
             self.sleeps.clear()
             self.client.requestor.random = lambda draw=draw: draw
