@@ -1,4 +1,5 @@
-// The README's Settings table names every environment variable the code reads.
+// The README's Settings table names every environment variable the code reads, and its first
+// screen installs every Debian package CI installs for `npm test`.
 import { readFileSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -62,5 +63,40 @@ describe("README Settings", () => {
       expect(code.has(name), name).toBe(true);
     const missing = [...code].filter(([name]) => !readme.has(name)).map(([name, where]) => `${name} (${where})`);
     expect(missing).toEqual([]);
+  });
+});
+
+/** Every package `.ci/run` installs with apt-get: what `npm test` needs beyond npm. */
+function packagesCiInstalls(): Set<string> {
+  const script = readFileSync(join(ROOT, ".ci", "run"), "utf8");
+  const packages = new Set<string>();
+  for (const match of script.matchAll(/apt-get install((?:\s+[\w.+-]+)+)/g))
+    for (const word of match[1]!.trim().split(/\s+/)) if (!word.startsWith("-")) packages.add(word);
+  return packages;
+}
+
+/** The packages of the apt-get line in the README's "On a fresh machine" section. */
+function packagesReadmeInstalls(): Set<string> {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const section = readme.split(/^## On a fresh machine$/m)[1]?.split(/^## /m)[0] ?? "";
+  const lines = [...section.matchAll(/apt-get install((?:\s+[\w.+-]+)+)/g)];
+  // One line to copy: a second one would be a step a newcomer can miss.
+  expect(lines).toHaveLength(1);
+  return new Set(
+    lines[0]![1]!
+      .trim()
+      .split(/\s+/)
+      .filter((word) => !word.startsWith("-")),
+  );
+}
+
+describe("README first screen", () => {
+  it("installs every Debian package CI installs", () => {
+    const ci = packagesCiInstalls();
+    // The parse itself works: packages CI installs in separate steps are all found.
+    for (const name of ["redis-server", "chromium", "z3", "python3-cryptography"])
+      expect(ci.has(name), name).toBe(true);
+    const readme = packagesReadmeInstalls();
+    expect([...ci].filter((name) => !readme.has(name))).toEqual([]);
   });
 });
