@@ -23,7 +23,23 @@ export interface BlockClockOptions {
 }
 
 // node:http on one kept-alive socket: fetch costs milliseconds of CPU a call, this a fraction.
-function rpc<T>(agent: Agent, url: string, method: string): Promise<T> {
+// The node closes a socket idle for its keep-alive timeout (5 s); when this process's event loop
+// was busy that long (`npm start` starting the indexer and the API), the close is only seen after
+// the next request went out on that socket, which fails with "socket hang up" though the node is
+// fine. Such a request never reached the node, so it is sent again once on a new socket, as
+// node:http's documentation advises for `reusedSocket`; a node that is down still fails.
+async function rpc<T>(agent: Agent, url: string, method: string): Promise<T> {
+  try {
+    return await rpcOnce<T>(agent, url, method);
+  } catch (error) {
+    if (!(error instanceof StaleSocketError)) throw error;
+    return rpcOnce<T>(agent, url, method);
+  }
+}
+
+class StaleSocketError extends Error {}
+
+function rpcOnce<T>(agent: Agent, url: string, method: string): Promise<T> {
   const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] });
   return new Promise((resolve, reject) => {
     const req = request(url, { method: "POST", agent, headers: { "content-type": "application/json" } }, (res) => {
@@ -41,7 +57,9 @@ function rpc<T>(agent: Agent, url: string, method: string): Promise<T> {
       });
     });
     req.setTimeout(10_000, () => req.destroy(new Error(`${method}: no answer in 10 s`)));
-    req.on("error", reject);
+    req.on("error", (error: NodeJS.ErrnoException) =>
+      reject(req.reusedSocket && error.code === "ECONNRESET" ? new StaleSocketError(error.message) : error),
+    );
     req.end(body);
   });
 }

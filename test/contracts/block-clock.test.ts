@@ -69,4 +69,37 @@ describe("the dev chain's block clock", () => {
     expect(clock.mined - restFrom).toBeLessThanOrEqual(1);
     expect(errors).toEqual([]);
   });
+
+  it("says nothing when the node closed an idle socket under a busy event loop, and tells a node that is down", async () => {
+    const own = await startHardhatNode(undefined, { wallClock: true });
+    const errors: Error[] = [];
+    let stopped = false;
+    const quiet = new BlockClock({
+      rpcUrl: own.rpcUrl,
+      busyBlockMs: 200,
+      busyForMs: 2_000,
+      heartbeatMs: 60_000,
+      checkMs: 2_000,
+      onError: (error) => errors.push(error as Error),
+    });
+    try {
+      quiet.start();
+      // Between the first read and the second, which comes due while the loop is blocked.
+      await sleep(1_000);
+      // Longer than the node's keep-alive timeout (5 s) without a turn of the event loop, as
+      // `npm start` does while it starts the indexer: the next read goes out on the socket the node closed.
+      for (const end = Date.now() + 5_500; Date.now() < end;);
+      await sleep(1_000);
+      expect(errors.map((error) => error.message)).toEqual([]);
+
+      await own.stop();
+      stopped = true;
+      expect(await until(() => errors.length > 0, 5_000)).toBe(true);
+      expect(errors[0]!.message).toMatch(/ECONNREFUSED|socket hang up|ECONNRESET/);
+    } finally {
+      quiet.stop();
+      // A node killed by a signal has no exit code, and a second stop() would wait for an exit that came.
+      if (!stopped) await own.stop();
+    }
+  });
 });
