@@ -263,6 +263,8 @@ describe("the zsd CLI, built", () => {
     const result = await run([BUILT, ...args], { ZSD_API_KEY: "sk_test_offline", ZSD_BASE_URL: baseUrl, ...env });
     expect(result.stderr).toMatch(message);
     expect(result.stderr).toMatch(/^zsd: /);
+    // The mistake stays on screen: a pointer to the usage follows it, not the usage's fifty lines.
+    expect(result.stderr).toMatch(/^zsd: .*\n\(zsd --help lists every command and its flags\)\n$/);
     expect(result.code).toBe(2);
     expect(requests).toBe(before);
   });

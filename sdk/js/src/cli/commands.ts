@@ -16,7 +16,7 @@ import {
 import { type Note, positionOwnerKey } from "../notes/index.ts";
 import { parseShieldedAddress } from "../zcash/index.ts";
 import { governance } from "./governance.ts";
-import { USAGE, UsageError, type Values, noteText } from "./options.ts";
+import { UsageError, type Values, noteText, usageErrorText } from "./options.ts";
 
 let values: Values;
 // The request a flow was following when it stopped (mint_…, pact_…, wdr_…): its JSON error names it, so a
@@ -339,7 +339,7 @@ export async function run(checked: Values, positionals: string[]): Promise<numbe
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`zsd: ${error.message}\n\n${USAGE}\n`);
+      process.stderr.write(usageErrorText(error));
       return 2;
     }
     const e = error as Error;

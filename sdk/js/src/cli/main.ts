@@ -6,7 +6,7 @@
 // Every flag is checked here, with nothing loaded but node:util, before the
 // commands (viem, the prover, the client) are imported: a mistake is told in
 // milliseconds, not after a tree download and a proof.
-import { USAGE, UsageError, parse, validate } from "./options.ts";
+import { USAGE, UsageError, parse, usageErrorText, validate } from "./options.ts";
 
 let code: number;
 try {
@@ -21,7 +21,7 @@ try {
   }
 } catch (error) {
   if (!(error instanceof UsageError)) throw error;
-  process.stderr.write(`zsd: ${error.message}\n\n${USAGE}\n`);
+  process.stderr.write(usageErrorText(error));
   code = 2;
 }
 // The prover's worker threads would keep the process alive.

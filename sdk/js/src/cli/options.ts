@@ -55,9 +55,17 @@ could back the floor: anyone could narrow the deposit down to them. A lower --fl
 
 options: --json (machine-readable output), --base-url URL (or ZSD_BASE_URL); the API key is ZSD_API_KEY.`;
 
-/** A mistake in the command line: told with the usage, exit code 2. */
+/** A mistake in the command line: told with a pointer to the usage, exit code 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError";
+}
+
+/**
+ * How a UsageError is told: the mistake and where the usage is, not the usage itself, whose
+ * fifty lines pushed the mistake off the screen.
+ */
+export function usageErrorText(error: UsageError): string {
+  return `zsd: ${error.message}\n(zsd --help lists every command and its flags)\n`;
 }
 
 export type Values = {
