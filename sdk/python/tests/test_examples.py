@@ -1,8 +1,9 @@
-"""The Python examples run against the real stack, as a reader would run them."""
+"""The Python examples, and the README's Python snippet, run against the real stack as a reader would run them."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import unittest
@@ -14,6 +15,20 @@ PACKAGE = REPO / "sdk" / "python"
 
 
 def run_example(name: str) -> str:
+    return run_python([str(REPO / "examples" / "python" / name)], name)
+
+
+def readme_snippet() -> str:
+    """The first Python block of the README's Python SDK section."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Python SDK\n", 1)[1].split("\n## ", 1)[0]
+    found = re.search(r"```python\n(.*?)```", section, re.S)
+    if not found:
+        raise AssertionError("no ```python block in the README's Python SDK section")
+    return found.group(1)
+
+
+def run_python(args: "list[str]", name: str) -> str:
     running = stack()
     env = {
         **os.environ,
@@ -23,7 +38,8 @@ def run_example(name: str) -> str:
         "PYTHONPATH": str(PACKAGE),
     }
     done = subprocess.run(
-        [sys.executable, str(REPO / "examples" / "python" / name)],
+        [sys.executable, *args],
+        cwd=REPO,
         env=env,
         capture_output=True,
         text=True,
@@ -46,6 +62,11 @@ class ExamplesTest(unittest.TestCase):
         out = run_example("mint_and_redeem.py")
         self.assertRegex(out, r"mint mint_\w+: confirmed, 100 ZSD to 0x")
         self.assertRegex(out, r"redemption red_\w+: paid, [\d.]+ ZEC")
+
+    def test_readme_snippet(self) -> None:
+        # As written: saved as a file and run from the repository's root, nothing defined for it.
+        out = run_python(["-c", readme_snippet()], "the README's Python snippet")
+        self.assertRegex(out, r"minted 100 ZSD to 0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc: confirmed, position \d+")
 
 
 if __name__ == "__main__":
