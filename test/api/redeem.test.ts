@@ -1,11 +1,12 @@
 // POST /v1/redeem and GET /v1/redemptions/{id}: the owner's signed redemption
 // relayed, burned on-chain and paid by the (sandbox) custody.
-import { type Hex, parseSignature } from "viem";
+import { type Hex, decodeFunctionData, parseSignature } from "viem";
+import { redemptionsAbi } from "@zsd/sdk";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { releaseProver } from "@zsd/sdk/notes";
-import { DEV_SEAL_KEY, sealAddress, sealBytes, sealKeyFromSecret } from "@zsd/sdk/seal";
+import { DEV_SEAL_KEY, openSealedAddress, sealAddress, sealBytes, sealKeyFromSecret } from "@zsd/sdk/seal";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, overriding, startRelayApi } from "./helpers.ts";
 import type { Database } from "../../api/src/adapters/db/index.ts";
@@ -420,6 +421,131 @@ describe("redeem through the relay", () => {
     }
     // The right key says nothing of the kind.
     expect(logs.lines.join("")).not.toContain("custody lacks");
+  });
+
+  describe("the spec's shape: {amount, withdrawAddress} with the owner's signature", () => {
+    interface SealedTerms {
+      nonce: string;
+      suggestedDeadline: number;
+      withdrawAddress: string;
+      sealedAddress: Hex;
+    }
+    const terms = async (address = SAPLING_TESTNET) => {
+      const response = await api.call(
+        `/v1/redemptions/terms?owner=${alice.address}&withdrawAddress=${encodeURIComponent(address)}`,
+      );
+      expect(response.status).toBe(200);
+      return (await response.json()) as SealedTerms;
+    };
+    /** The spec's body, signed over the envelope `sealed` (the terms' unless a test signs another). */
+    const clearBody = async (amount: bigint, sealed?: Hex, address = SAPLING_TESTNET) => {
+      const sealedAddress = sealed ?? (await terms(address)).sealedAddress;
+      const { deadline, ...sig } = await s.signedRedeem(alice, amount, sealedAddress, alice.address);
+      return {
+        amount: Number(amount / ZSD),
+        withdrawAddress: address,
+        owner: alice.address,
+        permit: { deadline: Number(deadline), ...sig },
+      };
+    };
+
+    beforeAll(async () => {
+      // The terms name the chain's nonce: a redemption of the tests above still to burn would take it first.
+      await eventually(
+        async () => (await storage.db.query("SELECT 1 FROM redemption_requests WHERE status = 'requested'")).length,
+        (n) => n === 0,
+        "earlier redemptions to burn or fail",
+      );
+    });
+
+    it("answers the address sealed for the owner at their nonce, the same bytes each time it is asked", async () => {
+      const first = await terms();
+      expect(first).toMatchObject({ withdrawAddress: SAPLING_TESTNET, sealedAddress: expect.stringMatching(/^0x01/) });
+      expect(BigInt(first.nonce)).toBe(await s.read.redemptions.read.nonces([alice.address]));
+      const context = { chainId: s.chainId, redemptions: s.read.redemptions.address, owner: alice.address };
+      expect(openSealedAddress([DEV_SEAL_KEY], context, first.sealedAddress)).toBe(SAPLING_TESTNET);
+      expect((await terms()).sealedAddress).toBe(first.sealedAddress);
+      // Another address, or another owner, is another envelope.
+      expect((await terms(UNIFIED_TESTNET)).sealedAddress).not.toBe(first.sealedAddress);
+      const bobs = (await (
+        await api.call(`/v1/redemptions/terms?owner=${bob.address}&withdrawAddress=${SAPLING_TESTNET}`)
+      ).json()) as SealedTerms;
+      expect(bobs.sealedAddress).not.toBe(first.sealedAddress);
+    });
+
+    it("relays {amount, withdrawAddress} signed over the terms' bytes: paid, the chain carrying only the seal", async () => {
+      const { sealedAddress } = await terms();
+      const response = await api.call("/v1/redeem", json(await clearBody(2n * ZSD, sealedAddress)));
+      expect(response.status).toBe(202);
+      const requested = (await response.json()) as { id: string };
+      expect(requested).toMatchObject({ status: "requested", amount: "2", withdrawAddress: SAPLING_TESTNET });
+      const paid = await until(requested.id, ["paid", "failed"]);
+      expect(paid).toMatchObject({ status: "paid", redemptionId: expect.any(String) });
+      // The relayed call carries the sealed bytes the owner signed, and the clear address in no form.
+      const tx = await s.publicClient.getTransaction({ hash: paid.txHash as Hex });
+      const { functionName, args } = decodeFunctionData({ abi: redemptionsAbi, data: tx.input });
+      expect(functionName).toBe("redeemWithPermit");
+      expect(args).toContain(sealedAddress);
+      expect(addressesIn(tx.input, [SAPLING_TESTNET])).toEqual([]);
+      // The next terms are at the next nonce: a fresh envelope, never the one on-chain.
+      expect((await terms()).sealedAddress).not.toBe(sealedAddress);
+    });
+
+    it("refuses a clear address that is unusable, both at the terms and at the request, with its code", async () => {
+      const code = async (address: string) => {
+        const asked = await api.call(
+          `/v1/redemptions/terms?owner=${alice.address}&withdrawAddress=${encodeURIComponent(address)}`,
+        );
+        expect(asked.status).toBe(422);
+        expect(asked.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+        const sent = await api.call(
+          "/v1/redeem",
+          json(await clearBody(ZSD, s.seal(SAPLING_TESTNET, alice.address), address)),
+        );
+        expect(sent.status).toBe(422);
+        const problem = (await sent.json()) as { code: string; errors?: { field: string }[] };
+        expect(problem.errors?.[0]?.field).toBe("body.withdrawAddress");
+        expect(((await asked.json()) as { code: string }).code).toBe(problem.code);
+        return problem.code;
+      };
+      expect(await code(SAPLING_MAINNET)).toBe("wrong_network");
+      expect(await code("tmMcWbZU8t39htCR1fQRfRSHtkW4p3Ax5Se")).toBe("transparent_address");
+      expect(await code(SAPLING_TESTNET.slice(0, -3) + "qqq")).toBe("bad_checksum");
+      expect(await code("hello")).toBe("malformed_address");
+      expect(await code(SAPLING_TESTNET.toUpperCase())).toBe("non_canonical_address");
+    });
+
+    it("refuses a signature over any other envelope than the API's, and hostile bodies with 4xx problems", async () => {
+      const status = async (b: unknown) => {
+        const response = await api.call("/v1/redeem", json(b));
+        expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+        return [response.status, ((await response.json()) as { code: string }).code];
+      };
+      // The caller's own seal of the same address is other bytes: the signature does not cover the API's.
+      expect(await status(await clearBody(ZSD, s.seal(SAPLING_TESTNET, alice.address)))).toEqual([
+        422,
+        "invalid_signature",
+      ]);
+      // The terms' bytes for another address.
+      expect(await status(await clearBody(ZSD, (await terms(UNIFIED_TESTNET)).sealedAddress))).toEqual([
+        422,
+        "invalid_signature",
+      ]);
+      const good = await clearBody(ZSD);
+      const both = { ...good, sealedAddress: (await terms()).sealedAddress };
+      expect((await status(both))[0]).toBe(400);
+      const { withdrawAddress: _, ...neither } = good;
+      expect((await status(neither))[0]).toBe(400);
+      for (const withdrawAddress of [42, null, "", "z".repeat(100_000), ["x"], { a: 1 }]) {
+        const [code] = await status({ ...good, withdrawAddress });
+        expect(code).toBeGreaterThanOrEqual(400);
+        expect(code).toBeLessThan(500);
+      }
+      const terms400 = await api.call(`/v1/redemptions/terms?owner=${alice.address}&withdrawAddress=`);
+      expect(terms400.status).toBe(400);
+      // The same signature, still unsent, goes through: nothing above spent the nonce.
+      expect((await api.call("/v1/redeem", json(good))).status).toBe(202);
+    });
   });
 
   // Issue 23, point 4: the redemptions above (paid, refused, failed on-chain) logged no address, in any form.

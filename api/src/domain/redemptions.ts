@@ -10,7 +10,13 @@ import type { ComplianceService } from "./compliance.ts";
 import { holdOf } from "./holds.ts";
 import { displayTxId } from "./txids.ts";
 import { REDIRECT_HOW, failureReason, heldReason, payoutState } from "./redirects.ts";
-import { type SealedAddresses, refuseRetiredKey, refuseReusedEnvelope } from "./sealed-addresses.ts";
+import {
+  type SealedAddresses,
+  canonicalZcashAddress,
+  refuseRetiredKey,
+  refuseReusedEnvelope,
+} from "./sealed-addresses.ts";
+import type { SealKey } from "@zsd/sdk/seal";
 
 interface Row {
   id: string;
@@ -156,7 +162,12 @@ const USED_NONCE_LOOKBACK = 64n;
 export interface RedeemInput {
   amount: number | string;
   /** The withdraw address sealed to custody's key for `owner`: what the owner signs and the chain carries. */
-  sealedAddress: Hex;
+  sealedAddress?: Hex;
+  /**
+   * Or the address in the clear: sealed here to the bytes the terms answered
+   * for it (see SealedAddresses.sealFor). Exactly one of the two.
+   */
+  withdrawAddress?: string;
   owner: Address;
   permit: { deadline: number | string; v: number; r: string; s: string };
 }
@@ -179,9 +190,26 @@ export class RedemptionService {
     const chain = this.chain;
     if (!chain || !this.sealed || !this.relayEnabled)
       throw domainErrors.unavailable("Redemptions (no deployment or relayer key is configured)");
-    // Opened first: an envelope custody cannot open, or a bad address in it, is refused before anything is read.
-    const withdrawAddress = this.sealed.open(input.sealedAddress, input.owner, "body.sealedAddress");
-    await refuseRetiredKey(chain, input.sealedAddress, "body.sealedAddress");
+    const sealed = this.sealed;
+    // The envelope the signature covers, at the owner's nonce n: the caller's own, or the one the API
+    // seals the clear address to for n (the terms' bytes when signed at the nonce they named).
+    let sealedAt: (n: bigint) => Hex;
+    let withdrawAddress: string;
+    let field: string;
+    if (input.sealedAddress !== undefined) {
+      const envelope = input.sealedAddress;
+      field = "body.sealedAddress";
+      // Opened first: an envelope custody cannot open, or a bad address in it, is refused before anything is read.
+      withdrawAddress = sealed.open(envelope, input.owner, field);
+      await refuseRetiredKey(chain, envelope, field);
+      sealedAt = () => envelope;
+    } else {
+      field = "body.withdrawAddress";
+      // Checked first, as an envelope's address is: a bad address is refused before anything is read.
+      withdrawAddress = canonicalZcashAddress(input.withdrawAddress ?? "", this.environment, field);
+      const key = await chain.currentSealKey();
+      sealedAt = (n) => this.#sealFor(key, input.owner, n, withdrawAddress, field);
+    }
     let amount: bigint;
     try {
       amount = parseZsd(String(input.amount));
@@ -239,7 +267,7 @@ export class RedemptionService {
         address: input.owner,
         ...redeemTypedData(
           { chainId: chain.deployment.chainId, verifyingContract: chain.redemptions },
-          { owner: input.owner, amount, sealedAddress: input.sealedAddress, nonce: n, deadline },
+          { owner: input.owner, amount, sealedAddress: sealedAt(n), nonce: n, deadline },
         ),
         signature: { r: input.permit.r as Hex, s: input.permit.s as Hex, v: BigInt(input.permit.v) },
       }).catch(() => false);
@@ -258,6 +286,7 @@ export class RedemptionService {
     }
     if (await this.#liveAt(input.owner, nonce))
       throw await this.#alreadySubmitted(accountId, input.owner, nonce, false);
+    const sealedAddress = sealedAt(nonce);
     // A signature compliance refused stays refused: posting it again is not a way round the review
     // (a new signature at the same nonce is a new request, reviewed as such).
     const [rejected] = await this.db.query<{ id: string; account_id: string }>(
@@ -292,7 +321,7 @@ export class RedemptionService {
       );
     }
     // After the nonce checks, which answer a signature posted again with its own code.
-    await refuseReusedEnvelope(this.db, input.sealedAddress, input.owner, "body.sealedAddress").catch(async (error) => {
+    await refuseReusedEnvelope(this.db, sealedAddress, input.owner, field).catch(async (error) => {
       // The same signed redemption posted at the same moment, committed since the check above:
       // the envelope it carries is this one, and the answer is the 409 of a second post.
       if (await this.#liveAt(input.owner, nonce))
@@ -312,7 +341,7 @@ export class RedemptionService {
             input.owner,
             amount.toString(),
             withdrawAddress,
-            input.sealedAddress.toLowerCase(),
+            sealedAddress.toLowerCase(),
             deadline.toString(),
             JSON.stringify(input.permit),
             nonce.toString(),
@@ -338,6 +367,18 @@ export class RedemptionService {
       }
       throw error;
     }
+  }
+
+  /** The clear address sealed for the owner at `ownerNonce`, or 503 when custody lacks the contract's key. */
+  #sealFor(key: SealKey, owner: Address, ownerNonce: bigint, address: string, field: string): Hex {
+    const sealed = this.sealed?.sealFor(key, owner, ownerNonce, address, field);
+    if (!sealed) {
+      throw domainErrors.unavailable(
+        `Sealing a withdrawAddress (custody does not hold the Redemptions contract's current seal key ${key.keyId}); ` +
+          "seal the address yourself and send sealedAddress",
+      );
+    }
+    return sealed;
   }
 
   /** Whether a request here, not failed, holds the owner's nonce. */
@@ -376,10 +417,16 @@ export class RedemptionService {
    * the owner's next nonce on the contract, and the chain's clock to set a
    * deadline from (the chain's, not the wallet's: a local chain can run ahead).
    */
-  async signingTerms(owner: Address) {
+  async signingTerms(owner: Address, withdrawAddress?: string) {
     const chain = this.chain;
     if (!chain) throw domainErrors.unavailable("Redemptions (no deployment is configured)");
-    const [nonce, now] = await Promise.all([
+    const field = "query.withdrawAddress";
+    const canonical =
+      withdrawAddress === undefined ? undefined : canonicalZcashAddress(withdrawAddress, this.environment, field);
+    if (canonical !== undefined && !this.sealed) {
+      throw domainErrors.unavailable("Sealing a withdrawAddress (custody's seal keys are not configured)");
+    }
+    const [nonce, now, key] = await Promise.all([
       chain.read(() =>
         chain.client.readContract({
           address: chain.redemptions,
@@ -389,7 +436,12 @@ export class RedemptionService {
         }),
       ),
       chain.now(),
+      canonical === undefined ? undefined : chain.currentSealKey(),
     ]);
+    // Sealed at the nonce the terms name: POST /v1/redeem seals the clear address at the owner's nonce
+    // again, to these same bytes, so a signature of them is checked without the API keeping them.
+    const sealedAddress =
+      canonical === undefined || key === undefined ? undefined : this.#sealFor(key, owner, nonce, canonical, field);
     const { domain, types, primaryType } = redeemTypedData(
       { chainId: chain.deployment.chainId, verifyingContract: chain.redemptions },
       { owner, amount: 0n, sealedAddress: "0x", nonce, deadline: 0n },
@@ -400,6 +452,7 @@ export class RedemptionService {
       nonce: nonce.toString(),
       chainTime: Number(now),
       suggestedDeadline: Number(now + SUGGESTED_DEADLINE_SECONDS),
+      ...(sealedAddress === undefined ? {} : { withdrawAddress: canonical, sealedAddress }),
       typedData: { domain, types, primaryType },
     };
   }

@@ -3,8 +3,16 @@
 // keys, for the payout's owner on this chain and Redemptions contract: the
 // routes before anything is signed-checked or queued, the payouts relay before
 // it pays.
+import { createHmac } from "node:crypto";
 import { type Address, type Hex, keccak256 } from "viem";
-import { SealError, type SealKey, type SealSecretKey, openSealedAddress, sealedKeyId } from "@zsd/sdk/seal";
+import {
+  SealError,
+  type SealKey,
+  type SealSecretKey,
+  openSealedAddress,
+  sealAddressDerived,
+  sealedKeyId,
+} from "@zsd/sdk/seal";
 import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
 import type { Chain } from "../adapters/chain.ts";
 import type { Queryable } from "../adapters/db/index.ts";
@@ -123,6 +131,28 @@ export class SealedAddresses {
       if (error instanceof ZcashAddressError) return { kind: "invalid_address", code: error.code };
       throw error;
     }
+  }
+
+  /**
+   * `address` sealed for `owner`'s redemption at `ownerNonce`, to `key` (the
+   * contract's current one), for a caller who names the clear address. The
+   * envelope is derived, not random: the terms answer it for the owner to
+   * sign, and the request, which carries only the address, seals it again to
+   * the same bytes, so the API keeps nothing between the two. One nonce is
+   * spent once on-chain, so one envelope never goes on-chain twice; the seed
+   * is keyed with custody's secret, so nobody else can derive it. Throws the
+   * address's own problem first; null when custody lacks the key's secret.
+   */
+  sealFor(key: SealKey, owner: Address, ownerNonce: bigint, address: string, field: string): Hex | null {
+    const canonical = canonicalZcashAddress(address, this.environment, field);
+    if (!this.holds(key)) return null;
+    const secret = this.keys.find((k) => k.keyId === key.keyId)!;
+    const seed = createHmac("sha256", Buffer.from(secret.secretKey.slice(2), "hex"))
+      .update(`zsd api-sealed redemption v1:${this.chainId}:${this.redemptions.toLowerCase()}:`)
+      .update(`${owner.toLowerCase()}:${ownerNonce}`)
+      .digest();
+    const network = this.environment === "production" ? "mainnet" : "testnet";
+    return sealAddressDerived(key, this.#context(owner), canonical, network, seed);
   }
 
   #context(owner: Address) {

@@ -574,7 +574,7 @@ class RedemptionTermsTypedData(TypedDict):
     primaryType: str
 
 
-class RedemptionTerms(TypedDict):
+class _RedemptionTermsRequired(TypedDict):
     object: Literal["redemption_terms"]
     owner: str
     # The owner's next nonce on the Redemptions contract
@@ -585,6 +585,13 @@ class RedemptionTerms(TypedDict):
     suggestedDeadline: int
     # EIP-712 domain, types and primary type; the message is {owner, amount, sealedAddress, nonce, deadline}, sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner
     typedData: RedemptionTermsTypedData
+
+
+class RedemptionTerms(_RedemptionTermsRequired, total=False):
+    # The address asked for, as it is sealed (canonical form)
+    withdrawAddress: str
+    # When the terms were asked with a withdrawAddress: that address sealed to custody's current key for this owner and nonce, the `sealedAddress` of the message to sign
+    sealedAddress: str
 
 
 class PayoutRedirectDestination1(TypedDict):
@@ -1827,22 +1834,34 @@ class RedeemRequestPermit(TypedDict):
     s: str
 
 
-class RedeemRequest(TypedDict):
+class _RedeemRequestRequired(TypedDict):
     # ZSD to burn, as a number or a decimal string
     amount: Union[float, str]
-    # The shielded Zcash address (Sapling or Unified, of this environment's network, in lower case) sealed to the seal key of GET /v1/relay for `owner`: the chain and the request log see only this
-    sealedAddress: str
     # The holder whose tokens are burned
     owner: str
     # The owner's EIP-712 Redeem(owner, amount, bytes sealedAddress, nonce, deadline) signature for the Redemptions contract (EIP-712 signs the sealed address's keccak256)
     permit: RedeemRequestPermit
 
 
-class GetRedemptionTermsQuery(TypedDict):
-    """Query of GET /v1/redemptions/terms"""
+class RedeemRequest(_RedeemRequestRequired, total=False):
+    """The owner's signed redemption, naming the address in the clear (withdrawAddress) or sealed (sealedAddress)"""
 
+    # The shielded Zcash address (Sapling or Unified, of this environment's network, in lower case) that receives the ZEC, in the clear: the API seals it for `owner` to the bytes GET /v1/redemptions/terms answered for this address (`sealedAddress` there), which are what the permit signs and the chain carries
+    withdrawAddress: str
+    # The shielded Zcash address (Sapling or Unified, of this environment's network, in lower case) sealed to the seal key of GET /v1/relay for `owner`: the chain and the request log see only this
+    sealedAddress: str
+
+
+class _GetRedemptionTermsQueryRequired(TypedDict):
     # The ZSD holder who will sign
     owner: str
+
+
+class GetRedemptionTermsQuery(_GetRedemptionTermsQueryRequired, total=False):
+    """Query of GET /v1/redemptions/terms"""
+
+    # The shielded address to be paid, in the clear: the terms then answer it sealed for the owner at their next nonce (`sealedAddress`), the bytes to sign, and POST /v1/redeem takes the clear address with that signature
+    withdrawAddress: str
 
 
 class RedirectPayoutRequest1(TypedDict):

@@ -261,10 +261,12 @@ async function main(positionals: string[]): Promise<void> {
       const signer = signerKey(true)!;
       const zsd = client();
       if (sub === "sign") {
+        // The spec's body: the address in the clear, signed over the seal the API answers for it.
         const body = await zsd.signRedemption({
           amount: need("amount"),
           withdrawAddress: zcashAddress(need("to")),
           signer,
+          sealedBy: "api",
         });
         return out(body, JSON.stringify(body, null, 2));
       }

@@ -420,15 +420,23 @@ export class Flows {
    * no one yet. `freshKey` reads custody's seal key again instead of the cached one.
    */
   async signRedemption(
-    params: Pick<RedeemParams, "amount" | "withdrawAddress" | "signer">,
+    params: Pick<RedeemParams, "amount" | "withdrawAddress" | "signer"> & { sealedBy?: "sdk" | "api" },
     freshKey = false,
   ): Promise<Body<"redeem">> {
     const owner = params.signer.address ?? params.signer.account?.address;
     if (!owner) throw new FlowError("The signer has no address.", { code: "signer_without_address" });
     const amountWei = parseZsd(params.amount);
-    const sealedAddress = await this.sealer.seal(params.withdrawAddress, owner, freshKey);
-    const target = await this.sealer.target();
-    const terms = await this.r.redemptions.terms(owner);
+    const byApi = params.sealedBy === "api";
+    const target = await this.sealer.target(freshKey);
+    // Sealed by the API, the address is signed as the terms seal it and sent in the clear (the API
+    // seals it again to the same bytes); else sealed here and sent sealed.
+    const terms = await this.r.redemptions.terms(owner, byApi ? params.withdrawAddress : undefined);
+    const sealedAddress = byApi
+      ? (terms.sealedAddress as Hex | undefined)
+      : await this.sealer.seal(params.withdrawAddress, owner, freshKey);
+    if (!sealedAddress) {
+      throw new FlowError("The API's redemption terms did not seal the address.", { code: "terms_mismatch" });
+    }
     const domain = (terms.typedData as unknown as { domain: { chainId: number; verifyingContract: Address } }).domain;
     // The seal opens only for the contract and chain it names: a signature for another would pay no one.
     if (
@@ -450,12 +458,9 @@ export class Flows {
       ...(params.signer.account ? { account: params.signer.account } : {}),
     } as never);
     const { v, r, s } = parseSignature(signature);
-    return {
-      amount: formatZsd(amountWei),
-      sealedAddress,
-      owner,
-      permit: { deadline: terms.suggestedDeadline, v: Number(v), r, s },
-    };
+    const permit = { deadline: terms.suggestedDeadline, v: Number(v), r, s };
+    if (byApi) return { amount: formatZsd(amountWei), withdrawAddress: terms.withdrawAddress!, owner, permit };
+    return { amount: formatZsd(amountWei), sealedAddress, owner, permit };
   }
 
   /** Follows a redemption until it is paid (a failed one throws FlowError with its failureCode). */

@@ -188,8 +188,11 @@ export class Zsd {
     return this.#flows.prove(params);
   }
 
-  /** Only the owner's signature of a redemption: the body for redemptions.create (the CLI's `zsd redeem sign`). */
-  signRedemption(params: Pick<RedeemParams, "amount" | "withdrawAddress" | "signer">) {
+  /**
+   * Only the owner's signature of a redemption: the body for redemptions.create (the CLI's `zsd redeem sign`).
+   * `sealedBy: "api"` gives the spec's body, the address in the clear, signed over the API's seal of it.
+   */
+  signRedemption(params: Pick<RedeemParams, "amount" | "withdrawAddress" | "signer"> & { sealedBy?: "sdk" | "api" }) {
     return this.#flows.signRedemption(params);
   }
 

@@ -143,9 +143,15 @@ export class WithdrawalsResource extends Resource {
 }
 
 export class RedemptionsResource extends Resource {
-  /** What `owner` signs: the EIP-712 typed data, their next nonce and a deadline. */
-  terms(owner: string): Promise<Answer<"getRedemptionTerms">> {
-    return this.http.request("GET", "/v1/redemptions/terms", { query: { owner } });
+  /**
+   * What `owner` signs: the EIP-712 typed data, their next nonce and a deadline;
+   * with `withdrawAddress`, also that address sealed by the API for the owner
+   * (`sealedAddress`), to sign and then send in the clear.
+   */
+  terms(owner: string, withdrawAddress?: string): Promise<Answer<"getRedemptionTerms">> {
+    return this.http.request("GET", "/v1/redemptions/terms", {
+      query: withdrawAddress === undefined ? { owner } : { owner, withdrawAddress },
+    });
   }
   create(body: Body<"redeem">, options?: CallOptions): Promise<Answer<"redeem", 202>> {
     return this.http.request("POST", "/v1/redeem", { body, ...options });

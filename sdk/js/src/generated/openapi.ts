@@ -366,7 +366,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** What an owner signs to redeem through the relay: EIP-712 domain and type, next nonce, a deadline */
+        /** What an owner signs to redeem through the relay: EIP-712 domain and type, next nonce, a deadline, and the withdrawAddress asked for sealed for the owner */
         get: operations["getRedemptionTerms"];
         put?: never;
         post?: never;
@@ -2086,6 +2086,10 @@ export type components = {
             chainTime: number;
             /** @description chainTime + 1 hour */
             suggestedDeadline: number;
+            /** @description The address asked for, as it is sealed (canonical form) */
+            withdrawAddress?: string;
+            /** @description When the terms were asked with a withdrawAddress: that address sealed to custody's current key for this owner and nonce, the `sealedAddress` of the message to sign */
+            sealedAddress?: string;
             /** @description EIP-712 domain, types and primary type; the message is {owner, amount, sealedAddress, nonce, deadline}, sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner */
             typedData: {
                 domain: {
@@ -5652,8 +5656,10 @@ export interface operations {
                 "application/json": {
                     /** @description ZSD to burn, as a number or a decimal string */
                     amount: number | string;
+                    /** @description The shielded Zcash address (Sapling or Unified, of this environment's network, in lower case) that receives the ZEC, in the clear: the API seals it for `owner` to the bytes GET /v1/redemptions/terms answered for this address (`sealedAddress` there), which are what the permit signs and the chain carries */
+                    withdrawAddress?: string;
                     /** @description The shielded Zcash address (Sapling or Unified, of this environment's network, in lower case) sealed to the seal key of GET /v1/relay for `owner`: the chain and the request log see only this */
-                    sealedAddress: string;
+                    sealedAddress?: string;
                     /** @description The holder whose tokens are burned */
                     owner: string;
                     /** @description The owner's EIP-712 Redeem(owner, amount, bytes sealedAddress, nonce, deadline) signature for the Redemptions contract (EIP-712 signs the sealed address's keccak256) */
@@ -5844,6 +5850,8 @@ export interface operations {
             query: {
                 /** @description The ZSD holder who will sign */
                 owner: string;
+                /** @description The shielded address to be paid, in the clear: the terms then answer it sealed for the owner at their next nonce (`sealedAddress`), the bytes to sign, and POST /v1/redeem takes the clear address with that signature */
+                withdrawAddress?: string;
             };
             header?: never;
             path?: never;
@@ -5864,6 +5872,8 @@ export interface operations {
                      *       "nonce": "0",
                      *       "chainTime": 1772446500,
                      *       "suggestedDeadline": 1772450100,
+                     *       "withdrawAddress": "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
+                     *       "sealedAddress": "0x0100000001b8636e5cc49d402d117218d347c44cc0c1b429b55c0abdcabce864b22fa679564b8f3ec79cbade9c3b770fe3f5cacbbc923d6b1be9eea1dd3f3b3f990f086c39977bba900919c4b743ef41899ef7e2776ab38ca7be14907b120046188ce1cc2b06273663cd27690813a9a1c9fe0de24d0758cc89378d4f4c9355b8b8bf37a8ca06abbdd1f29eeb59f672c9879b2c349b9ac68875",
                      *       "typedData": {
                      *         "domain": {
                      *           "name": "ZSD Redemptions",
@@ -5935,6 +5945,25 @@ export interface operations {
              *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
              */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `wrong_network`: An address of the other Zcash network (mainnet in sandbox, testnet in production). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `bad_checksum`: The address's checksum fails: a typo. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `malformed_address`: Not a Zcash address. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `no_shielded_receiver`: A Unified Address without a Sapling or Orchard receiver. Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `unsupported_address`: A valid address custody's wallet cannot pay (a Revision 1 or over-long Unified Address). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
+             *     - `non_canonical_address`: Seal the withdrawal address in lower case, as `canonical` shows (the SDKs' sealAddress does).
+             */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -127,12 +127,42 @@ export function padAddress(address: string): Uint8Array {
 
 /** Seals raw bytes without checking them as an address: for tests of what custody refuses. */
 export function sealBytes(key: SealKey, context: SealContext, plaintext: Uint8Array): Hex {
+  return sealWith(key, context, plaintext, x25519.utils.randomPrivateKey(), randomBytes(12));
+}
+
+/**
+ * Seals `address` as sealAddress does, but with the ephemeral key and nonce
+ * derived from `seed` (at least 32 secret bytes): the same seed and address
+ * give the same envelope. For a sealer that must seal again what it sealed
+ * before without keeping it (the API sealing for a caller); the seed must be
+ * secret, and never used for another address (the derivation takes the
+ * address in, so a seed reused with another address still gives another key).
+ */
+export function sealAddressDerived(
+  key: SealKey,
+  context: SealContext,
+  address: string,
+  network: ZcashNetwork,
+  seed: Uint8Array,
+): Hex {
+  if (seed.length < 32) throw new TypeError("A seal seed is at least 32 bytes.");
+  const canonical = parseShieldedAddress(address, network).address;
+  const info = concat(KDF_INFO, new TextEncoder().encode(" derived:"), new TextEncoder().encode(canonical));
+  const derived = hkdf(sha256, seed, uint32(key.keyId), info, 44);
+  return sealWith(key, context, padAddress(canonical), derived.subarray(0, 32), derived.subarray(32, 44));
+}
+
+function sealWith(
+  key: SealKey,
+  context: SealContext,
+  plaintext: Uint8Array,
+  ephemeralSecret: Uint8Array,
+  nonce: Uint8Array,
+): Hex {
   checkKeyId(key.keyId);
   const custodyPublic = hexToBytes(key.publicKey);
   if (custodyPublic.length !== 32) throw new TypeError("A seal public key is 32 bytes.");
-  const ephemeralSecret = x25519.utils.randomPrivateKey();
   const ephemeralPublic = x25519.getPublicKey(ephemeralSecret);
-  const nonce = randomBytes(12);
   const keyIdBytes = uint32(key.keyId);
   const aead = chacha20poly1305(
     sharedKey(x25519.getSharedSecret(ephemeralSecret, custodyPublic), ephemeralPublic, custodyPublic),

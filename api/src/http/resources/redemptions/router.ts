@@ -52,8 +52,25 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
       auth: true,
       body: redeemBody,
       requestExamples: {
+        clear: {
+          summary:
+            "100 ZSD for ZEC to an address in the clear, signed by the owner over the sealedAddress of " +
+            "GET /v1/redemptions/terms?owner=…&withdrawAddress=…",
+          value: {
+            amount: 100,
+            withdrawAddress: WITHDRAW_ADDRESS,
+            owner: OWNER,
+            permit: {
+              deadline: 1772450100,
+              v: 28,
+              r: "0x7d1e3f5a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d",
+              s: "0x2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c6e8b0d2f4a6c8e0b2d4f6a8c0e2b4d",
+            },
+          },
+        },
         redeem: {
-          summary: "100 ZSD for ZEC, signed by the owner over the terms of GET /v1/redemptions/terms",
+          summary:
+            "100 ZSD for ZEC, sealed by the caller, signed by the owner over the terms of GET /v1/redemptions/terms",
           value: {
             amount: "100.0",
             sealedAddress: SEALED_ADDRESS,
@@ -115,7 +132,9 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
       method: "get",
       path: "/redemptions/terms",
       operationId: "getRedemptionTerms",
-      summary: "What an owner signs to redeem through the relay: EIP-712 domain and type, next nonce, a deadline",
+      summary:
+        "What an owner signs to redeem through the relay: EIP-712 domain and type, next nonce, a deadline, and the " +
+        "withdrawAddress asked for sealed for the owner",
       tag: "Redeem",
       auth: true,
       query: termsQuery,
@@ -129,6 +148,8 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
             nonce: "0",
             chainTime: 1772446500,
             suggestedDeadline: 1772450100,
+            withdrawAddress: WITHDRAW_ADDRESS,
+            sealedAddress: SEALED_ADDRESS,
             typedData: {
               domain: {
                 name: "ZSD Redemptions",
@@ -150,8 +171,11 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
           },
         },
       },
-      problems: ["upstream_unavailable"],
-      handler: async ({ query }) => ({ status: 200, body: await redemptions.signingTerms(query.owner) }),
+      problems: [...ZCASH_ADDRESS_PROBLEM_CODES, "upstream_unavailable"],
+      handler: async ({ query }) => ({
+        status: 200,
+        body: await redemptions.signingTerms(query.owner, query.withdrawAddress),
+      }),
     }),
     route({
       method: "get",

@@ -9,25 +9,47 @@ import {
 } from "../../schemas.ts";
 import { prefixedId } from "../../formats.ts";
 
-export const redeemBody = z.strictObject({
-  amount: z.union([zsdNumber, zsdDecimal]).describe("ZSD to burn, as a number or a decimal string"),
-  sealedAddress: sealedAddress.describe(
-    "The shielded Zcash address (Sapling or Unified, of this environment's network, in lower case) sealed to the " +
-      "seal key of GET /v1/relay for `owner`: the chain and the request log see only this",
-  ),
-  owner: address.describe("The holder whose tokens are burned"),
-  permit: z
-    .strictObject({
-      deadline: z.union([z.number().int().positive(), z.string().regex(/^\d{1,20}$/)]),
-      v: z.number().int().min(27).max(28),
-      r: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
-      s: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
-    })
-    .describe(
-      "The owner's EIP-712 Redeem(owner, amount, bytes sealedAddress, nonce, deadline) signature for the Redemptions " +
-        "contract (EIP-712 signs the sealed address's keccak256)",
-    ),
-});
+const permit = z
+  .strictObject({
+    deadline: z.union([z.number().int().positive(), z.string().regex(/^\d{1,20}$/)]),
+    v: z.number().int().min(27).max(28),
+    r: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+    s: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+  })
+  .describe(
+    "The owner's EIP-712 Redeem(owner, amount, bytes sealedAddress, nonce, deadline) signature for the Redemptions " +
+      "contract (EIP-712 signs the sealed address's keccak256)",
+  );
+
+/** A clear shielded address, as a caller names it: what it is, the domain checks (network, form, checksum). */
+const clearAddress = z.string().min(1).max(1024);
+
+export const redeemBody = z
+  .strictObject({
+    amount: z.union([zsdNumber, zsdDecimal]).describe("ZSD to burn, as a number or a decimal string"),
+    withdrawAddress: clearAddress
+      .optional()
+      .describe(
+        "The shielded Zcash address (Sapling or Unified, of this environment's network, in lower case) that receives " +
+          "the ZEC, in the clear: the API seals it for `owner` to the bytes GET /v1/redemptions/terms answered for " +
+          "this address (`sealedAddress` there), which are what the permit signs and the chain carries",
+      ),
+    sealedAddress: sealedAddress
+      .optional()
+      .describe(
+        "The shielded Zcash address (Sapling or Unified, of this environment's network, in lower case) sealed to the " +
+          "seal key of GET /v1/relay for `owner`: the chain and the request log see only this",
+      ),
+    owner: address.describe("The holder whose tokens are burned"),
+    permit,
+  })
+  .refine((b) => (b.withdrawAddress === undefined) !== (b.sealedAddress === undefined), {
+    message: "exactly one of withdrawAddress (in the clear) and sealedAddress (sealed by the caller)",
+    path: ["withdrawAddress"],
+  })
+  .describe(
+    "The owner's signed redemption, naming the address in the clear (withdrawAddress) or sealed (sealedAddress)",
+  );
 
 export const redemptionIdParams = z.object({
   id: prefixedId("red", 20, "a redemption id"),
@@ -201,7 +223,15 @@ export const redemptionSchema = z
   })
   .meta({ id: "Redemption" });
 
-export const termsQuery = z.object({ owner: address.describe("The ZSD holder who will sign") });
+export const termsQuery = z.object({
+  owner: address.describe("The ZSD holder who will sign"),
+  withdrawAddress: clearAddress
+    .optional()
+    .describe(
+      "The shielded address to be paid, in the clear: the terms then answer it sealed for the owner at their next " +
+        "nonce (`sealedAddress`), the bytes to sign, and POST /v1/redeem takes the clear address with that signature",
+    ),
+});
 
 export const termsSchema = z
   .object({
@@ -210,6 +240,14 @@ export const termsSchema = z
     nonce: z.string().describe("The owner's next nonce on the Redemptions contract"),
     chainTime: z.number().int().describe("The chain's latest block time (deadlines are judged against it)"),
     suggestedDeadline: z.number().int().describe("chainTime + 1 hour"),
+    withdrawAddress: z.string().optional().describe("The address asked for, as it is sealed (canonical form)"),
+    sealedAddress: z
+      .string()
+      .optional()
+      .describe(
+        "When the terms were asked with a withdrawAddress: that address sealed to custody's current key for this " +
+          "owner and nonce, the `sealedAddress` of the message to sign",
+      ),
     typedData: z
       .object({
         domain: z.record(z.string(), z.unknown()),
