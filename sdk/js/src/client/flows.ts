@@ -427,13 +427,12 @@ export class Flows {
     if (!owner) throw new FlowError("The signer has no address.", { code: "signer_without_address" });
     const amountWei = parseZsd(params.amount);
     const byApi = params.sealedBy === "api";
-    const target = await this.sealer.target(freshKey);
-    // Sealed by the API, the address is signed as the terms seal it and sent in the clear (the API
-    // seals it again to the same bytes); else sealed here and sent sealed.
+    // Sealed here, a bad address fails before anything is sent. Sealed by the API, the address is
+    // signed as the terms seal it and sent in the clear (the API seals it again to the same bytes).
+    const own = byApi ? undefined : await this.sealer.seal(params.withdrawAddress, owner, freshKey);
+    const target = await this.sealer.target();
     const terms = await this.r.redemptions.terms(owner, byApi ? params.withdrawAddress : undefined);
-    const sealedAddress = byApi
-      ? (terms.sealedAddress as Hex | undefined)
-      : await this.sealer.seal(params.withdrawAddress, owner, freshKey);
+    const sealedAddress = byApi ? (terms.sealedAddress as Hex | undefined) : own;
     if (!sealedAddress) {
       throw new FlowError("The API's redemption terms did not seal the address.", { code: "terms_mismatch" });
     }
