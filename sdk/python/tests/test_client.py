@@ -283,11 +283,13 @@ class RequestShapeTest(ClientTestCase):
         self.client.redemptions.terms("0xabc")
         self.client.proofs.retrieve("prf_1/../keys")
         self.client.alerts.list(status="open", limit=5, raisedBy=None)
-        first, second, third = self.server.received
+        self.client.redemptions.terms("0xabc", "ztestsapling1x")
+        first, second, third, fourth = self.server.received
         self.assertEqual(first.headers["authorization"], "Bearer sk_test_unit")
         self.assertEqual(first.path, "/v1/redemptions/terms?owner=0xabc")
         self.assertEqual(second.path, "/v1/proofs/prf_1%2F..%2Fkeys")
         self.assertEqual(third.path, "/v1/agents/alerts?status=open&limit=5")
+        self.assertEqual(fourth.path, "/v1/redemptions/terms?owner=0xabc&withdrawAddress=ztestsapling1x")
 
     def test_redirect_sends_exactly_one_destination_and_the_signed_terms(self) -> None:
         self.client.redemptions.redirect("red_1", sealed_address="0x01ab", deadline=7, signature="0xab")

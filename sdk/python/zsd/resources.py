@@ -201,8 +201,11 @@ class Withdrawals(_Resource):
 class Redemptions(_Resource):
     """Redemptions of ZSD for ZEC (``/v1/redeem``, ``/v1/redemptions``): usually made by ``Client.redeem``."""
 
-    def terms(self, owner: str) -> t.RedemptionTerms:
-        return cast(t.RedemptionTerms, self._get("/v1/redemptions/terms", {"owner": owner}))
+    def terms(self, owner: str, withdraw_address: Optional[str] = None) -> t.RedemptionTerms:
+        """What ``owner`` signs; with ``withdraw_address``, also that address sealed by the API for the owner
+        (``sealedAddress``): sign those bytes, then send ``withdrawAddress`` in the clear to ``create``."""
+        query = {"owner": owner, "withdrawAddress": withdraw_address}
+        return cast(t.RedemptionTerms, self._get("/v1/redemptions/terms", query))
 
     def create(
         self,
