@@ -138,10 +138,13 @@ export class SealedAddresses {
    * contract's current one), for a caller who names the clear address. The
    * envelope is derived, not random: the terms answer it for the owner to
    * sign, and the request, which carries only the address, seals it again to
-   * the same bytes, so the API keeps nothing between the two. One nonce is
-   * spent once on-chain, so one envelope never goes on-chain twice; the seed
-   * is keyed with custody's secret, so nobody else can derive it. Throws the
-   * address's own problem first; null when custody lacks the key's secret.
+   * the same bytes, so the API keeps nothing between the two (no table of
+   * pending seals to expire) and the caller echoes nothing (the spec's body
+   * has only the clear address), yet the signature covers exactly the bytes
+   * that go on-chain. One nonce is spent once on-chain, so one envelope never
+   * goes on-chain twice; the seed is keyed with custody's secret, so nobody
+   * else can derive it. Throws the address's own problem first; null when
+   * custody lacks the key's secret.
    */
   sealFor(key: SealKey, owner: Address, ownerNonce: bigint, address: string, field: string): Hex | null {
     const canonical = canonicalZcashAddress(address, this.environment, field);
