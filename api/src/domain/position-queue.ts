@@ -4,7 +4,7 @@
 // simulation every request makes first, and the event an account is told when
 // the relay settles one. Shared by the signed actions (position-actions.ts),
 // the note spends (note-spends.ts) and the keeper (position-keeper.ts).
-import type { Address, Hex } from "viem";
+import type { Abi, Address, Hex } from "viem";
 import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
 import { usdValueOfZat } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
@@ -44,30 +44,19 @@ export const conflict = (code: string, title: string, detail: string, facts: Rec
 export const unprocessable = (code: string, title: string, detail: string, facts: Record<string, unknown> = {}) =>
   new DomainError("unprocessable", code, title, detail, facts);
 
+/** A view of one of our contracts, typed by the caller; an unreachable node is `unavailable`. */
+function readAt<T>(chain: Chain, address: Address, abi: Abi, functionName: string, args: readonly unknown[]) {
+  return chain.read(() => chain.client.readContract({ address, abi, functionName, args } as never) as Promise<T>);
+}
+
 /** A position's state and the ratio rules: PositionManager's reads. */
 export function readPositions<T>(chain: Chain, functionName: string, args: readonly unknown[] = []): Promise<T> {
-  return chain.read(
-    () =>
-      chain.client.readContract({
-        address: chain.positions,
-        abi: positionManagerAbi,
-        functionName,
-        args,
-      } as never) as Promise<T>,
-  );
+  return readAt<T>(chain, chain.positions, positionManagerAbi, functionName, args);
 }
 
 /** Signed calls' nonces and note spends: StableMinter's reads. */
 export function readMinter<T>(chain: Chain, functionName: string, args: readonly unknown[] = []): Promise<T> {
-  return chain.read(
-    () =>
-      chain.client.readContract({
-        address: chain.minter,
-        abi: stableMinterAbi,
-        functionName,
-        args,
-      } as never) as Promise<T>,
-  );
+  return readAt<T>(chain, chain.minter, stableMinterAbi, functionName, args);
 }
 
 /** The signer's actions queued or sent and not yet mined: each takes the next nonce. */
