@@ -2,18 +2,19 @@
 pragma solidity 0.8.30;
 
 import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
 import {InternalLeanIMT, LeanIMTData} from "@zk-kit/lean-imt.sol/InternalLeanIMT.sol";
 import {SNARK_SCALAR_FIELD} from "@zk-kit/lean-imt.sol/Constants.sol";
 import {PoseidonT3} from "poseidon-solidity/PoseidonT3.sol";
 import {ICollateralRegistry} from "./interfaces/ICollateralRegistry.sol";
 
 /// @title Attested ZEC deposits and the ZEC collateral total.
-/// @notice The attestor records each custody deposit as a LeanIMT leaf; a mint
+/// @notice A quorum of attestors records each custody deposit as a LeanIMT leaf; a mint
 /// proves membership of one leaf without saying which.
-contract CollateralRegistry is ICollateralRegistry, AccessControl {
+contract CollateralRegistry is ICollateralRegistry, AccessControl, EIP712 {
     using InternalLeanIMT for LeanIMTData;
 
-    bytes32 public constant ATTESTOR_ROLE = keccak256("ATTESTOR_ROLE");
     bytes32 public constant PAYOUT_ROLE = keccak256("PAYOUT_ROLE");
     bytes32 public constant NOTE_ROLE = keccak256("NOTE_ROLE");
 
@@ -39,8 +40,36 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     LeanIMTData private _tree;
     mapping(uint256 root => uint256) private _rootSupersededAt;
 
+    /// @notice An attestor set holds at most this many: each signature costs an ecrecover.
+    uint256 public constant MAX_ATTESTORS = 16;
+    /// @dev What a quorum signs: the batch's place (how many batches were recorded before it), its
+    /// leaves and its total. The place is the registry state the batch extends, so a signed batch
+    /// is recorded once, in its turn, or never; the EIP-712 domain binds the chain and the registry.
+    bytes32 private constant DEPOSIT_BATCH_TYPEHASH = keccak256(
+        "DepositBatch(uint256 batch,bytes32 leavesHash,uint256 totalZat)"
+    );
+
+    /// @dev The current set's id, threshold and size share one slot: a batch reads them once.
+    struct AttestorSet {
+        uint64 id;
+        uint8 threshold;
+        uint8 size;
+    }
+
+    /// @dev A batch writes the deposited total anyway: its count rides in the same slot.
+    struct DepositTally {
+        uint192 totalZat;
+        uint64 batches;
+    }
+
+    AttestorSet private _set;
+    address[] private _attestors;
+    /// @dev The id of the set an address was last made a member of: a member of the current set
+    /// iff equal to its id, so a rotation need not clear the old members.
+    mapping(address attestor => uint64 setId) private _memberOf;
+    DepositTally private _deposits;
+
     uint256 public totalCollateralZat;
-    uint256 public totalDepositedZat;
     uint256 public totalPaidOutZat;
     /// @inheritdoc ICollateralRegistry
     uint256 public unmintedZat;
@@ -58,27 +87,112 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl {
     uint64 private _queuedCount;
     uint64 private _insertedCount;
 
-    constructor(address admin, address attestor) {
+    constructor(address admin, address[] memory attestors_, uint256 threshold) EIP712("ZSD CollateralRegistry", "1") {
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
-        _grantRole(ATTESTOR_ROLE, attestor);
+        _setAttestors(attestors_, threshold);
     }
 
     /// @inheritdoc ICollateralRegistry
     function recordDeposits(
         uint256[] calldata leaves,
-        uint256 totalZat
-    ) external onlyRole(ATTESTOR_ROLE) returns (uint256 firstIndex) {
+        uint256 totalZat,
+        bytes[] calldata signatures
+    ) external returns (uint256 firstIndex) {
         uint256 count = leaves.length;
         if (count == 0) revert EmptyLeafBatch(0);
         // Each deposit holds 1 to 2^64 - 1 zatoshi, so the total does too, times the count.
         if (totalZat < count || totalZat > count * type(uint64).max) revert InvalidDepositTotal(totalZat, count);
+        DepositTally memory tally = _deposits;
+        _checkQuorum(
+            _hashTypedDataV4(
+                keccak256(
+                    abi.encode(DEPOSIT_BATCH_TYPEHASH, tally.batches, keccak256(abi.encodePacked(leaves)), totalZat)
+                )
+            ),
+            signatures
+        );
         uint256 newRoot;
         (firstIndex, newRoot) = _insertMany(leaves);
         uint256 total = totalCollateralZat + totalZat;
         totalCollateralZat = total;
-        totalDepositedZat += totalZat;
+        // Below 2^64 zatoshi a deposit and 2^20 deposits (CAPACITY): the sum stays far below 2^192; a
+        // batch count past 2^64 would take as many transactions.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        _deposits = DepositTally(uint192(tally.totalZat + totalZat), tally.batches + 1);
         unmintedZat += totalZat;
         emit DepositsRecorded(firstIndex, leaves, totalZat, newRoot, total);
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function setAttestors(address[] calldata attestors_, uint256 threshold) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        _setAttestors(attestors_, threshold);
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function attestors() external view returns (address[] memory) {
+        return _attestors;
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function attestorThreshold() external view returns (uint256) {
+        return _set.threshold;
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function attestorSetId() external view returns (uint256) {
+        return _set.id;
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function isAttestor(address account) external view returns (bool) {
+        return account != address(0) && _memberOf[account] == _set.id;
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function depositBatchCount() external view returns (uint256) {
+        return _deposits.batches;
+    }
+
+    /// @inheritdoc ICollateralRegistry
+    function totalDepositedZat() external view returns (uint256) {
+        return _deposits.totalZat;
+    }
+
+    /// @dev Signers must be strictly ascending (a signer twice is refused as out of order), each a
+    /// member of the current set, at least `threshold` of them.
+    function _checkQuorum(bytes32 digest, bytes[] calldata signatures) private view {
+        AttestorSet memory set = _set;
+        uint256 count = signatures.length;
+        if (count < set.threshold) revert AttestorQuorumNotMet(count, set.threshold);
+        address previous = address(0);
+        for (uint256 i = 0; i < count; ++i) {
+            (address signer, ECDSA.RecoverError failure, ) = ECDSA.tryRecoverCalldata(digest, signatures[i]);
+            if (failure != ECDSA.RecoverError.NoError) revert InvalidAttestorSignature(i);
+            if (signer <= previous) revert AttestorsOutOfOrder(i, signer, previous);
+            if (_memberOf[signer] != set.id) revert NotAttestor(signer);
+            previous = signer;
+        }
+    }
+
+    /// @dev At least two signers, so that no single key records a deposit; the old members leave by
+    /// the id moving on.
+    function _setAttestors(address[] memory attestors_, uint256 threshold) private {
+        uint256 size_ = attestors_.length;
+        if (size_ > MAX_ATTESTORS || threshold < 2 || threshold > size_) {
+            revert InvalidAttestorSet(size_, threshold);
+        }
+        uint64 id = _set.id + 1;
+        delete _attestors;
+        for (uint256 i = 0; i < size_; ++i) {
+            address attestor = attestors_[i];
+            if (attestor == address(0) || _memberOf[attestor] == id) revert InvalidAttestor(attestor);
+            _memberOf[attestor] = id;
+            _attestors.push(attestor);
+        }
+        // At most MAX_ATTESTORS (16), checked above.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        _set = AttestorSet(id, uint8(threshold), uint8(size_));
+        emit AttestorsSet(attestors_, threshold, id);
     }
 
     /// @inheritdoc ICollateralRegistry

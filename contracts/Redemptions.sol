@@ -14,7 +14,7 @@ import {SignedCalls} from "./utils/SignedCalls.sol";
 /// @notice The ZEC due is fixed at request time by the minter, out of the
 /// positions' collateral only (at the oracle price, or pro rata when the
 /// positions are worth less than the supply), less the redemption fee; the
-/// attestor then completes (paid) or fails it. A failed payout is never
+/// custody then completes (paid) or fails it. A failed payout is never
 /// refunded into the positions (that would move collateral between them):
 /// its ZEC stays held for the owner, who redirects it to another address or
 /// into a note. The minter also queues here the ZEC released from positions
@@ -22,7 +22,7 @@ import {SignedCalls} from "./utils/SignedCalls.sol";
 /// payout names its address sealed to custody's seal key (see IRedemptions):
 /// this is the one place that checks the envelope and keeps the keys.
 contract Redemptions is IRedemptions, Pausable, AccessControl, SignedCalls, ReentrancyGuard {
-    bytes32 public constant ATTESTOR_ROLE = keccak256("ATTESTOR_ROLE");
+    bytes32 public constant CUSTODY_ROLE = keccak256("CUSTODY_ROLE");
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
     bytes32 public constant REDEEM_TYPEHASH = keccak256(
         "Redeem(address owner,uint256 amount,bytes sealedAddress,uint256 nonce,uint256 deadline)"
@@ -60,7 +60,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, SignedCalls, Reen
 
     constructor(
         address admin,
-        address attestor,
+        address custody,
         address pauser,
         IStableToken token_,
         ICollateralRegistry registry_,
@@ -78,7 +78,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, SignedCalls, Reen
         _setSealKeyGrace(7 days);
         _setSealKey(sealKeyId_, sealPublicKey_);
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
-        _grantRole(ATTESTOR_ROLE, attestor);
+        _grantRole(CUSTODY_ROLE, custody);
         _grantRole(PAUSER_ROLE, pauser);
     }
 
@@ -115,7 +115,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, SignedCalls, Reen
     }
 
     /// @inheritdoc IRedemptions
-    function completePayout(uint256 id, bytes32 zcashTxId) external onlyRole(ATTESTOR_ROLE) nonReentrant {
+    function completePayout(uint256 id, bytes32 zcashTxId) external onlyRole(CUSTODY_ROLE) nonReentrant {
         Payout storage payout = _pending(id);
         payout.status = Status.Completed;
         uint256 zatDue = payout.zatDue;
@@ -125,7 +125,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, SignedCalls, Reen
     }
 
     /// @inheritdoc IRedemptions
-    function failPayout(uint256 id, string calldata reason) external onlyRole(ATTESTOR_ROLE) nonReentrant {
+    function failPayout(uint256 id, string calldata reason) external onlyRole(CUSTODY_ROLE) nonReentrant {
         Payout storage payout = _pending(id);
         payout.status = Status.Failed;
         emit PayoutFailed(id, payout.owner, payout.zatDue, reason);

@@ -30,7 +30,7 @@ import {
 } from "@zsd/sdk/deployment";
 import { DEV_SEAL_KEY, type SealKey } from "@zsd/sdk/seal";
 import { linkBytecode, readArtifact } from "./lib/artifacts.ts";
-import { LOCAL_ROLES, hardhatAccount } from "./lib/accounts.ts";
+import { LOCAL_ATTESTORS, LOCAL_ROLES, hardhatAccount } from "./lib/accounts.ts";
 import { DEPLOYMENTS_DIR } from "./lib/paths.ts";
 
 export interface DeployParameters {
@@ -123,11 +123,13 @@ export async function deploy(options: DeployOptions): Promise<DeployedSystem> {
     await confirm(await wallet.writeContract({ address, abi: abi as Abi, functionName, args }));
   }
 
-  const { attestor, oracleUpdater, pauser, governanceHolder } = options.roles;
+  const { custody, attestors, attestorThreshold, oracleUpdater, pauser, governanceHolder } = options.roles;
   const poseidon = await create("PoseidonT3", []);
   const oracle = await create("ZecUsdOracle", [deployer, oracleUpdater, p.initialZecUsdPrice]);
   const token = await create("StableToken", [p.tokenName, p.tokenSymbol, deployer]);
-  const registry = await create("CollateralRegistry", [deployer, attestor], { PoseidonT3: poseidon });
+  const registry = await create("CollateralRegistry", [deployer, attestors, attestorThreshold], {
+    PoseidonT3: poseidon,
+  });
   const verifier = await create("Groth16Verifier", []);
   const batchVerifier = await create("Groth16BatchVerifier", []);
   const ratioBuckets = await create("RatioBuckets", []);
@@ -146,7 +148,7 @@ export async function deploy(options: DeployOptions): Promise<DeployedSystem> {
   ]);
   const redemptions = await create("Redemptions", [
     deployer,
-    attestor,
+    custody,
     pauser,
     token,
     registry,
@@ -245,10 +247,21 @@ export function resolveAccounts(env: NodeJS.ProcessEnv, local: boolean) {
     if (!local) throw new Error(`${name} is required outside a local chain`);
     return hardhatAccount(index).address;
   };
+  const attestors = env.ATTESTOR_ADDRESSES
+    ? env.ATTESTOR_ADDRESSES.split(",").map((a) => getAddress(a.trim()))
+    : local
+      ? LOCAL_ATTESTORS.accounts.map((i) => hardhatAccount(i).address)
+      : undefined;
+  if (!attestors) throw new Error("ATTESTOR_ADDRESSES is required outside a local chain");
+  const threshold = env.ATTESTOR_THRESHOLD ? Number(env.ATTESTOR_THRESHOLD) : local ? LOCAL_ATTESTORS.threshold : NaN;
+  if (!Number.isInteger(threshold))
+    throw new Error("ATTESTOR_THRESHOLD (an integer) is required outside a local chain");
   return {
     deployer,
     roles: {
-      attestor: pick("ATTESTOR_ADDRESS", LOCAL_ROLES.attestor),
+      custody: pick("CUSTODY_ACCOUNT_ADDRESS", LOCAL_ROLES.custody),
+      attestors,
+      attestorThreshold: threshold,
       oracleUpdater: pick("ORACLE_UPDATER_ADDRESS", LOCAL_ROLES.oracleUpdater),
       pauser: pick("PAUSER_ADDRESS", LOCAL_ROLES.pauser),
       governanceHolder: pick("GOVERNANCE_HOLDER_ADDRESS", LOCAL_ROLES.deployer),

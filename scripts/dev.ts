@@ -26,7 +26,7 @@ const deployment = await deploy({ network: "localhost", rpcUrl: node.rpcUrl, dep
 console.log("deployed: deployments/localhost.json");
 for (const [name, record] of Object.entries(deployment.contracts))
   console.log(`  ${name.padEnd(20)} ${record.address}`);
-console.log(`attestor: ${roles.attestor} (Hardhat account #${LOCAL_ROLES.attestor})`);
+console.log(`custody:  ${roles.custody} (Hardhat account #${LOCAL_ROLES.custody})`);
 console.log(`relayer:  ${hardhatAccount(LOCAL_ROLES.relayer).address} (Hardhat account #${LOCAL_ROLES.relayer})`);
 // A block per transaction (automine), a block a second while the chain is in
 // use (governance counts blocks), a heartbeat at rest (scripts/lib/block-clock.ts).
@@ -101,7 +101,7 @@ const api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
     RPC_URL: node.rpcUrl,
     DEPLOYMENT_FILE: join(DEPLOYMENTS_DIR, "localhost.json"),
     // Hardhat development keys: the attestor (local custody) and the relayer.
-    ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.attestor),
+    CUSTODY_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.custody),
     RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
     // The oracle updater: the sandbox's price feeder keeps ZEC/USD fresh (POST /v1/sandbox/price sets it).
     ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.oracleUpdater),

@@ -75,7 +75,7 @@ try {
       INDEXER_CACHE_MS: "0",
       RPC_URL: node.rpcUrl,
       DEPLOYMENT_FILE: deploymentFile,
-      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.attestor),
+      CUSTODY_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.custody),
       RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
       ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.oracleUpdater),
       KEEPER_PAYOUT_ADDRESS: LOCAL_KEEPER_PAYOUT_ADDRESS,

@@ -21,7 +21,7 @@ export interface Deployment {
   /** Custody's seal keys for this deployment (with `chain`). */
   sealed?: SealedAddresses;
   governanceChain?: GovernanceChain;
-  /** Settles and fails payouts on-chain (ATTESTOR_PRIVATE_KEY). */
+  /** Settles and fails payouts on-chain (CUSTODY_PRIVATE_KEY). */
   attestor?: Attestor;
   custody?: Custody;
 }
@@ -61,8 +61,8 @@ export function connectDeployment(
   const governanceChain =
     chain && config.DEPLOYMENT_FILE ? GovernanceChain.load(config.DEPLOYMENT_FILE, chain) : undefined;
   const attestor =
-    chain && config.ATTESTOR_PRIVATE_KEY
-      ? new Attestor(chain, config.ATTESTOR_PRIVATE_KEY as `0x${string}`, (call, error) =>
+    chain && config.CUSTODY_PRIVATE_KEY
+      ? new Attestor(chain, config.CUSTODY_PRIVATE_KEY as `0x${string}`, (call, error) =>
           logger.warn({ err: error, call }, "attestor call failed at the chain node"),
         )
       : undefined;

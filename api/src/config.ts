@@ -32,7 +32,7 @@ export const configSchema = z.object({
   /** deployments/<network>.json of the contracts this API relays to (proofs and mints need it). */
   DEPLOYMENT_FILE: z.string().optional(),
   /** Private key (0x…) of the attestor, for the local (sandbox) custody. */
-  ATTESTOR_PRIVATE_KEY: z
+  CUSTODY_PRIVATE_KEY: z
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key")
     .optional(),

@@ -29,6 +29,23 @@ interface ICollateralRegistry {
     /// stay within it (`queuedCount`) and within its last MAX_PENDING leaves.
     error InvalidPendingRange(uint256 from, uint256 count, uint256 insertedCount, uint256 queuedCount);
 
+    /// @notice An attestor set holds 1 to MAX_ATTESTORS members and a threshold of at least 2 and at most
+    /// its size: no single key may record a deposit.
+    error InvalidAttestorSet(uint256 size, uint256 threshold);
+    /// @notice An attestor set's member must be a non-zero address, listed once.
+    error InvalidAttestor(address attestor);
+    /// @notice A deposit batch carries `count` signatures; the attestor set asks for `threshold`.
+    error AttestorQuorumNotMet(uint256 count, uint256 threshold);
+    /// @notice Signature `index` is not a well-formed ECDSA signature (65 bytes, low s).
+    error InvalidAttestorSignature(uint256 index);
+    /// @notice Signature `index` recovers to `signer`, not above the signer before it (`previous`):
+    /// signatures come ordered by signer address, each signer once.
+    error AttestorsOutOfOrder(uint256 index, address signer, address previous);
+    /// @notice `signer` is not in the current attestor set: a removed attestor, or a signature over
+    /// another batch, chain or registry (which recovers to an unrelated address).
+    error NotAttestor(address signer);
+    /// @notice Governance set the attestors: `threshold` of `attestors` must sign each deposit batch.
+    event AttestorsSet(address[] attestors, uint256 threshold, uint256 indexed setId);
     /// @notice ZEC left custody for a completed redemption.
     event CollateralPaidOut(uint256 amountZat, uint256 totalCollateralZat);
     /// @notice The attestor recorded `leaves.length` deposits as leaves
@@ -62,11 +79,32 @@ interface ICollateralRegistry {
     /// @notice Records shielded ZEC deposits seen by custody, one or many, as one
     /// tree update: the only way a deposit enters the tree. Each leaf is
     /// `Poseidon(amountZat, noteCommitment)` of its deposit; only their total is
-    /// published, never one deposit's amount as such, so the attestor vouches
-    /// that the leaves' amounts add up to `totalZat` (as it vouches for every
-    /// deposit). Attestor role only.
+    /// published, never one deposit's amount as such, so the attestors vouch
+    /// that the leaves' amounts add up to `totalZat` (as they vouch for every
+    /// deposit). Anyone may submit a batch; what records it is `signatures`: EIP-712
+    /// signatures of at least `attestorThreshold()` members of the attestor set over
+    /// `DepositBatch(uint256 batch,bytes32 leavesHash,uint256 totalZat)`, where `batch` is
+    /// `depositBatchCount()` (this batch's turn) and `leavesHash` is `keccak256(abi.encodePacked(leaves))`,
+    /// ordered by signer address.
     /// @return firstIndex The leaf index of the batch's first deposit.
-    function recordDeposits(uint256[] calldata leaves, uint256 totalZat) external returns (uint256 firstIndex);
+    function recordDeposits(
+        uint256[] calldata leaves,
+        uint256 totalZat,
+        bytes[] calldata signatures
+    ) external returns (uint256 firstIndex);
+    /// @notice Replaces the attestor set and its threshold (at least 2). Governance only (the timelock).
+    /// Signatures of members who stay count for batches not yet recorded; a removed member's do not.
+    function setAttestors(address[] calldata attestors, uint256 threshold) external;
+    /// @notice The current attestor set.
+    function attestors() external view returns (address[] memory);
+    /// @notice How many of the attestor set must sign a deposit batch.
+    function attestorThreshold() external view returns (uint256);
+    /// @notice The current attestor set's id: 1 at deployment, one more at each `setAttestors`.
+    function attestorSetId() external view returns (uint256);
+    /// @notice Whether `account` is in the current attestor set.
+    function isAttestor(address account) external view returns (bool);
+    /// @notice Deposit batches recorded so far: the `batch` the next batch's signatures must name.
+    function depositBatchCount() external view returns (uint256);
 
     /// @notice Lowers the collateral total after custody paid a redemption. Payout role only (the redemptions contract).
     function recordPayout(uint256 amountZat) external;

@@ -21,11 +21,14 @@ export function hardhatPrivateKey(index: number): Hex {
 /** Who plays which part on a local chain (Hardhat accounts by index). */
 export const LOCAL_ROLES = {
   deployer: 0,
-  attestor: 1,
+  custody: 1,
   oracleUpdater: 2,
   pauser: 3,
   relayer: 4,
 } as const;
+
+/** The local attestor set (Hardhat accounts by index): 2 of 3 sign each deposit batch. They sign, never send. */
+export const LOCAL_ATTESTORS = { accounts: [16, 17, 18], threshold: 2 } as const;
 
 /**
  * Where the local stacks' liquidation keeper has seized ZEC paid: a payable

@@ -18,15 +18,18 @@ describe("gas headroom for tree insertions", () => {
       address: s.deployment.contracts.CollateralRegistry!.address as `0x${string}`,
       abi: collateralRegistryAbi,
       functionName: "recordDeposits",
-      account: accounts.attestor.address,
+      account: accounts.custody.address,
     } as const;
     const late = depositLeaf(ZEC, noteCommitment(createNote()));
     // Leaf 65: no carry, the cheapest insertion.
-    const estimate = await s.publicClient.estimateContractGas({ ...call, args: [[late], ZEC] });
+    const estimate = await s.publicClient.estimateContractGas({
+      ...call,
+      args: [[late], ZEC, await s.attest([late], ZEC)],
+    });
     // Leaves 65…127 land first: leaf 128 carries through 7 levels.
     for (let i = 0; i < 63; i++) await s.deposit(createNote(), ZEC);
     const send = async (gas: bigint) => {
-      const hash = await s.as(accounts.attestor).registry.write.recordDeposits([[late], ZEC], { gas });
+      const hash = await s.sendDeposits([late], ZEC, { gas });
       return (await s.receipt(hash)).status;
     };
     // What the sender did (estimate × 1.2): out of gas (Hardhat refuses it, or it is mined reverted).
@@ -42,17 +45,17 @@ describe("gas headroom for tree insertions", () => {
     const word = (n: bigint): Hex => numberToHex(n, { size: 32 });
     await s.grantRegistryRole(await s.read.registry.read.NOTE_ROLE(), accounts.carol.address);
     const carol = s.as(accounts.carol).registry;
-    // The tree's size and depth are storage slots 1 and 2 (registry.test checks the layout): a full
+    // The tree's size and depth are storage slots 3 and 4 (registry.test checks the layout): a full
     // 20-level tree but for the stretch, starting at an odd index so that its first node pairs with
     // an old one at every level, and every side node still empty (a fresh slot's write, the dearest).
     const CAPACITY = 2n ** 20n;
     for (const count of [64, 256]) {
       await s.testClient.setStorageAt({
         address: registry,
-        index: word(1n),
+        index: word(3n),
         value: word(CAPACITY - 1n - BigInt(count)),
       });
-      await s.testClient.setStorageAt({ address: registry, index: word(2n), value: word(20n) });
+      await s.testClient.setStorageAt({ address: registry, index: word(4n), value: word(20n) });
       const leaves = Array.from({ length: count }, () => noteCommitment(createNote()));
       await s.receipt(await carol.write.queueLeaves([leaves], { gas: 15_000_000n }));
       const from = await s.read.registry.read.insertedCount();

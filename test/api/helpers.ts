@@ -206,7 +206,7 @@ export async function startRelayApi(
     {
       DEPLOYMENT_FILE: join(dir, "deployment.json"),
       RPC_URL: s.rpcUrl,
-      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
+      CUSTODY_PRIVATE_KEY: hardhatPrivateKey(1),
       RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
       // A request that changes state wakes the worker at once; these polls find what a test did on the chain or
       // in the database itself, which wakes no worker (relay-idle tests that). Each pass reads the database and

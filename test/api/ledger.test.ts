@@ -203,12 +203,12 @@ describe("ledger read endpoints", () => {
     // Two deposits recorded in a batch publish their total only (12.00002468 ZEC): as far as the chain
     // shows, either could hold all of it but a zatoshi, and both 6 ZEC at once.
     const batch = [createNote(), createNote()].map((n) => depositLeaf(600_001_234n, noteCommitment(n)));
-    await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([batch, 1_200_002_468n]));
+    await s.receipt(await s.sendDeposits(batch, 1_200_002_468n));
     // Dust beside a large deposit, in one batch as the attestor records one window's deposits (an
     // attacker's 10 ZEC and 15 deposits of a zatoshi): each leaf's bound is 10 ZEC, yet at most
     // floor(total / floor) of the 16 can hold a floor at once, 10 at 1 ZEC, 5 at 2 ZEC.
     const dust = [10n * ZEC, ...Array<bigint>(15).fill(1n)].map((a) => depositLeaf(a, noteCommitment(createNote())));
-    await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([dust, 10n * ZEC + 15n]));
+    await s.receipt(await s.sendDeposits(dust, 10n * ZEC + 15n));
     await waitForBlock(indexer.url, await s.publicClient.getBlockNumber(), { nudge: () => s.mineBlocks(1) });
     // A page of leaves that ends inside the batch has no root to check against (the registry
     // never had one there); a page that ends with the batch has the registry's.

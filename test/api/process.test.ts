@@ -134,7 +134,7 @@ describe("API process", () => {
         // says so; the next is ten minutes away.
         RPC_URL: `http://127.0.0.1:${await freePort()}`,
         RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
-        ATTESTOR_PRIVATE_KEY: `0x${"22".repeat(32)}`,
+        CUSTODY_PRIVATE_KEY: `0x${"22".repeat(32)}`,
         RELAY_POLL_MS: "600000",
         PAYOUT_POLL_MS: "600000",
         LOG_LEVEL: "info",

@@ -54,7 +54,7 @@ describe("relay worker across crashes", () => {
       DATABASE_URL: database.url,
       DEPLOYMENT_FILE: join(dir, "deployment.json"),
       RPC_URL: s.rpcUrl,
-      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
+      CUSTODY_PRIVATE_KEY: hardhatPrivateKey(1),
       RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
       RATE_LIMIT_SANDBOX: "100000",
       RELAY_POLL_MS: "10",

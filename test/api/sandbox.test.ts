@@ -247,7 +247,7 @@ describe("sandbox deposits and local custody", () => {
       ENVIRONMENT: "production",
       DEPLOYMENT_FILE: api.config.DEPLOYMENT_FILE!,
       RPC_URL: s.rpcUrl,
-      ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(1),
+      CUSTODY_PRIVATE_KEY: hardhatPrivateKey(1),
       // Required in production with a deployment: custody must be able to open the addresses it pays.
       CUSTODY_SEAL_KEYS: `${DEV_SEAL_KEY.keyId}:${DEV_SEAL_KEY.secretKey}`,
     });

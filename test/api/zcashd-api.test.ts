@@ -116,11 +116,9 @@ describe("API with zcashd custody", () => {
       commitment: noteCommitment(createNote()),
     }));
     const leaves = deposits.map((d) => depositLeaf(d.amountZat, d.commitment));
-    // The attestor recorded the first two, and the process died before its ledger transaction.
+    // The attestors' quorum recorded the first two, and the process died before its ledger transaction.
     const crashed = await s.receipt(
-      await s
-        .as(accounts.attestor)
-        .registry.write.recordDeposits([leaves.slice(0, 2), deposits[0]!.amountZat + deposits[1]!.amountZat]),
+      await s.sendDeposits(leaves.slice(0, 2), deposits[0]!.amountZat + deposits[1]!.amountZat),
     );
     const before = await s.read.registry.read.totalCollateralZat();
     for (const [i, d] of deposits.entries())

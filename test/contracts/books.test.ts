@@ -22,7 +22,7 @@ import {
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 import { checkBooks } from "../helpers/books.ts";
 
-const { alice, relayer, attestor, oracleUpdater, carol } = accounts;
+const { alice, relayer, custody, oracleUpdater, carol } = accounts;
 const UNPAYABLE = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
 const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
 const STATUS = { Open: 1, Liquidated: 2, Closed: 3 };
@@ -94,7 +94,7 @@ describe("the books hold under the audit's sequences", () => {
     await books();
 
     // Custody cannot pay: before, the refund gave B's collateral to A (B fell to 2.094 ZEC, 78.7%).
-    await s.receipt(await s.as(attestor).redemptions.write.failPayout([redeemed.id, "unpayable_address"]));
+    await s.receipt(await s.as(custody).redemptions.write.failPayout([redeemed.id, "unpayable_address"]));
     expect(await position(a.id)).toEqual(aAfter);
     expect(await position(b.id)).toEqual(bAfter);
     // Nothing comes back as ZSD, so the round cannot be repeated for the cost of gas.
@@ -106,7 +106,7 @@ describe("the books hold under the audit's sequences", () => {
       await s.as(alice).redemptions.write.redirect([redeemed.id, s.sealed(OTHER, alice.address), 0n]),
     );
     const [again] = parseEventLogs({ abi: redemptionsAbi, logs: redirected.logs, eventName: "PayoutRequested" });
-    await s.receipt(await s.as(attestor).redemptions.write.completePayout([again!.args.id!, `0x${"01".repeat(32)}`]));
+    await s.receipt(await s.as(custody).redemptions.write.completePayout([again!.args.id!, `0x${"01".repeat(32)}`]));
     expect(await s.read.registry.read.totalCollateralZat()).toBe(24n * ZEC - 394_119_500n);
     await books();
   });
@@ -146,7 +146,7 @@ describe("the books hold under the audit's sequences", () => {
     const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: closed.logs, eventName: "PayoutRequested" });
     expect(payout!.args.zatDue).toBe(left.collateralZat);
     for (const id of [redeemed.id, payout!.args.id!]) {
-      await s.receipt(await s.as(attestor).redemptions.write.completePayout([id, `0x${"02".repeat(32)}`]));
+      await s.receipt(await s.as(custody).redemptions.write.completePayout([id, `0x${"02".repeat(32)}`]));
     }
     await books();
     // The depositor's whole note leaves.
@@ -178,7 +178,7 @@ describe("the books hold under the audit's sequences", () => {
     expect(await s.read.positions.read.totalDebt()).toBe(0n);
     // Before, this reverted NothingToRestore, then succeeded once a new position opened, loading
     // the old debt onto it (3 ZEC / 50 ZSD became 6.52 ZEC / 227 ZSD, 143.7%).
-    await s.receipt(await s.as(attestor).redemptions.write.failPayout([redeemed.id, "unpayable_address"]));
+    await s.receipt(await s.as(custody).redemptions.write.failPayout([redeemed.id, "unpayable_address"]));
     const d = await open(3n * ZEC, 50n * ZSD);
     expect(await position(d.id)).toMatchObject({ collateralZat: 3n * ZEC, debt: 50n * ZSD });
     await s.receipt(await s.as(alice).redemptions.write.redirect([redeemed.id, "0x", 4242n]));

@@ -10,7 +10,9 @@ import { accounts } from "../helpers/fixtures.ts";
 import { workerRpcUrl } from "../helpers/node-url.ts";
 
 const roles = {
-  attestor: accounts.attestor.address,
+  custody: accounts.custody.address,
+  attestors: accounts.attestors.map((a) => a.address),
+  attestorThreshold: 2,
   oracleUpdater: accounts.oracleUpdater.address,
   pauser: accounts.pauser.address,
   governanceHolder: accounts.deployer.address,

@@ -5,7 +5,7 @@ import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
 import { type System, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 import { linkBytecode, readArtifact } from "../../scripts/lib/artifacts.ts";
 
-const { deployer, attestor, carol, alice, oracleUpdater, pauser } = accounts;
+const { deployer, custody, carol, alice, oracleUpdater, pauser } = accounts;
 const ProposalState = { Pending: 0, Active: 1, Defeated: 3, Succeeded: 4, Queued: 5, Executed: 7 };
 const role = (name: string) => keccak256(toHex(name));
 
@@ -19,14 +19,15 @@ describe("governance", () => {
   it("leaves no externally owned account with an admin or parameter role", async () => {
     const r = s.read;
     const timelock = r.timelock.address;
-    const eoas: Address[] = [deployer.address, attestor.address, oracleUpdater.address, pauser.address];
+    const eoas: Address[] = [deployer.address, custody.address, oracleUpdater.address, pauser.address];
     for (const contract of [r.token, r.registry, r.positions, r.minter, r.redemptions, r.oracle, r.timelock]) {
       expect(await contract.read.hasRole([zeroHash, timelock])).toBe(true);
       for (const eoa of eoas) expect(await contract.read.hasRole([zeroHash, eoa])).toBe(false);
     }
     // Operational roles sit with their service keys.
-    expect(await r.registry.read.hasRole([role("ATTESTOR_ROLE"), attestor.address])).toBe(true);
-    expect(await r.redemptions.read.hasRole([role("ATTESTOR_ROLE"), attestor.address])).toBe(true);
+    expect(await r.registry.read.attestors()).toEqual(accounts.attestors.map((a) => a.address));
+    expect(await r.registry.read.attestorThreshold()).toBe(2n);
+    expect(await r.redemptions.read.hasRole([role("CUSTODY_ROLE"), custody.address])).toBe(true);
     expect(await r.oracle.read.hasRole([role("ORACLE_UPDATER_ROLE"), oracleUpdater.address])).toBe(true);
     expect(await r.minter.read.hasRole([role("PAUSER_ROLE"), pauser.address])).toBe(true);
     // Only the governor proposes to the timelock.
@@ -158,7 +159,7 @@ describe("governance", () => {
     const redemptionsFor = (minter: Address, positions: Address) =>
       create("Redemptions", [
         carol.address,
-        attestor.address,
+        custody.address,
         pauser.address,
         contracts.StableToken!.address,
         contracts.CollateralRegistry!.address,
@@ -211,27 +212,20 @@ describe("governance", () => {
     for (const again of [minter, strayed]) await expectRevert(setMinter(again), "MinterAlreadySet", [minter]);
   });
 
-  it("propose → vote → queue → execute changes the collateral ratio and rotates the attestor", async () => {
+  it("propose → vote → queue → execute changes the collateral ratio and rotates the attestors", async () => {
     const g = s.as(deployer).governor;
     await s.receipt(await s.as(deployer).governanceToken.write.delegate([deployer.address]));
     await s.mineBlocks(1);
 
-    const targets = [s.read.positions.address, s.read.registry.address, s.read.registry.address];
-    const values = [0n, 0n, 0n];
+    const [first, second] = accounts.attestors as unknown as [{ address: Address }, { address: Address }];
+    const rotated = [first.address, second.address, carol.address];
+    const targets = [s.read.positions.address, s.read.registry.address];
+    const values = [0n, 0n];
     const calldatas: Hex[] = [
       encodeFunctionData({ abi: positionManagerAbi, functionName: "setMinCollateralRatio", args: [20_000n] }),
-      encodeFunctionData({
-        abi: collateralRegistryAbi,
-        functionName: "grantRole",
-        args: [role("ATTESTOR_ROLE"), carol.address],
-      }),
-      encodeFunctionData({
-        abi: collateralRegistryAbi,
-        functionName: "revokeRole",
-        args: [role("ATTESTOR_ROLE"), attestor.address],
-      }),
+      encodeFunctionData({ abi: collateralRegistryAbi, functionName: "setAttestors", args: [rotated, 3n] }),
     ];
-    const description = "Raise the minimum collateral ratio to 200% and rotate the attestor key";
+    const description = "Raise the minimum collateral ratio to 200% and rotate an attestor key, 3 of 3";
     const descriptionHash = keccak256(toHex(description));
     await s.receipt(await g.write.propose([targets, values, calldatas, description]));
     const proposalId = await g.read.hashProposal([targets, values, calldatas, descriptionHash]);
@@ -257,8 +251,9 @@ describe("governance", () => {
 
     expect(await g.read.state([proposalId])).toBe(ProposalState.Executed);
     expect(await s.read.positions.read.minCollateralRatioBps()).toBe(20_000n);
-    expect(await s.read.registry.read.hasRole([role("ATTESTOR_ROLE"), carol.address])).toBe(true);
-    expect(await s.read.registry.read.hasRole([role("ATTESTOR_ROLE"), attestor.address])).toBe(false);
+    expect(await s.read.registry.read.attestors()).toEqual(rotated);
+    expect(await s.read.registry.read.attestorThreshold()).toBe(3n);
+    expect(await s.read.registry.read.isAttestor([accounts.attestors[2]!.address])).toBe(false);
   });
 
   it("keys ballot nonces by proposal: two signed ballots of one voter count in either order", async () => {
@@ -315,13 +310,13 @@ describe("governance", () => {
   });
 
   it("refuses the same changes from any other account, the deployer included", async () => {
-    for (const account of [deployer, attestor, pauser, alice]) {
+    for (const account of [deployer, custody, pauser, alice]) {
       await expectRevert(
         s.as(account).positions.write.setMinCollateralRatio([20_000n]),
         "AccessControlUnauthorizedAccount",
       );
       await expectRevert(
-        s.as(account).registry.write.grantRole([role("ATTESTOR_ROLE"), account.address]),
+        s.as(account).registry.write.setAttestors([[account.address, carol.address], 2n]),
         "AccessControlUnauthorizedAccount",
       );
     }

@@ -4,7 +4,7 @@ import { positionManagerAbi, stableMinterAbi, stableTokenAbi } from "@zsd/sdk/ab
 import { createNote, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
-const { alice, bob, relayer, attestor, oracleUpdater, pauser, carol } = accounts;
+const { alice, bob, relayer, custody, oracleUpdater, pauser, carol } = accounts;
 
 describe("StableMinter", () => {
   let s: System;
@@ -190,9 +190,9 @@ describe("StableMinter", () => {
       await expectRevert(minter.write.mint([proof, { ...request, recipient: zeroAddress }]), "InvalidRecipient");
     });
 
-    it("attestor, oracle and pause functions called without the role", async () => {
-      await expectRevert(s.as(alice).registry.write.recordDeposits([[1n], ZEC]), "AccessControlUnauthorizedAccount");
-      await expectRevert(s.as(attestor).oracle.write.setPrice([1n]), "AccessControlUnauthorizedAccount");
+    it("deposits without the attestors' quorum, oracle and pause functions called without the role", async () => {
+      await expectRevert(s.as(alice).registry.write.recordDeposits([[1n], ZEC, []]), "AttestorQuorumNotMet", [0n, 2n]);
+      await expectRevert(s.as(custody).oracle.write.setPrice([1n]), "AccessControlUnauthorizedAccount");
       await expectRevert(s.as(alice).minter.write.pause(), "AccessControlUnauthorizedAccount");
       await expectRevert(s.as(alice).redemptions.write.pause(), "AccessControlUnauthorizedAccount");
       await s.receipt(await s.as(pauser).minter.write.pause());

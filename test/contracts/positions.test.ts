@@ -25,7 +25,7 @@ import {
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 import { checkBooks } from "../helpers/books.ts";
 
-const { alice, bob, relayer, attestor, oracleUpdater, carol } = accounts;
+const { alice, bob, relayer, custody, oracleUpdater, carol } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
 const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
 const STATUS = { None: 0, Open: 1, Liquidated: 2, Closed: 3 };
@@ -217,7 +217,7 @@ describe("positions", () => {
     expect(await s.read.registry.read.unmintedZat()).toBe(ZEC / 2n);
     await invariants();
     // Custody cannot pay it: the ZEC is held for the note's owner, who sends it elsewhere.
-    await s.receipt(await s.as(attestor).redemptions.write.failPayout([payout!.args.id!, "unpayable_address"]));
+    await s.receipt(await s.as(custody).redemptions.write.failPayout([payout!.args.id!, "unpayable_address"]));
     await invariants();
     await expectRevert(s.as(bob).redemptions.write.redirect([payout!.args.id!, other, 0n]), "NotPayoutOwner");
     const redirected = await s.receipt(
@@ -233,7 +233,7 @@ describe("positions", () => {
     const [again] = parseEventLogs({ abi: redemptionsAbi, logs: redirected.logs, eventName: "PayoutRequested" });
     expect(again!.args).toMatchObject({ owner, amount: 0n, zatDue: 15n * (ZEC / 10n), sealedAddress: other });
     await invariants();
-    await s.receipt(await s.as(attestor).redemptions.write.completePayout([again!.args.id!, `0x${"ab".repeat(32)}`]));
+    await s.receipt(await s.as(custody).redemptions.write.completePayout([again!.args.id!, `0x${"ab".repeat(32)}`]));
     expect(await s.read.registry.read.totalCollateralZat()).toBe(ZEC / 2n);
     await invariants();
     // The change note is the rest of the deposit, and can leave the same way once inserted.
@@ -321,7 +321,7 @@ describe("positions", () => {
     expect(await position(id)).toMatchObject({ status: STATUS.Closed, collateralZat: 0n, debt: 0n });
     expect(await s.read.token.read.totalSupply()).toBe(0n);
     await invariants();
-    await s.receipt(await s.as(attestor).redemptions.write.completePayout([payout!.args.id!, `0x${"cd".repeat(32)}`]));
+    await s.receipt(await s.as(custody).redemptions.write.completePayout([payout!.args.id!, `0x${"cd".repeat(32)}`]));
     // Both payouts left custody: nothing is held for anyone.
     expect(await s.read.registry.read.totalCollateralZat()).toBe(ZEC);
     await invariants();
@@ -644,7 +644,7 @@ describe("positions", () => {
     await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, s.sealed(SAPLING, alice.address)]));
     await invariants();
     const after = await position(id);
-    await s.receipt(await s.as(attestor).redemptions.write.failPayout([1n, "address refused"]));
+    await s.receipt(await s.as(custody).redemptions.write.failPayout([1n, "address refused"]));
     expect(await position(id)).toEqual(after);
     expect(after.debt).toBe(50n * ZSD);
     await invariants();

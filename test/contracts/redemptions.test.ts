@@ -15,7 +15,7 @@ import {
   snapshots,
 } from "../helpers/fixtures.ts";
 
-const { alice, bob, relayer, attestor, oracleUpdater, pauser } = accounts;
+const { alice, bob, relayer, custody, oracleUpdater, pauser } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
 const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
 const STATUS = { None: 0, Requested: 1, Completed: 2, Failed: 3, Redirected: 4 };
@@ -127,7 +127,7 @@ describe("Redemptions", () => {
 
   it("redirectWithSig refuses an expired signature and another signer's with the signed calls' errors", async () => {
     await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, sapling]));
-    await s.receipt(await s.as(attestor).redemptions.write.failPayout([1n, "unpayable_address"]));
+    await s.receipt(await s.as(custody).redemptions.write.failPayout([1n, "unpayable_address"]));
     const sign = async (signer: typeof alice, until: bigint) =>
       signer.signTypedData(
         redirectTypedData(
@@ -157,21 +157,21 @@ describe("Redemptions", () => {
   it("completion lowers total collateral by the ZEC paid", async () => {
     await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, sapling]));
     const txid = `0x${"ab".repeat(32)}` as const;
-    const receipt = await s.receipt(await s.as(attestor).redemptions.write.completePayout([1n, txid]));
+    const receipt = await s.receipt(await s.as(custody).redemptions.write.completePayout([1n, txid]));
     const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutCompleted" });
     expect(event!.args).toEqual({ id: 1n, zcashTxId: txid, zatPaid: 199_000_000n });
     expect(await s.read.registry.read.totalCollateralZat()).toBe(5n * ZEC - 199_000_000n);
     expect(await s.read.registry.read.totalPaidOutZat()).toBe(199_000_000n);
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
     expect((await s.read.redemptions.read.getPayout([1n])).status).toBe(STATUS.Completed);
-    await expectRevert(s.as(attestor).redemptions.write.completePayout([1n, txid]), "PayoutNotPending");
-    await expectRevert(s.as(attestor).redemptions.write.failPayout([1n, "late"]), "PayoutNotPending");
+    await expectRevert(s.as(custody).redemptions.write.completePayout([1n, txid]), "PayoutNotPending");
+    await expectRevert(s.as(custody).redemptions.write.failPayout([1n, "late"]), "PayoutNotPending");
   });
 
   it("failure holds the ZEC for the owner, who redirects it to another address or into a note", async () => {
     await s.receipt(await s.as(alice).redemptions.write.redeem([100n * ZSD, sapling]));
     const position = await s.read.positions.read.getPosition([1n]);
-    const receipt = await s.receipt(await s.as(attestor).redemptions.write.failPayout([1n, "address rejected"]));
+    const receipt = await s.receipt(await s.as(custody).redemptions.write.failPayout([1n, "address rejected"]));
     const [event] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutFailed" });
     // 100 ZSD at $50 is 2 ZEC, less the 0.5% fee.
     expect(event!.args).toEqual({ id: 1n, owner: alice.address, zatHeld: 199_000_000n, reason: "address rejected" });
@@ -183,7 +183,7 @@ describe("Redemptions", () => {
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(199_000_000n);
     expect((await s.read.redemptions.read.getPayout([1n])).status).toBe(STATUS.Failed);
     await expectRevert(
-      s.as(attestor).redemptions.write.completePayout([1n, `0x${"00".repeat(32)}`]),
+      s.as(custody).redemptions.write.completePayout([1n, `0x${"00".repeat(32)}`]),
       "PayoutNotPending",
     );
     // Only the owner redirects, to exactly one place.
@@ -201,7 +201,7 @@ describe("Redemptions", () => {
     await expectRevert(r.redirect([1n, other, 0n]), "PayoutNotFailed", [1n, STATUS.Redirected]);
     // To another address: a new payout that custody pays like any other.
     await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, sapling]));
-    await s.receipt(await s.as(attestor).redemptions.write.failPayout([2n, "unpayable_address"]));
+    await s.receipt(await s.as(custody).redemptions.write.failPayout([2n, "unpayable_address"]));
     const again = await s.receipt(await r.redirect([2n, other, 0n]));
     const [request] = parseEventLogs({ abi: redemptionsAbi, logs: again.logs, eventName: "PayoutRequested" });
     expect(request!.args).toMatchObject({
@@ -212,12 +212,12 @@ describe("Redemptions", () => {
       sealedAddress: other,
       sealedAddressHash: keccak256(other),
     });
-    await s.receipt(await s.as(attestor).redemptions.write.completePayout([3n, `0x${"02".repeat(32)}`]));
+    await s.receipt(await s.as(custody).redemptions.write.completePayout([3n, `0x${"02".repeat(32)}`]));
     expect(await s.read.redemptions.read.pendingZatDue()).toBe(0n);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(5n * ZEC - 19_900_000n);
   });
 
-  it("only the attestor completes or fails a redemption", async () => {
+  it("only custody completes or fails a redemption", async () => {
     await s.receipt(await s.as(alice).redemptions.write.redeem([10n * ZSD, sapling]));
     await expectRevert(
       s.as(alice).redemptions.write.completePayout([1n, `0x${"01".repeat(32)}`]),

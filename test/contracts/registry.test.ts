@@ -27,6 +27,9 @@ describe("CollateralRegistry", () => {
   beforeAll(async () => {
     s = await deploySystem();
   });
+  /** A batch signed by the attestors' quorum (valid signatures, so the registry's other checks speak), sent by custody. */
+  const record = async (leaves: bigint[], totalZat: bigint) =>
+    s.as(accounts.custody).registry.write.recordDeposits([leaves, totalZat, await s.attest(leaves, totalZat)]);
   beforeEach(snapshots(() => s));
 
   it("keeps the same root as the off-chain tree, and emits what the indexer needs", async () => {
@@ -71,7 +74,7 @@ describe("CollateralRegistry", () => {
     expect(await s.read.registry.read.isValidRoot([123n, 10n ** 9n])).toBe(false);
   });
 
-  it("records deposits sent at once with the attestor's one key (the test kit sends again on a stale nonce)", async () => {
+  it("records deposits sent at once from custody's one key (the test kit sends them in turn, again on a stale nonce)", async () => {
     // In API tests a started relay pays payouts with this key while the test records deposits: a nonce read a
     // moment before another sender's transaction is refused as used. Four at once read the same pending count.
     const notes = [1n, 2n, 3n, 4n].map(() => createNote());
@@ -108,8 +111,7 @@ describe("CollateralRegistry", () => {
     // duplicate), by a deposit too, and once in the tree.
     await expectRevert(registry.write.queueNote([commitment, ZEC]), "DepositAlreadyRecorded", [leaf]);
     await expectRevert(registry.write.queueLeaf([leaf]), "DepositAlreadyRecorded", [leaf]);
-    const attestor = s.as(accounts.attestor).registry;
-    await expectRevert(attestor.write.recordDeposits([[leaf], ZEC]), "DepositAlreadyRecorded", [leaf]);
+    await expectRevert(record([leaf], ZEC), "DepositAlreadyRecorded", [leaf]);
     await s.insertPending();
     expect(await s.read.registry.read.root()).toBe(new DepositTree([leaf]).root);
     expect(await s.read.registry.read.unmintedZat()).toBe(ZEC);
@@ -117,7 +119,6 @@ describe("CollateralRegistry", () => {
   });
 
   it("records deposits in batches with the roots of one-by-one insertion and one root in the history", async () => {
-    const attestor = s.as(accounts.attestor).registry;
     const tree = new DepositTree();
     let total = 0n;
     // Batches of every shape against every alignment: into an empty tree, filling a level
@@ -137,7 +138,7 @@ describe("CollateralRegistry", () => {
         intermediate.push(tree.root);
       }
       total += batch.total;
-      const receipt = await s.receipt(await attestor.write.recordDeposits([batch.leaves, batch.total]));
+      const receipt = await s.receipt(await record(batch.leaves, batch.total));
       const events = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs });
       expect(events.map((e) => e.eventName)).toEqual(["DepositsRecorded"]);
       expect(events[0]!.args).toEqual({
@@ -166,35 +167,31 @@ describe("CollateralRegistry", () => {
   });
 
   it("refuses a batch that is empty, repeats a leaf, holds a leaf outside the field or a total no deposits can have", async () => {
-    const attestor = s.as(accounts.attestor).registry;
     const note = createNote();
     const { leaf: recorded } = await s.deposit(note, 3n * ZEC);
     const root = await s.read.registry.read.root();
     const [a, b] = depositBatch(2).leaves as [bigint, bigint];
-    await expectRevert(attestor.write.recordDeposits([[], 0n]), "EmptyLeafBatch", [0n]);
-    await expectRevert(attestor.write.recordDeposits([[], 1n]), "EmptyLeafBatch", [0n]);
+    await expectRevert(record([], 0n), "EmptyLeafBatch", [0n]);
+    await expectRevert(record([], 1n), "EmptyLeafBatch", [0n]);
     // A repeated leaf would be a second claim on the same ZEC, in the tree or in the batch.
-    await expectRevert(attestor.write.recordDeposits([[a, recorded], 2n * ZEC]), "DepositAlreadyRecorded", [recorded]);
-    await expectRevert(attestor.write.recordDeposits([[a, b, a], 3n * ZEC]), "DepositAlreadyRecorded", [a]);
-    await expectRevert(attestor.write.recordDeposits([[a, 0n], 2n * ZEC]), "InvalidLeaf", [0n]);
-    await expectRevert(attestor.write.recordDeposits([[SNARK_SCALAR_FIELD, a], 2n * ZEC]), "InvalidLeaf", [
-      SNARK_SCALAR_FIELD,
-    ]);
+    await expectRevert(record([a, recorded], 2n * ZEC), "DepositAlreadyRecorded", [recorded]);
+    await expectRevert(record([a, b, a], 3n * ZEC), "DepositAlreadyRecorded", [a]);
+    await expectRevert(record([a, 0n], 2n * ZEC), "InvalidLeaf", [0n]);
+    await expectRevert(record([SNARK_SCALAR_FIELD, a], 2n * ZEC), "InvalidLeaf", [SNARK_SCALAR_FIELD]);
     // Each deposit is 1 to 2^64 - 1 zatoshi.
-    await expectRevert(attestor.write.recordDeposits([[a, b], 1n]), "InvalidDepositTotal", [1n, 2n]);
-    await expectRevert(attestor.write.recordDeposits([[a, b], 2n * U64_MAX + 1n]), "InvalidDepositTotal", [
-      2n * U64_MAX + 1n,
-      2n,
-    ]);
+    await expectRevert(record([a, b], 1n), "InvalidDepositTotal", [1n, 2n]);
+    await expectRevert(record([a, b], 2n * U64_MAX + 1n), "InvalidDepositTotal", [2n * U64_MAX + 1n, 2n]);
+    // Unsigned, or signed by one attestor only: refused whoever sends it.
     await expectRevert(
-      s.as(accounts.carol).registry.write.recordDeposits([[a, b], 2n * ZEC]),
-      "AccessControlUnauthorizedAccount",
+      s.as(accounts.carol).registry.write.recordDeposits([[a, b], 2n * ZEC, []]),
+      "AttestorQuorumNotMet",
+      [0n, 2n],
     );
     // Nothing moved: the refused leaves can still be recorded.
     expect(await s.read.registry.read.root()).toBe(root);
     expect(await s.read.registry.read.size()).toBe(1n);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(3n * ZEC);
-    await s.receipt(await attestor.write.recordDeposits([[a, b], 2n * U64_MAX]));
+    await s.receipt(await record([a, b], 2n * U64_MAX));
     expect(await s.read.registry.read.size()).toBe(3n);
   });
 
@@ -258,8 +255,8 @@ describe("CollateralRegistry", () => {
     await expectRevert(carol.write.queueLeaf([0n]), "InvalidLeaf", [0n]);
     await expectRevert(carol.write.queueLeaf([SNARK_SCALAR_FIELD]), "InvalidLeaf", [SNARK_SCALAR_FIELD]);
     await expectRevert(carol.write.queueLeaves([[]]), "EmptyLeafBatch", [0n]);
-    await expectRevert(s.as(accounts.attestor).registry.write.queueLeaf([1n]), "AccessControlUnauthorizedAccount");
-    await expectRevert(s.as(accounts.attestor).registry.write.queueLeaves([[1n]]), "AccessControlUnauthorizedAccount");
+    await expectRevert(s.as(accounts.custody).registry.write.queueLeaf([1n]), "AccessControlUnauthorizedAccount");
+    await expectRevert(s.as(accounts.custody).registry.write.queueLeaves([[1n]]), "AccessControlUnauthorizedAccount");
     expect(await counters()).toEqual([5n, 0n, 5n]);
   });
 
@@ -353,7 +350,7 @@ describe("CollateralRegistry", () => {
     const [a, b, c] = depositBatch(3).leaves as [bigint, bigint, bigint];
     // b queued twice (it is checked against the tree only), and a recorded as a deposit while queued.
     await s.receipt(await carol.write.queueLeaves([[a, b, c, b]]));
-    await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([[a], ZEC]));
+    await s.receipt(await record([a], ZEC));
     tree.insert(a);
     const receipt = await s.receipt(await s.as(accounts.bob).registry.write.insertPendingLeaves([0n, [a, b, c, b]]));
     tree.insert(b);
@@ -371,7 +368,7 @@ describe("CollateralRegistry", () => {
     // Every leaf dropped: the queue moves on and the root stays.
     const [d, e] = depositBatch(2).leaves as [bigint, bigint];
     await s.receipt(await carol.write.queueLeaves([[d, e]]));
-    await s.receipt(await s.as(accounts.attestor).registry.write.recordDeposits([[d, e], 2n * ZEC]));
+    await s.receipt(await record([d, e], 2n * ZEC));
     const root = await s.read.registry.read.root();
     const all = await s.receipt(await s.as(accounts.bob).registry.write.insertPendingLeaves([4n, [d, e]]));
     const [, , last] = parseEventLogs({ abi: collateralRegistryAbi, logs: all.logs });
@@ -381,25 +378,24 @@ describe("CollateralRegistry", () => {
   });
 
   it("fills the tree to its capacity in a batch and refuses one leaf more", async () => {
-    // The tree's size and depth are storage slots 1 and 2 (after AccessControl's roles):
+    // The tree's size and depth are storage slots 3 and 4 (after AccessControl's roles and EIP712's two names):
     // checked against size() and depth() before they are set near capacity.
     await s.deposit(createNote(), ZEC);
     const registry = s.read.registry.address;
     const slot = async (n: bigint) =>
       BigInt((await s.publicClient.getStorageAt({ address: registry, slot: word(n) }))!);
-    expect([await slot(1n), await slot(2n)]).toEqual([1n, 0n]);
-    await s.testClient.setStorageAt({ address: registry, index: word(1n), value: word(CAPACITY - 3n) });
-    await s.testClient.setStorageAt({ address: registry, index: word(2n), value: word(20n) });
+    expect([await slot(3n), await slot(4n)]).toEqual([1n, 0n]);
+    await s.testClient.setStorageAt({ address: registry, index: word(3n), value: word(CAPACITY - 3n) });
+    await s.testClient.setStorageAt({ address: registry, index: word(4n), value: word(20n) });
     expect(await s.read.registry.read.size()).toBe(CAPACITY - 3n);
     expect(await s.read.registry.read.depth()).toBe(20n);
-    const attestor = s.as(accounts.attestor).registry;
     const four = depositBatch(4);
-    await expectRevert(attestor.write.recordDeposits([four.leaves, four.total]), "TreeFull", [CAPACITY]);
+    await expectRevert(record(four.leaves, four.total), "TreeFull", [CAPACITY]);
     const three = depositBatch(3);
-    await s.receipt(await attestor.write.recordDeposits([three.leaves, three.total]));
+    await s.receipt(await record(three.leaves, three.total));
     expect(await s.read.registry.read.size()).toBe(CAPACITY);
     expect(await s.read.registry.read.depth()).toBe(20n);
-    await expectRevert(attestor.write.recordDeposits([depositBatch(1).leaves, ZEC]), "TreeFull", [CAPACITY]);
+    await expectRevert(record(depositBatch(1).leaves, ZEC), "TreeFull", [CAPACITY]);
     await expectRevert(s.deposit(createNote(), ZEC), "TreeFull", [CAPACITY]);
   });
 
@@ -407,15 +403,14 @@ describe("CollateralRegistry", () => {
     const carol = await noteRoleForCarol();
     await s.deposit(createNote(), ZEC);
     const registry = s.read.registry.address;
-    await s.testClient.setStorageAt({ address: registry, index: word(1n), value: word(CAPACITY - 4n) });
-    await s.testClient.setStorageAt({ address: registry, index: word(2n), value: word(20n) });
+    await s.testClient.setStorageAt({ address: registry, index: word(3n), value: word(CAPACITY - 4n) });
+    await s.testClient.setStorageAt({ address: registry, index: word(4n), value: word(20n) });
     const [a, b] = depositBatch(2).leaves as [bigint, bigint];
     await s.receipt(await carol.write.queueLeaves([[a, b]]));
     // Four places left, two of them the queue's: a batch of three deposits, or two change leaves
     // and a deposit, would leave a queued leaf none (its spend done, its change stranded).
-    const attestor = s.as(accounts.attestor).registry;
     const three = depositBatch(3);
-    await expectRevert(attestor.write.recordDeposits([three.leaves, three.total]), "TreeFull", [CAPACITY]);
+    await expectRevert(record(three.leaves, three.total), "TreeFull", [CAPACITY]);
     await expectRevert(carol.write.queueLeaves([depositBatch(3).leaves]), "TreeFull", [CAPACITY]);
     await s.receipt(await carol.write.queueLeaf([depositBatch(1).leaves[0]!]));
     // One place left, not the queue's: a deposit takes it; then nothing but the queue goes in.

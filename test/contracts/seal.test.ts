@@ -10,7 +10,7 @@ import { DEV_SEAL_KEY, sealKeyFromSecret } from "@zsd/sdk/seal";
 import { redirectTypedData } from "@zsd/sdk";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
-const { alice, bob, relayer, attestor, deployer, oracleUpdater } = accounts;
+const { alice, bob, relayer, custody, deployer, oracleUpdater } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
 const SECOND_KEY = sealKeyFromSecret(2, bytesToHex(crypto.getRandomValues(new Uint8Array(32))));
 const UNKNOWN_KEY = sealKeyFromSecret(9, bytesToHex(crypto.getRandomValues(new Uint8Array(32))));
@@ -113,7 +113,7 @@ describe("sealed withdraw addresses", () => {
     }
     // A failed payout redirected to a malformed envelope.
     await s.receipt(await r.redeem([10n * ZSD, s.seal(SAPLING, alice.address)]));
-    await s.receipt(await s.as(attestor).redemptions.write.failPayout([1n, "unreadable_address"]));
+    await s.receipt(await s.as(custody).redemptions.write.failPayout([1n, "unreadable_address"]));
     for (const { sealed, error, args } of malformed(alice.address)) {
       await expectRevert(r.redirect([1n, sealed, 0n]), error, args);
     }
@@ -174,7 +174,7 @@ describe("sealed withdraw addresses", () => {
   });
 
   it("only the admin sets keys and the grace; a key id is used once, a zero key never; the grace is bounded", async () => {
-    for (const account of [deployer, attestor, alice]) {
+    for (const account of [deployer, custody, alice]) {
       await expectRevert(
         s.as(account).redemptions.write.setSealKey([2, SECOND_KEY.publicKey]),
         "AccessControlUnauthorizedAccount",
@@ -211,7 +211,7 @@ describe("sealed withdraw addresses", () => {
     await s.receipt(await permit(signed));
 
     // The same for a redirect of a failed payout.
-    await s.receipt(await s.as(attestor).redemptions.write.failPayout([1n, "unreadable_address"]));
+    await s.receipt(await s.as(custody).redemptions.write.failPayout([1n, "unreadable_address"]));
     const to = s.seal(SAPLING, alice.address);
     const message = {
       id: 1n,

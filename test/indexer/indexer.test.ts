@@ -40,7 +40,7 @@ import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtur
 import { createTestDatabase } from "@zsd/testkit";
 import { type ChainProxy, startChainProxy } from "./chain-proxy.ts";
 
-const { alice, bob, carol, relayer, attestor, oracleUpdater, deployer } = accounts;
+const { alice, bob, carol, relayer, custody, oracleUpdater, deployer } = accounts;
 const STATES = ["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"];
 const SAPLING = "ztestsapling1indexertest";
 const SAPLING_2 = "ztestsapling1indexerredirect";
@@ -298,7 +298,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     // two relayed mints whose change leaves (1 ZEC each) are queued and enter the tree together.
     const firstBatchIndex = Number(await s.read.registry.read.size());
     const batchLeaves = [2n * ZEC, 3n * ZEC, ZEC + 1n].map((a) => depositLeaf(a, noteCommitment(createNote())));
-    await s.receipt(await s.as(attestor).registry.write.recordDeposits([batchLeaves, 6n * ZEC + 1n]));
+    await s.receipt(await s.sendDeposits(batchLeaves, 6n * ZEC + 1n));
     const batchNotes = [createNote(), createNote()];
     for (const note of batchNotes) await s.deposit(note, 4n * ZEC);
     const batchMints: Awaited<ReturnType<System["prove"]>>[] = [];
@@ -332,8 +332,8 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
         .redemptions.write.redeemWithPermit([bob.address, 30n * ZSD, bobSealed, sig.deadline, sig.v, sig.r, sig.s]),
     );
     const txid = `0x${"cd".repeat(32)}` as Hex;
-    await s.receipt(await s.as(attestor).redemptions.write.completePayout([1n, txid]));
-    await s.receipt(await s.as(attestor).redemptions.write.failPayout([2n, "custody rejected the address"]));
+    await s.receipt(await s.as(custody).redemptions.write.completePayout([1n, txid]));
+    await s.receipt(await s.as(custody).redemptions.write.failPayout([2n, "custody rejected the address"]));
 
     await expectMatchesChain();
 
@@ -443,7 +443,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     // Carol's redemption fails too. Bob redirects his to another address (a new
     // payout, which custody pays), Carol hers into a note.
     await s.receipt(await s.as(carol).redemptions.write.redeem([10n * ZSD, s.seal(SAPLING, carol.address)]));
-    await s.receipt(await s.as(attestor).redemptions.write.failPayout([3n, "address unreachable"]));
+    await s.receipt(await s.as(custody).redemptions.write.failPayout([3n, "address unreachable"]));
     await expectMatchesChain();
     const carolZat = (await s.read.redemptions.read.getPayout([3n])).zatDue;
     totals = await get<Record<string, string>>(indexer, "/collateral");
@@ -517,7 +517,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     );
 
     // Custody pays the redirected payout: nothing is owed any more.
-    await s.receipt(await s.as(attestor).redemptions.write.completePayout([4n, `0x${"ef".repeat(32)}`]));
+    await s.receipt(await s.as(custody).redemptions.write.completePayout([4n, `0x${"ef".repeat(32)}`]));
     await expectMatchesChain();
     expect(await get(indexer, "/redemptions/4")).toMatchObject({ status: "paid", redirectedFromId: "2" });
     totals = await get<Record<string, string>>(indexer, "/collateral");
@@ -578,7 +578,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     ]);
 
     // b's leaf recorded as a deposit meanwhile: the insertion drops it (the tree holds it) and keeps c.
-    await s.receipt(await s.as(attestor).registry.write.recordDeposits([[b], ZEC]));
+    await s.receipt(await s.sendDeposits([b], ZEC));
     const inserted = await insertPending(2);
     const logs = parseEventLogs({ abi: collateralRegistryAbi, logs: inserted.logs });
     expect(logs.map((l) => l.eventName)).toEqual(["PendingLeafDropped", "PendingLeavesInserted"]);
@@ -674,7 +674,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
 
     // The opening's change recorded as a deposit meanwhile: one insertion drops it and puts the note and
     // the mint's change in, so the note's amount must follow its own leaf, not its place among the consumed.
-    await s.receipt(await s.as(attestor).registry.write.recordDeposits([[change.leaf], ZEC]));
+    await s.receipt(await s.sendDeposits([change.leaf], ZEC));
     const recordedRoot = String(await s.read.registry.read.root());
     const size = Number(await s.read.registry.read.size());
     const inserted = await insertPending();

@@ -11,6 +11,7 @@ import {
   type Address,
   type HDAccount,
   type Hex,
+  type LocalAccount,
   BaseError,
   NonceTooLowError,
   createPublicClient,
@@ -21,7 +22,7 @@ import {
   zeroAddress,
 } from "viem";
 import { type DeployParameters, type DeployedSystem, deploy } from "../../scripts/deploy.ts";
-import { hardhatAccount } from "../../scripts/lib/accounts.ts";
+import { LOCAL_ATTESTORS, hardhatAccount } from "../../scripts/lib/accounts.ts";
 import { CIRCUIT } from "../../scripts/lib/paths.ts";
 import { zsdChain } from "@zsd/sdk/deployment";
 import { WEI_PER_ZSD, ZAT_PER_ZEC } from "@zsd/sdk/units";
@@ -34,6 +35,7 @@ import {
   sealBytes,
 } from "@zsd/sdk/seal";
 import { signRedeem } from "./signatures.ts";
+import { depositBatchMessage, depositBatchTypedData, orderBySigner } from "@zsd/sdk";
 import {
   collateralRegistryAbi,
   governanceTokenAbi,
@@ -89,13 +91,15 @@ export const ZEC = ZAT_PER_ZEC;
 
 export const accounts = {
   deployer: hardhatAccount(0),
-  attestor: hardhatAccount(1),
+  custody: hardhatAccount(1),
   oracleUpdater: hardhatAccount(2),
   pauser: hardhatAccount(3),
   relayer: hardhatAccount(4),
   alice: hardhatAccount(5),
   bob: hardhatAccount(6),
   carol: hardhatAccount(7),
+  /** The attestor set: 2 of 3 sign each deposit batch. */
+  attestors: LOCAL_ATTESTORS.accounts.map((i) => hardhatAccount(i)),
 };
 
 export type System = Awaited<ReturnType<typeof createSystem>>;
@@ -115,7 +119,9 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     rpcUrl,
     deployer: accounts.deployer,
     roles: {
-      attestor: accounts.attestor.address,
+      custody: accounts.custody.address,
+      attestors: accounts.attestors.map((a) => a.address),
+      attestorThreshold: LOCAL_ATTESTORS.threshold,
       oracleUpdater: accounts.oracleUpdater.address,
       pauser: accounts.pauser.address,
       governanceHolder: accounts.deployer.address,
@@ -146,13 +152,50 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     return publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
   }
 
-  /** The attestor records a deposit, by its leaf (a batch of one, as custody does); returns the leaf and the receipt. */
+  /**
+   * The attestors' signatures over a deposit batch (`signers`, default the first two: the threshold),
+   * ordered by signer as the registry asks; `batch` defaults to the registry's next.
+   */
+  async function attest(
+    leaves: readonly bigint[],
+    totalZat: bigint,
+    options: { signers?: readonly LocalAccount[]; batch?: bigint } = {},
+  ): Promise<Hex[]> {
+    const batch = options.batch ?? (await read.registry.read.depositBatchCount());
+    const signers = options.signers ?? accounts.attestors.slice(0, LOCAL_ATTESTORS.threshold);
+    const message = depositBatchMessage(leaves, totalZat, batch);
+    const signed = await Promise.all(
+      signers.map(async (signer) => ({
+        signer: signer.address,
+        signature: await signer.signTypedData({
+          ...depositBatchTypedData(chainId, c.CollateralRegistry.address),
+          message,
+        }),
+      })),
+    );
+    return orderBySigner(signed).map((s) => s.signature);
+  }
+
+  // Each batch is signed for its turn (the registry's batch count): batches go one after another, as custody sends them.
+  let depositQueue: Promise<unknown> = Promise.resolve();
+
+  /** Sends a batch of deposit leaves signed by the attestors' quorum from custody's account; returns the hash. */
+  function sendDeposits(leaves: readonly bigint[], totalZat: bigint, options?: { gas?: bigint }): Promise<Hex> {
+    const send = async () => {
+      const signatures = await attest(leaves, totalZat);
+      return withFreshNonce(() =>
+        as(accounts.custody).registry.write.recordDeposits([[...leaves], totalZat, signatures], options ?? {}),
+      );
+    };
+    const sent = depositQueue.then(send, send);
+    depositQueue = sent.then((hash) => receipt(hash)).catch(() => undefined);
+    return sent;
+  }
+
+  /** A deposit recorded by the attestors' quorum, by its leaf (a batch of one, as custody does); returns the leaf and the receipt. */
   async function deposit(note: Note, amountZat: bigint) {
     const leaf = depositLeaf(amountZat, noteCommitment(note));
-    const r = await receipt(
-      await withFreshNonce(() => as(accounts.attestor).registry.write.recordDeposits([[leaf], amountZat])),
-    );
-    return { leaf, receipt: r };
+    return { leaf, receipt: await receipt(await sendDeposits([leaf], amountZat)) };
   }
 
   /** The deposit tree rebuilt from the registry's events, as a wallet would. */
@@ -167,8 +210,11 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     return new DepositTree(registryLeaves(events));
   }
 
-  /** Grants a registry role as governance would: the timelock (impersonated) calls grantRole. */
-  async function grantRegistryRole(role: Hex, to: Address) {
+  /** Calls the registry as governance would: the timelock (impersonated) sends it. */
+  async function governRegistry(
+    call:
+      { functionName: "grantRole"; args: [Hex, Address] } | { functionName: "setAttestors"; args: [Address[], bigint] },
+  ) {
     const timelock = c.StableTimelock.address;
     await testClient.impersonateAccount({ address: timelock });
     await testClient.setBalance({ address: timelock, value: 10n ** 18n });
@@ -178,10 +224,14 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
         chain,
         address: c.CollateralRegistry.address,
         abi: collateralRegistryAbi,
-        functionName: "grantRole",
-        args: [role, to],
-      }),
+        ...call,
+      } as never),
     );
+  }
+
+  /** Grants a registry role as governance would. */
+  async function grantRegistryRole(role: Hex, to: Address) {
+    await governRegistry({ functionName: "grantRole", args: [role, to] });
   }
 
   /**
@@ -397,8 +447,11 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     as,
     read,
     receipt,
+    attest,
+    sendDeposits,
     deposit,
     depositTree,
+    governRegistry,
     grantRegistryRole,
     pendingLeaves,
     insertPending,
@@ -421,7 +474,7 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
 }
 
 /**
- * Sends again when the node refused the transaction's nonce as used. The attestor's key has more than one
+ * Sends again when the node refused the transaction's nonce as used. Custody's key has more than one
  * sender in tests: a started relay API pays payouts with it while the test records deposits, and concurrent
  * deposits of one test read the same pending count; a count read a moment before another sender's transaction
  * is stale (seen under load: "Nonce too low. Expected nonce to be 129 but got 128"). A refused nonce means

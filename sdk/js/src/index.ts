@@ -4,3 +4,4 @@ export * from "./redeem.ts";
 export * from "./units/index.ts";
 export * from "./positions.ts";
 export * from "./seal/index.ts";
+export * from "./attestation.ts";

@@ -30,7 +30,11 @@ export interface ContractRecord {
 }
 
 export interface DeploymentRoles {
-  attestor: Address;
+  /** Custody's on-chain account: settles payouts (Redemptions' CUSTODY_ROLE) and submits attested deposit batches. */
+  custody: Address;
+  /** The attestor set: `attestorThreshold` of them sign each deposit batch (CollateralRegistry). */
+  attestors: Address[];
+  attestorThreshold: number;
   oracleUpdater: Address;
   pauser: Address;
   governanceHolder: Address;

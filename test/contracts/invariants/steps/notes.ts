@@ -1,10 +1,10 @@
-// Steps on notes: deposits (one by one or batched by the attestor), note withdrawals, top-ups and
+// Steps on notes: deposits (one by one or batched under the attestors' quorum), note withdrawals, top-ups and
 // withdrawals spent in one batch, and change and released notes inserted from the queue by anyone.
 import { parseEventLogs, zeroAddress } from "viem";
 import { expect } from "vitest";
 import { collateralRegistryAbi } from "@zsd/sdk/abis";
 import { DepositTree, createNote, depositLeaf, noteCommitment, registryLeaves } from "@zsd/sdk";
-import { STATUS, attestor, carol, relayer } from "../constants.ts";
+import { STATUS, carol, relayer } from "../constants.ts";
 import { expectOutcome, send } from "../chain.ts";
 import { type Expected, type Model, released } from "../model.ts";
 import { count } from "../stats.ts";
@@ -30,7 +30,7 @@ export class Deposit extends Step {
 }
 
 /**
- * The attestor records deposits in one batch (recordDeposits: the total only).
+ * The attestors' quorum records deposits in one batch (recordDeposits: the total only).
  * With `repeat`, the batch holds its first leaf twice: refused as a second
  * claim on the same ZEC, and nothing moves.
  */
@@ -51,7 +51,7 @@ export class DepositBatch extends Step {
       const leaves = this.amounts.map((a) => depositLeaf(a, noteCommitment(createNote())));
       if (this.repeat) leaves.push(leaves[0]!);
       const total = this.amounts.reduce((a, b) => a + b, 0n) + (this.repeat ? this.amounts[0]! : 0n);
-      const outcome = await send(ctx, () => s.as(attestor).registry.write.recordDeposits([leaves, total]));
+      const outcome = await send(ctx, () => s.sendDeposits(leaves, total));
       if (!expectOutcome(this.toString(), outcome, this.repeat ? "DepositAlreadyRecorded" : null)) {
         return new Map();
       }

@@ -16,7 +16,7 @@ import {
   ZAT_PRICE_TO_USD18,
   abs,
   alice,
-  attestor,
+  custody,
   bob,
   carol,
   ceilDiv,
@@ -378,8 +378,8 @@ async function settle(m: Model, w: World, id: bigint, refuse: boolean, label: st
     const expected = p?.status === PAYOUT.Requested ? null : "PayoutNotPending";
     const outcome = await send(ctx, () =>
       fail
-        ? s.as(attestor).redemptions.write.failPayout([id, unreadable ? "unreadable_address" : "address refused"])
-        : s.as(attestor).redemptions.write.completePayout([id, `0x${"ab".repeat(32)}`]),
+        ? s.as(custody).redemptions.write.failPayout([id, unreadable ? "unreadable_address" : "address refused"])
+        : s.as(custody).redemptions.write.completePayout([id, `0x${"ab".repeat(32)}`]),
     );
     if (!expectOutcome(`${fail ? "Fail" : "Complete"}(${id})`, outcome, expected)) return new Map();
     m.touched.add(id);
