@@ -197,6 +197,19 @@ const zecString = (zat: bigint) => {
   return `${whole}.${fraction.padEnd(8, "0")}`;
 };
 
+/** A decimal in plain notation ("1e-8" → "0.00000001"), shifting digits rather than computing, so nothing rounds. */
+function plainDecimal(text: string): string | undefined {
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d{1,3}))?$/.exec(text);
+  if (!match) return undefined;
+  const [, sign, whole, fraction = "", exponentText = "0"] = match;
+  const exponent = Number(exponentText);
+  const digits = whole! + fraction;
+  const point = whole!.length + exponent;
+  if (point <= 0) return `${sign}0.${"0".repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${"0".repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
 /**
  * A ZEC amount as zcashd reads one (AmountFromValue): a JSON number or a
  * numeric string, at most 8 decimals, within MAX_MONEY. A number is read
@@ -206,8 +219,8 @@ const zecString = (zat: bigint) => {
 export function zatFromAmount(value: unknown): bigint {
   if (typeof value !== "number" && typeof value !== "string")
     throw new RpcError(RPC.TYPE_ERROR, "Amount is not a number or string");
-  const text = typeof value === "number" ? (Number.isFinite(value) ? String(value) : "") : value;
-  if (!/^-?\d+(\.\d+)?$/.test(text)) throw new RpcError(RPC.TYPE_ERROR, "Invalid amount");
+  const text = plainDecimal(typeof value === "number" ? (Number.isFinite(value) ? String(value) : "") : value);
+  if (text === undefined) throw new RpcError(RPC.TYPE_ERROR, "Invalid amount");
   let zat: bigint;
   try {
     zat = parseZec(text);
