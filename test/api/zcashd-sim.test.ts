@@ -404,10 +404,12 @@ describe("simulated zcashd", () => {
     expect(await post('{"method":"getblockcount"}', "custody:wrong")).toEqual({ status: 401, body: "" });
     expect((await post('{"method":"getblockcount"}', "nobody:x")).status).toBe(401);
     // More than a megabyte is cut off, unread.
-    const huge = await post('{"method":"getblockcount","pad":"' + "x".repeat(2 * 1024 * 1024) + '"}').catch(
-      (e: unknown) => e,
+    // (The socket may close before the client reads the 413.)
+    const huge = await post('{"method":"getblockcount","pad":"' + "x".repeat(2 * 1024 * 1024) + '"}').then(
+      (answer) => answer.status,
+      () => "closed",
     );
-    if (!(huge instanceof Error)) expect(huge.status).toBe(413);
+    expect([413, "closed"]).toContain(huge);
     expect(await custody.call("getblockcount")).toBe(sim.ledger.tip);
   });
 
