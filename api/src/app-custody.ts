@@ -1,6 +1,6 @@
 // The API's side of the deployment, built from the configuration: the chain
 // and its governance contracts, custody's seal keys (which open the addresses
-// holders seal for payouts), the attestor, and custody itself (a zcashd
+// holders seal for payouts), custody's on-chain calls, and custody itself (a zcashd
 // wallet, or in the sandbox a local one that records simulated deposits).
 // Without DEPLOYMENT_FILE there is none of it; createApp (app.ts) wires the rest.
 import { parseShieldedAddress } from "@zsd/sdk/zcash";
@@ -10,8 +10,8 @@ import type { Database, Queryable } from "./adapters/db/index.ts";
 import type { Logger } from "./logger.ts";
 import { Chain } from "./adapters/chain.ts";
 import type { Custody, RecordedDeposit } from "./adapters/custody/index.ts";
-import { Attestor } from "./adapters/custody/attestor.ts";
-import { LocalCustody } from "./adapters/custody/local.ts";
+import { CustodyCalls } from "./adapters/custody/custody-calls.ts";
+import { AttestorQuorum, QuorumNotMet } from "./adapters/custody/attestation.ts";
 import { ZcashdClient, ZcashdCustody } from "./adapters/custody/zcashd.ts";
 import { GovernanceChain } from "./adapters/governance.ts";
 import { SealedAddresses } from "./domain/sealed-addresses.ts";
@@ -22,7 +22,7 @@ export interface Deployment {
   sealed?: SealedAddresses;
   governanceChain?: GovernanceChain;
   /** Settles and fails payouts on-chain (CUSTODY_PRIVATE_KEY). */
-  attestor?: Attestor;
+  custodyCalls?: CustodyCalls;
   custody?: Custody;
 }
 
@@ -60,14 +60,26 @@ export function connectDeployment(
   }
   const governanceChain =
     chain && config.DEPLOYMENT_FILE ? GovernanceChain.load(config.DEPLOYMENT_FILE, chain) : undefined;
-  const attestor =
+  const quorum =
+    chain && config.ATTESTOR_URLS
+      ? new AttestorQuorum(chain, config.ATTESTOR_URLS, config.ATTESTOR_TIMEOUT_MS)
+      : undefined;
+  const custodyCalls =
     chain && config.CUSTODY_PRIVATE_KEY
-      ? new Attestor(chain, config.CUSTODY_PRIVATE_KEY as `0x${string}`, (call, error) =>
-          logger.warn({ err: error, call }, "attestor call failed at the chain node"),
+      ? new CustodyCalls(
+          chain,
+          config.CUSTODY_PRIVATE_KEY as `0x${string}`,
+          (call, error) => {
+            // Too few attestors signed: which refused and why is the operator's to see, never the client's.
+            if (error instanceof QuorumNotMet)
+              logger.warn({ attestors: error.answers }, "attestors did not reach the quorum");
+            else logger.warn({ err: error, call }, "custody call failed at the chain node");
+          },
+          quorum,
         )
       : undefined;
   let custody: Custody | undefined;
-  if (chain && attestor && config.ZCASHD_RPC_URL) {
+  if (chain && custodyCalls && config.ZCASHD_RPC_URL) {
     if (!config.CUSTODY_ADDRESS) throw new Error("CUSTODY_ADDRESS is required with ZCASHD_RPC_URL");
     // Refuse at start-up a custody address of the wrong network; use its canonical (lower-case) form.
     const custodyAddress = parseShieldedAddress(
@@ -76,16 +88,17 @@ export function connectDeployment(
     ).address;
     custody = new ZcashdCustody(
       db,
-      attestor,
+      custodyCalls,
       new ZcashdClient(config.ZCASHD_RPC_URL, { user: config.ZCASHD_RPC_USER, password: config.ZCASHD_RPC_PASSWORD }),
       {
         address: custodyAddress,
         minConfirmations: config.ZCASHD_MIN_CONFIRMATIONS,
         privacyPolicy: config.ZCASHD_PRIVACY_POLICY,
+        // The sandbox's node is the simulated one: its deposit endpoint pays into that ledger.
+        sandbox:
+          config.ENVIRONMENT === "sandbox" ? { windowMs: config.SANDBOX_DEPOSIT_WINDOW_MS, onDeposit } : undefined,
       },
     );
-  } else if (attestor && config.ENVIRONMENT === "sandbox") {
-    custody = new LocalCustody(db, attestor, onDeposit, config.SANDBOX_DEPOSIT_WINDOW_MS);
   }
-  return { chain, sealed, governanceChain, attestor, custody };
+  return { chain, sealed, governanceChain, custodyCalls, custody };
 }

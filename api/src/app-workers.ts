@@ -11,7 +11,7 @@ import type { Logger } from "./logger.ts";
 import type { Chain } from "./adapters/chain.ts";
 import type { GovernanceChain } from "./adapters/governance.ts";
 import type { Custody } from "./adapters/custody/index.ts";
-import type { Attestor } from "./adapters/custody/attestor.ts";
+import type { CustodyCalls } from "./adapters/custody/custody-calls.ts";
 import type { ComplianceService } from "./domain/compliance.ts";
 import type { PositionService } from "./domain/positions.ts";
 import type { ProofService } from "./domain/proofs.ts";
@@ -22,27 +22,27 @@ import { RelayWorker } from "./relay/worker.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
 import type { AddressPolicy } from "./adapters/webhooks/address-policy.ts";
 
-/** Payouts of redemptions, with a chain, an attestor and custody to pay them. */
+/** Payouts of redemptions, with a chain, custody's on-chain calls and custody to pay them. */
 export function payoutWorker(
   config: Config,
   db: Database,
   logger: Logger,
   {
     chain,
-    attestor,
+    custodyCalls,
     custody,
     sealed,
     compliance,
   }: {
     chain?: Chain;
-    attestor?: Attestor;
+    custodyCalls?: CustodyCalls;
     custody?: Custody;
     sealed?: SealedAddresses;
     compliance: ComplianceService;
   },
 ): Payouts | undefined {
-  return chain && attestor && custody
-    ? new Payouts(db, chain, custody, attestor, {
+  return chain && custodyCalls && custody
+    ? new Payouts(db, chain, custody, custodyCalls, {
         compliance,
         sealed: sealed!,
         confirmations: config.PAYOUT_CONFIRMATIONS,

@@ -110,7 +110,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     config.INDEXER_CACHE_MS,
   );
 
-  const { chain, sealed, governanceChain, attestor, custody } = connectDeployment(
+  const { chain, sealed, governanceChain, custodyCalls, custody } = connectDeployment(
     config,
     db,
     logger,
@@ -140,7 +140,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     onQueued: () => webhooks.wake(),
   });
 
-  const payouts = payoutWorker(config, db, logger, { chain, attestor, custody, sealed, compliance });
+  const payouts = payoutWorker(config, db, logger, { chain, custodyCalls, custody, sealed, compliance });
   const relayerAddress = config.RELAYER_PRIVATE_KEY
     ? privateKeyToAccount(config.RELAYER_PRIVATE_KEY as `0x${string}`).address
     : undefined;

@@ -31,7 +31,7 @@ export const configSchema = z.object({
   RPC_URL: url.default("http://127.0.0.1:8545"),
   /** deployments/<network>.json of the contracts this API relays to (proofs and mints need it). */
   DEPLOYMENT_FILE: z.string().optional(),
-  /** Private key (0x…) of the attestor, for the local (sandbox) custody. */
+  /** Private key (0x…) of custody's on-chain account: settles payouts, submits attested deposit batches. */
   CUSTODY_PRIVATE_KEY: z
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key")
@@ -171,6 +171,29 @@ export const configSchema = z.object({
     }),
   /** The custody's shielded address (deposits arrive there, payouts leave from it). */
   CUSTODY_ADDRESS: z.string().optional(),
+  /**
+   * The attestors (http://host:port each, comma-separated): each signs a deposit batch only for
+   * deposits its own Zcash node shows; the registry records a batch under its set's threshold.
+   */
+  ATTESTOR_URLS: z
+    .string()
+    .optional()
+    .transform((value, ctx): string[] | undefined => {
+      if (value === undefined) return undefined;
+      const urls = value.split(",").map((u) => u.trim());
+      for (const candidate of urls) {
+        if (!url.safeParse(candidate).success) {
+          ctx.addIssue({
+            code: "custom",
+            message: `a comma list of http(s) addresses; ${JSON.stringify(candidate)} is not one`,
+          });
+          return z.NEVER;
+        }
+      }
+      return urls;
+    }),
+  /** How long the coordinator waits for each attestor's signature. */
+  ATTESTOR_TIMEOUT_MS: positiveInt.default(10_000),
   ZCASHD_MIN_CONFIRMATIONS: positiveInt.default(10),
   /** zcashd's privacy policy for payouts (z_sendmany); FullPrivacy never reveals amounts across pools. */
   ZCASHD_PRIVACY_POLICY: z

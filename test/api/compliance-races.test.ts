@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { zeroAddress } from "viem";
 import type { Chain } from "../../api/src/adapters/chain.ts";
-import type { Attestor } from "../../api/src/adapters/custody/attestor.ts";
+import type { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
 import type { Custody } from "../../api/src/adapters/custody/index.ts";
 import type { Database } from "../../api/src/adapters/db/index.ts";
 import { ComplianceService } from "../../api/src/domain/compliance.ts";
@@ -248,7 +248,7 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
         return "opid-1";
       },
     } as unknown as Custody;
-    const payouts = new Payouts(db, chain, custody, {} as Attestor, {
+    const payouts = new Payouts(db, chain, custody, {} as CustodyCalls, {
       sealed: new SealedAddresses([DEV_SEAL_KEY], 31337, zeroAddress, "sandbox"),
       confirmations: 1,
       maxAttempts: 3,
@@ -302,7 +302,7 @@ describe.each(["pglite", "postgres"] as Storage[])("a hold racing the relay and 
         if (reasons.length === 1) throw new Error("fetch failed");
         return { txHash: "0xfeed" };
       },
-    } as unknown as Attestor;
+    } as unknown as CustodyCalls;
     const payouts = new Payouts(db, chain, {} as Custody, attestor, {
       sealed: new SealedAddresses([DEV_SEAL_KEY], 31337, zeroAddress, "sandbox"),
       confirmations: 1,
@@ -350,7 +350,7 @@ describe("a hold and a worker in two connections to PostgreSQL", () => {
         return "opid-1";
       },
     } as unknown as Custody;
-    const payouts = new Payouts(db, chain, custody, {} as Attestor, {
+    const payouts = new Payouts(db, chain, custody, {} as CustodyCalls, {
       sealed: new SealedAddresses([DEV_SEAL_KEY], 31337, zeroAddress, "sandbox"),
       confirmations: 1,
       maxAttempts: 3,

@@ -10,7 +10,8 @@ import { createApp } from "../../api/src/app.ts";
 import { type Config, loadConfig } from "../../api/src/config.ts";
 import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
 import { createHttpServer } from "../../api/src/http/server.ts";
-import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { LOCAL_ATTESTORS, hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { type SandboxZcash, startSandboxZcash } from "../../api/src/sandbox/zcash-side.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { createNote, noteCommitment, publicSignalsToArray } from "@zsd/sdk/notes";
@@ -189,18 +190,25 @@ export async function eventually<T>(
 }
 
 /**
- * The relay API over a deployed system: its deployment manifest, the
- * attestor (#1) and relayer (#4) development keys, a 50 ms worker poll (100 ms for payouts). The
- * worker is not started. `close` also removes the manifest's directory.
+ * The relay API over a deployed system: its deployment manifest, custody's (#1) and the relayer's
+ * (#4) development keys, the sandbox's Zcash side (a simulated node with custody's wallet and the
+ * three attestors, 2 of 3 signing each deposit batch), a 100 ms worker poll (200 ms for payouts).
+ * The worker is not started. `close` also stops the Zcash side and removes the manifest's directory.
  */
 export async function startRelayApi(
   s: System,
   db: Database,
   env: Record<string, string> = {},
   options: { logger?: Logger } = {},
-): Promise<RunningApi> {
+): Promise<RunningApi & { zcash: SandboxZcash }> {
   const dir = mkdtempSync(join(tmpdir(), "zsd-relay-"));
   writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
+  const zcash = await startSandboxZcash({
+    chainId: s.chainId,
+    registry: s.deployment.contracts.CollateralRegistry.address,
+    rpcUrl: s.rpcUrl,
+    attestorKeys: LOCAL_ATTESTORS.accounts.map((i) => hardhatPrivateKey(i)),
+  });
   const api = await startApi(
     db,
     {
@@ -208,6 +216,7 @@ export async function startRelayApi(
       RPC_URL: s.rpcUrl,
       CUSTODY_PRIVATE_KEY: hardhatPrivateKey(1),
       RELAYER_PRIVATE_KEY: hardhatPrivateKey(4),
+      ...zcash.env,
       // A request that changes state wakes the worker at once; these polls find what a test did on the chain or
       // in the database itself, which wakes no worker (relay-idle tests that). Each pass reads the database and
       // the chain: a started relay API cost the machine 0.39-0.51 of a core at rest with 50 and 100 ms, and
@@ -219,12 +228,17 @@ export async function startRelayApi(
       ...env,
     },
     options,
-  );
+  ).catch(async (error: unknown) => {
+    await zcash.close();
+    throw error;
+  });
   return {
     ...api,
+    zcash,
     close: async () => {
       await api.worker?.stop();
       await api.close();
+      await zcash.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -8,7 +8,7 @@
 import { bech32 } from "bech32";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/adapters/chain.ts";
-import { Attestor } from "../../api/src/adapters/custody/attestor.ts";
+import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
 import type { Custody } from "../../api/src/adapters/custody/index.ts";
 import { ZcashdClient, ZcashdCustody } from "../../api/src/adapters/custody/zcashd.ts";
 import type { Database } from "../../api/src/adapters/db/index.ts";
@@ -32,14 +32,14 @@ describe("payouts", () => {
   let s: System;
   let zcashd: ZcashdTestServer;
   let chain: Chain;
-  let attestor: Attestor;
+  let attestor: CustodyCalls;
   const storages: Awaited<ReturnType<typeof openStorage>>[] = [];
 
   beforeAll(async () => {
     s = await deploySystem();
     zcashd = await startZcashdTestServer(CUSTODY);
     chain = new Chain(s.deployment, s.rpcUrl, 5000);
-    attestor = new Attestor(chain, hardhatPrivateKey(1));
+    attestor = new CustodyCalls(chain, hardhatPrivateKey(1));
     await s.depositAndMint({ amountZat: 50n * ZEC, mintAmount: 1000n * ZSD, recipient: alice.address });
   });
   afterAll(async () => {

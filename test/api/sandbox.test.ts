@@ -3,7 +3,7 @@ import { type Hex, parseEventLogs, toHex } from "viem";
 import { collateralRegistryAbi } from "@zsd/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/adapters/chain.ts";
-import { Attestor } from "../../api/src/adapters/custody/attestor.ts";
+import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
 import { recordDepositBatch } from "../../api/src/adapters/custody/deposits.ts";
 import { ContractRevertError, isRevert } from "../../api/src/domain/errors.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
@@ -95,7 +95,7 @@ describe("sandbox deposits and local custody", () => {
   });
 
   it("turns a contract's refusal into a typed error carrying the Solidity error's name and arguments", async () => {
-    const attestor = new Attestor(new Chain(s.deployment, s.rpcUrl, 2_000), hardhatPrivateKey(1));
+    const attestor = new CustodyCalls(new Chain(s.deployment, s.rpcUrl, 2_000), hardhatPrivateKey(1));
     const commitment = noteCommitment(createNote());
     await attestor.recordDeposits([{ noteCommitment: commitment, amountZat: ZEC }]);
     const refusal = await attestor
@@ -183,7 +183,7 @@ describe("sandbox deposits and local custody", () => {
 
   it("writes a deposit found on the chain but not in the ledger once, when another process recovers it at the same moment", async () => {
     // The attestor recorded it, and the process died before its ledger line; two retries (two replicas) recover it.
-    const attestor = new Attestor(new Chain(s.deployment, s.rpcUrl, 2_000), hardhatPrivateKey(1));
+    const attestor = new CustodyCalls(new Chain(s.deployment, s.rpcUrl, 2_000), hardhatPrivateKey(1));
     const commitment = noteCommitment(createNote());
     const { firstIndex } = await attestor.recordDeposits([{ noteCommitment: commitment, amountZat: 2n * ZEC }]);
     const deposit = { noteCommitment: commitment, amountZat: 2n * ZEC, zcashTxId: `0x${"ab".repeat(32)}` };

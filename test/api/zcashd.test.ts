@@ -1,7 +1,7 @@
 // The zcashd custody adapter against a local server speaking zcashd's JSON-RPC.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/adapters/chain.ts";
-import { Attestor } from "../../api/src/adapters/custody/attestor.ts";
+import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
 import { PayoutNotSent, PayoutRefused } from "../../api/src/adapters/custody/index.ts";
 import { ZcashdClient, ZcashdCustody, parseDepositMemo } from "../../api/src/adapters/custody/zcashd.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
@@ -26,7 +26,7 @@ describe("zcashd custody", () => {
     zcashd = await startZcashdTestServer(CUSTODY);
     storage = await openStorage("postgres");
     const chain = new Chain(s.deployment, s.rpcUrl, 5000);
-    const attestor = new Attestor(chain, hardhatPrivateKey(1));
+    const attestor = new CustodyCalls(chain, hardhatPrivateKey(1));
     const client = new ZcashdClient(zcashd.url, { user: zcashd.user, password: zcashd.password });
     custody = new ZcashdCustody(storage.db, attestor, client, { address: CUSTODY, minConfirmations: 3 });
   });
@@ -108,7 +108,7 @@ describe("zcashd custody", () => {
   it("tells a wallet it never reached from one whose answer was lost", async () => {
     const unreachable = new ZcashdCustody(
       storage.db,
-      new Attestor(new Chain(s.deployment, s.rpcUrl, 5000), hardhatPrivateKey(1)),
+      new CustodyCalls(new Chain(s.deployment, s.rpcUrl, 5000), hardhatPrivateKey(1)),
       // A port nobody listens on (fetch refuses some low ports outright, e.g. 9).
       new ZcashdClient(`http://127.0.0.1:${await freePort()}`, { user: "zsd", password: "x" }),
       { address: CUSTODY, minConfirmations: 3 },

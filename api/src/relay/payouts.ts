@@ -1,7 +1,7 @@
 // Payouts of redemptions (and of collateral released from positions and
 // notes): every PayoutRequested on-chain (relayed by us or sent by a
 // holder directly) becomes a row, is paid by the custody once, then settled
-// on-chain by the attestor (completePayout), or failed (failPayout)
+// on-chain by custody (completePayout), or failed (failPayout)
 // when the wallet keeps refusing it, or at once when its sealed address does
 // not open with custody's keys for its owner, holds no payable address, or is
 // an envelope an earlier payout used (a replay): "unreadable_address", on the
@@ -25,7 +25,7 @@
 // them in payout-discovery.ts.
 import { redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
-import type { Attestor } from "../adapters/custody/attestor.ts";
+import type { CustodyCalls } from "../adapters/custody/custody-calls.ts";
 import { type Custody, PayoutNotSent, PayoutRefused } from "../adapters/custody/index.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
 import { isRevert } from "../domain/errors.ts";
@@ -66,7 +66,7 @@ export class Payouts {
     private readonly db: Database,
     private readonly chain: Chain,
     private readonly custody: Custody,
-    private readonly attestor: Attestor,
+    private readonly custodyCalls: CustodyCalls,
     private readonly options: PayoutOptions,
   ) {}
 
@@ -292,7 +292,7 @@ export class Payouts {
   /** Marks the paid redemption completed on-chain with the Zcash txid. */
   async #settle(p: PayoutRow): Promise<void> {
     try {
-      const { txHash } = await this.attestor.completePayout(BigInt(p.redemption_id), p.zcash_txid as `0x${string}`);
+      const { txHash } = await this.custodyCalls.completePayout(BigInt(p.redemption_id), p.zcash_txid as `0x${string}`);
       await this.#move(p, "completed", { settle_tx_hash: txHash });
     } catch (error) {
       if (!isRevert(error, "PayoutNotPending")) throw error;
@@ -311,7 +311,7 @@ export class Payouts {
   async #fail(p: PayoutRow): Promise<void> {
     const reason = failureReason(p);
     try {
-      const { txHash } = await this.attestor.failPayout(BigInt(p.redemption_id), reason);
+      const { txHash } = await this.custodyCalls.failPayout(BigInt(p.redemption_id), reason);
       await this.#move(p, "held", { settle_tx_hash: txHash });
     } catch (error) {
       if (!isRevert(error, "PayoutNotPending")) throw error;

@@ -6,7 +6,7 @@
 // its total, which is its amount: the window is what gives it company.
 import { depositLeaf } from "@zsd/sdk/notes";
 import type { Database, Queryable } from "../db/index.ts";
-import type { Attestor } from "./attestor.ts";
+import type { CustodyCalls } from "./custody-calls.ts";
 import type { RecordedDeposit } from "./index.ts";
 import { ContractRevertError, isRevert } from "../../domain/errors.ts";
 import { randomId } from "../../domain/ids.ts";
@@ -34,7 +34,7 @@ export type DepositOutcome = { recorded: RecordedDeposit } | { error: unknown };
  */
 export async function recordDepositBatch(
   db: Database,
-  attestor: Attestor,
+  custodyCalls: CustodyCalls,
   deposits: readonly DepositToRecord[],
 ): Promise<DepositOutcome[]> {
   const outcomes: DepositOutcome[] = new Array(deposits.length);
@@ -46,9 +46,9 @@ export async function recordDepositBatch(
     else (seen.add(leaf), pending.push(i));
   }
   while (pending.length > 0) {
-    let onChain: Awaited<ReturnType<Attestor["recordDeposits"]>>;
+    let onChain: Awaited<ReturnType<CustodyCalls["recordDeposits"]>>;
     try {
-      onChain = await attestor.recordDeposits(pending.map((i) => deposits[i]!));
+      onChain = await custodyCalls.recordDeposits(pending.map((i) => deposits[i]!));
     } catch (error) {
       if (!isRevert(error, "DepositAlreadyRecorded")) {
         for (const i of pending) outcomes[i] = { error };
@@ -61,7 +61,7 @@ export async function recordDepositBatch(
         for (const i of pending) outcomes[i] = { error };
         break;
       }
-      outcomes[at] = await recoverRecorded(db, attestor, deposits[at]!, error).then(
+      outcomes[at] = await recoverRecorded(db, custodyCalls, deposits[at]!, error).then(
         (recorded) => ({ recorded }),
         (failure: unknown) => ({ error: failure }),
       );
@@ -98,7 +98,7 @@ export async function recordDepositBatch(
  */
 async function recoverRecorded(
   db: Database,
-  attestor: Attestor,
+  custodyCalls: CustodyCalls,
   deposit: DepositToRecord,
   refusal: ContractRevertError,
 ): Promise<RecordedDeposit> {
@@ -106,7 +106,7 @@ async function recoverRecorded(
     "SELECT 1 FROM custody_ledger WHERE kind = 'deposit' AND note_commitment = $1 AND amount_zat = $2",
     [deposit.noteCommitment.toString(), deposit.amountZat.toString()],
   );
-  const onChain = inLedger ? undefined : await attestor.recordedDeposit(deposit.noteCommitment, deposit.amountZat);
+  const onChain = inLedger ? undefined : await custodyCalls.recordedDeposit(deposit.noteCommitment, deposit.amountZat);
   if (!onChain) throw refusal;
   const recorded: RecordedDeposit = {
     id: randomId("dep"),
@@ -166,7 +166,7 @@ export class DepositWindow {
 
   constructor(
     private readonly db: Database,
-    private readonly attestor: Attestor,
+    private readonly custodyCalls: CustodyCalls,
     private readonly waitMs: number,
   ) {}
 
@@ -200,7 +200,7 @@ export class DepositWindow {
     const batch = this.#waiting.splice(0, DEPOSIT_BATCH_MAX);
     const outcomes = await recordDepositBatch(
       this.db,
-      this.attestor,
+      this.custodyCalls,
       batch.map((b) => b.deposit),
     ).catch((error: unknown) => batch.map((): DepositOutcome => ({ error })));
     for (const [i, { settle }] of batch.entries()) settle(outcomes[i]!);

@@ -1,9 +1,11 @@
 // Custody behind one interface: where ZEC deposits come in and redemptions
-// are paid. LocalCustody (sandbox, development) simulates deposits and pays
-// with synthetic Zcash txids; ZcashdCustody finds deposits in the wallet and
-// sends real payments through zcashd / Zallet. Both leave the bookkeeping of a
-// payout (write-ahead, retries, settlement on-chain, refunds) to the relay's
-// Payouts, and record deposits the same way, by leaf in batches (deposits.ts).
+// are paid. ZcashdCustody is the one implementation: it finds deposits in the
+// wallet and sends payments through zcashd / Zallet, in production against a
+// real node and in the sandbox against the simulated one (api/src/sandbox),
+// whose ledger the sandbox deposit endpoint pays into. It leaves the
+// bookkeeping of a payout (write-ahead, retries, settlement on-chain, refunds)
+// to the relay's Payouts, and records deposits by leaf in batches under the
+// attestors' signatures (deposits.ts, attestation.ts).
 
 export interface RecordedDeposit {
   /** The deposit's id (dep_…): GET /v1/deposits/{id} serves it to the depositing account. */
@@ -46,7 +48,7 @@ export class PayoutNotSent extends Error {
 }
 
 export interface Custody {
-  readonly kind: "local" | "zcashd";
+  readonly kind: "zcashd";
   /** Records the deposits that arrived since the last scan; returns those recorded now. */
   scanDeposits(): Promise<RecordedDeposit[]>;
   /**

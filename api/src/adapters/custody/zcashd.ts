@@ -4,8 +4,8 @@
 // Payouts start one payout at a time, so two never compete for the same notes).
 import { formatZec } from "@zsd/sdk/units";
 import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
-import type { Database } from "../db/index.ts";
-import type { Attestor } from "./attestor.ts";
+import type { Database, Queryable } from "../db/index.ts";
+import type { CustodyCalls } from "./custody-calls.ts";
 import {
   type Custody,
   DEPOSIT_MEMO_PREFIX,
@@ -17,8 +17,8 @@ import {
   type RecordedDeposit,
   textMemoHex,
 } from "./index.ts";
-import { recordDepositBatch } from "./deposits.ts";
-import { isRevert } from "../../domain/errors.ts";
+import { DepositWindow, recordDepositBatch } from "./deposits.ts";
+import { domainErrors, isRevert } from "../../domain/errors.ts";
 
 export class ZcashdError extends Error {
   constructor(
@@ -109,20 +109,90 @@ export function parseDepositMemo(memoHex: string): bigint | undefined {
   return match ? BigInt(match[1]!) : undefined;
 }
 
+/** The sandbox's way in: deposits paid into the simulated Zcash ledger, then recorded like any other. */
+export interface SandboxDeposits {
+  /** Deposits recorded within this many ms of the first go in one batch (the chain shows their total only). */
+  windowMs: number;
+  /** Tells the depositing account's agents, in the ledger line's transaction. */
+  onDeposit?: (tx: Queryable, accountId: string, deposit: RecordedDeposit) => Promise<unknown>;
+  /** How long a payment may take to reach its confirmations before the deposit is refused as unavailable. */
+  confirmTimeoutMs?: number;
+}
+
 export class ZcashdCustody implements Custody {
   readonly kind = "zcashd";
+  /** Sandbox only (with a simulated node): pays a deposit into the ledger, then records it. */
+  readonly simulateDeposit?: (noteCommitment: bigint, amountZat: bigint, accountId: string) => Promise<RecordedDeposit>;
+  /** Txids a sandbox deposit of this process is recording itself: the scan leaves them to it. */
+  readonly #recordingHere = new Set<string>();
 
   constructor(
     private readonly db: Database,
-    private readonly attestor: Attestor,
+    private readonly custodyCalls: CustodyCalls,
     private readonly zcashd: ZcashdClient,
     private readonly options: {
       address: string;
       minConfirmations: number;
       /** zcashd's privacy policy for payouts; FullPrivacy refuses to reveal amounts across pools. */
       privacyPolicy?: string;
+      sandbox?: SandboxDeposits;
     },
-  ) {}
+  ) {
+    const sandbox = options.sandbox;
+    if (sandbox) {
+      const window = new DepositWindow(db, custodyCalls, sandbox.windowMs);
+      this.simulateDeposit = (noteCommitment, amountZat, accountId) =>
+        this.#simulateDeposit(window, sandbox, noteCommitment, amountZat, accountId);
+    }
+  }
+
+  /**
+   * As if a depositor paid `amountZat` to custody with this note commitment in the memo: the
+   * simulated node's funding call (zsd_receive) makes the payment, and once custody's own view
+   * shows it with its confirmations, it goes to the attestors and the chain as a scanned deposit does.
+   */
+  async #simulateDeposit(
+    window: DepositWindow,
+    sandbox: SandboxDeposits,
+    noteCommitment: bigint,
+    amountZat: bigint,
+    accountId: string,
+  ): Promise<RecordedDeposit> {
+    const memo = textMemoHex(`${DEPOSIT_MEMO_PREFIX}0x${noteCommitment.toString(16).padStart(64, "0")}`);
+    let displayTxId: string;
+    try {
+      displayTxId = await this.zcashd.call<string>("zsd_receive", [this.options.address, amountZat.toString(), memo]);
+    } catch (error) {
+      if (error instanceof ZcashdError || error instanceof ZcashdUnreachable) {
+        throw domainErrors.unavailable("The sandbox's simulated Zcash node");
+      }
+      throw error;
+    }
+    const zcashTxId = zcashTxIdFromDisplay(displayTxId);
+    this.#recordingHere.add(zcashTxId);
+    try {
+      const deadline = Date.now() + (sandbox.confirmTimeoutMs ?? 30_000);
+      for (;;) {
+        const notes = await this.zcashd.call<ReceivedNote[]>("z_listreceivedbyaddress", [
+          this.options.address,
+          this.options.minConfirmations,
+        ]);
+        if (notes.some((n) => n.txid === displayTxId && n.confirmations >= this.options.minConfirmations)) break;
+        if (Date.now() > deadline) throw domainErrors.unavailable("Confirmation of the sandbox deposit");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const onDeposit = sandbox.onDeposit;
+      return await window.record({
+        noteCommitment,
+        amountZat,
+        zcashTxId,
+        accountId,
+        alsoIn: onDeposit && ((tx, deposit) => onDeposit(tx, accountId, deposit)),
+      });
+    } finally {
+      this.#recordingHere.delete(zcashTxId);
+    }
+  }
 
   /**
    * Records every new deposit that carries a note commitment; returns those
@@ -141,6 +211,7 @@ export class ZcashdCustody implements Custody {
       if (commitment === undefined) continue;
       // zcashd prints txids byte-reversed (display form); the chain and the ledger keep the hash's own order.
       const zcashTxId = zcashTxIdFromDisplay(note.txid);
+      if (this.#recordingHere.has(zcashTxId)) continue;
       const seen = await this.db.query(
         "SELECT 1 FROM custody_ledger WHERE kind = 'deposit' AND zcash_txid = $1 AND leaf_index IS NOT NULL AND note_commitment = $2",
         [zcashTxId, commitment.toString()],
@@ -149,7 +220,7 @@ export class ZcashdCustody implements Custody {
       found.push({ noteCommitment: commitment, amountZat: BigInt(note.amountZat), zcashTxId });
     }
     if (found.length === 0) return [];
-    const outcomes = await recordDepositBatch(this.db, this.attestor, found);
+    const outcomes = await recordDepositBatch(this.db, this.custodyCalls, found);
     // Recorded before a crash, or the same note twice: found again, or skipped (the chain and the ledger have it).
     const failed = outcomes.find((o) => "error" in o && !isRevert(o.error, "DepositAlreadyRecorded"));
     if (failed && "error" in failed) throw failed.error;

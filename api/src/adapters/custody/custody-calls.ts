@@ -3,6 +3,8 @@ import { collateralRegistryAbi, redemptionsAbi } from "@zsd/sdk";
 import { depositLeaf } from "@zsd/sdk/notes";
 import type { Chain } from "../chain.ts";
 import { gasLimit, isOutOfGas } from "../gas.ts";
+import { type ContractError, ContractRevertError, domainErrors, isRevert } from "../../domain/errors.ts";
+import type { AttestorQuorum } from "./attestation.ts";
 
 type ContractCall = {
   address: Hex;
@@ -10,7 +12,6 @@ type ContractCall = {
   functionName: string;
   args: readonly unknown[];
 };
-import { type ContractError, ContractRevertError, domainErrors } from "../../domain/errors.ts";
 
 /** The contract's refusal, decoded from its ABI, when the call reverted with a custom error. */
 function revertOf(error: unknown): ContractRevertError | undefined {
@@ -21,20 +22,23 @@ function revertOf(error: unknown): ContractRevertError | undefined {
 }
 
 /**
- * The attestor's on-chain calls, sent one at a time so that this process owns
- * the key's nonces. A contract refusal is a ContractRevertError naming its error.
+ * Custody's on-chain calls (settling payouts, submitting attested deposit batches), sent one at a
+ * time so that this process owns the key's nonces. A contract refusal is a ContractRevertError
+ * naming its error. The key records nothing by itself: a deposit batch carries the attestors'
+ * signatures, which `quorum` collects.
  */
-export class Attestor {
+export class CustodyCalls {
   #queue: Promise<unknown> = Promise.resolve();
   readonly #wallet: ReturnType<Chain["wallet"]>;
 
   constructor(
     private readonly chain: Chain,
-    attestorKey: Hex,
+    custodyKey: Hex,
     /** Told of each node failure (the call's name and the real error) before it becomes "unavailable". */
     private readonly onUnavailable?: (call: string, error: unknown) => void,
+    private readonly quorum?: AttestorQuorum,
   ) {
-    this.#wallet = chain.wallet(attestorKey);
+    this.#wallet = chain.wallet(custodyKey);
   }
 
   #serial<T>(task: () => Promise<T>): Promise<T> {
@@ -51,7 +55,11 @@ export class Attestor {
    * refusal is the node's: logged with the call's name, then "unavailable".
    */
   #send(call: ContractCall): Promise<TransactionReceipt> {
-    return this.#serial(async () => {
+    return this.#serial(() => this.#sendNow(call));
+  }
+
+  async #sendNow(call: ContractCall): Promise<TransactionReceipt> {
+    {
       const write = async () => {
         const gas = await this.chain.client.estimateContractGas({ ...call, account: this.#wallet.account } as never);
         return this.#wallet.writeContract({ ...call, gas: gasLimit(gas) } as never);
@@ -72,25 +80,42 @@ export class Attestor {
       const receipt = await this.chain.read(() =>
         this.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 }),
       );
-      if (receipt.status !== "success") throw new Error(`attestor transaction ${hash} reverted after it was sent`);
+      if (receipt.status !== "success") throw new Error(`custody transaction ${hash} reverted after it was sent`);
       return receipt;
-    });
+    }
   }
 
   /**
-   * Records deposits in one transaction (recordDeposits), by leaf: the chain
-   * gets their leaves and their total, not one deposit's amount. Returns the
-   * first leaf's index; the others follow in order.
+   * Records deposits in one transaction (recordDeposits), by leaf, under the attestors' signatures:
+   * the chain gets their leaves and their total, not one deposit's amount. Returns the first leaf's
+   * index; the others follow in order. Signatures name the batch's turn, so asking and sending
+   * happen in one go; when another sender took the turn meanwhile (the signatures then recover to
+   * strangers: NotAttestor), they are asked for again, once.
    */
-  async recordDeposits(deposits: readonly { noteCommitment: bigint; amountZat: bigint }[]) {
-    const receipt = await this.#send({
-      address: this.chain.registry,
-      abi: collateralRegistryAbi,
-      functionName: "recordDeposits",
-      args: [
-        deposits.map((d) => depositLeaf(d.amountZat, d.noteCommitment)),
-        deposits.reduce((total, d) => total + d.amountZat, 0n),
-      ],
+  async recordDeposits(deposits: readonly { noteCommitment: bigint; amountZat: bigint; zcashTxId: string }[]) {
+    const quorum = this.quorum;
+    if (!quorum) throw domainErrors.unavailable("Deposit attestation (no attestors configured: ATTESTOR_URLS)");
+    const leaves = deposits.map((d) => depositLeaf(d.amountZat, d.noteCommitment));
+    const totalZat = deposits.reduce((total, d) => total + d.amountZat, 0n);
+    const receipt = await this.#serial(async () => {
+      for (let attempt = 1; ; attempt++) {
+        const batch = await quorum.batchCount();
+        const { signatures } = await quorum.sign(deposits, batch).catch((error: unknown) => {
+          this.onUnavailable?.("recordDeposits", error);
+          throw error;
+        });
+        try {
+          return await this.#sendNow({
+            address: this.chain.registry,
+            abi: collateralRegistryAbi,
+            functionName: "recordDeposits",
+            args: [leaves, totalZat, signatures],
+          });
+        } catch (error) {
+          if (attempt === 1 && isRevert(error, "NotAttestor")) continue;
+          throw error;
+        }
+      }
     });
     const [event] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "DepositsRecorded" });
     return { firstIndex: event!.args.firstIndex, root: event!.args.root, txHash: receipt.transactionHash };
