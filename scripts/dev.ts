@@ -7,7 +7,14 @@ import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { LOCAL_KEEPER_PAYOUT_ADDRESS, LOCAL_ROLES, hardhatAccount, hardhatPrivateKey } from "./lib/accounts.ts";
+import {
+  LOCAL_ATTESTORS,
+  LOCAL_KEEPER_PAYOUT_ADDRESS,
+  LOCAL_ROLES,
+  hardhatAccount,
+  hardhatPrivateKey,
+} from "./lib/accounts.ts";
+import { startZcashProcesses } from "./lib/zcash-processes.ts";
 import { BlockClock } from "./lib/block-clock.ts";
 import { startHardhatNode } from "./lib/hardhat-node.ts";
 import { type IndexerOptions, startIndexer, wipeIndexerData } from "./lib/indexer-process.ts";
@@ -90,6 +97,15 @@ const db = await openDatabase({ url: process.env.DATABASE_URL, directory: apiDat
 const dev = await provisionDevAccount(db);
 const { secret } = dev;
 await db.close();
+// The Zcash side: the simulated node, custody's wallet on it and the three attestors (2 of 3 sign
+// each deposit batch), each its own process with its own key and its own wallet.
+const zcash = await startZcashProcesses({
+  deploymentFile: join(DEPLOYMENTS_DIR, "localhost.json"),
+  rpcUrl: node.rpcUrl,
+  attestorKeys: LOCAL_ATTESTORS.accounts.map((i) => hardhatPrivateKey(i)),
+});
+console.log(`zcash:    simulated zcashd ${zcash.env.ZCASHD_RPC_URL}; custody ${zcash.custodyAddress}`);
+console.log(`attestors: ${zcash.attestorUrls.join(", ")} (2 of 3 sign each deposit batch)`);
 const apiPort = Number(process.env.API_PORT ?? 3000);
 const api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
   cwd: ROOT,
@@ -100,7 +116,8 @@ const api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
     INDEXER_URL: indexerUrl,
     RPC_URL: node.rpcUrl,
     DEPLOYMENT_FILE: join(DEPLOYMENTS_DIR, "localhost.json"),
-    // Hardhat development keys: the attestor (local custody) and the relayer.
+    ...zcash.env,
+    // Hardhat development keys: custody's on-chain account and the relayer.
     CUSTODY_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.custody),
     RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
     // The oracle updater: the sandbox's price feeder keeps ZEC/USD fresh (POST /v1/sandbox/price sets it).
@@ -132,6 +149,7 @@ console.log("Ctrl-C stops everything.");
 
 const stop = async () => {
   api.kill("SIGTERM");
+  await zcash.stop();
   clock.stop();
   await watchdog.stop();
   await node.stop();

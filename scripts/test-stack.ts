@@ -8,7 +8,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LOCAL_KEEPER_PAYOUT_ADDRESS, LOCAL_ROLES, hardhatPrivateKey } from "./lib/accounts.ts";
+import { LOCAL_ATTESTORS, LOCAL_KEEPER_PAYOUT_ADDRESS, LOCAL_ROLES, hardhatPrivateKey } from "./lib/accounts.ts";
+import { type ZcashProcesses, startZcashProcesses } from "./lib/zcash-processes.ts";
 import { freePort, startHardhatNode } from "./lib/hardhat-node.ts";
 import { type RunningIndexer, startIndexer } from "./lib/indexer-process.ts";
 import { ROOT } from "./lib/paths.ts";
@@ -19,6 +20,7 @@ const dir = mkdtempSync(join(tmpdir(), "zsd-test-stack-"));
 const node = await startHardhatNode();
 let indexer: RunningIndexer | undefined;
 let api: ChildProcess | undefined;
+let zcash: ZcashProcesses | undefined;
 let stopping = false;
 
 async function stop(code = 0) {
@@ -30,6 +32,7 @@ async function stop(code = 0) {
     api.kill("SIGTERM");
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
   }
+  await zcash?.stop();
   await indexer?.stop();
   await node.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -64,6 +67,12 @@ try {
   const { secret } = await keys.create((await keys.createAccount("test stack")).id, "sandbox", "test stack");
   await db.close();
 
+  zcash = await startZcashProcesses({
+    deploymentFile,
+    rpcUrl: node.rpcUrl,
+    attestorKeys: LOCAL_ATTESTORS.accounts.map((i) => hardhatPrivateKey(i)),
+    blockMs: 200,
+  });
   const port = await freePort();
   api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
     cwd: ROOT,
@@ -75,6 +84,7 @@ try {
       INDEXER_CACHE_MS: "0",
       RPC_URL: node.rpcUrl,
       DEPLOYMENT_FILE: deploymentFile,
+      ...zcash.env,
       CUSTODY_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.custody),
       RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
       ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.oracleUpdater),

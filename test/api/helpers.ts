@@ -189,6 +189,9 @@ export async function eventually<T>(
   }
 }
 
+/** A relay API with the sandbox's Zcash side it pays from and records deposits through. */
+export type RelayApi = RunningApi & { zcash: SandboxZcash };
+
 /**
  * The relay API over a deployed system: its deployment manifest, custody's (#1) and the relayer's
  * (#4) development keys, the sandbox's Zcash side (a simulated node with custody's wallet and the
@@ -200,7 +203,7 @@ export async function startRelayApi(
   db: Database,
   env: Record<string, string> = {},
   options: { logger?: Logger } = {},
-): Promise<RunningApi & { zcash: SandboxZcash }> {
+): Promise<RelayApi> {
   const dir = mkdtempSync(join(tmpdir(), "zsd-relay-"));
   writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
   const zcash = await startSandboxZcash({
@@ -208,6 +211,9 @@ export async function startRelayApi(
     registry: s.deployment.contracts.CollateralRegistry.address,
     rpcUrl: s.rpcUrl,
     attestorKeys: LOCAL_ATTESTORS.accounts.map((i) => hardhatPrivateKey(i)),
+    // Tests also record deposits straight on the chain under the attestors' keys (the test kit's
+    // shortcut past the Zcash side): custody's wallet holds enough of its own to pay what they back.
+    floatZat: 1_000_000n * 100_000_000n,
   });
   const api = await startApi(
     db,

@@ -4,20 +4,22 @@ import { collateralRegistryAbi } from "@zsd/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/adapters/chain.ts";
 import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
+import { AttestorQuorum } from "../../api/src/adapters/custody/attestation.ts";
+import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
 import { recordDepositBatch } from "../../api/src/adapters/custody/deposits.ts";
 import { ContractRevertError, isRevert } from "../../api/src/domain/errors.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { createNote, depositLeaf, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { type RunningApi, json, openStorage, overriding, startApi, startRelayApi } from "./helpers.ts";
+import { type RelayApi, eventually, json, openStorage, overriding, startApi, startRelayApi } from "./helpers.ts";
 
 const { alice } = accounts;
 const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 
-describe("sandbox deposits and local custody", () => {
+describe("sandbox deposits and custody on the simulated node", () => {
   let s: System;
-  let api: RunningApi;
+  let api: RelayApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
 
   beforeAll(async () => {
@@ -94,12 +96,35 @@ describe("sandbox deposits and local custody", () => {
     expect(((await asDecimal.json()) as { noteCommitment: string }).noteCommitment).toBe(decimal.toString());
   });
 
-  it("turns a contract's refusal into a typed error carrying the Solidity error's name and arguments", async () => {
-    const attestor = new CustodyCalls(new Chain(s.deployment, s.rpcUrl, 2_000), hardhatPrivateKey(1));
+  /** A deposit paid into the simulated ledger and confirmed, not yet recorded: what custody's scan would find. */
+  const paid = (amountZat: bigint) => {
     const commitment = noteCommitment(createNote());
-    await attestor.recordDeposits([{ noteCommitment: commitment, amountZat: ZEC }]);
+    const memo = Buffer.alloc(512);
+    memo.write(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`);
+    const txid = api.zcash.simulator.ledger.receive(api.zcash.custodyAddress, amountZat, memo.toString("hex"));
+    api.zcash.simulator.generate(1);
+    return { noteCommitment: commitment, amountZat, zcashTxId: zcashTxIdFromDisplay(txid) };
+  };
+  const custodyCalls = () => {
+    const chain = new Chain(s.deployment, s.rpcUrl, 2_000);
+    return new CustodyCalls(
+      chain,
+      hardhatPrivateKey(1),
+      undefined,
+      new AttestorQuorum(
+        chain,
+        api.zcash.attestors.map((a) => a.url),
+      ),
+    );
+  };
+
+  it("turns a contract's refusal into a typed error carrying the Solidity error's name and arguments", async () => {
+    const attestor = custodyCalls();
+    const deposit = paid(ZEC);
+    const commitment = deposit.noteCommitment;
+    await attestor.recordDeposits([deposit]);
     const refusal = await attestor
-      .recordDeposits([{ noteCommitment: commitment, amountZat: ZEC }])
+      .recordDeposits([deposit])
       .catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(ContractRevertError);
     expect(refusal).toMatchObject({
@@ -130,8 +155,10 @@ describe("sandbox deposits and local custody", () => {
     const [batch] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "DepositsRecorded" });
     expect(batch!.args.totalZat).toBe(703_703_579n);
     expect([...batch!.args.leaves].sort()).toEqual([...leaves].sort());
+    // Each answer names its own deposit's leaf (the answers come in the order posted, the refused one left out).
+    const postedNotes = [0, 1, 2, 0].filter((_, i) => i !== refused);
     expect(bodies.map((b) => b.leafIndex)).toEqual(
-      leaves.map((leaf) => Number(batch!.args.firstIndex) + batch!.args.leaves.indexOf(leaf)),
+      postedNotes.map((n) => Number(batch!.args.firstIndex) + batch!.args.leaves.indexOf(leaves[n]!)),
     );
     // No amount in the calldata or the logs, in any 32-byte word.
     const input = (await s.publicClient.getTransaction({ hash: bodies[0]!.txHash as Hex })).input;
@@ -183,10 +210,10 @@ describe("sandbox deposits and local custody", () => {
 
   it("writes a deposit found on the chain but not in the ledger once, when another process recovers it at the same moment", async () => {
     // The attestor recorded it, and the process died before its ledger line; two retries (two replicas) recover it.
-    const attestor = new CustodyCalls(new Chain(s.deployment, s.rpcUrl, 2_000), hardhatPrivateKey(1));
-    const commitment = noteCommitment(createNote());
-    const { firstIndex } = await attestor.recordDeposits([{ noteCommitment: commitment, amountZat: 2n * ZEC }]);
-    const deposit = { noteCommitment: commitment, amountZat: 2n * ZEC, zcashTxId: `0x${"ab".repeat(32)}` };
+    const attestor = custodyCalls();
+    const deposit = paid(2n * ZEC);
+    const commitment = deposit.noteCommitment;
+    const { firstIndex } = await attestor.recordDeposits([deposit]);
     // The other replica writes its line after this one found none, just before this one writes.
     const racing = overriding(storage.db, {
       transaction: async (work) => {
@@ -222,14 +249,21 @@ describe("sandbox deposits and local custody", () => {
     expect((await api.call("/v1/sandbox/deposits", json({ amount: "0", noteCommitment: "5" }))).status).toBe(400);
   });
 
-  it("pays a redemption sent on-chain by a holder with a synthetic Zcash txid, lowering collateral", async () => {
+  it("pays a redemption sent on-chain by a holder through the simulated node, lowering collateral", async () => {
     await s.depositAndMint({ amountZat: 5n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
     await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, s.seal(WITHDRAW, alice.address)]));
     const id = await s.read.redemptions.read.payoutCount();
     const due = (await s.read.redemptions.read.getPayout([id])).zatDue;
     const collateral = await s.read.registry.read.totalCollateralZat();
-    await api.payouts!.tick();
-    expect((await s.read.redemptions.read.getPayout([id])).status).toBe(2);
+    // The node's operation takes a few looks (queued, executing, done), as zcashd's does.
+    await eventually(
+      async () => (await api.payouts!.tick(), (await s.read.redemptions.read.getPayout([id])).status),
+      (status) => status === 2,
+      "the payout completed",
+    );
+    // The recipient's address got the ZEC, with the redemption's memo.
+    const received = api.zcash.simulator.ledger.notesOf(WITHDRAW);
+    expect(received.map((n) => n.amountZat)).toEqual([due]);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(collateral - due);
     const [ledger] = await storage.db.query<{ amount_zat: string; zcash_txid: string }>(
       "SELECT * FROM custody_ledger WHERE kind = 'payout' AND redemption_id = $1",

@@ -22,6 +22,8 @@ export interface SandboxZcashOptions {
   /** A simulated block every this many ms. */
   blockIntervalMs?: number;
   minConfirmations?: number;
+  /** Custody's own ZEC at start (default CUSTODY_FEE_FLOAT_ZAT). */
+  floatZat?: bigint;
 }
 
 export interface SandboxZcash {
@@ -47,7 +49,7 @@ export async function startSandboxZcash(options: SandboxZcashOptions): Promise<S
     const custody = new ZcashdClient(simulator.url, { user: custodyWallet.user, password: custodyWallet.password });
     const custodyAddress = await custody.call<string>("z_getnewaddress", ["sapling"]);
     const custodyViewingKey = await custody.call<string>("z_exportviewingkey", [custodyAddress]);
-    await custody.call("zsd_receive", [custodyAddress, CUSTODY_FEE_FLOAT_ZAT.toString(), null]);
+    await custody.call("zsd_receive", [custodyAddress, (options.floatZat ?? CUSTODY_FEE_FLOAT_ZAT).toString(), null]);
     const chain = createPublicClient({ transport: http(options.rpcUrl, { retryCount: 1 }) });
     const batchCount = () =>
       chain.readContract({ address: options.registry, abi: collateralRegistryAbi, functionName: "depositBatchCount" });
