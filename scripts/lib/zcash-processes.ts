@@ -18,7 +18,11 @@ export interface ZcashProcesses {
 }
 
 /** Spawns `script` with tsx and resolves with the first URL it prints on stdout. */
-function spawnListening(script: string, env: Record<string, string>, name: string): Promise<{ child: ChildProcess; url: string }> {
+function spawnListening(
+  script: string,
+  env: Record<string, string>,
+  name: string,
+): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", script], {
     cwd: ROOT,
     env: { ...process.env, ...env },

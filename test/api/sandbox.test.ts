@@ -123,9 +123,7 @@ describe("sandbox deposits and custody on the simulated node", () => {
     const deposit = paid(ZEC);
     const commitment = deposit.noteCommitment;
     await attestor.recordDeposits([deposit]);
-    const refusal = await attestor
-      .recordDeposits([deposit])
-      .catch((error: unknown) => error);
+    const refusal = await attestor.recordDeposits([deposit]).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(ContractRevertError);
     expect(refusal).toMatchObject({
       errorName: "DepositAlreadyRecorded",

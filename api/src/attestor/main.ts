@@ -41,7 +41,8 @@ const zcashd = new ZcashdClient(config.ZCASHD_RPC_URL, {
   user: config.ZCASHD_RPC_USER,
   password: config.ZCASHD_RPC_PASSWORD,
 });
-if (config.CUSTODY_VIEWING_KEY) await zcashd.call("z_importviewingkey", [config.CUSTODY_VIEWING_KEY, "whenkeyisnew", 0]);
+if (config.CUSTODY_VIEWING_KEY)
+  await zcashd.call("z_importviewingkey", [config.CUSTODY_VIEWING_KEY, "whenkeyisnew", 0]);
 const attestor = new DepositAttestor({
   account: privateKeyToAccount(config.ATTESTOR_PRIVATE_KEY as `0x${string}`),
   zcashd,

@@ -1,0 +1,79 @@
+// The Zcash side as npm start lays it out: the simulated node and each attestor in its own process.
+// A deposit paid into the node is recorded under the signatures those processes give.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createNote, noteCommitment } from "@zsd/sdk/notes";
+import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
+import { Chain } from "../../api/src/adapters/chain.ts";
+import { AttestorQuorum } from "../../api/src/adapters/custody/attestation.ts";
+import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
+import { ZcashdClient } from "../../api/src/adapters/custody/zcashd.ts";
+import { LOCAL_ATTESTORS, hardhatAccount, hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { type ZcashProcesses, startZcashProcesses } from "../../scripts/lib/zcash-processes.ts";
+import { type System, ZEC, deploySystem } from "../helpers/fixtures.ts";
+
+describe("the Zcash side as processes", () => {
+  let s: System;
+  let zcash: ZcashProcesses;
+  const dir = mkdtempSync(join(tmpdir(), "zsd-zcash-processes-"));
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    const deploymentFile = join(dir, "deployment.json");
+    writeFileSync(deploymentFile, JSON.stringify(s.deployment));
+    zcash = await startZcashProcesses({
+      deploymentFile,
+      rpcUrl: s.rpcUrl,
+      attestorKeys: LOCAL_ATTESTORS.accounts.map((i) => hardhatPrivateKey(i)),
+      blockMs: 100,
+    });
+  });
+  afterAll(async () => {
+    await zcash?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("runs each attestor with its own key and records a paid deposit under 2 of their signatures", async () => {
+    const signers = await Promise.all(
+      zcash.attestorUrls.map(
+        async (url) => ((await (await fetch(`${url}/v1/health`)).json()) as { signer: string }).signer,
+      ),
+    );
+    expect(signers).toEqual(LOCAL_ATTESTORS.accounts.map((i) => hardhatAccount(i).address));
+    const custody = new ZcashdClient(zcash.env.ZCASHD_RPC_URL!, {
+      user: zcash.env.ZCASHD_RPC_USER!,
+      password: zcash.env.ZCASHD_RPC_PASSWORD!,
+    });
+    const commitment = noteCommitment(createNote());
+    const memo = Buffer.alloc(512);
+    memo.write(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`);
+    const txid = await custody.call<string>("zsd_receive", [
+      zcash.custodyAddress,
+      (2n * ZEC).toString(),
+      memo.toString("hex"),
+    ]);
+    // Mined within a block interval.
+    for (let i = 0; i < 100; i++) {
+      const notes = await custody.call<{ txid: string; confirmations: number }[]>("z_listreceivedbyaddress", [
+        zcash.custodyAddress,
+        1,
+      ]);
+      if (notes.some((n) => n.txid === txid)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const chain = new Chain(s.deployment, s.rpcUrl, 5_000);
+    const calls = new CustodyCalls(
+      chain,
+      hardhatPrivateKey(1),
+      undefined,
+      new AttestorQuorum(chain, zcash.attestorUrls),
+    );
+    const before = await s.read.registry.read.totalDepositedZat();
+    await calls.recordDeposits([
+      { noteCommitment: commitment, amountZat: 2n * ZEC, zcashTxId: zcashTxIdFromDisplay(txid) },
+    ]);
+    expect(await s.read.registry.read.totalDepositedZat()).toBe(before + 2n * ZEC);
+  });
+});
