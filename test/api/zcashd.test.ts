@@ -1,33 +1,42 @@
-// The zcashd custody adapter against a local server speaking zcashd's JSON-RPC.
+// The zcashd custody adapter against the simulated zcashd: deposits reach the
+// custody wallet as notes on its ledger, payouts leave it as transactions.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/adapters/chain.ts";
 import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
-import { PayoutNotSent, PayoutRefused } from "../../api/src/adapters/custody/index.ts";
+import { PayoutNotSent, PayoutRefused, textMemoHex as memoHex } from "../../api/src/adapters/custody/index.ts";
 import { ZcashdClient, ZcashdCustody, parseDepositMemo } from "../../api/src/adapters/custody/zcashd.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { createNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, deploySystem } from "../helpers/fixtures.ts";
-import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
+import { type SimulatedZcashd, startSimulatedZcashd } from "../../api/src/sandbox/zcashd-sim/server.ts";
 import { openStorage } from "./helpers.ts";
 
-const CUSTODY = "zs1z7rejlpsa98s2rrrfkwmaxu53e4ue0ulcrw0h4x5g8jl04tak0d3mm47vdtahatqrlkngh9slya";
+// A mainnet node here (the API's tests run a testnet one): the adapter is the same on both.
 const WITHDRAW = "zs1mrhc9y7jdh5r9ece8u5khgvj9kg0zgkxzdduyv0whkg7lkcrkx5xqem3e48avjq9wn2rukydkwn";
-const txid = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex");
 
 describe("zcashd custody", () => {
   let s: System;
-  let zcashd: ZcashdTestServer;
+  let zcashd: SimulatedZcashd;
+  /** Whoever pays custody: a wallet of its own on the same ledger. */
+  let depositor: ZcashdClient;
+  let CUSTODY: string;
   let storage: Awaited<ReturnType<typeof openStorage>>;
   let custody: ZcashdCustody;
 
   beforeAll(async () => {
     s = await deploySystem();
-    zcashd = await startZcashdTestServer(CUSTODY);
+    zcashd = await startSimulatedZcashd({
+      wallets: [{ user: "custody" }, { user: "depositor", funding: true }],
+      network: "mainnet",
+      blockIntervalMs: 0,
+    });
     storage = await openStorage("postgres");
     const chain = new Chain(s.deployment, s.rpcUrl, 5000);
     const attestor = new CustodyCalls(chain, hardhatPrivateKey(1));
-    const client = new ZcashdClient(zcashd.url, { user: zcashd.user, password: zcashd.password });
+    const client = new ZcashdClient(zcashd.url, { user: "custody", password: zcashd.wallet("custody").password });
+    CUSTODY = await client.call<string>("z_getnewaddress", ["sapling"]);
+    depositor = new ZcashdClient(zcashd.url, { user: "depositor", password: zcashd.wallet("depositor").password });
     custody = new ZcashdCustody(storage.db, attestor, client, { address: CUSTODY, minConfirmations: 3 });
   });
   afterAll(async () => {
@@ -46,11 +55,16 @@ describe("zcashd custody", () => {
   it("records confirmed deposits that carry a note commitment, once", async () => {
     const commitment = noteCommitment(createNote());
     const memo = memoHex(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`);
-    zcashd.notes.push(
-      { txid: txid(), amountZat: 3 * Number(ZEC), memo, confirmations: 5 },
-      { txid: txid(), amountZat: Number(ZEC), memo: memoHex("not a deposit"), confirmations: 9 },
-      { txid: txid(), amountZat: 2e8, memo: memoHex(`zsd-note:0x${"1".padStart(64, "0")}`), confirmations: 1 },
-    );
+    // The deposit is a payment from the depositor's own wallet, memo and all; the rest arrive from outside.
+    const from = await depositor.call<string>("z_getnewaddress");
+    await depositor.call("zsd_receive", [from, Number(5n * ZEC)]);
+    await depositor.call("generate", [1]);
+    await depositor.call("z_sendmany", [from, [{ address: CUSTODY, amount: 3, memo }], 1, null]);
+    await depositor.call("zsd_receive", [CUSTODY, Number(ZEC), memoHex("not a deposit")]);
+    await depositor.call("generate", [4]);
+    // Two blocks short of the 3 confirmations custody waits for.
+    await depositor.call("zsd_receive", [CUSTODY, 2e8, memoHex(`zsd-note:0x${"1".padStart(64, "0")}`)]);
+    await depositor.call("generate", [1]);
     const recorded = await custody.scanDeposits();
     expect(recorded).toHaveLength(1);
     expect(recorded[0]).toMatchObject({
@@ -70,15 +84,22 @@ describe("zcashd custody", () => {
     expect(send.opid).toBe(opid);
     expect(send.amounts).toEqual([{ address: WITHDRAW, amount: 1.23456789, memo: memoHex("zsd-redemption:7") }]);
     expect(send.privacyPolicy).toBe("FullPrivacy");
+    // On the ledger: the exact amount and memo to the payee; change and fee on custody's side.
+    const outputs = zcashd.ledger.transaction(send.txid!)!;
+    expect(outputs.filter((n) => !n.change)).toMatchObject([
+      { address: WITHDRAW, amountZat: 123_456_789n, memo: memoHex("zsd-redemption:7") },
+    ]);
+    expect(outputs.filter((n) => n.change).every((n) => n.address === CUSTODY)).toBe(true);
     expect(await custody.operation(opid)).toEqual({ state: "pending" });
     expect(await custody.operation(opid)).toEqual({ state: "pending" });
     // zcashd prints the txid byte-reversed (display form); custody hands on the hash's own order, as the chain keeps it.
     const reversed = `0x${Buffer.from(send.txid!, "hex").reverse().toString("hex")}`;
     expect(await custody.operation(opid)).toEqual({ state: "success", zcashTxId: reversed });
+    await depositor.call("generate", [3]);
   });
 
   it("tells a refused payment, a failed operation, one that may have paid and a forgotten one apart", async () => {
-    zcashd.refuseNextSend = "Insufficient funds: have 0.01, need 0.2";
+    zcashd.knobs.refuseNextSend = "Insufficient funds: have 0.01, need 0.2";
     const refused = custody.send({ redemptionId: 8n, address: WITHDRAW, zat: 20_000_000n });
     await expect(refused).rejects.toBeInstanceOf(PayoutRefused);
     await expect(refused).rejects.toThrow(/Insufficient funds/);
@@ -88,13 +109,18 @@ describe("zcashd custody", () => {
       await custody.operation(opid);
       return custody.operation(opid);
     };
-    zcashd.failNextSend = "Could not find any non-coinbase UTXOs to spend";
+    // The wallet itself finds the notes short: custody holds about 4 ZEC.
+    expect(await settle(await custody.send({ redemptionId: 8n, address: WITHDRAW, zat: 1000n * ZEC }))).toMatchObject({
+      state: "failed",
+      reason: expect.stringMatching(/^z_sendmany failed: Insufficient funds: have [\d.]+, need 1000\.0001/),
+    });
+    zcashd.knobs.failNextSend = "Could not find any non-coinbase UTXOs to spend";
     expect(await settle(await custody.send({ redemptionId: 8n, address: WITHDRAW, zat: 20_000_000n }))).toEqual({
       state: "failed",
       reason: "z_sendmany failed: Could not find any non-coinbase UTXOs to spend",
     });
     // Failed after the transaction was built: the wallet may still broadcast it.
-    zcashd.failNextSend = "SendTransaction: Transaction commit failed";
+    zcashd.knobs.failNextSend = "SendTransaction: Transaction commit failed";
     expect(await settle(await custody.send({ redemptionId: 8n, address: WITHDRAW, zat: 20_000_000n }))).toMatchObject({
       state: "unknown",
       reason: expect.stringMatching(/commit failed.*possibly after the transaction was built/),
@@ -119,9 +145,10 @@ describe("zcashd custody", () => {
 
     // zcashd took the payment, then the connection dropped before its answer: paid or not, nobody knows.
     const sends = zcashd.sends.length;
-    zcashd.dropNextSendAnswer = true;
+    zcashd.knobs.dropNextSendAnswer = true;
     const error = await custody.send({ redemptionId: 2n, address: WITHDRAW, zat: 1n }).catch((e: unknown) => e);
     expect(zcashd.sends).toHaveLength(sends + 1);
+    expect(zcashd.ledger.transaction(zcashd.sends.at(-1)!.txid!)).toBeDefined();
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(PayoutRefused);
     expect(error).not.toBeInstanceOf(PayoutNotSent);
@@ -130,7 +157,7 @@ describe("zcashd custody", () => {
   it("says so when zcashd refuses the credentials", async () => {
     const wrong = new ZcashdClient(zcashd.url, { user: "zsd", password: "wrong" });
     await expect(wrong.call("z_listreceivedbyaddress", [CUSTODY, 1])).rejects.toThrow(/credentials/);
-    const client = new ZcashdClient(zcashd.url, { user: zcashd.user, password: zcashd.password });
+    const client = new ZcashdClient(zcashd.url, { user: "custody", password: zcashd.wallet("custody").password });
     await expect(client.call("z_nosuchmethod")).rejects.toMatchObject({ code: -32601 });
   });
 });
