@@ -1,32 +1,46 @@
-// The API with zcashd as its custody: the worker records deposits it finds in
-// the custody wallet and pays relayed redemptions with z_sendmany.
+// The API with zcashd as its custody, against the simulated zcashd: the worker
+// records deposits it finds in the custody wallet and pays relayed redemptions
+// with z_sendmany, from notes on the simulated ledger.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Hex } from "viem";
 import { collateralRegistryAbi, redirectTypedData } from "@zsd/sdk";
 import { createNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
-import { formatZsd } from "@zsd/sdk/units";
+import { formatZsd, parseZec } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
+import { textMemoHex as memoHex } from "../../api/src/adapters/custody/index.ts";
+import { ZcashdClient } from "../../api/src/adapters/custody/zcashd.ts";
+import { type SimulatedZcashd, startSimulatedZcashd } from "../../api/src/sandbox/zcashd-sim/server.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 
-const CUSTODY = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 const WITHDRAW =
   "utest1ysy5dxs0unv4svecfm6wgyw6tjfj6zf0jdr6psv23zz03k638w7ee70cspe5hh72ukn6chtppcguyhnul03agesa0dlygndqjkacmpzkt0qh7vezakr4v9x3f7fap95g3lh6du9sz77hf4zpn4uqyx66pqph9mgjr5477eqz2g75z5cf";
 
 describe("API with zcashd custody", () => {
   let s: System;
-  let zcashd: ZcashdTestServer;
+  let zcashd: SimulatedZcashd;
+  /** Pays ZEC into the ledger from outside (zsd_receive) and mines blocks. */
+  let outside: ZcashdClient;
+  let CUSTODY: string;
   let api: RunningApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
 
   beforeAll(async () => {
     s = await deploySystem();
-    zcashd = await startZcashdTestServer(CUSTODY);
+    // Blocks only when a test mines them: deposits paid in one tick confirm together.
+    zcashd = await startSimulatedZcashd({
+      wallets: [{ user: "custody" }, { user: "outside", funding: true }],
+      blockIntervalMs: 0,
+    });
+    outside = new ZcashdClient(zcashd.url, { user: "outside", password: zcashd.wallet("outside").password });
+    CUSTODY = zcashd.wallet("custody").newAddress();
+    // Custody's ZEC for payouts, in notes of their own: a payout's change waits in the mempool until the next block.
+    for (let i = 0; i < 10; i++) await outside.call("zsd_receive", [CUSTODY, Number(100n * ZEC)]);
+    await outside.call("generate", [3]);
     storage = await openStorage("postgres");
     api = await startRelayApi(s, storage.db, {
       ZCASHD_RPC_URL: zcashd.url,
-      ZCASHD_RPC_USER: zcashd.user,
-      ZCASHD_RPC_PASSWORD: zcashd.password,
+      ZCASHD_RPC_USER: "custody",
+      ZCASHD_RPC_PASSWORD: zcashd.wallet("custody").password,
       // Configured in upper case: the API must use the canonical form, which the wallet knows.
       CUSTODY_ADDRESS: CUSTODY.toUpperCase(),
       ZCASHD_MIN_CONFIRMATIONS: "3",
@@ -45,12 +59,12 @@ describe("API with zcashd custody", () => {
 
   it("records a deposit that reaches the custody wallet with a note commitment", async () => {
     const commitment = noteCommitment(createNote());
-    zcashd.notes.push({
-      txid: "ab".repeat(32),
-      amountZat: 2 * Number(ZEC),
-      memo: memoHex(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`),
-      confirmations: 4,
-    });
+    await deposit(2n * ZEC, commitment);
+    await outside.call("generate", [2]);
+    // Two confirmations of the three custody waits for: nothing recorded yet.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await s.read.registry.read.totalCollateralZat()).toBe(0n);
+    await outside.call("generate", [1]);
     await eventually(
       () => s.read.registry.read.totalCollateralZat(),
       (v) => v === 2n * ZEC,
@@ -59,13 +73,11 @@ describe("API with zcashd custody", () => {
     expect((await api.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: "5" }))).status).toBe(503);
   });
 
-  /** A deposit note in the custody wallet carrying `commitment` in its memo. */
-  const walletNote = (txid: string, amountZat: bigint, commitment: bigint) => ({
-    txid,
-    amountZat: Number(amountZat),
-    memo: memoHex(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`),
-    confirmations: 4,
-  });
+  /** A payment into the custody wallet carrying `commitment` in its memo, in the mempool until a block mines it. */
+  async function deposit(amountZat: bigint, commitment: bigint): Promise<string> {
+    const memo = memoHex(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`);
+    return outside.call<string>("zsd_receive", [CUSTODY, Number(amountZat), memo]);
+  }
   /** The ledger lines of these commitments, in the order given. */
   const ledgerLines = async (commitments: bigint[]) => {
     const rows = await storage.db.query<{ note_commitment: string; leaf_index: number; tx_hash: string }>(
@@ -83,9 +95,9 @@ describe("API with zcashd custody", () => {
       amountZat,
       commitment: noteCommitment(createNote()),
     }));
-    // Pushed in one tick: a scan sees all three or none.
-    for (const [i, d] of deposits.entries())
-      zcashd.notes.push(walletNote(`c${i}`.repeat(32), d.amountZat, d.commitment));
+    // Mined in one block, which one call buries under three: a scan sees all three confirmed or none.
+    for (const d of deposits) await deposit(d.amountZat, d.commitment);
+    await outside.call("generate", [3]);
     const total = deposits.reduce((sum, d) => sum + d.amountZat, 0n);
     await eventually(
       () => s.read.registry.read.totalCollateralZat(),
@@ -121,8 +133,8 @@ describe("API with zcashd custody", () => {
       await s.sendDeposits(leaves.slice(0, 2), deposits[0]!.amountZat + deposits[1]!.amountZat),
     );
     const before = await s.read.registry.read.totalCollateralZat();
-    for (const [i, d] of deposits.entries())
-      zcashd.notes.push(walletNote(`d${i}`.repeat(32), d.amountZat, d.commitment));
+    for (const d of deposits) await deposit(d.amountZat, d.commitment);
+    await outside.call("generate", [3]);
     await eventually(
       () => ledgerLines(deposits.map((d) => d.commitment)),
       (lines) => lines.every(Boolean),
@@ -191,6 +203,10 @@ describe("API with zcashd custody", () => {
     expect(zcashd.sends.at(-1)!.amounts).toMatchObject([{ address: WITHDRAW, amount: Number(paid.zecDue) }]);
     // Shown as zcashd printed it (the display form explorers search for); on-chain in the hash's own byte order.
     const printed = zcashd.sends.at(-1)!.txid!;
+    // On the ledger, the payee's note holds exactly what is due.
+    expect(zcashd.ledger.transaction(printed)!.filter((n) => !n.change)).toMatchObject([
+      { address: WITHDRAW, amountZat: parseZec(paid.zecDue), memo: memoHex(`zsd-redemption:${paid.redemptionId}`) },
+    ]);
     expect(paid.zcashTxId).toBe(printed);
     const completed = await s.payoutCompleted(BigInt(paid.redemptionId!));
     expect(completed!.zcashTxId).toBe(`0x${Buffer.from(printed, "hex").reverse().toString("hex")}`);
@@ -224,7 +240,7 @@ describe("API with zcashd custody", () => {
 
   /** A relayed redemption that custody keeps failing to pay: held, its on-chain payout id. */
   async function heldRedemption(amount: bigint): Promise<{ id: string; payoutId: bigint; held: Redemption }> {
-    const failing = setInterval(() => (zcashd.failNextSend = "Insufficient funds: have 0.00, need 0.10"), 5);
+    const failing = setInterval(() => (zcashd.knobs.failNextSend = "Insufficient funds: have 0.00, need 0.10"), 5);
     try {
       const id = await relayRedeem(amount);
       const held = await eventually(
@@ -234,7 +250,7 @@ describe("API with zcashd custody", () => {
       return { id, payoutId: BigInt(held.redemptionId!), held };
     } finally {
       clearInterval(failing);
-      zcashd.failNextSend = undefined;
+      zcashd.knobs.failNextSend = undefined;
     }
   }
 
