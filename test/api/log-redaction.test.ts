@@ -6,7 +6,9 @@ import { ContractFunctionExecutionError, ContractFunctionRevertedError, encodeFu
 import { describe, expect, it } from "vitest";
 import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk";
 import { DEV_SEAL_KEY, sealBytes } from "@zsd/sdk/seal";
+import { ZcashdClient, ZcashdError } from "../../api/src/adapters/custody/zcashd.ts";
 import { redactAddresses } from "../../api/src/logger.ts";
+import { startSimulatedZcashd } from "../../api/src/sandbox/zcashd-sim/server.ts";
 import { addressesIn, captureLogs } from "./log-capture.ts";
 
 const OWNER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -20,7 +22,7 @@ const TRANSPARENT = "tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd";
 const TXID = "0x8f3c2a9e1b7d4f6a0c5e8b2d9f1a3c7e5b0d2f4a6c8e1b3d5f7a9c0e2b4d6f8a";
 
 describe("log redaction", () => {
-  it("writes no address of a failed contract call's error: arguments, sender, contract, calldata", () => {
+  it("writes no address of a failed contract call's error, nor of a zcashd refusal: arguments, sender, contract, calldata", async () => {
     // The chain carries the address sealed (issue 23); the log must still hide the sender and contract.
     const sealed = sealBytes(
       DEV_SEAL_KEY,
@@ -35,13 +37,28 @@ describe("log redaction", () => {
     const data = encodeFunctionData({ abi: redemptionsAbi, functionName: "redeemWithPermit", args });
     // The error's own message does hold them: what the logger is there for.
     expect(addressesIn(error.message, [OWNER])).not.toEqual([]);
+    // zcashd quotes an address it refuses (here a mainnet one, to a testnet node), in the words custody logs.
+    const zcashd = await startSimulatedZcashd({ wallets: [{ user: "custody" }] });
+    let refusal: ZcashdError;
+    let custody: string;
+    try {
+      const client = new ZcashdClient(zcashd.url, { user: "custody", password: zcashd.wallet("custody").password });
+      custody = await client.call<string>("z_getnewaddress");
+      refusal = (await client
+        .call("z_sendmany", [custody, [{ address: MAINNET, amount: 1 }], 1, null, "FullPrivacy"])
+        .catch((e: unknown) => e)) as ZcashdError;
+    } finally {
+      await zcashd.close();
+    }
+    expect(refusal).toBeInstanceOf(ZcashdError);
+    expect(refusal.message).toContain(MAINNET);
     const logs = captureLogs("info");
     logs.logger.warn({ err: error, data }, "relay worker pass failed");
-    logs.logger.error({ reason: `z_sendmany failed: Invalid parameter, unknown address format: ${MAINNET}` }, "review");
+    logs.logger.error({ err: refusal, reason: `z_sendmany refused: ${refusal.message}`, from: custody }, "review");
     logs.logger.info(`paid ${UNIFIED} and ${TRANSPARENT} from ${OWNER.toLowerCase()}`);
     const written = logs.lines.join("");
     expect(logs.lines).toHaveLength(3);
-    expect(addressesIn(written, [OWNER, RELAYER, MINTER, SAPLING, MAINNET, UNIFIED, TRANSPARENT])).toEqual([]);
+    expect(addressesIn(written, [OWNER, RELAYER, MINTER, SAPLING, MAINNET, UNIFIED, TRANSPARENT, custody])).toEqual([]);
     // What is not an address stays: the message, the function, a 32-byte hash.
     expect(written).toContain("relay worker pass failed");
     expect(written).toContain("redeemWithPermit");
