@@ -9,7 +9,7 @@ import { bech32 } from "bech32";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/adapters/chain.ts";
 import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
-import type { Custody } from "../../api/src/adapters/custody/index.ts";
+import { type Custody, textMemoHex as memoHex } from "../../api/src/adapters/custody/index.ts";
 import { ZcashdClient, ZcashdCustody } from "../../api/src/adapters/custody/zcashd.ts";
 import type { Database } from "../../api/src/adapters/db/index.ts";
 import { type PayoutOptions, type PayoutRow, Payouts, resolveReview } from "../../api/src/relay/payouts.ts";
@@ -19,25 +19,32 @@ import { createNote, releaseProver } from "@zsd/sdk/notes";
 import { DEV_SEAL_KEY, sealBytes, sealKeyFromSecret } from "@zsd/sdk/seal";
 import { SealedAddresses } from "../../api/src/domain/sealed-addresses.ts";
 import { formatZec } from "@zsd/sdk/units";
+import { zcashTxIdForDisplay } from "@zsd/sdk/zcash";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { type ZcashdTestServer, memoHex, startZcashdTestServer } from "../helpers/zcashd-server.ts";
+import { type SimulatedZcashd, startSimulatedZcashd } from "../../api/src/sandbox/zcashd-sim/server.ts";
 import { eventually, openStorage } from "./helpers.ts";
 
-const CUSTODY = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 const WITHDRAW =
   "utest1ysy5dxs0unv4svecfm6wgyw6tjfj6zf0jdr6psv23zz03k638w7ee70cspe5hh72ukn6chtppcguyhnul03agesa0dlygndqjkacmpzkt0qh7vezakr4v9x3f7fap95g3lh6du9sz77hf4zpn4uqyx66pqph9mgjr5477eqz2g75z5cf";
 const { alice, bob } = accounts;
 
 describe("payouts", () => {
   let s: System;
-  let zcashd: ZcashdTestServer;
+  let zcashd: SimulatedZcashd;
+  let CUSTODY: string;
+  let custodyAuth: { user: string; password: string };
   let chain: Chain;
   let attestor: CustodyCalls;
   const storages: Awaited<ReturnType<typeof openStorage>>[] = [];
 
   beforeAll(async () => {
     s = await deploySystem();
-    zcashd = await startZcashdTestServer(CUSTODY);
+    zcashd = await startSimulatedZcashd({ wallets: [{ user: "custody" }], blockIntervalMs: 0 });
+    custodyAuth = { user: "custody", password: zcashd.wallet("custody").password };
+    CUSTODY = zcashd.wallet("custody").newAddress();
+    // A note per payout this file makes, confirmed: each payout's change waits in the mempool (no blocks come).
+    for (let i = 0; i < 40; i++) zcashd.ledger.receive(CUSTODY, 10n * ZEC);
+    zcashd.generate(3);
     chain = new Chain(s.deployment, s.rpcUrl, 5000);
     attestor = new CustodyCalls(chain, hardhatPrivateKey(1));
     await s.depositAndMint({ amountZat: 50n * ZEC, mintAmount: 1000n * ZSD, recipient: alice.address });
@@ -52,7 +59,7 @@ describe("payouts", () => {
   async function payouts(options: Partial<PayoutOptions> = {}, url = zcashd.url) {
     const storage = await openStorage("postgres");
     storages.push(storage);
-    const client = new ZcashdClient(url, { user: zcashd.user, password: zcashd.password });
+    const client = new ZcashdClient(url, custodyAuth);
     const custody = new ZcashdCustody(storage.db, attestor, client, { address: CUSTODY, minConfirmations: 3 });
     const p = new Payouts(storage.db, chain, custody, attestor, {
       sealed: sealedAddresses(),
@@ -110,6 +117,9 @@ describe("payouts", () => {
     expect(await onChain(id)).toBe(2);
     expect(await s.read.registry.read.totalCollateralZat()).toBe(collateral - due);
     expect((await s.payoutCompleted(id))!.zcashTxId).toBe(paid.zcash_txid);
+    // The transaction zcashd made pays exactly what is due.
+    const outputs = zcashd.ledger.transaction(zcashTxIdForDisplay(paid.zcash_txid!))!;
+    expect(outputs.filter((n) => !n.change)).toMatchObject([{ address: WITHDRAW, amountZat: due }]);
     const [ledger] = await db.query<{ amount_zat: string }>(
       "SELECT amount_zat FROM custody_ledger WHERE kind = 'payout' AND redemption_id = $1",
       [id.toString()],
@@ -175,7 +185,7 @@ describe("payouts", () => {
 
   it("keeps one payout in flight at a time", async () => {
     const { p, db } = await payouts();
-    zcashd.holdOperations = true;
+    zcashd.knobs.holdOperations = true;
     const first = await redeem(2n * ZSD);
     const second = await redeem(3n * ZSD);
     const sends = zcashd.sends.length;
@@ -183,7 +193,7 @@ describe("payouts", () => {
     expect((await row(db, first))!.status).toBe("sent");
     expect((await row(db, second))!.status).toBe("pending");
     expect(zcashd.sends).toHaveLength(sends + 1);
-    zcashd.holdOperations = false;
+    zcashd.knobs.holdOperations = false;
     await passes(p, 8);
     expect((await row(db, first))!.status).toBe("completed");
     expect((await row(db, second))!.status).toBe("completed");
@@ -195,12 +205,12 @@ describe("payouts", () => {
     const id = await redeem(1n * ZSD);
     await p.tick();
     expect((await row(db, id))!.status).toBe("sent");
-    zcashd.unavailable = true;
+    zcashd.knobs.unavailable = true;
     try {
       await p.tick();
       await p.tick();
     } finally {
-      zcashd.unavailable = false;
+      zcashd.knobs.unavailable = false;
     }
     expect((await row(db, id))!).toMatchObject({ status: "sent", last_error: "zcashd answered HTTP 503" });
     await passes(p, 3);
@@ -211,7 +221,7 @@ describe("payouts", () => {
     // A back-off no busy machine outlasts between two ticks (a 200 ms one did: the second tick retried).
     const { p, db } = await payouts({ retryMs: 60_000 });
     const id = await redeem(1n * ZSD);
-    zcashd.refuseNextSend = "Insufficient funds: have 0.00, need 0.01";
+    zcashd.knobs.refuseNextSend = "Insufficient funds: have 0.00, need 0.01";
     const before = Date.now();
     await p.tick();
     const refused = (await row(db, id))!;
@@ -238,10 +248,10 @@ describe("payouts", () => {
     const pending = await s.read.redemptions.read.pendingZatDue();
     const debt = await s.read.positions.read.totalDebt();
     for (let pass = 0; pass < 12 && (await row(db, id))?.status !== "held"; pass++) {
-      zcashd.failNextSend = "Could not find any non-coinbase UTXOs to spend";
+      zcashd.knobs.failNextSend = "Could not find any non-coinbase UTXOs to spend";
       await p.tick();
     }
-    zcashd.failNextSend = undefined;
+    zcashd.knobs.failNextSend = undefined;
     expect((await row(db, id))!).toMatchObject({ status: "held", attempts: 2 });
     expect(zcashd.sends).toHaveLength(sends + 2);
     expect(await onChain(id)).toBe(3);
@@ -350,7 +360,7 @@ describe("payouts", () => {
   it("holds for an operator, not fails, a payout sealed to a key the contract took but custody lacks; paid once the key is added", async () => {
     // Custody started without the chain's key (a configuration mistake, not the holder's).
     const { db } = await payouts();
-    const client = new ZcashdClient(zcashd.url, { user: zcashd.user, password: zcashd.password });
+    const client = new ZcashdClient(zcashd.url, custodyAuth);
     const custody = new ZcashdCustody(db, attestor, client, { address: CUSTODY, minConfirmations: 3 });
     const options = { confirmations: 1, maxAttempts: 3, retryMs: 1 };
     const keyless = new SealedAddresses([], s.chainId, s.read.redemptions.address, "sandbox");
@@ -396,24 +406,24 @@ describe("payouts", () => {
   it("never sends again a payout whose outcome is unknown", async () => {
     // The wallet forgot the operation (zcashd restarted): paid or not, nobody knows.
     const { p, db } = await payouts();
-    zcashd.holdOperations = true;
+    zcashd.knobs.holdOperations = true;
     const forgotten = await redeem(1n * ZSD);
     await p.tick();
     zcashd.forgetOperations();
-    zcashd.holdOperations = false;
+    zcashd.knobs.holdOperations = false;
     await passes(p, 3);
     expect((await row(db, forgotten))!.status).toBe("review");
     expect((await row(db, forgotten))!.last_error).toMatch(/no longer knows the operation/);
 
     // The operation failed after the transaction was built: the wallet may still broadcast it.
     const committed = await redeem(1n * ZSD);
-    zcashd.failNextSend = "SendTransaction: Transaction commit failed";
+    zcashd.knobs.failNextSend = "SendTransaction: Transaction commit failed";
     await passes(p, 4);
     expect((await row(db, committed))!.status).toBe("review");
 
     // The wallet took the payment but its answer was lost.
     const lost = await redeem(1n * ZSD);
-    zcashd.dropNextSendAnswer = true;
+    zcashd.knobs.dropNextSendAnswer = true;
     await passes(p, 2);
     expect((await row(db, lost))!.status).toBe("review");
 
@@ -444,7 +454,7 @@ describe("payouts", () => {
     const { db } = await payouts();
     // Two workers over one database. A reads the payout, then its wallet answer is held back
     // while B sees that payment fail and sends a new one.
-    const client = new ZcashdClient(zcashd.url, { user: zcashd.user, password: zcashd.password });
+    const client = new ZcashdClient(zcashd.url, custodyAuth);
     const wallet = new ZcashdCustody(db, attestor, client, { address: CUSTODY, minConfirmations: 3 });
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
@@ -462,7 +472,7 @@ describe("payouts", () => {
     const a = new Payouts(db, chain, slowWallet, attestor, { ...options, maxAttempts: 1 });
     const b = new Payouts(db, chain, wallet, attestor, { ...options, maxAttempts: 3 });
     const id = await redeem(1n * ZSD);
-    zcashd.failNextSend = "Insufficient funds: have 0, need 0.01";
+    zcashd.knobs.failNextSend = "Insufficient funds: have 0, need 0.01";
     await b.tick();
     const failing = (await row(db, id))!.operation_id;
     const staleA = a.tick();
@@ -487,11 +497,11 @@ describe("payouts", () => {
 
   it("carries out an operator's verdict on a payout held for review", async () => {
     const { p, db } = await payouts();
-    zcashd.holdOperations = true;
+    zcashd.knobs.holdOperations = true;
     const paidMeanwhile = await redeem(1n * ZSD);
     await p.tick();
     zcashd.forgetOperations();
-    zcashd.holdOperations = false;
+    zcashd.knobs.holdOperations = false;
     await p.tick();
     expect((await row(db, paidMeanwhile))!.status).toBe("review");
     // Only a payout in review takes a verdict.
@@ -518,10 +528,10 @@ describe("payouts", () => {
 
   it("recognises a settlement an earlier pass made but did not record", async () => {
     const { p, db } = await payouts();
-    zcashd.holdOperations = true;
+    zcashd.knobs.holdOperations = true;
     const id = await redeem(1n * ZSD);
     await p.tick();
-    zcashd.holdOperations = false;
+    zcashd.knobs.holdOperations = false;
     // The settlement lands, then the process dies before writing it down.
     const txid = `0x${"5a".repeat(32)}` as const;
     await attestor.completePayout(id, txid);
