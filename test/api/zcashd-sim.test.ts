@@ -260,6 +260,7 @@ describe("simulated zcashd", () => {
 
       // ZEC leaving outside any wallet's RPC: no operation, but the sender's balance falls by it and a fee.
       const before = wallets.ledger.balance(from, 1);
+      expect(() => wallets.payOutside(from, "zs1notanaddress", 1_000n)).toThrow(/not a testnet shielded address/);
       const txid = wallets.payOutside(from, to, 1_000n);
       expect(wallets.ledger.transaction(txid)).toBeDefined();
       expect(wallets.ledger.balance(from, 0)).toBe(before - 1_000n - 12_345n);
@@ -371,6 +372,7 @@ describe("simulated zcashd", () => {
       ["42", 400, -32600],
       ['"getblockcount"', 400, -32600],
       ['{"method": 5}', 400, -32600],
+      ['{"method": "getblockcount", "params": null, "id": 1}', 200, null],
       ['{"method": "getblockcount", "params": {"a": 1}}', 400, -32600],
       ['{"method": "__proto__"}', 404, -32601],
       ['{"method": "constructor"}', 404, -32601],
@@ -380,7 +382,7 @@ describe("simulated zcashd", () => {
       ['{"method": "z_getoperationstatus", "params": [[{}]]}', 500, -3],
       ['{"method": "generate", "params": ["1e9"]}', 500, -3],
       ["[" + '{"method":"getblockcount"},'.repeat(200) + "{}]", 400, -32600],
-      ["[" + "[".repeat(5000) + "]".repeat(5000) + "]", 200, null],
+      ["[" + "[".repeat(5000) + "]".repeat(5000) + "]", 200, -32600],
     ];
     for (const [body, status, code] of hostile) {
       const answer = await post(body);
@@ -389,7 +391,7 @@ describe("simulated zcashd", () => {
       expect({ body: String(body).slice(0, 40), status: answer.status, code: first?.error?.code ?? null }).toEqual({
         body: String(body).slice(0, 40),
         status,
-        code: code ?? -32600,
+        code,
       });
     }
     // A batch answers each call on its own.

@@ -206,6 +206,8 @@ export class Ledger {
 
   #submit(inputs: Note[], outputs: Output[], lastIsChange: boolean): string {
     for (const output of outputs) {
+      if (!this.knows(output.address) && !this.payable(output.address))
+        throw new RangeError(`not a ${this.network} shielded address: ${output.address}`);
       if (output.amountZat <= 0n || output.amountZat > MAX_MONEY_ZAT) throw new RangeError("amount out of range");
       if (normaliseMemo(output.memo) === undefined) throw new RangeError("not a memo");
     }
