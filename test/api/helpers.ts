@@ -11,7 +11,7 @@ import { type Config, loadConfig } from "../../api/src/config.ts";
 import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
 import { createHttpServer } from "../../api/src/http/server.ts";
 import { LOCAL_ATTESTORS, hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
-import { type SandboxZcash, startSandboxZcash } from "../../api/src/sandbox/zcash-side.ts";
+import { type SandboxZcash, type SandboxZcashOptions, startSandboxZcash } from "../../api/src/sandbox/zcash-side.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { createNote, noteCommitment, publicSignalsToArray } from "@zsd/sdk/notes";
@@ -201,8 +201,12 @@ export type RelayApi = RunningApi & { zcash: SandboxZcash };
 export async function startRelayApi(
   s: System,
   db: Database,
-  env: Record<string, string> = {},
-  options: { logger?: Logger } = {},
+  /** Settings over the defaults; a function gets the Zcash side first (its custody address, say). */
+  env: Record<string, string> | ((zcash: SandboxZcash) => Record<string, string>) = {},
+  options: {
+    logger?: Logger;
+    zcash?: Partial<Pick<SandboxZcashOptions, "blockIntervalMs" | "minConfirmations" | "floatZat">>;
+  } = {},
 ): Promise<RelayApi> {
   const dir = mkdtempSync(join(tmpdir(), "zsd-relay-"));
   writeFileSync(join(dir, "deployment.json"), JSON.stringify(s.deployment));
@@ -214,6 +218,7 @@ export async function startRelayApi(
     // Tests also record deposits straight on the chain under the attestors' keys (the test kit's
     // shortcut past the Zcash side): custody's wallet holds enough of its own to pay what they back.
     floatZat: 1_000_000n * 100_000_000n,
+    ...options.zcash,
   });
   const api = await startApi(
     db,
@@ -231,7 +236,7 @@ export async function startRelayApi(
       RELAY_IDLE_POLL_MS: "100",
       PAYOUT_POLL_MS: "200",
       PAYOUT_CONFIRMATIONS: "1",
-      ...env,
+      ...(typeof env === "function" ? env(zcash) : env),
     },
     options,
   ).catch(async (error: unknown) => {

@@ -9,8 +9,8 @@ import { formatZsd, parseZec } from "@zsd/sdk/units";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { textMemoHex as memoHex } from "../../api/src/adapters/custody/index.ts";
 import { ZcashdClient } from "../../api/src/adapters/custody/zcashd.ts";
-import { type SimulatedZcashd, startSimulatedZcashd } from "../../api/src/sandbox/zcashd-sim/server.ts";
-import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
+import type { SimulatedZcashd } from "../../api/src/sandbox/zcashd-sim/server.ts";
+import { type RelayApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 
 const WITHDRAW =
   "utest1ysy5dxs0unv4svecfm6wgyw6tjfj6zf0jdr6psv23zz03k638w7ee70cspe5hh72ukn6chtppcguyhnul03agesa0dlygndqjkacmpzkt0qh7vezakr4v9x3f7fap95g3lh6du9sz77hf4zpn4uqyx66pqph9mgjr5477eqz2g75z5cf";
@@ -21,38 +21,36 @@ describe("API with zcashd custody", () => {
   /** Pays ZEC into the ledger from outside (zsd_receive) and mines blocks. */
   let outside: ZcashdClient;
   let CUSTODY: string;
-  let api: RunningApi;
+  let api: RelayApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
 
   beforeAll(async () => {
     s = await deploySystem();
-    // Blocks only when a test mines them: deposits paid in one tick confirm together.
-    zcashd = await startSimulatedZcashd({
-      wallets: [{ user: "custody" }, { user: "outside", funding: true }],
-      blockIntervalMs: 0,
-    });
-    outside = new ZcashdClient(zcashd.url, { user: "outside", password: zcashd.wallet("outside").password });
-    CUSTODY = zcashd.wallet("custody").newAddress();
-    // Custody's ZEC for payouts, in notes of their own: a payout's change waits in the mempool until the next block.
+    storage = await openStorage("postgres");
+    // Blocks only when a test mines them: deposits paid in one tick confirm together. Custody's ZEC for
+    // payouts comes below, in notes of their own: a payout's change waits in the mempool until the next block.
+    api = await startRelayApi(
+      s,
+      storage.db,
+      (zcash) => ({
+        // Configured in upper case: the API must use the canonical form, which the wallet knows.
+        CUSTODY_ADDRESS: zcash.custodyAddress.toUpperCase(),
+        DEPOSIT_SCAN_MS: "100",
+        PAYOUT_MAX_ATTEMPTS: "2",
+        PAYOUT_RETRY_MS: "50",
+      }),
+      { zcash: { blockIntervalMs: 0, minConfirmations: 3, floatZat: 0n } },
+    );
+    zcashd = api.zcash.simulator;
+    CUSTODY = api.zcash.custodyAddress;
+    // Custody's wallet is the sandbox's funding wallet: it takes ZEC arriving from outside (zsd_receive).
+    outside = new ZcashdClient(zcashd.url, { user: "custody", password: zcashd.wallet("custody").password });
     for (let i = 0; i < 10; i++) await outside.call("zsd_receive", [CUSTODY, Number(100n * ZEC)]);
     await outside.call("generate", [3]);
-    storage = await openStorage("postgres");
-    api = await startRelayApi(s, storage.db, {
-      ZCASHD_RPC_URL: zcashd.url,
-      ZCASHD_RPC_USER: "custody",
-      ZCASHD_RPC_PASSWORD: zcashd.wallet("custody").password,
-      // Configured in upper case: the API must use the canonical form, which the wallet knows.
-      CUSTODY_ADDRESS: CUSTODY.toUpperCase(),
-      ZCASHD_MIN_CONFIRMATIONS: "3",
-      DEPOSIT_SCAN_MS: "100",
-      PAYOUT_MAX_ATTEMPTS: "2",
-      PAYOUT_RETRY_MS: "50",
-    });
     api.worker!.start();
   });
   afterAll(async () => {
     await api?.close();
-    await zcashd?.close();
     await storage?.close();
     await releaseProver();
   });
@@ -69,8 +67,6 @@ describe("API with zcashd custody", () => {
       () => s.read.registry.read.totalCollateralZat(),
       (v) => v === 2n * ZEC,
     );
-    // Sandbox deposits are for the local custody only.
-    expect((await api.call("/v1/sandbox/deposits", json({ amount: "1", noteCommitment: "5" }))).status).toBe(503);
   });
 
   /** A payment into the custody wallet carrying `commitment` in its memo, in the mempool until a block mines it. */

@@ -5,7 +5,9 @@ import { Chain } from "../../api/src/adapters/chain.ts";
 import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
 import { PayoutNotSent, PayoutRefused, textMemoHex as memoHex } from "../../api/src/adapters/custody/index.ts";
 import { ZcashdClient, ZcashdCustody, parseDepositMemo } from "../../api/src/adapters/custody/zcashd.ts";
-import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { LOCAL_ATTESTORS, hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { AttestorQuorum } from "../../api/src/adapters/custody/attestation.ts";
+import { type ServedAttestor, serveAttestors } from "../../api/src/sandbox/zcash-side.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { createNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, deploySystem } from "../helpers/fixtures.ts";
@@ -23,23 +25,50 @@ describe("zcashd custody", () => {
   let CUSTODY: string;
   let storage: Awaited<ReturnType<typeof openStorage>>;
   let custody: ZcashdCustody;
+  let attestors: ServedAttestor[] = [];
 
   beforeAll(async () => {
     s = await deploySystem();
+    const attestorWallets = LOCAL_ATTESTORS.accounts.map((i) => `attestor${i}`);
     zcashd = await startSimulatedZcashd({
-      wallets: [{ user: "custody" }, { user: "depositor", funding: true }],
+      wallets: [
+        { user: "custody" },
+        { user: "depositor", funding: true },
+        ...attestorWallets.map((user) => ({ user })),
+      ],
       network: "mainnet",
       blockIntervalMs: 0,
     });
     storage = await openStorage("postgres");
     const chain = new Chain(s.deployment, s.rpcUrl, 5000);
-    const attestor = new CustodyCalls(chain, hardhatPrivateKey(1));
     const client = new ZcashdClient(zcashd.url, { user: "custody", password: zcashd.wallet("custody").password });
     CUSTODY = await client.call<string>("z_getnewaddress", ["sapling"]);
+    // The attestors watch custody's address on nodes of their own (wallets of their own on this ledger).
+    attestors = await serveAttestors({
+      simulator: zcashd,
+      wallets: attestorWallets,
+      attestorKeys: LOCAL_ATTESTORS.accounts.map((i) => hardhatPrivateKey(i)),
+      custodyAddress: CUSTODY,
+      custodyViewingKey: await client.call<string>("z_exportviewingkey", [CUSTODY]),
+      chainId: s.chainId,
+      registry: s.read.registry.address,
+      rpcUrl: s.rpcUrl,
+      minConfirmations: 3,
+    });
+    const calls = new CustodyCalls(
+      chain,
+      hardhatPrivateKey(1),
+      undefined,
+      new AttestorQuorum(
+        chain,
+        attestors.map((a) => a.url),
+      ),
+    );
     depositor = new ZcashdClient(zcashd.url, { user: "depositor", password: zcashd.wallet("depositor").password });
-    custody = new ZcashdCustody(storage.db, attestor, client, { address: CUSTODY, minConfirmations: 3 });
+    custody = new ZcashdCustody(storage.db, calls, client, { address: CUSTODY, minConfirmations: 3 });
   });
   afterAll(async () => {
+    await Promise.all(attestors.map((a) => a.close()));
     await zcashd?.close();
     await storage?.close();
     await releaseProver();

@@ -22,7 +22,7 @@ export interface SandboxZcashOptions {
   /** A simulated block every this many ms. */
   blockIntervalMs?: number;
   minConfirmations?: number;
-  /** Custody's own ZEC at start (default CUSTODY_FEE_FLOAT_ZAT). */
+  /** Custody's own ZEC at start (default CUSTODY_FEE_FLOAT_ZAT; 0: none). */
   floatZat?: bigint;
 }
 
@@ -30,10 +30,61 @@ export interface SandboxZcash {
   simulator: SimulatedZcashd;
   custodyAddress: string;
   custodyViewingKey: string;
-  attestors: { url: string; signer: Address; wallet: string; close: () => Promise<void> }[];
+  attestors: ServedAttestor[];
   /** The API's settings for this Zcash side. */
   env: Record<string, string>;
   close(): Promise<void>;
+}
+
+export interface ServedAttestor {
+  url: string;
+  signer: Address;
+  /** Its wallet (RPC user) on the simulated node. */
+  wallet: string;
+  close: () => Promise<void>;
+}
+
+/**
+ * Serves one attestor per key, each reading the simulated node through its own wallet (`wallets[i]`,
+ * configured on the simulator), into which custody's viewing key is imported first.
+ */
+export async function serveAttestors(options: {
+  simulator: SimulatedZcashd;
+  wallets: readonly string[];
+  attestorKeys: readonly Hex[];
+  custodyAddress: string;
+  custodyViewingKey: string;
+  chainId: number;
+  registry: Address;
+  rpcUrl: string;
+  minConfirmations: number;
+}): Promise<ServedAttestor[]> {
+  const chain = createPublicClient({ transport: http(options.rpcUrl, { retryCount: 1 }) });
+  const batchCount = () =>
+    chain.readContract({ address: options.registry, abi: collateralRegistryAbi, functionName: "depositBatchCount" });
+  const served: ServedAttestor[] = [];
+  try {
+    for (const [i, key] of options.attestorKeys.entries()) {
+      const wallet = options.simulator.wallet(options.wallets[i]!);
+      const node = new ZcashdClient(options.simulator.url, { user: wallet.user, password: wallet.password });
+      await node.call("z_importviewingkey", [options.custodyViewingKey, "whenkeyisnew", 0]);
+      const attestor = new DepositAttestor({
+        account: privateKeyToAccount(key),
+        zcashd: node,
+        custodyAddress: options.custodyAddress,
+        minConfirmations: options.minConfirmations,
+        chainId: options.chainId,
+        registry: options.registry,
+        batchCount,
+      });
+      const server = await serveAttestor(attestor, { info: { chainId: options.chainId, registry: options.registry } });
+      served.push({ url: server.url, signer: attestor.signer, wallet: wallet.user, close: server.close });
+    }
+    return served;
+  } catch (error) {
+    await Promise.all(served.map((a) => a.close()));
+    throw error;
+  }
 }
 
 export async function startSandboxZcash(options: SandboxZcashOptions): Promise<SandboxZcash> {
@@ -43,34 +94,24 @@ export async function startSandboxZcash(options: SandboxZcashOptions): Promise<S
     wallets: [{ user: "custody", funding: true }, ...attestorWallets.map((user) => ({ user }))],
     blockIntervalMs: options.blockIntervalMs ?? 100,
   });
-  const started: { close: () => Promise<void> }[] = [];
   try {
     const custodyWallet = simulator.wallet("custody");
     const custody = new ZcashdClient(simulator.url, { user: custodyWallet.user, password: custodyWallet.password });
     const custodyAddress = await custody.call<string>("z_getnewaddress", ["sapling"]);
     const custodyViewingKey = await custody.call<string>("z_exportviewingkey", [custodyAddress]);
-    await custody.call("zsd_receive", [custodyAddress, (options.floatZat ?? CUSTODY_FEE_FLOAT_ZAT).toString(), null]);
-    const chain = createPublicClient({ transport: http(options.rpcUrl, { retryCount: 1 }) });
-    const batchCount = () =>
-      chain.readContract({ address: options.registry, abi: collateralRegistryAbi, functionName: "depositBatchCount" });
-    const attestors = [];
-    for (const [i, key] of options.attestorKeys.entries()) {
-      const wallet = simulator.wallet(attestorWallets[i]!);
-      const node = new ZcashdClient(simulator.url, { user: wallet.user, password: wallet.password });
-      await node.call("z_importviewingkey", [custodyViewingKey, "whenkeyisnew", 0]);
-      const attestor = new DepositAttestor({
-        account: privateKeyToAccount(key),
-        zcashd: node,
-        custodyAddress,
-        minConfirmations,
-        chainId: options.chainId,
-        registry: options.registry,
-        batchCount,
-      });
-      const served = await serveAttestor(attestor, { info: { chainId: options.chainId, registry: options.registry } });
-      started.push(served);
-      attestors.push({ url: served.url, signer: attestor.signer, wallet: wallet.user, close: served.close });
-    }
+    const floatZat = options.floatZat ?? CUSTODY_FEE_FLOAT_ZAT;
+    if (floatZat > 0n) await custody.call("zsd_receive", [custodyAddress, floatZat.toString(), null]);
+    const attestors = await serveAttestors({
+      simulator,
+      wallets: attestorWallets,
+      attestorKeys: options.attestorKeys,
+      custodyAddress,
+      custodyViewingKey,
+      chainId: options.chainId,
+      registry: options.registry,
+      rpcUrl: options.rpcUrl,
+      minConfirmations,
+    });
     return {
       simulator,
       custodyAddress,
@@ -85,12 +126,11 @@ export async function startSandboxZcash(options: SandboxZcashOptions): Promise<S
         ATTESTOR_URLS: attestors.map((a) => a.url).join(","),
       },
       close: async () => {
-        await Promise.all(started.map((s) => s.close()));
+        await Promise.all(attestors.map((a) => a.close()));
         await simulator.close();
       },
     };
   } catch (error) {
-    await Promise.all(started.map((s) => s.close()));
     await simulator.close();
     throw error;
   }
