@@ -21,6 +21,9 @@ import {SignedCalls} from "./utils/SignedCalls.sol";
 /// positions and decides every change to them.
 contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, ReentrancyGuard {
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
+    /// @notice Stops and resumes new mints only (owners' position operations go on): the key that
+    /// watches custody's reserves against the chain holds it.
+    bytes32 public constant GUARDIAN_ROLE = keccak256("GUARDIAN_ROLE");
 
     bytes32 public constant REPAY_TYPEHASH = keccak256(
         "Repay(uint256 positionId,uint256 amount,address payer,uint256 nonce,uint256 deadline)"
@@ -49,6 +52,8 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
     /// @notice Pays released collateral and takes redemptions; set once by the admin after deployment.
     IRedemptions public redemptions;
     /// @inheritdoc IStableMinter
+    bool public mintsPaused;
+    /// @inheritdoc IStableMinter
     uint256 public maxRootAge;
 
     mapping(uint256 nullifierHash => bool) private _spent;
@@ -56,6 +61,7 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
     constructor(
         address admin,
         address pauser,
+        address guardian,
         IStableToken token_,
         ICollateralRegistry registry_,
         IGroth16Verifier verifier_,
@@ -71,6 +77,7 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         _setMaxRootAge(maxRootAge_);
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
         _grantRole(PAUSER_ROLE, pauser);
+        _grantRole(GUARDIAN_ROLE, guardian);
     }
 
     /// @notice Names the redemptions contract, once. Admin only.
@@ -93,6 +100,7 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         Proof calldata proof,
         MintRequest calldata request
     ) external whenNotPaused nonReentrant returns (uint256 positionId) {
+        _checkMintsOpen();
         _checkRequest(request);
         NoteSpend memory spend = _noteOf(request);
         uint256[5] memory signals = _checkSpend(spend, _mintBinding(request));
@@ -106,6 +114,7 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         Proof[] calldata proofs,
         MintRequest[] calldata requests
     ) external whenNotPaused nonReentrant returns (uint256[] memory positionIds) {
+        _checkMintsOpen();
         uint256 count = _batchSize(proofs.length, requests.length);
         uint256[8][] memory flat = new uint256[8][](count);
         uint256[5][] memory signals = new uint256[5][](count);
@@ -357,7 +366,17 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         _unpause();
     }
 
+    /// @inheritdoc IStableMinter
+    function setMintsPaused(bool paused, string calldata reason) external onlyRole(GUARDIAN_ROLE) {
+        mintsPaused = paused;
+        emit MintsPausedSet(paused, msg.sender, reason);
+    }
+
     // -------------------------------------------------------------- internal
+
+    function _checkMintsOpen() private view {
+        if (mintsPaused) revert MintsArePaused();
+    }
 
     /// @dev Checks the root and the proof, spends the nullifier, takes the floor
     /// out of the unminted notes and queues the change leaf.

@@ -123,7 +123,7 @@ export async function deploy(options: DeployOptions): Promise<DeployedSystem> {
     await confirm(await wallet.writeContract({ address, abi: abi as Abi, functionName, args }));
   }
 
-  const { custody, attestors, attestorThreshold, oracleUpdater, pauser, governanceHolder } = options.roles;
+  const { custody, attestors, attestorThreshold, oracleUpdater, pauser, guardian, governanceHolder } = options.roles;
   const poseidon = await create("PoseidonT3", []);
   const oracle = await create("ZecUsdOracle", [deployer, oracleUpdater, p.initialZecUsdPrice]);
   const token = await create("StableToken", [p.tokenName, p.tokenSymbol, deployer]);
@@ -139,6 +139,7 @@ export async function deploy(options: DeployOptions): Promise<DeployedSystem> {
   const minter = await create("StableMinter", [
     deployer,
     pauser,
+    guardian,
     token,
     registry,
     verifier,
@@ -264,6 +265,7 @@ export function resolveAccounts(env: NodeJS.ProcessEnv, local: boolean) {
       attestorThreshold: threshold,
       oracleUpdater: pick("ORACLE_UPDATER_ADDRESS", LOCAL_ROLES.oracleUpdater),
       pauser: pick("PAUSER_ADDRESS", LOCAL_ROLES.pauser),
+      guardian: pick("GUARDIAN_ADDRESS", LOCAL_ROLES.guardian),
       governanceHolder: pick("GOVERNANCE_HOLDER_ADDRESS", LOCAL_ROLES.deployer),
     },
   };

@@ -65,6 +65,8 @@ interface IStableMinter is IGovernedParameters {
     }
 
     error InvalidProof();
+    /// @notice The guardian paused new mints (custody's reserves fell short of what the chain says it holds).
+    error MintsArePaused();
     error NullifierAlreadySpent(uint256 nullifierHash);
     error UnknownRoot(uint256 root);
     error RootExpired(uint256 root, uint256 supersededAt, uint256 maxRootAge);
@@ -108,6 +110,8 @@ interface IStableMinter is IGovernedParameters {
     event NoteWithdrawn(uint256 indexed nullifierHash, uint256 amountZat, uint256 payoutId);
     /// @notice The redemptions contract was named (once, at deployment).
     event RedemptionsSet(address redemptions);
+    /// @notice The guardian stopped (`paused`) or resumed new mints, saying why.
+    event MintsPausedSet(bool paused, address indexed guardian, string reason);
 
     /// @notice Spends a note to open a position: mints `mintAmount - fee` to
     /// `recipient` and `fee` to `relayer`. Anyone may submit; the proof decides.
@@ -248,4 +252,9 @@ interface IStableMinter is IGovernedParameters {
 
     /// @notice Resumes. Pause-guardian role.
     function unpause() external;
+    /// @notice Whether new mints are refused (`MintsArePaused`); everything else goes on.
+    function mintsPaused() external view returns (bool);
+    /// @notice Stops or resumes new mints. Guardian only: the reserves watcher, which pauses on a
+    /// shortfall of custody's ZEC against the chain and resumes once it is made good.
+    function setMintsPaused(bool paused, string calldata reason) external;
 }

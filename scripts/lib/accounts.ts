@@ -25,6 +25,8 @@ export const LOCAL_ROLES = {
   oracleUpdater: 2,
   pauser: 3,
   relayer: 4,
+  /** Pauses and resumes new mints when custody's reserves fall short (the API's reserves watcher). */
+  guardian: 19,
 } as const;
 
 /** The local attestor set (Hardhat accounts by index): 2 of 3 sign each deposit batch. They sign, never send. */

@@ -15,6 +15,7 @@ const roles = {
   attestorThreshold: 2,
   oracleUpdater: accounts.oracleUpdater.address,
   pauser: accounts.pauser.address,
+  guardian: accounts.guardian.address,
   governanceHolder: accounts.deployer.address,
 };
 

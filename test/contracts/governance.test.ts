@@ -70,6 +70,7 @@ describe("governance", () => {
       args: [
         carol.address,
         pauser.address,
+        pauser.address,
         contracts.StableToken!.address,
         contracts.CollateralRegistry!.address,
         contracts.Groth16Verifier!.address,
@@ -148,6 +149,7 @@ describe("governance", () => {
     const minterOn = (positions: Address) =>
       create("StableMinter", [
         carol.address,
+        pauser.address,
         pauser.address,
         contracts.StableToken!.address,
         contracts.CollateralRegistry!.address,

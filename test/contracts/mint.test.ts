@@ -4,7 +4,7 @@ import { positionManagerAbi, stableMinterAbi, stableTokenAbi } from "@zsd/sdk/ab
 import { createNote, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
-const { alice, bob, relayer, custody, oracleUpdater, pauser, carol } = accounts;
+const { alice, bob, relayer, custody, oracleUpdater, pauser, carol, guardian } = accounts;
 
 describe("StableMinter", () => {
   let s: System;
@@ -100,6 +100,27 @@ describe("StableMinter", () => {
         fee: 1n * ZSD,
       });
     }
+
+    it("mints while the guardian has paused them; owners' repayments go on; only the guardian pauses and resumes", async () => {
+      const { proof, request } = await proved();
+      const opened = await s.depositAndMint({ amountZat: 4n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
+      const positionId = await s.read.positions.read.positionCount();
+      await expectRevert(s.as(alice).minter.write.setMintsPaused([true, "x"]), "AccessControlUnauthorizedAccount");
+      await expectRevert(s.as(pauser).minter.write.setMintsPaused([true, "x"]), "AccessControlUnauthorizedAccount");
+      const paused = await s.receipt(
+        await s.as(guardian).minter.write.setMintsPaused([true, "reserves short by 1 ZEC"]),
+      );
+      const [event] = parseEventLogs({ abi: stableMinterAbi, logs: paused.logs, eventName: "MintsPausedSet" });
+      expect(event!.args).toEqual({ paused: true, guardian: guardian.address, reason: "reserves short by 1 ZEC" });
+      expect(await s.read.minter.read.mintsPaused()).toBe(true);
+      await expectRevert(s.as(relayer).minter.write.mint([proof, request]), "MintsArePaused");
+      await expectRevert(s.as(relayer).minter.write.mintBatch([[proof], [request]]), "MintsArePaused");
+      // The owner's own operations are not new ZSD: a repayment goes through.
+      expect(opened).toBeDefined();
+      await s.receipt(await s.as(alice).minter.write.repay([positionId, 10n * ZSD]));
+      await s.receipt(await s.as(guardian).minter.write.setMintsPaused([false, "reserves made good"]));
+      await s.receipt(await s.as(relayer).minter.write.mint([proof, request]));
+    });
 
     it("a reused nullifier", async () => {
       const { proof, request } = await proved();

@@ -37,6 +37,8 @@ export interface DeploymentRoles {
   attestorThreshold: number;
   oracleUpdater: Address;
   pauser: Address;
+  /** Stops and resumes new mints (StableMinter's GUARDIAN_ROLE) when custody's reserves fall short. */
+  guardian: Address;
   governanceHolder: Address;
 }
 

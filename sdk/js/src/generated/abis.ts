@@ -3639,6 +3639,11 @@ export const stableMinterAbi = [
         "type": "address"
       },
       {
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      },
+      {
         "internalType": "contract IStableToken",
         "name": "token_",
         "type": "address"
@@ -3854,6 +3859,11 @@ export const stableMinterAbi = [
     "type": "error"
   },
   {
+    "inputs": [],
+    "name": "MintsArePaused",
+    "type": "error"
+  },
+  {
     "inputs": [
       {
         "internalType": "uint256",
@@ -4057,6 +4067,31 @@ export const stableMinterAbi = [
     "anonymous": false,
     "inputs": [
       {
+        "indexed": false,
+        "internalType": "bool",
+        "name": "paused",
+        "type": "bool"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "guardian",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "string",
+        "name": "reason",
+        "type": "string"
+      }
+    ],
+    "name": "MintsPausedSet",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
         "indexed": true,
         "internalType": "uint256",
         "name": "nullifierHash",
@@ -4233,6 +4268,19 @@ export const stableMinterAbi = [
   {
     "inputs": [],
     "name": "DEFAULT_ADMIN_ROLE",
+    "outputs": [
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "GUARDIAN_ROLE",
     "outputs": [
       {
         "internalType": "bytes32",
@@ -4805,6 +4853,19 @@ export const stableMinterAbi = [
     "type": "function"
   },
   {
+    "inputs": [],
+    "name": "mintsPaused",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [
       {
         "internalType": "address",
@@ -5008,6 +5069,24 @@ export const stableMinterAbi = [
       }
     ],
     "name": "setMaxRootAge",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bool",
+        "name": "paused",
+        "type": "bool"
+      },
+      {
+        "internalType": "string",
+        "name": "reason",
+        "type": "string"
+      }
+    ],
+    "name": "setMintsPaused",
     "outputs": [],
     "stateMutability": "nonpayable",
     "type": "function"
