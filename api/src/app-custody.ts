@@ -14,6 +14,7 @@ import { CustodyCalls } from "./adapters/custody/custody-calls.ts";
 import { AttestorQuorum, QuorumNotMet } from "./adapters/custody/attestation.ts";
 import { ZcashdClient, ZcashdCustody } from "./adapters/custody/zcashd.ts";
 import { GovernanceChain } from "./adapters/governance.ts";
+import { ReservesWatch } from "./domain/reserves.ts";
 import { SealedAddresses } from "./domain/sealed-addresses.ts";
 
 export interface Deployment {
@@ -24,6 +25,8 @@ export interface Deployment {
   /** Settles and fails payouts on-chain (CUSTODY_PRIVATE_KEY). */
   custodyCalls?: CustodyCalls;
   custody?: Custody;
+  /** Custody's reserves against the chain (with a zcashd custody). */
+  reserves?: ReservesWatch;
 }
 
 /**
@@ -35,6 +38,8 @@ export function connectDeployment(
   db: Database,
   logger: Logger,
   onDeposit: (tx: Queryable, accountId: string, deposit: RecordedDeposit) => Promise<unknown>,
+  /** Wakes the webhook worker after the reserves watch queued an alert. */
+  onQueued?: () => void,
 ): Deployment {
   const chain = config.DEPLOYMENT_FILE
     ? Chain.load(config.DEPLOYMENT_FILE, config.RPC_URL, config.UPSTREAM_TIMEOUT_MS)
@@ -79,6 +84,7 @@ export function connectDeployment(
         )
       : undefined;
   let custody: Custody | undefined;
+  let reserves: ReservesWatch | undefined;
   if (chain && custodyCalls && config.ZCASHD_RPC_URL) {
     if (!config.CUSTODY_ADDRESS) throw new Error("CUSTODY_ADDRESS is required with ZCASHD_RPC_URL");
     // Refuse at start-up a custody address of the wrong network; use its canonical (lower-case) form.
@@ -86,19 +92,31 @@ export function connectDeployment(
       config.CUSTODY_ADDRESS,
       config.ENVIRONMENT === "production" ? "mainnet" : "testnet",
     ).address;
-    custody = new ZcashdCustody(
-      db,
-      custodyCalls,
-      new ZcashdClient(config.ZCASHD_RPC_URL, { user: config.ZCASHD_RPC_USER, password: config.ZCASHD_RPC_PASSWORD }),
-      {
-        address: custodyAddress,
-        minConfirmations: config.ZCASHD_MIN_CONFIRMATIONS,
-        privacyPolicy: config.ZCASHD_PRIVACY_POLICY,
-        // The sandbox's node is the simulated one: its deposit endpoint pays into that ledger.
-        sandbox:
-          config.ENVIRONMENT === "sandbox" ? { windowMs: config.SANDBOX_DEPOSIT_WINDOW_MS, onDeposit } : undefined,
+    const zcashd = new ZcashdClient(config.ZCASHD_RPC_URL, {
+      user: config.ZCASHD_RPC_USER,
+      password: config.ZCASHD_RPC_PASSWORD,
+    });
+    reserves = new ReservesWatch(db, chain, zcashd, custodyAddress, {
+      environment: config.ENVIRONMENT,
+      toleranceZat: BigInt(config.RESERVES_TOLERANCE_ZAT),
+      guardianKey: config.GUARDIAN_PRIVATE_KEY as `0x${string}` | undefined,
+      onQueued,
+      onReading: (reading) => {
+        if (reading.status === "shortfall") {
+          logger.error(
+            { differenceZat: reading.differenceZat.toString(), blockNumber: reading.blockNumber.toString() },
+            "custody's reserves fall short of what the chain counts",
+          );
+        }
       },
-    );
+    });
+    custody = new ZcashdCustody(db, custodyCalls, zcashd, {
+      address: custodyAddress,
+      minConfirmations: config.ZCASHD_MIN_CONFIRMATIONS,
+      privacyPolicy: config.ZCASHD_PRIVACY_POLICY,
+      // The sandbox's node is the simulated one: its deposit endpoint pays into that ledger.
+      sandbox: config.ENVIRONMENT === "sandbox" ? { windowMs: config.SANDBOX_DEPOSIT_WINDOW_MS, onDeposit } : undefined,
+    });
   }
-  return { chain, sealed, governanceChain, custodyCalls, custody };
+  return { chain, sealed, governanceChain, custodyCalls, custody, reserves };
 }

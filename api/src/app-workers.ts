@@ -12,6 +12,7 @@ import type { Chain } from "./adapters/chain.ts";
 import type { GovernanceChain } from "./adapters/governance.ts";
 import type { Custody } from "./adapters/custody/index.ts";
 import type { CustodyCalls } from "./adapters/custody/custody-calls.ts";
+import type { ReservesWatch } from "./domain/reserves.ts";
 import type { ComplianceService } from "./domain/compliance.ts";
 import type { PositionService } from "./domain/positions.ts";
 import type { ProofService } from "./domain/proofs.ts";
@@ -33,12 +34,14 @@ export function payoutWorker(
     custody,
     sealed,
     compliance,
+    reserves,
   }: {
     chain?: Chain;
     custodyCalls?: CustodyCalls;
     custody?: Custody;
     sealed?: SealedAddresses;
     compliance: ComplianceService;
+    reserves?: ReservesWatch;
   },
 ): Payouts | undefined {
   return chain && custodyCalls && custody
@@ -51,6 +54,10 @@ export function payoutWorker(
         onError: (error) => logger.warn({ err: error }, "payout step failed; retried next pass"),
         onReview: (redemptionId, reason) =>
           logger.error({ redemptionId, reason }, "payout held for review: resolve it by hand, it will not be retried"),
+        onSettled: () =>
+          void reserves
+            ?.reconcile()
+            .catch((error: unknown) => logger.warn({ err: error }, "reserves reading after a payout failed")),
       })
     : undefined;
 }
@@ -69,6 +76,7 @@ export function relayWorker(
     positions,
     compliance,
     governanceChain,
+    reserves,
   }: {
     chain?: Chain;
     relayerAddress?: Address;
@@ -78,6 +86,7 @@ export function relayWorker(
     positions: PositionService;
     compliance: ComplianceService;
     governanceChain?: GovernanceChain;
+    reserves?: ReservesWatch;
   },
 ): RelayWorker | undefined {
   const keeperAddress = config.KEEPER_PAYOUT_ADDRESS ?? config.CUSTODY_ADDRESS;
@@ -102,6 +111,8 @@ export function relayWorker(
         verifyProof: (proof, publicSignals) => proofs.verifies(proof, publicSignals),
         scanDeposits: custody ? () => custody.scanDeposits() : undefined,
         scanEveryMs: config.DEPOSIT_SCAN_MS,
+        reconcileReserves: reserves && (() => reserves.reconcile()),
+        reservesEveryMs: config.RESERVES_CHECK_MS,
         payouts,
         compliance,
         governance: governanceChain,

@@ -14,13 +14,15 @@ import { loadShedding } from "./http/middleware/load-shed.ts";
 import { requestLogging } from "./http/middleware/logging.ts";
 import { requestId } from "./http/middleware/request-id.ts";
 import { type Logger, createLogger } from "./logger.ts";
-import { type Metrics, createMetrics, metricsAccess, trackRelay } from "./http/metrics.ts";
+import { type Metrics, createMetrics, metricsAccess, trackRelay, trackReserves } from "./http/metrics.ts";
 import { type UndeclaredProblem, errorHandler, undeclaredProblems } from "./http/errors.ts";
 import { docsRouter } from "./http/openapi/docs.ts";
 import { favicon } from "./http/favicon.ts";
 import { openApiDocument } from "./http/openapi/document.ts";
 import { problems } from "./http/problems.ts";
 import { healthRoutes } from "./http/resources/health/router.ts";
+import { reservesRoutes } from "./http/resources/reserves/router.ts";
+import type { ReservesWatch } from "./domain/reserves.ts";
 import { KeyService } from "./domain/keys.ts";
 import { keyRoutes } from "./http/resources/keys/router.ts";
 import { Upstreams } from "./adapters/upstreams.ts";
@@ -73,6 +75,8 @@ export interface App {
   app: express.Express;
   keys: KeyService;
   custody?: Custody;
+  /** Custody's reserves against the chain (read by the worker's passes and after each payout). */
+  reserves?: ReservesWatch;
   /** The relay worker (not started: index.ts and tests start it). */
   worker?: RelayWorker;
   /** Sandbox: keeps the ZEC/USD price fresh (not started: index.ts and tests start it). */
@@ -110,7 +114,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     config.INDEXER_CACHE_MS,
   );
 
-  const { chain, sealed, governanceChain, custodyCalls, custody } = connectDeployment(
+  const { chain, sealed, governanceChain, custodyCalls, custody, reserves } = connectDeployment(
     config,
     db,
     logger,
@@ -121,6 +125,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
         amountZat: deposit.amountZat.toString(),
         noteCommitment: deposit.noteCommitment.toString(),
       }),
+    () => webhooks.wake(),
   );
 
   // Alerts, holds and the rules agent; every change's events go to the webhook outbox.
@@ -140,7 +145,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     onQueued: () => webhooks.wake(),
   });
 
-  const payouts = payoutWorker(config, db, logger, { chain, custodyCalls, custody, sealed, compliance });
+  const payouts = payoutWorker(config, db, logger, { chain, custodyCalls, custody, sealed, compliance, reserves });
   const relayerAddress = config.RELAYER_PRIVATE_KEY
     ? privateKeyToAccount(config.RELAYER_PRIVATE_KEY as `0x${string}`).address
     : undefined;
@@ -167,8 +172,10 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     positions,
     compliance,
     governanceChain,
+    reserves,
   });
   if (worker) trackRelay(metrics, db);
+  if (reserves) trackReserves(metrics, reserves);
   else if (custody) {
     logger.warn("custody is configured without RELAYER_PRIVATE_KEY: no worker scans deposits or pays redemptions");
   }
@@ -211,6 +218,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
 
   const routes = [
     ...healthRoutes(db, upstreams, config.INDEXER_MAX_LAG_BLOCKS, chain),
+    ...reservesRoutes(reserves),
     ...keyRoutes(keys, config.MAX_ACTIVE_KEYS),
     // After the ledger's /deposits/leaves, which its /deposits/:depositId would take for an id.
     ...ledgerRoutes(
@@ -349,6 +357,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     app,
     keys,
     custody,
+    reserves,
     payouts,
     worker,
     priceFeed,

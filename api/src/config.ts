@@ -192,6 +192,15 @@ export const configSchema = z.object({
       }
       return urls;
     }),
+  /** A shortfall of custody's ZEC against the chain's count beyond this many zatoshi alerts and stops mints. */
+  RESERVES_TOLERANCE_ZAT: z.coerce.number().int().min(0).default(100_000),
+  /** How often custody's reserves are read against the chain (and after every settled payout). */
+  RESERVES_CHECK_MS: positiveInt.default(60_000),
+  /** Private key (0x…) of the guardian (StableMinter's GUARDIAN_ROLE): stops new mints on a reserves shortfall. */
+  GUARDIAN_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key")
+    .optional(),
   /** How long the coordinator waits for each attestor's signature. */
   ATTESTOR_TIMEOUT_MS: positiveInt.default(10_000),
   ZCASHD_MIN_CONFIRMATIONS: positiveInt.default(10),

@@ -29,6 +29,7 @@ export interface RunningApi {
   keys: ReturnType<typeof createApp>["keys"];
   openApi: ReturnType<typeof createApp>["openApi"];
   custody: ReturnType<typeof createApp>["custody"];
+  reserves: ReturnType<typeof createApp>["reserves"];
   worker: ReturnType<typeof createApp>["worker"];
   payouts: ReturnType<typeof createApp>["payouts"];
   priceFeed: ReturnType<typeof createApp>["priceFeed"];
@@ -100,7 +101,7 @@ export async function startApi(
     RPC_URL: "http://127.0.0.1:9",
     ...env,
   });
-  const { app, keys, openApi, custody, payouts, worker, priceFeed, webhooks, mailer, undeclaredProblems } = createApp({
+  const { app, keys, openApi, custody, reserves, payouts, worker, priceFeed, webhooks, mailer, undeclaredProblems } = createApp({
     config,
     db,
     redis: options.redis,
@@ -122,6 +123,7 @@ export async function startApi(
     keys,
     openApi,
     custody,
+    reserves,
     payouts,
     worker,
     priceFeed,

@@ -32,6 +32,8 @@ export const EVENT_TYPES = [
   "position.action.released",
   "withdrawal.confirmed",
   "withdrawal.failed",
+  "reserves.shortfall",
+  "reserves.restored",
 ] as const;
 
 export type SubscribableEventType = (typeof EVENT_TYPES)[number];

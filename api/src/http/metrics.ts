@@ -1,3 +1,4 @@
+import type { ReservesWatch } from "../domain/reserves.ts";
 import { timingSafeEqual } from "node:crypto";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Database } from "../adapters/db/index.ts";
@@ -68,6 +69,28 @@ export function trackRelay(metrics: Metrics, db: Database): void {
          WHERE status NOT IN ('completed', 'held', 'redirected')`,
       );
       this.set(Number(row?.age ?? 0));
+    },
+  });
+}
+
+/** Custody's reserves against the chain, from the newest reading: alert on zsd_reserves_shortfall = 1. */
+export function trackReserves(metrics: Metrics, reserves: ReservesWatch): void {
+  const latest = async () => (await reserves.store.recent(1))[0];
+  new Gauge({
+    name: "zsd_reserves_difference_zat",
+    help: "Custody's ZEC (held + in flight) less what the chain counts, in zatoshi, at the newest reading: negative is short",
+    registers: [metrics.registry],
+    async collect() {
+      const reading = await latest();
+      this.set(Number(reading?.differenceZat ?? 0n));
+    },
+  });
+  new Gauge({
+    name: "zsd_reserves_shortfall",
+    help: "1 while custody's ZEC falls short of the chain's count by more than RESERVES_TOLERANCE_ZAT (mints stop), else 0",
+    registers: [metrics.registry],
+    async collect() {
+      this.set((await latest())?.status === "shortfall" ? 1 : 0);
     },
   });
 }

@@ -52,6 +52,8 @@ export interface PayoutOptions extends DiscoveryOptions {
   onError?: (error: unknown) => void;
   /** Told of every payout held for an operator. */
   onReview?: (redemptionId: string, reason: string) => void;
+  /** Told of every payout settled on-chain (the reserves are read again after each). */
+  onSettled?: (redemptionId: string) => void;
 }
 
 const MAX_RETRY_MS = 3_600_000;
@@ -294,6 +296,7 @@ export class Payouts {
     try {
       const { txHash } = await this.custodyCalls.completePayout(BigInt(p.redemption_id), p.zcash_txid as `0x${string}`);
       await this.#move(p, "completed", { settle_tx_hash: txHash });
+      this.options.onSettled?.(p.redemption_id);
     } catch (error) {
       if (!isRevert(error, "PayoutNotPending")) throw error;
       // Settled by an earlier pass that stopped before recording it.

@@ -51,6 +51,9 @@ export interface RelayWorkerOptions {
   leaseMs: number;
   /** Name in the lease table; a stable one lets a restarted replica resume without waiting. */
   workerId?: string;
+  /** Reads custody's reserves against the chain, every `reservesEveryMs`. */
+  reconcileReserves?: () => Promise<unknown>;
+  reservesEveryMs?: number;
   /** Finds and records new custody deposits (zcashd custody), every `scanEveryMs`. */
   scanDeposits?: () => Promise<unknown>;
   scanEveryMs: number;
@@ -84,6 +87,7 @@ export class RelayWorker {
   #running: Promise<void> | undefined;
   #stopped = true;
   #nextScan = 0;
+  #nextReserves = 0;
   #nextPayouts = 0;
   #nextKeeper = 0;
   /** Until then passes follow each other at `pollMs`; after it, at `idlePollMs`. */
@@ -192,6 +196,11 @@ export class RelayWorker {
     if (scanDeposits && Date.now() >= this.#nextScan) {
       this.#nextScan = Date.now() + this.options.scanEveryMs;
       await this.#part(scanDeposits);
+    }
+    const { reconcileReserves } = this.options;
+    if (reconcileReserves && Date.now() >= this.#nextReserves) {
+      this.#nextReserves = Date.now() + (this.options.reservesEveryMs ?? 60_000);
+      await this.#part(reconcileReserves);
     }
     const { compliance } = this.options;
     if (compliance) await this.#part(() => compliance.expireVerdicts());

@@ -586,4 +586,27 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `ALTER TABLE payout_redirects RENAME COLUMN note_index TO note_sequence`,
     ],
   },
+  {
+    version: 27,
+    name: "custody's reserves read against the chain, kept as a history",
+    statements: [
+      `CREATE TABLE reserve_readings (
+        id bigserial PRIMARY KEY,
+        read_at timestamptz NOT NULL,
+        held_zat numeric NOT NULL,
+        in_flight_zat numeric NOT NULL,
+        zcash_height integer NOT NULL,
+        expected_zat numeric NOT NULL,
+        deposited_zat numeric NOT NULL,
+        paid_out_zat numeric NOT NULL,
+        block_number bigint NOT NULL,
+        difference_zat numeric NOT NULL,
+        tolerance_zat numeric NOT NULL,
+        status text NOT NULL CHECK (status IN ('ok', 'shortfall')),
+        mints_paused boolean NOT NULL,
+        -- The watch stopped mints itself, and so may resume them; a pause of anyone else's it leaves be.
+        paused_by_watch boolean NOT NULL
+      )`,
+    ],
+  },
 ];

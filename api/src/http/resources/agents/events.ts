@@ -47,6 +47,22 @@ const holdFields = {
   awaitingVerdict: z.boolean().describe("Screening is required: it waits for POST /v1/agents/verdicts"),
 };
 
+const zatString = z
+  .string()
+  .regex(/^-?[0-9]+$/)
+  .describe("Zatoshi, a decimal integer string");
+const reservesPayload = z.strictObject({
+  status: z.enum(["ok", "shortfall"]),
+  heldZat: zatString.describe("What custody's node shows its address holding"),
+  inFlightZat: zatString.describe("Payouts sent by custody and not yet settled on the chain"),
+  expectedZat: zatString.describe("The registry's collateral: deposits recorded less payouts completed"),
+  differenceZat: zatString.describe("held + in flight − expected; negative is a shortfall"),
+  blockNumber: z.number().int().nonnegative(),
+  zcashHeight: z.number().int().nonnegative(),
+  mintsPaused: z.boolean().describe("Whether new mints are stopped (the guardian stops them on a shortfall)"),
+  readAt: z.string(),
+});
+
 export const EVENT_PAYLOADS = {
   "mint.queued": z.strictObject({ mintId, amount: zsd, recipient: evmAddress }),
   "mint.confirmed": z.strictObject({
@@ -111,6 +127,8 @@ export const EVENT_PAYLOADS = {
     disabledAt: z.iso.datetime(),
   }),
   ping: z.strictObject({ agentId, message: z.string() }),
+  "reserves.shortfall": reservesPayload,
+  "reserves.restored": reservesPayload,
   ...GOVERNANCE_EVENT_PAYLOADS,
   ...POSITION_EVENT_PAYLOADS,
 } satisfies Record<EventType, z.ZodType>;
@@ -132,6 +150,10 @@ export const EVENT_SUMMARIES: Record<EventType, string> = {
   "alert.raised": "An alert was raised (by an agent or the built-in rules agent)",
   "alert.updated": "An alert moved on: reviewed, closed, or its hold released or rejected",
   "agent.disabled": "An agent of the account was disabled",
+  "reserves.shortfall":
+    "Custody's ZEC fell short of what the chain counts by more than the tolerance; new mints are stopped (sent to every account's subscribed agents)",
+  "reserves.restored":
+    "Custody's ZEC is back within the tolerance of what the chain counts; mints the watch stopped resume",
   ping: "A test event, sent to one agent by POST /v1/agents/{agentId}/test",
   ...GOVERNANCE_EVENT_SUMMARIES,
   ...POSITION_EVENT_SUMMARIES,
@@ -217,6 +239,28 @@ export const EVENT_EXAMPLES: { [T in EventType]: z.input<(typeof EVENT_PAYLOADS)
     } as z.input<typeof eventAlert>,
   },
   "agent.disabled": { agentId: AGENT, name: "Screening desk", reason: "gone", disabledAt: "2026-03-09T08:00:00.000Z" },
+  "reserves.shortfall": {
+    status: "shortfall",
+    heldZat: "4900000000",
+    inFlightZat: "0",
+    expectedZat: "5000000000",
+    differenceZat: "-100000000",
+    blockNumber: 1204,
+    zcashHeight: 2710000,
+    mintsPaused: true,
+    readAt: "2026-03-09T08:00:00.000Z",
+  },
+  "reserves.restored": {
+    status: "ok",
+    heldZat: "5000000000",
+    inFlightZat: "0",
+    expectedZat: "5000000000",
+    differenceZat: "0",
+    blockNumber: 1210,
+    zcashHeight: 2710004,
+    mintsPaused: false,
+    readAt: "2026-03-09T09:00:00.000Z",
+  },
   ping: { agentId: AGENT, message: "A test event sent on request (POST /v1/agents/{agentId}/test)." },
   ...GOVERNANCE_EVENT_EXAMPLES,
   ...POSITION_EVENT_EXAMPLES,

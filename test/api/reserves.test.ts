@@ -1,0 +1,191 @@
+// Reserves in public: custody's ZEC read from its node against the chain's count; a payout sent
+// outside the system and a deposit attested but never received are each found with their figures;
+// the guardian stops new mints on the shortfall and resumes them once it is made good.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createNote, noteCommitment, releaseProver } from "@zsd/sdk/notes";
+import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
+import { Chain } from "../../api/src/adapters/chain.ts";
+import { AttestorQuorum } from "../../api/src/adapters/custody/attestation.ts";
+import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert } from "../helpers/fixtures.ts";
+import { type RelayApi, json, openStorage, startRelayApi } from "./helpers.ts";
+
+const FLOAT = 2n * ZEC;
+const TOLERANCE = 100_000n;
+
+describe("reserves", () => {
+  let s: System;
+  let api: RelayApi;
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    storage = await openStorage("postgres");
+    api = await startRelayApi(
+      s,
+      storage.db,
+      { GUARDIAN_PRIVATE_KEY: hardhatPrivateKey(19), RESERVES_TOLERANCE_ZAT: String(TOLERANCE) },
+      { zcash: { floatZat: FLOAT } },
+    );
+  });
+  afterAll(async () => {
+    await api?.close();
+    await storage?.close();
+    await releaseProver();
+  });
+
+  const reserves = async () => {
+    const response = await api.call("/v1/reserves?history=5", { key: null });
+    expect(response.status).toBe(200);
+    return (await response.json()) as {
+      status: string;
+      differenceZat: string;
+      mintsPaused: boolean;
+      custody: { heldZat: string; inFlightZat: string; zcashHeight: number };
+      chain: { expectedZat: string; blockNumber: number };
+      history: unknown[];
+    };
+  };
+  const memoOf = (commitment: bigint) => {
+    const memo = Buffer.alloc(512);
+    memo.write(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`);
+    return memo.toString("hex");
+  };
+
+  it("answers 503 before the first reading, then both sides: custody's float over the chain's count", async () => {
+    const before = await api.call("/v1/reserves", { key: null });
+    expect(before.status).toBe(503);
+    expect(before.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    // Deposits through the sandbox: paid into custody's address, recorded under the attestors.
+    for (const amount of ["3", "1.5"]) {
+      const response = await api.call(
+        "/v1/sandbox/deposits",
+        json({ amount, noteCommitment: noteCommitment(createNote()).toString() }),
+      );
+      expect(response.status).toBe(201);
+    }
+    const reading = await api.reserves!.reconcile();
+    expect(reading).toMatchObject({
+      heldZat: FLOAT + 450_000_000n,
+      inFlightZat: 0n,
+      expectedZat: 450_000_000n,
+      differenceZat: FLOAT,
+      status: "ok",
+      mintsPaused: false,
+    });
+    expect(reading.blockNumber).toBe(await s.publicClient.getBlockNumber());
+    const shown = await reserves();
+    expect(shown).toMatchObject({ status: "ok", differenceZat: FLOAT.toString(), mintsPaused: false });
+    expect(shown.chain.expectedZat).toBe("450000000");
+    expect(shown.custody.zcashHeight).toBeGreaterThan(0);
+  });
+
+  it("finds a payout sent outside the system, stops new mints through the guardian and resumes them once made good", async () => {
+    // An observer agent of the account hears of the shortfall and of its end (the outbox has them).
+    const agent = await api.call(
+      "/v1/agents/register",
+      json({
+        name: "reserves watch",
+        webhookUrl: "http://127.0.0.1:9/hooks",
+        events: ["reserves.shortfall", "reserves.restored"],
+        role: "observer",
+      }),
+    );
+    expect(agent.status).toBe(201);
+    const start = await api.reserves!.reconcile();
+    // Custody's key used elsewhere: ZEC leaves custody's address with no redemption behind it.
+    const thief = api.zcash.simulator.wallet("attestor1").newAddress();
+    const stolen = FLOAT + 1n * ZEC;
+    api.zcash.simulator.payOutside(api.zcash.custodyAddress, thief, stolen);
+    api.zcash.simulator.generate(1);
+    const short = await api.reserves!.reconcile();
+    expect(short.status).toBe("shortfall");
+    // The fee of the outside payment leaves too: the difference is to the zatoshi what left.
+    expect(short.heldZat).toBe(start.heldZat - stolen - 10_000n);
+    expect(short.differenceZat).toBe(start.differenceZat - stolen - 10_000n);
+    expect(short.mintsPaused).toBe(true);
+    expect(await s.read.minter.read.mintsPaused()).toBe(true);
+    const shown = await reserves();
+    expect(shown).toMatchObject({ status: "shortfall", mintsPaused: true });
+    // A mint now is refused on the chain.
+    const note = createNote();
+    await s.deposit(note, 4n * ZEC);
+    const proved = await s.prove({
+      note,
+      amountZat: 4n * ZEC,
+      mintAmount: 10n * ZSD,
+      recipient: accounts.alice.address,
+    });
+    await expectRevert(s.as(accounts.relayer).minter.write.mint([proved.proof, proved.request]), "MintsArePaused");
+    // The metric tells the operator.
+    const metrics = await (await api.call("/metrics", { key: null })).text();
+    expect(metrics).toMatch(/^zsd_reserves_shortfall 1$/m);
+    const events = async () =>
+      (
+        await storage.db.query<{ type: string; payload: string }>(
+          "SELECT type, payload FROM webhook_events WHERE type LIKE 'reserves.%' ORDER BY created_at",
+        )
+      ).map((e) => ({ type: e.type, data: (JSON.parse(e.payload) as { data: Record<string, unknown> }).data }));
+    expect(await events()).toEqual([
+      {
+        type: "reserves.shortfall",
+        data: expect.objectContaining({ differenceZat: short.differenceZat.toString(), mintsPaused: true }),
+      },
+    ]);
+    // Made good (the operator pays the ZEC back, and the test kit's 4 ZEC deposit, recorded without
+    // paying custody, is covered too): mints resume.
+    api.zcash.simulator.ledger.receive(api.zcash.custodyAddress, stolen + 4n * ZEC + 10_000n);
+    api.zcash.simulator.generate(1);
+    const good = await api.reserves!.reconcile();
+    expect(good).toMatchObject({ status: "ok", mintsPaused: false });
+    expect(await s.read.minter.read.mintsPaused()).toBe(false);
+    await s.receipt(await s.as(accounts.relayer).minter.write.mint([proved.proof, proved.request]));
+    expect(await (await api.call("/metrics", { key: null })).text()).toMatch(/^zsd_reserves_shortfall 0$/m);
+    expect((await events()).map((e) => e.type)).toEqual(["reserves.shortfall", "reserves.restored"]);
+  });
+
+  it("finds a deposit attested but never received, by its amount", async () => {
+    const start = await api.reserves!.reconcile();
+    // Two of three attestors' nodes show a deposit custody never got (they collude, or both lie).
+    const commitment = noteCommitment(createNote());
+    const txid = "cd".repeat(32);
+    for (const attestor of api.zcash.attestors.slice(0, 2)) {
+      api.zcash.simulator.injectNote(attestor.wallet, {
+        address: api.zcash.custodyAddress,
+        amountZat: 5n * ZEC,
+        memo: memoOf(commitment),
+        confirmations: 3,
+        txid,
+      });
+    }
+    const chain = new Chain(s.deployment, s.rpcUrl, 5_000);
+    await new CustodyCalls(
+      chain,
+      hardhatPrivateKey(1),
+      undefined,
+      new AttestorQuorum(
+        chain,
+        api.zcash.attestors.map((a) => a.url),
+      ),
+    ).recordDeposits([{ noteCommitment: commitment, amountZat: 5n * ZEC, zcashTxId: zcashTxIdFromDisplay(txid) }]);
+    const short = await api.reserves!.reconcile();
+    expect(short.expectedZat).toBe(start.expectedZat + 5n * ZEC);
+    expect(short.heldZat).toBe(start.heldZat);
+    expect(short.differenceZat).toBe(start.differenceZat - 5n * ZEC);
+    expect(short).toMatchObject({ status: "shortfall", mintsPaused: true });
+    expect((await reserves()).history.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it("leaves a pause it did not make to whoever made it", async () => {
+    // Made good again, but the pauser of record is now the guardian by hand: the watch resumes only its own.
+    api.zcash.simulator.ledger.receive(api.zcash.custodyAddress, 5n * ZEC);
+    api.zcash.simulator.generate(1);
+    await api.reserves!.reconcile();
+    expect(await s.read.minter.read.mintsPaused()).toBe(false);
+    await s.receipt(await s.as(accounts.guardian).minter.write.setMintsPaused([true, "operator's own reason"]));
+    const reading = await api.reserves!.reconcile();
+    expect(reading).toMatchObject({ status: "ok", mintsPaused: true, pausedByWatch: false });
+    expect(await s.read.minter.read.mintsPaused()).toBe(true);
+  });
+});
