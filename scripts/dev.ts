@@ -120,6 +120,8 @@ const api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
     // Hardhat development keys: custody's on-chain account and the relayer.
     CUSTODY_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.custody),
     RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
+    // The guardian: stops new mints when custody's reserves fall short of the chain's count (GET /v1/reserves).
+    GUARDIAN_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.guardian),
     // The oracle updater: the sandbox's price feeder keeps ZEC/USD fresh (POST /v1/sandbox/price sets it).
     ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.oracleUpdater),
     KEEPER_PAYOUT_ADDRESS: LOCAL_KEEPER_PAYOUT_ADDRESS,

@@ -87,6 +87,7 @@ try {
       ...zcash.env,
       CUSTODY_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.custody),
       RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
+      GUARDIAN_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.guardian),
       ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.oracleUpdater),
       KEEPER_PAYOUT_ADDRESS: LOCAL_KEEPER_PAYOUT_ADDRESS,
       RELAY_WORKER_ID: "test-stack",

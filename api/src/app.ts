@@ -297,6 +297,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     analytics,
     agents,
     custody,
+    reserves,
     environment: config.ENVIRONMENT,
     maxActiveKeys: config.MAX_ACTIVE_KEYS,
     sessionHours: config.DASHBOARD_SESSION_HOURS,

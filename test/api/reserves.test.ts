@@ -10,6 +10,7 @@ import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert } from "../helpers/fixtures.ts";
 import { type RelayApi, json, openStorage, startRelayApi } from "./helpers.ts";
+import { FormClient } from "../dashboard/client.ts";
 
 const FLOAT = 2n * ZEC;
 const TOLERANCE = 100_000n;
@@ -175,6 +176,15 @@ describe("reserves", () => {
     expect(short.differenceZat).toBe(start.differenceZat - 5n * ZEC);
     expect(short).toMatchObject({ status: "shortfall", mintsPaused: true });
     expect((await reserves()).history.length).toBeGreaterThanOrEqual(1);
+    // The dashboard shows the same reading and its history to a signed-in account.
+    const browser = new FormClient(api.url);
+    expect((await browser.signUp("reserves@example.com", "a long enough password 1")).status).toBe(200);
+    expect((await browser.signIn("reserves@example.com", "a long enough password 1")).status).toBe(303);
+    const page = await browser.get("/dashboard/reserves");
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('<h3 id="reserves-now">Short</h3>');
+    expect(page.html).toContain(`block ${short.blockNumber}`);
+    expect(page.html.match(/<tr>/g)!.length).toBeGreaterThan(3);
   });
 
   it("leaves a pause it did not make to whoever made it", async () => {

@@ -21,7 +21,7 @@ export interface PageContext {
   csrfToken?: string;
   environment: "sandbox" | "production";
   /** The tab shown as current. */
-  tab?: "keys" | "analytics" | "requests" | "agents" | "sandbox" | "account";
+  tab?: "keys" | "analytics" | "requests" | "agents" | "reserves" | "sandbox" | "account";
   notice?: string;
   errors?: string[];
   charts?: boolean;
@@ -36,6 +36,7 @@ export function layout(ctx: PageContext, body: Html): string {
     ["analytics", "Analytics", "/dashboard/analytics"],
     ["requests", "Request log", "/dashboard/requests"],
     ["agents", "Agents", "/dashboard/agents"],
+    ["reserves", "Reserves", "/dashboard/reserves"],
     ...(ctx.environment === "sandbox" ? [["sandbox", "Sandbox", "/dashboard/sandbox"] as Tab] : []),
     ["account", "Account", "/dashboard/account"],
   ];

@@ -3,6 +3,7 @@
 // and SameSite=Lax, Secure unless served over plain HTTP to a loopback
 // address), a CSRF token in every form, and the API Keys, Analytics, Request
 // log, Agents and Sandbox tabs.
+import type { ReservesWatch } from "../../domain/reserves.ts";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,6 +42,7 @@ export interface DashboardDependencies {
   analytics: RequestAnalytics;
   agents: AgentService;
   custody?: Custody;
+  reserves?: ReservesWatch;
   environment: Environment;
   maxActiveKeys: number;
   sessionHours: number;
@@ -392,6 +394,15 @@ export function dashboardRouter(deps: DashboardDependencies): Router {
     wrap(async (req, res) => {
       await agents.retry(accountOf(res).id, environment, String(req.params.agentId), String(req.params.deliveryId));
       await agentView(req, res, "Delivery queued again.");
+    }),
+  );
+
+  router.get(
+    "/dashboard/reserves",
+    signedIn,
+    wrap(async (req, res) => {
+      const readings = deps.reserves ? await deps.reserves.store.recent(48) : undefined;
+      res.type("html").send(views.reservesPage({ ...base(req, "Reserves"), tab: "reserves" }, readings));
     }),
   );
 

@@ -6,3 +6,4 @@ export { describeRestrictions, keyPage, keysPage, revokePage } from "./key-views
 export { analyticsPage, requestsPage } from "./traffic-views.ts";
 export { agentPage, agentsPage } from "./agent-views.ts";
 export { sandboxPage } from "./sandbox-views.ts";
+export { reservesPage } from "./reserves-views.ts";
