@@ -25,6 +25,8 @@ export const LOCAL_ROLES = {
   oracleUpdater: 2,
   pauser: 3,
   relayer: 4,
+  /** The second price feed's updater (5 to 7 are the tests' users). */
+  secondaryOracleUpdater: 8,
 } as const;
 
 /**

@@ -38,6 +38,7 @@ import {
   collateralRegistryAbi,
   governanceTokenAbi,
   positionManagerAbi,
+  priceFeedAbi,
   redemptionsAbi,
   stableGovernorAbi,
   stableMinterAbi,
@@ -69,6 +70,7 @@ export const ALL_ERRORS = [
   collateralRegistryAbi,
   governanceTokenAbi,
   positionManagerAbi,
+  priceFeedAbi,
   redemptionsAbi,
   stableGovernorAbi,
   stableMinterAbi,
@@ -96,6 +98,7 @@ export const accounts = {
   alice: hardhatAccount(5),
   bob: hardhatAccount(6),
   carol: hardhatAccount(7),
+  secondaryOracleUpdater: hardhatAccount(8),
 };
 
 export type System = Awaited<ReturnType<typeof createSystem>>;
@@ -117,6 +120,7 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     roles: {
       attestor: accounts.attestor.address,
       oracleUpdater: accounts.oracleUpdater.address,
+      secondaryOracleUpdater: accounts.secondaryOracleUpdater.address,
       pauser: accounts.pauser.address,
       governanceHolder: accounts.deployer.address,
     },
@@ -134,6 +138,8 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
       positions: getContract({ address: c.PositionManager.address, abi: positionManagerAbi, client }),
       redemptions: getContract({ address: c.Redemptions.address, abi: redemptionsAbi, client }),
       oracle: getContract({ address: c.ZecUsdOracle.address, abi: zecUsdOracleAbi, client }),
+      secondaryOracle: getContract({ address: c.SecondaryZecUsdOracle.address, abi: zecUsdOracleAbi, client }),
+      priceFeed: getContract({ address: c.PriceFeed.address, abi: priceFeedAbi, client }),
       governanceToken: getContract({ address: c.GovernanceToken.address, abi: governanceTokenAbi, client }),
       governor: getContract({ address: c.StableGovernor.address, abi: stableGovernorAbi, client }),
       timelock: getContract({ address: c.StableTimelock.address, abi: stableTimelockAbi, client }),
@@ -328,6 +334,16 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     return { note, ...proved, receipt: r };
   }
 
+  /**
+   * Moves ZEC/USD on both feeds, as their two updaters would (primary first, each in its own block),
+   * and records it in the price feed: a move beyond the jump bound on one feed alone would freeze it.
+   */
+  async function setPrice(answer: bigint) {
+    await receipt(await as(accounts.oracleUpdater).oracle.write.setPrice([answer]));
+    await receipt(await as(accounts.secondaryOracleUpdater).secondaryOracle.write.setPrice([answer]));
+    return receipt(await read.priceFeed.write.fetchPrice());
+  }
+
   async function mineBlocks(count: number) {
     // One block at a time: hardhat_mine with a count above 1 confuses indexers.
     for (let i = 0; i < count; i++) await testClient.mine({ blocks: 1 });
@@ -409,6 +425,7 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     sealed,
     open,
     depositAndMint,
+    setPrice,
     mineBlocks,
     increaseTime,
     signedRedeem,

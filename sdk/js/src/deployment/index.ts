@@ -15,6 +15,8 @@ export type ContractName =
   | "StableMinter"
   | "Redemptions"
   | "ZecUsdOracle"
+  | "SecondaryZecUsdOracle"
+  | "PriceFeed"
   | "Groth16Verifier"
   | "Groth16BatchVerifier"
   | "GovernanceToken"
@@ -32,6 +34,8 @@ export interface ContractRecord {
 export interface DeploymentRoles {
   attestor: Address;
   oracleUpdater: Address;
+  /** Posts to the second, independent feed: another key, so one leak moves one feed. */
+  secondaryOracleUpdater: Address;
   pauser: Address;
   governanceHolder: Address;
 }
