@@ -186,10 +186,12 @@ contract PriceFeed is IPriceFeed, AccessControl {
             return (p.answer, p.updatedAt, PriceSource.Primary, FeedCondition.Healthy, FeedCondition.Unread);
         }
         Reading memory q = _read(_secondary, lastPrice);
-        bool second = p.condition == FeedCondition.Suspect
-            ? (q.condition == FeedCondition.Healthy || q.condition == FeedCondition.Suspect) &&
-                _within(p.answer, q.answer, config.maxDeviationBps)
-            : q.condition == FeedCondition.Healthy && (lastPrice == 0 || _within(q.answer, lastPrice, config.maxJumpBps));
+        bool second =
+            p.condition == FeedCondition.Suspect
+                ? (q.condition == FeedCondition.Healthy || q.condition == FeedCondition.Suspect) &&
+                    _within(p.answer, q.answer, config.maxDeviationBps)
+                : q.condition == FeedCondition.Healthy &&
+                    (lastPrice == 0 || _within(q.answer, lastPrice, config.maxJumpBps));
         if (second) return (q.answer, q.updatedAt, PriceSource.Secondary, p.condition, q.condition);
         return (lastPrice, lastUpdatedAt, PriceSource.LastGood, p.condition, q.condition);
     }
@@ -238,7 +240,8 @@ contract PriceFeed is IPriceFeed, AccessControl {
         bool byId,
         uint256 roundId
     ) private view returns (bool ok, uint256 id, int256 answer, uint256 updatedAt) {
-        bytes4 selector = byId ? AggregatorV3Interface.getRoundData.selector : AggregatorV3Interface.latestRoundData.selector;
+        bytes4 selector =
+            byId ? AggregatorV3Interface.getRoundData.selector : AggregatorV3Interface.latestRoundData.selector;
         uint256 size = byId ? 36 : 4;
         assembly ("memory-safe") {
             let ptr := mload(0x40)

@@ -78,6 +78,7 @@ try {
       ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.attestor),
       RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
       ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.oracleUpdater),
+      SECONDARY_ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.secondaryOracleUpdater),
       KEEPER_PAYOUT_ADDRESS: LOCAL_KEEPER_PAYOUT_ADDRESS,
       RELAY_WORKER_ID: "test-stack",
       RELAY_POLL_MS: "100",

@@ -20,7 +20,7 @@ contract MockAggregator is AggregatorV3Interface {
     }
 
     error FeedDown();
-    error RoundNotFound(uint80 roundId);
+    error NoSuchRound(uint80 roundId);
 
     /// @notice Answered by `decimals()`; a test may set another to see the feed refused.
     uint8 public feedDecimals = 8;
@@ -66,7 +66,7 @@ contract MockAggregator is AggregatorV3Interface {
     function getRoundData(uint80 roundId) external view returns (uint80, int256, uint256, uint256, uint80) {
         _answerOrFail();
         Round memory round = _rounds[roundId];
-        if (round.updatedAt == 0 && round.answer == 0) revert RoundNotFound(roundId);
+        if (round.updatedAt == 0 && round.answer == 0) revert NoSuchRound(roundId);
         return (roundId, round.answer, round.updatedAt, round.updatedAt, roundId);
     }
 

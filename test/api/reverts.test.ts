@@ -12,7 +12,7 @@ import { decodeRevert, explainRevert, refusalOf, refusalOfMined } from "../../ap
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, json, openStorage, queueMint, settledMint, startRelayApi } from "./helpers.ts";
 
-const { alice, bob, oracleUpdater, pauser, relayer } = accounts;
+const { alice, bob, pauser, relayer } = accounts;
 const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 const PRICE_50 = 5_000_000_000n;
 
@@ -35,7 +35,7 @@ describe("decoded refusals", () => {
     await releaseProver();
   });
 
-  const setPrice = async (price: bigint) => s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([price]));
+  const setPrice = async (price: bigint) => s.setPrice(price);
 
   /** The relay's bookkeeping of a mint: nothing sent means no attempt and no transaction. */
   const row = async (id: string) =>

@@ -12,6 +12,7 @@ import { workerRpcUrl } from "../helpers/node-url.ts";
 const roles = {
   attestor: accounts.attestor.address,
   oracleUpdater: accounts.oracleUpdater.address,
+  secondaryOracleUpdater: accounts.secondaryOracleUpdater.address,
   pauser: accounts.pauser.address,
   governanceHolder: accounts.deployer.address,
 };

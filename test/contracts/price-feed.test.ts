@@ -145,9 +145,7 @@ describe("PriceFeed", () => {
     expect((await read.last())[0]).toBe(LAST);
   });
 
-  const cases = STATES.flatMap((p) =>
-    STATES.flatMap((q) => [true, false].map((agree) => ({ p, q, agree }))),
-  );
+  const cases = STATES.flatMap((p) => STATES.flatMap((q) => [true, false].map((agree) => ({ p, q, agree }))));
   it.each(cases)("primary $p, second $q, agreeing: $agree", async ({ p, q, agree }) => {
     const pv = primaryValue(p);
     const qv = secondaryValue(p, agree);
@@ -203,7 +201,7 @@ describe("PriceFeed", () => {
     await s.receipt(await primary.write.setLatest([usd(75) + 1n, t]));
     expect((await read.condition(primary.address))[0]).toBe(COND.Suspect);
     // Suspect at 75.00000001: a second 5% away (of the smaller) agrees; a unit further does not.
-    const agreeing = (usd(75) + 1n) * 10_500n / 10_000n;
+    const agreeing = ((usd(75) + 1n) * 10_500n) / 10_000n;
     await s.receipt(await secondary.write.pushRound([agreeing, t]));
     await s.receipt(await secondary.write.pushRound([agreeing, t]));
     expect(await read.peek()).toEqual([agreeing, t, SOURCE.Secondary]);
@@ -295,12 +293,9 @@ describe("PriceFeed", () => {
     await s.receipt(await governed("setMaxPriceAge", [600n]));
     const r = (functionName: "maxJumpBps" | "maxDeviationBps" | "maxPriceAge" | "primaryFeed") =>
       s.publicClient.readContract({ ...at(feedAddress), functionName });
-    expect([await r("maxJumpBps"), await r("maxDeviationBps"), await r("maxPriceAge"), await r("primaryFeed")]).toEqual([
-      1_000n,
-      100n,
-      600n,
-      secondary.address,
-    ]);
+    expect([await r("maxJumpBps"), await r("maxDeviationBps"), await r("maxPriceAge"), await r("primaryFeed")]).toEqual(
+      [1_000n, 100n, 600n, secondary.address],
+    );
   });
 
   it("refuses to deploy without a price it can trust", async () => {
@@ -324,8 +319,7 @@ describe("the position manager on a frozen price", () => {
   afterAll(releaseProver);
 
   const toNote: Destination = { sealedAddress: "0x", noteCommitment: 1n };
-  const primaryPrice = async (answer: bigint) =>
-    s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([answer]));
+  const primaryPrice = async (answer: bigint) => s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([answer]));
   const secondaryPrice = async (answer: bigint) =>
     s.receipt(await s.as(secondaryOracleUpdater).secondaryOracle.write.setPrice([answer]));
 

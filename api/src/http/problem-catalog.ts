@@ -202,7 +202,7 @@ export const PROBLEM_CATALOG = {
     status: 503,
     title: "Price stale",
     meaning:
-      "The ZEC/USD oracle price is too old for the contracts to mint or redeem at; nothing was queued. Retry once the oracle is updated.",
+      "No ZEC/USD price the contracts will mint or redeem at: the feeds are too old, or both broken or disagreeing, so the price is frozen at its last good value; nothing was queued. Retry once a feed is updated.",
     fields: ["priceAgeSeconds", "maxPriceAgeSeconds"],
     example: {
       detail: "The ZEC/USD price is 3,700 s old; mints need one under 3,600 s. Retry once the oracle is updated.",

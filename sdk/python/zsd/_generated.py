@@ -681,7 +681,7 @@ class Position(TypedDict):
     liquidationRatio: str
     # The oracle's ZEC/USD price these figures use
     price: str
-    # The price is older than the contracts take: actions that need it revert
+    # No trusted price (the feeds are too old, broken or disagreeing): actions that need one revert
     priceStale: bool
 
 

@@ -2181,7 +2181,7 @@ export type components = {
             liquidationRatio: string;
             /** @description The oracle's ZEC/USD price these figures use */
             price: string;
-            /** @description The price is older than the contracts take: actions that need it revert */
+            /** @description No trusted price (the feeds are too old, broken or disagreeing): actions that need one revert */
             priceStale: boolean;
         };
         PositionAction: {
@@ -5489,7 +5489,7 @@ export interface operations {
             /**
              * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
              *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
-             *     - `price_stale`: The ZEC/USD oracle price is too old for the contracts to mint or redeem at; nothing was queued. Retry once the oracle is updated.
+             *     - `price_stale`: No ZEC/USD price the contracts will mint or redeem at: the feeds are too old, or both broken or disagreeing, so the price is frozen at its last good value; nothing was queued. Retry once a feed is updated.
              */
             503: {
                 headers: {
@@ -5831,7 +5831,7 @@ export interface operations {
             /**
              * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
              *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
-             *     - `price_stale`: The ZEC/USD oracle price is too old for the contracts to mint or redeem at; nothing was queued. Retry once the oracle is updated.
+             *     - `price_stale`: No ZEC/USD price the contracts will mint or redeem at: the feeds are too old, or both broken or disagreeing, so the price is frozen at its last good value; nothing was queued. Retry once a feed is updated.
              */
             503: {
                 headers: {
