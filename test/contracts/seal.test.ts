@@ -158,7 +158,8 @@ describe("sealed withdraw addresses", () => {
     await s.receipt(await r.redeem([ZSD, s.seal(SAPLING, alice.address, SECOND_KEY)]));
     // The last second of grace still accepts it; from retiresAt on it is refused.
     await s.testClient.setNextBlockTimestamp({ timestamp: retiresAt - 2n });
-    await s.setPrice(50_00000000n);
+    // One block: a fresh primary (the same price, no jump) is the price.
+    await s.receipt(await s.as(accounts.oracleUpdater).oracle.write.setPrice([50_00000000n]));
     await s.testClient.setNextBlockTimestamp({ timestamp: retiresAt - 1n });
     await s.receipt(await r.redeem([ZSD, s.seal(SAPLING, alice.address)]));
     await s.testClient.setNextBlockTimestamp({ timestamp: retiresAt });
