@@ -15,12 +15,11 @@ export async function freshPrice(chain: Chain, what: "mints" | "redemptions"): P
   const need = `${what} need one under ${maxAgeSeconds.toLocaleString("en")} s`;
   let detail = `${age}; ${need}. Retry once the oracle is updated.`;
   if (frozen) {
+    // Stale, broken, or disagreeing after a jump: say which, the fix differs.
     const feeds = await chain.feedConditions();
-    const why = `the primary feed is ${feeds.primary}, the second ${feeds.secondary}`;
     detail =
-      ageSeconds > maxAgeSeconds
-        ? `${age}; ${need} from a trusted feed (${why}). Retry once a feed is updated.`
-        : `${age}, but it is frozen at the last good value: ${why}, so neither is trusted and ${what} wait until a feed recovers.`;
+      `${age}; ${need} from a trusted feed, and it is frozen at its last good value: ` +
+      `the primary feed is ${feeds.primary}, the second ${feeds.secondary}. Retry once a feed is updated.`;
   }
   throw new DomainError("unavailable", "price_stale", "Price stale", detail, {
     retryAfter: 60,

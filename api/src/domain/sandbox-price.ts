@@ -50,9 +50,13 @@ export class SandboxPriceFeed {
     return { ...this.#state };
   }
 
-  /** Posts the current price at once (taken from the oracle), then every `everyMs`. */
+  /** Posts the current price at once (the primary feed's latest answer), then every `everyMs`. */
   async start(): Promise<void> {
-    this.#state.price = (await this.chain.priceState()).price;
+    const { oracle } = await this.chain.priceState();
+    const [, answer] = await this.chain.read(() =>
+      this.chain.client.readContract({ address: oracle, abi: zecUsdOracleAbi, functionName: "latestRoundData" }),
+    );
+    this.#state.price = answer;
     if (this.#state.mode !== "paused") await this.#post(() => this.#next());
     this.#timer = setInterval(() => {
       // A tick while a post is still queued adds nothing: the queued one posts the price of its turn.
