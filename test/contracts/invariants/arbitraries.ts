@@ -98,9 +98,9 @@ export const steps: fc.Arbitrary<Step>[] = [
   fc
     .tuple(riskiest, fc.constantFrom<"liquidation" | "100%">("liquidation", "100%"), fc.boolean())
     .map((a) => new Edge(...a)),
-  // One feed breaks, jumps, drifts from the other or mends (twice: a broken feed stays until mended,
-  // and the price freezes only when both are out).
-  ...[0, 1].map(() =>
+  // One feed breaks, jumps, drifts from the other or mends (three times: a broken feed stays until
+  // mended or both feeds move, and the price freezes only when both are out or they disagree).
+  ...[0, 1, 2].map(() =>
     fc
       .tuple(
         fc.constantFrom<"p" | "q">("p", "q"),
