@@ -243,6 +243,9 @@ contract PriceFeed is IPriceFeed, AccessControl {
         bytes4 selector =
             byId ? AggregatorV3Interface.getRoundData.selector : AggregatorV3Interface.latestRoundData.selector;
         uint256 size = byId ? 36 : 4;
+        // Solidity's own call copies all return data (a feed could return megabytes) and reverts the
+        // caller on a malformed answer: five words are read by hand instead.
+        // solhint-disable-next-line no-inline-assembly
         assembly ("memory-safe") {
             let ptr := mload(0x40)
             mstore(ptr, selector)
