@@ -56,7 +56,7 @@ describe("contract analyzer (SMTChecker + z3)", () => {
   it("finds nothing unjustified in the contracts that finish within seconds", async () => {
     const files = [
       "contracts/ZecUsdOracle.sol",
-      "contracts/PriceConsumer.sol",
+      "contracts/PriceFeed.sol",
       "contracts/verifiers/Groth16Verifier.sol",
     ];
     const { code, output } = await analyze(files);
