@@ -986,7 +986,7 @@ export type paths = {
         /** Sandbox: the price feeder's state */
         get: operations["getSandboxPrice"];
         put?: never;
-        /** Sandbox: set the ZEC/USD price, or how the feeder keeps it (pause it to try a stale price) */
+        /** Sandbox: set the ZEC/USD price on both feeds, or how the feeder keeps them (pause it to try a stale price) */
         post: operations["setSandboxPrice"];
         delete?: never;
         options?: never;
