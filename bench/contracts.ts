@@ -34,7 +34,7 @@ const TREE_LEAVES = 1_024;
 const node = await startHardhatNode();
 try {
   const s = await createSystem(node.rpcUrl);
-  const { alice, bob, carol, relayer, custody, deployer, oracleUpdater } = accounts;
+  const { alice, bob, carol, relayer, custody, deployer } = accounts;
   const gas = async (hash: Hex) => Number((await s.receipt(hash)).gasUsed);
 
   // Record-deposit at an empty tree, then at >= 1,000 leaves.
@@ -185,7 +185,7 @@ try {
   const closeToAddressGas = await closeSigned(p, toAddress(p.owner.address));
   const closeToNoteGas = await closeSigned(await open(4n * ZEC, 50n * ZSD), toNote());
   const risky = await open(4n * ZEC, 130n * ZSD);
-  await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([38n * 100_000_000n]));
+  await s.setPrice(38n * 100_000_000n);
   const liquidateGas = await gas(await s.as(alice).minter.write.liquidate([risky.id, toAddress(alice.address)]));
   const redeemFromPositionsGas = await gas(
     await s.as(alice).redemptions.write.redeem([10n * ZSD, s.sealed(SAPLING, alice.address)]),
@@ -193,9 +193,9 @@ try {
   // The first write after a redemption saves the map's snapshot; later ones share it (as `risky` did).
   const mintAfterRedemption = await open(10n * ZEC, 200n * ZSD);
   // Under 100%: a keeper spreads one (paid 0.5% to its address); a redemption spreads the other first.
-  await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([50n * 100_000_000n]));
+  await s.setPrice(50n * 100_000_000n);
   const sunk = [await open(4n * ZEC, 130n * ZSD), await open(4n * ZEC, 130n * ZSD)];
-  await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([32n * 100_000_000n]));
+  await s.setPrice(32n * 100_000_000n);
   const redistributeGas = await gas(
     await s.as(carol).minter.write.redistribute([sunk[0]!.id, toAddress(carol.address)]),
   );
@@ -207,7 +207,7 @@ try {
 
   // Last, so that the figures above are measured at the same tree size as before
   // (a leaf's insertion cost depends on its index), and at $50 again.
-  await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([50n * 100_000_000n]));
+  await s.setPrice(50n * 100_000_000n);
   // The queue's checkpoints live in a ring of 1,025 slots: each of the first 1,025 leaves ever
   // queued writes a new slot (22.1k gas), every later one updates one (5k). A live system is past
   // that round within its first thousand spends with change, so the ring is filled once here (an

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
+import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {IPositionManager} from "./interfaces/IPositionManager.sol";
+import {IPriceFeed} from "./interfaces/IPriceFeed.sol";
 import {IRedemptions} from "./interfaces/IRedemptions.sol";
 import {IStableMinter} from "./interfaces/IStableMinter.sol";
-import {PriceConsumer} from "./PriceConsumer.sol";
 import {RatioBuckets} from "./libraries/RatioBuckets.sol";
 import {PositionRecord, SortedPositions} from "./libraries/SortedPositions.sol";
 
@@ -28,7 +29,17 @@ import {PositionRecord, SortedPositions} from "./libraries/SortedPositions.sol";
 ///
 /// Only the minter (proofs, signatures, tokens, payouts) and the redemptions contract call the
 /// state changes; every position event is emitted here.
-contract PositionManager is IPositionManager, PriceConsumer {
+///
+/// Prices come from one `PriceFeed` (two feeds and a last good price). While it is frozen (neither
+/// feed can be trusted) every action that values collateral for someone who chose the moment is
+/// refused with `PriceFrozen`: mints, withdrawals against debt, liquidations, redistributions and
+/// redemptions. A frozen price is a price the market has left; each of those would let a minter,
+/// liquidator or redeemer take the difference from position owners (a liquidation bonus from an
+/// owner who is healthy at the real price, more ZEC per ZSD than the real price gives). Refusing
+/// costs time, not money: ZSD and positions keep, and everything resumes as soon as a feed is
+/// trusted again (or governance points at new feeds). What only returns value to its owner
+/// (repayments, closes, top-ups) goes on, its recovery-mode check at the last good price.
+contract PositionManager is IPositionManager, AccessControl {
     using SortedPositions for SortedPositions.Order;
 
     /// @dev zatoshi × (USD × 1e8 per ZEC) × 100 = USD with 18 decimals.
@@ -114,18 +125,18 @@ contract PositionManager is IPositionManager, PriceConsumer {
     mapping(uint32 snapshot => Accumulator) private _snapshots;
     mapping(uint32 epoch => Accumulator) private _finalMap;
     SortedPositions.Order private _order;
+    /// @inheritdoc IPositionManager
+    /// @dev Fixed: governance re-points the feeds inside it, and its last good price must stay with it.
+    IPriceFeed public immutable priceFeed;
 
     modifier onlyMinter() {
         if (msg.sender != _minter) revert CallerNotOperator(msg.sender, _minter);
         _;
     }
 
-    constructor(
-        address admin,
-        address oracle_,
-        uint256 maxPriceAge_,
-        uint256 minCollateralRatioBps_
-    ) PriceConsumer(oracle_, maxPriceAge_) {
+    constructor(address admin, IPriceFeed priceFeed_, uint256 minCollateralRatioBps_) {
+        if (address(priceFeed_).code.length == 0) revert InvalidPriceFeed(address(priceFeed_));
+        priceFeed = priceFeed_;
         _map = _identity();
         _setMinCollateralRatio(minCollateralRatioBps_);
         // Defaults a governance vote can change: liquidation at 4/5 of the
@@ -169,7 +180,7 @@ contract PositionManager is IPositionManager, PriceConsumer {
     /// @inheritdoc IPositionManager
     function open(address owner, uint256 collateralZat, uint256 debt) external onlyMinter returns (uint256 positionId) {
         if (debt < MIN_DEBT) revert DebtBelowMinimum(debt, MIN_DEBT);
-        _checkMintCollateral(collateralZat, debt, _latestPrice());
+        _checkMintCollateral(collateralZat, debt, _livePrice());
         positionId = ++positionCount;
         PositionRecord storage position = _positions[positionId];
         position.owner = owner;
@@ -210,7 +221,7 @@ contract PositionManager is IPositionManager, PriceConsumer {
         if (amountZat == 0 || amountZat > collateral) revert InvalidWithdrawAmount(amountZat, collateral);
         collateralLeft = collateral - amountZat;
         if (debt != 0) {
-            uint256 value = collateralLeft * _latestPrice() * ZAT_PRICE_TO_USD18;
+            uint256 value = collateralLeft * _livePrice() * ZAT_PRICE_TO_USD18;
             if (value * BPS < debt * _params.minCollateralRatioBps) {
                 revert PositionUndercollateralized(positionId, value, (debt * _params.minCollateralRatioBps) / BPS);
             }
@@ -245,7 +256,7 @@ contract PositionManager is IPositionManager, PriceConsumer {
         PositionRecord storage position = _openOne(positionId);
         uint256 collateral;
         (collateral, debt) = _read(position);
-        uint256 price = _latestPrice();
+        uint256 price = _livePrice();
         uint256 value = collateral * price * ZAT_PRICE_TO_USD18;
         if (debt == 0 || value * BPS >= debt * _params.liquidationRatioBps) {
             revert PositionNotLiquidatable(positionId, value, (debt * _params.liquidationRatioBps) / BPS);
@@ -258,7 +269,7 @@ contract PositionManager is IPositionManager, PriceConsumer {
         // The surplus leaves the backing pool: the owner claims it with close().
         _write(positionId, position, surplusZat, 0);
         position.status = PositionStatus.Liquidated;
-        // `price` was a positive int256 answer (PriceConsumer), so it casts back whole.
+        // `price` fits in 128 bits (PriceFeed), so it casts whole.
         // forge-lint: disable-next-line(unsafe-typecast)
         emit PositionLiquidated(positionId, liquidator, debt, seizedZat, surplusZat, int256(price));
     }
@@ -267,7 +278,7 @@ contract PositionManager is IPositionManager, PriceConsumer {
     function redistribute(uint256 positionId, address caller) external onlyMinter returns (uint256 rewardZat) {
         PositionRecord storage position = _openOne(positionId);
         (uint256 collateral, uint256 debt) = _read(position);
-        uint256 price = _latestPrice();
+        uint256 price = _livePrice();
         if (!_settles(collateral, debt, price)) {
             revert PositionNotUnderwater(positionId, collateral * price * ZAT_PRICE_TO_USD18, debt);
         }
@@ -281,9 +292,9 @@ contract PositionManager is IPositionManager, PriceConsumer {
     /// @inheritdoc IPositionManager
     function redeem(uint256 amount, uint256 feeBps) external returns (uint256 zatDue, uint256 feeZat, int256 price) {
         if (msg.sender != _redemptions) revert CallerNotOperator(msg.sender, _redemptions);
-        uint256 latest = _latestPrice();
+        uint256 latest = _livePrice();
         (zatDue, feeZat) = _redeem(amount, feeBps, latest);
-        // `latest` was a positive int256 answer (PriceConsumer), so it casts back whole.
+        // `latest` fits in 128 bits (PriceFeed), so it casts whole.
         // forge-lint: disable-next-line(unsafe-typecast)
         price = int256(latest);
     }
@@ -293,9 +304,9 @@ contract PositionManager is IPositionManager, PriceConsumer {
         uint256 amount,
         uint256 feeBps
     ) external view returns (uint256 zatDue, uint256 feeZat, int256 price) {
-        uint256 latest = _latestPrice();
+        uint256 latest = _peekLivePrice();
         (zatDue, feeZat, ) = _quote(amount, feeBps, latest);
-        // `latest` was a positive int256 answer (PriceConsumer), so it casts back whole.
+        // `latest` fits in 128 bits (PriceFeed), so it casts whole.
         // forge-lint: disable-next-line(unsafe-typecast)
         price = int256(latest);
     }
@@ -339,7 +350,8 @@ contract PositionManager is IPositionManager, PriceConsumer {
         PositionRecord storage position = _positions[positionId];
         if (position.status != PositionStatus.Open) return false;
         (uint256 collateral, uint256 debt) = _read(position);
-        return _settles(collateral, debt, _latestPrice());
+        (uint256 price, , IPriceFeed.PriceSource source) = priceFeed.peekPrice();
+        return source != IPriceFeed.PriceSource.LastGood && _settles(collateral, debt, price);
     }
 
     /// @inheritdoc IPositionManager
@@ -434,10 +446,28 @@ contract PositionManager is IPositionManager, PriceConsumer {
         uint256 backingAfter = backing - Math.min(collateralOut, backing);
         uint256 debtAfter = debt - debtOut;
         if (debtAfter == 0 || backingAfter * debt >= backing * debtAfter) return;
-        uint256 value = backingAfter * _latestPrice() * ZAT_PRICE_TO_USD18;
+        // The last good price when frozen: this check can only refuse, and refusing an owner's own
+        // repayment or close for want of a price would trap them.
+        (uint256 price, , ) = priceFeed.peekPrice();
+        uint256 value = backingAfter * price * ZAT_PRICE_TO_USD18;
         if (value * BPS < debtAfter * _params.systemFloorRatioBps) {
             revert SystemRatioTooLow(value, (debtAfter * _params.systemFloorRatioBps) / BPS);
         }
+    }
+
+    /// @dev The price for an action that values collateral for whoever chose the moment: fetched
+    /// (so the feed records it as the last good price), and refused while frozen (see the contract).
+    function _livePrice() private returns (uint256 price) {
+        IPriceFeed.PriceSource source;
+        (price, , source) = priceFeed.fetchPrice();
+        if (source == IPriceFeed.PriceSource.LastGood) revert PriceFrozen(price);
+    }
+
+    /// @dev What `_livePrice` would give now, for quotes.
+    function _peekLivePrice() private view returns (uint256 price) {
+        IPriceFeed.PriceSource source;
+        (price, , source) = priceFeed.peekPrice();
+        if (source == IPriceFeed.PriceSource.LastGood) revert PriceFrozen(price);
     }
 
     /// @dev Whether a par redemption settles the position (spreads it over the others) before it

@@ -3,7 +3,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ContractName } from "@zsd/sdk/deployment";
-import { CONTRACTS, readArtifact } from "./lib/artifacts.ts";
+import { CONTRACTS, INSTANCE_OF, readArtifact } from "./lib/artifacts.ts";
 import { ROOT } from "./lib/paths.ts";
 
 const out = join(ROOT, "sdk", "js", "src", "generated", "abis.ts");
@@ -15,6 +15,8 @@ const lines = [
 for (const name of Object.keys(CONTRACTS) as ContractName[]) {
   // Linked libraries: nobody calls them but the contracts that link them.
   if (name === "PoseidonT3" || name === "RatioBuckets") continue;
+  // Another instance of a contract whose ABI is written already.
+  if (INSTANCE_OF[name]) continue;
   const abiName = name[0]!.toLowerCase() + name.slice(1) + "Abi";
   lines.push(`export const ${abiName} = ${JSON.stringify(readArtifact(name).abi, null, 2)} as const;`, "");
 }

@@ -40,6 +40,10 @@ export interface DeployParameters {
   initialZecUsdPrice: bigint;
   minCollateralRatioBps: bigint;
   maxPriceAge: bigint;
+  /** The largest move between a feed's rounds that is not suspect, in basis points. */
+  maxPriceJumpBps: bigint;
+  /** How far apart the two feeds may be and agree, in basis points. */
+  maxPriceDeviationBps: bigint;
   maxRootAge: bigint;
   redemptionFeeBps: bigint;
   governanceSupply: bigint;
@@ -56,6 +60,8 @@ export const DEFAULT_PARAMETERS: DeployParameters = {
   initialZecUsdPrice: 50_00000000n,
   minCollateralRatioBps: 15_000n,
   maxPriceAge: 3_600n,
+  maxPriceJumpBps: 5_000n,
+  maxPriceDeviationBps: 500n,
   maxRootAge: 86_400n,
   redemptionFeeBps: 50n,
   governanceSupply: 1_000_000n * 10n ** 18n,
@@ -125,7 +131,21 @@ export async function deploy(options: DeployOptions): Promise<DeployedSystem> {
 
   const { custody, attestors, attestorThreshold, oracleUpdater, pauser, guardian, governanceHolder } = options.roles;
   const poseidon = await create("PoseidonT3", []);
+  // Two feeds with their own updaters (local chains; production passes market feeds to PriceFeed).
   const oracle = await create("ZecUsdOracle", [deployer, oracleUpdater, p.initialZecUsdPrice]);
+  const secondaryOracle = await create("SecondaryZecUsdOracle", [
+    deployer,
+    options.roles.secondaryOracleUpdater,
+    p.initialZecUsdPrice,
+  ]);
+  const priceFeed = await create("PriceFeed", [
+    deployer,
+    oracle,
+    secondaryOracle,
+    p.maxPriceAge,
+    p.maxPriceJumpBps,
+    p.maxPriceDeviationBps,
+  ]);
   const token = await create("StableToken", [p.tokenName, p.tokenSymbol, deployer]);
   const registry = await create("CollateralRegistry", [deployer, attestors, attestorThreshold], {
     PoseidonT3: poseidon,
@@ -133,7 +153,7 @@ export async function deploy(options: DeployOptions): Promise<DeployedSystem> {
   const verifier = await create("Groth16Verifier", []);
   const batchVerifier = await create("Groth16BatchVerifier", []);
   const ratioBuckets = await create("RatioBuckets", []);
-  const positionManager = await create("PositionManager", [deployer, oracle, p.maxPriceAge, p.minCollateralRatioBps], {
+  const positionManager = await create("PositionManager", [deployer, priceFeed, p.minCollateralRatioBps], {
     RatioBuckets: ratioBuckets,
   });
   const minter = await create("StableMinter", [
@@ -189,6 +209,8 @@ export async function deploy(options: DeployOptions): Promise<DeployedSystem> {
   // Hand every admin role to the timelock; the deployer keeps nothing.
   const governed = [
     "ZecUsdOracle",
+    "SecondaryZecUsdOracle",
+    "PriceFeed",
     "StableToken",
     "CollateralRegistry",
     "PositionManager",
@@ -264,6 +286,7 @@ export function resolveAccounts(env: NodeJS.ProcessEnv, local: boolean) {
       attestors,
       attestorThreshold: threshold,
       oracleUpdater: pick("ORACLE_UPDATER_ADDRESS", LOCAL_ROLES.oracleUpdater),
+      secondaryOracleUpdater: pick("SECONDARY_ORACLE_UPDATER_ADDRESS", LOCAL_ROLES.secondaryOracleUpdater),
       pauser: pick("PAUSER_ADDRESS", LOCAL_ROLES.pauser),
       guardian: pick("GUARDIAN_ADDRESS", LOCAL_ROLES.guardian),
       governanceHolder: pick("GOVERNANCE_HOLDER_ADDRESS", LOCAL_ROLES.deployer),

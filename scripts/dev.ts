@@ -122,8 +122,10 @@ const api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
     RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
     // The guardian: stops new mints when custody's reserves fall short of the chain's count (GET /v1/reserves).
     GUARDIAN_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.guardian),
-    // The oracle updater: the sandbox's price feeder keeps ZEC/USD fresh (POST /v1/sandbox/price sets it).
+    // The two oracle updaters, one per feed: the sandbox's price feeder keeps ZEC/USD fresh on both
+    // (POST /v1/sandbox/price sets both).
     ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.oracleUpdater),
+    SECONDARY_ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.secondaryOracleUpdater),
     KEEPER_PAYOUT_ADDRESS: LOCAL_KEEPER_PAYOUT_ADDRESS,
     RELAY_WORKER_ID: "dev",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",

@@ -89,6 +89,7 @@ try {
       RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
       GUARDIAN_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.guardian),
       ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.oracleUpdater),
+      SECONDARY_ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.secondaryOracleUpdater),
       KEEPER_PAYOUT_ADDRESS: LOCAL_KEEPER_PAYOUT_ADDRESS,
       RELAY_WORKER_ID: "test-stack",
       RELAY_POLL_MS: "100",

@@ -57,7 +57,14 @@ const contractName = (exportName: string) => exportName.replace(/Abi$/, "").repl
 
 const CONTRACTS = Object.entries(abis).map(([name, abi]) => ({ name: contractName(name), abi: abi as Abi }));
 /** The contracts of this project whose calldata the table lists (the tokens and governor are OpenZeppelin's). */
-const CALLDATA_OF = ["StableMinter", "PositionManager", "Redemptions", "CollateralRegistry", "ZecUsdOracle"];
+const CALLDATA_OF = [
+  "StableMinter",
+  "PositionManager",
+  "Redemptions",
+  "CollateralRegistry",
+  "ZecUsdOracle",
+  "PriceFeed",
+];
 
 /** A function's arguments, a tuple's fields as tuple.field (a tuple in a tuple as tuple.inner.field). */
 const flatten = (inputs: readonly AbiParameter[]): string[] =>

@@ -153,6 +153,7 @@ export function sandboxPriceFeed(config: Config, logger: Logger, chain?: Chain):
         mode: config.SANDBOX_PRICE_FEED,
         everyMs: config.SANDBOX_PRICE_FEED_MS,
         onError: (error) => logger.warn({ err: error }, "sandbox price feed failed; retried next round"),
+        secondaryUpdaterKey: config.SECONDARY_ORACLE_UPDATER_PRIVATE_KEY as `0x${string}` | undefined,
       })
     : undefined;
 }

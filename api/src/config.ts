@@ -41,6 +41,15 @@ export const configSchema = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key")
     .optional(),
+  /**
+   * Sandbox only: private key (0x…) of the second price feed's updater. With it the feeder keeps
+   * both feeds the contracts read; without it only the primary (the second goes stale, unused while
+   * the primary is healthy).
+   */
+  SECONDARY_ORACLE_UPDATER_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, "a 32-byte hex private key")
+    .optional(),
   /** Sandbox: how the feeder keeps the price fresh — the same price, a gentle random walk, or not at all. */
   SANDBOX_PRICE_FEED: z.enum(["fixed", "walk", "paused"]).default("fixed"),
   /** Sandbox: how often the feeder posts (well under the contracts' maxPriceAge of an hour). */

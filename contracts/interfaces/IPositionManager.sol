@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {IPriceConsumer} from "./IPriceConsumer.sol";
+import {IGovernedParameters} from "./IGovernedParameters.sol";
+import {IPriceFeed} from "./IPriceFeed.sol";
 
 /// @title Every position and every change to one: opening, top-ups, repayments, withdrawals,
 /// closes, liquidations, redistributions and redemptions from positions, and the ratio rules.
@@ -10,7 +11,7 @@ import {IPriceConsumer} from "./IPriceConsumer.sol";
 /// all positions. Nothing else changes a position. A position's debt and collateral shrink together
 /// when tokens are redeemed and grow together when a position under 100% is redistributed: each
 /// holds shares of the system's totals (see the docs, "Positions").
-interface IPositionManager is IPriceConsumer {
+interface IPositionManager is IGovernedParameters {
     enum PositionStatus {
         None,
         Open,
@@ -55,6 +56,11 @@ interface IPositionManager is IPriceConsumer {
     /// @notice More positions under 100% than one redemption settles: call `redistribute` on them first.
     error UnderwaterPositionsPending(uint256 steps);
     error RedemptionExceedsDebt(uint256 amount, uint256 totalDebt);
+    /// @notice Neither price feed can be trusted now (`lastGoodPrice` is frozen): mints, withdrawals
+    /// against debt, liquidations, redistributions and redemptions wait until one can.
+    error PriceFrozen(uint256 lastGoodPrice);
+    /// @notice The price feed must be a contract.
+    error InvalidPriceFeed(address priceFeed);
 
     /// @notice The minter and the redemptions contract that may change positions were named.
     event OperatorsSet(address minter, address redemptions);
@@ -160,8 +166,12 @@ interface IPositionManager is IPriceConsumer {
     function epoch() external view returns (uint32);
 
     /// @notice Whether `redistribute` would take the open position now: it owes something and is worth
-    /// under its debt, or within 4 zatoshi and 1 ppm of it (what a par redemption settles first).
+    /// under its debt, or within 4 zatoshi and 1 ppm of it (what a par redemption settles first), and
+    /// the price is not frozen.
     function redistributable(uint256 positionId) external view returns (bool);
+
+    /// @notice The ZEC/USD price every valuation here reads (two feeds and a last good price).
+    function priceFeed() external view returns (IPriceFeed);
 
     /// @notice The least debt an open position may owe, unless it owes nothing (a mint and a repayment's rest).
     function minDebt() external pure returns (uint256);

@@ -27,6 +27,8 @@ export const LOCAL_ROLES = {
   relayer: 4,
   /** Pauses and resumes new mints when custody's reserves fall short (the API's reserves watcher). */
   guardian: 19,
+  /** The second price feed's updater (5 to 7 are the tests' users). */
+  secondaryOracleUpdater: 8,
 } as const;
 
 /** The local attestor set (Hardhat accounts by index): 2 of 3 sign each deposit batch. They sign, never send. */

@@ -12,6 +12,8 @@ export const CONTRACTS = {
   StableMinter: "contracts/StableMinter.sol",
   Redemptions: "contracts/Redemptions.sol",
   ZecUsdOracle: "contracts/ZecUsdOracle.sol",
+  SecondaryZecUsdOracle: "contracts/ZecUsdOracle.sol",
+  PriceFeed: "contracts/PriceFeed.sol",
   Groth16Verifier: "contracts/verifiers/Groth16Verifier.sol",
   Groth16BatchVerifier: "contracts/verifiers/Groth16BatchVerifier.sol",
   GovernanceToken: "contracts/governance/GovernanceToken.sol",
@@ -20,6 +22,9 @@ export const CONTRACTS = {
   PoseidonT3: "poseidon-solidity/PoseidonT3.sol",
   RatioBuckets: "contracts/libraries/RatioBuckets.sol",
 } as const satisfies Record<ContractName, string>;
+
+/** Deployment names that are another instance of a contract: their artifact's name. */
+export const INSTANCE_OF: Partial<Record<ContractName, string>> = { SecondaryZecUsdOracle: "ZecUsdOracle" };
 
 export interface Artifact {
   contractName: string;
@@ -30,7 +35,7 @@ export interface Artifact {
 
 export function readArtifact(name: ContractName): Artifact {
   const source = CONTRACTS[name];
-  const path = join(ARTIFACTS_DIR, source, `${name}.json`);
+  const path = join(ARTIFACTS_DIR, source, `${INSTANCE_OF[name] ?? name}.json`);
   return JSON.parse(readFileSync(path, "utf8")) as Artifact;
 }
 

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Address, type HDAccount, type Hex, encodeFunctionData, keccak256, parseSignature, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi, priceFeedAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { type RunningIndexer, startIndexer, waitForBlock } from "../../scripts/lib/indexer-process.ts";
 import { type System, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
@@ -478,12 +478,12 @@ describe("governance through the relay", () => {
     const dave = accounts.pauser;
     await s.receipt(await s.as(deployer).governanceToken.write.transfer([dave.address, 50_000n * ZSDG]));
     await s.receipt(await s.as(dave).governanceToken.write.delegate([dave.address]));
-    const calldata = encodeFunctionData({ abi: positionManagerAbi, functionName: "setMaxPriceAge", args: [1_800n] });
+    const calldata = encodeFunctionData({ abi: priceFeedAbi, functionName: "setMaxPriceAge", args: [1_800n] });
     await s.receipt(
-      await s.as(deployer).governor.write.propose([[s.read.positions.address], [0n], [calldata], "Price age 30 min"]),
+      await s.as(deployer).governor.write.propose([[s.read.priceFeed.address], [0n], [calldata], "Price age 30 min"]),
     );
     const third = await g().read.hashProposal([
-      [s.read.positions.address],
+      [s.read.priceFeed.address],
       [0n],
       [calldata],
       keccak256(toHex("Price age 30 min")),

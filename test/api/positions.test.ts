@@ -23,7 +23,7 @@ import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtur
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 import { addressesIn, captureLogs } from "./log-capture.ts";
 
-const { alice, relayer, oracleUpdater } = accounts;
+const { alice, relayer } = accounts;
 const SAPLING = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 const TRANSPARENT = "tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd";
 
@@ -407,7 +407,7 @@ describe("positions through the relay", () => {
     // The relayer earns ZSD in fees; here alice hands it enough to repay the debt.
     await s.receipt(await s.as(alice).token.write.transfer([relayer.address, 130n * ZSD]));
     // $38: 4 ZEC are worth $152, under 120% of 130 ZSD.
-    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([38n * 100_000_000n]));
+    await s.setPrice(38n * 100_000_000n);
     expect((await get<{ liquidatable: boolean }>(`/v1/positions/${id}`)).body.liquidatable).toBe(true);
     await eventually(
       async () => (await get<{ status: string }>(`/v1/positions/${id}`)).body.status,
@@ -453,13 +453,13 @@ describe("positions through the relay", () => {
   });
 
   it("the keeper redistributes a position under 100% over the others (not liquidated at a loss), its reward to the keeper's address", async () => {
-    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([100n * 100_000_000n]));
+    await s.setPrice(100n * 100_000_000n);
     const keep = await open(20n * ZEC, 100n * ZSD);
     const { id } = await open(4n * ZEC, 130n * ZSD);
     const relayerZsd = await s.read.token.read.balanceOf([relayer.address as Hex]);
     const keptDebt = (await s.read.positions.read.getPosition([keep.id])).debt;
     // $30: 4 ZEC are worth $120, under the 130 ZSD it owes; 20 ZEC ($600) stay well over 100 ZSD.
-    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([30n * 100_000_000n]));
+    await s.setPrice(30n * 100_000_000n);
     await eventually(
       async () => (await get<{ status: string }>(`/v1/positions/${id}`)).body.status,
       (status) => status === "liquidated",
@@ -505,7 +505,7 @@ describe("positions through the relay", () => {
     // withdraws down to a zatoshi at over 150%, and 25 such positions would hold up every par redemption. The keeper
     // spreads it over the others, though it is far from the liquidation ratio.
     // At $200 one zatoshi is $0.000002: over 150% of what the dust will owe.
-    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([200n * 100_000_000n]));
+    await s.setPrice(200n * 100_000_000n);
     const dust = await open(ZEC / 100n, ZSD);
     // Leaves each debt about 3.3e-7 of what it was: this one 3.3e-7 ZSD.
     const total = await s.read.positions.read.totalDebt();

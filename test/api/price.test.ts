@@ -1,6 +1,7 @@
-// A stale ZEC/USD price: the contracts would refuse every mint and redemption
-// (StalePrice), so the relay refuses first — 503 price_stale with Retry-After,
-// nothing queued — and readiness says why.
+// A stale or untrusted ZEC/USD price: the contracts would refuse every mint and
+// redemption (PriceFrozen: neither feed trusted), so the relay refuses first —
+// 503 price_stale with Retry-After, nothing queued, the feeds' states in the
+// detail — and readiness says why. The sandbox feeder keeps both feeds.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { formatZsd } from "@zsd/sdk/units";
@@ -9,7 +10,11 @@ import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { startRpcProxy } from "../helpers/rpc-proxy.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 
-const { alice, oracleUpdater } = accounts;
+const { alice, oracleUpdater, secondaryOracleUpdater } = accounts;
+const UPDATERS = {
+  ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(2),
+  SECONDARY_ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(8),
+};
 const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 
 describe("a stale price", () => {
@@ -80,6 +85,7 @@ describe("a stale price", () => {
     const problem = (await refused.json()) as { code: string; detail: string; maxPriceAgeSeconds: number };
     expect(problem).toMatchObject({ code: "price_stale", maxPriceAgeSeconds: 3_600 });
     expect(problem.detail).toMatch(/^The ZEC\/USD price is 3,6\d\d s old; mints need one under 3,600 s/);
+    expect(problem.detail).toContain("the primary feed is stale, the second stale");
     expect(await api.db.query("SELECT 1 FROM mints")).toEqual([]);
     expect((await (await api.call(`/v1/proofs/${proofId}`)).json()).status).toBe("verified");
 
@@ -97,11 +103,31 @@ describe("a stale price", () => {
     expect((await api.call("/v1/redeem", json(await redeemBody()))).status).toBe(202);
   });
 
+  it("refuses while the feeds disagree after a jump, though both are fresh, and recovers once they agree", async () => {
+    const proofId = await verifiedProofId();
+    const [, price] = await s.read.oracle.read.latestRoundData();
+    await s.setPrice(price);
+    const queued = (await api.db.query("SELECT 1 FROM mints")).length;
+    // The primary alone doubles: suspect, and the second (unchanged) disagrees.
+    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([price * 2n]));
+    const refused = await mint(proofId);
+    expect(refused.status).toBe(503);
+    const problem = (await refused.json()) as { code: string; detail: string };
+    expect(problem.code).toBe("price_stale");
+    expect(problem.detail).toMatch(
+      /frozen at its last good value: the primary feed is suspect .*, the second healthy\./,
+    );
+    expect(await api.db.query("SELECT 1 FROM mints")).toHaveLength(queued);
+    const ready = await api.call("/v1/health/ready", { key: null });
+    expect(ready.status).toBe(503);
+    // The second confirms the move: the price is trusted again.
+    await s.receipt(await s.as(secondaryOracleUpdater).secondaryOracle.write.setPrice([price * 2n]));
+    expect((await mint(proofId)).status).toBe(202);
+    await s.setPrice(price);
+  });
+
   it("keeps the sandbox's price fresh with a feeder, and lets a developer set, walk or pause it", async () => {
-    const sandbox = await startRelayApi(s, storage.db, {
-      ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(2),
-      SANDBOX_PRICE_FEED_MS: "100",
-    });
+    const sandbox = await startRelayApi(s, storage.db, { ...UPDATERS, SANDBOX_PRICE_FEED_MS: "100" });
     try {
       await s.increaseTime(3_600);
       const proofId = await verifiedProofId();
@@ -112,9 +138,12 @@ describe("a stale price", () => {
       expect((await mint(proofId)).status).toBe(202);
       expect((await s.read.oracle.read.latestRoundData())[1]).toBe(before);
 
+      // A jump of 59%, posted to both feeds: they agree, so the price follows (from the second).
       const set = await sandbox.call("/v1/sandbox/price", json({ price: "20.5" }));
       expect(await set.json()).toMatchObject({ object: "sandbox_price", mode: "fixed", price: "20.5" });
       expect((await s.read.oracle.read.latestRoundData())[1]).toBe(2_050_000_000n);
+      expect((await s.read.secondaryOracle.read.latestRoundData())[1]).toBe(2_050_000_000n);
+      expect((await s.read.priceFeed.read.peekPrice())[0]).toBe(2_050_000_000n);
 
       // A random walk moves by at most 0.5% a step.
       await sandbox.call("/v1/sandbox/price", json({ mode: "walk" }));
@@ -149,7 +178,7 @@ describe("a stale price", () => {
     const proxy = await startRpcProxy(s.rpcUrl);
     const sandbox = await startRelayApi(s, storage.db, {
       RPC_URL: proxy.url,
-      ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(2),
+      ...UPDATERS,
       SANDBOX_PRICE_FEED_MS: "20",
     });
     try {

@@ -22,7 +22,7 @@ import {
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 import { checkBooks } from "../helpers/books.ts";
 
-const { alice, relayer, custody, oracleUpdater, carol } = accounts;
+const { alice, relayer, custody, carol } = accounts;
 const UNPAYABLE = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
 const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
 const STATUS = { Open: 1, Liquidated: 2, Closed: 3 };
@@ -36,11 +36,7 @@ describe("the books hold under the audit's sequences", () => {
   afterAll(releaseProver);
 
   const books = () => checkBooks(s);
-  const price = (usd: bigint) =>
-    s
-      .as(oracleUpdater)
-      .oracle.write.setPrice([usd * 100_000_000n])
-      .then(s.receipt);
+  const price = (usd: bigint) => s.setPrice(usd * 100_000_000n);
   const position = (id: bigint) => s.read.positions.read.getPosition([id]);
   /** A payout of `owner` to `address`, sealed to custody's key. */
   const toAddress = (address: string, owner: Address) => ({

@@ -14,6 +14,7 @@ const roles = {
   attestors: accounts.attestors.map((a) => a.address),
   attestorThreshold: 2,
   oracleUpdater: accounts.oracleUpdater.address,
+  secondaryOracleUpdater: accounts.secondaryOracleUpdater.address,
   pauser: accounts.pauser.address,
   guardian: accounts.guardian.address,
   governanceHolder: accounts.deployer.address,

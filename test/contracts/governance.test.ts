@@ -1,11 +1,11 @@
 import { type Address, type Hex, encodeFunctionData, getAddress, keccak256, toHex, zeroAddress, zeroHash } from "viem";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { collateralRegistryAbi, positionManagerAbi, stableMinterAbi } from "@zsd/sdk/abis";
+import { collateralRegistryAbi, positionManagerAbi, priceFeedAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
 import { type System, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 import { linkBytecode, readArtifact } from "../../scripts/lib/artifacts.ts";
 
-const { deployer, custody, carol, alice, oracleUpdater, pauser } = accounts;
+const { deployer, custody, carol, alice, oracleUpdater, secondaryOracleUpdater, pauser } = accounts;
 const ProposalState = { Pending: 0, Active: 1, Defeated: 3, Succeeded: 4, Queued: 5, Executed: 7 };
 const role = (name: string) => keccak256(toHex(name));
 
@@ -19,8 +19,15 @@ describe("governance", () => {
   it("leaves no externally owned account with an admin or parameter role", async () => {
     const r = s.read;
     const timelock = r.timelock.address;
-    const eoas: Address[] = [deployer.address, custody.address, oracleUpdater.address, pauser.address];
-    for (const contract of [r.token, r.registry, r.positions, r.minter, r.redemptions, r.oracle, r.timelock]) {
+    const eoas: Address[] = [
+      deployer.address,
+      custody.address,
+      oracleUpdater.address,
+      secondaryOracleUpdater.address,
+      pauser.address,
+    ];
+    const contracts = [r.token, r.registry, r.positions, r.minter, r.redemptions, r.oracle, r.secondaryOracle];
+    for (const contract of [...contracts, r.priceFeed, r.timelock]) {
       expect(await contract.read.hasRole([zeroHash, timelock])).toBe(true);
       for (const eoa of eoas) expect(await contract.read.hasRole([zeroHash, eoa])).toBe(false);
     }
@@ -29,6 +36,12 @@ describe("governance", () => {
     expect(await r.registry.read.attestorThreshold()).toBe(2n);
     expect(await r.redemptions.read.hasRole([role("CUSTODY_ROLE"), custody.address])).toBe(true);
     expect(await r.oracle.read.hasRole([role("ORACLE_UPDATER_ROLE"), oracleUpdater.address])).toBe(true);
+    // Each feed its own updater: one leaked key moves one feed, which the other then outvotes.
+    expect(await r.secondaryOracle.read.hasRole([role("ORACLE_UPDATER_ROLE"), secondaryOracleUpdater.address])).toBe(
+      true,
+    );
+    expect(await r.secondaryOracle.read.hasRole([role("ORACLE_UPDATER_ROLE"), oracleUpdater.address])).toBe(false);
+    expect(await r.oracle.read.hasRole([role("ORACLE_UPDATER_ROLE"), secondaryOracleUpdater.address])).toBe(false);
     expect(await r.minter.read.hasRole([role("PAUSER_ROLE"), pauser.address])).toBe(true);
     // Only the governor proposes to the timelock.
     expect(await r.timelock.read.hasRole([role("PROPOSER_ROLE"), r.governor.address])).toBe(true);
@@ -145,7 +158,7 @@ describe("governance", () => {
       });
       return getAddress((await s.publicClient.waitForTransactionReceipt({ hash })).contractAddress!);
     };
-    const fresh = await create("PositionManager", [carol.address, contracts.ZecUsdOracle!.address, 3600n, 15_000n]);
+    const fresh = await create("PositionManager", [carol.address, contracts.PriceFeed!.address, 15_000n]);
     const minterOn = (positions: Address) =>
       create("StableMinter", [
         carol.address,
@@ -324,10 +337,12 @@ describe("governance", () => {
     }
     await expectRevert(s.as(deployer).redemptions.write.setRedemptionFee([100n]), "AccessControlUnauthorizedAccount");
     await expectRevert(
-      s.as(deployer).positions.write.setOracle([s.read.oracle.address]),
+      s.as(deployer).priceFeed.write.setFeeds([s.read.secondaryOracle.address, s.read.oracle.address]),
       "AccessControlUnauthorizedAccount",
     );
-    await expectRevert(s.as(deployer).positions.write.setMaxPriceAge([60n]), "AccessControlUnauthorizedAccount");
+    await expectRevert(s.as(deployer).priceFeed.write.setMaxPriceAge([60n]), "AccessControlUnauthorizedAccount");
+    await expectRevert(s.as(deployer).priceFeed.write.setMaxJump([1_000n]), "AccessControlUnauthorizedAccount");
+    await expectRevert(s.as(deployer).priceFeed.write.setMaxDeviation([100n]), "AccessControlUnauthorizedAccount");
     await expectRevert(s.as(deployer).minter.write.setMaxRootAge([60n]), "AccessControlUnauthorizedAccount");
     await expectRevert(
       s.as(deployer).timelock.write.schedule([s.read.minter.address, 0n, "0x", zeroHash, zeroHash, 60n]),
@@ -348,13 +363,21 @@ describe("governance", () => {
             functionName,
             args: [value],
           })
-        : s.as(deployer).wallet.writeContract({
-            account: timelock,
-            address: s.read.positions.address,
-            abi: positionManagerAbi,
-            functionName,
-            args: [value],
-          });
+        : functionName === "setMaxPriceAge"
+          ? s.as(deployer).wallet.writeContract({
+              account: timelock,
+              address: s.read.priceFeed.address,
+              abi: priceFeedAbi,
+              functionName,
+              args: [value],
+            })
+          : s.as(deployer).wallet.writeContract({
+              account: timelock,
+              address: s.read.positions.address,
+              abi: positionManagerAbi,
+              functionName,
+              args: [value],
+            });
     await expectRevert(write("setMinCollateralRatio", 9_999n), "InvalidParameter");
     await expectRevert(write("setMaxRootAge", 0n), "InvalidParameter");
     await expectRevert(write("setMaxPriceAge", 30n), "InvalidParameter");

@@ -32,7 +32,8 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { releaseProver } from "@zsd/sdk";
-import { BASE_PRICE, ONE, oracleUpdater } from "./invariants/constants.ts";
+import { BASE_PRICE, ONE } from "./invariants/constants.ts";
+import { post } from "./invariants/feeds.ts";
 import { type Context, setUp } from "./invariants/context.ts";
 import { read } from "./invariants/chain.ts";
 import type { Model } from "./invariants/model.ts";
@@ -72,8 +73,10 @@ describe("money invariants under random sequences", () => {
             await s.revert(ctx.base);
             ctx.base = await s.snapshot();
             await s.testClient.impersonateAccount({ address: ctx.timelock });
-            // A fresh price (the snapshot's may be older than maxPriceAge by now).
-            await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([BASE_PRICE]));
+            // A fresh price on both feeds (the snapshot's may be older than maxPriceAge by now).
+            const fresh = { answer: BASE_PRICE, prev: BASE_PRICE, dating: "fresh" as const };
+            await post(ctx, "p", fresh, fresh);
+            await post(ctx, "q", fresh, fresh);
             world.chain = undefined;
             const model: Model = {
               held: initial.held,
@@ -81,6 +84,8 @@ describe("money invariants under random sequences", () => {
               unminted: initial.unminted,
               pending: initial.pending,
               price: BASE_PRICE,
+              frozen: false,
+              feeds: { p: fresh, q: fresh, last: BASE_PRICE },
               params: { ...initial.params },
               positions: initial.positions.map((p) => ({ owner: p.owner, status: p.status })),
               payouts: new Map(),

@@ -4,7 +4,7 @@ import { positionManagerAbi, stableMinterAbi, stableTokenAbi } from "@zsd/sdk/ab
 import { createNote, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 
-const { alice, bob, relayer, custody, oracleUpdater, pauser, carol, guardian } = accounts;
+const { alice, bob, relayer, custody, pauser, carol, guardian } = accounts;
 
 describe("StableMinter", () => {
   let s: System;
@@ -143,7 +143,7 @@ describe("StableMinter", () => {
       const maxRootAge = await s.read.minter.read.maxRootAge();
       // Keep the price fresh so that only the root can fail.
       await s.increaseTime(Number(maxRootAge) + 1);
-      await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([50_00000000n]));
+      await s.setPrice(50_00000000n);
       await expectRevert(s.as(relayer).minter.write.mint([proof, request]), "RootExpired");
     });
 
@@ -183,15 +183,15 @@ describe("StableMinter", () => {
 
       // The same collateral covers $100 at $50 but not once ZEC falls to $30.
       const ok = await proved({ mintAmount: 100n * ZSD });
-      await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([30_00000000n]));
+      await s.setPrice(30_00000000n);
       await expectRevert(s.as(relayer).minter.write.mint([ok.proof, ok.request]), "InsufficientCollateralValue");
     });
 
-    it("a stale price", async () => {
+    it("a stale price on both feeds (frozen at the last good price)", async () => {
       const { proof, request } = await proved();
-      const maxPriceAge = await s.read.positions.read.maxPriceAge();
+      const maxPriceAge = await s.read.priceFeed.read.maxPriceAge();
       await s.increaseTime(Number(maxPriceAge) + 1);
-      await expectRevert(s.as(relayer).minter.write.mint([proof, request]), "StalePrice");
+      await expectRevert(s.as(relayer).minter.write.mint([proof, request]), "PriceFrozen", [50_00000000n]);
     });
 
     it("while paused, and again after unpause it works", async () => {

@@ -25,7 +25,7 @@ import {
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 import { checkBooks } from "../helpers/books.ts";
 
-const { alice, bob, relayer, custody, oracleUpdater, carol } = accounts;
+const { alice, bob, relayer, custody, carol } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
 const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
 const STATUS = { None: 0, Open: 1, Liquidated: 2, Closed: 3 };
@@ -39,11 +39,7 @@ describe("positions", () => {
   beforeEach(snapshots(() => s));
   afterAll(releaseProver);
 
-  const price = (usd: bigint) =>
-    s
-      .as(oracleUpdater)
-      .oracle.write.setPrice([usd * 100_000_000n])
-      .then(s.receipt);
+  const price = (usd: bigint) => s.setPrice(usd * 100_000_000n);
   const position = (id: bigint) => s.read.positions.read.getPosition([id]);
   const domain = () => ({ chainId: s.chainId, verifyingContract: s.read.minter.address });
   const deadline = async () => (await s.publicClient.getBlock()).timestamp + 3600n;

@@ -15,7 +15,7 @@ import {
   snapshots,
 } from "../helpers/fixtures.ts";
 
-const { alice, bob, relayer, custody, oracleUpdater, pauser } = accounts;
+const { alice, bob, relayer, custody, pauser } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
 const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
 const STATUS = { None: 0, Requested: 1, Completed: 2, Failed: 3, Redirected: 4 };
@@ -238,7 +238,7 @@ describe("Redemptions", () => {
 
   it("pays a pro-rata share, not the oracle price, when the positions are worth less than the supply", async () => {
     // At $20/ZEC the 5 ZEC backing 150 ZSD are worth $100: 148 ZSD at the price would be 7.4 ZEC.
-    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([20_00000000n]));
+    await s.setPrice(20_00000000n);
     // 90 of 150 ZSD is 3 ZEC of the 5, with no fee: every ZSD gets the same share of what there is.
     const redeem = async (amount: bigint) => {
       const receipt = await s.receipt(await s.as(alice).redemptions.write.redeem([amount, sapling]));
@@ -253,11 +253,11 @@ describe("Redemptions", () => {
     expect(second.zatDue! * 90n).toBeLessThanOrEqual(first.zatDue! * 20n);
   });
 
-  it("refuses a stale price and a paused contract", async () => {
+  it("refuses a frozen price (both feeds stale) and a paused contract", async () => {
     await s.receipt(await s.as(pauser).redemptions.write.pause());
     await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, sapling]), "EnforcedPause");
     await s.receipt(await s.as(pauser).redemptions.write.unpause());
-    await s.increaseTime(Number(await s.read.positions.read.maxPriceAge()) + 1);
-    await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, sapling]), "StalePrice");
+    await s.increaseTime(Number(await s.read.priceFeed.read.maxPriceAge()) + 1);
+    await expectRevert(s.as(alice).redemptions.write.redeem([ZSD, sapling]), "PriceFrozen");
   });
 });

@@ -40,7 +40,7 @@ import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtur
 import { createTestDatabase } from "@zsd/testkit";
 import { type ChainProxy, startChainProxy } from "./chain-proxy.ts";
 
-const { alice, bob, carol, relayer, custody, oracleUpdater, deployer } = accounts;
+const { alice, bob, carol, relayer, custody, deployer } = accounts;
 const STATES = ["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"];
 const SAPLING = "ztestsapling1indexertest";
 const SAPLING_2 = "ztestsapling1indexerredirect";
@@ -318,7 +318,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     );
     await insertPending();
     await s.receipt(await s.as(alice).token.write.transfer([carol.address, 20n * ZSD]));
-    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([48_50000000n]));
+    await s.setPrice(48_50000000n);
 
     // Alice redeems (paid); Bob redeems through a relayer with a signature (failed: held for him).
     // Addresses go sealed to custody's key (issue 23): the indexer keeps only the envelope's hash.
@@ -592,7 +592,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     ]);
   });
 
-  const setPrice = async (answer: bigint) => s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([answer]));
+  const setPrice = async (answer: bigint) => s.setPrice(answer);
   /** A position from a fresh note (ZSD to alice), its owner funded with gas to act itself. */
   async function open(amountZat: bigint, floorZat: bigint, mintAmount: bigint) {
     const note = createNote();

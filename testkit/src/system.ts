@@ -40,6 +40,7 @@ import {
   collateralRegistryAbi,
   governanceTokenAbi,
   positionManagerAbi,
+  priceFeedAbi,
   redemptionsAbi,
   stableGovernorAbi,
   stableMinterAbi,
@@ -71,6 +72,7 @@ export const ALL_ERRORS = [
   collateralRegistryAbi,
   governanceTokenAbi,
   positionManagerAbi,
+  priceFeedAbi,
   redemptionsAbi,
   stableGovernorAbi,
   stableMinterAbi,
@@ -101,6 +103,7 @@ export const accounts = {
   carol: hardhatAccount(7),
   /** The attestor set: 2 of 3 sign each deposit batch. */
   attestors: LOCAL_ATTESTORS.accounts.map((i) => hardhatAccount(i)),
+  secondaryOracleUpdater: hardhatAccount(8),
 };
 
 export type System = Awaited<ReturnType<typeof createSystem>>;
@@ -124,6 +127,7 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
       attestors: accounts.attestors.map((a) => a.address),
       attestorThreshold: LOCAL_ATTESTORS.threshold,
       oracleUpdater: accounts.oracleUpdater.address,
+      secondaryOracleUpdater: accounts.secondaryOracleUpdater.address,
       pauser: accounts.pauser.address,
       guardian: accounts.guardian.address,
       governanceHolder: accounts.deployer.address,
@@ -142,6 +146,8 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
       positions: getContract({ address: c.PositionManager.address, abi: positionManagerAbi, client }),
       redemptions: getContract({ address: c.Redemptions.address, abi: redemptionsAbi, client }),
       oracle: getContract({ address: c.ZecUsdOracle.address, abi: zecUsdOracleAbi, client }),
+      secondaryOracle: getContract({ address: c.SecondaryZecUsdOracle.address, abi: zecUsdOracleAbi, client }),
+      priceFeed: getContract({ address: c.PriceFeed.address, abi: priceFeedAbi, client }),
       governanceToken: getContract({ address: c.GovernanceToken.address, abi: governanceTokenAbi, client }),
       governor: getContract({ address: c.StableGovernor.address, abi: stableGovernorAbi, client }),
       timelock: getContract({ address: c.StableTimelock.address, abi: stableTimelockAbi, client }),
@@ -380,6 +386,15 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     return { note, ...proved, receipt: r };
   }
 
+  /**
+   * Moves ZEC/USD on both feeds, as their two updaters would (primary first, each in its own block):
+   * a move beyond the jump bound on one feed alone would freeze the price until the other agreed.
+   */
+  async function setPrice(answer: bigint) {
+    await receipt(await as(accounts.oracleUpdater).oracle.write.setPrice([answer]));
+    return receipt(await as(accounts.secondaryOracleUpdater).secondaryOracle.write.setPrice([answer]));
+  }
+
   async function mineBlocks(count: number) {
     // One block at a time: hardhat_mine with a count above 1 confuses indexers.
     for (let i = 0; i < count; i++) await testClient.mine({ blocks: 1 });
@@ -464,6 +479,7 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
     sealed,
     open,
     depositAndMint,
+    setPrice,
     mineBlocks,
     increaseTime,
     signedRedeem,

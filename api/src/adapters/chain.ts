@@ -10,12 +10,26 @@ import {
   http,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { collateralRegistryAbi, positionManagerAbi, redemptionsAbi, stableMinterAbi, zecUsdOracleAbi } from "@zsd/sdk";
+import { collateralRegistryAbi, positionManagerAbi, priceFeedAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk";
 import type { SealKey } from "@zsd/sdk/seal";
 import { type DeploymentOf, loadDeployment, zsdChain } from "@zsd/sdk/deployment";
 import { domainErrors } from "../domain/errors.ts";
 
 const RELAYED = ["StableMinter", "PositionManager", "CollateralRegistry", "Redemptions"] as const;
+
+/** IPriceFeed.PriceSource, by index. */
+const PRICE_SOURCES = ["primary", "secondary", "last_good"] as const;
+export type PriceSource = (typeof PRICE_SOURCES)[number];
+/** IPriceFeed.FeedCondition, by index, as a sentence says it. */
+const FEED_CONDITIONS = [
+  "healthy",
+  "suspect (jumped from its previous round)",
+  "not answering",
+  "answering an invalid price",
+  "dated in the future",
+  "stale",
+  "not read",
+] as const;
 
 export class Chain {
   readonly client: PublicClient;
@@ -119,21 +133,61 @@ export class Chain {
     );
   }
 
+  #priceFeed: Promise<Address> | undefined;
+  /** The position manager's price feed (fixed at its deployment, so read once). */
+  priceFeed(): Promise<Address> {
+    this.#priceFeed ??= this.read(() =>
+      this.client.readContract({ address: this.positions, abi: positionManagerAbi, functionName: "priceFeed" }),
+    ).catch((error: unknown) => {
+      this.#priceFeed = undefined;
+      throw error;
+    });
+    return this.#priceFeed;
+  }
+
   /**
    * The ZEC/USD price as the position manager sees it (it prices mints, positions and
-   * redemptions): with its age against the chain's clock and the most it accepts.
+   * redemptions): what its price feed would give now, where from, its age against the chain's
+   * clock and the most a feed's answer may have. `frozen`: neither feed is trusted, the price is
+   * the last good one, and mints, redemptions and liquidations are refused.
    */
   async priceState() {
-    const address = this.positions;
-    const [oracle, maxAge, now] = await Promise.all([
-      this.read(() => this.client.readContract({ address, abi: positionManagerAbi, functionName: "oracle" })),
-      this.read(() => this.client.readContract({ address, abi: positionManagerAbi, functionName: "maxPriceAge" })),
+    const address = await this.priceFeed();
+    const feed = { address, abi: priceFeedAbi } as const;
+    const [[price, updatedAt, source], maxAge, oracle, secondaryOracle, now] = await Promise.all([
+      this.read(() => this.client.readContract({ ...feed, functionName: "peekPrice" })),
+      this.read(() => this.client.readContract({ ...feed, functionName: "maxPriceAge" })),
+      this.read(() => this.client.readContract({ ...feed, functionName: "primaryFeed" })),
+      this.read(() => this.client.readContract({ ...feed, functionName: "secondaryFeed" })),
       this.now(),
     ]);
-    const [, price, , updatedAt] = await this.read(() =>
-      this.client.readContract({ address: oracle, abi: zecUsdOracleAbi, functionName: "latestRoundData" }),
+    const from = PRICE_SOURCES[source] ?? "last_good";
+    return {
+      oracle,
+      secondaryOracle,
+      price,
+      updatedAt,
+      source: from,
+      frozen: from === "last_good",
+      ageSeconds: now - updatedAt,
+      maxAgeSeconds: maxAge,
+    };
+  }
+
+  /** How each of the two feeds looks to the price feed now, in words (for refusals that say why). */
+  async feedConditions(): Promise<{ primary: string; secondary: string }> {
+    const address = await this.priceFeed();
+    const feed = { address, abi: priceFeedAbi } as const;
+    const [primary, secondary] = await Promise.all([
+      this.read(() => this.client.readContract({ ...feed, functionName: "primaryFeed" })),
+      this.read(() => this.client.readContract({ ...feed, functionName: "secondaryFeed" })),
+    ]);
+    const [[p], [q]] = await Promise.all(
+      [primary, secondary].map((f) =>
+        this.read(() => this.client.readContract({ ...feed, functionName: "feedCondition", args: [f] })),
+      ),
     );
-    return { oracle, price, updatedAt, ageSeconds: now - updatedAt, maxAgeSeconds: maxAge };
+    return { primary: FEED_CONDITIONS[p] ?? "unknown", secondary: FEED_CONDITIONS[q] ?? "unknown" };
   }
 
   /** A seal key by id on Redemptions: its public key (zero if unknown) and when it retires (0 while current). */

@@ -22,6 +22,7 @@ import {
   stableMinterAbi,
   stableTimelockAbi,
   stableTokenAbi,
+  priceFeedAbi,
   zecUsdOracleAbi,
 } from "@zsd/sdk";
 import { type ContractName, loadDeployment } from "@zsd/sdk/deployment";
@@ -36,6 +37,8 @@ const ABIS: Partial<Record<ContractName, Abi>> = {
   StableMinter: stableMinterAbi,
   Redemptions: redemptionsAbi,
   ZecUsdOracle: zecUsdOracleAbi,
+  SecondaryZecUsdOracle: zecUsdOracleAbi,
+  PriceFeed: priceFeedAbi,
   GovernanceToken: governanceTokenAbi,
   StableGovernor: stableGovernorAbi,
   StableTimelock: stableTimelockAbi,

@@ -50,7 +50,7 @@ export class PositionService {
   async get(positionId: string) {
     const chain = this.#chain();
     const id = BigInt(positionId);
-    const [position, { price, ageSeconds, maxAgeSeconds }, liquidationBps, minimumBps] = await Promise.all([
+    const [position, { price, frozen, ageSeconds, maxAgeSeconds }, liquidationBps, minimumBps] = await Promise.all([
       readPositions<{ owner: Address; status: number; collateralZat: bigint; debt: bigint }>(chain, "getPosition", [
         id,
       ]),
@@ -83,7 +83,7 @@ export class PositionService {
       minCollateralRatio: ratio(minimumBps),
       liquidationRatio: ratio(liquidationBps),
       price: formatUnits(price, 8),
-      priceStale: ageSeconds > maxAgeSeconds,
+      priceStale: frozen || ageSeconds > maxAgeSeconds,
     };
   }
 

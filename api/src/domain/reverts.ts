@@ -93,9 +93,8 @@ const n = (args: Args, i: number) => BigInt(args[i] as bigint);
  * are here; any other is named with its arguments.
  */
 const REASONS: Partial<Record<ContractError, Explain>> = {
-  StalePrice: (a, now) =>
-    `The ZEC/USD price is ${seconds(now - n(a, 0))} old; the contract needs one under ${seconds(n(a, 1))}.`,
-  InvalidPrice: (a) => `The oracle's ZEC/USD answer (${String(a[0])}) is not a usable price.`,
+  PriceFrozen: (a) =>
+    `Neither ZEC/USD feed can be trusted now (stale, broken, or disagreeing after a jump): the contracts hold the last good price (${formatUnits(n(a, 0), 8)} USD) and refuse mints, redemptions and liquidations until a feed recovers.`,
   EnforcedPause: () => "The contract is paused by the operator; nothing can be minted or redeemed until it resumes.",
   InvalidProof: () => "The proof does not verify with these public inputs against the minter's verification key.",
   NullifierAlreadySpent: () => "This deposit was already minted (its nullifier is spent).",

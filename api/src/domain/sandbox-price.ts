@@ -1,6 +1,9 @@
 // The sandbox's ZEC/USD price: kept fresh by a feeder, so that a sandbox left
 // running for hours still mints (the contracts refuse a price older than
-// maxPriceAge), and set by a developer to try falling or stale prices.
+// maxPriceAge), and set by a developer to try falling or stale prices. The
+// contracts read two feeds; the feeder runs an updater for each, with its own
+// key, and every price goes to both (a developer's jump on one feed alone
+// would freeze the price until the other agreed).
 import { type Hex, parseUnits } from "viem";
 import { zecUsdOracleAbi } from "@zsd/sdk";
 import { PRICE_DECIMALS, formatPrice } from "@zsd/sdk/units";
@@ -25,13 +28,21 @@ export class SandboxPriceFeed {
   #queue: Promise<unknown> = Promise.resolve();
   #queued = 0;
   readonly #wallet: ReturnType<Chain["wallet"]>;
+  readonly #secondaryWallet: ReturnType<Chain["wallet"]> | undefined;
 
+  /** @param secondaryUpdaterKey The second feed's updater; without it only the primary is fed. */
   constructor(
     private readonly chain: Chain,
     oracleUpdaterKey: Hex,
-    private readonly options: { mode: FeedMode; everyMs: number; onError: (error: unknown) => void },
+    private readonly options: {
+      mode: FeedMode;
+      everyMs: number;
+      onError: (error: unknown) => void;
+      secondaryUpdaterKey?: Hex;
+    },
   ) {
     this.#wallet = chain.wallet(oracleUpdaterKey);
+    this.#secondaryWallet = options.secondaryUpdaterKey ? chain.wallet(options.secondaryUpdaterKey) : undefined;
     this.#state = { mode: options.mode, price: 0n, lastPostedAt: null };
   }
 
@@ -39,9 +50,13 @@ export class SandboxPriceFeed {
     return { ...this.#state };
   }
 
-  /** Posts the current price at once (taken from the oracle), then every `everyMs`. */
+  /** Posts the current price at once (the primary feed's latest answer), then every `everyMs`. */
   async start(): Promise<void> {
-    this.#state.price = (await this.chain.priceState()).price;
+    const { oracle } = await this.chain.priceState();
+    const [, answer] = await this.chain.read(() =>
+      this.chain.client.readContract({ address: oracle, abi: zecUsdOracleAbi, functionName: "latestRoundData" }),
+    );
+    this.#state.price = answer;
     if (this.#state.mode !== "paused") await this.#post(() => this.#next());
     this.#timer = setInterval(() => {
       // A tick while a post is still queued adds nothing: the queued one posts the price of its turn.
@@ -83,15 +98,17 @@ export class SandboxPriceFeed {
     this.#queued++;
     const run = this.#queue.then(async () => {
       const price = priceOfTurn();
-      const oracle = (await this.chain.priceState()).oracle;
-      let hash: Hex;
+      const { oracle, secondaryOracle } = await this.chain.priceState();
+      // Each updater posts to its own feed with its own key (so its own nonces), side by side.
+      const updaters = [{ wallet: this.#wallet, feed: oracle }];
+      if (this.#secondaryWallet) updaters.push({ wallet: this.#secondaryWallet, feed: secondaryOracle });
+      let hashes: Hex[];
       try {
-        hash = await this.#wallet.writeContract({
-          address: oracle,
-          abi: zecUsdOracleAbi,
-          functionName: "setPrice",
-          args: [price],
-        });
+        hashes = await Promise.all(
+          updaters.map(({ wallet, feed }) =>
+            wallet.writeContract({ address: feed, abi: zecUsdOracleAbi, functionName: "setPrice", args: [price] }),
+          ),
+        );
       } catch {
         throw new DomainError(
           "unavailable",
@@ -101,7 +118,11 @@ export class SandboxPriceFeed {
           { retryAfter: 5 },
         );
       }
-      await this.chain.read(() => this.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 }));
+      await Promise.all(
+        hashes.map((hash) =>
+          this.chain.read(() => this.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 })),
+        ),
+      );
       this.#state.price = price;
       this.#state.lastPostedAt = new Date();
     });

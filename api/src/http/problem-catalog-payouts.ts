@@ -79,7 +79,7 @@ export const PAYOUT_PROBLEMS = {
     meaning:
       "Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal " +
       "(position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, " +
-      "stale_price, …), `detail` its figures. Nothing was queued.",
+      "price_frozen, …), `detail` its figures. Nothing was queued.",
     fields: ["failureCode"],
     example: {
       detail: "Position 7 would be worth $120, under the $150 the minimum ratio needs.",

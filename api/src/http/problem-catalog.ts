@@ -202,7 +202,7 @@ export const PROBLEM_CATALOG = {
     status: 503,
     title: "Price stale",
     meaning:
-      "The ZEC/USD oracle price is too old for the contracts to mint or redeem at; nothing was queued. Retry once the oracle is updated.",
+      "No ZEC/USD price the contracts will mint or redeem at: the feeds are too old, or both broken or disagreeing, so the price is frozen at its last good value; nothing was queued. Retry once a feed is updated.",
     fields: ["priceAgeSeconds", "maxPriceAgeSeconds"],
     example: {
       detail: "The ZEC/USD price is 3,700 s old; mints need one under 3,600 s. Retry once the oracle is updated.",
@@ -332,9 +332,10 @@ export const PROBLEM_CATALOG = {
       "The mint was refused on-chain or by the relay; `failureCode` says why, `detail` in words. The proof is verified again if it can still mint.",
     fields: ["mintId", "failureCode"],
     example: {
-      detail: "The ZEC/USD price is 3,700 s old; the contract needs one under 3,600 s.",
+      detail:
+        "Neither ZEC/USD feed can be trusted now (stale, broken, or disagreeing after a jump): the contracts hold the last good price (50 USD) and refuse mints, redemptions and liquidations until a feed recovers.",
       mintId: "mint_00000000000000000000",
-      failureCode: "stale_price",
+      failureCode: "price_frozen",
     },
   },
   redemption_rejected: {

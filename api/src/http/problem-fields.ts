@@ -26,7 +26,7 @@ export const PROBLEM_FIELDS = {
   },
   failureCode: {
     description:
-      "Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code",
+      "Why the mint failed: the contract's refusal in snake case (price_frozen, nullifier_already_spent, …) or the relay's own code",
     schema: { type: ["string", "null"] },
   },
   id: {

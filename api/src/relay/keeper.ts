@@ -44,15 +44,15 @@ export class Keeper {
     const { chain } = this;
     const minter = { address: chain.minter, abi: stableMinterAbi } as const;
     const positions = { address: chain.positions, abi: positionManagerAbi } as const;
-    const [count, liquidationBps, token, totalDebt, { price, ageSeconds, maxAgeSeconds }] = await Promise.all([
+    const [count, liquidationBps, token, totalDebt, { price, frozen, ageSeconds, maxAgeSeconds }] = await Promise.all([
       chain.client.readContract({ ...positions, functionName: "positionCount" }),
       chain.client.readContract({ ...positions, functionName: "liquidationRatioBps" }),
       chain.client.readContract({ ...minter, functionName: "token" }),
       chain.client.readContract({ ...positions, functionName: "totalDebt" }),
       chain.priceState(),
     ]);
-    // A stale price liquidates nothing: the position manager would refuse it.
-    if (count === 0n || ageSeconds > maxAgeSeconds) return [];
+    // A stale or frozen price liquidates nothing: the position manager would refuse it.
+    if (count === 0n || frozen || ageSeconds > maxAgeSeconds) return [];
     let balance = await tokenBalanceOf(chain, token, this.relayer);
     const queued: bigint[] = [];
     for (let seen = 0; seen < this.options.batch && seen < Number(count); seen++) {

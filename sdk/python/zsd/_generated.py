@@ -42,7 +42,7 @@ class Problem(_ProblemRequired, total=False):
     mintId: str
     # The proof concerned (for proof_already_submitted, only when this account submitted it). With `root_expired`, `proof_already_submitted`, `mint_would_revert`.
     proofId: str
-    # Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`, `position_action_would_revert`, `withdrawal_would_revert`, `redirect_would_revert`.
+    # Why the mint failed: the contract's refusal in snake case (price_frozen, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`, `position_action_would_revert`, `withdrawal_would_revert`, `redirect_would_revert`.
     failureCode: Optional[str]
     # The request that took this signature or note (red_…, pact_…, wdr_…), when this account made it. With `redemption_rejected`, `position_action_already_submitted`, `withdrawal_already_submitted`, `redirect_already_submitted`, `redemption_already_submitted`.
     id: str
@@ -492,7 +492,7 @@ class Mint(TypedDict):
     txHash: Optional[str]
     blockNumber: Optional[int]
     confirmations: Optional[int]
-    # Why a failed mint failed, as a stable code: a contract's refusal in snake case (stale_price, insufficient_collateral_value, enforced_pause, root_expired, unknown_root, invalid_proof, nullifier_already_spent, …), simulation_failed (the node kept failing to simulate it), transaction_reverted (reverted on-chain for a reason that could not be read) or unclassified (failed before codes were recorded)
+    # Why a failed mint failed, as a stable code: a contract's refusal in snake case (price_frozen, insufficient_collateral_value, enforced_pause, root_expired, unknown_root, invalid_proof, nullifier_already_spent, …), simulation_failed (the node kept failing to simulate it), transaction_reverted (reverted on-chain for a reason that could not be read) or unclassified (failed before codes were recorded)
     failureCode: Optional[str]
     # The failure in words, naming its cause and figures
     failureReason: Optional[str]
@@ -556,7 +556,7 @@ class Redemption(TypedDict):
     redirect: Optional[RedemptionRedirect]
     # The attestor's transaction that marked the redemption paid, or failed (its ZEC held), on-chain
     settlementTxHash: Optional[str]
-    # Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case (signature_expired, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went through), simulation_failed, transaction_reverted, payout_held (custody could not pay: the ZEC is held for the owner to redirect), compliance_rejected, payout_failing, payout_in_review or unclassified (failed before codes were recorded)
+    # Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case (signature_expired, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, price_frozen, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went through), simulation_failed, transaction_reverted, payout_held (custody could not pay: the ZEC is held for the owner to redirect), compliance_rejected, payout_failing, payout_in_review or unclassified (failed before codes were recorded)
     failureCode: Optional[str]
     # The failure in words, naming its cause and figures
     failureReason: Optional[str]
@@ -681,7 +681,7 @@ class Position(TypedDict):
     liquidationRatio: str
     # The oracle's ZEC/USD price these figures use
     price: str
-    # The price is older than the contracts take: actions that need it revert
+    # No trusted price (the feeds are too old, broken or disagreeing): actions that need one revert
     priceStale: bool
 
 

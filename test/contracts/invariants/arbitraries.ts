@@ -8,7 +8,7 @@ import type { Step } from "./world.ts";
 import { Deposit, DepositBatch, InsertPending, SpendBatch, type Tamper, WithdrawNote } from "./steps/notes.ts";
 import { Close, Liquidate, Mint, MintBatch, Redistribute, Repay, TopUp, Withdraw } from "./steps/positions.ts";
 import { Redeem, Redirect, Settle, type Size } from "./steps/redemptions.ts";
-import { Edge, GOVERNED, Govern, Price, type Setter } from "./steps/market.ts";
+import { Edge, Feed, type FeedKind, GOVERNED, Govern, Price, type Setter } from "./steps/market.ts";
 
 const index = fc.nat({ max: 7 });
 /** Keepers go for the riskiest positions. */
@@ -98,6 +98,23 @@ export const steps: fc.Arbitrary<Step>[] = [
   fc
     .tuple(riskiest, fc.constantFrom<"liquidation" | "100%">("liquidation", "100%"), fc.boolean())
     .map((a) => new Edge(...a)),
+  // One feed breaks, jumps, drifts from the other or mends (three times: a broken feed stays until
+  // mended or both feeds move, and the price freezes only when both are out or they disagree).
+  ...[0, 1, 2].map(() =>
+    fc
+      .tuple(
+        fc.constantFrom<"p" | "q">("p", "q"),
+        fc.constantFrom<FeedKind>("stale", "zero", "down", "future", "jump", "drift", "mend", "mend"),
+      )
+      .chain(([which, kind]) =>
+        (kind === "jump"
+          ? fc.oneof(bps(-9_000, -3_400), bps(5_100, 20_000))
+          : kind === "drift"
+            ? fc.oneof(bps(-3_000, -600), bps(600, 4_000))
+            : fc.constant(0n)
+        ).map((b) => new Feed(which, kind, b)),
+      ),
+  ),
   // Falls that put the thinner positions under 100% and leave the thicker ones above.
   bps(-5_000, -3_000).map((b) => new Price("move", b)),
   fc

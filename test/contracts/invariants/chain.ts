@@ -39,7 +39,10 @@ export interface Chain {
   supply: bigint;
   debt: bigint;
   payoutCount: bigint;
+  /** The price feed's price now (the last good one while frozen). */
   price: bigint;
+  /** Neither feed trusted: mints, withdrawals against debt, liquidations, redistributions and redemptions refused. */
+  frozen: boolean;
   epoch: bigint;
   params: Params;
   positions: PositionView[];
@@ -123,7 +126,7 @@ export async function read({ s }: Context): Promise<Chain> {
     r.positions.read.totalDebt(),
     r.positions.read.positionCount(),
     r.redemptions.read.payoutCount(),
-    r.oracle.read.latestRoundData(),
+    r.priceFeed.read.peekPrice(),
     r.positions.read.epoch(),
   ]);
   const [queuedCount, insertedCount, pendingCount, root, treeSize] = await Promise.all([
@@ -155,7 +158,8 @@ export async function read({ s }: Context): Promise<Chain> {
     supply,
     debt,
     payoutCount,
-    price: round[1],
+    price: round[0],
+    frozen: round[2] === 2,
     epoch: BigInt(epoch),
     params: {
       minCollateralRatioBps,

@@ -2,7 +2,7 @@
 // starts from, the proofs a run may spend, and the keys and envelopes the test made for them.
 import { type Address, type Hex, type LocalAccount, getAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { collateralRegistryAbi } from "@zsd/sdk/abis";
+import { collateralRegistryAbi, priceFeedAbi } from "@zsd/sdk/abis";
 import {
   type MintRequest,
   type Note,
@@ -12,6 +12,8 @@ import {
   positionOwnerKey,
 } from "@zsd/sdk";
 import { type System, deploySystem } from "../../helpers/fixtures.ts";
+import { type MockAggregator, deployMockAggregator } from "../../helpers/mock-aggregator.ts";
+import { BASE_PRICE } from "./constants.ts";
 import { IDLE_ZAT, MINTS, OPENED, TOP_UPS, WITHDRAWALS, alice, bob, carol, relayer } from "./constants.ts";
 
 export interface MintProof {
@@ -50,6 +52,8 @@ export interface Context {
    * custody, which learns what an envelope holds only by opening it.
    */
   sealedFor: Map<Hex, { owner: Address; plaintext: string }>;
+  /** The price feed's two feeds, which steps break, disagree and mend (the deployed ones are replaced). */
+  feeds: { primary: MockAggregator; secondary: MockAggregator };
 }
 
 export const ownerOf = (ctx: Context, note: Note) => {
@@ -72,6 +76,23 @@ export const lower = (h: Hex) => h.toLowerCase() as Hex;
 
 export async function setUp(): Promise<Context> {
   const s = await deploySystem();
+  // Governance points the price feed at two breakable feeds, both at the base price.
+  const feeds = { primary: await deployMockAggregator(s), secondary: await deployMockAggregator(s) };
+  const now = (await s.publicClient.getBlock()).timestamp;
+  for (const feed of Object.values(feeds)) await s.receipt(await feed.write.pushRound([BASE_PRICE, now]));
+  const timelock = s.read.timelock.address;
+  await s.testClient.impersonateAccount({ address: timelock });
+  await s.testClient.setBalance({ address: timelock, value: 10n ** 20n });
+  await s.receipt(
+    await s.read.wallet.writeContract({
+      account: timelock,
+      chain: s.read.wallet.chain,
+      address: s.read.priceFeed.address,
+      abi: priceFeedAbi,
+      functionName: "setFeeds",
+      args: [feeds.primary.address, feeds.secondary.address],
+    }),
+  );
   const ctx: Context = {
     s,
     // Both taken once the proofs are made, below.
@@ -84,8 +105,9 @@ export async function setUp(): Promise<Context> {
     topUps: [],
     withdrawals: [],
     sealedFor: new Map(),
+    feeds,
   };
-  const { owners, mints, topUps, withdrawals, timelock } = ctx;
+  const { owners, mints, topUps, withdrawals } = ctx;
   for (const account of [alice, bob, carol, relayer]) owners.set(account.address, account);
   const notes = {
     opened: OPENED.map(() => createNote()),

@@ -21,6 +21,7 @@ import {
 } from "./constants.ts";
 import { type Context, lower, seal } from "./context.ts";
 import type { Chain, Params } from "./chain.ts";
+import type { PriceModel } from "./feeds.ts";
 import { count, stats } from "./stats.ts";
 
 /**
@@ -45,7 +46,10 @@ export interface Model {
   supply: bigint;
   unminted: bigint;
   pending: bigint;
+  /** The price the price feed gives now, whether it is frozen, and the two feeds and last good price behind it. */
   price: bigint;
+  frozen: boolean;
+  feeds: PriceModel;
   params: Params;
   positions: { owner: Address; status: number }[];
   payouts: Map<bigint, ModelPayout>;

@@ -200,6 +200,8 @@ const CALL_CONTRACTS = [
   "StableMinter",
   "Redemptions",
   "ZecUsdOracle",
+  "SecondaryZecUsdOracle",
+  "PriceFeed",
   "GovernanceToken",
   "StableGovernor",
   "StableTimelock",

@@ -28,6 +28,7 @@ import {
   stableMinterAbi,
   stableTimelockAbi,
   stableTokenAbi,
+  priceFeedAbi,
   zecUsdOracleAbi,
 } from "../generated/abis.ts";
 import { FlowError, ZsdError } from "./errors.ts";
@@ -61,6 +62,8 @@ const ABIS: Record<string, Abi> = {
   StableMinter: stableMinterAbi,
   Redemptions: redemptionsAbi,
   ZecUsdOracle: zecUsdOracleAbi,
+  SecondaryZecUsdOracle: zecUsdOracleAbi,
+  PriceFeed: priceFeedAbi,
   GovernanceToken: governanceTokenAbi,
   StableGovernor: stableGovernorAbi,
   StableTimelock: stableTimelockAbi,

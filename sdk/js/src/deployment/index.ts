@@ -15,6 +15,8 @@ export type ContractName =
   | "StableMinter"
   | "Redemptions"
   | "ZecUsdOracle"
+  | "SecondaryZecUsdOracle"
+  | "PriceFeed"
   | "Groth16Verifier"
   | "Groth16BatchVerifier"
   | "GovernanceToken"
@@ -36,6 +38,8 @@ export interface DeploymentRoles {
   attestors: Address[];
   attestorThreshold: number;
   oracleUpdater: Address;
+  /** Posts to the second, independent feed: another key, so one leak moves one feed. */
+  secondaryOracleUpdater: Address;
   pauser: Address;
   /** Stops and resumes new mints (StableMinter's GUARDIAN_ROLE) when custody's reserves fall short. */
   guardian: Address;

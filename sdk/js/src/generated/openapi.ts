@@ -986,7 +986,7 @@ export type paths = {
         /** Sandbox: the price feeder's state */
         get: operations["getSandboxPrice"];
         put?: never;
-        /** Sandbox: set the ZEC/USD price, or how the feeder keeps it (pause it to try a stale price) */
+        /** Sandbox: set the ZEC/USD price on both feeds, or how the feeder keeps them (pause it to try a stale price) */
         post: operations["setSandboxPrice"];
         delete?: never;
         options?: never;
@@ -1541,7 +1541,7 @@ export type components = {
             mintId?: string;
             /** @description The proof concerned (for proof_already_submitted, only when this account submitted it). With `root_expired`, `proof_already_submitted`, `mint_would_revert`. */
             proofId?: string;
-            /** @description Why the mint failed: the contract's refusal in snake case (stale_price, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`, `position_action_would_revert`, `withdrawal_would_revert`, `redirect_would_revert`. */
+            /** @description Why the mint failed: the contract's refusal in snake case (price_frozen, nullifier_already_spent, …) or the relay's own code. With `mint_failed`, `mint_would_revert`, `position_action_would_revert`, `withdrawal_would_revert`, `redirect_would_revert`. */
             failureCode?: string | null;
             /** @description The request that took this signature or note (red_…, pact_…, wdr_…), when this account made it. With `redemption_rejected`, `position_action_already_submitted`, `withdrawal_already_submitted`, `redirect_already_submitted`, `redemption_already_submitted`. */
             id?: string;
@@ -2007,7 +2007,7 @@ export type components = {
             txHash: string | null;
             blockNumber: number | null;
             confirmations: number | null;
-            /** @description Why a failed mint failed, as a stable code: a contract's refusal in snake case (stale_price, insufficient_collateral_value, enforced_pause, root_expired, unknown_root, invalid_proof, nullifier_already_spent, …), simulation_failed (the node kept failing to simulate it), transaction_reverted (reverted on-chain for a reason that could not be read) or unclassified (failed before codes were recorded) */
+            /** @description Why a failed mint failed, as a stable code: a contract's refusal in snake case (price_frozen, insufficient_collateral_value, enforced_pause, root_expired, unknown_root, invalid_proof, nullifier_already_spent, …), simulation_failed (the node kept failing to simulate it), transaction_reverted (reverted on-chain for a reason that could not be read) or unclassified (failed before codes were recorded) */
             failureCode: string | null;
             /** @description The failure in words, naming its cause and figures */
             failureReason: string | null;
@@ -2065,7 +2065,7 @@ export type components = {
             } | null;
             /** @description The attestor's transaction that marked the redemption paid, or failed (its ZEC held), on-chain */
             settlementTxHash: string | null;
-            /** @description Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case (signature_expired, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went through), simulation_failed, transaction_reverted, payout_held (custody could not pay: the ZEC is held for the owner to redirect), compliance_rejected, payout_failing, payout_in_review or unclassified (failed before codes were recorded) */
+            /** @description Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case (signature_expired, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, price_frozen, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went through), simulation_failed, transaction_reverted, payout_held (custody could not pay: the ZEC is held for the owner to redirect), compliance_rejected, payout_failing, payout_in_review or unclassified (failed before codes were recorded) */
             failureCode: string | null;
             /** @description The failure in words, naming its cause and figures */
             failureReason: string | null;
@@ -2181,7 +2181,7 @@ export type components = {
             liquidationRatio: string;
             /** @description The oracle's ZEC/USD price these figures use */
             price: string;
-            /** @description The price is older than the contracts take: actions that need it revert */
+            /** @description No trusted price (the feeds are too old, broken or disagreeing): actions that need one revert */
             priceStale: boolean;
         };
         PositionAction: {
@@ -5489,7 +5489,7 @@ export interface operations {
             /**
              * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
              *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
-             *     - `price_stale`: The ZEC/USD oracle price is too old for the contracts to mint or redeem at; nothing was queued. Retry once the oracle is updated.
+             *     - `price_stale`: No ZEC/USD price the contracts will mint or redeem at: the feeds are too old, or both broken or disagreeing, so the price is frozen at its last good value; nothing was queued. Retry once a feed is updated.
              */
             503: {
                 headers: {
@@ -5831,7 +5831,7 @@ export interface operations {
             /**
              * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
              *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
-             *     - `price_stale`: The ZEC/USD oracle price is too old for the contracts to mint or redeem at; nothing was queued. Retry once the oracle is updated.
+             *     - `price_stale`: No ZEC/USD price the contracts will mint or redeem at: the feeds are too old, or both broken or disagreeing, so the price is frozen at its last good value; nothing was queued. Retry once a feed is updated.
              */
             503: {
                 headers: {
@@ -6894,7 +6894,7 @@ export interface operations {
              * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
              *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
-             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. Nothing was queued.
              */
             422: {
                 headers: {
@@ -7097,7 +7097,7 @@ export interface operations {
              * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
              *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
-             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. Nothing was queued.
              *     - `unreadable_address`: Custody cannot use the sealed address: it is sealed to a key custody does not hold or the Redemptions contract no longer takes (rotated out), or for another owner, chain or contract, or it was altered, or another payout already carries this very envelope (custody pays one once). Nothing was signed, queued or burned; seal the address afresh to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.
              *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
@@ -7309,7 +7309,7 @@ export interface operations {
              * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
              *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
-             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. Nothing was queued.
              *     - `unreadable_address`: Custody cannot use the sealed address: it is sealed to a key custody does not hold or the Redemptions contract no longer takes (rotated out), or for another owner, chain or contract, or it was altered, or another payout already carries this very envelope (custody pays one once). Nothing was signed, queued or burned; seal the address afresh to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.
              *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
@@ -7522,7 +7522,7 @@ export interface operations {
              * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
              *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
-             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. Nothing was queued.
              *     - `unreadable_address`: Custody cannot use the sealed address: it is sealed to a key custody does not hold or the Redemptions contract no longer takes (rotated out), or for another owner, chain or contract, or it was altered, or another payout already carries this very envelope (custody pays one once). Nothing was signed, queued or burned; seal the address afresh to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.
              *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
@@ -7735,7 +7735,7 @@ export interface operations {
              *     - `invalid_proof`: The proof does not verify against the collateral circuit.
              *     - `unknown_root`: The proof is against a deposit-tree root the registry never had: prove against the current root.
              *     - `root_expired`: The tree moved on too long ago for the minter to take a proof against that root: make a new proof of the same deposit (the old proof is rejected and frees the deposit).
-             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, stale_price, …), `detail` its figures. Nothing was queued.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. Nothing was queued.
              */
             422: {
                 headers: {

@@ -1,5 +1,7 @@
-// Steps on the market and governance: price moves, crashes and recoveries, prices set exactly at
-// a position's liquidation ratio or 100% (and one unit under), and the timelock's parameter changes.
+// Steps on the market and governance: price moves, crashes and recoveries (on both feeds), prices set
+// exactly at a position's liquidation ratio or 100% (and one unit under), one feed breaking (stale,
+// zero, reverting, dated in the future), jumping, drifting away from the other or mending, and the
+// timelock's parameter changes.
 import { expect } from "vitest";
 import { positionManagerAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import {
@@ -14,12 +16,24 @@ import {
   carol,
   ceilDiv,
   max,
-  oracleUpdater,
 } from "../constants.ts";
+import type { Context } from "../context.ts";
+import { type Dating, type FeedModel, decide, judge, next, post, record } from "../feeds.ts";
 import { expectOutcome, send, simulate } from "../chain.ts";
 import { type Model, spreadable } from "../model.ts";
 import { count } from "../stats.ts";
 import { Step, type World, pick } from "../world.ts";
+
+/** Both feeds post `price`, fresh (mended first if down), and a keeper records it: they agree, so it is the price. */
+async function postBoth(ctx: Context, m: Model, price: bigint) {
+  const { p, q } = m.feeds;
+  m.feeds.p = next(p, price, "fresh");
+  m.feeds.q = next(q, price, "fresh");
+  await post(ctx, "p", m.feeds.p, p);
+  await post(ctx, "q", m.feeds.q, q);
+  await record(ctx, m);
+  expect(m.frozen, `both feeds at ${price}: trusted`).toBe(false);
+}
 
 export class Price extends Step {
   constructor(
@@ -32,16 +46,14 @@ export class Price extends Step {
     return `Price(${this.kind}, ${this.bps})`;
   }
   async run(m: Model, w: World) {
-    const { s } = w.ctx;
     await w.step(
       m,
       this.toString(),
       async (c) => {
         let next = this.kind === "recover" ? (BASE_PRICE * this.bps) / BPS : (c.price * (BPS + this.bps)) / BPS;
         next = max(next, MIN_PRICE);
-        await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([next]));
+        await postBoth(w.ctx, m, next);
         count(`Price: ${this.kind}`);
-        m.price = next;
         return new Map();
       },
       true,
@@ -85,9 +97,8 @@ export class Edge extends Step {
             : ceilDiv(p.debt + p.debt / 1_000_000n, (p.collateralZat - SETTLE_MARGIN_ZAT) * ZAT_PRICE_TO_USD18);
         const next = this.below ? at - 1n : at;
         if (next <= 0n) return new Map();
-        await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([next]));
+        await postBoth(w.ctx, m, next);
         count(`Edge: ${this.ratio}`);
-        m.price = next;
         const error = await simulate(() =>
           s.publicClient.simulateContract({
             address: s.read.minter.address,
@@ -104,6 +115,69 @@ export class Edge extends Step {
         expect(error, `${this.toString()}: position ${id} at price ${next}`).toBe(
           this.below ? (alone ? "NoDebtToRedistributeTo" : possible) : refused,
         );
+        return new Map();
+      },
+      true,
+    );
+  }
+}
+
+export type FeedKind = "stale" | "zero" | "down" | "future" | "jump" | "drift" | "mend";
+
+/**
+ * One feed misbehaves or mends, and a keeper records the price: stale, zero, reverting or dated in the
+ * future (broken); a jump of `bps` from its last answer (suspect beyond 50%); a drift of `bps` (apart
+ * from the other feed, within the jump bound); or a fresh round at the other feed's answer (mended).
+ */
+export class Feed extends Step {
+  constructor(
+    readonly which: "p" | "q",
+    readonly kind: FeedKind,
+    readonly bps: bigint,
+  ) {
+    super();
+  }
+  toString() {
+    return `Feed(${this.which === "p" ? "primary" : "second"}, ${this.kind}, ${this.bps})`;
+  }
+  async run(m: Model, w: World) {
+    await w.step(
+      m,
+      this.toString(),
+      async (c) => {
+        const before = m.feeds[this.which];
+        const other = m.feeds[this.which === "p" ? "q" : "p"];
+        const base = before.answer > 0n ? before.answer : c.price;
+        let f: FeedModel;
+        const moved = (bps: bigint) => max((base * (BPS + bps)) / BPS, MIN_PRICE);
+        const dated = (dating: Dating) => next(before, base, dating);
+        switch (this.kind) {
+          case "stale":
+          case "future":
+            f = dated(this.kind);
+            break;
+          case "zero":
+            f = next(before, 0n, "fresh");
+            break;
+          case "down":
+            f = { ...before, dating: "down" };
+            break;
+          case "jump":
+          case "drift":
+            f = next(before, moved(this.bps), "fresh");
+            break;
+          case "mend":
+            f = next(before, other.answer > 0n ? other.answer : c.price, "fresh");
+            break;
+        }
+        m.feeds[this.which] = f;
+        await post(w.ctx, this.which, f, before);
+        const wasFrozen = m.frozen;
+        await record(w.ctx, m);
+        const { p, q } = m.feeds;
+        count(`Feed: ${this.kind} → primary ${judge(p, m.feeds.last)}, second ${judge(q, m.feeds.last)}`);
+        count(`Feed: price ${m.frozen ? "frozen" : decide(m.feeds).price === p.answer ? "primary" : "second"}`);
+        if (wasFrozen !== m.frozen) count(`Feed: ${m.frozen ? "froze" : "thawed"}`);
         return new Map();
       },
       true,

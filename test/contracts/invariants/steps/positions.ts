@@ -41,6 +41,7 @@ export class Mint extends Step {
       // The minter spends the nullifier and checks the proof before PositionManager.open checks the ratios.
       let expected: string | null = null;
       if (m.spent.has(`mint${this.k}`)) expected = "NullifierAlreadySpent";
+      else if (c.frozen) expected = "PriceFrozen";
       else if (v * BPS < p.mint * c.params.minCollateralRatioBps) expected = "InsufficientCollateralValue";
       else if (
         systemValue * BPS < (c.debt + p.mint) * c.params.systemFloorRatioBps &&
@@ -89,7 +90,7 @@ export class MintBatch extends Step {
       let expected: string | null = null;
       if (this.ks.some((k, j) => m.spent.has(`mint${k}`) || this.ks.indexOf(k) !== j)) {
         expected = "NullifierAlreadySpent";
-      }
+      } else if (c.frozen) expected = "PriceFrozen";
       let [backing, debt] = [c.backing, c.debt];
       for (const p of items) {
         if (expected) break;
@@ -238,6 +239,7 @@ export class Withdraw extends Step {
       else if (p.status !== STATUS.Open) expected = "PositionNotOpen";
       else if (this.caller === "stranger") expected = "NotPositionOwner";
       else if (amount > p.collateralZat) expected = "InvalidWithdrawAmount";
+      else if (p.debt !== 0n && c.frozen) expected = "PriceFrozen";
       else if (p.debt !== 0n && value(c, left) * BPS < p.debt * c.params.minCollateralRatioBps) {
         expected = "PositionUndercollateralized";
       } else if (p.debt !== 0n) expected = exitError(c, amount, 0n);
@@ -333,6 +335,7 @@ export class Liquidate extends Step {
         const p = c.positions[Number(id) - 1]!;
         let expected: string | null = null;
         if (p.status !== STATUS.Open) expected = "PositionNotOpen";
+        else if (c.frozen) expected = "PriceFrozen";
         else if (p.debt === 0n || value(c, p.collateralZat) * BPS >= p.debt * c.params.liquidationRatioBps) {
           expected = "PositionNotLiquidatable";
         }
@@ -381,6 +384,7 @@ export class Redistribute extends Step {
         const p = c.positions[Number(id) - 1]!;
         let expected: string | null = null;
         if (p.status !== STATUS.Open) expected = "PositionNotOpen";
+        else if (c.frozen) expected = "PriceFrozen";
         else if (!settles(c, p.collateralZat, p.debt)) expected = "PositionNotUnderwater";
         else if (!spreadable(p.debt, c.debt)) {
           expected = "NoDebtToRedistributeTo";

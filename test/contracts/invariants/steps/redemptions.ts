@@ -179,6 +179,7 @@ export class Redeem extends Step {
         let walk: ReturnType<typeof settleWalk> = { ambiguous: false };
         let q = { zatDue: 0n, feeZat: 0n, solvent: true };
         if (amount === 0n) allowed = new Set(["InvalidAmount"]);
+        else if (c.frozen) allowed = new Set(["PriceFrozen"]);
         else if (amount > c.debt) allowed = new Set(["RedemptionExceedsDebt"]);
         else if (amount !== c.debt && c.debt - amount < debtors) {
           // Every position with debt owes at least a wei: no redemption may leave fewer wei than debtors.

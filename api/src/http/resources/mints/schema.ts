@@ -59,7 +59,7 @@ export const mintSchema = z
       .string()
       .nullable()
       .describe(
-        "Why a failed mint failed, as a stable code: a contract's refusal in snake case (stale_price, " +
+        "Why a failed mint failed, as a stable code: a contract's refusal in snake case (price_frozen, " +
           "insufficient_collateral_value, enforced_pause, root_expired, unknown_root, invalid_proof, " +
           "nullifier_already_spent, …), simulation_failed (the node kept failing to simulate it), " +
           "transaction_reverted (reverted on-chain for a reason that could not be read) or unclassified " +

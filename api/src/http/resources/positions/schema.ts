@@ -108,7 +108,9 @@ export const positionSchema = z
     minCollateralRatio: z.string(),
     liquidationRatio: z.string(),
     price: z.string().describe("The oracle's ZEC/USD price these figures use"),
-    priceStale: z.boolean().describe("The price is older than the contracts take: actions that need it revert"),
+    priceStale: z
+      .boolean()
+      .describe("No trusted price (the feeds are too old, broken or disagreeing): actions that need one revert"),
   })
   .meta({ id: "Position" });
 

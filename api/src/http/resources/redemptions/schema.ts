@@ -207,7 +207,7 @@ export const redemptionSchema = z
       .describe(
         "Why the redemption failed or is held up, as a stable code: a contract's refusal in snake case " +
           "(signature_expired, invalid_signature, erc20_insufficient_balance, insufficient_available_collateral, " +
-          "stale_price, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went " +
+          "price_frozen, enforced_pause, …), nonce_used (another redemption signed at the same owner nonce went " +
           "through), simulation_failed, transaction_reverted, payout_held (custody could not pay: the ZEC is held for " +
           "the owner to redirect), compliance_rejected, payout_failing, payout_in_review " +
           "or unclassified (failed before codes were recorded)",

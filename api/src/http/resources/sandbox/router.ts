@@ -96,7 +96,8 @@ export function sandboxRoutes(custody: Custody | undefined, priceFeed: SandboxPr
       method: "post",
       path: "/sandbox/price",
       operationId: "setSandboxPrice",
-      summary: "Sandbox: set the ZEC/USD price, or how the feeder keeps it (pause it to try a stale price)",
+      summary:
+        "Sandbox: set the ZEC/USD price on both feeds, or how the feeder keeps them (pause it to try a stale price)",
       tag: "Sandbox",
       auth: true,
       body: priceBody,
