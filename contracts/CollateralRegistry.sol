@@ -87,9 +87,9 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl, EIP712 {
     uint64 private _queuedCount;
     uint64 private _insertedCount;
 
-    constructor(address admin, address[] memory attestors_, uint256 threshold) EIP712("ZSD CollateralRegistry", "1") {
+    constructor(address admin, address[] memory members, uint256 threshold) EIP712("ZSD CollateralRegistry", "1") {
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
-        _setAttestors(attestors_, threshold);
+        _setAttestors(members, threshold);
     }
 
     /// @inheritdoc ICollateralRegistry
@@ -124,8 +124,8 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl, EIP712 {
     }
 
     /// @inheritdoc ICollateralRegistry
-    function setAttestors(address[] calldata attestors_, uint256 threshold) external onlyRole(DEFAULT_ADMIN_ROLE) {
-        _setAttestors(attestors_, threshold);
+    function setAttestors(address[] calldata members, uint256 threshold) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        _setAttestors(members, threshold);
     }
 
     /// @inheritdoc ICollateralRegistry
@@ -176,15 +176,15 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl, EIP712 {
 
     /// @dev At least two signers, so that no single key records a deposit; the old members leave by
     /// the id moving on.
-    function _setAttestors(address[] memory attestors_, uint256 threshold) private {
-        uint256 size_ = attestors_.length;
+    function _setAttestors(address[] memory members, uint256 threshold) private {
+        uint256 size_ = members.length;
         if (size_ > MAX_ATTESTORS || threshold < 2 || threshold > size_) {
             revert InvalidAttestorSet(size_, threshold);
         }
         uint64 id = _set.id + 1;
         delete _attestors;
         for (uint256 i = 0; i < size_; ++i) {
-            address attestor = attestors_[i];
+            address attestor = members[i];
             if (attestor == address(0) || _memberOf[attestor] == id) revert InvalidAttestor(attestor);
             _memberOf[attestor] = id;
             _attestors.push(attestor);
@@ -192,7 +192,7 @@ contract CollateralRegistry is ICollateralRegistry, AccessControl, EIP712 {
         // At most MAX_ATTESTORS (16), checked above.
         // forge-lint: disable-next-line(unsafe-typecast)
         _set = AttestorSet(id, uint8(threshold), uint8(size_));
-        emit AttestorsSet(attestors_, threshold, id);
+        emit AttestorsSet(members, threshold, id);
     }
 
     /// @inheritdoc ICollateralRegistry

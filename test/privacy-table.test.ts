@@ -146,6 +146,7 @@ describe("README: what the chain shows", () => {
     );
     expect(depositItems.map((i) => ("name" in i ? i.name : "")).sort()).toEqual([
       "DepositsRecorded",
+      "depositBatchCount",
       "recordDeposits",
       "totalDepositedZat",
     ]);

@@ -45,7 +45,7 @@ interface ICollateralRegistry {
     /// another batch, chain or registry (which recovers to an unrelated address).
     error NotAttestor(address signer);
     /// @notice Governance set the attestors: `threshold` of `attestors` must sign each deposit batch.
-    event AttestorsSet(address[] attestors, uint256 threshold, uint256 indexed setId);
+    event AttestorsSet(address[] members, uint256 threshold, uint256 indexed setId);
     /// @notice ZEC left custody for a completed redemption.
     event CollateralPaidOut(uint256 amountZat, uint256 totalCollateralZat);
     /// @notice The attestor recorded `leaves.length` deposits as leaves
@@ -94,7 +94,7 @@ interface ICollateralRegistry {
     ) external returns (uint256 firstIndex);
     /// @notice Replaces the attestor set and its threshold (at least 2). Governance only (the timelock).
     /// Signatures of members who stay count for batches not yet recorded; a removed member's do not.
-    function setAttestors(address[] calldata attestors, uint256 threshold) external;
+    function setAttestors(address[] calldata members, uint256 threshold) external;
     /// @notice The current attestor set.
     function attestors() external view returns (address[] memory);
     /// @notice How many of the attestor set must sign a deposit batch.

@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
 import { KeyService } from "../../api/src/domain/keys.ts";
-import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { LOCAL_ATTESTORS, hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { type SandboxZcash, startSandboxZcash } from "../../api/src/sandbox/zcash-side.ts";
 import { type Note, createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "@zsd/testkit";
@@ -40,6 +41,7 @@ describe("relay worker across crashes", () => {
   let db: Database;
   let secret: string;
   let api: ApiProcess;
+  let zcash: SandboxZcash;
   const seen: string[] = [];
 
   beforeAll(async () => {
@@ -50,7 +52,16 @@ describe("relay worker across crashes", () => {
     db = await openDatabase({ url: database.url });
     const keys = new KeyService(db);
     secret = (await keys.create((await keys.createAccount("crash test")).id, "sandbox", "crash")).secret;
+    // The Zcash side lives through the API's deaths, as a node and attestors of their own would.
+    zcash = await startSandboxZcash({
+      chainId: s.chainId,
+      registry: s.deployment.contracts.CollateralRegistry.address,
+      rpcUrl: s.rpcUrl,
+      attestorKeys: LOCAL_ATTESTORS.accounts.map((i) => hardhatPrivateKey(i)),
+      floatZat: 1_000n * ZEC,
+    });
     api = await apiProcess(secret, {
+      ...zcash.env,
       DATABASE_URL: database.url,
       DEPLOYMENT_FILE: join(dir, "deployment.json"),
       RPC_URL: s.rpcUrl,
@@ -72,6 +83,7 @@ describe("relay worker across crashes", () => {
 
   afterAll(async () => {
     await api?.kill();
+    await zcash?.close();
     await db?.close();
     await database?.drop();
     rmSync(dir, { recursive: true, force: true });

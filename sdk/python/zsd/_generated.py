@@ -119,6 +119,93 @@ class Readiness(_ReadinessRequired, total=False):
     indexer: ReadinessIndexer
 
 
+class ReservesCustody(TypedDict):
+    # ZEC, a decimal string
+    held: str
+    # What custody's own Zcash node shows its address holding (unconfirmed change included)
+    heldZat: str
+    # ZEC, a decimal string
+    inFlight: str
+    # Payouts custody handed to its wallet and the chain has not settled yet
+    inFlightZat: str
+    # The Zcash block height custody's node was at
+    zcashHeight: int
+
+
+class ReservesChain(TypedDict):
+    # ZEC, a decimal string
+    expected: str
+    # The registry's collateral: deposits recorded less payouts completed
+    expectedZat: str
+    # Zatoshi, a decimal integer string
+    depositedZat: str
+    # Zatoshi, a decimal integer string
+    paidOutZat: str
+    # The chain block the registry was read at
+    blockNumber: int
+
+
+class ReservesHistoryItemCustody(TypedDict):
+    # ZEC, a decimal string
+    held: str
+    # What custody's own Zcash node shows its address holding (unconfirmed change included)
+    heldZat: str
+    # ZEC, a decimal string
+    inFlight: str
+    # Payouts custody handed to its wallet and the chain has not settled yet
+    inFlightZat: str
+    # The Zcash block height custody's node was at
+    zcashHeight: int
+
+
+class ReservesHistoryItemChain(TypedDict):
+    # ZEC, a decimal string
+    expected: str
+    # The registry's collateral: deposits recorded less payouts completed
+    expectedZat: str
+    # Zatoshi, a decimal integer string
+    depositedZat: str
+    # Zatoshi, a decimal integer string
+    paidOutZat: str
+    # The chain block the registry was read at
+    blockNumber: int
+
+
+class ReservesHistoryItem(TypedDict):
+    # When the two sides were read
+    readAt: str
+    custody: ReservesHistoryItemCustody
+    chain: ReservesHistoryItemChain
+    # ZEC, a decimal string
+    difference: str
+    # held + in flight − expected: negative is a shortfall
+    differenceZat: str
+    # A shortfall beyond this stops new mints (RESERVES_TOLERANCE_ZAT)
+    toleranceZat: str
+    status: Literal["ok", "shortfall"]
+    # Whether new mints are stopped on the chain (StableMinter.mintsPaused)
+    mintsPaused: bool
+
+
+class Reserves(TypedDict):
+    # When the two sides were read
+    readAt: str
+    custody: ReservesCustody
+    chain: ReservesChain
+    # ZEC, a decimal string
+    difference: str
+    # held + in flight − expected: negative is a shortfall
+    differenceZat: str
+    # A shortfall beyond this stops new mints (RESERVES_TOLERANCE_ZAT)
+    toleranceZat: str
+    status: Literal["ok", "shortfall"]
+    # Whether new mints are stopped on the chain (StableMinter.mintsPaused)
+    mintsPaused: bool
+    object: Literal["reserves"]
+    # Earlier readings, newest first
+    history: List[ReservesHistoryItem]
+
+
 class CreatedApiKey(TypedDict):
     object: Literal["api_key"]
     id: str
@@ -788,7 +875,7 @@ class AgentWithSecret(TypedDict):
     description: Optional[str]
     role: Literal["observer", "screener"]
     webhookUrl: str
-    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed"]]
+    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed", "reserves.shortfall", "reserves.restored"]]
     enabled: bool
     # requested (by its owner), gone (the endpoint answered 410) or failing (every attempt failed for days)
     disabledReason: Optional[Literal["requested", "gone", "failing"]]
@@ -809,7 +896,7 @@ class Agent(TypedDict):
     description: Optional[str]
     role: Literal["observer", "screener"]
     webhookUrl: str
-    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed"]]
+    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed", "reserves.shortfall", "reserves.restored"]]
     enabled: bool
     # requested (by its owner), gone (the endpoint answered 410) or failing (every attempt failed for days)
     disabledReason: Optional[Literal["requested", "gone", "failing"]]
@@ -1482,6 +1569,60 @@ class PingEvent(TypedDict):
     data: PingEventData
 
 
+class ReservesShortfallEventData(TypedDict):
+    status: Literal["ok", "shortfall"]
+    # What custody's node shows its address holding
+    heldZat: str
+    # Payouts sent by custody and not yet settled on the chain
+    inFlightZat: str
+    # The registry's collateral: deposits recorded less payouts completed
+    expectedZat: str
+    # held + in flight − expected; negative is a shortfall
+    differenceZat: str
+    blockNumber: int
+    zcashHeight: int
+    # Whether new mints are stopped (the guardian stops them on a shortfall)
+    mintsPaused: bool
+    readAt: str
+
+
+class ReservesShortfallEvent(TypedDict):
+    # The event's id, also in the webhook-id header
+    id: str
+    type: Literal["reserves.shortfall"]
+    # When the change happened (the time of its database transaction)
+    createdAt: str
+    environment: Literal["sandbox", "production"]
+    data: ReservesShortfallEventData
+
+
+class ReservesRestoredEventData(TypedDict):
+    status: Literal["ok", "shortfall"]
+    # What custody's node shows its address holding
+    heldZat: str
+    # Payouts sent by custody and not yet settled on the chain
+    inFlightZat: str
+    # The registry's collateral: deposits recorded less payouts completed
+    expectedZat: str
+    # held + in flight − expected; negative is a shortfall
+    differenceZat: str
+    blockNumber: int
+    zcashHeight: int
+    # Whether new mints are stopped (the guardian stops them on a shortfall)
+    mintsPaused: bool
+    readAt: str
+
+
+class ReservesRestoredEvent(TypedDict):
+    # The event's id, also in the webhook-id header
+    id: str
+    type: Literal["reserves.restored"]
+    # When the change happened (the time of its database transaction)
+    createdAt: str
+    environment: Literal["sandbox", "production"]
+    data: ReservesRestoredEventData
+
+
 class GovernanceProposalCreatedEventDataCallsItem(TypedDict):
     target: str
     value: str
@@ -1749,6 +1890,13 @@ class WithdrawalFailedEvent(TypedDict):
     environment: Literal["sandbox", "production"]
     # The withdrawal as GET /v1/withdrawals/{id} shows it, without its Zcash address
     data: WithdrawalFailedEventData
+
+
+class GetReservesQuery(TypedDict, total=False):
+    """Query of GET /v1/reserves"""
+
+    # How many earlier readings to include
+    history: int
 
 
 class _CreateApiKeyRequestRequired(TypedDict):
@@ -2104,7 +2252,7 @@ class _RegisterAgentRequestRequired(TypedDict):
     # Where events are posted. In production: https, resolving to public addresses only; the sandbox also allows http and loopback
     webhookUrl: str
     # The event types sent to the agent
-    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed"]]
+    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed", "reserves.shortfall", "reserves.restored"]]
     # observer: receives events; screener: may also hold and be asked for verdicts on mints, redemptions and position actions
     role: Literal["observer", "screener"]
 
@@ -2119,7 +2267,7 @@ class UpdateAgentRequest(TypedDict, total=False):
     # Where events are posted. In production: https, resolving to public addresses only; the sandbox also allows http and loopback
     webhookUrl: str
     # The event types sent to the agent
-    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed"]]
+    events: List[Literal["mint.queued", "mint.confirmed", "mint.failed", "mint.held", "mint.released", "redemption.requested", "redemption.paid", "redemption.failed", "redemption.held", "redemption.released", "deposit.recorded", "alert.raised", "alert.updated", "agent.disabled", "governance.proposal.created", "governance.proposal.queued", "governance.proposal.executed", "governance.vote.confirmed", "position.action.confirmed", "position.action.failed", "position.action.held", "position.action.released", "withdrawal.confirmed", "withdrawal.failed", "reserves.shortfall", "reserves.restored"]]
     # null clears it
     description: Optional[str]
     # observer: receives events; screener: may also hold and be asked for verdicts on mints, redemptions and position actions
@@ -2220,6 +2368,7 @@ class SimulateDepositRequest(TypedDict):
 OPERATIONS: Dict[str, Tuple[str, str]] = {
     "getHealth": ("GET", "/v1/health"),
     "getReadiness": ("GET", "/v1/health/ready"),
+    "getReserves": ("GET", "/v1/reserves"),
     "createApiKey": ("POST", "/v1/keys"),
     "listApiKeys": ("GET", "/v1/keys"),
     "revokeApiKey": ("DELETE", "/v1/keys/{keyId}"),

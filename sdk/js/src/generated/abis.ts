@@ -871,7 +871,7 @@ export const collateralRegistryAbi = [
       },
       {
         "internalType": "address[]",
-        "name": "attestors_",
+        "name": "members",
         "type": "address[]"
       },
       {
@@ -1163,7 +1163,7 @@ export const collateralRegistryAbi = [
       {
         "indexed": false,
         "internalType": "address[]",
-        "name": "attestors",
+        "name": "members",
         "type": "address[]"
       },
       {
@@ -1969,7 +1969,7 @@ export const collateralRegistryAbi = [
     "inputs": [
       {
         "internalType": "address[]",
-        "name": "attestors_",
+        "name": "members",
         "type": "address[]"
       },
       {

@@ -35,6 +35,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/reserves": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Custody's ZEC, read from its own Zcash node, against what the chain says it holds, with when and at which blocks each side was read, and the readings before (public: anyone may check the backing) */
+        get: operations["getReserves"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/keys": {
         parameters: {
             query?: never;
@@ -1313,6 +1330,46 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "reserves.shortfall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Custody's ZEC fell short of what the chain counts by more than the tolerance; new mints are stopped (sent to every account's subscribed agents)
+         * @description Sent to every enabled agent of the account and environment that subscribes to `reserves.shortfall`. Delivered at least once, retried with back-off for about three days until a 2xx answer.
+         */
+        post: operations["reservesShortfallEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reserves.restored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Custody's ZEC is back within the tolerance of what the chain counts; mints the watch stopped resume
+         * @description Sent to every enabled agent of the account and environment that subscribes to `reserves.restored`. Delivered at least once, retried with back-off for about three days until a 2xx answer.
+         */
+        post: operations["reservesRestoredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "governance.proposal.created": {
         parameters: {
             query?: never;
@@ -1620,6 +1677,85 @@ export type components = {
                 /** @description INDEXER_MAX_LAG_BLOCKS */
                 maxLagBlocks: number;
             };
+        };
+        Reserves: {
+            /** @description When the two sides were read */
+            readAt: string;
+            custody: {
+                /** @description ZEC, a decimal string */
+                held: string;
+                /** @description What custody's own Zcash node shows its address holding (unconfirmed change included) */
+                heldZat: string;
+                /** @description ZEC, a decimal string */
+                inFlight: string;
+                /** @description Payouts custody handed to its wallet and the chain has not settled yet */
+                inFlightZat: string;
+                /** @description The Zcash block height custody's node was at */
+                zcashHeight: number;
+            };
+            chain: {
+                /** @description ZEC, a decimal string */
+                expected: string;
+                /** @description The registry's collateral: deposits recorded less payouts completed */
+                expectedZat: string;
+                /** @description Zatoshi, a decimal integer string */
+                depositedZat: string;
+                /** @description Zatoshi, a decimal integer string */
+                paidOutZat: string;
+                /** @description The chain block the registry was read at */
+                blockNumber: number;
+            };
+            /** @description ZEC, a decimal string */
+            difference: string;
+            /** @description held + in flight − expected: negative is a shortfall */
+            differenceZat: string;
+            /** @description A shortfall beyond this stops new mints (RESERVES_TOLERANCE_ZAT) */
+            toleranceZat: string;
+            /** @enum {string} */
+            status: "ok" | "shortfall";
+            /** @description Whether new mints are stopped on the chain (StableMinter.mintsPaused) */
+            mintsPaused: boolean;
+            /** @constant */
+            object: "reserves";
+            /** @description Earlier readings, newest first */
+            history: {
+                /** @description When the two sides were read */
+                readAt: string;
+                custody: {
+                    /** @description ZEC, a decimal string */
+                    held: string;
+                    /** @description What custody's own Zcash node shows its address holding (unconfirmed change included) */
+                    heldZat: string;
+                    /** @description ZEC, a decimal string */
+                    inFlight: string;
+                    /** @description Payouts custody handed to its wallet and the chain has not settled yet */
+                    inFlightZat: string;
+                    /** @description The Zcash block height custody's node was at */
+                    zcashHeight: number;
+                };
+                chain: {
+                    /** @description ZEC, a decimal string */
+                    expected: string;
+                    /** @description The registry's collateral: deposits recorded less payouts completed */
+                    expectedZat: string;
+                    /** @description Zatoshi, a decimal integer string */
+                    depositedZat: string;
+                    /** @description Zatoshi, a decimal integer string */
+                    paidOutZat: string;
+                    /** @description The chain block the registry was read at */
+                    blockNumber: number;
+                };
+                /** @description ZEC, a decimal string */
+                difference: string;
+                /** @description held + in flight − expected: negative is a shortfall */
+                differenceZat: string;
+                /** @description A shortfall beyond this stops new mints (RESERVES_TOLERANCE_ZAT) */
+                toleranceZat: string;
+                /** @enum {string} */
+                status: "ok" | "shortfall";
+                /** @description Whether new mints are stopped on the chain (StableMinter.mintsPaused) */
+                mintsPaused: boolean;
+            }[];
         };
         CreatedApiKey: {
             /** @constant */
@@ -2292,7 +2428,7 @@ export type components = {
             /** @enum {string} */
             role: "observer" | "screener";
             webhookUrl: string;
-            events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed")[];
+            events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed" | "reserves.shortfall" | "reserves.restored")[];
             enabled: boolean;
             /** @description requested (by its owner), gone (the endpoint answered 410) or failing (every attempt failed for days) */
             disabledReason: ("requested" | "gone" | "failing") | null;
@@ -2322,7 +2458,7 @@ export type components = {
             /** @enum {string} */
             role: "observer" | "screener";
             webhookUrl: string;
-            events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed")[];
+            events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed" | "reserves.shortfall" | "reserves.restored")[];
             enabled: boolean;
             /** @description requested (by its owner), gone (the endpoint answered 410) or failing (every attempt failed for days) */
             disabledReason: ("requested" | "gone" | "failing") | null;
@@ -2999,6 +3135,66 @@ export type components = {
                 message: string;
             };
         };
+        ReservesShortfallEvent: {
+            /** @description The event's id, also in the webhook-id header */
+            id: string;
+            /** @constant */
+            type: "reserves.shortfall";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its database transaction)
+             */
+            createdAt: string;
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+            data: {
+                /** @enum {string} */
+                status: "ok" | "shortfall";
+                /** @description What custody's node shows its address holding */
+                heldZat: string;
+                /** @description Payouts sent by custody and not yet settled on the chain */
+                inFlightZat: string;
+                /** @description The registry's collateral: deposits recorded less payouts completed */
+                expectedZat: string;
+                /** @description held + in flight − expected; negative is a shortfall */
+                differenceZat: string;
+                blockNumber: number;
+                zcashHeight: number;
+                /** @description Whether new mints are stopped (the guardian stops them on a shortfall) */
+                mintsPaused: boolean;
+                readAt: string;
+            };
+        };
+        ReservesRestoredEvent: {
+            /** @description The event's id, also in the webhook-id header */
+            id: string;
+            /** @constant */
+            type: "reserves.restored";
+            /**
+             * Format: date-time
+             * @description When the change happened (the time of its database transaction)
+             */
+            createdAt: string;
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+            data: {
+                /** @enum {string} */
+                status: "ok" | "shortfall";
+                /** @description What custody's node shows its address holding */
+                heldZat: string;
+                /** @description Payouts sent by custody and not yet settled on the chain */
+                inFlightZat: string;
+                /** @description The registry's collateral: deposits recorded less payouts completed */
+                expectedZat: string;
+                /** @description held + in flight − expected; negative is a shortfall */
+                differenceZat: string;
+                blockNumber: number;
+                zcashHeight: number;
+                /** @description Whether new mints are stopped (the guardian stops them on a shortfall) */
+                mintsPaused: boolean;
+                readAt: string;
+            };
+        };
         GovernanceProposalCreatedEvent: {
             /** @description The event's id, also in the webhook-id header */
             id: string;
@@ -3421,6 +3617,98 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Readiness"];
+                };
+            };
+        };
+    };
+    getReserves: {
+        parameters: {
+            query?: {
+                /** @description How many earlier readings to include */
+                history?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The newest reading and its history */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "reserves",
+                     *       "readAt": "2026-03-09T08:00:00.000Z",
+                     *       "custody": {
+                     *         "held": "51",
+                     *         "heldZat": "5100000000",
+                     *         "inFlight": "0",
+                     *         "inFlightZat": "0",
+                     *         "zcashHeight": 2710000
+                     *       },
+                     *       "chain": {
+                     *         "expected": "50",
+                     *         "expectedZat": "5000000000",
+                     *         "depositedZat": "5400000000",
+                     *         "paidOutZat": "400000000",
+                     *         "blockNumber": 1204
+                     *       },
+                     *       "difference": "1",
+                     *       "differenceZat": "100000000",
+                     *       "toleranceZat": "100000",
+                     *       "status": "ok",
+                     *       "mintsPaused": false,
+                     *       "history": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Reserves"];
+                };
+            };
+            /** @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -9664,7 +9952,7 @@ export interface operations {
                      */
                     webhookUrl: string;
                     /** @description The event types sent to the agent */
-                    events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed")[];
+                    events: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed" | "reserves.shortfall" | "reserves.restored")[];
                     description?: string;
                     /**
                      * @description observer: receives events; screener: may also hold and be asked for verdicts on mints, redemptions and position actions
@@ -10106,7 +10394,7 @@ export interface operations {
                      */
                     webhookUrl?: string;
                     /** @description The event types sent to the agent */
-                    events?: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed")[];
+                    events?: ("mint.queued" | "mint.confirmed" | "mint.failed" | "mint.held" | "mint.released" | "redemption.requested" | "redemption.paid" | "redemption.failed" | "redemption.held" | "redemption.released" | "deposit.recorded" | "alert.raised" | "alert.updated" | "agent.disabled" | "governance.proposal.created" | "governance.proposal.queued" | "governance.proposal.executed" | "governance.vote.confirmed" | "position.action.confirmed" | "position.action.failed" | "position.action.held" | "position.action.released" | "withdrawal.confirmed" | "withdrawal.failed" | "reserves.shortfall" | "reserves.restored")[];
                     /** @description null clears it */
                     description?: string | null;
                     /**
@@ -14065,6 +14353,148 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["PingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (the body is ignored) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the agent is disabled and nothing more is sent to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not now: sent again later, no sooner than a Retry-After header asks (as after any other answer, or none, but a 2xx or a 410) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    reservesShortfallEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (evt_…), the same on every retry of it: receivers deduplicate on it
+                 * @example evt_2bN4mQ6wE8rT0yU2iO4p
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in Unix seconds; refuse a delivery far from now (replays)
+                 * @example 1773043200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the agent's secret (the base64 after `whsec_`); during a secret rotation's grace period, two such signatures separated by a space (old and new). Check with a Standard Webhooks library: `new Webhook(secret).verify(body, headers)`
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_2bN4mQ6wE8rT0yU2iO4p",
+                 *       "type": "reserves.shortfall",
+                 *       "createdAt": "2026-03-09T08:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "data": {
+                 *         "status": "shortfall",
+                 *         "heldZat": "4900000000",
+                 *         "inFlightZat": "0",
+                 *         "expectedZat": "5000000000",
+                 *         "differenceZat": "-100000000",
+                 *         "blockNumber": 1204,
+                 *         "zcashHeight": 2710000,
+                 *         "mintsPaused": true,
+                 *         "readAt": "2026-03-09T08:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReservesShortfallEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (the body is ignored) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the agent is disabled and nothing more is sent to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not now: sent again later, no sooner than a Retry-After header asks (as after any other answer, or none, but a 2xx or a 410) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    reservesRestoredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (evt_…), the same on every retry of it: receivers deduplicate on it
+                 * @example evt_2bN4mQ6wE8rT0yU2iO4p
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, in Unix seconds; refuse a delivery far from now (replays)
+                 * @example 1773043200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the agent's secret (the base64 after `whsec_`); during a secret rotation's grace period, two such signatures separated by a space (old and new). Check with a Standard Webhooks library: `new Webhook(secret).verify(body, headers)`
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_2bN4mQ6wE8rT0yU2iO4p",
+                 *       "type": "reserves.restored",
+                 *       "createdAt": "2026-03-09T08:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "data": {
+                 *         "status": "ok",
+                 *         "heldZat": "5000000000",
+                 *         "inFlightZat": "0",
+                 *         "expectedZat": "5000000000",
+                 *         "differenceZat": "0",
+                 *         "blockNumber": 1210,
+                 *         "zcashHeight": 2710004,
+                 *         "mintsPaused": false,
+                 *         "readAt": "2026-03-09T09:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReservesRestoredEvent"];
             };
         };
         responses: {
