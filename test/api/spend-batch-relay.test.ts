@@ -202,6 +202,17 @@ describe("note spends relayed in batches", () => {
   it("confirms a spend its batch carried though the row was sent back to the queue meanwhile, with its own payout", async () => {
     // The race a review found: the batch is mined between a pass's checks and its nonce's reuse, so the
     // rows went back to the queue; the next pass finds each nullifier spent, by a spendBatch.
+    // The earlier cases' payouts are settled first: a settlement sent while blocks wait would never be
+    // mined, and the worker's pass would wait on it.
+    await eventually(
+      () =>
+        storage.db.query<{ n: string }>(
+          "SELECT count(*) AS n FROM payouts WHERE status NOT IN ('completed', 'refunded', 'review')",
+        ),
+      ([row]) => row?.n === "0",
+      "earlier payouts settled",
+      60_000,
+    );
     await api.worker!.stop();
     const spends = [await withdrawal(), await withdrawal()];
     const before = new Set((await rows()).map((r) => r.id));
