@@ -289,7 +289,9 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
     }
 
     /// @inheritdoc IStableMinter
-    function liquidate(uint256 positionId, Destination calldata to) external nonReentrant {
+    /// @dev Paused with the note spends: an owner cannot top up while the minter is paused (a top-up
+    /// spends a note, which the pause stops), so no keeper may take the collateral then either.
+    function liquidate(uint256 positionId, Destination calldata to) external whenNotPaused nonReentrant {
         _liquidate(positionId, to, msg.sender);
     }
 
@@ -300,7 +302,7 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         Destination calldata to,
         uint256 deadline,
         bytes calldata signature
-    ) external nonReentrant {
+    ) external whenNotPaused nonReentrant {
         _checkSignature(
             liquidator,
             deadline,
@@ -311,7 +313,7 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
     }
 
     /// @inheritdoc IStableMinter
-    function redistribute(uint256 positionId, Destination calldata to) external nonReentrant {
+    function redistribute(uint256 positionId, Destination calldata to) external whenNotPaused nonReentrant {
         uint256 reward = positions.redistribute(positionId, msg.sender);
         if (reward != 0) _release(positionId, msg.sender, reward, to, 0);
     }

@@ -25,7 +25,7 @@ import {
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert, snapshots } from "../helpers/fixtures.ts";
 import { checkBooks } from "../helpers/books.ts";
 
-const { alice, bob, relayer, custody, carol } = accounts;
+const { alice, bob, relayer, custody, carol, pauser } = accounts;
 const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq";
 const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
 const STATUS = { None: 0, Open: 1, Liquidated: 2, Closed: 3 };
@@ -377,6 +377,22 @@ describe("positions", () => {
       await s.as(relayer).minter.write.closeWithSig([risky.id, surplusTo, close.deadline, close.signature]),
     );
     expect(await position(risky.id)).toMatchObject({ status: STATUS.Closed, collateralZat: 0n });
+    await invariants();
+  });
+
+  it("while the minter is paused, nobody liquidates or redistributes: the owner, who cannot top up, can still repay and close", async () => {
+    const risky = await open({ amountZat: 5n * ZEC, mint: 150n * ZSD });
+    await open({ amountZat: 10n * ZEC, mint: 100n * ZSD });
+    await price(35n);
+    await s.receipt(await s.as(pauser).minter.write.pause());
+    const to = toAddress(SAPLING, alice.address);
+    await expectRevert(s.as(alice).minter.write.liquidate([risky.id, to]), "EnforcedPause");
+    await expectRevert(s.as(alice).minter.write.redistribute([risky.id, to]), "EnforcedPause");
+    // The owner pays down: 5 ZEC at $35 for $100 is 175%, out of reach once the pause ends.
+    await s.receipt(await s.as(alice).minter.write.repay([risky.id, 50n * ZSD]));
+    await s.receipt(await s.as(pauser).minter.write.unpause());
+    await expectRevert(s.as(alice).minter.write.liquidate([risky.id, to]), "PositionNotLiquidatable");
+    expect(await position(risky.id)).toMatchObject({ status: STATUS.Open, debt: 100n * ZSD });
     await invariants();
   });
 

@@ -95,7 +95,8 @@ const n = (args: Args, i: number) => BigInt(args[i] as bigint);
 const REASONS: Partial<Record<ContractError, Explain>> = {
   PriceFrozen: (a) =>
     `Neither ZEC/USD feed can be trusted now (stale, broken, or disagreeing after a jump): the contracts hold the last good price (${formatUnits(n(a, 0), 8)} USD) and refuse mints, redemptions and liquidations until a feed recovers.`,
-  EnforcedPause: () => "The contract is paused by the operator; nothing can be minted or redeemed until it resumes.",
+  EnforcedPause: () =>
+    "The contract is paused by the operator; nothing can be minted, spent, liquidated or redeemed until it resumes (repayments and closes go on).",
   InvalidProof: () => "The proof does not verify with these public inputs against the minter's verification key.",
   NullifierAlreadySpent: () => "This deposit was already minted (its nullifier is spent).",
   UnknownRoot: () => "The proof's deposit-tree root was never a root of the collateral registry.",
