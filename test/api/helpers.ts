@@ -101,12 +101,13 @@ export async function startApi(
     RPC_URL: "http://127.0.0.1:9",
     ...env,
   });
-  const { app, keys, openApi, custody, reserves, payouts, worker, priceFeed, webhooks, mailer, undeclaredProblems } = createApp({
-    config,
-    db,
-    redis: options.redis,
-    logger: options.logger,
-  });
+  const { app, keys, openApi, custody, reserves, payouts, worker, priceFeed, webhooks, mailer, undeclaredProblems } =
+    createApp({
+      config,
+      db,
+      redis: options.redis,
+      logger: options.logger,
+    });
   const server: Server = createHttpServer(app, {
     headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
