@@ -971,6 +971,7 @@ class CoverageTest(ClientTestCase):
             lambda: c.keys.revoke("key_1"),
             c.ledger.supply,
             c.ledger.collateral,
+            c.ledger.reserves,
             c.ledger.peg_price,
             c.ledger.pending_leaves,
             lambda: c.ledger.balances("0x1"),

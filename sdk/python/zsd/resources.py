@@ -70,6 +70,10 @@ class Ledger(_Resource):
     def collateral(self) -> t.Collateral:
         return cast(t.Collateral, self._get("/v1/collateral"))
 
+    def reserves(self, *, history: Optional[int] = None) -> t.Reserves:
+        """Custody's ZEC read from its own node against what the chain counts, and the readings before."""
+        return cast(t.Reserves, self._get("/v1/reserves", _compact(history=history)))
+
     def peg_price(self) -> t.PegPrice:
         return cast(t.PegPrice, self._get("/v1/prices/peg"))
 

@@ -42,6 +42,10 @@ export class LedgerResource extends Resource {
   collateral(): Promise<Answer<"getCollateral">> {
     return this.http.request("GET", "/v1/collateral");
   }
+  /** Custody's ZEC read from its own node against what the chain counts, and the readings before. */
+  reserves(query: Query<"getReserves"> = {}): Promise<Answer<"getReserves">> {
+    return this.http.request("GET", "/v1/reserves", { query });
+  }
   pegPrice(): Promise<Answer<"getPegPrice">> {
     return this.http.request("GET", "/v1/prices/peg");
   }
