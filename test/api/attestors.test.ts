@@ -9,18 +9,13 @@ import { createNote, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { Chain } from "../../api/src/adapters/chain.ts";
 import { AttestorQuorum, QuorumNotMet } from "../../api/src/adapters/custody/attestation.ts";
 import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
+import { depositMemoHex } from "../../api/src/adapters/custody/index.ts";
 import { ZcashdClient } from "../../api/src/adapters/custody/zcashd.ts";
 import { DepositAttestor } from "../../api/src/attestor/attest.ts";
 import { serveAttestor } from "../../api/src/attestor/server.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { type System, ZEC, deploySystem } from "../helpers/fixtures.ts";
 import { type RelayApi, json, openStorage, startRelayApi } from "./helpers.ts";
-
-const memoOf = (commitment: bigint) => {
-  const memo = Buffer.alloc(512);
-  memo.write(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`);
-  return memo.toString("hex");
-};
 
 describe("attestors", () => {
   let s: System;
@@ -49,7 +44,7 @@ describe("attestors", () => {
   /** A deposit that reached custody on the ledger and is confirmed. */
   const paid = (amountZat: bigint) => {
     const commitment = noteCommitment(createNote());
-    const txid = api.zcash.simulator.ledger.receive(api.zcash.custodyAddress, amountZat, memoOf(commitment));
+    const txid = api.zcash.simulator.ledger.receive(api.zcash.custodyAddress, amountZat, depositMemoHex(commitment));
     api.zcash.simulator.generate(1);
     return { noteCommitment: commitment, amountZat, zcashTxId: zcashTxIdFromDisplay(txid) };
   };
@@ -61,7 +56,7 @@ describe("attestors", () => {
       api.zcash.simulator.injectNote(wallet, {
         address: api.zcash.custodyAddress,
         amountZat,
-        memo: memoOf(commitment),
+        memo: depositMemoHex(commitment),
         confirmations: 5,
         txid,
       });
@@ -148,7 +143,7 @@ describe("attestors", () => {
       });
     const turn = await s.read.registry.read.depositBatchCount();
     const commitment = noteCommitment(createNote());
-    const txid = api.zcash.simulator.ledger.receive(api.zcash.custodyAddress, ZEC, memoOf(commitment));
+    const txid = api.zcash.simulator.ledger.receive(api.zcash.custodyAddress, ZEC, depositMemoHex(commitment));
     const claim = {
       zcashTxId: zcashTxIdFromDisplay(txid),
       amountZat: ZEC.toString(),

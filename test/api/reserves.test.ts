@@ -7,6 +7,7 @@ import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
 import { Chain } from "../../api/src/adapters/chain.ts";
 import { AttestorQuorum } from "../../api/src/adapters/custody/attestation.ts";
 import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
+import { depositMemoHex } from "../../api/src/adapters/custody/index.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert } from "../helpers/fixtures.ts";
 import { type RelayApi, json, openStorage, startRelayApi } from "./helpers.ts";
@@ -47,11 +48,6 @@ describe("reserves", () => {
       chain: { expectedZat: string; blockNumber: number };
       history: unknown[];
     };
-  };
-  const memoOf = (commitment: bigint) => {
-    const memo = Buffer.alloc(512);
-    memo.write(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`);
-    return memo.toString("hex");
   };
 
   it("answers 503 before the first reading, then both sides: custody's float over the chain's count", async () => {
@@ -155,7 +151,7 @@ describe("reserves", () => {
       api.zcash.simulator.injectNote(attestor.wallet, {
         address: api.zcash.custodyAddress,
         amountZat: 5n * ZEC,
-        memo: memoOf(commitment),
+        memo: depositMemoHex(commitment),
         confirmations: 3,
         txid,
       });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chain } from "../../api/src/adapters/chain.ts";
 import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
 import { AttestorQuorum } from "../../api/src/adapters/custody/attestation.ts";
+import { depositMemoHex } from "../../api/src/adapters/custody/index.ts";
 import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
 import { recordDepositBatch } from "../../api/src/adapters/custody/deposits.ts";
 import { ContractRevertError, isRevert } from "../../api/src/domain/errors.ts";
@@ -99,9 +100,7 @@ describe("sandbox deposits and custody on the simulated node", () => {
   /** A deposit paid into the simulated ledger and confirmed, not yet recorded: what custody's scan would find. */
   const paid = (amountZat: bigint) => {
     const commitment = noteCommitment(createNote());
-    const memo = Buffer.alloc(512);
-    memo.write(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`);
-    const txid = api.zcash.simulator.ledger.receive(api.zcash.custodyAddress, amountZat, memo.toString("hex"));
+    const txid = api.zcash.simulator.ledger.receive(api.zcash.custodyAddress, amountZat, depositMemoHex(commitment));
     api.zcash.simulator.generate(1);
     return { noteCommitment: commitment, amountZat, zcashTxId: zcashTxIdFromDisplay(txid) };
   };

@@ -10,6 +10,7 @@ import { Chain } from "../../api/src/adapters/chain.ts";
 import { AttestorQuorum } from "../../api/src/adapters/custody/attestation.ts";
 import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
 import { ZcashdClient } from "../../api/src/adapters/custody/zcashd.ts";
+import { depositMemoHex } from "../../api/src/adapters/custody/index.ts";
 import { LOCAL_ATTESTORS, hardhatAccount, hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { type ZcashProcesses, startZcashProcesses } from "../../scripts/lib/zcash-processes.ts";
 import { type System, ZEC, deploySystem } from "../helpers/fixtures.ts";
@@ -47,12 +48,10 @@ describe("the Zcash side as processes", () => {
       password: zcash.env.ZCASHD_RPC_PASSWORD!,
     });
     const commitment = noteCommitment(createNote());
-    const memo = Buffer.alloc(512);
-    memo.write(`zsd-note:0x${commitment.toString(16).padStart(64, "0")}`);
     const txid = await custody.call<string>("zsd_receive", [
       zcash.custodyAddress,
       (2n * ZEC).toString(),
-      memo.toString("hex"),
+      depositMemoHex(commitment),
     ]);
     // Mined within a block interval.
     for (let i = 0; i < 100; i++) {

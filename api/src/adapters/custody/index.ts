@@ -71,6 +71,11 @@ export const DEPOSIT_MEMO_PREFIX = "zsd-note:";
 /** The memo of a payout, so that the recipient and an auditor can tie it to its redemption. */
 export const PAYOUT_MEMO_PREFIX = "zsd-redemption:";
 
+/** The memo a depositor writes for a note commitment, as zcashd takes it (hex). */
+export function depositMemoHex(noteCommitment: bigint): string {
+  return textMemoHex(`${DEPOSIT_MEMO_PREFIX}0x${noteCommitment.toString(16).padStart(64, "0")}`);
+}
+
 /** A ZIP 302 text memo as the hex zcashd takes and gives (512 bytes, zero-padded). */
 export function textMemoHex(text: string): string {
   const memo = Buffer.alloc(512);

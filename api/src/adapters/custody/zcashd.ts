@@ -15,6 +15,7 @@ import {
   PayoutRefused,
   type PayoutState,
   type RecordedDeposit,
+  depositMemoHex,
   textMemoHex,
 } from "./index.ts";
 import { DepositWindow, recordDepositBatch } from "./deposits.ts";
@@ -158,7 +159,7 @@ export class ZcashdCustody implements Custody {
     amountZat: bigint,
     accountId: string,
   ): Promise<RecordedDeposit> {
-    const memo = textMemoHex(`${DEPOSIT_MEMO_PREFIX}0x${noteCommitment.toString(16).padStart(64, "0")}`);
+    const memo = depositMemoHex(noteCommitment);
     let displayTxId: string;
     try {
       displayTxId = await this.zcashd.call<string>("zsd_receive", [this.options.address, amountZat.toString(), memo]);
