@@ -4,6 +4,7 @@ pragma solidity 0.8.30;
 import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
+import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {IPositionManager} from "./interfaces/IPositionManager.sol";
 import {IPriceFeed} from "./interfaces/IPriceFeed.sol";
 import {IRedemptions} from "./interfaces/IRedemptions.sol";
@@ -202,9 +203,14 @@ contract PositionManager is IPositionManager, AccessControl {
         PositionRecord storage position = _openOne(positionId);
         (uint256 collateral, uint256 debt) = _read(position);
         if (amount == 0 || amount > debt) revert InvalidRepayAmount(amount, debt);
-        // Repaying everything takes the collateral out of the backing, as a close does.
-        if (amount == debt) _checkExit(collateral, debt);
-        else if (debt - amount < MIN_DEBT) revert DebtBelowMinimum(debt - amount, MIN_DEBT);
+        // Repaying everything takes the collateral out of the backing, as a close does. A repayment in
+        // part may not make dust; one that redemptions already shrank under the minimum may still be
+        // paid down (refusing it would only lock its owner in).
+        if (amount == debt) {
+            _checkExit(collateral, debt, BPS);
+        } else if (debt - amount < MIN_DEBT && debt >= MIN_DEBT) {
+            revert DebtBelowMinimum(debt - amount, MIN_DEBT);
+        }
         _write(positionId, position, collateral, debt - amount);
         emit PositionRepaid(positionId, payer, amount, debt - amount);
     }
@@ -225,7 +231,7 @@ contract PositionManager is IPositionManager, AccessControl {
             if (value * BPS < debt * _params.minCollateralRatioBps) {
                 revert PositionUndercollateralized(positionId, value, (debt * _params.minCollateralRatioBps) / BPS);
             }
-            _checkExit(amountZat, 0);
+            _checkExit(amountZat, 0, _params.systemFloorRatioBps);
         }
         _write(positionId, position, collateralLeft, debt);
     }
@@ -242,7 +248,7 @@ contract PositionManager is IPositionManager, AccessControl {
         }
         if (caller != position.owner) revert NotPositionOwner(positionId, caller);
         (collateralZat, debt) = _read(position);
-        if (debt != 0) _checkExit(collateralZat, debt);
+        if (debt != 0) _checkExit(collateralZat, debt, BPS);
         _write(positionId, position, 0, 0);
         position.status = PositionStatus.Closed;
         emit PositionClosed(positionId, debt, collateralZat);
@@ -305,7 +311,16 @@ contract PositionManager is IPositionManager, AccessControl {
         uint256 feeBps
     ) external view returns (uint256 zatDue, uint256 feeZat, int256 price) {
         uint256 latest = _peekLivePrice();
-        (zatDue, feeZat, ) = _quote(amount, feeBps, latest);
+        bool solvent;
+        (zatDue, feeZat, solvent) = _quote(amount, feeBps, latest);
+        if (solvent && zatDue != 0) {
+            // The path `redeem` takes when the riskiest position is under 100% and nobody can take its debt.
+            (uint32 id, uint256 collateral, uint256 debt) = _riskiest();
+            if (id != 0 && _settles(collateral, debt, latest) && !_spreadable(debt)) {
+                if (amount > debt) revert RedemptionExceedsDebt(amount, debt);
+                (zatDue, feeZat) = (Math.mulDiv(collateral, amount, debt), 0);
+            }
+        }
         // `latest` fits in 128 bits (PriceFeed), so it casts whole.
         // forge-lint: disable-next-line(unsafe-typecast)
         price = int256(latest);
@@ -351,7 +366,11 @@ contract PositionManager is IPositionManager, AccessControl {
         if (position.status != PositionStatus.Open) return false;
         (uint256 collateral, uint256 debt) = _read(position);
         (uint256 price, , IPriceFeed.PriceSource source) = priceFeed.peekPrice();
-        return source != IPriceFeed.PriceSource.LastGood && _settles(collateral, debt, price);
+        return
+            source != IPriceFeed.PriceSource.LastGood &&
+            _settles(collateral, debt, price) &&
+            _spreadable(debt) &&
+            !Pausable(_minter).paused();
     }
 
     /// @inheritdoc IPositionManager
@@ -438,9 +457,13 @@ contract PositionManager is IPositionManager, AccessControl {
         }
     }
 
-    /// @dev Recovery mode for exits (a close, a full repay, a withdrawal): one
-    /// that leaves the system under its floor must not lower its ratio.
-    function _checkExit(uint256 collateralOut, uint256 debtOut) private view {
+    /// @dev An exit that lowers the system's ratio must leave it at `floorBps` or more. A
+    /// withdrawal keeps its debt and takes backing away: in recovery mode it must leave the system
+    /// at its floor. A close or a whole repayment takes its debt away with its collateral: every
+    /// other position keeps its ratio and every ZSD left is backed as before, so only a system that
+    /// it would leave worth less than its debt (ZSD redeemed pro rata under par) keeps it; a
+    /// position healthier than the system is not locked in by recovery mode.
+    function _checkExit(uint256 collateralOut, uint256 debtOut, uint256 floorBps) private view {
         uint256 backing = _totals.backingCollateralZat;
         uint256 debt = _totals.totalDebt;
         uint256 backingAfter = backing - Math.min(collateralOut, backing);
@@ -450,9 +473,7 @@ contract PositionManager is IPositionManager, AccessControl {
         // repayment or close for want of a price would trap them.
         (uint256 price, , ) = priceFeed.peekPrice();
         uint256 value = backingAfter * price * ZAT_PRICE_TO_USD18;
-        if (value * BPS < debtAfter * _params.systemFloorRatioBps) {
-            revert SystemRatioTooLow(value, (debtAfter * _params.systemFloorRatioBps) / BPS);
-        }
+        if (value * BPS < debtAfter * floorBps) revert SystemRatioTooLow(value, (debtAfter * floorBps) / BPS);
     }
 
     /// @dev The price for an action that values collateral for whoever chose the moment: fetched
@@ -636,12 +657,18 @@ contract PositionManager is IPositionManager, AccessControl {
     /// its order, and the walk ends at the first one it cannot hurt, as every
     /// later one is at least as well covered. Returns a position under 100%
     /// that cannot be spread over the others (they hold under a millionth of
-    /// its debt), or 0.
+    /// its debt), or 0. Such a position pays alone, pro rata: only when it heads the order before
+    /// anything is settled, which `quoteRedemption` sees. One that the walk's own redistributions
+    /// would leave so (they would spread others onto it) is left for `redistribute` to reach first,
+    /// so that what the quote says is what a redemption pays.
     function _settleUnderwater(uint256 price) private returns (uint32 stuck) {
         for (uint256 settled = 0; ; ++settled) {
             (uint32 id, uint256 collateral, uint256 debt) = _riskiest();
             if (id == 0 || !_settles(collateral, debt, price)) return 0;
-            if (!_spreadable(debt)) return id;
+            if (!_spreadable(debt)) {
+                if (settled != 0) revert UnderwaterPositionsPending(settled);
+                return id;
+            }
             if (settled == MAX_SETTLED) revert UnderwaterPositionsPending(MAX_SETTLED);
             _redistribute(id, _positions[id], collateral, debt, 0, msg.sender);
         }

@@ -39,7 +39,8 @@ interface IPositionManager is IGovernedParameters {
     error PositionNotOpen(uint256 positionId, PositionStatus status);
     error NotPositionOwner(uint256 positionId, address caller);
     error InvalidRepayAmount(uint256 amount, uint256 debt);
-    /// @notice A position owes nothing or at least `minimumDebt`: a mint of less, or a repayment leaving less, is refused.
+    /// @notice A position owes nothing or at least `minimumDebt`: a mint of less, or a repayment leaving less
+    /// of a position that owed at least that, is refused.
     error DebtBelowMinimum(uint256 debt, uint256 minimumDebt);
     error InvalidWithdrawAmount(uint256 amountZat, uint256 collateralZat);
     /// @notice The position would fall under the minimum collateral ratio.
@@ -53,7 +54,9 @@ interface IPositionManager is IGovernedParameters {
     error PositionNotUnderwater(uint256 positionId, uint256 collateralValueUsd, uint256 debt);
     /// @notice The position holds all the debt: there is nobody to spread it over.
     error NoDebtToRedistributeTo(uint256 positionId);
-    /// @notice More positions under 100% than one redemption settles: call `redistribute` on them first.
+    /// @notice Positions under 100% that this redemption will not settle itself: more than it settles
+    /// (`steps` = 24), or `steps` whose settling would leave one nobody can take the debt of (a path its
+    /// quote did not foresee). Call `redistribute` on them first.
     error UnderwaterPositionsPending(uint256 steps);
     error RedemptionExceedsDebt(uint256 amount, uint256 totalDebt);
     /// @notice Neither price feed can be trusted now (`lastGoodPrice` is frozen): mints, withdrawals
@@ -135,7 +138,10 @@ interface IPositionManager is IGovernedParameters {
     /// any position under 100%), pro rata when not. Redemptions contract only.
     function redeem(uint256 amount, uint256 feeBps) external returns (uint256 zatDue, uint256 feeZat, int256 price);
 
-    /// @notice What `redeem` would pay now.
+    /// @notice What `redeem` would pay now, to the zatoshi, when it goes through: par less the fee
+    /// while the positions are worth their debt, pro rata without a fee when not, and pro rata out of
+    /// one position alone when it is under 100%, heads the order and the others hold under a
+    /// millionth of its debt.
     function quoteRedemption(
         uint256 amount,
         uint256 feeBps
@@ -166,8 +172,9 @@ interface IPositionManager is IGovernedParameters {
     function epoch() external view returns (uint32);
 
     /// @notice Whether `redistribute` would take the open position now: it owes something and is worth
-    /// under its debt, or within 4 zatoshi and 1 ppm of it (what a par redemption settles first), and
-    /// the price is not frozen.
+    /// under its debt, or within 4 zatoshi and 1 ppm of it (what a par redemption settles first), the
+    /// others hold at least a millionth of its debt to take it, the price is not frozen and the minter
+    /// not paused.
     function redistributable(uint256 positionId) external view returns (bool);
 
     /// @notice The ZEC/USD price every valuation here reads (two feeds and a last good price).

@@ -23,7 +23,7 @@ import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtur
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 import { addressesIn, captureLogs } from "./log-capture.ts";
 
-const { alice, relayer } = accounts;
+const { alice, relayer, pauser } = accounts;
 const SAPLING = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 const TRANSPARENT = "tmBsTi2xWTjUdEXnuTceL7fecEQKeWaPDJd";
 
@@ -498,6 +498,32 @@ describe("positions through the relay", () => {
     expect(await s.read.token.read.balanceOf([relayer.address as Hex])).toBe(relayerZsd);
     expect((await s.read.positions.read.getPosition([keep.id])).debt).toBeGreaterThan(keptDebt);
     expect(await s.read.positions.read.getPosition([id])).toMatchObject({ status: 2, debt: 0n, collateralZat: 0n });
+  });
+
+  it("while the minter is paused the keeper sends nothing (it would revert), and acts once it resumes", async () => {
+    await s.setPrice(100n * 100_000_000n);
+    await open(20n * ZEC, 100n * ZSD);
+    const { id } = await open(4n * ZEC, 130n * ZSD);
+    await s.receipt(await s.as(pauser).minter.write.pause());
+    try {
+      await s.setPrice(30n * 100_000_000n); // under 100%: redistributable but for the pause
+      expect(await s.read.positions.read.redistributable([id])).toBe(false);
+      // Twenty keeper passes at 100 ms.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const sent = await storage.db.query<{ action: string }>(
+        "SELECT action FROM position_actions WHERE position_id = $1 AND account_id IS NULL",
+        [id.toString()],
+      );
+      expect(sent).toEqual([]);
+    } finally {
+      await s.receipt(await s.as(pauser).minter.write.unpause());
+    }
+    await eventually(
+      async () => (await get<{ status: string }>(`/v1/positions/${id}`)).body.status,
+      (status) => status === "liquidated",
+      "the keeper's redistribution after the pause",
+      30_000,
+    );
   });
 
   it("the keeper spreads dust the position manager calls redistributable though it is not liquidatable", async () => {

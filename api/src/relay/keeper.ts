@@ -44,15 +44,16 @@ export class Keeper {
     const { chain } = this;
     const minter = { address: chain.minter, abi: stableMinterAbi } as const;
     const positions = { address: chain.positions, abi: positionManagerAbi } as const;
-    const [count, liquidationBps, token, totalDebt, { price, frozen, ageSeconds, maxAgeSeconds }] = await Promise.all([
+    const [count, liquidationBps, token, paused, { price, frozen, ageSeconds, maxAgeSeconds }] = await Promise.all([
       chain.client.readContract({ ...positions, functionName: "positionCount" }),
       chain.client.readContract({ ...positions, functionName: "liquidationRatioBps" }),
       chain.client.readContract({ ...minter, functionName: "token" }),
-      chain.client.readContract({ ...positions, functionName: "totalDebt" }),
+      chain.client.readContract({ ...minter, functionName: "paused" }),
       chain.priceState(),
     ]);
-    // A stale or frozen price liquidates nothing: the position manager would refuse it.
-    if (count === 0n || frozen || ageSeconds > maxAgeSeconds) return [];
+    // A stale or frozen price liquidates nothing: the position manager would refuse it. Nor does a paused
+    // minter, which stops liquidations and redistributions while owners cannot top up.
+    if (count === 0n || paused || frozen || ageSeconds > maxAgeSeconds) return [];
     let balance = await tokenBalanceOf(chain, token, this.relayer);
     const queued: bigint[] = [];
     for (let seen = 0; seen < this.options.batch && seen < Number(count); seen++) {
@@ -70,12 +71,14 @@ export class Keeper {
       // Under 100%: never liquidated at a loss. Not liquidatable, yet within the few zatoshi and 1 ppm of 100% that a par
       // redemption settles first (dust at any ratio; the position manager says which): 25 such would hold up every par redemption.
       // Either is spread over the others while any hold debt.
+      const underwater = value < p.debt;
+      // The position manager's view says exactly when `redistribute` goes through (nobody to spread over,
+      // a paused minter or a frozen price: no).
       const spread =
-        value < p.debt ||
-        (!liquidatable &&
-          (await chain.client.readContract({ ...positions, functionName: "redistributable", args: [id] })));
+        (underwater || !liquidatable) &&
+        (await chain.client.readContract({ ...positions, functionName: "redistributable", args: [id] }));
+      if (underwater && !spread) continue;
       if (spread) {
-        if (totalDebt <= p.debt) continue;
         const action = await this.options.positions.queueKeeperRedistribution(
           chain,
           this.relayer,

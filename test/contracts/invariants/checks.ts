@@ -150,6 +150,11 @@ export async function probe({ s }: Context, c: Chain, label: string) {
       }),
     );
     expect(redistribution, `${label}: redistribution probe of position ${id}`).toBe(frozen ?? expected);
+    // The view keepers go by says what the call does.
+    expect(
+      await s.read.positions.read.redistributable([id]),
+      `${label}: redistributable(${id}) against the probe (${redistribution})`,
+    ).toBe(redistribution === null);
   });
   await Promise.all(checks);
 }
