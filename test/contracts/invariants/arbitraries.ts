@@ -8,7 +8,7 @@ import type { Step } from "./world.ts";
 import { Deposit, DepositBatch, InsertPending, SpendBatch, type Tamper, WithdrawNote } from "./steps/notes.ts";
 import { Close, Liquidate, Mint, MintBatch, Redistribute, Repay, TopUp, Withdraw } from "./steps/positions.ts";
 import { Redeem, Redirect, Settle, type Size } from "./steps/redemptions.ts";
-import { Edge, Feed, type FeedKind, GOVERNED, Govern, Price, type Setter } from "./steps/market.ts";
+import { Edge, Feed, type FeedKind, GOVERNED, Govern, Pause, Price, type Setter } from "./steps/market.ts";
 
 const index = fc.nat({ max: 7 });
 /** Keepers go for the riskiest positions. */
@@ -115,6 +115,8 @@ export const steps: fc.Arbitrary<Step>[] = [
         ).map((b) => new Feed(which, kind, b)),
       ),
   ),
+  // The minter stopped or resumed by its pauser, or new mints alone by the guardian (each a toggle).
+  fc.constantFrom<"pauser" | "guardian">("pauser", "guardian").map((who) => new Pause(who)),
   // Falls that put the thinner positions under 100% and leave the thicker ones above.
   bps(-5_000, -3_000).map((b) => new Price("move", b)),
   fc

@@ -43,6 +43,10 @@ export interface Chain {
   price: bigint;
   /** Neither feed trusted: mints, withdrawals against debt, liquidations, redistributions and redemptions refused. */
   frozen: boolean;
+  /** The pauser stopped the minter: note spends, withdrawals, liquidations and redistributions refused. */
+  paused: boolean;
+  /** The guardian stopped new mints alone (a reserves shortfall). */
+  mintsPaused: boolean;
   epoch: bigint;
   params: Params;
   positions: PositionView[];
@@ -103,6 +107,15 @@ export async function simulate(call: () => Promise<unknown>): Promise<string | n
   }
 }
 
+/**
+ * What a paused minter answers before anything else (its modifier runs first): the pauser's pause for
+ * every call it stops, then, for a mint, the guardian's.
+ */
+export function pauseError(c: Chain, call: "mint" | "pausable"): string | null {
+  if (c.paused) return "EnforcedPause";
+  return call === "mint" && c.mintsPaused ? "MintsArePaused" : null;
+}
+
 /** Asserts the outcome is the predicted error (or success when null). */
 export function expectOutcome(
   label: string,
@@ -116,19 +129,22 @@ export function expectOutcome(
 
 export async function read({ s }: Context): Promise<Chain> {
   const r = s.read;
-  const [held, unminted, backing, free, pending, supply, debt, n, payoutCount, round, epoch] = await Promise.all([
-    r.registry.read.totalCollateralZat(),
-    r.registry.read.unmintedZat(),
-    r.positions.read.backingCollateralZat(),
-    r.positions.read.freeCollateralZat(),
-    r.redemptions.read.pendingZatDue(),
-    r.token.read.totalSupply(),
-    r.positions.read.totalDebt(),
-    r.positions.read.positionCount(),
-    r.redemptions.read.payoutCount(),
-    r.priceFeed.read.peekPrice(),
-    r.positions.read.epoch(),
-  ]);
+  const [held, unminted, backing, free, pending, supply, debt, n, payoutCount, round, epoch, paused, mintsPaused] =
+    await Promise.all([
+      r.registry.read.totalCollateralZat(),
+      r.registry.read.unmintedZat(),
+      r.positions.read.backingCollateralZat(),
+      r.positions.read.freeCollateralZat(),
+      r.redemptions.read.pendingZatDue(),
+      r.token.read.totalSupply(),
+      r.positions.read.totalDebt(),
+      r.positions.read.positionCount(),
+      r.redemptions.read.payoutCount(),
+      r.priceFeed.read.peekPrice(),
+      r.positions.read.epoch(),
+      r.minter.read.paused(),
+      r.minter.read.mintsPaused(),
+    ]);
   const [queuedCount, insertedCount, pendingCount, root, treeSize] = await Promise.all([
     r.registry.read.queuedCount(),
     r.registry.read.insertedCount(),
@@ -160,6 +176,8 @@ export async function read({ s }: Context): Promise<Chain> {
     payoutCount,
     price: round[0],
     frozen: round[2] === 2,
+    paused,
+    mintsPaused,
     epoch: BigInt(epoch),
     params: {
       minCollateralRatioBps,
@@ -202,11 +220,14 @@ export const value = (c: Chain, zat: bigint) => zat * c.price * ZAT_PRICE_TO_USD
 export const settles = (c: Chain, zat: bigint, debt: bigint) =>
   debt !== 0n && (zat < SETTLE_MARGIN_ZAT || value(c, zat - SETTLE_MARGIN_ZAT) < debt + debt / 1_000_000n);
 
-/** Recovery mode for exits, as the position manager computes it. */
-export function exitError(c: Chain, collateralOut: bigint, debtOut: bigint): string | null {
+/**
+ * An exit that lowers the system's ratio must leave it at `floorBps` or more, as the position manager
+ * computes it: the system floor for a withdrawal (recovery mode), 100% for a close or a whole repayment.
+ */
+export function exitError(c: Chain, collateralOut: bigint, debtOut: bigint, floorBps: bigint): string | null {
   const backingAfter = c.backing - min(collateralOut, c.backing);
   const debtAfter = c.debt - debtOut;
   if (debtAfter === 0n || backingAfter * c.debt >= c.backing * debtAfter) return null;
-  if (value(c, backingAfter) * BPS < debtAfter * c.params.systemFloorRatioBps) return "SystemRatioTooLow";
+  if (value(c, backingAfter) * BPS < debtAfter * floorBps) return "SystemRatioTooLow";
   return null;
 }

@@ -120,8 +120,8 @@ export async function probe({ s }: Context, c: Chain, label: string) {
     const v = value(c, p.collateralZat);
     const to = { sealedAddress: s.sealed(SAPLING, PROBE), noteCommitment: 0n };
     const liquidatable = p.debt !== 0n && v * BPS < p.debt * c.params.liquidationRatioBps;
-    // A frozen price moves nobody's collateral.
-    const frozen = c.frozen ? "PriceFrozen" : undefined;
+    // A paused minter stops both before anything (its modifier), and a frozen price moves nobody's collateral.
+    const frozen = c.paused ? "EnforcedPause" : c.frozen ? "PriceFrozen" : undefined;
     const liquidation = await simulate(() =>
       s.publicClient.simulateContract({
         address: s.read.minter.address,

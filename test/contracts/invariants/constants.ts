@@ -3,7 +3,7 @@
 import type { Address } from "viem";
 import { ZEC, ZSD, accounts } from "../../helpers/fixtures.ts";
 
-export const { alice, bob, carol, relayer, custody, oracleUpdater } = accounts;
+export const { alice, bob, carol, relayer, custody, oracleUpdater, pauser, guardian } = accounts;
 export const BPS = 10_000n;
 /** The least debt of a position that owes anything (PositionManager's MIN_DEBT): a repayment may not leave less. */
 export const MIN_DEBT = ZSD;

@@ -15,6 +15,8 @@ import {
   ZAT_PRICE_TO_USD18,
   carol,
   ceilDiv,
+  guardian,
+  pauser,
   max,
 } from "../constants.ts";
 import type { Context } from "../context.ts";
@@ -113,8 +115,39 @@ export class Edge extends Step {
         // Under 100% while the others hold under a millionth of its debt there is no one to redistribute to.
         const alone = this.ratio === "100%" && !spreadable(p.debt, c.debt);
         expect(error, `${this.toString()}: position ${id} at price ${next}`).toBe(
-          this.below ? (alone ? "NoDebtToRedistributeTo" : possible) : refused,
+          c.paused ? "EnforcedPause" : this.below ? (alone ? "NoDebtToRedistributeTo" : possible) : refused,
         );
+        return new Map();
+      },
+      true,
+    );
+  }
+}
+
+/**
+ * The pauser stops or resumes the minter (note spends, withdrawals, liquidations and redistributions;
+ * repayments and closes go on), or the guardian stops or resumes new mints alone.
+ */
+export class Pause extends Step {
+  constructor(readonly who: "pauser" | "guardian") {
+    super();
+  }
+  toString() {
+    return `Pause(${this.who})`;
+  }
+  async run(m: Model, w: World) {
+    const { s } = w.ctx;
+    await w.step(
+      m,
+      this.toString(),
+      async (c) => {
+        const outcome = await send(w.ctx, () => {
+          if (this.who === "guardian") return s.as(guardian).minter.write.setMintsPaused([!c.mintsPaused, "fuzz"]);
+          return c.paused ? s.as(pauser).minter.write.unpause() : s.as(pauser).minter.write.pause();
+        });
+        expectOutcome(this.toString(), outcome, null);
+        const now = this.who === "guardian" ? !c.mintsPaused : !c.paused;
+        count(`Pause: ${this.who} ${now ? "stopped" : "resumed"}`);
         return new Map();
       },
       true,

@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import { collateralRegistryAbi } from "@zsd/sdk/abis";
 import { DepositTree, createNote, depositLeaf, noteCommitment, registryLeaves } from "@zsd/sdk";
 import { STATUS, carol, relayer } from "../constants.ts";
-import { expectOutcome, send } from "../chain.ts";
+import { expectOutcome, pauseError, send } from "../chain.ts";
 import { type Expected, type Model, released } from "../model.ts";
 import { count } from "../stats.ts";
 import { Step, type World } from "../world.ts";
@@ -75,12 +75,13 @@ export class WithdrawNote extends Step {
   async run(m: Model, w: World) {
     const ctx = w.ctx;
     const { s } = ctx;
-    await w.step(m, this.toString(), async () => {
+    await w.step(m, this.toString(), async (c) => {
       const p = ctx.withdrawals[this.k]!;
       const owner = this.wrongOwner ? carol.address : p.owner.address;
       let expected: string | null = null;
       if (m.spent.has(`withdraw${this.k}`)) expected = "NullifierAlreadySpent";
       else if (this.wrongOwner) expected = "InvalidProof";
+      expected = pauseError(c, "pausable") ?? expected;
       const outcome = await send(ctx, () =>
         s.as(relayer).minter.write.withdrawNote([p.proof, p.spend, p.sealedAddress, owner]),
       );
@@ -129,6 +130,7 @@ export class SpendBatch extends Step {
       );
       if (closed && expected) count("SpendBatch: spent and a position not open (NullifierAlreadySpent first)");
       if (closed && !expected) expected = "PositionNotOpen";
+      expected = pauseError(c, "pausable") ?? expected;
       const outcome = await send(ctx, () =>
         s.as(relayer).minter.write.spendBatch([
           items.map(({ p }) => p.proof),

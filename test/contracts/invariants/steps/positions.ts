@@ -7,7 +7,17 @@ import { positionManagerAbi } from "@zsd/sdk/abis";
 import { closeTypedData, repayTypedData, withdrawCollateralTypedData } from "@zsd/sdk";
 import { BPS, MIN_DEBT, STATUS, ZAT_PRICE_TO_USD18, alice, bob, carol, relayer, max, min } from "../constants.ts";
 import { keyOf } from "../context.ts";
-import { deadline, exitError, expectOutcome, gather, minterDomain, send, settles, value } from "../chain.ts";
+import {
+  deadline,
+  exitError,
+  expectOutcome,
+  gather,
+  minterDomain,
+  pauseError,
+  send,
+  settles,
+  value,
+} from "../chain.ts";
 import {
   type Caller,
   type Dest,
@@ -57,6 +67,7 @@ export class Mint extends Step {
       ) {
         count("Mint: spent and under a ratio (NullifierAlreadySpent first)");
       }
+      expected = pauseError(c, "mint") ?? expected;
       const outcome = await send(ctx, () => s.as(relayer).minter.write.mint([p.proof, p.request]));
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       m.spent.add(`mint${this.k}`);
@@ -104,6 +115,7 @@ export class MintBatch extends Step {
         }
         [backing, debt] = [backing + p.floorZat, debt + p.mint];
       }
+      expected = pauseError(c, "mint") ?? expected;
       const outcome = await send(ctx, () =>
         s.as(relayer).minter.write.mintBatch([items.map((p) => p.proof), items.map((p) => p.request)]),
       );
@@ -148,6 +160,7 @@ export class TopUp extends Step {
       if (m.spent.has(`topUp${this.k}`) && position?.status !== STATUS.Open) {
         count("TopUp: spent and not open (NullifierAlreadySpent first)");
       }
+      expected = pauseError(c, "pausable") ?? expected;
       const outcome = await send(ctx, () => s.as(bob).minter.write.topUp([p.proof, p.spend, id]));
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       m.spent.add(`topUp${this.k}`);
@@ -190,8 +203,8 @@ export class Repay extends Step {
       let expected: string | null = null;
       if (p.status !== STATUS.Open) expected = "PositionNotOpen";
       else if (amount === 0n || amount > p.debt) expected = "InvalidRepayAmount";
-      else if (amount === p.debt) expected = exitError(c, p.collateralZat, p.debt);
-      else if (p.debt - amount < MIN_DEBT) expected = "DebtBelowMinimum";
+      else if (amount === p.debt) expected = exitError(c, p.collateralZat, p.debt, BPS);
+      else if (p.debt - amount < MIN_DEBT && p.debt >= MIN_DEBT) expected = "DebtBelowMinimum";
       const payer = this.bySig ? bob : alice;
       if (expected === null) await gather(ctx, payer.address, amount);
       const outcome = await send(ctx, async () => {
@@ -242,7 +255,8 @@ export class Withdraw extends Step {
       else if (p.debt !== 0n && c.frozen) expected = "PriceFrozen";
       else if (p.debt !== 0n && value(c, left) * BPS < p.debt * c.params.minCollateralRatioBps) {
         expected = "PositionUndercollateralized";
-      } else if (p.debt !== 0n) expected = exitError(c, amount, 0n);
+      } else if (p.debt !== 0n) expected = exitError(c, amount, 0n, c.params.systemFloorRatioBps);
+      expected = pauseError(c, "pausable") ?? expected;
       const to = destination(ctx, this.dest, p.owner);
       const outcome = await send(ctx, async () => {
         if (this.caller === "owner") return s.as(owner).minter.write.withdrawCollateral([id, amount, to]);
@@ -289,7 +303,7 @@ export class Close extends Step {
       if (this.caller === "strangerSig") expected = "InvalidSignature";
       else if (p.status !== STATUS.Open && p.status !== STATUS.Liquidated) expected = "PositionNotOpen";
       else if (this.caller === "stranger") expected = "NotPositionOwner";
-      else if (p.debt !== 0n) expected = exitError(c, p.collateralZat, p.debt);
+      else if (p.debt !== 0n) expected = exitError(c, p.collateralZat, p.debt, BPS);
       if (expected === null) await gather(ctx, p.owner, p.debt);
       const to = destination(ctx, this.dest, p.owner);
       const outcome = await send(ctx, async () => {
@@ -339,6 +353,7 @@ export class Liquidate extends Step {
         else if (p.debt === 0n || value(c, p.collateralZat) * BPS >= p.debt * c.params.liquidationRatioBps) {
           expected = "PositionNotLiquidatable";
         }
+        expected = pauseError(c, "pausable") ?? expected;
         if (expected === null) await gather(ctx, carol.address, p.debt);
         const to = destination(ctx, this.dest, carol.address);
         const outcome = await send(ctx, () => s.as(carol).minter.write.liquidate([id, to]));
@@ -390,6 +405,7 @@ export class Redistribute extends Step {
           expected = "NoDebtToRedistributeTo";
           if (p.debt < c.debt) stats.unspreadableRefusals++;
         }
+        expected = pauseError(c, "pausable") ?? expected;
         const to = destination(ctx, this.dest, bob.address);
         const outcome = await send(ctx, () => s.as(bob).minter.write.redistribute([id, to]));
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
