@@ -3,13 +3,14 @@
 import { type Hex, decodeFunctionData, parseSignature } from "viem";
 import { redemptionsAbi } from "@zsd/sdk";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { releaseProver } from "@zsd/sdk/notes";
 import { DEV_SEAL_KEY, openSealedAddress, sealAddress, sealBytes, sealKeyFromSecret } from "@zsd/sdk/seal";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, overriding, startRelayApi } from "./helpers.ts";
 import type { Database } from "../../api/src/adapters/db/index.ts";
+import { SealedAddresses } from "../../api/src/domain/sealed-addresses.ts";
 import { addressesIn, captureLogs } from "./log-capture.ts";
 
 const { alice, bob } = accounts;
@@ -545,6 +546,43 @@ describe("redeem through the relay", () => {
       expect(terms400.status).toBe(400);
       // The same signature, still unsent, goes through: nothing above spent the nonce.
       expect((await api.call("/v1/redeem", json(good))).status).toBe(202);
+    });
+    it("seals once for a refused signature however many nonces the owner used, saying what to sign; 409 for one relayed", async () => {
+      // The test above leaves a redemption to burn: the nonce is read once it has.
+      await eventually(
+        async () => (await storage.db.query("SELECT 1 FROM redemption_requests WHERE status = 'requested'")).length,
+        (n) => n === 0,
+        "earlier redemptions to burn or fail",
+      );
+      const used = await s.read.redemptions.read.nonces([alice.address]);
+      expect(used).toBeGreaterThan(2n);
+      const seals = vi.spyOn(SealedAddresses.prototype, "sealFor");
+      try {
+        const refused = await api.call(
+          "/v1/redeem",
+          json(await clearBody(ZSD, s.seal(SAPLING_TESTNET, alice.address))),
+        );
+        expect(refused.status).toBe(422);
+        const problem = (await refused.json()) as { code: string; detail: string };
+        expect(problem.code).toBe("invalid_signature");
+        expect(problem.detail).toContain("GET /v1/redemptions/terms");
+        expect(problem.detail).toContain(`nonce ${used}`);
+        expect(seals).toHaveBeenCalledTimes(1);
+
+        // A signature this relay took at a nonce since used is still told apart from a bad one.
+        const good = await clearBody(ZSD);
+        const sent = await api.call("/v1/redeem", json(good));
+        expect(sent.status).toBe(202);
+        const { id } = (await sent.json()) as { id: string };
+        expect(await until(id, ["paid", "failed"])).toMatchObject({ status: "paid" });
+        seals.mockClear();
+        const again = await api.call("/v1/redeem", json(good));
+        expect(again.status).toBe(409);
+        expect(await again.json()).toMatchObject({ code: "redemption_already_submitted", id });
+        expect(seals).toHaveBeenCalledTimes(2);
+      } finally {
+        seals.mockRestore();
+      }
     });
   });
 

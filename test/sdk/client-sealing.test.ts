@@ -14,6 +14,7 @@ import {
   liquidateTypedData,
   openSealedAddress,
   redeemTypedData,
+  sealAddress,
   sealKeyFromSecret,
   sealedKeyId,
   withdrawCollateralTypedData,
@@ -67,7 +68,7 @@ const unreadable = {
 describe("the JS client seals withdraw addresses", () => {
   let server: Server;
   let baseUrl: string;
-  let seen: { method: string; path: string; body: string }[];
+  let seen: { method: string; path: string; query: URLSearchParams; body: string }[];
   /** Answers by "METHOD /path"; an array is answered in turn. */
   let routes: Record<string, { status: number; body: unknown } | { status: number; body: unknown }[]>;
 
@@ -76,8 +77,8 @@ describe("the JS client seals withdraw addresses", () => {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
-        const path = new URL(req.url!, "http://x").pathname;
-        seen.push({ method: req.method!, path, body: Buffer.concat(chunks).toString() });
+        const { pathname: path, searchParams: query } = new URL(req.url!, "http://x");
+        seen.push({ method: req.method!, path, query, body: Buffer.concat(chunks).toString() });
         const route = routes[`${req.method} ${path}`];
         const reply = (Array.isArray(route) ? route.shift() : route) ?? { status: 404, body: { code: "not_found" } };
         res.writeHead(reply.status, {
@@ -127,6 +128,87 @@ describe("the JS client seals withdraw addresses", () => {
     expect(seen.filter((s) => s.path === "/v1/relay")).toHaveLength(1);
     // Nothing sent carries the address in clear.
     expect(seen.map((s) => s.body.toLowerCase()).join(" ")).not.toContain(ZADDR);
+  });
+
+  describe("sealed by the API (the spec's body)", () => {
+    const UNIFIED = // A payable testnet Unified address (test/api/redeem.test.ts's).
+      "utest1ysy5dxs0unv4svecfm6wgyw6tjfj6zf0jdr6psv23zz03k638w7ee70cspe5hh72ukn6chtppcguyhnul03agesa0dlygndqjkacmpzkt0qh7vezakr4v9x3f7fap95g3lh6du9sz77hf4zpn4uqyx66pqph9mgjr5477eqz2g75z5cf";
+    const context = { chainId: CHAIN_ID, redemptions: REDEMPTIONS, owner: wallet.address };
+    const sealedTerms = (
+      address: string,
+      sealed: Hex | null = sealAddress(DEV_SEAL_KEY, context, address, "testnet"),
+    ) => ({
+      ...redemptionTerms(),
+      ...(sealed === null ? {} : { withdrawAddress: address, sealedAddress: sealed }),
+    });
+    /** The wallet, counting what it is asked to sign. */
+    const counting = () => {
+      const signer = {
+        address: wallet.address,
+        signed: 0,
+        signTypedData: (typed: Parameters<typeof wallet.signTypedData>[0]) => {
+          signer.signed++;
+          return wallet.signTypedData(typed);
+        },
+      };
+      return signer;
+    };
+
+    it("asks the terms for the canonical address, signs their seal of it and sends the address in the clear", async () => {
+      const terms = sealedTerms(ZADDR);
+      routes = {
+        "GET /v1/relay": { status: 200, body: relay(DEV_SEAL_KEY) },
+        "GET /v1/redemptions/terms": { status: 200, body: terms },
+      };
+      const body = await client().signRedemption({
+        amount: "25",
+        withdrawAddress: ZADDR.toUpperCase(),
+        signer: wallet,
+        sealedBy: "api",
+      });
+      expect(Object.keys(body).sort()).toEqual(["amount", "owner", "permit", "withdrawAddress"]);
+      expect(body.withdrawAddress).toBe(ZADDR);
+      const asked = seen.find((s) => s.path === "/v1/redemptions/terms")!;
+      expect(asked.query.get("withdrawAddress")).toBe(ZADDR);
+      const { v, r, s, deadline } = body.permit as { v: number; r: Hex; s: Hex; deadline: number };
+      const typed = redeemTypedData(
+        { chainId: CHAIN_ID, verifyingContract: REDEMPTIONS },
+        {
+          owner: wallet.address,
+          amount: 25n * 10n ** 18n,
+          sealedAddress: terms.sealedAddress!,
+          nonce: 7n,
+          deadline: BigInt(deadline),
+        },
+      );
+      const signature = `${r}${s.slice(2)}${v.toString(16)}` as Hex;
+      expect(await verifyTypedData({ ...typed, address: wallet.address, signature })).toBe(true);
+    });
+
+    it("signs nothing when the terms seal another address than the one asked, or none", async () => {
+      // What the seal holds only custody can tell: the client checks what the terms say of it.
+      for (const terms of [sealedTerms(UNIFIED), sealedTerms(ZADDR, null)]) {
+        routes = {
+          "GET /v1/relay": { status: 200, body: relay(DEV_SEAL_KEY) },
+          "GET /v1/redemptions/terms": { status: 200, body: terms },
+        };
+        const signer = counting();
+        const error = await client()
+          .signRedemption({ amount: "1", withdrawAddress: ZADDR, signer, sealedBy: "api" })
+          .catch((e: unknown) => e);
+        expect((error as FlowError).code).toBe("terms_mismatch");
+        expect(signer.signed).toBe(0);
+      }
+    });
+
+    it("refuses a bad address before asking the terms", async () => {
+      routes = { "GET /v1/relay": { status: 200, body: relay(DEV_SEAL_KEY) } };
+      const error = await client()
+        .signRedemption({ amount: "1", withdrawAddress: MAINNET, signer: wallet, sealedBy: "api" })
+        .catch((e: unknown) => e);
+      expect((error as FlowError).code).toBe("wrong_network");
+      expect(seen.filter((s) => s.path === "/v1/redemptions/terms")).toEqual([]);
+    });
   });
 
   it("refuses a bad address before anything is signed or sent, with the API's own code", async () => {

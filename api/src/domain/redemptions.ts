@@ -274,14 +274,29 @@ export class RedemptionService {
     if (!(await signedAt(nonce))) {
       // Signed for a nonce the owner has used: this redemption went through
       // already (relayed here or sent by anyone), and can never go again.
-      for (let n = nonce - 1n; n >= 0n && n >= nonce - USED_NONCE_LOOKBACK; n--) {
+      // A clear address is sealed anew at every nonce tried, an X25519 exchange each (about 4 ms): tried
+      // at all 64, a refused signature would hold the event loop a quarter of a second. So only the
+      // nonces this relay took that signature at are tried; sent on-chain by anyone else, it is refused
+      // as not the owner's signature of this redemption now.
+      const used =
+        input.sealedAddress !== undefined
+          ? Array.from(
+              { length: Number(nonce < USED_NONCE_LOOKBACK ? nonce : USED_NONCE_LOOKBACK) },
+              (_, i) => nonce - 1n - BigInt(i),
+            )
+          : await this.#noncesSignedWith(input.owner, input.permit, nonce);
+      for (const n of used) {
         if (await signedAt(n)) throw await this.#alreadySubmitted(accountId, input.owner, n, true);
       }
       throw new DomainError(
         "unprocessable",
         "invalid_signature",
         "Invalid signature",
-        "The permit is not the owner's signature of this redemption (amount, address, nonce, deadline).",
+        input.sealedAddress !== undefined
+          ? "The permit is not the owner's signature of this redemption (amount, address, nonce, deadline)."
+          : `The permit is not the owner's signature of this redemption (amount, address, nonce ${nonce}, ` +
+              "deadline). With withdrawAddress, the owner signs the sealedAddress that GET /v1/redemptions/terms " +
+              "answers for this owner and address, at the nonce it names: ask the terms again and sign those bytes.",
       );
     }
     if (await this.#liveAt(input.owner, nonce))
@@ -379,6 +394,18 @@ export class RedemptionService {
       );
     }
     return sealed;
+  }
+
+  /** The owner's nonces below `nonce` at which a request here carried this very signature, newest first. */
+  async #noncesSignedWith(owner: string, permit: RedeemInput["permit"], nonce: bigint): Promise<bigint[]> {
+    const rows = await this.db.query<{ n: string }>(
+      `SELECT DISTINCT owner_nonce::numeric AS n FROM redemption_requests
+       WHERE lower(owner) = lower($1) AND owner_nonce::numeric < $2::numeric
+         AND lower(signature->>'r') = lower($3) AND lower(signature->>'s') = lower($4)
+       ORDER BY n DESC LIMIT 4`,
+      [owner, nonce.toString(), permit.r, permit.s],
+    );
+    return rows.map((r) => BigInt(r.n));
   }
 
   /** Whether a request here, not failed, holds the owner's nonce. */

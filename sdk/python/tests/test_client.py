@@ -314,6 +314,22 @@ class RequestShapeTest(ClientTestCase):
             typed["message"], {"id": 12, "sealedAddress": "0x", "noteCommitment": 99, "nonce": 3, "deadline": 8}
         )
 
+    def test_create_sends_the_specs_clear_address_or_a_sealed_one_exactly_one(self) -> None:
+        permit: Any = {"deadline": 9, "v": 27, "r": "0x01", "s": "0x02"}
+        self.client.redemptions.create(amount="2.5", withdraw_address=WITHDRAW, owner=OWNER, permit=permit)
+        self.client.redemptions.create(amount="2.5", sealed_address="0x01ab", owner=OWNER, permit=permit)
+        clear, sealed = self.server.received
+        self.assertEqual((clear.method, clear.path), ("POST", "/v1/redeem"))
+        self.assertEqual(clear.body, {"amount": "2.5", "withdrawAddress": WITHDRAW, "owner": OWNER, "permit": permit})
+        self.assertEqual(sealed.body, {"amount": "2.5", "sealedAddress": "0x01ab", "owner": OWNER, "permit": permit})
+        with self.assertRaises(ValueError):
+            self.client.redemptions.create(amount="1", owner=OWNER, permit=permit)
+        with self.assertRaises(ValueError):
+            self.client.redemptions.create(
+                amount="1", withdraw_address=WITHDRAW, sealed_address="0x01", owner=OWNER, permit=permit
+            )
+        self.assertEqual(len(self.server.received), 2)
+
     def test_redeem_sends_the_amount_it_signed_in_plain_decimal(self) -> None:
         # str(Decimal("0.0000001")) is "1E-7", which the API's amount pattern refuses after the owner signed.
         terms: Dict[str, Any] = {

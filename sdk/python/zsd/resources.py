@@ -215,13 +215,24 @@ class Redemptions(_Resource):
         self,
         *,
         amount: Amount,
-        sealed_address: str,
         owner: str,
         permit: t.RedeemRequestPermit,
+        sealed_address: Optional[str] = None,
+        withdraw_address: Optional[str] = None,
         idempotency_key: Optional[str] = None,
     ) -> t.Redemption:
-        """``sealed_address``: the withdraw address sealed for ``owner`` (``Client.seal_address``), 0x hex."""
-        body = {"amount": str(amount), "sealedAddress": sealed_address, "owner": owner, "permit": permit}
+        """Exactly one of ``sealed_address``, the withdraw address sealed for ``owner`` (``Client.seal_address``),
+        0x hex, and ``withdraw_address``, the address in the clear (the spec's body): then ``permit`` signs the
+        ``sealedAddress`` that ``terms(owner, withdraw_address)`` answered."""
+        if (sealed_address is None) == (withdraw_address is None):
+            raise ValueError("give exactly one of sealed_address and withdraw_address")
+        body = _compact(
+            amount=str(amount),
+            withdrawAddress=withdraw_address,
+            sealedAddress=sealed_address,
+            owner=owner,
+            permit=permit,
+        )
         return cast(t.Redemption, self._post("/v1/redeem", body, idempotency_key))
 
     def retrieve(self, redemption_id: str) -> t.Redemption:

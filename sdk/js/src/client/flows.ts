@@ -24,7 +24,7 @@ import { type AnonymityWarning, DEFAULT_MIN_ANONYMITY, anonymityWarning } from "
 import { FlowError } from "./errors.ts";
 import { type HttpClient, sleep } from "./http.ts";
 import type { LedgerResource, MintsResource, ProofsResource, RedemptionsResource, RelayResource } from "./resources.ts";
-import { Sealer } from "./sealing.ts";
+import { Sealer, checkAddress } from "./sealing.ts";
 import type { Body, Mint, Redemption, Relay } from "./types.ts";
 
 /**
@@ -431,10 +431,19 @@ export class Flows {
     // signed as the terms seal it and sent in the clear (the API seals it again to the same bytes).
     const own = byApi ? undefined : await this.sealer.seal(params.withdrawAddress, owner, freshKey);
     const target = await this.sealer.target();
-    const terms = await this.r.redemptions.terms(owner, byApi ? params.withdrawAddress : undefined);
+    // The API refuses any form but the canonical one; checked here, a bad address fails before anything is sent.
+    const clear = byApi ? checkAddress(params.withdrawAddress, target.network) : undefined;
+    const terms = await this.r.redemptions.terms(owner, clear);
     const sealedAddress = byApi ? (terms.sealedAddress as Hex | undefined) : own;
     if (!sealedAddress) {
       throw new FlowError("The API's redemption terms did not seal the address.", { code: "terms_mismatch" });
+    }
+    // The seal opens only for custody; what the terms say it holds is checked, so the owner never signs
+    // (nor sends in the clear) another address than the one they named.
+    if (byApi && terms.withdrawAddress !== clear) {
+      throw new FlowError("The API's redemption terms sealed another address than the one asked for.", {
+        code: "terms_mismatch",
+      });
     }
     const domain = (terms.typedData as unknown as { domain: { chainId: number; verifyingContract: Address } }).domain;
     // The seal opens only for the contract and chain it names: a signature for another would pay no one.
@@ -458,7 +467,7 @@ export class Flows {
     } as never);
     const { v, r, s } = parseSignature(signature);
     const permit = { deadline: terms.suggestedDeadline, v: Number(v), r, s };
-    if (byApi) return { amount: formatZsd(amountWei), withdrawAddress: terms.withdrawAddress!, owner, permit };
+    if (byApi) return { amount: formatZsd(amountWei), withdrawAddress: clear!, owner, permit };
     return { amount: formatZsd(amountWei), sealedAddress, owner, permit };
   }
 
