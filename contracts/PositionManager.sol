@@ -49,6 +49,8 @@ contract PositionManager is IPositionManager, AccessControl {
     uint256 private constant MAX_RATIO_BPS = 100_000;
     uint256 private constant MAX_BONUS_BPS = 2_000;
     uint256 private constant MAX_REDISTRIBUTION_REWARD_BPS = 500;
+    /// @dev 0.1 ZEC: a floor above that would pay a keeper more than any clearing's gas costs.
+    uint256 private constant MAX_KEEPER_REWARD_FLOOR_ZAT = 10_000_000;
     /// @dev The least debt of a position that owes anything (1 ZSD). A redemption settles the
     /// positions within a few zatoshi of 100% before it charges par, and gives up past 24: without a
     /// floor, 25 positions of a zatoshi each at 150% head the order, count as within the margin and
@@ -78,6 +80,7 @@ contract PositionManager is IPositionManager, AccessControl {
         uint32 liquidationBonusBps;
         uint32 systemFloorRatioBps;
         uint32 redistributionRewardBps;
+        uint64 keeperRewardFloorZat;
     }
 
     /// @dev The composed map of one epoch's redemptions and redistributions:
@@ -147,6 +150,8 @@ contract PositionManager is IPositionManager, AccessControl {
         _setLiquidationBonus(500);
         _setSystemFloorRatio(minCollateralRatioBps_);
         _setRedistributionReward(50);
+        // 250,000 gas (one clearing alone, its payout included) at 0.5 zatoshi a gas.
+        _setKeeperRewardFloor(125_000);
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
     }
 
@@ -267,9 +272,14 @@ contract PositionManager is IPositionManager, AccessControl {
         if (debt == 0 || value * BPS >= debt * _params.liquidationRatioBps) {
             revert PositionNotLiquidatable(positionId, value, (debt * _params.liquidationRatioBps) / BPS);
         }
+        // The bonus, and at least the keeper's floor over the debt's worth, out of what the owner holds.
+        uint256 unit = price * ZAT_PRICE_TO_USD18;
         seizedZat = Math.min(
             collateral,
-            (debt * (BPS + _params.liquidationBonusBps)) / BPS / (price * ZAT_PRICE_TO_USD18)
+            Math.max(
+                (debt * (BPS + _params.liquidationBonusBps)) / BPS / unit,
+                debt / unit + _params.keeperRewardFloorZat
+            )
         );
         surplusZat = collateral - seizedZat;
         // The surplus leaves the backing pool: the owner claims it with close().
@@ -289,8 +299,27 @@ contract PositionManager is IPositionManager, AccessControl {
             revert PositionNotUnderwater(positionId, collateral * price * ZAT_PRICE_TO_USD18, debt);
         }
         if (!_spreadable(debt)) revert NoDebtToRedistributeTo(positionId);
-        rewardZat = (collateral * _params.redistributionRewardBps) / BPS;
-        _redistribute(positionId, position, collateral, debt, rewardZat, caller);
+        uint256 owedZat;
+        (rewardZat, owedZat) = _clear(positionId, position, collateral, debt, caller);
+        rewardZat += _shareKeeperCost(owedZat);
+    }
+
+    /// @inheritdoc IPositionManager
+    function redistributeMany(
+        uint256[] calldata positionIds,
+        address caller
+    ) external onlyMinter returns (uint256 rewardZat, uint256 cleared) {
+        uint256 price = _livePrice();
+        uint256 owedZat;
+        for (uint256 i = 0; i < positionIds.length; ++i) {
+            (bool done, uint256 own, uint256 owed) = _clearIfDue(positionIds[i], price, caller);
+            if (!done) continue;
+            (rewardZat, owedZat) = (rewardZat + own, owedZat + owed);
+            ++cleared;
+        }
+        if (cleared == 0) revert NothingToRedistribute();
+        // Once, after every one named is gone, so that the cost falls on what is left.
+        rewardZat += _shareKeeperCost(owedZat);
     }
 
     // ---------------------------------------------------------- redemptions
@@ -403,6 +432,11 @@ contract PositionManager is IPositionManager, AccessControl {
         return _params.redistributionRewardBps;
     }
 
+    /// @inheritdoc IPositionManager
+    function keeperRewardFloorZat() external view returns (uint256) {
+        return _params.keeperRewardFloorZat;
+    }
+
     // ------------------------------------------------------------ governance
 
     /// @inheritdoc IPositionManager
@@ -430,6 +464,11 @@ contract PositionManager is IPositionManager, AccessControl {
     /// @inheritdoc IPositionManager
     function setRedistributionReward(uint256 rewardBps) external onlyRole(DEFAULT_ADMIN_ROLE) {
         _setRedistributionReward(rewardBps);
+    }
+
+    /// @inheritdoc IPositionManager
+    function setKeeperRewardFloor(uint256 floorZat) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        _setKeeperRewardFloor(floorZat);
     }
 
     // ------------------------------------------------------------ ratio rules
@@ -696,6 +735,54 @@ contract PositionManager is IPositionManager, AccessControl {
         if (_totals.totalDebt == 0) _endEpoch(_map);
     }
 
+    /// @dev `_clear`s the position if `redistribute` would take it; skips it, not refuses it, otherwise:
+    /// another keeper may have cleared it a block earlier.
+    function _clearIfDue(
+        uint256 id,
+        uint256 price,
+        address caller
+    ) private returns (bool done, uint256 own, uint256 owedZat) {
+        PositionRecord storage position = _positions[id];
+        if (position.status != PositionStatus.Open) return (false, 0, 0);
+        (uint256 collateral, uint256 debt) = _read(position);
+        if (!_settles(collateral, debt, price) || !_spreadable(debt)) return (false, 0, 0);
+        (own, owedZat) = _clear(id, position, collateral, debt, caller);
+        done = true;
+    }
+
+    /// @dev Redistributes the position, paying the keeper its share of the collateral or the floor, out
+    /// of the collateral as far as it goes (a position holding under 200 zatoshi paid nothing): `own`.
+    /// `owedZat` is the rest of the floor, which `_shareKeeperCost` asks of the others.
+    function _clear(
+        uint256 id,
+        PositionRecord storage position,
+        uint256 collateral,
+        uint256 debt,
+        address caller
+    ) private returns (uint256 own, uint256 owedZat) {
+        uint256 reward = Math.max((collateral * _params.redistributionRewardBps) / BPS, _params.keeperRewardFloorZat);
+        own = Math.min(reward, collateral);
+        _redistribute(id, position, collateral, debt, own, caller);
+        owedZat = reward - own;
+    }
+
+    /// @dev Takes `owedZat` from every position with debt in proportion to it (the cost of keeping the
+    /// order clear, shared by all debt as the debt it cleared is), when the riskiest holds its share;
+    /// returns what it took. Its read (collateral rounded down, debt up) is at most what it holds, so
+    /// no read then falls under zero and the reads still sum to the backing.
+    function _shareKeeperCost(uint256 owedZat) private returns (uint256) {
+        if (owedZat == 0) return 0;
+        uint256 debt = _totals.totalDebt;
+        (uint32 head, uint256 headCollateral, uint256 headDebt) = _riskiest();
+        if (head == 0 || headCollateral < Math.mulDiv(headDebt, owedZat, debt, Math.Rounding.Ceil)) return 0;
+        Accumulator memory map = _map;
+        // What each gives rounds up.
+        map.b += SafeCast.toInt256(Math.mulDiv(map.f, owedZat, debt, Math.Rounding.Ceil));
+        _totals.backingCollateralZat -= SafeCast.toUint64(owedZat);
+        _setMap(map);
+        return owedZat;
+    }
+
     /// @dev Closes the position as liquidated and spreads its debt and its
     /// collateral less `reward` over every other position in proportion to
     /// debt: one more step of the map, which keeps the order of ratios.
@@ -825,6 +912,12 @@ contract PositionManager is IPositionManager, AccessControl {
         if (rewardBps > MAX_REDISTRIBUTION_REWARD_BPS) revert InvalidParameter("redistributionRewardBps", rewardBps);
         emit ParameterUpdated("redistributionRewardBps", _params.redistributionRewardBps, rewardBps);
         _params.redistributionRewardBps = uint32(rewardBps);
+    }
+
+    function _setKeeperRewardFloor(uint256 floorZat) private {
+        if (floorZat > MAX_KEEPER_REWARD_FLOOR_ZAT) revert InvalidParameter("keeperRewardFloorZat", floorZat);
+        emit ParameterUpdated("keeperRewardFloorZat", _params.keeperRewardFloorZat, floorZat);
+        _params.keeperRewardFloorZat = uint64(floorZat);
     }
     // forge-lint: disable-end(unsafe-typecast)
 }

@@ -318,6 +318,17 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         if (reward != 0) _release(positionId, msg.sender, reward, to, 0);
     }
 
+    /// @inheritdoc IStableMinter
+    function redistributeMany(
+        uint256[] calldata positionIds,
+        Destination calldata to
+    ) external whenNotPaused nonReentrant returns (uint256 cleared) {
+        uint256 reward;
+        (reward, cleared) = positions.redistributeMany(positionIds, msg.sender);
+        // One payout for the batch: position 0 in its release names no single position.
+        if (reward != 0) _release(0, msg.sender, reward, to, 0);
+    }
+
     // ----------------------------------------------------------------- views
 
     /// @inheritdoc IStableMinter

@@ -58,6 +58,8 @@ interface IPositionManager is IGovernedParameters {
     /// (`steps` = 24), or `steps` whose settling would leave one nobody can take the debt of (a path its
     /// quote did not foresee). Call `redistribute` on them first.
     error UnderwaterPositionsPending(uint256 steps);
+    /// @notice None of the positions named can be redistributed now (cleared already, or not under 100%).
+    error NothingToRedistribute();
     error RedemptionExceedsDebt(uint256 amount, uint256 totalDebt);
     /// @notice Neither price feed can be trusted now (`lastGoodPrice` is frozen): mints, withdrawals
     /// against debt, liquidations, redistributions and redemptions wait until one can.
@@ -87,7 +89,9 @@ interface IPositionManager is IGovernedParameters {
     /// @notice A redemption of `amount` took `zatTaken` from all positions in proportion.
     event RedeemedFromPositions(uint256 amount, uint256 zatTaken, uint256 totalDebt, uint256 totalCollateralZat);
     /// @notice Position `positionId` was under 100%: its `debt` and `collateralZat` less `rewardZat`
-    /// (paid to `caller`) were spread over every other position in proportion to debt.
+    /// (paid to `caller`) were spread over every other position in proportion to debt. What the
+    /// keeper's floor asks beyond `rewardZat` comes from the others after it: the minter's
+    /// `CollateralReleased` to the caller carries the whole reward.
     event PositionRedistributed(
         uint256 indexed positionId,
         address indexed caller,
@@ -130,8 +134,17 @@ interface IPositionManager is IGovernedParameters {
 
     /// @notice Spreads a position under 100% (or within a redemption's margin of it: see
     /// `redistributable`) over every other position in proportion to debt. Minter only.
-    /// @return rewardZat The caller's share of its collateral, which the minter releases.
+    /// @return rewardZat The caller's reward (see `keeperRewardFloorZat`), which the minter releases.
     function redistribute(uint256 positionId, address caller) external returns (uint256 rewardZat);
+
+    /// @notice Redistributes each of `positionIds` that `redistribute` would take now, skipping the
+    /// others; reverts `NothingToRedistribute` when none. Minter only.
+    /// @return rewardZat The caller's rewards, which the minter releases in one payout.
+    /// @return cleared How many were redistributed.
+    function redistributeMany(
+        uint256[] calldata positionIds,
+        address caller
+    ) external returns (uint256 rewardZat, uint256 cleared);
 
     /// @notice Takes the ZEC for a redemption of `amount` out of all positions:
     /// at the oracle price while the system is solvent (after redistributing
@@ -198,6 +211,13 @@ interface IPositionManager is IGovernedParameters {
     /// @notice Share of a redistributed position's collateral paid to the caller, in basis points.
     function redistributionRewardBps() external view returns (uint256);
 
+    /// @notice The least a keeper is paid, in zatoshi, to liquidate or redistribute any position: a
+    /// clearing's gas at a reference gas price (the default, 125,000, is 250,000 gas at 0.5 zatoshi a
+    /// gas: one clearing alone, its payout included; one in a batch costs a fifth of that). A liquidation takes it out of the owner's collateral over the debt's worth (as far as it
+    /// goes); a redistribution out of the position's collateral and, past it, from every other
+    /// position in proportion to debt.
+    function keeperRewardFloorZat() external view returns (uint256);
+
     /// @notice Sets the minimum collateral ratio in basis points (15000 = 150%). Admin (timelock) only.
     function setMinCollateralRatio(uint256 ratioBps) external;
 
@@ -212,4 +232,7 @@ interface IPositionManager is IGovernedParameters {
 
     /// @notice Sets the redistribution reward in basis points (at most 500). Admin (timelock) only.
     function setRedistributionReward(uint256 rewardBps) external;
+
+    /// @notice Sets the keeper's reward floor in zatoshi (at most 10,000,000). Admin (timelock) only.
+    function setKeeperRewardFloor(uint256 floorZat) external;
 }

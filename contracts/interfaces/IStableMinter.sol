@@ -213,6 +213,15 @@ interface IStableMinter is IGovernedParameters {
     /// collateral less the redistribution reward, which goes to the caller at `to`). Anyone may call.
     function redistribute(uint256 positionId, Destination calldata to) external;
 
+    /// @notice Redistributes, in one call, each of `positionIds` that `redistribute` would take now
+    /// (skipping any another keeper cleared first), and pays the caller's rewards at `to` in one
+    /// release (its `positionId` is 0). Reverts `NothingToRedistribute` when none could be taken.
+    /// @return cleared How many were redistributed.
+    function redistributeMany(
+        uint256[] calldata positionIds,
+        Destination calldata to
+    ) external returns (uint256 cleared);
+
     /// @notice The mint binding: `keccak256(abi.encode(chainid, minter, "mint", recipient, relayer, fee, mintAmount, owner)) % p`.
     function mintBinding(
         address recipient,

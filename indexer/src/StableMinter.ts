@@ -20,8 +20,14 @@ ponder.on("StableMinter:Minted", async ({ event, context }) => {
 
 // After a withdrawal, a liquidation (the seized part), a close (everything) or
 // a redistribution (the caller's reward): the only way ZEC leaves a position.
+// A batch of redistributions pays its keeper once, naming position 0: each
+// position's PositionRedistributed row says what it gave.
 ponder.on("StableMinter:CollateralReleased", async ({ event, context }) => {
   const { positionId, amountZat, payoutId, noteSequence, collateralLeft } = event.args;
+  if (positionId === 0n) {
+    await positionCollateral(context, event, -amountZat);
+    return;
+  }
   const toNote = payoutId === 0n;
   await positionChanged(context, event, positionId, () => ({ collateralZat: collateralLeft }), {
     kind: "released",

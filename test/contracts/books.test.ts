@@ -5,10 +5,10 @@
 // charged an underwater position more than it held, a refund that landed on
 // a position opened after the whole supply was redeemed, a fee that rounded
 // to zero, and a close that took the system under its floor.
-import { type Address, parseEventLogs } from "viem";
+import { type Address, type Hex, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { positionManagerAbi, redemptionsAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import {
   type Note,
   closeTypedData,
@@ -289,6 +289,21 @@ describe("the books hold under the audit's sequences", () => {
     await books();
   });
 
+  it("4d. a small position under 100% pays the keeper at least the floor, which covers the call's gas", async () => {
+    await open(20n * ZEC, 100n * ZSD);
+    const small = await open(3_000_000n, ZSD); // 0.03 ZEC for a ZSD, 150% at $50
+    await price(28n); // 84%
+    const floor = await s.read.positions.read.keeperRewardFloorZat();
+    const cleared = await s.receipt(
+      await s.as(carol).minter.write.redistribute([small.id, toAddress(OTHER, carol.address)]),
+    );
+    // 0.5% of its 0.03 ZEC would be 15,000 zatoshi, under a sixth of the call's gas at 0.5 zatoshi a gas.
+    const [paid] = parseEventLogs({ abi: redemptionsAbi, logs: cleared.logs, eventName: "PayoutRequested" });
+    expect(paid!.args).toMatchObject({ owner: carol.address, zatDue: floor });
+    expect(cleared.gasUsed).toBeLessThanOrEqual(floor * 2n);
+    await books();
+  });
+
   // From an attacker's review of the fix itself: each failed on its first version.
   it("5. a position under 100% holding all but dust of the debt pays pro rata out of its own collateral", async () => {
     // Y owes the least a position may (a ZSD), X over a million times more: Y holds under a millionth of the debt.
@@ -489,11 +504,32 @@ describe("the books hold under the audit's sequences", () => {
     }
     const sealed = s.sealed(OTHER, alice.address);
     await expectRevert(s.as(alice).redemptions.write.redeem([10n ** 13n, sealed]), "UnderwaterPositionsPending", [24n]);
-    // Anyone may spread one (at 150%, a zatoshi is within the walk's margin of 100%): the next redemption settles
-    // the other 24 itself and goes through.
+    // Anyone may spread one (at 150%, a zatoshi is within the walk's margin of 100%). Alone it pays only its
+    // zatoshi: the keeper's floor would take the rest from every other position in proportion to debt, and
+    // the other dust, a fifth of the debt, cannot give its share.
     expect(await s.read.positions.read.redistributable([dust[0]!.id])).toBe(true);
-    await s.receipt(
-      await s.as(carol).minter.write.redistribute([dust[0]!.id, { sealedAddress: "0x", noteCommitment: 0n }]),
+    const floor = await s.read.positions.read.keeperRewardFloorZat();
+    const paid = async (hash: Hex) => {
+      const receipt = await s.receipt(hash);
+      const [release] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "CollateralReleased" });
+      return { gas: receipt.gasUsed, reward: release!.args.amountZat!, positionId: release!.args.positionId! };
+    };
+    const one = await paid(await s.as(carol).minter.write.redistribute([dust[0]!.id, toAddress(OTHER, carol.address)]));
+    expect(one).toMatchObject({ reward: 1n, positionId: dust[0]!.id });
+    await books();
+    // The other 24 in one call (the first named again, cleared already, is skipped): their zatoshi, and the
+    // floors' rest from what is left once they are gone (the 10 ZEC position), in one payout; before, a
+    // zatoshi's 0.5% paid nothing, so nobody would clear them. The floor covers the gas at its reference
+    // price, 0.5 zatoshi a gas.
+    const many = await paid(
+      await s.as(carol).minter.write.redistributeMany([dust.map((d) => d.id), toAddress(OTHER, carol.address)]),
+    );
+    expect(many).toMatchObject({ reward: 24n * floor, positionId: 0n });
+    expect((many.gas * 5n) / 24n).toBeLessThanOrEqual(floor * 10n);
+    console.log(`keeper gas: one ${one.gas}, 24 in one call ${many.gas} (${many.gas / 24n} each)`);
+    await expectRevert(
+      s.as(carol).minter.write.redistributeMany([dust.map((d) => d.id), toAddress(OTHER, carol.address)]),
+      "NothingToRedistribute",
     );
     await redeem(10n ** 13n, OTHER);
     for (const d of dust) expect((await position(d.id)).status).toBe(STATUS.Liquidated);

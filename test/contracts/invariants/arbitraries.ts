@@ -125,6 +125,7 @@ export const steps: fc.Arbitrary<Step>[] = [
       "setRedemptionFee",
       "setSystemFloorRatio",
       "setRedistributionReward",
+      "setKeeperRewardFloor",
       "setLiquidationRatio",
     )
     .chain((setter) => {

@@ -28,6 +28,7 @@ export interface Params {
   liquidationBonusBps: bigint;
   systemFloorRatioBps: bigint;
   redistributionRewardBps: bigint;
+  keeperRewardFloorZat: bigint;
   redemptionFeeBps: bigint;
 }
 export interface Chain {
@@ -159,12 +160,20 @@ export async function read({ s }: Context): Promise<Chain> {
       r.positions.read.liquidationBonusBps(),
       r.positions.read.systemFloorRatioBps(),
       r.positions.read.redistributionRewardBps(),
+      r.positions.read.keeperRewardFloorZat(),
       r.redemptions.read.redemptionFeeBps(),
     ]),
     Promise.all(Array.from({ length: Number(n) }, (_, i) => r.positions.read.getPosition([BigInt(i + 1)]))),
   ]);
-  const [minCollateralRatioBps, liquidationRatioBps, liquidationBonusBps, systemFloorRatioBps, rewardBps, feeBps] =
-    params;
+  const [
+    minCollateralRatioBps,
+    liquidationRatioBps,
+    liquidationBonusBps,
+    systemFloorRatioBps,
+    rewardBps,
+    keeperRewardFloorZat,
+    feeBps,
+  ] = params;
   return {
     held,
     unminted,
@@ -185,6 +194,7 @@ export async function read({ s }: Context): Promise<Chain> {
       liquidationBonusBps,
       systemFloorRatioBps,
       redistributionRewardBps: rewardBps,
+      keeperRewardFloorZat,
       redemptionFeeBps: feeBps,
     },
     positions: positions.map((p) => ({ ...p, status: Number(p.status) })),

@@ -71,12 +71,19 @@ export const next = (f: FeedModel, answer: bigint, dating: Dating): FeedModel =>
   dating,
 });
 
-/** Anyone records the price (a keeper), so that the last good price is the one the feeds give now. */
+/**
+ * Anyone records the price (a keeper), so that the last good price is the one the feeds give now. Twice:
+ * a recorded price can change the judgement it came from (a primary whose round before is unusable is
+ * judged from the last good price, so once the second feed's agreeing answer is recorded, the primary
+ * is within a jump of it and is the price again); the second recording is where both settle.
+ */
 export async function record(ctx: Context, m: { feeds: PriceModel; price: bigint; frozen: boolean }) {
   const { s } = ctx;
-  await s.receipt(await s.read.priceFeed.write.fetchPrice());
-  const { price, frozen } = decide(m.feeds);
-  if (!frozen) m.feeds.last = price;
-  m.price = price;
-  m.frozen = frozen;
+  for (let i = 0; i < 2; i++) {
+    await s.receipt(await s.read.priceFeed.write.fetchPrice());
+    const { price, frozen } = decide(m.feeds);
+    if (!frozen) m.feeds.last = price;
+    m.price = price;
+    m.frozen = frozen;
+  }
 }

@@ -2,7 +2,9 @@
 // envelope it sent, and the redemption map (the position manager's factors and each position's exact share).
 import { type Address, type Hex, getAddress } from "viem";
 import { createNote, depositLeaf, noteCommitment } from "@zsd/sdk";
+import { expect } from "vitest";
 import {
+  BPS,
   FRAME_CEILING,
   FRAME_FLOOR,
   ONE,
@@ -231,4 +233,47 @@ export function expectedOf(xs: Exact[], why: string, totalDebt: bigint): Map<big
     });
   }
   return out;
+}
+
+/** A keeper's reward for clearing a position (PositionManager's _clear): its share of the collateral, at least the floor. */
+export function keeperReward(c: Chain, collateral: bigint) {
+  const full = max((collateral * c.params.redistributionRewardBps) / BPS, c.params.keeperRewardFloorZat);
+  return { own: min(full, collateral), owed: full - min(full, collateral) };
+}
+
+/**
+ * The rest of the keepers' floors, taken from every position with debt in proportion to it once the cleared ones
+ * are gone (PositionManager's _shareKeeperCost), when the riskiest holds its share; else nothing. Where the model's
+ * rounding cannot tell, the chain's `actual` (0 or `owed`) is taken. Applies the charge to `xs`; returns it.
+ */
+export function shareKeeperCost(c: Chain, xs: Exact[], owed: bigint, actual: bigint, label: string) {
+  if (owed === 0n) {
+    expect(actual, `${label}: nothing owed, nothing shared`).toBe(0n);
+    return 0n;
+  }
+  const debt = c.debt;
+  const n = BigInt(xs.length);
+  const live = xs.filter((x) => x.d > 0n);
+  // Whether a position holds its share: yes, no, or within the reads' rounding.
+  const covers = (x: Exact): "yes" | "no" | "maybe" => {
+    const needHi = ceilDiv((ceilDiv(x.d, SCALE) + x.tolD + n) * owed, debt);
+    const needLo = ceilDiv(max(0n, x.d / SCALE - x.tolD - n) * owed, debt);
+    if (x.c / SCALE - TOL_C >= needHi) return "yes";
+    if (x.c / SCALE + TOL_C < needLo) return "no";
+    return "maybe";
+  };
+  let expected: bigint | undefined;
+  if (live.length === 0) expected = 0n;
+  else if (live.every((x) => covers(x) === "yes")) expected = owed;
+  else if (covers(live.reduce((a, b) => (b.c * a.d < a.c * b.d ? b : a))) === "no") expected = 0n;
+  if (expected === undefined) {
+    count("Keeper floor: the others' cover within rounding");
+    expect([0n, owed], `${label}: shared ${actual} of ${owed}`).toContain(actual);
+    expected = actual;
+  } else {
+    count(`Keeper floor: ${expected === 0n ? "not shared (the riskiest cannot give)" : "the rest from the others"}`);
+    expect(actual, `${label}: shared of ${owed}`).toBe(expected);
+  }
+  if (expected !== 0n) for (const x of live) x.c -= (expected * SCALE * x.d) / (debt * SCALE);
+  return expected;
 }

@@ -2287,6 +2287,11 @@ export const positionManagerAbi = [
     "type": "error"
   },
   {
+    "inputs": [],
+    "name": "NothingToRedistribute",
+    "type": "error"
+  },
+  {
     "inputs": [
       {
         "internalType": "uint256",
@@ -2988,6 +2993,19 @@ export const positionManagerAbi = [
     "type": "function"
   },
   {
+    "inputs": [],
+    "name": "keeperRewardFloorZat",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [
       {
         "internalType": "uint256",
@@ -3285,6 +3303,35 @@ export const positionManagerAbi = [
     "type": "function"
   },
   {
+    "inputs": [
+      {
+        "internalType": "uint256[]",
+        "name": "positionIds",
+        "type": "uint256[]"
+      },
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "redistributeMany",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "rewardZat",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "cleared",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
     "inputs": [],
     "name": "redistributionRewardBps",
     "outputs": [
@@ -3352,6 +3399,19 @@ export const positionManagerAbi = [
       }
     ],
     "name": "revokeRole",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "floorZat",
+        "type": "uint256"
+      }
+    ],
+    "name": "setKeeperRewardFloor",
     "outputs": [],
     "stateMutability": "nonpayable",
     "type": "function"
@@ -4878,6 +4938,42 @@ export const stableMinterAbi = [
     ],
     "name": "redistribute",
     "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256[]",
+        "name": "positionIds",
+        "type": "uint256[]"
+      },
+      {
+        "components": [
+          {
+            "internalType": "bytes",
+            "name": "sealedAddress",
+            "type": "bytes"
+          },
+          {
+            "internalType": "uint256",
+            "name": "noteCommitment",
+            "type": "uint256"
+          }
+        ],
+        "internalType": "struct IStableMinter.Destination",
+        "name": "to",
+        "type": "tuple"
+      }
+    ],
+    "name": "redistributeMany",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "cleared",
+        "type": "uint256"
+      }
+    ],
     "stateMutability": "nonpayable",
     "type": "function"
   },

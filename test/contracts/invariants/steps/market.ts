@@ -223,6 +223,7 @@ export const GOVERNED = {
   setRedemptionFee: { field: "redemptionFeeBps", lo: 0n, hi: 1_000n },
   setSystemFloorRatio: { field: "systemFloorRatioBps", lo: 10_000n, hi: 100_000n },
   setRedistributionReward: { field: "redistributionRewardBps", lo: 0n, hi: 500n },
+  setKeeperRewardFloor: { field: "keeperRewardFloorZat", lo: 0n, hi: 10_000_000n },
   setLiquidationRatio: { field: "liquidationRatioBps", lo: 10_000n, hi: 100_000n },
 } as const;
 export type Setter = keyof typeof GOVERNED;
@@ -284,6 +285,14 @@ export class Govern extends Step {
                 address: positions,
                 abi: positionManagerAbi,
                 functionName: "setRedistributionReward",
+                args: [this.v],
+              });
+            case "setKeeperRewardFloor":
+              return wallet.writeContract({
+                ...common,
+                address: positions,
+                abi: positionManagerAbi,
+                functionName: "setKeeperRewardFloor",
                 args: [this.v],
               });
             case "setLiquidationRatio":

@@ -3,7 +3,7 @@
 // redistributions of the riskiest.
 import { parseEventLogs } from "viem";
 import { expect } from "vitest";
-import { positionManagerAbi } from "@zsd/sdk/abis";
+import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { closeTypedData, repayTypedData, withdrawCollateralTypedData } from "@zsd/sdk";
 import { BPS, MIN_DEBT, STATUS, ZAT_PRICE_TO_USD18, alice, bob, carol, relayer, max, min } from "../constants.ts";
 import { keyOf } from "../context.ts";
@@ -26,8 +26,10 @@ import {
   destination,
   exactOf,
   expectedOf,
+  keeperReward,
   redistributedInModel,
   released,
+  shareKeeperCost,
   spread,
   spreadable,
 } from "../model.ts";
@@ -358,9 +360,14 @@ export class Liquidate extends Step {
         const to = destination(ctx, this.dest, carol.address);
         const outcome = await send(ctx, () => s.as(carol).minter.write.liquidate([id, to]));
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
+        // The bonus, and at least the keeper's floor over the debt's worth, as far as the collateral goes.
+        const unit = c.price * ZAT_PRICE_TO_USD18;
         const seized = min(
           p.collateralZat,
-          (p.debt * (BPS + c.params.liquidationBonusBps)) / BPS / (c.price * ZAT_PRICE_TO_USD18),
+          max(
+            (p.debt * (BPS + c.params.liquidationBonusBps)) / BPS / unit,
+            p.debt / unit + c.params.keeperRewardFloorZat,
+          ),
         );
         const [event] = parseEventLogs({
           abi: positionManagerAbi,
@@ -409,23 +416,30 @@ export class Redistribute extends Step {
         const to = destination(ctx, this.dest, bob.address);
         const outcome = await send(ctx, () => s.as(bob).minter.write.redistribute([id, to]));
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
-        const reward = (p.collateralZat * c.params.redistributionRewardBps) / BPS;
         const [event] = parseEventLogs({
           abi: positionManagerAbi,
           logs: outcome.receipt.logs,
           eventName: "PositionRedistributed",
         });
+        const { own, owed } = keeperReward(c, p.collateralZat);
         expect(event!.args).toMatchObject({
           positionId: id,
           caller: bob.address,
           debt: p.debt,
           collateralZat: p.collateralZat,
-          rewardZat: reward,
+          rewardZat: own,
         });
         const xs = exactOf(c);
-        spread(xs, id, c.debt, reward);
+        spread(xs, id, c.debt, own);
         redistributedInModel(m, c.debt, p.debt, BigInt(c.positions.length));
         m.positions[Number(id) - 1]!.status = STATUS.Liquidated;
+        const [release] = parseEventLogs({
+          abi: stableMinterAbi,
+          logs: outcome.receipt.logs,
+          eventName: "CollateralReleased",
+        });
+        const shared = shareKeeperCost(c, xs, owed, (release?.args.amountZat ?? 0n) - own, this.toString());
+        const reward = own + shared;
         released(ctx, m, bob.address, reward, to);
         return expectedOf(xs, "redistribution", c.debt);
       },
