@@ -329,7 +329,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     await s.receipt(
       await s
         .as(relayer)
-        .redemptions.write.redeemWithPermit([bob.address, 30n * ZSD, bobSealed, sig.deadline, sig.v, sig.r, sig.s]),
+        .redemptions.write.redeemWithPermit([bob.address, 30n * ZSD, 0n, bobSealed, sig.deadline, sig.v, sig.r, sig.s]),
     );
     const txid = `0x${"cd".repeat(32)}` as Hex;
     await s.receipt(await s.as(custody).redemptions.write.completePayout([1n, txid]));

@@ -3636,6 +3636,22 @@ export const stableMinterAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "debt",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "maxDebt",
+        "type": "uint256"
+      }
+    ],
+    "name": "DebtAboveMaximum",
+    "type": "error"
+  },
+  {
     "inputs": [],
     "name": "EnforcedPause",
     "type": "error"
@@ -3863,6 +3879,22 @@ export const stableMinterAbi = [
     "inputs": [
       {
         "internalType": "uint256",
+        "name": "value",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "minValue",
+        "type": "uint256"
+      }
+    ],
+    "name": "SeizedValueBelowMinimum",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
         "name": "deadline",
         "type": "uint256"
       }
@@ -3890,6 +3922,22 @@ export const stableMinterAbi = [
       }
     ],
     "name": "UnknownRoot",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "zatOut",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "minZatOut",
+        "type": "uint256"
+      }
+    ],
+    "name": "ZatOutBelowMinimum",
     "type": "error"
   },
   {
@@ -4315,6 +4363,16 @@ export const stableMinterAbi = [
         "type": "uint256"
       },
       {
+        "internalType": "uint256",
+        "name": "maxDebt",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "minZatOut",
+        "type": "uint256"
+      },
+      {
         "components": [
           {
             "internalType": "bytes",
@@ -4480,6 +4538,28 @@ export const stableMinterAbi = [
       {
         "components": [
           {
+            "internalType": "uint256",
+            "name": "maxDebt",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "minSeizedZat",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "minSeizedValue",
+            "type": "uint256"
+          }
+        ],
+        "internalType": "struct IStableMinter.LiquidationBounds",
+        "name": "bounds",
+        "type": "tuple"
+      },
+      {
+        "components": [
+          {
             "internalType": "bytes",
             "name": "sealedAddress",
             "type": "bytes"
@@ -4511,6 +4591,28 @@ export const stableMinterAbi = [
         "internalType": "address",
         "name": "liquidator",
         "type": "address"
+      },
+      {
+        "components": [
+          {
+            "internalType": "uint256",
+            "name": "maxDebt",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "minSeizedZat",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "minSeizedValue",
+            "type": "uint256"
+          }
+        ],
+        "internalType": "struct IStableMinter.LiquidationBounds",
+        "name": "bounds",
+        "type": "tuple"
       },
       {
         "components": [
@@ -4939,7 +5041,7 @@ export const stableMinterAbi = [
       },
       {
         "internalType": "uint256",
-        "name": "amount",
+        "name": "maxAmount",
         "type": "uint256"
       },
       {
@@ -5512,6 +5614,22 @@ export const redemptionsAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "debt",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "maxDebt",
+        "type": "uint256"
+      }
+    ],
+    "name": "DebtAboveMaximum",
+    "type": "error"
+  },
+  {
     "inputs": [],
     "name": "EnforcedPause",
     "type": "error"
@@ -5745,6 +5863,22 @@ export const redemptionsAbi = [
       }
     ],
     "name": "UnsupportedSealVersion",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "zatOut",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "minZatOut",
+        "type": "uint256"
+      }
+    ],
+    "name": "ZatOutBelowMinimum",
     "type": "error"
   },
   {
@@ -6485,6 +6619,11 @@ export const redemptionsAbi = [
       {
         "internalType": "uint256",
         "name": "amount",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "minZatOut",
         "type": "uint256"
       },
       {
