@@ -273,6 +273,7 @@ describe("redeem through the relay", () => {
         .redemptions.write.redeemWithPermit([
           alice.address,
           ZSD,
+          0n,
           signed.sealedAddress,
           BigInt(signed.permit.deadline),
           signed.permit.v,
@@ -300,6 +301,7 @@ describe("redeem through the relay", () => {
           .redemptions.write.redeemWithPermit([
             alice.address,
             3n * ZSD,
+            0n,
             rival.sealedAddress,
             BigInt(rival.permit.deadline),
             rival.permit.v,

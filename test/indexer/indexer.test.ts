@@ -765,7 +765,15 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
 
       // c: under 120% at $35 (2 ZEC = $70 for $60), liquidated by alice: 1.8 ZEC seized, 0.2 ZEC the owner's.
       await setPrice(35_00000000n);
-      await s.receipt(await s.as(alice).minter.write.liquidate([c.id, toAddress(SAPLING)]));
+      await s.receipt(
+        await s
+          .as(alice)
+          .minter.write.liquidate([
+            c.id,
+            { maxDebt: 60n * ZSD, minSeizedZat: 18n * (ZEC / 10n), minSeizedValue: 60n * ZSD },
+            toAddress(SAPLING),
+          ]),
+      );
       await setPrice(48_50000000n);
       await expectMatchesChain();
       expect(await row(c.id)).toMatchObject({ status: "liquidated", collateralZat: String(ZEC / 5n), debt: "0" });
