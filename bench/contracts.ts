@@ -7,6 +7,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import {
   changeNote,
   closeTypedData,
+  liquidateTypedData,
   positionManagerAbi,
   positionOwnerKey,
   repayTypedData,
@@ -72,13 +73,16 @@ try {
   const redeemGas = await gas(
     await s.as(alice).redemptions.write.redeem([100n * ZSD, s.sealed(SAPLING, alice.address)]),
   );
-  const sig = await s.signedRedeem(bob, 100n * ZSD, s.sealed(SAPLING, bob.address));
+  // Signed at the quote, as a client that accepts no slippage does.
+  const [minZatOut] = await s.read.redemptions.read.quote([100n * ZSD]);
+  const sig = await s.signedRedeem(bob, 100n * ZSD, s.sealed(SAPLING, bob.address), bob.address, minZatOut);
   const redeemPermitGas = await gas(
     await s
       .as(relayer)
       .redemptions.write.redeemWithPermit([
         bob.address,
         100n * ZSD,
+        minZatOut,
         s.sealed(SAPLING, bob.address),
         sig.deadline,
         sig.v,
@@ -148,7 +152,7 @@ try {
   const repaySig = await alice.signTypedData(
     repayTypedData(domain, {
       positionId: p.id,
-      amount: 10n * ZSD,
+      maxAmount: 10n * ZSD,
       payer: alice.address,
       nonce: await nonce(alice.address),
       deadline: d,
@@ -177,16 +181,60 @@ try {
     const left = (await s.read.positions.read.getPosition([q.id])).debt;
     if (left > 0n) await s.receipt(await s.as(alice).minter.write.repay([q.id, left]));
     d = await deadline();
+    // Bounded at what the owner reads: no debt, all the collateral.
+    const { debt: maxDebt, collateralZat: minZatOut } = await s.read.positions.read.getPosition([q.id]);
     const signature = await q.owner.signTypedData(
-      closeTypedData(domain, { positionId: q.id, ...to, nonce: await nonce(q.owner.address), deadline: d }),
+      closeTypedData(domain, {
+        positionId: q.id,
+        maxDebt,
+        minZatOut,
+        ...to,
+        nonce: await nonce(q.owner.address),
+        deadline: d,
+      }),
     );
-    return gas(await s.as(relayer).minter.write.closeWithSig([q.id, to, d, signature]));
+    return gas(await s.as(relayer).minter.write.closeWithSig([q.id, maxDebt, minZatOut, to, d, signature]));
   };
   const closeToAddressGas = await closeSigned(p, toAddress(p.owner.address));
   const closeToNoteGas = await closeSigned(await open(4n * ZEC, 50n * ZSD), toNote());
   const risky = await open(4n * ZEC, 130n * ZSD);
+  const riskySigned = await open(4n * ZEC, 130n * ZSD);
   await s.setPrice(38n * 100_000_000n);
-  const liquidateGas = await gas(await s.as(alice).minter.write.liquidate([risky.id, toAddress(alice.address)]));
+  // A keeper's bounds from what it read at $38: the debt it saw, the ZEC that buys (debt plus the 5% bonus),
+  // and break-even value.
+  const boundsOf = async (id: bigint) => {
+    const { debt } = await s.read.positions.read.getPosition([id]);
+    return {
+      maxDebt: debt,
+      minSeizedZat: (debt * 10_500n) / 10_000n / (38n * 100_000_000n * 100n),
+      minSeizedValue: debt,
+    };
+  };
+  const b = await boundsOf(risky.id);
+  const liquidateGas = await gas(await s.as(alice).minter.write.liquidate([risky.id, b, toAddress(alice.address)]));
+  const signedBounds = await boundsOf(riskySigned.id);
+  d = await deadline();
+  const liquidateSig = await alice.signTypedData(
+    liquidateTypedData(domain, {
+      positionId: riskySigned.id,
+      ...signedBounds,
+      ...toAddress(alice.address),
+      nonce: await nonce(alice.address),
+      deadline: d,
+    }),
+  );
+  const liquidateWithSigGas = await gas(
+    await s
+      .as(relayer)
+      .minter.write.liquidateWithSig([
+        riskySigned.id,
+        alice.address,
+        signedBounds,
+        toAddress(alice.address),
+        d,
+        liquidateSig,
+      ]),
+  );
   const redeemFromPositionsGas = await gas(
     await s.as(alice).redemptions.write.redeem([10n * ZSD, s.sealed(SAPLING, alice.address)]),
   );
@@ -427,6 +475,7 @@ try {
         closeWithSigToAddress: closeToAddressGas,
         closeWithSigToNote: closeToNoteGas,
         liquidateToAddress: liquidateGas,
+        liquidateWithSigToAddress: liquidateWithSigGas,
         redeemAcrossPositions: redeemFromPositionsGas,
         mintWithoutFeeToHolder: risky.gas,
         mintWithoutFeeToHolderFirstAfterRedemption: mintAfterRedemption.gas,
@@ -504,6 +553,7 @@ try {
     ["close, signed, to an address (gas)", String(closeToAddressGas), ""],
     ["close, signed, to a note (gas)", String(closeToNoteGas), ""],
     ["liquidate, to an address (gas)", String(liquidateGas), ""],
+    ["liquidate, signed, to an address (gas)", String(liquidateWithSigGas), ""],
     ["redeem across positions, later (gas)", String(redeemFromPositionsGas), ""],
     ["mint without fee to a holder (gas)", String(risky.gas), ""],
     ["the same, first write after a redemption (gas)", String(mintAfterRedemption.gas), ""],

@@ -25,7 +25,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, SignedCalls, Reen
     bytes32 public constant CUSTODY_ROLE = keccak256("CUSTODY_ROLE");
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
     bytes32 public constant REDEEM_TYPEHASH = keccak256(
-        "Redeem(address owner,uint256 amount,bytes sealedAddress,uint256 nonce,uint256 deadline)"
+        "Redeem(address owner,uint256 amount,uint256 minZatOut,bytes sealedAddress,uint256 nonce,uint256 deadline)"
     );
     bytes32 public constant REDIRECT_TYPEHASH = keccak256(
         "Redirect(uint256 id,bytes sealedAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
@@ -84,21 +84,22 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, SignedCalls, Reen
 
     /// @inheritdoc IRedemptions
     function redeem(uint256 amount, bytes calldata sealedAddress) external returns (uint256) {
-        return _redeem(msg.sender, amount, sealedAddress);
+        return _redeem(msg.sender, amount, 0, sealedAddress);
     }
 
     /// @inheritdoc IRedemptions
     function redeemWithPermit(
         address owner,
         uint256 amount,
+        uint256 minZatOut,
         bytes calldata sealedAddress,
         uint256 deadline,
         uint8 v,
         bytes32 r,
         bytes32 s
     ) external returns (uint256) {
-        _checkRedeemPermit(owner, amount, sealedAddress, deadline, abi.encodePacked(r, s, v));
-        return _redeem(owner, amount, sealedAddress);
+        _checkRedeemPermit(owner, amount, minZatOut, sealedAddress, deadline, abi.encodePacked(r, s, v));
+        return _redeem(owner, amount, minZatOut, sealedAddress);
     }
 
     /// @inheritdoc IRedemptions
@@ -204,12 +205,13 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, SignedCalls, Reen
     function _checkRedeemPermit(
         address owner,
         uint256 amount,
+        uint256 minZatOut,
         bytes calldata sealedAddress,
         uint256 deadline,
         bytes memory signature
     ) private {
         bytes32 structHash = keccak256(
-            abi.encode(REDEEM_TYPEHASH, owner, amount, keccak256(sealedAddress), _useNonce(owner), deadline)
+            abi.encode(REDEEM_TYPEHASH, owner, amount, minZatOut, keccak256(sealedAddress), _useNonce(owner), deadline)
         );
         _checkSignature(owner, deadline, structHash, signature);
     }
@@ -217,6 +219,7 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, SignedCalls, Reen
     function _redeem(
         address owner,
         uint256 amount,
+        uint256 minZatOut,
         bytes calldata sealedAddress
     ) private whenNotPaused nonReentrant returns (uint256 id) {
         if (amount == 0) revert InvalidAmount(0);
@@ -225,6 +228,8 @@ contract Redemptions is IRedemptions, Pausable, AccessControl, SignedCalls, Reen
         // Only positions pay: the position manager lowers their debt and collateral.
         (uint256 zatDue, uint256 feeZat, int256 price) = positions.redeem(amount, redemptionFeeBps);
         if (zatDue == 0) revert RedemptionTooSmall(amount);
+        // Before the burn: a breach undoes the position manager's change too.
+        _checkBounds(zatDue, minZatOut, 0, 0);
 
         id = ++payoutCount;
         pendingZatDue += zatDue;

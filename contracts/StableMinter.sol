@@ -26,21 +26,23 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
     bytes32 public constant GUARDIAN_ROLE = keccak256("GUARDIAN_ROLE");
 
     bytes32 public constant REPAY_TYPEHASH = keccak256(
-        "Repay(uint256 positionId,uint256 amount,address payer,uint256 nonce,uint256 deadline)"
+        "Repay(uint256 positionId,uint256 maxAmount,address payer,uint256 nonce,uint256 deadline)"
     );
     bytes32 public constant WITHDRAW_TYPEHASH = keccak256(
         "WithdrawCollateral(uint256 positionId,uint256 amountZat,bytes sealedAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
     );
     bytes32 public constant CLOSE_TYPEHASH = keccak256(
-        "Close(uint256 positionId,bytes sealedAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
+        "Close(uint256 positionId,uint256 maxDebt,uint256 minZatOut,bytes sealedAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
     );
     bytes32 public constant LIQUIDATE_TYPEHASH = keccak256(
-        "Liquidate(uint256 positionId,bytes sealedAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
+        "Liquidate(uint256 positionId,uint256 maxDebt,uint256 minSeizedZat,uint256 minSeizedValue,bytes sealedAddress,uint256 noteCommitment,uint256 nonce,uint256 deadline)"
     );
 
     uint256 private constant MAX_ROOT_AGE = 30 days;
     /// @dev Mints one `mintBatch` takes at most.
     uint256 private constant MAX_BATCH = 32;
+    /// @dev A zatoshi (1e-8 ZEC) at a price of 8 decimals is worth `zat * price * 100` in 18 decimals.
+    uint256 private constant ZAT_PRICE_TO_USD18 = 100;
 
     IStableToken public immutable token;
     ICollateralRegistry public immutable registry;
@@ -220,7 +222,7 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
     /// @inheritdoc IStableMinter
     function repayWithSig(
         uint256 positionId,
-        uint256 amount,
+        uint256 maxAmount,
         address payer,
         uint256 deadline,
         bytes calldata signature
@@ -228,10 +230,13 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         _checkSignature(
             payer,
             deadline,
-            keccak256(abi.encode(REPAY_TYPEHASH, positionId, amount, payer, _useNonce(payer), deadline)),
+            keccak256(abi.encode(REPAY_TYPEHASH, positionId, maxAmount, payer, _useNonce(payer), deadline)),
             signature
         );
-        _repay(positionId, amount, payer);
+        // A redemption or another repayment may have shrunk the debt since the payer signed: the payer
+        // meant at most `maxAmount`, and a debt now below it is repaid whole (never more than is owed).
+        uint256 debt = positions.getPosition(positionId).debt;
+        _repay(positionId, maxAmount < debt ? maxAmount : debt, payer);
     }
 
     /// @inheritdoc IStableMinter
@@ -273,43 +278,63 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
 
     /// @inheritdoc IStableMinter
     function close(uint256 positionId, Destination calldata to) external nonReentrant {
-        _close(positionId, to, msg.sender);
+        _close(positionId, type(uint256).max, 0, to, msg.sender);
     }
 
     /// @inheritdoc IStableMinter
     function closeWithSig(
         uint256 positionId,
+        uint256 maxDebt,
+        uint256 minZatOut,
         Destination calldata to,
         uint256 deadline,
         bytes calldata signature
     ) external nonReentrant {
         address owner = positions.ownerOf(positionId);
-        _checkSignature(owner, deadline, _destinationHash(CLOSE_TYPEHASH, positionId, to, owner, deadline), signature);
-        _close(positionId, to, owner);
+        _checkSignature(
+            owner,
+            deadline,
+            _boundedHash(CLOSE_TYPEHASH, positionId, maxDebt, minZatOut, to, owner, deadline),
+            signature
+        );
+        _close(positionId, maxDebt, minZatOut, to, owner);
     }
 
     /// @inheritdoc IStableMinter
     /// @dev Paused with the note spends: an owner cannot top up while the minter is paused (a top-up
     /// spends a note, which the pause stops), so no keeper may take the collateral then either.
-    function liquidate(uint256 positionId, Destination calldata to) external whenNotPaused nonReentrant {
-        _liquidate(positionId, to, msg.sender);
+    function liquidate(
+        uint256 positionId,
+        LiquidationBounds calldata bounds,
+        Destination calldata to
+    ) external whenNotPaused nonReentrant {
+        _liquidate(positionId, bounds, to, msg.sender);
     }
 
     /// @inheritdoc IStableMinter
     function liquidateWithSig(
         uint256 positionId,
         address liquidator,
+        LiquidationBounds calldata bounds,
         Destination calldata to,
         uint256 deadline,
         bytes calldata signature
     ) external whenNotPaused nonReentrant {
-        _checkSignature(
-            liquidator,
-            deadline,
-            _destinationHash(LIQUIDATE_TYPEHASH, positionId, to, liquidator, deadline),
-            signature
+        bytes32 structHash = keccak256(
+            abi.encode(
+                LIQUIDATE_TYPEHASH,
+                positionId,
+                bounds.maxDebt,
+                bounds.minSeizedZat,
+                bounds.minSeizedValue,
+                keccak256(to.sealedAddress),
+                to.noteCommitment,
+                _useNonce(liquidator),
+                deadline
+            )
         );
-        _liquidate(positionId, to, liquidator);
+        _checkSignature(liquidator, deadline, structHash, signature);
+        _liquidate(positionId, bounds, to, liquidator);
     }
 
     /// @inheritdoc IStableMinter
@@ -500,14 +525,38 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         _release(positionId, caller, amountZat, to, left);
     }
 
-    function _close(uint256 positionId, Destination calldata to, address caller) private {
+    function _close(
+        uint256 positionId,
+        uint256 maxDebt,
+        uint256 minZatOut,
+        Destination calldata to,
+        address caller
+    ) private {
         (uint256 debt, uint256 collateral) = positions.close(positionId, caller);
+        // A redistribution onto the position since it was signed raises the debt burned; a redemption
+        // lowers the ZEC released. Checked before anything moves: a breach undoes the close too.
+        _checkBounds(collateral, minZatOut, debt, maxDebt);
         if (debt != 0) token.burnForRedemption(caller, debt);
         if (collateral != 0) _release(positionId, caller, collateral, to, 0);
     }
 
-    function _liquidate(uint256 positionId, Destination calldata to, address liquidator) private {
+    function _liquidate(
+        uint256 positionId,
+        LiquidationBounds calldata bounds,
+        Destination calldata to,
+        address liquidator
+    ) private {
         (uint256 debt, uint256 seized, uint256 surplus) = positions.liquidate(positionId, liquidator);
+        // Checked before anything is burned or paid: a breach undoes the position manager's change too.
+        _checkBounds(seized, bounds.minSeizedZat, debt, bounds.maxDebt);
+        uint256 minValue = bounds.minSeizedValue;
+        if (minValue != 0) {
+            // More ZEC at a lower price can still be worth less than the debt burned (all the collateral
+            // is taken once it covers less than the bonus): only the value at the price used tells.
+            (uint256 price, , ) = positions.priceFeed().lastGoodPrice();
+            uint256 value = seized * price * ZAT_PRICE_TO_USD18;
+            if (value < minValue) revert SeizedValueBelowMinimum(value, minValue);
+        }
         token.burnForRedemption(liquidator, debt);
         // The surplus stays in the position, counted as free collateral until its owner closes it.
         if (seized != 0) _release(positionId, liquidator, seized, to, surplus);
@@ -533,9 +582,12 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         emit CollateralReleased(positionId, amountZat, payoutId, noteSequence, collateralLeft);
     }
 
-    function _destinationHash(
+    /// @dev The struct hash of a `Close`.
+    function _boundedHash(
         bytes32 typehash,
         uint256 positionId,
+        uint256 maxDebt,
+        uint256 minZatOut,
         Destination calldata to,
         address signer,
         uint256 deadline
@@ -545,6 +597,8 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
                 abi.encode(
                     typehash,
                     positionId,
+                    maxDebt,
+                    minZatOut,
                     keccak256(to.sealedAddress),
                     to.noteCommitment,
                     _useNonce(signer),

@@ -89,12 +89,16 @@ interface IRedemptions is IGovernedParameters {
     function redeem(uint256 amount, bytes calldata sealedAddress) external returns (uint256 id);
 
     /// @notice Same as `redeem` for `owner`, authorised by the owner's EIP-712
-    /// `Redeem(owner, amount, sealedAddress, nonce, deadline)` signature, so a
+    /// `Redeem(owner, amount, minZatOut, sealedAddress, nonce, deadline)` signature, so a
     /// relayer can submit it. The signature covers the sealed address's hash: a
     /// plain EIP-2612 permit would not, and a relayer could redirect the ZEC.
+    /// @param minZatOut The least ZEC (zatoshi, after the fee) the owner accepts: a relayer holding the
+    /// permit until the price falls or the system turns insolvent (pro-rata payouts) meets
+    /// `ZatOutBelowMinimum`, and nothing is burned.
     function redeemWithPermit(
         address owner,
         uint256 amount,
+        uint256 minZatOut,
         bytes calldata sealedAddress,
         uint256 deadline,
         uint8 v,

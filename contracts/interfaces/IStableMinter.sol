@@ -64,7 +64,22 @@ interface IStableMinter is IGovernedParameters {
         uint256 noteCommitment;
     }
 
+    /// @notice What a liquidator accepts; each breach reverts with its own error and moves nothing.
+    struct LiquidationBounds {
+        /// @dev The most ZSD burned (`DebtAboveMaximum`): a redistribution onto the position raises its debt.
+        uint256 maxDebt;
+        /// @dev The least ZEC taken, in zatoshi (`ZatOutBelowMinimum`): a redemption lowers it.
+        uint256 minSeizedZat;
+        /// @dev The least the ZEC taken is worth at the price the liquidation uses, in ZSD (18 decimals;
+        /// `SeizedValueBelowMinimum`; 0 for none): a price fall takes all the collateral once it covers
+        /// less than the bonus, which is more ZEC worth less than the debt. The debt seen is break-even.
+        uint256 minSeizedValue;
+    }
+
     error InvalidProof();
+    /// @notice The ZEC a liquidation takes is worth `value` (ZSD, 18 decimals) at its price, under the
+    /// `minValue` its liquidator accepts; nothing moved.
+    error SeizedValueBelowMinimum(uint256 value, uint256 minValue);
     /// @notice The guardian paused new mints (custody's reserves fell short of what the chain says it holds).
     error MintsArePaused();
     error NullifierAlreadySpent(uint256 nullifierHash);
@@ -157,11 +172,13 @@ interface IStableMinter is IGovernedParameters {
     /// @notice Burns `amount` of the caller's tokens against the position's debt.
     function repay(uint256 positionId, uint256 amount) external;
 
-    /// @notice `repay` for `payer`, authorised by the payer's EIP-712
-    /// `Repay(positionId, amount, payer, nonce, deadline)` signature.
+    /// @notice `repay` of `min(maxAmount, debt now)` for `payer`, authorised by the payer's EIP-712
+    /// `Repay(positionId, maxAmount, payer, nonce, deadline)` signature. The payer never burns more
+    /// than `maxAmount`; when a redemption has shrunk the debt below it since signing, the whole
+    /// (smaller) debt is repaid. A repayment leaving less than `minDebt` is still refused.
     function repayWithSig(
         uint256 positionId,
-        uint256 amount,
+        uint256 maxAmount,
         address payer,
         uint256 deadline,
         bytes calldata signature
@@ -173,6 +190,7 @@ interface IStableMinter is IGovernedParameters {
 
     /// @notice `withdrawCollateral` authorised by the owner's EIP-712
     /// `WithdrawCollateral(positionId, amountZat, sealedAddress, noteCommitment, nonce, deadline)` signature.
+    /// @dev No bound beyond `amountZat`: it pays exactly that or reverts, whatever happened since signing.
     function withdrawCollateralWithSig(
         uint256 positionId,
         uint256 amountZat,
@@ -186,23 +204,32 @@ interface IStableMinter is IGovernedParameters {
     function close(uint256 positionId, Destination calldata to) external;
 
     /// @notice `close` authorised by the owner's EIP-712
-    /// `Close(positionId, sealedAddress, noteCommitment, nonce, deadline)` signature.
+    /// `Close(positionId, maxDebt, minZatOut, sealedAddress, noteCommitment, nonce, deadline)` signature.
+    /// Reverts `DebtAboveMaximum` when the owner would burn more than `maxDebt` (a redistribution onto the
+    /// position since signing) and `ZatOutBelowMinimum` when it would release under `minZatOut` (a
+    /// redemption since signing), moving nothing.
     function closeWithSig(
         uint256 positionId,
+        uint256 maxDebt,
+        uint256 minZatOut,
         Destination calldata to,
         uint256 deadline,
         bytes calldata signature
     ) external;
 
     /// @notice Repays all debt of a position under the liquidation ratio from
-    /// the caller and takes its collateral up to the debt's value plus the bonus.
-    function liquidate(uint256 positionId, Destination calldata to) external;
+    /// the caller and takes its collateral up to the debt's value plus the bonus, within `bounds`
+    /// (a breach reverts and moves nothing). A transaction waits in a mempool as a signature waits at
+    /// a relay, so the direct call takes the same bounds as the signed one.
+    function liquidate(uint256 positionId, LiquidationBounds calldata bounds, Destination calldata to) external;
 
     /// @notice `liquidate` for `liquidator`, authorised by its EIP-712
-    /// `Liquidate(positionId, sealedAddress, noteCommitment, nonce, deadline)` signature.
+    /// `Liquidate(positionId, maxDebt, minSeizedZat, minSeizedValue, sealedAddress, noteCommitment, nonce, deadline)`
+    /// signature, within the signed bounds.
     function liquidateWithSig(
         uint256 positionId,
         address liquidator,
+        LiquidationBounds calldata bounds,
         Destination calldata to,
         uint256 deadline,
         bytes calldata signature

@@ -33,4 +33,11 @@ abstract contract SignedCalls is ISignedCalls, EIP712, Nonces {
             revert InvalidSignature(signer);
         }
     }
+
+    /// @dev Reverts unless the call pays at least the signed `minZatOut` and burns at most the signed
+    /// `maxDebt`. Called after the state change it bounds, so that a breach reverts all of it.
+    function _checkBounds(uint256 zatOut, uint256 minZatOut, uint256 debt, uint256 maxDebt) internal pure {
+        if (zatOut < minZatOut) revert ZatOutBelowMinimum(zatOut, minZatOut);
+        if (debt > maxDebt) revert DebtAboveMaximum(debt, maxDebt);
+    }
 }

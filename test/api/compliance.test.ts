@@ -720,7 +720,7 @@ describe("compliance agents on the local chain", () => {
     const before = await debt();
     const typed = repayTypedData(domain, {
       positionId,
-      amount: 10n * ZSD,
+      maxAmount: 10n * ZSD,
       payer: alice.address,
       nonce: await nonceOf(alice.address),
       deadline,
@@ -854,7 +854,7 @@ describe("compliance agents on the local chain", () => {
         signature: await alice.signTypedData(
           repayTypedData(domain, {
             positionId,
-            amount: 515n * (ZSD / 100n),
+            maxAmount: 515n * (ZSD / 100n),
             payer: alice.address,
             nonce: await nonceOf(alice.address),
             deadline,
@@ -967,12 +967,12 @@ describe("required screening", () => {
     const terms = (await (await t.api.call(`/v1/positions/terms?signer=${alice.address}`)).json()) as { nonce: string };
     const typed = repayTypedData(
       { chainId: s.chainId, verifyingContract: s.read.minter.address },
-      { positionId, amount: 5n * ZSD, payer: alice.address, nonce: BigInt(terms.nonce), deadline },
+      { positionId, maxAmount: 5n * ZSD, payer: alice.address, nonce: BigInt(terms.nonce), deadline },
     );
     const response = await t.api.call(
       `/v1/positions/${positionId}/repay`,
       json({
-        amount: "5",
+        maxAmount: "5",
         payer: alice.address,
         deadline: Number(deadline),
         signature: await alice.signTypedData(typed),

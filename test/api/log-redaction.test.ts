@@ -29,7 +29,7 @@ describe("log redaction", () => {
       { chainId: 31337, redemptions: MINTER, owner: OWNER },
       new TextEncoder().encode(SAPLING),
     );
-    const args = [OWNER, 10n ** 18n, sealed, 1_900_000_000n, 27, TXID, TXID] as const;
+    const args = [OWNER, 10n ** 18n, 0n, sealed, 1_900_000_000n, 27, TXID, TXID] as const;
     const error = new ContractFunctionExecutionError(
       new ContractFunctionRevertedError({ abi: redemptionsAbi, functionName: "redeemWithPermit" }),
       { abi: redemptionsAbi, functionName: "redeemWithPermit", args, contractAddress: MINTER, sender: RELAYER },

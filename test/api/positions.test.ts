@@ -22,6 +22,7 @@ import {
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 import { addressesIn, captureLogs } from "./log-capture.ts";
+import { formatZec, formatZsd } from "@zsd/sdk/units";
 
 const { alice, relayer, pauser } = accounts;
 const SAPLING = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
@@ -98,7 +99,7 @@ describe("positions through the relay", () => {
     const d = await deadline();
     const typed = repayTypedData(domain(), {
       positionId: id,
-      amount,
+      maxAmount: amount,
       payer: payer.address,
       nonce: await nonceOf(payer.address),
       deadline: d,
@@ -203,14 +204,20 @@ describe("positions through the relay", () => {
     const owner = ownerOf(note);
     const later = createNote();
     const d = await deadline();
+    // Bounded at the position as read: no debt left, all its collateral.
+    const seen = await s.read.positions.read.getPosition([id]);
     const typed = closeTypedData(domain(), {
       positionId: id,
+      maxDebt: seen.debt,
+      minZatOut: seen.collateralZat,
       sealedAddress: "0x",
       noteCommitment: noteCommitment(later),
       nonce: await nonceOf(owner.address),
       deadline: d,
     });
     const closed = await post(`/v1/positions/${id}/close`, {
+      maxDebt: formatZsd(seen.debt),
+      minZec: formatZec(seen.collateralZat),
       destination: { noteCommitment: noteCommitment(later).toString() },
       deadline: Number(d),
       signature: await owner.signTypedData(typed),
@@ -277,7 +284,7 @@ describe("positions through the relay", () => {
     // A repayment that would leave under a ZSD owed (the position manager's least debt): refused with the rule, queued nowhere.
     const repayTerms = repayTypedData(domain(), {
       positionId: id,
-      amount: 60n * ZSD - ZSD / 2n,
+      maxAmount: 60n * ZSD - ZSD / 2n,
       payer: aliceKey.address,
       nonce: await nonceOf(aliceKey.address),
       deadline: d,

@@ -274,6 +274,7 @@ describe("redeem through the relay", () => {
         .redemptions.write.redeemWithPermit([
           alice.address,
           ZSD,
+          0n,
           signed.sealedAddress,
           BigInt(signed.permit.deadline),
           signed.permit.v,
@@ -301,6 +302,7 @@ describe("redeem through the relay", () => {
           .redemptions.write.redeemWithPermit([
             alice.address,
             3n * ZSD,
+            0n,
             rival.sealedAddress,
             BigInt(rival.permit.deadline),
             rival.permit.v,

@@ -62,10 +62,14 @@ describe("the books hold under the audit's sequences", () => {
 
   async function closeAs(note: Note, id: bigint, zcashAddress: string) {
     const owner = privateKeyToAccount(positionOwnerKey(note));
+    // Bounded at the position as the owner reads it just before.
+    const { debt: maxDebt, collateralZat: minZatOut } = await s.read.positions.read.getPosition([id]);
+    const bounds = { maxDebt, minZatOut };
     const typed = closeTypedData(
       { chainId: s.chainId, verifyingContract: s.read.minter.address },
       {
         positionId: id,
+        ...bounds,
         ...toAddress(zcashAddress, owner.address),
         nonce: await s.read.minter.read.nonces([owner.address]),
         deadline: (await s.publicClient.getBlock()).timestamp + 3600n,
@@ -74,7 +78,14 @@ describe("the books hold under the audit's sequences", () => {
     const signature = await owner.signTypedData(typed);
     return s
       .as(relayer)
-      .minter.write.closeWithSig([id, toAddress(zcashAddress, owner.address), typed.message.deadline, signature]);
+      .minter.write.closeWithSig([
+        id,
+        bounds.maxDebt,
+        bounds.minZatOut,
+        toAddress(zcashAddress, owner.address),
+        typed.message.deadline,
+        signature,
+      ]);
   }
 
   it("1. a failed payout moves no collateral between positions: it is held for the redeemer", async () => {

@@ -2,7 +2,7 @@
 // withdrawals, repay / withdraw / close (to a note or a Zcash address),
 // liquidation, redemptions out of positions only, and a price path in which
 // ZEC falls 60%. The accounting invariants are checked after every step.
-import { type Address, type Hex, keccak256, parseEventLogs } from "viem";
+import { type Address, type Hex, keccak256, maxUint256, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { collateralRegistryAbi, positionManagerAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
@@ -30,6 +30,8 @@ const SAPLING = "ztestsapling1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq
 const OTHER = "ztestsapling1pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp";
 const STATUS = { None: 0, Open: 1, Liquidated: 2, Closed: 3 };
 const noAddress = (noteCommitment: bigint): Destination => ({ sealedAddress: "0x", noteCommitment });
+/** A liquidation's bounds where a test is about something else: any debt, any ZEC. */
+const UNBOUNDED = { maxDebt: maxUint256, minSeizedZat: 0n, minSeizedValue: 0n };
 
 describe("positions", () => {
   let s: System;
@@ -69,15 +71,20 @@ describe("positions", () => {
 
   const ownerOf = (note: Note) => privateKeyToAccount(positionOwnerKey(note));
 
-  async function signedClose(note: Note, id: bigint, to: Destination) {
+  /** The owner's signed close, bounded by default at the position as read now (its debt, all its collateral). */
+  async function signedClose(note: Note, id: bigint, to: Destination, bounds?: { maxDebt: bigint; minZatOut: bigint }) {
     const owner = ownerOf(note);
+    const now = await position(id);
+    const { maxDebt, minZatOut } = bounds ?? { maxDebt: now.debt, minZatOut: now.collateralZat };
     const typed = closeTypedData(domain(), {
       positionId: id,
+      maxDebt,
+      minZatOut,
       ...to,
       nonce: await s.read.minter.read.nonces([owner.address]),
       deadline: await deadline(),
     });
-    return { deadline: typed.message.deadline, signature: await owner.signTypedData(typed) };
+    return { maxDebt, minZatOut, deadline: typed.message.deadline, signature: await owner.signTypedData(typed) };
   }
 
   async function signedRedirect(
@@ -274,7 +281,7 @@ describe("positions", () => {
     // Alice (holding the ZSD) repays 40 by signature, through the relay.
     const typed = repayTypedData(domain(), {
       positionId: id,
-      amount: 40n * ZSD,
+      maxAmount: 40n * ZSD,
       payer: alice.address,
       nonce: await s.read.minter.read.nonces([alice.address]),
       deadline: await deadline(),
@@ -294,7 +301,9 @@ describe("positions", () => {
     // Close burns the rest from the owner: it needs the 60 ZSD.
     const close = await signedClose(note, id, sapling);
     await expectRevert(
-      s.as(relayer).minter.write.closeWithSig([id, sapling, close.deadline, close.signature]),
+      s
+        .as(relayer)
+        .minter.write.closeWithSig([id, close.maxDebt, close.minZatOut, sapling, close.deadline, close.signature]),
       "ERC20InsufficientBalance",
     );
     await s.receipt(await s.as(alice).token.write.transfer([owner.address, 60n * ZSD]));
@@ -305,12 +314,16 @@ describe("positions", () => {
       { ...sapling, sealedAddress: s.seal(SAPLING, owner.address) },
     ]) {
       await expectRevert(
-        s.as(relayer).minter.write.closeWithSig([id, swapped, close.deadline, close.signature]),
+        s
+          .as(relayer)
+          .minter.write.closeWithSig([id, close.maxDebt, close.minZatOut, swapped, close.deadline, close.signature]),
         "InvalidSignature",
       );
     }
     const receipt = await s.receipt(
-      await s.as(relayer).minter.write.closeWithSig([id, sapling, close.deadline, close.signature]),
+      await s
+        .as(relayer)
+        .minter.write.closeWithSig([id, close.maxDebt, close.minZatOut, sapling, close.deadline, close.signature]),
     );
     const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: receipt.logs, eventName: "PayoutRequested" });
     expect(payout!.args).toMatchObject({ owner: owner.address, amount: 0n, zatDue: 4n * ZEC });
@@ -331,7 +344,14 @@ describe("positions", () => {
     const receipt = await s.receipt(
       await s
         .as(relayer)
-        .minter.write.closeWithSig([id, noAddress(noteCommitment(next)), close.deadline, close.signature]),
+        .minter.write.closeWithSig([
+          id,
+          close.maxDebt,
+          close.minZatOut,
+          noAddress(noteCommitment(next)),
+          close.deadline,
+          close.signature,
+        ]),
     );
     const [queued] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "LeafQueued" });
     const [released] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "CollateralReleased" });
@@ -354,17 +374,24 @@ describe("positions", () => {
     const risky = await open({ amountZat: 5n * ZEC, mint: 150n * ZSD });
     const safe = await open({ amountZat: 10n * ZEC, mint: 100n * ZSD });
     await expectRevert(
-      s.as(alice).minter.write.liquidate([risky.id, toAddress(SAPLING, alice.address)]),
+      s.as(alice).minter.write.liquidate([risky.id, UNBOUNDED, toAddress(SAPLING, alice.address)]),
       "PositionNotLiquidatable",
     );
     // At $35, 5 ZEC is $175 for $150 of debt: 116.7%, under 120%.
     await price(35n);
     await expectRevert(
-      s.as(alice).minter.write.liquidate([safe.id, toAddress(SAPLING, alice.address)]),
+      s.as(alice).minter.write.liquidate([safe.id, UNBOUNDED, toAddress(SAPLING, alice.address)]),
       "PositionNotLiquidatable",
     );
+    // Bounded at what the liquidator reads: $150 of debt, 4.5 ZEC (below) taken.
     const receipt = await s.receipt(
-      await s.as(alice).minter.write.liquidate([risky.id, toAddress(SAPLING, alice.address)]),
+      await s
+        .as(alice)
+        .minter.write.liquidate([
+          risky.id,
+          { maxDebt: 150n * ZSD, minSeizedZat: 45n * (ZEC / 10n), minSeizedValue: 150n * ZSD },
+          toAddress(SAPLING, alice.address),
+        ]),
     );
     const [event] = parseEventLogs({ abi: positionManagerAbi, logs: receipt.logs, eventName: "PositionLiquidated" });
     // $150 + 5% = $157.50 at $35 = 4.5 ZEC; 0.5 ZEC stays the owner's.
@@ -374,7 +401,16 @@ describe("positions", () => {
     const surplusTo = toAddress(SAPLING, ownerOf(risky.note).address);
     const close = await signedClose(risky.note, risky.id, surplusTo);
     await s.receipt(
-      await s.as(relayer).minter.write.closeWithSig([risky.id, surplusTo, close.deadline, close.signature]),
+      await s
+        .as(relayer)
+        .minter.write.closeWithSig([
+          risky.id,
+          close.maxDebt,
+          close.minZatOut,
+          surplusTo,
+          close.deadline,
+          close.signature,
+        ]),
     );
     expect(await position(risky.id)).toMatchObject({ status: STATUS.Closed, collateralZat: 0n });
     await invariants();
@@ -386,12 +422,12 @@ describe("positions", () => {
     await price(35n);
     await s.receipt(await s.as(pauser).minter.write.pause());
     const to = toAddress(SAPLING, alice.address);
-    await expectRevert(s.as(alice).minter.write.liquidate([risky.id, to]), "EnforcedPause");
+    await expectRevert(s.as(alice).minter.write.liquidate([risky.id, UNBOUNDED, to]), "EnforcedPause");
     await expectRevert(s.as(alice).minter.write.redistribute([risky.id, to]), "EnforcedPause");
     // The owner pays down: 5 ZEC at $35 for $100 is 175%, out of reach once the pause ends.
     await s.receipt(await s.as(alice).minter.write.repay([risky.id, 50n * ZSD]));
     await s.receipt(await s.as(pauser).minter.write.unpause());
-    await expectRevert(s.as(alice).minter.write.liquidate([risky.id, to]), "PositionNotLiquidatable");
+    await expectRevert(s.as(alice).minter.write.liquidate([risky.id, UNBOUNDED, to]), "PositionNotLiquidatable");
     expect(await position(risky.id)).toMatchObject({ status: STATUS.Open, debt: 100n * ZSD });
     await invariants();
   });
@@ -473,7 +509,14 @@ describe("positions", () => {
     const receipt = await s.receipt(
       await s
         .as(relayer)
-        .minter.write.closeWithSig([a.id, noAddress(noteCommitment(next)), close.deadline, close.signature]),
+        .minter.write.closeWithSig([
+          a.id,
+          close.maxDebt,
+          close.minZatOut,
+          noAddress(noteCommitment(next)),
+          close.deadline,
+          close.signature,
+        ]),
     );
     const [queued] = parseEventLogs({ abi: collateralRegistryAbi, logs: receipt.logs, eventName: "LeafQueued" });
     expect(queued!.args.amountZat).toBe(zat("3.01"));
@@ -511,7 +554,7 @@ describe("positions", () => {
       open_.sort((x, y) => (x.ratio < y.ratio ? -1 : 1));
       for (const p of open_) {
         if (p.ratio >= liquidationRatio || p.value < p.debt) continue;
-        await s.receipt(await s.as(alice).minter.write.liquidate([p.id, toAddress(SAPLING, alice.address)]));
+        await s.receipt(await s.as(alice).minter.write.liquidate([p.id, UNBOUNDED, toAddress(SAPLING, alice.address)]));
         liquidated.push(p.id);
         await invariants();
       }
@@ -617,7 +660,7 @@ describe("positions", () => {
       signer.signTypedData(
         repayTypedData(domain(), {
           positionId: id,
-          amount: 10n * ZSD,
+          maxAmount: 10n * ZSD,
           payer: alice.address,
           nonce: await s.read.minter.read.nonces([alice.address]),
           deadline: until,
@@ -646,9 +689,10 @@ describe("positions", () => {
     const owner = ownerOf(note);
     const past = (await s.publicClient.getBlock()).timestamp - 1n;
     const to = toAddress(SAPLING, owner.address);
-    const typed = closeTypedData(domain(), { positionId: id, ...to, nonce: 0n, deadline: past });
+    const bounds = { maxDebt: 100n * ZSD, minZatOut: 5n * ZEC };
+    const typed = closeTypedData(domain(), { positionId: id, ...bounds, ...to, nonce: 0n, deadline: past });
     await expectRevert(
-      s.as(relayer).minter.write.closeWithSig([id, to, past, await owner.signTypedData(typed)]),
+      s.as(relayer).minter.write.closeWithSig([id, 100n * ZSD, 5n * ZEC, to, past, await owner.signTypedData(typed)]),
       "SignatureExpired",
       [past],
     );

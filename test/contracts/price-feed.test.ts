@@ -3,7 +3,7 @@
 // second feed (healthy, suspect jump, stale, non-positive, not answering, dated in the future), each
 // with the two feeds agreeing and disagreeing, on breakable mock feeds; then the deployed system
 // frozen and thawed with its own two feeds.
-import { type Address, getAddress, parseEventLogs } from "viem";
+import { type Address, getAddress, parseEventLogs, maxUint256 } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { positionManagerAbi, priceFeedAbi } from "@zsd/sdk/abis";
 import { type Destination, type Note, createNote, positionOwnerKey, releaseProver } from "@zsd/sdk";
@@ -345,7 +345,11 @@ describe("the position manager on a frozen price", () => {
       "PriceFrozen",
       frozenAt,
     );
-    await expectRevert(s.as(alice).minter.write.liquidate([1n, toNote]), "PriceFrozen", frozenAt);
+    await expectRevert(
+      s.as(alice).minter.write.liquidate([1n, { maxDebt: maxUint256, minSeizedZat: 0n, minSeizedValue: 0n }, toNote]),
+      "PriceFrozen",
+      frozenAt,
+    );
     await expectRevert(s.as(alice).minter.write.redistribute([1n, toNote]), "PriceFrozen", frozenAt);
     await expectRevert(
       s.as(owner(risky.note)).minter.write.withdrawCollateral([1n, ZEC / 10n, toNote]),
@@ -372,10 +376,18 @@ describe("the position manager on a frozen price", () => {
     await s.depositAndMint({ amountZat: 20n * ZEC, mintAmount: 100n * ZSD, recipient: bob.address });
     // The primary alone says $20 (60% down): suspect, and the second ($50) disagrees.
     await primaryPrice(usd(20));
-    await expectRevert(s.as(alice).minter.write.liquidate([1n, toNote]), "PriceFrozen", [usd(50)]);
+    await expectRevert(
+      s.as(alice).minter.write.liquidate([1n, { maxDebt: maxUint256, minSeizedZat: 0n, minSeizedValue: 0n }, toNote]),
+      "PriceFrozen",
+      [usd(50)],
+    );
     // The second confirms within 5%: the position (5 ZEC at $20.5 for 150 ZSD) is liquidated at its price.
     await secondaryPrice(usd(20.5));
-    const receipt = await s.receipt(await s.as(alice).minter.write.liquidate([1n, toNote]));
+    const receipt = await s.receipt(
+      await s
+        .as(alice)
+        .minter.write.liquidate([1n, { maxDebt: maxUint256, minSeizedZat: 0n, minSeizedValue: 0n }, toNote]),
+    );
     const [event] = parseEventLogs({ abi: positionManagerAbi, logs: receipt.logs, eventName: "PositionLiquidated" });
     expect(event!.args.price).toBe(usd(20.5));
     const [last, , source] = await s.read.priceFeed.read.lastGoodPrice();

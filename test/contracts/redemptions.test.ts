@@ -47,9 +47,15 @@ describe("Redemptions", () => {
     return block.timestamp + offset;
   }
 
-  async function permit(amount: bigint, sealedAddress = sapling, signer = alice, owner = alice.address) {
-    const sig = await s.signedRedeem(signer, amount, sealedAddress, owner);
-    return [owner, amount, sealedAddress, sig.deadline, sig.v, sig.r, sig.s] as const;
+  async function permit(
+    amount: bigint,
+    sealedAddress = sapling,
+    signer = alice,
+    owner = alice.address,
+    minZatOut = 0n,
+  ) {
+    const sig = await s.signedRedeem(signer, amount, sealedAddress, owner, minZatOut);
+    return [owner, amount, minZatOut, sealedAddress, sig.deadline, sig.v, sig.r, sig.s] as const;
   }
 
   it("redeem burns the tokens and records the ZEC due at the oracle price less the fee", async () => {
@@ -92,11 +98,26 @@ describe("Redemptions", () => {
     const args = await permit(40n * ZSD);
     const r = s.as(relayer).redemptions.write;
     await expectRevert(
-      r.redeemWithPermit([args[0], args[1], s.seal("zs1attacker", alice.address), args[3], args[4], args[5], args[6]]),
+      r.redeemWithPermit([
+        args[0],
+        args[1],
+        args[2],
+        s.seal("zs1attacker", alice.address),
+        args[4],
+        args[5],
+        args[6],
+        args[7],
+      ]),
       "InvalidSignature",
     );
     await expectRevert(
-      r.redeemWithPermit([args[0], 41n * ZSD, args[2], args[3], args[4], args[5], args[6]]),
+      r.redeemWithPermit([args[0], 41n * ZSD, args[2], args[3], args[4], args[5], args[6], args[7]]),
+      "InvalidSignature",
+    );
+    // A relay cannot lower the least ZEC the owner signed for.
+    const bounded = await permit(40n * ZSD, sapling, alice, alice.address, ZEC / 2n);
+    await expectRevert(
+      r.redeemWithPermit([bounded[0], bounded[1], 0n, bounded[3], bounded[4], bounded[5], bounded[6], bounded[7]]),
       "InvalidSignature",
     );
     await expectRevert(r.redeemWithPermit(await permit(40n * ZSD, sapling, bob, alice.address)), "InvalidSignature", [
@@ -104,7 +125,7 @@ describe("Redemptions", () => {
     ]);
     const expired = await deadline(-1n);
     await expectRevert(
-      r.redeemWithPermit([args[0], args[1], args[2], expired, args[4], args[5], args[6]]),
+      r.redeemWithPermit([args[0], args[1], args[2], args[3], expired, args[5], args[6], args[7]]),
       "SignatureExpired",
       [expired],
     );
@@ -112,10 +133,10 @@ describe("Redemptions", () => {
     const late = await signRedeem(
       alice,
       { chainId: s.chainId, verifyingContract: s.read.redemptions.address },
-      { owner: alice.address, amount: 40n * ZSD, sealedAddress: sapling, nonce: 0n, deadline: expired },
+      { owner: alice.address, amount: 40n * ZSD, minZatOut: 0n, sealedAddress: sapling, nonce: 0n, deadline: expired },
     );
     await expectRevert(
-      r.redeemWithPermit([alice.address, 40n * ZSD, sapling, expired, late.v, late.r, late.s]),
+      r.redeemWithPermit([alice.address, 40n * ZSD, 0n, sapling, expired, late.v, late.r, late.s]),
       "SignatureExpired",
       [expired],
     );

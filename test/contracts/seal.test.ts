@@ -100,7 +100,7 @@ describe("sealed withdraw addresses", () => {
       await expectRevert(
         s
           .as(relayer)
-          .redemptions.write.redeemWithPermit([alice.address, ZSD, sealed, sig.deadline, sig.v, sig.r, sig.s]),
+          .redemptions.write.redeemWithPermit([alice.address, ZSD, 0n, sealed, sig.deadline, sig.v, sig.r, sig.s]),
         error,
         args,
       );
@@ -206,7 +206,7 @@ describe("sealed withdraw addresses", () => {
     const permit = (sealed: Hex) =>
       s
         .as(relayer)
-        .redemptions.write.redeemWithPermit([alice.address, 10n * ZSD, sealed, sig.deadline, sig.v, sig.r, sig.s]);
+        .redemptions.write.redeemWithPermit([alice.address, 10n * ZSD, 0n, sealed, sig.deadline, sig.v, sig.r, sig.s]);
     await expectRevert(permit(s.seal(SAPLING, alice.address)), "InvalidSignature", [alice.address]);
     await expectRevert(permit(s.seal(SAPLING, bob.address)), "InvalidSignature", [alice.address]);
     await s.receipt(await permit(signed));

@@ -214,13 +214,15 @@ describe("spendBatch: top-ups and note withdrawals with one pairing product", ()
       { chainId: s.chainId, verifyingContract: s.read.minter.address },
       {
         positionId: id,
+        maxDebt: 0n,
+        minZatOut: 0n,
         ...to,
         nonce: await s.read.minter.read.nonces([owner.address]),
         deadline: (await s.publicClient.getBlock()).timestamp + 3600n,
       },
     );
     const signature = await owner.signTypedData(typed);
-    await s.receipt(await s.as(relayer).minter.write.closeWithSig([id, to, typed.message.deadline, signature]));
+    await s.receipt(await s.as(relayer).minter.write.closeWithSig([id, 0n, 0n, to, typed.message.deadline, signature]));
     const before = await state();
     await expectRevert(send([items[0]!, items[3]!]), "PositionNotOpen", [id, 3]);
     await expectRevert(single(items[3]!), "PositionNotOpen", [id, 3]);

@@ -329,7 +329,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     await s.receipt(
       await s
         .as(relayer)
-        .redemptions.write.redeemWithPermit([bob.address, 30n * ZSD, bobSealed, sig.deadline, sig.v, sig.r, sig.s]),
+        .redemptions.write.redeemWithPermit([bob.address, 30n * ZSD, 0n, bobSealed, sig.deadline, sig.v, sig.r, sig.s]),
     );
     const txid = `0x${"cd".repeat(32)}` as Hex;
     await s.receipt(await s.as(custody).redemptions.write.completePayout([1n, txid]));
@@ -765,7 +765,15 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
 
       // c: under 120% at $35 (2 ZEC = $70 for $60), liquidated by alice: 1.8 ZEC seized, 0.2 ZEC the owner's.
       await setPrice(35_00000000n);
-      await s.receipt(await s.as(alice).minter.write.liquidate([c.id, toAddress(SAPLING)]));
+      await s.receipt(
+        await s
+          .as(alice)
+          .minter.write.liquidate([
+            c.id,
+            { maxDebt: 60n * ZSD, minSeizedZat: 18n * (ZEC / 10n), minSeizedValue: 60n * ZSD },
+            toAddress(SAPLING),
+          ]),
+      );
       await setPrice(48_50000000n);
       await expectMatchesChain();
       expect(await row(c.id)).toMatchObject({ status: "liquidated", collateralZat: String(ZEC / 5n), debt: "0" });

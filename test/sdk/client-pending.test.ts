@@ -151,10 +151,17 @@ describe("a change note queued for the tree, on the real stack", () => {
     const signature = await owner.signTypedData(
       closeTypedData(
         { chainId: s.chainId, verifyingContract: s.read.minter.address },
-        { positionId: id, ...to, nonce: await s.read.minter.read.nonces([owner.address]), deadline },
+        {
+          positionId: id,
+          maxDebt: 0n,
+          minZatOut: 0n,
+          ...to,
+          nonce: await s.read.minter.read.nonces([owner.address]),
+          deadline,
+        },
       ),
     );
-    const receipt = await s.receipt(await s.as(bob).minter.write.closeWithSig([id, to, deadline, signature]));
+    const receipt = await s.receipt(await s.as(bob).minter.write.closeWithSig([id, 0n, 0n, to, deadline, signature]));
     const [released] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "CollateralReleased" });
     await waitForBlock(indexer.url, receipt.blockNumber, { nudge: () => s.mineBlocks(1) });
     const [queued] = (await zsd.ledger.pendingLeaves()).data;

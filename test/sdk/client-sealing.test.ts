@@ -19,6 +19,7 @@ import {
   sealedKeyId,
   withdrawCollateralTypedData,
 } from "@zsd/sdk";
+import { parseZec, parseZsd } from "@zsd/sdk/units";
 
 const ZADDR = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
 const MAINNET = "zs1z7rejlpsa98s2rrrfkwmaxu53e4ue0ulcrw0h4x5g8jl04tak0d3mm47vdtahatqrlkngh9slya";
@@ -116,7 +117,13 @@ describe("the JS client seals withdraw addresses", () => {
     expect((sealed.length - 2) / 2).toBe(256 + 65); // padded to a fixed size
     expect(() => open(sealed, liquidator.address)).toThrow(/does not open/);
     const { v, r, s, deadline } = body.permit as { v: number; r: Hex; s: Hex; deadline: number };
-    const message = { owner: wallet.address, amount: 25n * 10n ** 18n, sealedAddress: sealed, nonce: 7n };
+    const message = {
+      owner: wallet.address,
+      amount: 25n * 10n ** 18n,
+      minZatOut: 0n,
+      sealedAddress: sealed,
+      nonce: 7n,
+    };
     const typed = redeemTypedData(
       { chainId: CHAIN_ID, verifyingContract: REDEMPTIONS },
       { ...message, deadline: BigInt(deadline) },
@@ -176,6 +183,7 @@ describe("the JS client seals withdraw addresses", () => {
         {
           owner: wallet.address,
           amount: 25n * 10n ** 18n,
+          minZatOut: 0n,
           sealedAddress: terms.sealedAddress!,
           nonce: 7n,
           deadline: BigInt(deadline),
@@ -324,6 +332,9 @@ describe("the JS client seals withdraw addresses", () => {
     expect(() => open(seized, owner)).toThrow(/does not open/);
     const signedAs = liquidateTypedData(domain, {
       positionId: 4n,
+      maxDebt: parseZsd(liquidation.maxDebt),
+      minSeizedZat: parseZec(liquidation.minSeizedZec),
+      minSeizedValue: parseZsd(liquidation.minSeizedValue),
       sealedAddress: seized,
       noteCommitment: 0n,
       nonce: 3n,

@@ -402,15 +402,22 @@ export async function createSystem(rpcUrl: string, parameters: Partial<DeployPar
 
   /**
    * The Redeem signature a relay needs: `signer` signs for `owner` (itself
-   * unless a test forges one) at the owner's current nonce, valid for an hour.
+   * unless a test forges one) at the owner's current nonce, valid for an hour,
+   * accepting at least `minZatOut` (none unless a test asks).
    */
-  async function signedRedeem(signer: HDAccount, amount: bigint, sealedAddress: Hex, owner = signer.address) {
+  async function signedRedeem(
+    signer: HDAccount,
+    amount: bigint,
+    sealedAddress: Hex,
+    owner = signer.address,
+    minZatOut = 0n,
+  ) {
     const nonce = await read.redemptions.read.nonces([owner]);
     const deadline = (await publicClient.getBlock()).timestamp + 3600n;
     const sig = await signRedeem(
       signer,
       { chainId, verifyingContract: c.Redemptions.address },
-      { owner, amount, sealedAddress, nonce, deadline },
+      { owner, amount, minZatOut, sealedAddress, nonce, deadline },
     );
     return { ...sig, deadline };
   }

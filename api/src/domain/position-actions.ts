@@ -45,8 +45,36 @@ interface Signed {
 export type ActionInput =
   | ({ action: "repay"; amount: string; payer: Address } & Signed)
   | ({ action: "withdraw"; amount: string; destination: DestinationInput } & Signed)
-  | ({ action: "close"; destination: DestinationInput } & Signed)
-  | ({ action: "liquidate"; liquidator: Address; destination: DestinationInput } & Signed);
+  | ({ action: "close"; maxDebt: string; minZec: string; destination: DestinationInput } & Signed)
+  | ({
+      action: "liquidate";
+      liquidator: Address;
+      maxDebt: string;
+      minSeizedZec: string;
+      minSeizedValue: string;
+      destination: DestinationInput;
+    } & Signed);
+
+/**
+ * The bounds each action's signature carries, by typed-data field, and the request field that names it:
+ * a relay holding a signature can send it only within them (a breach reverts and moves nothing).
+ */
+const ACTION_BOUNDS = {
+  repay: {
+    maxAmount: "amount: the most ZSD burned; a debt a redemption shrank below it is repaid whole, and no more",
+  },
+  withdraw: {},
+  close: {
+    maxDebt: "maxDebt: the most ZSD burned (a redistribution onto the position raises the debt)",
+    minZatOut: "minZec: the least ZEC released (a redemption lowers the collateral)",
+  },
+  liquidate: {
+    maxDebt: "maxDebt: the most ZSD burned (a redistribution onto the position raises the debt)",
+    minSeizedZat: "minSeizedZec: the least ZEC taken (a redemption lowers it)",
+    minSeizedValue:
+      "minSeizedValue: the least ZSD the ZEC taken is worth at the liquidation's price (a price fall takes more ZEC worth less)",
+  },
+} as const;
 
 /** How the rules agent's reasons name the ZEC-moving actions. */
 const ACTION_NOUN = { withdraw: "withdrawal", close: "close", liquidate: "liquidation" } as const;
@@ -56,7 +84,17 @@ export async function actionTerms(ctx: PositionContext, chain: Chain, signer: Ad
   const [nonce, now] = await Promise.all([readMinter<bigint>(chain, "nonces", [signer]), chain.now()]);
   const pending = await inFlight(ctx.db, signer);
   const domain = domainOf(chain);
-  const zero = { positionId: 0n, nonce: 0n, deadline: 0n, sealedAddress: "0x" as Hex, noteCommitment: 0n };
+  const zero = {
+    positionId: 0n,
+    nonce: 0n,
+    deadline: 0n,
+    sealedAddress: "0x" as Hex,
+    noteCommitment: 0n,
+    maxDebt: 0n,
+    minZatOut: 0n,
+    minSeizedZat: 0n,
+    minSeizedValue: 0n,
+  };
   return {
     object: "position_terms" as const,
     signer,
@@ -65,12 +103,41 @@ export async function actionTerms(ctx: PositionContext, chain: Chain, signer: Ad
     suggestedDeadline: Number(now + SUGGESTED_DEADLINE_SECONDS),
     domain: { name: "ZSD Minter", version: "1", ...domain },
     types: {
-      ...repayTypedData(domain, { ...zero, amount: 0n, payer: signer }).types,
+      ...repayTypedData(domain, { ...zero, maxAmount: 0n, payer: signer }).types,
       ...withdrawCollateralTypedData(domain, { ...zero, amountZat: 0n }).types,
       ...closeTypedData(domain, zero).types,
       ...liquidateTypedData(domain, zero).types,
     },
+    bounds: ACTION_BOUNDS,
   };
+}
+
+/** The bounds a close or a liquidation names, as the contract takes them (zero where the action has none). */
+function boundsOf(input: ActionInput) {
+  const parse = (field: string, value: string, unit: "ZSD" | "ZEC") => {
+    try {
+      return unit === "ZSD" ? parseZsd(value) : parseZec(value);
+    } catch {
+      throw domainErrors.invalid([{ field: `body.${field}`, message: `a ${unit} amount` }]);
+    }
+  };
+  if (input.action === "close") {
+    return {
+      maxDebt: parse("maxDebt", input.maxDebt, "ZSD"),
+      minZatOut: parse("minZec", input.minZec, "ZEC"),
+      minSeizedZat: 0n,
+      minSeizedValue: 0n,
+    };
+  }
+  if (input.action === "liquidate") {
+    return {
+      maxDebt: parse("maxDebt", input.maxDebt, "ZSD"),
+      minZatOut: 0n,
+      minSeizedZat: parse("minSeizedZec", input.minSeizedZec, "ZEC"),
+      minSeizedValue: parse("minSeizedValue", input.minSeizedValue, "ZSD"),
+    };
+  }
+  return { maxDebt: 0n, minZatOut: 0n, minSeizedZat: 0n, minSeizedValue: 0n };
 }
 
 /** The minter's EIP-712 domain on this deployment. */
@@ -150,16 +217,17 @@ export async function requestAction(
     );
   }
   const next = chainNonce + (await inFlight(ctx.db, signer));
+  const bounds = boundsOf(input);
   const domain = domainOf(chain);
   const dest: Destination = { sealedAddress: to?.sealedAddress ?? "0x", noteCommitment: to?.noteCommitment ?? 0n };
   const typedAt = (nonce: bigint) =>
     input.action === "repay"
-      ? repayTypedData(domain, { positionId: id, amount: amount!, payer: signer, nonce, deadline })
+      ? repayTypedData(domain, { positionId: id, maxAmount: amount!, payer: signer, nonce, deadline })
       : input.action === "withdraw"
         ? withdrawCollateralTypedData(domain, { positionId: id, amountZat: amount!, ...dest, nonce, deadline })
         : input.action === "close"
-          ? closeTypedData(domain, { positionId: id, ...dest, nonce, deadline })
-          : liquidateTypedData(domain, { positionId: id, ...dest, nonce, deadline });
+          ? closeTypedData(domain, { positionId: id, ...bounds, ...dest, nonce, deadline })
+          : liquidateTypedData(domain, { positionId: id, ...bounds, ...dest, nonce, deadline });
   const signedAt = async (nonce: bigint) =>
     (
       await recoverTypedDataAddress({ ...typedAt(nonce), signature: input.signature } as never).catch(() => undefined)
@@ -208,12 +276,19 @@ export async function requestAction(
           ? encodeFunctionData({
               abi: stableMinterAbi,
               functionName: "closeWithSig",
-              args: [id, dest, deadline, input.signature],
+              args: [id, bounds.maxDebt, bounds.minZatOut, dest, deadline, input.signature],
             })
           : encodeFunctionData({
               abi: stableMinterAbi,
               functionName: "liquidateWithSig",
-              args: [id, signer, dest, deadline, input.signature],
+              args: [
+                id,
+                signer,
+                { maxDebt: bounds.maxDebt, minSeizedZat: bounds.minSeizedZat, minSeizedValue: bounds.minSeizedValue },
+                dest,
+                deadline,
+                input.signature,
+              ],
             });
   // Only a call at the chain's nonce can be simulated: a later one waits for those before it.
   if (nonce === chainNonce) await simulate(ctx, chain, calldata, "position_action_would_revert");

@@ -3,7 +3,7 @@
 // earns to the keeper's Zcash address sealed afresh for the relayer. Queued
 // like anyone's, unscreened, and skipped when the minter would refuse them.
 import { type Address, encodeFunctionData } from "viem";
-import { stableMinterAbi, stableTokenAbi } from "@zsd/sdk";
+import { type LiquidationBounds, stableMinterAbi, stableTokenAbi } from "@zsd/sdk";
 import { sealAddress } from "@zsd/sdk/seal";
 import type { Chain } from "../adapters/chain.ts";
 import { DomainError } from "./errors.ts";
@@ -12,6 +12,8 @@ import { type PositionContext, queueAction } from "./position-queue.ts";
 /**
  * The keeper's liquidation: the relayer repays with its own ZSD and takes
  * the collateral to `zcashAddress`, which it seals for itself like anyone.
+ * Queued, it may be sent after the price or the position moved: `bounds`
+ * (from what the keeper read) make the minter refuse it then.
  */
 export function queueKeeperLiquidation(
   ctx: PositionContext,
@@ -19,8 +21,9 @@ export function queueKeeperLiquidation(
   relayer: Address,
   positionId: bigint,
   zcashAddress: string,
+  bounds: LiquidationBounds,
 ) {
-  return queueKeeper(ctx, chain, relayer, positionId, zcashAddress, "liquidate");
+  return queueKeeper(ctx, chain, relayer, positionId, zcashAddress, bounds);
 }
 
 /**
@@ -44,18 +47,19 @@ async function queueKeeper(
   relayer: Address,
   positionId: bigint,
   zcashAddress: string,
-  action: "liquidate" | "redistribute",
+  how: LiquidationBounds | "redistribute",
 ) {
+  const action = how === "redistribute" ? "redistribute" : "liquidate";
   // Sealed afresh each time with the current key, for the relayer as the payout's owner: custody pays an envelope once.
   const key = await chain.currentSealKey();
   const context = { chainId: chain.deployment.chainId, redemptions: chain.redemptions, owner: relayer };
   const network = ctx.options.environment === "production" ? "mainnet" : "testnet";
   const sealedAddress = sealAddress(key, context, zcashAddress, network);
-  const calldata = encodeFunctionData({
-    abi: stableMinterAbi,
-    functionName: action,
-    args: [positionId, { sealedAddress, noteCommitment: 0n }],
-  });
+  const to = { sealedAddress, noteCommitment: 0n };
+  const calldata =
+    how === "redistribute"
+      ? encodeFunctionData({ abi: stableMinterAbi, functionName: "redistribute", args: [positionId, to] })
+      : encodeFunctionData({ abi: stableMinterAbi, functionName: "liquidate", args: [positionId, how, to] });
   try {
     await chain.client.call({ account: relayer, to: chain.minter, data: calldata });
   } catch {

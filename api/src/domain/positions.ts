@@ -11,6 +11,7 @@ import type { Database } from "../adapters/db/index.ts";
 import { domainErrors } from "./errors.ts";
 import { type SpendInput, topUp, withdrawNote } from "./note-spends.ts";
 import { type ActionInput, actionTerms, requestAction } from "./position-actions.ts";
+import type { LiquidationBounds } from "@zsd/sdk";
 import { queueKeeperLiquidation, queueKeeperRedistribution } from "./position-keeper.ts";
 import { type PositionContext, type PositionOptions, readPositions, withHold } from "./position-queue.ts";
 import type { ActionRow } from "./position-views.ts";
@@ -154,8 +155,14 @@ export class PositionService {
   }
 
   /** The keeper's liquidation of `positionId`, its collateral paid to `zcashAddress` (position-keeper.ts). */
-  queueKeeperLiquidation(chain: Chain, relayer: Address, positionId: bigint, zcashAddress: string) {
-    return queueKeeperLiquidation(this.#context, chain, relayer, positionId, zcashAddress);
+  queueKeeperLiquidation(
+    chain: Chain,
+    relayer: Address,
+    positionId: bigint,
+    zcashAddress: string,
+    bounds: LiquidationBounds,
+  ) {
+    return queueKeeperLiquidation(this.#context, chain, relayer, positionId, zcashAddress, bounds);
   }
 
   /** The keeper's redistribution of `positionId`, its reward paid to `zcashAddress` (position-keeper.ts). */

@@ -1,5 +1,5 @@
 import { type Address, type Hex, verifyTypedData } from "viem";
-import { formatZec, formatZsd, parseZsd } from "@zsd/sdk/units";
+import { formatZec, formatZsd, parseZec, parseZsd } from "@zsd/sdk/units";
 import { redeemTypedData, redemptionsAbi, stableTokenAbi } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
@@ -153,6 +153,11 @@ export function presentRedemption(row: Row) {
   };
 }
 
+/** The bound a redeem permit carries, as the terms name it. */
+export const REDEEM_BOUND =
+  "permit.minZec: the least ZEC paid after the fee (usually the quote less a slippage allowance); sent after the " +
+  "price rose or once redemptions pay pro rata, the permit reverts ZatOutBelowMinimum and nothing is burned";
+
 /** A deadline an hour on: long enough to sign and send, short enough that a lost signature expires. */
 const SUGGESTED_DEADLINE_SECONDS = 3_600n;
 
@@ -169,7 +174,7 @@ export interface RedeemInput {
    */
   withdrawAddress?: string;
   owner: Address;
-  permit: { deadline: number | string; v: number; r: string; s: string };
+  permit: { deadline: number | string; minZec?: string; v: number; r: string; s: string };
 }
 
 export class RedemptionService {
@@ -218,6 +223,12 @@ export class RedemptionService {
     }
     if (amount === 0n) throw domainErrors.invalid([{ field: "body.amount", message: "must be above 0" }]);
     const deadline = BigInt(input.permit.deadline);
+    let minZatOut: bigint;
+    try {
+      minZatOut = parseZec(input.permit.minZec ?? "0");
+    } catch {
+      throw domainErrors.invalid([{ field: "body.permit.minZec", message: "a ZEC amount with at most 8 decimals" }]);
+    }
     const [nonce, balance, now, , [zatDue]] = await Promise.all([
       chain.read(() =>
         chain.client.readContract({
@@ -267,7 +278,7 @@ export class RedemptionService {
         address: input.owner,
         ...redeemTypedData(
           { chainId: chain.deployment.chainId, verifyingContract: chain.redemptions },
-          { owner: input.owner, amount, sealedAddress: sealedAt(n), nonce: n, deadline },
+          { owner: input.owner, amount, minZatOut, sealedAddress: sealedAt(n), nonce: n, deadline },
         ),
         signature: { r: input.permit.r as Hex, s: input.permit.s as Hex, v: BigInt(input.permit.v) },
       }).catch(() => false);
@@ -293,8 +304,8 @@ export class RedemptionService {
         "invalid_signature",
         "Invalid signature",
         input.sealedAddress !== undefined
-          ? "The permit is not the owner's signature of this redemption (amount, address, nonce, deadline)."
-          : `The permit is not the owner's signature of this redemption (amount, address, nonce ${nonce}, ` +
+          ? "The permit is not the owner's signature of this redemption (amount, minZatOut, address, nonce, deadline)."
+          : `The permit is not the owner's signature of this redemption (amount, minZatOut, address, nonce ${nonce}, ` +
               "deadline). With withdrawAddress, the owner signs the sealedAddress that GET /v1/redemptions/terms " +
               "answers for this owner and address, at the nonce it names: ask the terms again and sign those bytes.",
       );
@@ -471,7 +482,7 @@ export class RedemptionService {
       canonical === undefined || key === undefined ? undefined : this.#sealFor(key, owner, nonce, canonical, field);
     const { domain, types, primaryType } = redeemTypedData(
       { chainId: chain.deployment.chainId, verifyingContract: chain.redemptions },
-      { owner, amount: 0n, sealedAddress: "0x", nonce, deadline: 0n },
+      { owner, amount: 0n, minZatOut: 0n, sealedAddress: "0x", nonce, deadline: 0n },
     );
     return {
       object: "redemption_terms" as const,
@@ -481,6 +492,7 @@ export class RedemptionService {
       suggestedDeadline: Number(now + SUGGESTED_DEADLINE_SECONDS),
       ...(sealedAddress === undefined ? {} : { withdrawAddress: canonical, sealedAddress }),
       typedData: { domain, types, primaryType },
+      bounds: { minZatOut: REDEEM_BOUND },
     };
   }
 

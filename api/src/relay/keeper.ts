@@ -44,13 +44,15 @@ export class Keeper {
     const { chain } = this;
     const minter = { address: chain.minter, abi: stableMinterAbi } as const;
     const positions = { address: chain.positions, abi: positionManagerAbi } as const;
-    const [count, liquidationBps, token, paused, { price, frozen, ageSeconds, maxAgeSeconds }] = await Promise.all([
-      chain.client.readContract({ ...positions, functionName: "positionCount" }),
-      chain.client.readContract({ ...positions, functionName: "liquidationRatioBps" }),
-      chain.client.readContract({ ...minter, functionName: "token" }),
-      chain.client.readContract({ ...minter, functionName: "paused" }),
-      chain.priceState(),
-    ]);
+    const [count, liquidationBps, bonusBps, token, paused, { price, frozen, ageSeconds, maxAgeSeconds }] =
+      await Promise.all([
+        chain.client.readContract({ ...positions, functionName: "positionCount" }),
+        chain.client.readContract({ ...positions, functionName: "liquidationRatioBps" }),
+        chain.client.readContract({ ...positions, functionName: "liquidationBonusBps" }),
+        chain.client.readContract({ ...minter, functionName: "token" }),
+        chain.client.readContract({ ...minter, functionName: "paused" }),
+        chain.priceState(),
+      ]);
     // A stale or frozen price liquidates nothing: the position manager would refuse it. Nor does a paused
     // minter, which stops liquidations and redistributions while owners cannot top up.
     if (count === 0n || paused || frozen || ageSeconds > maxAgeSeconds) return [];
@@ -90,11 +92,21 @@ export class Keeper {
       }
       if (!liquidatable) continue;
       if (p.debt > balance) continue;
+      // The bounds of what was read: the debt seen, the ZEC it buys at this price, and never at a loss. The call
+      // waits in the relay's queue: a redistribution onto the position, a redemption or a price fall meanwhile
+      // makes the minter refuse it rather than cost the relayer.
+      const byDebt = (p.debt * (10_000n + bonusBps)) / 10_000n / usdValueOfZat(1n, price);
+      const bounds = {
+        maxDebt: p.debt,
+        minSeizedZat: byDebt < p.collateralZat ? byDebt : p.collateralZat,
+        minSeizedValue: p.debt,
+      };
       const action = await this.options.positions.queueKeeperLiquidation(
         chain,
         this.relayer,
         id,
         this.options.payoutAddress,
+        bounds,
       );
       if (action) {
         balance -= p.debt;

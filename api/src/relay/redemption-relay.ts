@@ -6,6 +6,7 @@
 // redemption this one never can.
 import { type Address, type Hex, encodeFunctionData, parseEventLogs, parseTransaction } from "viem";
 import { redemptionsAbi } from "@zsd/sdk";
+import { parseZec } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
 import { REDEMPTION_HEADROOM } from "../adapters/gas.ts";
 import type { Database } from "../adapters/db/index.ts";
@@ -24,7 +25,8 @@ interface RedemptionRow {
   /** The envelope the owner signed (null on requests older than migration 24). */
   sealed_address: Hex | null;
   deadline: string;
-  signature: { v: number; r: string; s: string };
+  /** The permit as posted: with `minZec`, the least ZEC the owner signed for. */
+  signature: { v: number; r: string; s: string; minZec?: string };
   tx_hash: string | null;
   raw_tx: string | null;
   nonce: number | null;
@@ -90,6 +92,7 @@ export class RedemptionRelay {
       args: [
         r.owner as Address,
         BigInt(r.amount),
+        parseZec(sig.minZec ?? "0"),
         // A request from before sealed addresses has none: the contract refuses it like any bad envelope.
         r.sealed_address ?? "0x",
         BigInt(r.deadline),

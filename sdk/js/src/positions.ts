@@ -19,17 +19,21 @@ export interface Destination {
 
 const domainOf = (domain: MinterDomain) => ({ name: "ZSD Minter", version: "1", ...domain }) as const;
 
-/** What a payer signs so that a relay can burn its ZSD against a position's debt (`repayWithSig`). */
+/**
+ * What a payer signs so that a relay can burn its ZSD against a position's debt (`repayWithSig`):
+ * `min(maxAmount, debt)` is burned when it lands, so a debt a redemption shrank meanwhile is repaid
+ * whole and the payer never burns more than `maxAmount`.
+ */
 export function repayTypedData(
   domain: MinterDomain,
-  message: { positionId: bigint; amount: bigint; payer: Address; nonce: bigint; deadline: bigint },
+  message: { positionId: bigint; maxAmount: bigint; payer: Address; nonce: bigint; deadline: bigint },
 ) {
   return {
     domain: domainOf(domain),
     types: {
       Repay: [
         { name: "positionId", type: "uint256" },
-        { name: "amount", type: "uint256" },
+        { name: "maxAmount", type: "uint256" },
         { name: "payer", type: "address" },
         { name: "nonce", type: "uint256" },
         { name: "deadline", type: "uint256" },
@@ -62,30 +66,65 @@ export function withdrawCollateralTypedData(
   } as const;
 }
 
-const destinationTypes = [
+/**
+ * The bounds a close or a liquidation carries: the most ZSD its signer burns (a redistribution onto the
+ * position raises the debt) and the least ZEC it takes (a redemption or a price fall lowers it). A breach
+ * reverts `DebtAboveMaximum` or `ZatOutBelowMinimum` and moves nothing.
+ */
+export interface ExitBounds {
+  maxDebt: bigint;
+  minZatOut: bigint;
+}
+
+const closeTypes = [
   { name: "positionId", type: "uint256" },
+  { name: "maxDebt", type: "uint256" },
+  { name: "minZatOut", type: "uint256" },
   { name: "sealedAddress", type: "bytes" },
   { name: "noteCommitment", type: "uint256" },
   { name: "nonce", type: "uint256" },
   { name: "deadline", type: "uint256" },
 ] as const;
 
-/** What the owner signs to close a position (`closeWithSig`): the debt is burned from the owner. */
-export function closeTypedData(
-  domain: MinterDomain,
-  message: { positionId: bigint; nonce: bigint; deadline: bigint } & Destination,
-) {
-  return { domain: domainOf(domain), types: { Close: destinationTypes }, primaryType: "Close", message } as const;
+/**
+ * What a liquidator accepts (`liquidate` and `liquidateWithSig`): at most `maxDebt` burned, at least
+ * `minSeizedZat` taken, and the ZEC taken worth at least `minSeizedValue` ZSD at the liquidation's price
+ * (0 for no floor; the debt seen is break-even). A price fall takes all the collateral once it covers
+ * less than the bonus: more ZEC, worth less than the debt, which only the value bound refuses.
+ */
+export interface LiquidationBounds {
+  maxDebt: bigint;
+  minSeizedZat: bigint;
+  minSeizedValue: bigint;
 }
 
-/** What a liquidator signs so that a relay can liquidate with its ZSD (`liquidateWithSig`). */
+const liquidateTypes = [
+  { name: "positionId", type: "uint256" },
+  { name: "maxDebt", type: "uint256" },
+  { name: "minSeizedZat", type: "uint256" },
+  { name: "minSeizedValue", type: "uint256" },
+  { name: "sealedAddress", type: "bytes" },
+  { name: "noteCommitment", type: "uint256" },
+  { name: "nonce", type: "uint256" },
+  { name: "deadline", type: "uint256" },
+] as const;
+
+/** What the owner signs to close a position (`closeWithSig`): the debt is burned from the owner, within the bounds. */
+export function closeTypedData(
+  domain: MinterDomain,
+  message: { positionId: bigint; nonce: bigint; deadline: bigint } & ExitBounds & Destination,
+) {
+  return { domain: domainOf(domain), types: { Close: closeTypes }, primaryType: "Close", message } as const;
+}
+
+/** What a liquidator signs so that a relay can liquidate with its ZSD (`liquidateWithSig`), within its bounds. */
 export function liquidateTypedData(
   domain: MinterDomain,
-  message: { positionId: bigint; nonce: bigint; deadline: bigint } & Destination,
+  message: { positionId: bigint; nonce: bigint; deadline: bigint } & LiquidationBounds & Destination,
 ) {
   return {
     domain: domainOf(domain),
-    types: { Liquidate: destinationTypes },
+    types: { Liquidate: liquidateTypes },
     primaryType: "Liquidate",
     message,
   } as const;

@@ -4,6 +4,12 @@ import type { Address, Hex } from "viem";
 export interface RedeemMessage {
   owner: Address;
   amount: bigint;
+  /**
+   * The least ZEC (zatoshi, after the fee) the owner accepts: a relay that sends the permit after the
+   * price fell or once redemptions pay pro rata meets `ZatOutBelowMinimum`, and nothing is burned.
+   * Usually the quote less a slippage allowance.
+   */
+  minZatOut: bigint;
   /** The withdraw address sealed to custody's key for this owner (`sealAddress`). */
   sealedAddress: Hex;
   nonce: bigint;
@@ -22,6 +28,7 @@ export function redeemTypedData(domain: { chainId: number; verifyingContract: Ad
       Redeem: [
         { name: "owner", type: "address" },
         { name: "amount", type: "uint256" },
+        { name: "minZatOut", type: "uint256" },
         { name: "sealedAddress", type: "bytes" },
         { name: "nonce", type: "uint256" },
         { name: "deadline", type: "uint256" },

@@ -1015,10 +1015,27 @@ class CoverageTest(ClientTestCase):
             lambda: c.positions.withdraw(
                 "7", {"amount": "1", "destination": {"sealedAddress": "0x01"}, "deadline": 1, "signature": "0x"}
             ),
-            lambda: c.positions.close("7", {"destination": {"noteCommitment": "1"}, "deadline": 1, "signature": "0x"}),
+            lambda: c.positions.close(
+                "7",
+                {
+                    "maxDebt": "1",
+                    "minZec": "1",
+                    "destination": {"noteCommitment": "1"},
+                    "deadline": 1,
+                    "signature": "0x",
+                },
+            ),
             lambda: c.positions.liquidate(
                 "7",
-                {"liquidator": "0x1", "destination": {"sealedAddress": "0x01"}, "deadline": 1, "signature": "0x"},
+                {
+                    "liquidator": "0x1",
+                    "maxDebt": "1",
+                    "minSeizedZec": "1",
+                    "minSeizedValue": "1",
+                    "destination": {"sealedAddress": "0x01"},
+                    "deadline": 1,
+                    "signature": "0x",
+                },
             ),
             lambda: c.positions.top_up("7", {"proof": {}, "publicSignals": []}),  # type: ignore[typeddict-item]
             lambda: c.positions.action("7", "pact_1"),

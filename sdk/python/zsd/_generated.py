@@ -654,7 +654,7 @@ class Redemption(TypedDict):
 
 
 class RedemptionTermsTypedData(TypedDict):
-    """EIP-712 domain, types and primary type; the message is {owner, amount, sealedAddress, nonce, deadline}, sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner"""
+    """EIP-712 domain, types and primary type; the message is {owner, amount, minZatOut, sealedAddress, nonce, deadline}, sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner"""
 
     domain: Dict[str, Any]
     types: Dict[str, Any]
@@ -670,8 +670,10 @@ class _RedemptionTermsRequired(TypedDict):
     chainTime: int
     # chainTime + 1 hour
     suggestedDeadline: int
-    # EIP-712 domain, types and primary type; the message is {owner, amount, sealedAddress, nonce, deadline}, sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner
+    # EIP-712 domain, types and primary type; the message is {owner, amount, minZatOut, sealedAddress, nonce, deadline}, sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner
     typedData: RedemptionTermsTypedData
+    # The bound the permit carries, by typed-data field: which request field names it and what it guards
+    bounds: Dict[str, str]
 
 
 class RedemptionTerms(_RedemptionTermsRequired, total=False):
@@ -746,6 +748,8 @@ class PositionTerms(TypedDict):
     domain: PositionTermsDomain
     # Repay, WithdrawCollateral, Close and Liquidate
     types: Dict[str, List[PositionTermsTypesValueItem]]
+    # The bounds each action's signature carries, by typed-data field, saying which request field names it and what it guards against: a relay can send the signature only within them (a breach reverts and moves nothing)
+    bounds: Dict[str, Dict[str, str]]
 
 
 class Position(TypedDict):
@@ -1973,13 +1977,18 @@ class MintRequest2(TypedDict):
 MintRequest = Union[MintRequest1, MintRequest2]
 
 
-class RedeemRequestPermit(TypedDict):
-    """The owner's EIP-712 Redeem(owner, amount, bytes sealedAddress, nonce, deadline) signature for the Redemptions contract (EIP-712 signs the sealed address's keccak256)"""
-
+class _RedeemRequestPermitRequired(TypedDict):
     deadline: Union[int, str]
     v: int
     r: str
     s: str
+
+
+class RedeemRequestPermit(_RedeemRequestPermitRequired, total=False):
+    """The owner's EIP-712 Redeem(owner, amount, minZatOut, bytes sealedAddress, nonce, deadline) signature for the Redemptions contract (EIP-712 signs the sealed address's keccak256)"""
+
+    # The least ZEC paid, after the fee, that the owner signed for (`minZatOut`; 0 when absent): usually the quote less a slippage allowance. Sent after the price rose or once redemptions pay pro rata, the permit reverts ZatOutBelowMinimum and nothing is burned
+    minZec: str
 
 
 class _RedeemRequestRequired(TypedDict):
@@ -1987,7 +1996,7 @@ class _RedeemRequestRequired(TypedDict):
     amount: Union[float, str]
     # The holder whose tokens are burned
     owner: str
-    # The owner's EIP-712 Redeem(owner, amount, bytes sealedAddress, nonce, deadline) signature for the Redemptions contract (EIP-712 signs the sealed address's keccak256)
+    # The owner's EIP-712 Redeem(owner, amount, minZatOut, bytes sealedAddress, nonce, deadline) signature for the Redemptions contract (EIP-712 signs the sealed address's keccak256)
     permit: RedeemRequestPermit
 
 
@@ -2041,7 +2050,7 @@ class GetPositionTermsQuery(TypedDict):
 
 
 class RepayPositionRequest(TypedDict):
-    # ZSD to burn against the debt
+    # The most ZSD to burn against the debt (the signed `maxAmount`): when a redemption has shrunk the debt below it by the time the call lands, the whole debt is repaid and no more
     amount: str
     # Whose ZSD is burned: any holder, who signs
     payer: str
@@ -2081,6 +2090,10 @@ class ClosePositionRequestDestination2(TypedDict):
 
 
 class ClosePositionRequest(TypedDict):
+    # The most ZSD the signer burns (the signed `maxDebt`): a redistribution onto the position raises the debt; above it the call reverts DebtAboveMaximum and moves nothing
+    maxDebt: str
+    # The least ZEC released (the signed `minZatOut`): a redemption lowers the collateral; under it the call reverts ZatOutBelowMinimum and moves nothing
+    minZec: str
     # Where the ZEC goes: a sealed shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)
     destination: Union[ClosePositionRequestDestination1, ClosePositionRequestDestination2]
     # The signature's deadline, in unix seconds (chain time)
@@ -2101,6 +2114,12 @@ class LiquidatePositionRequestDestination2(TypedDict):
 class LiquidatePositionRequest(TypedDict):
     # Whose ZSD repays the debt: the liquidator, who signs and takes the collateral
     liquidator: str
+    # The most ZSD the signer burns (the signed `maxDebt`): a redistribution onto the position raises the debt; above it the call reverts DebtAboveMaximum and moves nothing
+    maxDebt: str
+    # The least ZEC taken (the signed `minSeizedZat`); under it the call reverts ZatOutBelowMinimum
+    minSeizedZec: str
+    # The least the ZEC taken is worth, in ZSD at the liquidation's price (the signed `minSeizedValue`; 0 for none; the debt seen is break-even): a price fall takes more ZEC worth less; under it the call reverts SeizedValueBelowMinimum
+    minSeizedValue: str
     # Where the ZEC goes: a sealed shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note)
     destination: Union[LiquidatePositionRequestDestination1, LiquidatePositionRequestDestination2]
     # The signature's deadline, in unix seconds (chain time)

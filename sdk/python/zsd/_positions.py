@@ -17,7 +17,6 @@ from ._units import plain, to_units
 SNARK_SCALAR_FIELD = 21888242871839275222246405745257275088548364400416034343698204186575808495617
 
 _DESTINATION = [
-    {"name": "positionId", "type": "uint256"},
     {"name": "sealedAddress", "type": "bytes"},
     {"name": "noteCommitment", "type": "uint256"},
     {"name": "nonce", "type": "uint256"},
@@ -27,7 +26,8 @@ _DESTINATION = [
 TYPES: Dict[str, List[Dict[str, str]]] = {
     "Repay": [
         {"name": "positionId", "type": "uint256"},
-        {"name": "amount", "type": "uint256"},
+        # The most burned: a debt a redemption shrank below it is repaid whole, and no more.
+        {"name": "maxAmount", "type": "uint256"},
         {"name": "payer", "type": "address"},
         {"name": "nonce", "type": "uint256"},
         {"name": "deadline", "type": "uint256"},
@@ -40,8 +40,20 @@ TYPES: Dict[str, List[Dict[str, str]]] = {
         {"name": "nonce", "type": "uint256"},
         {"name": "deadline", "type": "uint256"},
     ],
-    "Close": _DESTINATION,
-    "Liquidate": _DESTINATION,
+    # A breach of a bound reverts (DebtAboveMaximum, ZatOutBelowMinimum, SeizedValueBelowMinimum) and moves nothing.
+    "Close": [
+        {"name": "positionId", "type": "uint256"},
+        {"name": "maxDebt", "type": "uint256"},
+        {"name": "minZatOut", "type": "uint256"},
+        *_DESTINATION,
+    ],
+    "Liquidate": [
+        {"name": "positionId", "type": "uint256"},
+        {"name": "maxDebt", "type": "uint256"},
+        {"name": "minSeizedZat", "type": "uint256"},
+        {"name": "minSeizedValue", "type": "uint256"},
+        *_DESTINATION,
+    ],
 }
 
 

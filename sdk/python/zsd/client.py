@@ -490,7 +490,7 @@ class Client:
         number = position_number(position_id)
         wei = to_wei(amount)
         deadline, signature = self._sign_position(
-            payer, "Repay", {"positionId": number, "amount": str(wei), "payer": payer}, sign
+            payer, "Repay", {"positionId": number, "maxAmount": str(wei), "payer": payer}, sign
         )
         body: t.RepayPositionRequest = {
             "amount": _plain_zsd(wei),
@@ -574,10 +574,23 @@ class Client:
             if position["status"] == "open" and Decimal(position["debt"]) > 0:
                 self.repay_position(position_id, amount=position["debt"], payer=payer, sign=sign_payer, timeout=timeout)
 
+        # Bounded at the position as read now: a redistribution onto it or a redemption before the relay sends
+        # the close makes it revert rather than burn more or release less than the owner saw.
+        seen = self.positions.retrieve(position_id)
+        max_debt, min_zec = seen["debt"], seen["collateral"]
+
         def send(destination: Dict[str, str], sealed: str, note: str) -> t.PositionAction:
-            message = {"positionId": number, "sealedAddress": sealed, "noteCommitment": note}
+            message = {
+                "positionId": number,
+                "maxDebt": str(to_units(max_debt, 18, "ZSD")),
+                "minZatOut": str(to_zat(min_zec)),
+                "sealedAddress": sealed,
+                "noteCommitment": note,
+            }
             deadline, signature = self._sign_position(owner, "Close", message, sign)
             body: t.ClosePositionRequest = {
+                "maxDebt": max_debt,
+                "minZec": min_zec,
                 "destination": cast(
                     Union[t.ClosePositionRequestDestination1, t.ClosePositionRequestDestination2], destination
                 ),

@@ -1,6 +1,7 @@
 // What is checked after every step: each position against the step's prediction, the chain's totals
 // against the model and against each other, and (after price and risk moves) which positions the
 // contracts would let a keeper liquidate or redistribute.
+import { maxUint256 } from "viem";
 import { expect } from "vitest";
 import { stableMinterAbi } from "@zsd/sdk/abis";
 import { BPS, PAYOUT, PROBE, SAPLING, SLACK_PER_POSITION, STATUS, abs, max } from "./constants.ts";
@@ -127,7 +128,7 @@ export async function probe({ s }: Context, c: Chain, label: string) {
         address: s.read.minter.address,
         abi: stableMinterAbi,
         functionName: "liquidate",
-        args: [id, to],
+        args: [id, { maxDebt: maxUint256, minSeizedZat: 0n, minSeizedValue: 0n }, to],
         account: PROBE,
       }),
     );

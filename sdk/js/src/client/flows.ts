@@ -106,6 +106,12 @@ export interface RedeemParams {
    * checks it, seals it to custody's key (GET /v1/relay) and sends only the seal.
    */
   withdrawAddress: string;
+  /**
+   * The least ZEC the redemption may pay, after the fee (the permit's signed `minZatOut`): the relay
+   * cannot send it after the price rose or once redemptions pay pro rata. Usually the quote less a
+   * slippage allowance; absent, any amount is accepted.
+   */
+  minZec?: string;
   signer: TypedDataSigner;
   onProgress?: (step: RedeemStep) => void;
   /** How long to wait for `paid` (default 5 minutes). */
@@ -420,12 +426,13 @@ export class Flows {
    * no one yet. `freshKey` reads custody's seal key again instead of the cached one.
    */
   async signRedemption(
-    params: Pick<RedeemParams, "amount" | "withdrawAddress" | "signer"> & { sealedBy?: "sdk" | "api" },
+    params: Pick<RedeemParams, "amount" | "withdrawAddress" | "signer" | "minZec"> & { sealedBy?: "sdk" | "api" },
     freshKey = false,
   ): Promise<Body<"redeem">> {
     const owner = params.signer.address ?? params.signer.account?.address;
     if (!owner) throw new FlowError("The signer has no address.", { code: "signer_without_address" });
     const amountWei = parseZsd(params.amount);
+    const minZatOut = parseZec(params.minZec ?? "0");
     const byApi = params.sealedBy === "api";
     // Sealed here, a bad address fails before anything is sent. Sealed by the API, the address is
     // signed as the terms seal it and sent in the clear (the API seals it again to the same bytes).
@@ -459,6 +466,7 @@ export class Flows {
       ...redeemTypedData(domain, {
         owner,
         amount: amountWei,
+        minZatOut,
         sealedAddress,
         nonce: BigInt(terms.nonce),
         deadline: BigInt(terms.suggestedDeadline),
@@ -466,7 +474,13 @@ export class Flows {
       ...(params.signer.account ? { account: params.signer.account } : {}),
     } as never);
     const { v, r, s } = parseSignature(signature);
-    const permit = { deadline: terms.suggestedDeadline, v: Number(v), r, s };
+    const permit = {
+      deadline: terms.suggestedDeadline,
+      ...(minZatOut === 0n ? {} : { minZec: formatZec(minZatOut) }),
+      v: Number(v),
+      r,
+      s,
+    };
     if (byApi) return { amount: formatZsd(amountWei), withdrawAddress: clear!, owner, permit };
     return { amount: formatZsd(amountWei), sealedAddress, owner, permit };
   }

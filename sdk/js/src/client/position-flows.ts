@@ -65,6 +65,12 @@ export interface ClosePositionParams extends Following {
   to: ReleaseTo;
   /** Repays what is still owed first, from this wallet (the owner's fresh address holds no ZSD). */
   payer?: TypedDataSigner;
+  /**
+   * The signed bounds: the most ZSD burned and the least ZEC released. Absent, the position as read just
+   * before signing: a redistribution onto it or a redemption before the relay sends it makes it revert.
+   */
+  maxDebt?: string;
+  minZec?: string;
 }
 
 export interface TopUpParams extends Following {
@@ -81,6 +87,12 @@ export interface LiquidateParams extends Following {
   /** The liquidator: its ZSD repays the debt, and the seized ZEC is its payout. */
   signer: TypedDataSigner;
   to: ReleaseTo;
+  /** The most ZSD burned; absent, the debt as read just before signing. */
+  maxDebt?: string;
+  /** The least ZEC taken; absent, "0" (the value bound guards a price fall). */
+  minSeizedZec?: string;
+  /** The least ZSD the ZEC taken is worth at the liquidation's price; absent, the debt read (never at a loss). */
+  minSeizedValue?: string;
 }
 
 export interface WithdrawNoteParams extends Following {
@@ -114,11 +126,11 @@ export class PositionFlows {
   /** Burns the signer's ZSD against the position's debt. */
   async repay(params: RepayParams): Promise<PositionAction> {
     const payer = addressOf(params.signer);
-    const amount = parseZsd(params.amount);
+    const maxAmount = parseZsd(params.amount);
     const signed = await this.#sign(
       params.signer,
       "Repay",
-      { positionId: BigInt(params.positionId), amount, payer },
+      { positionId: BigInt(params.positionId), maxAmount, payer },
       params,
     );
     const queued = await this.r.positions.repay(params.positionId, { amount: params.amount, payer, ...signed });
@@ -147,9 +159,18 @@ export class PositionFlows {
       await this.repay({ ...params, amount: position.debt, signer: params.payer });
     }
     const owner = ownerOf(params.note);
+    const seen = await this.r.positions.get(params.positionId);
+    const maxDebt = params.maxDebt ?? seen.debt;
+    const minZec = params.minZec ?? seen.collateral;
+    const bounds = { maxDebt: parseZsd(maxDebt), minZatOut: parseZec(minZec) };
     const queued = await this.#released(params.to, owner.address, async (destination, typed) => {
-      const signed = await this.#sign(owner, "Close", { positionId: BigInt(params.positionId), ...typed }, params);
-      return this.r.positions.close(params.positionId, { destination, ...signed });
+      const signed = await this.#sign(
+        owner,
+        "Close",
+        { positionId: BigInt(params.positionId), ...bounds, ...typed },
+        params,
+      );
+      return this.r.positions.close(params.positionId, { maxDebt, minZec, destination, ...signed });
     });
     return this.waitForAction(params.positionId, queued.actionId, params);
   }
@@ -157,14 +178,30 @@ export class PositionFlows {
   /** Repays an undercollateralised position's debt with the signer's ZSD; the seized ZEC goes to `to`. */
   async liquidate(params: LiquidateParams): Promise<PositionAction> {
     const liquidator = addressOf(params.signer);
+    const seen = params.maxDebt && params.minSeizedValue ? undefined : await this.r.positions.get(params.positionId);
+    const maxDebt = params.maxDebt ?? seen!.debt;
+    const minSeizedZec = params.minSeizedZec ?? "0";
+    const minSeizedValue = params.minSeizedValue ?? seen!.debt;
+    const bounds = {
+      maxDebt: parseZsd(maxDebt),
+      minSeizedZat: parseZec(minSeizedZec),
+      minSeizedValue: parseZsd(minSeizedValue),
+    };
     const queued = await this.#released(params.to, liquidator, async (destination, typed) => {
       const signed = await this.#sign(
         params.signer,
         "Liquidate",
-        { positionId: BigInt(params.positionId), ...typed },
+        { positionId: BigInt(params.positionId), ...bounds, ...typed },
         params,
       );
-      return this.r.positions.liquidate(params.positionId, { liquidator, destination, ...signed });
+      return this.r.positions.liquidate(params.positionId, {
+        liquidator,
+        maxDebt,
+        minSeizedZec,
+        minSeizedValue,
+        destination,
+        ...signed,
+      });
     });
     return this.waitForAction(params.positionId, queued.actionId, params);
   }

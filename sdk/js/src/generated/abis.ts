@@ -3696,6 +3696,22 @@ export const stableMinterAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "debt",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "maxDebt",
+        "type": "uint256"
+      }
+    ],
+    "name": "DebtAboveMaximum",
+    "type": "error"
+  },
+  {
     "inputs": [],
     "name": "EnforcedPause",
     "type": "error"
@@ -3923,6 +3939,22 @@ export const stableMinterAbi = [
     "inputs": [
       {
         "internalType": "uint256",
+        "name": "value",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "minValue",
+        "type": "uint256"
+      }
+    ],
+    "name": "SeizedValueBelowMinimum",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
         "name": "deadline",
         "type": "uint256"
       }
@@ -3950,6 +3982,22 @@ export const stableMinterAbi = [
       }
     ],
     "name": "UnknownRoot",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "zatOut",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "minZatOut",
+        "type": "uint256"
+      }
+    ],
+    "name": "ZatOutBelowMinimum",
     "type": "error"
   },
   {
@@ -4375,6 +4423,16 @@ export const stableMinterAbi = [
         "type": "uint256"
       },
       {
+        "internalType": "uint256",
+        "name": "maxDebt",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "minZatOut",
+        "type": "uint256"
+      },
+      {
         "components": [
           {
             "internalType": "bytes",
@@ -4540,6 +4598,28 @@ export const stableMinterAbi = [
       {
         "components": [
           {
+            "internalType": "uint256",
+            "name": "maxDebt",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "minSeizedZat",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "minSeizedValue",
+            "type": "uint256"
+          }
+        ],
+        "internalType": "struct IStableMinter.LiquidationBounds",
+        "name": "bounds",
+        "type": "tuple"
+      },
+      {
+        "components": [
+          {
             "internalType": "bytes",
             "name": "sealedAddress",
             "type": "bytes"
@@ -4571,6 +4651,28 @@ export const stableMinterAbi = [
         "internalType": "address",
         "name": "liquidator",
         "type": "address"
+      },
+      {
+        "components": [
+          {
+            "internalType": "uint256",
+            "name": "maxDebt",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "minSeizedZat",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "minSeizedValue",
+            "type": "uint256"
+          }
+        ],
+        "internalType": "struct IStableMinter.LiquidationBounds",
+        "name": "bounds",
+        "type": "tuple"
       },
       {
         "components": [
@@ -5035,7 +5137,7 @@ export const stableMinterAbi = [
       },
       {
         "internalType": "uint256",
-        "name": "amount",
+        "name": "maxAmount",
         "type": "uint256"
       },
       {
@@ -5608,6 +5710,22 @@ export const redemptionsAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "debt",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "maxDebt",
+        "type": "uint256"
+      }
+    ],
+    "name": "DebtAboveMaximum",
+    "type": "error"
+  },
+  {
     "inputs": [],
     "name": "EnforcedPause",
     "type": "error"
@@ -5841,6 +5959,22 @@ export const redemptionsAbi = [
       }
     ],
     "name": "UnsupportedSealVersion",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "zatOut",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "minZatOut",
+        "type": "uint256"
+      }
+    ],
+    "name": "ZatOutBelowMinimum",
     "type": "error"
   },
   {
@@ -6581,6 +6715,11 @@ export const redemptionsAbi = [
       {
         "internalType": "uint256",
         "name": "amount",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "minZatOut",
         "type": "uint256"
       },
       {

@@ -2226,7 +2226,7 @@ export type components = {
             withdrawAddress?: string;
             /** @description When the terms were asked with a withdrawAddress: that address sealed to custody's current key for this owner and nonce, the `sealedAddress` of the message to sign */
             sealedAddress?: string;
-            /** @description EIP-712 domain, types and primary type; the message is {owner, amount, sealedAddress, nonce, deadline}, sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner */
+            /** @description EIP-712 domain, types and primary type; the message is {owner, amount, minZatOut, sealedAddress, nonce, deadline}, sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner */
             typedData: {
                 domain: {
                     [key: string]: unknown;
@@ -2235,6 +2235,10 @@ export type components = {
                     [key: string]: unknown;
                 };
                 primaryType: string;
+            };
+            /** @description The bound the permit carries, by typed-data field: which request field names it and what it guards */
+            bounds: {
+                [key: string]: string;
             };
         };
         PayoutRedirect: {
@@ -2293,6 +2297,12 @@ export type components = {
                     name: string;
                     type: string;
                 }[];
+            };
+            /** @description The bounds each action's signature carries, by typed-data field, saying which request field names it and what it guards against: a relay can send the signature only within them (a breach reverts and moves nothing) */
+            bounds: {
+                [key: string]: {
+                    [key: string]: string;
+                };
             };
         };
         Position: {
@@ -5950,9 +5960,11 @@ export interface operations {
                     sealedAddress?: string;
                     /** @description The holder whose tokens are burned */
                     owner: string;
-                    /** @description The owner's EIP-712 Redeem(owner, amount, bytes sealedAddress, nonce, deadline) signature for the Redemptions contract (EIP-712 signs the sealed address's keccak256) */
+                    /** @description The owner's EIP-712 Redeem(owner, amount, minZatOut, bytes sealedAddress, nonce, deadline) signature for the Redemptions contract (EIP-712 signs the sealed address's keccak256) */
                     permit: {
                         deadline: number | string;
+                        /** @description The least ZEC paid, after the fee, that the owner signed for (`minZatOut`; 0 when absent): usually the quote less a slippage allowance. Sent after the price rose or once redemptions pay pro rata, the permit reverts ZatOutBelowMinimum and nothing is burned */
+                        minZec?: string;
                         v: number;
                         r: string;
                         s: string;
@@ -6180,6 +6192,10 @@ export interface operations {
                      *               "type": "uint256"
                      *             },
                      *             {
+                     *               "name": "minZatOut",
+                     *               "type": "uint256"
+                     *             },
+                     *             {
                      *               "name": "sealedAddress",
                      *               "type": "bytes"
                      *             },
@@ -6194,6 +6210,9 @@ export interface operations {
                      *           ]
                      *         },
                      *         "primaryType": "Redeem"
+                     *       },
+                     *       "bounds": {
+                     *         "minZatOut": "permit.minZec: the least ZEC paid after the fee (usually the quote less a slippage allowance); sent after the price rose or once redemptions pay pro rata, the permit reverts ZatOutBelowMinimum and nothing is burned"
                      *       }
                      *     }
                      */
@@ -6808,6 +6827,14 @@ export interface operations {
                      *             "type": "uint256"
                      *           },
                      *           {
+                     *             "name": "maxDebt",
+                     *             "type": "uint256"
+                     *           },
+                     *           {
+                     *             "name": "minZatOut",
+                     *             "type": "uint256"
+                     *           },
+                     *           {
                      *             "name": "sealedAddress",
                      *             "type": "bytes"
                      *           },
@@ -6824,6 +6851,21 @@ export interface operations {
                      *             "type": "uint256"
                      *           }
                      *         ]
+                     *       },
+                     *       "bounds": {
+                     *         "repay": {
+                     *           "maxAmount": "amount: the most ZSD burned; a debt a redemption shrank below it is repaid whole"
+                     *         },
+                     *         "withdraw": {},
+                     *         "close": {
+                     *           "maxDebt": "maxDebt: the most ZSD burned (a redistribution onto the position raises the debt)",
+                     *           "minZatOut": "minZec: the least ZEC released (a redemption lowers the collateral)"
+                     *         },
+                     *         "liquidate": {
+                     *           "maxDebt": "maxDebt: the most ZSD burned",
+                     *           "minSeizedZat": "minSeizedZec: the least ZEC taken",
+                     *           "minSeizedValue": "minSeizedValue: the least ZSD the ZEC taken is worth at the liquidation's price"
+                     *         }
                      *       }
                      *     }
                      */
@@ -7047,7 +7089,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description ZSD to burn against the debt */
+                    /** @description The most ZSD to burn against the debt (the signed `maxAmount`): when a redemption has shrunk the debt below it by the time the call lands, the whole debt is repaid and no more */
                     amount: string;
                     /** @description Whose ZSD is burned: any holder, who signs */
                     payer: string;
@@ -7457,6 +7499,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The most ZSD the signer burns (the signed `maxDebt`): a redistribution onto the position raises the debt; above it the call reverts DebtAboveMaximum and moves nothing */
+                    maxDebt: string;
+                    /** @description The least ZEC released (the signed `minZatOut`): a redemption lowers the collateral; under it the call reverts ZatOutBelowMinimum and moves nothing */
+                    minZec: string;
                     /** @description Where the ZEC goes: a sealed shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note) */
                     destination: {
                         /** @description A shielded Zcash address (custody pays it), sealed to the seal key of GET /v1/relay for the payout's owner: the position's owner, or the liquidator for a liquidation */
@@ -7670,6 +7716,12 @@ export interface operations {
                 "application/json": {
                     /** @description Whose ZSD repays the debt: the liquidator, who signs and takes the collateral */
                     liquidator: string;
+                    /** @description The most ZSD the signer burns (the signed `maxDebt`): a redistribution onto the position raises the debt; above it the call reverts DebtAboveMaximum and moves nothing */
+                    maxDebt: string;
+                    /** @description The least ZEC taken (the signed `minSeizedZat`); under it the call reverts ZatOutBelowMinimum */
+                    minSeizedZec: string;
+                    /** @description The least the ZEC taken is worth, in ZSD at the liquidation's price (the signed `minSeizedValue`; 0 for none; the debt seen is break-even): a price fall takes more ZEC worth less; under it the call reverts SeizedValueBelowMinimum */
+                    minSeizedValue: string;
                     /** @description Where the ZEC goes: a sealed shielded Zcash address (custody pays it) or a new note Poseidon(amountZat, noteCommitment) in the deposit tree, for a later private mint (the SDK's noteCommitment of a fresh note) */
                     destination: {
                         /** @description A shielded Zcash address (custody pays it), sealed to the seal key of GET /v1/relay for the payout's owner: the position's owner, or the liquidator for a liquidation */

@@ -2,6 +2,7 @@
 // exactly at a position's liquidation ratio or 100% (and one unit under), one feed breaking (stale,
 // zero, reverting, dated in the future), jumping, drifting away from the other or mending, and the
 // timelock's parameter changes.
+import { maxUint256 } from "viem";
 import { expect } from "vitest";
 import { positionManagerAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import {
@@ -105,9 +106,20 @@ export class Edge extends Step {
           s.publicClient.simulateContract({
             address: s.read.minter.address,
             abi: stableMinterAbi,
-            functionName: this.ratio === "liquidation" ? "liquidate" : "redistribute",
-            args: [id, { sealedAddress: s.sealed(SAPLING, PROBE), noteCommitment: 0n }],
             account: PROBE,
+            ...(this.ratio === "liquidation"
+              ? {
+                  functionName: "liquidate",
+                  args: [
+                    id,
+                    { maxDebt: maxUint256, minSeizedZat: 0n, minSeizedValue: 0n },
+                    { sealedAddress: s.sealed(SAPLING, PROBE), noteCommitment: 0n },
+                  ],
+                }
+              : {
+                  functionName: "redistribute",
+                  args: [id, { sealedAddress: s.sealed(SAPLING, PROBE), noteCommitment: 0n }],
+                }),
           }),
         );
         const possible = this.ratio === "liquidation" ? "ERC20InsufficientBalance" : null;

@@ -202,18 +202,20 @@ export class Repay extends Step {
           : this.whole
             ? p.debt
             : max(1n, (p.debt * this.fractionBps) / BPS);
+      // A signed repayment burns at most what it names, and the whole debt when that is less.
+      const paid = this.bySig ? min(amount, p.debt) : amount;
       let expected: string | null = null;
       if (p.status !== STATUS.Open) expected = "PositionNotOpen";
-      else if (amount === 0n || amount > p.debt) expected = "InvalidRepayAmount";
-      else if (amount === p.debt) expected = exitError(c, p.collateralZat, p.debt, BPS);
-      else if (p.debt - amount < MIN_DEBT && p.debt >= MIN_DEBT) expected = "DebtBelowMinimum";
+      else if (paid === 0n || paid > p.debt) expected = "InvalidRepayAmount";
+      else if (paid === p.debt) expected = exitError(c, p.collateralZat, p.debt, BPS);
+      else if (p.debt - paid < MIN_DEBT && p.debt >= MIN_DEBT) expected = "DebtBelowMinimum";
       const payer = this.bySig ? bob : alice;
-      if (expected === null) await gather(ctx, payer.address, amount);
+      if (expected === null) await gather(ctx, payer.address, paid);
       const outcome = await send(ctx, async () => {
         if (!this.bySig) return s.as(alice).minter.write.repay([id, amount]);
         const typed = repayTypedData(minterDomain(ctx), {
           positionId: id,
-          amount,
+          maxAmount: amount,
           payer: bob.address,
           nonce: await s.read.minter.read.nonces([bob.address]),
           deadline: await deadline(ctx),
@@ -222,8 +224,8 @@ export class Repay extends Step {
         return s.as(relayer).minter.write.repayWithSig([id, amount, bob.address, typed.message.deadline, signature]);
       });
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
-      m.supply -= amount;
-      return new Map([[id, { status: STATUS.Open, collateral: p.collateralZat, debt: p.debt - amount }]]);
+      m.supply -= paid;
+      return new Map([[id, { status: STATUS.Open, collateral: p.collateralZat, debt: p.debt - paid }]]);
     });
   }
 }
@@ -312,14 +314,19 @@ export class Close extends Step {
         if (this.caller === "owner") return s.as(owner).minter.write.close([id, to]);
         if (this.caller === "stranger") return s.as(carol).minter.write.close([id, to]);
         const signer = this.caller === "ownerSig" ? owner : carol;
+        // Bounded at what the owner reads: the step lands before anything else can change it.
+        const bounds = { maxDebt: p.debt, minZatOut: p.collateralZat };
         const typed = closeTypedData(minterDomain(ctx), {
           positionId: id,
+          ...bounds,
           ...to,
           nonce: await s.read.minter.read.nonces([p.owner]),
           deadline: await deadline(ctx),
         });
         const signature = await signer.signTypedData(typed);
-        return s.as(relayer).minter.write.closeWithSig([id, to, typed.message.deadline, signature]);
+        return s
+          .as(relayer)
+          .minter.write.closeWithSig([id, bounds.maxDebt, bounds.minZatOut, to, typed.message.deadline, signature]);
       });
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       m.positions[Number(id) - 1]!.status = STATUS.Closed;
@@ -358,17 +365,23 @@ export class Liquidate extends Step {
         expected = pauseError(c, "pausable") ?? expected;
         if (expected === null) await gather(ctx, carol.address, p.debt);
         const to = destination(ctx, this.dest, carol.address);
-        const outcome = await send(ctx, () => s.as(carol).minter.write.liquidate([id, to]));
-        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         // The bonus, and at least the keeper's floor over the debt's worth, as far as the collateral goes.
         const unit = c.price * ZAT_PRICE_TO_USD18;
-        const seized = min(
-          p.collateralZat,
-          max(
-            (p.debt * (BPS + c.params.liquidationBonusBps)) / BPS / unit,
-            p.debt / unit + c.params.keeperRewardFloorZat,
-          ),
+        const seized =
+          expected === null
+            ? min(
+                p.collateralZat,
+                max(
+                  (p.debt * (BPS + c.params.liquidationBonusBps)) / BPS / unit,
+                  p.debt / unit + c.params.keeperRewardFloorZat,
+                ),
+              )
+            : 0n;
+        // Bounded at exactly what the model predicts: a zatoshi off either way would revert.
+        const outcome = await send(ctx, () =>
+          s.as(carol).minter.write.liquidate([id, { maxDebt: p.debt, minSeizedZat: seized, minSeizedValue: 0n }, to]),
         );
+        if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         const [event] = parseEventLogs({
           abi: positionManagerAbi,
           logs: outcome.receipt.logs,

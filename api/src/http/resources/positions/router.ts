@@ -107,11 +107,26 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
             types: {
               Close: [
                 { name: "positionId", type: "uint256" },
+                { name: "maxDebt", type: "uint256" },
+                { name: "minZatOut", type: "uint256" },
                 { name: "sealedAddress", type: "bytes" },
                 { name: "noteCommitment", type: "uint256" },
                 { name: "nonce", type: "uint256" },
                 { name: "deadline", type: "uint256" },
               ],
+            },
+            bounds: {
+              repay: { maxAmount: "amount: the most ZSD burned; a debt a redemption shrank below it is repaid whole" },
+              withdraw: {},
+              close: {
+                maxDebt: "maxDebt: the most ZSD burned (a redistribution onto the position raises the debt)",
+                minZatOut: "minZec: the least ZEC released (a redemption lowers the collateral)",
+              },
+              liquidate: {
+                maxDebt: "maxDebt: the most ZSD burned",
+                minSeizedZat: "minSeizedZec: the least ZEC taken",
+                minSeizedValue: "minSeizedValue: the least ZSD the ZEC taken is worth at the liquidation's price",
+              },
             },
           },
         },
@@ -216,8 +231,14 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
       body: closeBody,
       requestExamples: {
         toNote: {
-          summary: "Into a new note, for a later private mint",
-          value: { destination: { noteCommitment: FIELD }, deadline: 1772450100, signature: SIGNATURE },
+          summary: "Into a new note, for a later private mint, bounded at the position as read",
+          value: {
+            maxDebt: "100.0",
+            minZec: "2.5",
+            destination: { noteCommitment: FIELD },
+            deadline: 1772450100,
+            signature: SIGNATURE,
+          },
         },
       },
       responses: accepted("Queued", { status: "queued", released: null, payoutId: null, txHash: null }),
@@ -241,6 +262,9 @@ export function positionRoutes(positions: PositionService): AnyRoute[] {
           summary: "The liquidator's ZSD repays; the seized ZEC is paid to its address",
           value: {
             liquidator: OWNER,
+            maxDebt: "83.0",
+            minSeizedZec: "2.905",
+            minSeizedValue: "83.0",
             destination: { sealedAddress: SEALED },
             deadline: 1772450100,
             signature: SIGNATURE,

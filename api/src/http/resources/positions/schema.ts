@@ -52,7 +52,10 @@ export const destination = z
   );
 
 export const repayBody = z.strictObject({
-  amount: zsdDecimal.describe("ZSD to burn against the debt"),
+  amount: zsdDecimal.describe(
+    "The most ZSD to burn against the debt (the signed `maxAmount`): when a redemption has shrunk the debt below " +
+      "it by the time the call lands, the whole debt is repaid and no more",
+  ),
   payer: address.describe("Whose ZSD is burned: any holder, who signs"),
   ...signed,
 });
@@ -61,9 +64,30 @@ export const withdrawBody = z.strictObject({
   destination,
   ...signed,
 });
-export const closeBody = z.strictObject({ destination, ...signed });
+const maxDebt = zsdDecimal.describe(
+  "The most ZSD the signer burns (the signed `maxDebt`): a redistribution onto the position raises the debt; above " +
+    "it the call reverts DebtAboveMaximum and moves nothing",
+);
+export const closeBody = z.strictObject({
+  maxDebt,
+  minZec: zecAmount.describe(
+    "The least ZEC released (the signed `minZatOut`): a redemption lowers the collateral; under it the call reverts " +
+      "ZatOutBelowMinimum and moves nothing",
+  ),
+  destination,
+  ...signed,
+});
 export const liquidateBody = z.strictObject({
   liquidator: address.describe("Whose ZSD repays the debt: the liquidator, who signs and takes the collateral"),
+  maxDebt,
+  minSeizedZec: zecAmount.describe(
+    "The least ZEC taken (the signed `minSeizedZat`); under it the call reverts ZatOutBelowMinimum",
+  ),
+  minSeizedValue: zsdDecimal.describe(
+    "The least the ZEC taken is worth, in ZSD at the liquidation's price (the signed `minSeizedValue`; 0 for none; " +
+      "the debt seen is break-even): a price fall takes more ZEC worth less; under it the call reverts " +
+      "SeizedValueBelowMinimum",
+  ),
   destination,
   ...signed,
 });
@@ -175,5 +199,11 @@ export const positionTermsSchema = z
       verifyingContract: z.string(),
     }),
     types: z.record(z.string(), z.array(typeField)).describe("Repay, WithdrawCollateral, Close and Liquidate"),
+    bounds: z
+      .record(z.enum(["repay", "withdraw", "close", "liquidate"]), z.record(z.string(), z.string()))
+      .describe(
+        "The bounds each action's signature carries, by typed-data field, saying which request field names it and " +
+          "what it guards against: a relay can send the signature only within them (a breach reverts and moves nothing)",
+      ),
   })
   .meta({ id: "PositionTerms" });

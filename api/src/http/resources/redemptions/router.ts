@@ -1,4 +1,5 @@
 import type { ApiKey } from "../../../domain/keys.ts";
+import { REDEEM_BOUND } from "../../../domain/redemptions.ts";
 import { ZCASH_ADDRESS_PROBLEM_CODES } from "../../problem-catalog.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import {
@@ -161,6 +162,7 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
                 Redeem: [
                   { name: "owner", type: "address" },
                   { name: "amount", type: "uint256" },
+                  { name: "minZatOut", type: "uint256" },
                   { name: "sealedAddress", type: "bytes" },
                   { name: "nonce", type: "uint256" },
                   { name: "deadline", type: "uint256" },
@@ -168,6 +170,7 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
               },
               primaryType: "Redeem",
             },
+            bounds: { minZatOut: REDEEM_BOUND },
           },
         },
       },

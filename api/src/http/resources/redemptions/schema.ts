@@ -7,17 +7,26 @@ import {
   zsdDecimal,
   zsdNumber,
 } from "../../schemas.ts";
-import { prefixedId } from "../../formats.ts";
+import { decimalAmount, prefixedId } from "../../formats.ts";
+
+const zecAmount = decimalAmount({ unit: "ZEC", integerDigits: 11, decimals: 8, example: "1.99" });
 
 const permit = z
   .strictObject({
     deadline: z.union([z.number().int().positive(), z.string().regex(/^\d{1,20}$/)]),
+    minZec: zecAmount
+      .optional()
+      .describe(
+        "The least ZEC paid, after the fee, that the owner signed for (`minZatOut`; 0 when absent): usually the " +
+          "quote less a slippage allowance. Sent after the price rose or once redemptions pay pro rata, the permit " +
+          "reverts ZatOutBelowMinimum and nothing is burned",
+      ),
     v: z.number().int().min(27).max(28),
     r: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
     s: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
   })
   .describe(
-    "The owner's EIP-712 Redeem(owner, amount, bytes sealedAddress, nonce, deadline) signature for the Redemptions " +
+    "The owner's EIP-712 Redeem(owner, amount, minZatOut, bytes sealedAddress, nonce, deadline) signature for the Redemptions " +
       "contract (EIP-712 signs the sealed address's keccak256)",
   );
 
@@ -255,8 +264,12 @@ export const termsSchema = z
         primaryType: z.string(),
       })
       .describe(
-        "EIP-712 domain, types and primary type; the message is {owner, amount, sealedAddress, nonce, deadline}, " +
+        "EIP-712 domain, types and primary type; the message is {owner, amount, minZatOut, sealedAddress, nonce, " +
+          "deadline}, " +
           "sealedAddress (bytes) the address sealed to the seal key of GET /v1/relay for this owner",
       ),
+    bounds: z
+      .record(z.string(), z.string())
+      .describe("The bound the permit carries, by typed-data field: which request field names it and what it guards"),
   })
   .meta({ id: "RedemptionTerms" });
