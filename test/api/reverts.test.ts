@@ -252,7 +252,8 @@ describe("decoded refusals", () => {
       "Position 3 is worth $200, not under its debt of 100 ZSD (nor within a redemption's margin of 4 zatoshi and 1 ppm): liquidate it instead.",
     );
     expect(say("NoDebtToRedistributeTo", [3n]).reason).toMatch(/holds all the debt/);
-    expect(say("UnderwaterPositionsPending", [30n]).reason).toMatch(/\(30 to look at\): call redistribute/);
+    expect(say("UnderwaterPositionsPending", [30n]).reason).toMatch(/or 30 whose settling .*: call redistribute/);
+    expect(say("NothingToRedistribute", []).reason).toMatch(/None of the positions named can be redistributed now/);
     expect(say("ReentrancyGuardReentrantCall", [])).toEqual({
       code: "reentrancy_guard_reentrant_call",
       reason: "The contract refused with ReentrancyGuardReentrantCall().",

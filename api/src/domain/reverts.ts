@@ -150,7 +150,9 @@ const REASONS: Partial<Record<ContractError, Explain>> = {
   NoDebtToRedistributeTo: (a) =>
     `Position ${String(a[0])} holds all the debt: there is no other position to redistribute it over.`,
   UnderwaterPositionsPending: (a) =>
-    `More positions are under 100% (or within a redemption's margin of it) than one redemption settles (${String(a[0])} to look at): call redistribute on them first, then redeem.`,
+    `Positions under 100% (or within a redemption's margin of it) are waiting that this redemption will not settle itself (more than it settles, or ${String(a[0])} whose settling would leave one nobody can take the debt of): call redistribute (or redistributeMany) on them first, then redeem.`,
+  NothingToRedistribute: () =>
+    "None of the positions named can be redistributed now: each is cleared already, not under 100%, or the only one left with debt.",
   PayoutNotPending: (a) => `Payout ${String(a[0])} is ${PAYOUT_STATUS[Number(a[1])] ?? "settled"}, not requested.`,
   ERC20InsufficientBalance: (a) =>
     `${String(a[0])} holds ${formatZsd(n(a, 1))} ZSD; this needs ${formatZsd(n(a, 2))} ZSD.`,

@@ -6,8 +6,19 @@ import { MIN_DEBT, MINTS, TOP_UPS, WITHDRAWALS } from "./constants.ts";
 import type { Caller, Dest, Envelope, RedirectDest } from "./model.ts";
 import type { Step } from "./world.ts";
 import { Deposit, DepositBatch, InsertPending, SpendBatch, type Tamper, WithdrawNote } from "./steps/notes.ts";
-import { Close, Liquidate, Mint, MintBatch, Redistribute, Repay, TopUp, Withdraw } from "./steps/positions.ts";
+import {
+  Close,
+  Liquidate,
+  Mint,
+  MintBatch,
+  Redistribute,
+  RedistributeMany,
+  Repay,
+  TopUp,
+  Withdraw,
+} from "./steps/positions.ts";
 import { Redeem, Redirect, Settle, type Size } from "./steps/redemptions.ts";
+import { CrashThenClear, type Late, LateLiquidation } from "./steps/late.ts";
 import { Edge, Feed, type FeedKind, GOVERNED, Govern, Pause, Price, type Setter } from "./steps/market.ts";
 
 const index = fc.nat({ max: 7 });
@@ -48,6 +59,13 @@ export const steps: fc.Arbitrary<Step>[] = [
   fc.tuple(index, dest, caller).map((a) => new Close(...a)),
   fc.tuple(riskiest, dest).map((a) => new Liquidate(...a)),
   fc.tuple(riskiest, dest).map((a) => new Redistribute(...a)),
+  // A signed liquidation sent after the price fell, a redemption or a redistribution onto its target.
+  fc
+    .tuple(riskiest, fc.constantFrom<Late>("price", "redeem", "redistribute"), bps(100, 4_000), dest)
+    .map((a) => new LateLiquidation(...a)),
+  fc.tuple(bps(3_500, 6_000), fc.integer({ min: 2, max: 8 }), dest).map((a) => new CrashThenClear(...a)),
+  // A keeper clearing many at once, riskiest first (and past them, healthy ones it skips).
+  fc.tuple(fc.integer({ min: 1, max: 8 }), dest).map((a) => new RedistributeMany(...a)),
   fc
     .oneof(
       fc.tuple(fc.constant<Size>("tiny"), fc.bigInt(1n, 10n ** 13n)),
@@ -115,8 +133,10 @@ export const steps: fc.Arbitrary<Step>[] = [
         ).map((b) => new Feed(which, kind, b)),
       ),
   ),
-  // The minter stopped or resumed by its pauser, or new mints alone by the guardian (each a toggle).
-  fc.constantFrom<"pauser" | "guardian">("pauser", "guardian").map((who) => new Pause(who)),
+  // The minter stopped or resumed by its pauser, or new mints alone by the guardian.
+  fc
+    .tuple(fc.constantFrom<"pauser" | "guardian">("pauser", "guardian"), fc.nat({ max: 2 }))
+    .map(([who, n]) => new Pause(who, n === 0)),
   // Falls that put the thinner positions under 100% and leave the thicker ones above.
   bps(-5_000, -3_000).map((b) => new Price("move", b)),
   fc

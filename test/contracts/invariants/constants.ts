@@ -53,6 +53,8 @@ export const MINTS = [
   { amountZat: 3n * ZEC, floorZat: 3n * ZEC, mint: 95n * ZSD, recipient: alice }, // 157.9%
   { amountZat: 20n * ZEC, floorZat: 20n * ZEC, mint: 400n * ZSD, recipient: bob }, // 250%
   { amountZat: ZEC / 2n, floorZat: ZEC / 2n, mint: 16n * ZSD, recipient: alice }, // 156.3%
+  // The least debt a position may owe, at 160%: dust a fall puts under 100%, whose 0.5% pays no keeper.
+  { amountZat: 3_200_000n, floorZat: 3_200_000n, mint: ZSD, recipient: bob },
 ];
 /** Top-up proofs, the k-th bound to position k + 1. */
 export const TOP_UPS = [

@@ -22,7 +22,7 @@ export class World {
     const expected = await body(before);
     const after = await read(this.ctx);
     await discover(this.ctx, m, label);
-    checkPositions(before, after, expected, label);
+    checkPositions(before, after, expected, label, m.debtSlack);
     await checkInvariants(this.ctx, m, after, label);
     if (probeAfter) await probe(this.ctx, after, label);
     this.chain = after;

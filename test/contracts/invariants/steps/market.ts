@@ -138,14 +138,18 @@ export class Edge extends Step {
 
 /**
  * The pauser stops or resumes the minter (note spends, withdrawals, liquidations and redistributions;
- * repayments and closes go on), or the guardian stops or resumes new mints alone.
+ * repayments and closes go on), or the guardian stops or resumes new mints alone. A stop is drawn half
+ * as often as a resume, so that a run does not spend most of its steps paused.
  */
 export class Pause extends Step {
-  constructor(readonly who: "pauser" | "guardian") {
+  constructor(
+    readonly who: "pauser" | "guardian",
+    readonly stop: boolean,
+  ) {
     super();
   }
   toString() {
-    return `Pause(${this.who})`;
+    return `Pause(${this.who}, ${this.stop ? "stop" : "resume"})`;
   }
   async run(m: Model, w: World) {
     const { s } = w.ctx;
@@ -153,13 +157,17 @@ export class Pause extends Step {
       m,
       this.toString(),
       async (c) => {
+        const now = this.who === "guardian" ? c.mintsPaused : c.paused;
+        if (now === this.stop) {
+          count(`Pause: ${this.who} already ${now ? "stopped" : "running"}`);
+          return new Map();
+        }
         const outcome = await send(w.ctx, () => {
-          if (this.who === "guardian") return s.as(guardian).minter.write.setMintsPaused([!c.mintsPaused, "fuzz"]);
-          return c.paused ? s.as(pauser).minter.write.unpause() : s.as(pauser).minter.write.pause();
+          if (this.who === "guardian") return s.as(guardian).minter.write.setMintsPaused([this.stop, "fuzz"]);
+          return this.stop ? s.as(pauser).minter.write.pause() : s.as(pauser).minter.write.unpause();
         });
         expectOutcome(this.toString(), outcome, null);
-        const now = this.who === "guardian" ? !c.mintsPaused : !c.paused;
-        count(`Pause: ${this.who} ${now ? "stopped" : "resumed"}`);
+        count(`Pause: ${this.who} ${this.stop ? "stopped" : "resumed"}`);
         return new Map();
       },
       true,

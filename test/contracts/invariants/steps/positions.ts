@@ -5,7 +5,19 @@ import { parseEventLogs } from "viem";
 import { expect } from "vitest";
 import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { closeTypedData, repayTypedData, withdrawCollateralTypedData } from "@zsd/sdk";
-import { BPS, MIN_DEBT, STATUS, ZAT_PRICE_TO_USD18, alice, bob, carol, relayer, max, min } from "../constants.ts";
+import {
+  BPS,
+  MIN_DEBT,
+  SCALE,
+  STATUS,
+  ZAT_PRICE_TO_USD18,
+  alice,
+  bob,
+  carol,
+  relayer,
+  max,
+  min,
+} from "../constants.ts";
 import { keyOf } from "../context.ts";
 import {
   deadline,
@@ -28,9 +40,11 @@ import {
   expectedOf,
   keeperReward,
   redistributedInModel,
+  borderline,
   released,
   shareKeeperCost,
   spread,
+  underwater,
   spreadable,
 } from "../model.ts";
 import { count, stats } from "../stats.ts";
@@ -455,6 +469,116 @@ export class Redistribute extends Step {
         const reward = own + shared;
         released(ctx, m, bob.address, reward, to);
         return expectedOf(xs, "redistribution", c.debt);
+      },
+      true,
+    );
+  }
+}
+
+/**
+ * A keeper clears up to `count` positions in one call, riskiest first as it would name them: each that
+ * `redistribute` would take (under 100% or within a redemption's margin, someone to spread it over) is
+ * spread in turn, the others skipped; one payout carries their rewards and the floors' rest the positions
+ * left give once the cleared ones are gone.
+ */
+export class RedistributeMany extends Step {
+  constructor(
+    readonly count: number,
+    readonly dest: Dest,
+  ) {
+    super();
+  }
+  toString() {
+    return `RedistributeMany(${this.count}, ${this.dest})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    const label = this.toString();
+    await w.step(
+      m,
+      label,
+      async (c) => {
+        const risk = (i: number) => {
+          const p = c.positions[i]!;
+          return p.status !== STATUS.Open || p.debt === 0n
+            ? Number.POSITIVE_INFINITY
+            : Number(value(c, p.collateralZat)) / Number(p.debt);
+        };
+        const ids = c.positions
+          .map((_, i) => i)
+          .sort((a, b) => risk(a) - risk(b))
+          .slice(0, this.count)
+          .map((i) => BigInt(i + 1));
+        // Which it clears, on a copy of the model: unsure when one is within the chain's rounding of 100%.
+        let sure = true;
+        const predicted: bigint[] = [];
+        const copy = exactOf(c);
+        for (const id of ids) {
+          const x = copy.find((y) => y.id === id && y.d > 0n);
+          if (!x) continue;
+          if (borderline(x, c.price)) {
+            sure = false;
+            break;
+          }
+          if (!underwater(x, c.price) || !spreadable(x.d / SCALE, c.debt)) continue;
+          predicted.push(id);
+          spread(copy, id, c.debt, keeperReward(c, x.c / SCALE).own);
+        }
+        let allowed = new Set<string | null>(
+          c.frozen
+            ? ["PriceFrozen"]
+            : sure
+              ? [predicted.length === 0 ? "NothingToRedistribute" : null]
+              : [null, "NothingToRedistribute"],
+        );
+        const paused = pauseError(c, "pausable");
+        if (paused) allowed = new Set([paused]);
+        const to = destination(ctx, this.dest, bob.address);
+        const outcome = await send(ctx, () => s.as(bob).minter.write.redistributeMany([ids, to]));
+        const got = outcome.ok ? null : outcome.error;
+        count(`RedistributeMany: ${got ?? "ok"}${sure ? "" : " (unsure)"}`);
+        expect(allowed.has(got), `${label}: outcome ${got} not in ${[...allowed].join(", ")}`).toBe(true);
+        if (!outcome.ok) return new Map();
+        const events = parseEventLogs({
+          abi: positionManagerAbi,
+          logs: outcome.receipt.logs,
+          eventName: "PositionRedistributed",
+        });
+        if (sure)
+          expect(
+            events.map((e) => e.args.positionId),
+            `${label}: cleared`,
+          ).toEqual(predicted);
+        const xs = exactOf(c);
+        const n = BigInt(c.positions.length);
+        let own = 0n;
+        let owed = 0n;
+        for (const e of events) {
+          const id = e.args.positionId!;
+          const x = xs.find((y) => y.id === id)!;
+          const where = `${label}: position ${id}`;
+          expect(x && x.d > 0n, `${where} had debt`).toBe(true);
+          expect(underwater(x, c.price) || borderline(x, c.price), `${where} under 100%`).toBe(true);
+          expect(ids, `${where} named`).toContain(id);
+          const reward = keeperReward(c, e.args.collateralZat!);
+          expect(e.args.rewardZat, `${where}: its own part of the reward`).toBe(reward.own);
+          spread(xs, id, c.debt, reward.own);
+          redistributedInModel(m, c.debt, e.args.debt!, n);
+          m.positions[Number(id) - 1]!.status = STATUS.Liquidated;
+          own += reward.own;
+          owed += reward.owed;
+        }
+        count(`RedistributeMany: cleared ${events.length} of ${ids.length}`);
+        const [release] = parseEventLogs({
+          abi: stableMinterAbi,
+          logs: outcome.receipt.logs,
+          eventName: "CollateralReleased",
+        });
+        if (release) expect(release.args.positionId, `${label}: one payout, position 0`).toBe(0n);
+        const shared = shareKeeperCost(c, xs, owed, (release?.args.amountZat ?? 0n) - own, label);
+        released(ctx, m, bob.address, own + shared, to);
+        return expectedOf(xs, "batch redistribution", c.debt);
       },
       true,
     );

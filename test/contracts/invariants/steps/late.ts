@@ -1,0 +1,126 @@
+// Signatures carried late: a keeper signs a bounded liquidation at what it reads now, and the relayer sends
+// it only after something moved the position (the price, a redemption, a redistribution onto it). The
+// bounds say what the signer accepted: the outcome is predicted from the state the call meets.
+import { parseEventLogs } from "viem";
+import { expect } from "vitest";
+import { positionManagerAbi } from "@zsd/sdk/abis";
+import { liquidateTypedData } from "@zsd/sdk";
+import { BPS, STATUS, ZAT_PRICE_TO_USD18, carol, max, min, relayer } from "../constants.ts";
+import { type Chain, deadline, expectOutcome, gather, minterDomain, pauseError, read, send, value } from "../chain.ts";
+import { type Dest, type Model, destination, released } from "../model.ts";
+import { count } from "../stats.ts";
+import { Step, type World, pick } from "../world.ts";
+import { Price } from "./market.ts";
+import { Redistribute, RedistributeMany } from "./positions.ts";
+import { Redeem } from "./redemptions.ts";
+
+export type Late = "price" | "redeem" | "redistribute";
+
+/** What a liquidation of `p` seizes at `c`: the bonus, at least the keeper's floor over the debt's worth, as far as the collateral goes. */
+function seizedAt(c: Chain, p: Chain["positions"][number]) {
+  const unit = c.price * ZAT_PRICE_TO_USD18;
+  return min(
+    p.collateralZat,
+    max((p.debt * (BPS + c.params.liquidationBonusBps)) / BPS / unit, p.debt / unit + c.params.keeperRewardFloorZat),
+  );
+}
+
+export class LateLiquidation extends Step {
+  constructor(
+    readonly index: number,
+    readonly late: Late,
+    readonly bps: bigint,
+    readonly dest: Dest,
+  ) {
+    super();
+  }
+  toString() {
+    return `LateLiquidation(${this.index}, after ${this.late} ${this.bps}bps, ${this.dest})`;
+  }
+  async run(m: Model, w: World) {
+    const ctx = w.ctx;
+    const { s } = ctx;
+    const label = this.toString();
+    // Signed at what the keeper reads now: the debt it sees, the ZEC that buys, and no loss on the debt.
+    const c0 = await read(ctx);
+    const id = pick(c0, this.index, true);
+    const p0 = c0.positions[Number(id) - 1]!;
+    const bounds = {
+      maxDebt: p0.debt,
+      minSeizedZat: p0.debt === 0n ? 0n : seizedAt(c0, p0),
+      minSeizedValue: p0.debt,
+    };
+    const to = destination(ctx, this.dest, carol.address);
+    const typed = liquidateTypedData(minterDomain(ctx), {
+      positionId: id,
+      ...bounds,
+      ...to,
+      nonce: await s.read.minter.read.nonces([carol.address]),
+      deadline: await deadline(ctx),
+    });
+    const signature = await carol.signTypedData(typed);
+    // Something moves first.
+    if (this.late === "price") await new Price("move", -this.bps).run(m, w);
+    else if (this.late === "redeem") await new Redeem("small", (this.bps % 500n) + 1n, 0, "address", 0n).run(m, w);
+    else await new Redistribute(0, "address").run(m, w);
+    await w.step(
+      m,
+      `${label}, sent`,
+      async (c) => {
+        const p = c.positions[Number(id) - 1]!;
+        let expected: string | null = null;
+        if (p.status !== STATUS.Open) expected = "PositionNotOpen";
+        else if (c.frozen) expected = "PriceFrozen";
+        else if (p.debt === 0n || value(c, p.collateralZat) * BPS >= p.debt * c.params.liquidationRatioBps) {
+          expected = "PositionNotLiquidatable";
+        }
+        const seized = expected === null ? seizedAt(c, p) : 0n;
+        if (expected === null) {
+          if (seized < bounds.minSeizedZat) expected = "ZatOutBelowMinimum";
+          else if (p.debt > bounds.maxDebt) expected = "DebtAboveMaximum";
+          else if (value(c, seized) < bounds.minSeizedValue) expected = "SeizedValueBelowMinimum";
+        }
+        expected = pauseError(c, "pausable") ?? expected;
+        if (expected === null) await gather(ctx, carol.address, p.debt);
+        const outcome = await send(ctx, () =>
+          s
+            .as(relayer)
+            .minter.write.liquidateWithSig([id, carol.address, bounds, to, typed.message.deadline, signature]),
+        );
+        count(`LateLiquidation after ${this.late}: ${outcome.ok ? "ok" : outcome.error}`);
+        if (!expectOutcome(label, outcome, expected)) return new Map();
+        const [event] = parseEventLogs({
+          abi: positionManagerAbi,
+          logs: outcome.receipt.logs,
+          eventName: "PositionLiquidated",
+        });
+        expect(event!.args).toMatchObject({ debt: p.debt, seizedZat: seized, surplusZat: p.collateralZat - seized });
+        // The signer never got less than it accepted.
+        expect(seized >= bounds.minSeizedZat && p.debt <= bounds.maxDebt, `${label}: within its bounds`).toBe(true);
+        m.positions[Number(id) - 1]!.status = STATUS.Liquidated;
+        released(ctx, m, carol.address, seized, to);
+        m.supply -= p.debt;
+        return new Map([[id, { status: STATUS.Liquidated, collateral: p.collateralZat - seized, debt: 0n }]]);
+      },
+      true,
+    );
+  }
+}
+
+/** A fall that puts the thinner positions under 100%, and a keeper clearing what it can in one call. */
+export class CrashThenClear extends Step {
+  constructor(
+    readonly bps: bigint,
+    readonly count: number,
+    readonly dest: Dest,
+  ) {
+    super();
+  }
+  toString() {
+    return `CrashThenClear(${this.bps}bps, ${this.count}, ${this.dest})`;
+  }
+  async run(m: Model, w: World) {
+    await new Price("move", -this.bps).run(m, w);
+    await new RedistributeMany(this.count, this.dest).run(m, w);
+  }
+}
