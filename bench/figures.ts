@@ -16,7 +16,7 @@ export interface Figure {
   better: Better;
   /** The relative change against the committed figure that counts as a regression. */
   tolerance: number;
-  /** A bound the figure must keep whatever it was before (the README's targets). */
+  /** A bound the figure must keep whatever it was before (BENCHMARKS.md's Target column). */
   target?: number;
   baseline?: { label: string; path?: string; value?: number; source?: string };
 }

@@ -79,7 +79,7 @@ const PLANS: Record<string, Plan> = {
   // targets, and keeps every target's constraints until the end: with all targets it runs out of
   // solc-js's 2 GB heap (std::bad_alloc at 364 s, 44 queries), and with overflow alone too (at
   // ~386 s). In two parts it finishes: 82 queries in 362 s, then underflow 52 in 392 s. Overflow
-  // is not checked in this file (see README).
+  // is not checked in this file (see docs/reference/static-analysis.md).
   "contracts/CollateralRegistry.sol": {
     engine: "bmc",
     rlimit: BMC_RLIMIT,

@@ -4,7 +4,7 @@
 // a prepared public file, then the circuit's phase-2 zkey, and writes the
 // committed artifacts (wasm, zkey, verification key, Solidity verifier,
 // manifest). A single-party setup proves nothing to anyone else: whoever ran it
-// could forge proofs. The README describes the production ceremony.
+// could forge proofs. docs/concepts/proof.md describes the production ceremony.
 //
 //   npm run circuit:setup                      # local ptau (≈5 min), then zkey
 //   npm run circuit:setup -- --ptau pot.ptau   # a public, prepared ptau file

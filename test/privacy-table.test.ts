@@ -1,16 +1,14 @@
-// The README's "What the chain shows" (issue 23, point 3) against the code: every
+// The on-chain data page (docs/reference/on-chain-data.md) against the code: every
 // event of every contract, every argument of the ZSD contracts' state-changing
 // functions and every webhook's fields has a row saying why it is public, with
 // exactly the fields the ABI or the schema has. A new public field fails here
 // until the table says why. No event or argument may carry a Zcash address in
-// clear text: withdraw addresses are sealed to custody's key (issue 23, point 1).
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+// clear text: withdraw addresses are sealed to custody's key.
 import { describe, expect, it } from "vitest";
 import type { Abi, AbiParameter } from "viem";
 import * as abis from "../sdk/js/src/generated/abis.ts";
 import { EVENT_PAYLOADS } from "../api/src/http/resources/agents/events.ts";
-import { ROOT } from "../scripts/lib/paths.ts";
+import { readDoc } from "./helpers/docs.ts";
 
 interface Row {
   names: string[];
@@ -19,13 +17,11 @@ interface Row {
   why: string;
 }
 
-/** The cells of each row of the section's table whose header's first cell is `first`. */
+/** The cells of each row of the page's table whose header's first cell is `first`. */
 function cellsOf(first: string): string[][] {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const section = readme.split(/^## What the chain shows$/m)[1]?.split(/^## /m)[0] ?? "";
   const rows: string[][] = [];
   let inTable = false;
-  for (const line of section.split("\n")) {
+  for (const line of readDoc("reference/on-chain-data.md").split("\n")) {
     if (!line.startsWith("|")) {
       inTable = false;
       continue;
@@ -89,7 +85,7 @@ function byItem(rows: Row[]) {
 /** A field named for a Zcash address in clear text. */
 const PLAINTEXT_ADDRESS = /withdrawAddress|zcashAddress|zcash_address|payoutAddress/i;
 
-describe("README: what the chain shows", () => {
+describe("the on-chain data page: what the chain shows", () => {
   it("says why each field of every contract event is public, indexed topics marked", () => {
     const rows = byItem(table("Contracts"));
     expect(rows.size).toBeGreaterThan(40);
@@ -136,10 +132,10 @@ describe("README: what the chain shows", () => {
       row.fields.some((f) => /sealedAddress$/.test(f)),
     );
     // Every payout request: PayoutRequested, redeem ×2, redirect ×2, requestPayout, withdrawNote,
-    // spendBatch, and the minter's seven releases.
-    expect(sealed.length).toBe(15);
+    // spendBatch, and the minter's eight releases.
+    expect(sealed.length).toBe(16);
     for (const row of sealed) expect(row.why, `${row.names.join(", ")}.${row.item}`).toMatch(/seal/);
-    // Issue 23, point 2: a deposit enters the tree by its leaf, with its batch's total only; nothing is left to mark.
+    // A deposit enters the tree by its leaf, with its batch's total only; nothing is left to mark.
     const registry = CONTRACTS.find((c) => c.name === "CollateralRegistry")!.abi;
     const depositItems = registry.filter(
       (i) => (i.type === "event" || i.type === "function") && /deposit/i.test(i.name),

@@ -1,11 +1,14 @@
-// The README's Settings table names every environment variable the code reads, and its first
-// screen installs every Debian package CI installs for `npm test`.
+// The settings page (docs/reference/configuration.md) names every environment variable the code
+// reads; the README's first screen installs every Debian package CI installs for `npm test`, its
+// sandbox mint is the quick start's (which test/sdk/client-e2e.test.ts runs), and its figures are
+// BENCHMARKS.md's.
 import { readFileSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { configSchema } from "../api/src/config.ts";
 import { indexerConfigSchema } from "../indexer/config.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
+import { readDoc, section } from "./helpers/docs.ts";
 
 /** The platform's own, read by no setting of ours. */
 const STANDARD = new Set(["CI", "HOME", "PATH", "NODE_ENV", "NODE_OPTIONS"]);
@@ -43,21 +46,22 @@ function namesInCode(): Map<string, string> {
   return found;
 }
 
-function namesInReadme(): Set<string> {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const section = readme.split(/^## Settings$/m)[1]?.split(/^## /m)[0] ?? "";
+/** The names in the first column of the settings page's table. */
+function namesInSettings(): Set<string> {
   const names = new Set<string>();
-  for (const line of section.split("\n").filter((l) => l.startsWith("|"))) {
+  for (const line of readDoc("reference/configuration.md")
+    .split("\n")
+    .filter((l) => l.startsWith("|"))) {
     const firstCell = line.split("|")[1] ?? "";
     for (const match of firstCell.matchAll(/`([A-Z][A-Z0-9_]*)`/g)) names.add(match[1]!);
   }
   return names;
 }
 
-describe("README Settings", () => {
+describe("the settings page", () => {
   it("lists every environment variable the code reads", () => {
     const code = namesInCode();
-    const readme = namesInReadme();
+    const readme = namesInSettings();
     // The collection itself works: the API's, the indexer's, the dev stack's, the deploy script's and the tests' variables.
     for (const name of ["BODY_LIMIT", "POLLING_INTERVAL_MS", "CHAIN_PORT", "PAUSER_ADDRESS", "TEST_POSTGRES_URL"])
       expect(code.has(name), name).toBe(true);
@@ -98,5 +102,59 @@ describe("README first screen", () => {
       expect(ci.has(name), name).toBe(true);
     const readme = packagesReadmeInstalls();
     expect([...ci].filter((name) => !readme.has(name))).toEqual([]);
+  });
+});
+
+const README = () => readFileSync(join(ROOT, "README.md"), "utf8");
+
+/** A shell block's lines that run: comments and blank lines dropped, a trailing comment cut. */
+const commands = (block: string) =>
+  block
+    .split("\n")
+    .map((line) => line.replace(/\s+#.*$/, "").trimEnd())
+    .filter((line) => line !== "" && !line.startsWith("#"));
+
+describe("README sandbox mint", () => {
+  it("is the quick start's first commands, which the client's end-to-end test runs", () => {
+    const readme = /```sh\n([\s\S]*?)```/.exec(section(README(), "A mint in the sandbox"))![1]!;
+    const quick = /```sh\n([\s\S]*?)```/.exec(
+      section(readDoc("guide/quick-start.md"), "Quick start: a mint and a redemption in the sandbox"),
+    )![1]!;
+    const mint = commands(readme);
+    // Three commands and the two exports they need.
+    expect(mint.filter((line) => line.startsWith("zsd ") || line.startsWith("NOTE="))).toHaveLength(3);
+    expect(commands(quick).slice(0, mint.length)).toEqual(mint);
+  });
+});
+
+/** A figure's value as a number: "≈ 486k gas" → 486000, "9,303 req/s" → 9303. */
+function value(text: string): number {
+  const found = /([\d,]+(?:\.\d+)?)\s*(k)?/.exec(text.replace(/\*\*.*$/, ""));
+  if (!found) throw new Error(`no number in "${text}"`);
+  return Number(found[1]!.replaceAll(",", "")) * (found[2] ? 1000 : 1);
+}
+
+/** The rows of a Markdown table, by its first cell: the second cell. */
+function rows(text: string): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const line of text.split("\n").filter((l) => l.startsWith("|"))) {
+    const cells = line.split("|").map((cell) => cell.trim());
+    if (cells[1] && cells[2] !== undefined) found.set(cells[1], cells[2]);
+  }
+  return found;
+}
+
+describe("README figures", () => {
+  it("are BENCHMARKS.md's, rounded (within 10%)", () => {
+    const readme = rows(section(README(), "Figures"));
+    const benchmarks = rows(readFileSync(join(ROOT, "BENCHMARKS.md"), "utf8"));
+    const figures = [...readme].filter(([name]) => !name.startsWith("Figure") && !/^-+$/.test(name));
+    expect(figures.length).toBeGreaterThanOrEqual(3);
+    for (const [name, said] of figures) {
+      const measured = benchmarks.get(name);
+      expect(measured, `${name} is not a figure of BENCHMARKS.md`).toBeDefined();
+      const ratio = value(said) / value(measured!);
+      expect(Math.abs(ratio - 1), `${name}: README says ${said}, BENCHMARKS.md ${measured}`).toBeLessThanOrEqual(0.1);
+    }
   });
 });

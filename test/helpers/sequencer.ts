@@ -17,7 +17,7 @@ const LONGEST = [
   "test/api/mints.test.ts",
   "test/api/compliance.test.ts",
   "test/indexer/watchdog.test.ts",
-  "test/readme-walkthrough.test.ts",
+  "test/docs/walkthroughs.test.ts",
   "test/sdk/client-pending.test.ts",
   "test/api/ledger.test.ts",
   "test/api/payouts.test.ts",

@@ -1,4 +1,4 @@
-"""The Python examples, and the README's Python snippet, run against the real stack as a reader would run them."""
+"""The Python examples, and the Python guide's snippet (docs/guide/python.md), run against the real stack as a reader would run them."""
 
 from __future__ import annotations
 
@@ -18,13 +18,12 @@ def run_example(name: str) -> str:
     return run_python([str(REPO / "examples" / "python" / name)], name)
 
 
-def readme_snippet() -> str:
-    """The first Python block of the README's Python SDK section."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Python SDK\n", 1)[1].split("\n## ", 1)[0]
-    found = re.search(r"```python\n(.*?)```", section, re.S)
+def guide_snippet() -> str:
+    """The first Python block of the Python guide (docs/guide/python.md)."""
+    page = (REPO / "docs" / "guide" / "python.md").read_text(encoding="utf-8")
+    found = re.search(r"```python\n(.*?)```", page, re.S)
     if not found:
-        raise AssertionError("no ```python block in the README's Python SDK section")
+        raise AssertionError("no ```python block in docs/guide/python.md")
     return found.group(1)
 
 
@@ -63,9 +62,9 @@ class ExamplesTest(unittest.TestCase):
         self.assertRegex(out, r"mint mint_\w+: confirmed, 100 ZSD to 0x")
         self.assertRegex(out, r"redemption red_\w+: paid, [\d.]+ ZEC")
 
-    def test_readme_snippet(self) -> None:
+    def test_guide_snippet(self) -> None:
         # As written: saved as a file and run from the repository's root, nothing defined for it.
-        out = run_python(["-c", readme_snippet()], "the README's Python snippet")
+        out = run_python(["-c", guide_snippet()], "the Python guide's snippet")
         self.assertRegex(out, r"minted 100 ZSD to 0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc: confirmed, position \d+")
 
 

@@ -1,4 +1,4 @@
-// The README's walkthroughs run: every curl and every `npx zsd` command in
+// The guides' walkthroughs run: every curl and every `npx zsd` command in
 // them is run against a local stack (chain, indexer, relay API, worker,
 // sandbox custody) with its <placeholders> filled from earlier answers (a
 // curl's or a command's JSON), and each answer is checked against the
@@ -14,19 +14,23 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { releaseProver } from "@zsd/sdk/notes";
 import { createTestDatabase } from "@zsd/testkit";
-import { hardhatPrivateKey } from "../scripts/lib/accounts.ts";
-import { freePort } from "../scripts/lib/hardhat-node.ts";
-import { type RunningIndexer, startIndexer } from "../scripts/lib/indexer-process.ts";
-import { ROOT } from "../scripts/lib/paths.ts";
-import { type System, accounts, deploySystem } from "./helpers/fixtures.ts";
-import { type RunningApi, eventually, openStorage, startRelayApi } from "./api/helpers.ts";
+import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { freePort } from "../../scripts/lib/hardhat-node.ts";
+import { type RunningIndexer, startIndexer } from "../../scripts/lib/indexer-process.ts";
+import { ROOT } from "../../scripts/lib/paths.ts";
+import { docPages, readDoc, section } from "../helpers/docs.ts";
+import { type System, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { type RunningApi, eventually, openStorage, startRelayApi } from "../api/helpers.ts";
 
-const README = readFileSync(join(ROOT, "README.md"), "utf8");
+/** The walkthroughs, by page and heading, in the order a reader follows them. */
 const WALKTHROUGHS = [
-  "### A mint, end to end (sandbox)",
-  "### A redemption, end to end (sandbox)",
-  "### A mint held and released, its position closed (sandbox)",
+  { page: "guide/curl.md", heading: "A mint, end to end (sandbox)" },
+  { page: "guide/curl.md", heading: "A redemption, end to end (sandbox)" },
+  { page: "guide/held-mint.md", heading: "A mint held and released, its position closed (sandbox)" },
 ];
+const GOVERNANCE = { page: "guide/governance.md", heading: "Governance on the sandbox" };
+/** Every curl line of every page: each must be a walkthrough's step. */
+const CURLS = docPages().reduce((n, page) => n + (readDoc(page).match(/^curl /gm)?.length ?? 0), 0);
 const { alice } = accounts;
 const CLI = join(ROOT, "sdk", "js", "bin", "zsd.js");
 
@@ -37,11 +41,11 @@ interface Step {
   expected: unknown;
 }
 
-/** The first ```sh block under a heading. */
-function block(heading: string): string {
-  const after = README.split(heading)[1];
-  if (after === undefined) throw new Error(`README has no "${heading}"`);
-  return /```sh\n([\s\S]*?)```/.exec(after)![1]!;
+/** The first ```sh block under a page's heading. */
+function block({ page, heading }: { page: string; heading: string }): string {
+  const found = /```sh\n([\s\S]*?)```/.exec(section(readDoc(page), heading));
+  if (!found) throw new Error(`no sh block under "${heading}" in docs/${page}`);
+  return found[1]!;
 }
 
 /** Shell words of a command line, with single and double quotes, backslash-newlines and $KEY. */
@@ -79,8 +83,8 @@ function expectedJson(text: string): unknown {
 /** The lines the walkthroughs run: requests, the CLI's commands, and the key exported for it. */
 const RUN = /^(curl |npx zsd |export )/;
 
-function steps(heading: string): Step[] {
-  const lines = block(heading).split("\n");
+function steps(walkthrough: { page: string; heading: string }): Step[] {
+  const lines = block(walkthrough).split("\n");
   const found: Step[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
@@ -112,7 +116,7 @@ function steps(heading: string): Step[] {
   return found;
 }
 
-/** Mismatches between an answer and the README's line, by path ("" when it matches). */
+/** Mismatches between an answer and the page's line, by path ("" when it matches). */
 function mismatches(expected: unknown, actual: unknown, path = "$"): string[] {
   if (typeof expected === "string" && expected.includes("…")) {
     const prefix = expected.slice(0, expected.indexOf("…"));
@@ -127,7 +131,7 @@ function mismatches(expected: unknown, actual: unknown, path = "$"): string[] {
       mismatches(v, (actual as Record<string, unknown>)[k], `${path}.${k}`),
     );
   }
-  return expected === actual ? [] : [`${path}: ${JSON.stringify(actual)}, README says ${JSON.stringify(expected)}`];
+  return expected === actual ? [] : [`${path}: ${JSON.stringify(actual)}, the page says ${JSON.stringify(expected)}`];
 }
 
 /** A number the walkthrough's comments give, by the words around it. */
@@ -138,7 +142,7 @@ function said(pattern: RegExp): string {
   return found[1]!;
 }
 
-describe("the README's walkthroughs", () => {
+describe("the guides' walkthroughs", () => {
   let s: System;
   let indexer: RunningIndexer;
   let indexerDb: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -175,16 +179,15 @@ describe("the README's walkthroughs", () => {
     await releaseProver();
   });
 
-  it("has a request in every curl of the README, and an answer under each", () => {
-    const all = README.match(/^curl /gm)?.length ?? 0;
-    expect(all).toBeGreaterThan(0);
-    expect(WALKTHROUGHS.flatMap(steps).filter((step) => step.command.startsWith("curl "))).toHaveLength(all);
+  it("has a request in every curl of the docs, and an answer under each", () => {
+    expect(CURLS).toBeGreaterThan(0);
+    expect(WALKTHROUGHS.flatMap(steps).filter((step) => step.command.startsWith("curl "))).toHaveLength(CURLS);
   });
 
   // Every walkthrough in turn, CLI processes, proofs and mints included: 93 s on a loaded host (CI on
   // b7822d1), about a third of that quiet. Slow is not hung: 360 s, not vitest's 120 s.
   const everyStep = { timeout: 360_000 };
-  it("runs each request and command as written and gets the answers the README shows", everyStep, async () => {
+  it("runs each request and command as written and gets the answers the guides show", everyStep, async () => {
     // What the wallet side and earlier answers know, by placeholder name.
     const known: Record<string, unknown> = {
       recipient: alice.address,
@@ -271,7 +274,7 @@ describe("the README's walkthroughs", () => {
       if (url.endsWith("/v1/mint") && body?.includes("proofId")) mintSentAt = Date.now();
       let response = await send();
       let answer = (await response.json()) as Record<string, unknown>;
-      // A GET shows a state still moving on: asked again, as a reader would, until it is the README's.
+      // A GET shows a state still moving on: asked again, as a reader would, until it is the page's.
       for (let i = 0; body === undefined && i < 200 && mismatches(step.expected, answer).length > 0; i++) {
         await new Promise((resolve) => setTimeout(resolve, 100));
         response = await send();
@@ -294,7 +297,7 @@ describe("the README's walkthroughs", () => {
 
     let ran = 0;
     for (const step of all) {
-      // The spec's shape mints with the proofHash of another proof: steps 1 and 2 again, as the README says.
+      // The spec's shape mints with the proofHash of another proof: steps 1 and 2 again, as the guide says.
       if (step.command.includes("<proofHash>"))
         for (const again of all.slice(first, submitted + 1)) await runStep(again);
       await runStep(step);
@@ -307,7 +310,7 @@ describe("the README's walkthroughs", () => {
       await runStep(step);
       if (step.command.startsWith("curl ")) ran++;
     }
-    expect(ran).toBe(README.match(/^curl /gm)!.length);
+    expect(ran).toBe(CURLS);
 
     // The numbers the comments give: the floor zsd prove proved, the change it told of, the time to confirm.
     const floor = said(/a collateral floor of ([\d.]+) ZEC/);
@@ -321,8 +324,8 @@ describe("the README's walkthroughs", () => {
     expect(confirmedAfter!).toBeLessThan(seconds * 1000);
   });
 
-  it("counts a vote made with the governance commands the README shows", async () => {
-    const lines = block("### Governance on the sandbox").split("\n");
+  it("counts a vote made with the governance commands the guide shows", async () => {
+    const lines = block(GOVERNANCE).split("\n");
     const env: Record<string, string> = { ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url, ZSD_RPC_URL: s.rpcUrl };
     const known: Record<string, string> = {};
     let proposalId: bigint | undefined;
@@ -366,7 +369,7 @@ describe("the README's walkthroughs", () => {
         code: 0,
         stderr: "",
       });
-      // "…" in the README stands for any text.
+      // "…" in the guide stands for any text.
       const pattern = fill(expected[1]!)
         .split("…")
         .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
