@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { DURATIONS_REPORTER } from "./test/helpers/durations.ts";
 import LongestFirst from "./test/helpers/sequencer.ts";
 import { TEST_WORKERS } from "./test/helpers/workers.ts";
 
@@ -13,6 +14,9 @@ export default defineConfig({
     // Runs once for both projects: one Hardhat node per worker.
     globalSetup: ["test/helpers/global-setup.ts"],
     sequence: { sequencer: LongestFirst },
+    // In CI a full run that passes also writes each file's time to test/durations.json, which the
+    // sequencer orders by (`npm run test:durations` does the same here).
+    reporters: ["default", ...(process.env.CI ? [DURATIONS_REPORTER] : [])],
     pool: "forks",
     // A worker runs its files one after another in one process: each file
     // imported viem, snarkjs, the API and PGlite anew, 230 s of the suite's time

@@ -23,6 +23,12 @@ let api: ChildProcess | undefined;
 let zcash: ZcashProcesses | undefined;
 let stopping = false;
 
+/** A settled start's value, or its error thrown. */
+function settled<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === "rejected") throw result.reason;
+  return result.value;
+}
+
 async function stop(code = 0) {
   if (stopping) return;
   stopping = true;
@@ -54,25 +60,38 @@ try {
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "evm_setIntervalMining", params: [500] }),
   });
-  indexer = await startIndexer({
-    rpcUrl: node.rpcUrl,
-    deploymentFile,
-    pgliteDirectory: join(dir, "indexer"),
-    schema: "zsd_test_stack",
-  });
-
+  // The indexer, the API's key and the Zcash side need only the deployment: started together, the
+  // stack is ready in the time of the slowest (Ponder's start), not of the three one after another.
   const apiData = join(dir, "api");
-  const db = await openDatabase({ directory: apiData });
-  const keys = new KeyService(db);
-  const { secret } = await keys.create((await keys.createAccount("test stack")).id, "sandbox", "test stack");
-  await db.close();
-
-  zcash = await startZcashProcesses({
-    deploymentFile,
-    rpcUrl: node.rpcUrl,
-    attestorKeys: LOCAL_ATTESTORS.accounts.map((i) => hardhatPrivateKey(i)),
-    blockMs: 200,
-  });
+  const [indexerStarted, keyMade, zcashStarted] = await Promise.allSettled([
+    startIndexer({
+      rpcUrl: node.rpcUrl,
+      deploymentFile,
+      pgliteDirectory: join(dir, "indexer"),
+      schema: "zsd_test_stack",
+    }).then((running) => (indexer = running)),
+    (async () => {
+      const db = await openDatabase({ directory: apiData });
+      try {
+        const keys = new KeyService(db);
+        return (await keys.create((await keys.createAccount("test stack")).id, "sandbox", "test stack")).secret;
+      } finally {
+        await db.close();
+      }
+    })(),
+    startZcashProcesses({
+      deploymentFile,
+      rpcUrl: node.rpcUrl,
+      attestorKeys: LOCAL_ATTESTORS.accounts.map((i) => hardhatPrivateKey(i)),
+      blockMs: 200,
+    }).then((running) => (zcash = running)),
+  ]);
+  // Each one started is stopped by stop() (it reads indexer and zcash) when another failed.
+  const running = {
+    indexer: settled(indexerStarted),
+    secret: settled(keyMade),
+    zcash: settled(zcashStarted),
+  };
   const port = await freePort();
   api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
     cwd: ROOT,
@@ -80,11 +99,11 @@ try {
       ...process.env,
       PORT: String(port),
       PGLITE_DIRECTORY: apiData,
-      INDEXER_URL: indexer.url,
+      INDEXER_URL: running.indexer.url,
       INDEXER_CACHE_MS: "0",
       RPC_URL: node.rpcUrl,
       DEPLOYMENT_FILE: deploymentFile,
-      ...zcash.env,
+      ...running.zcash.env,
       CUSTODY_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.custody),
       RELAYER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.relayer),
       GUARDIAN_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.guardian),
@@ -119,7 +138,13 @@ try {
     }
   }
   console.log(
-    JSON.stringify({ baseUrl, apiKey: secret, rpcUrl: node.rpcUrl, indexerUrl: indexer.url, deploymentFile }),
+    JSON.stringify({
+      baseUrl,
+      apiKey: running.secret,
+      rpcUrl: node.rpcUrl,
+      indexerUrl: running.indexer.url,
+      deploymentFile,
+    }),
   );
 } catch (error) {
   console.error(error);
