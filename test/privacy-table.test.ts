@@ -132,7 +132,7 @@ describe("the on-chain data page: what the chain shows", () => {
       row.fields.some((f) => /sealedAddress$/.test(f)),
     );
     // Every payout request: PayoutRequested, redeem ×2, redirect ×2, requestPayout, withdrawNote,
-    // spendBatch, and the minter's eight releases.
+    // spendBatch, and the minter's eight releases (redistributeMany's one payout among them).
     expect(sealed.length).toBe(16);
     for (const row of sealed) expect(row.why, `${row.names.join(", ")}.${row.item}`).toMatch(/seal/);
     // A deposit enters the tree by its leaf, with its batch's total only; nothing is left to mark.

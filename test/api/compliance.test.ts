@@ -972,7 +972,7 @@ describe("required screening", () => {
     const response = await t.api.call(
       `/v1/positions/${positionId}/repay`,
       json({
-        maxAmount: "5",
+        amount: "5",
         payer: alice.address,
         deadline: Number(deadline),
         signature: await alice.signTypedData(typed),

@@ -176,6 +176,8 @@ describe("ledger read endpoints", () => {
       systemRatio: formatUnits((usdValueOfZat(backing, price) * 10_000n) / supply, 4),
       systemFloorRatio: "1.5",
       recoveryMode: false,
+      // The governed least reward of a liquidation or redistribution: 125,000 zatoshi by default.
+      keeperRewardFloorZec: "0.00125",
     });
   });
 

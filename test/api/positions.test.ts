@@ -2,13 +2,14 @@
 // requests the relay sends (repay, withdraw, close, liquidate), note spends
 // proven for their action (top-up, withdrawal), the keeper's liquidations,
 // and hostile requests answered with a problem that changes nothing.
-import { type Address, type Hex, parseEventLogs } from "viem";
+import { type Address, type Hex, decodeFunctionData, parseEventLogs } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Note,
   closeTypedData,
   collateralRegistryAbi,
+  liquidateTypedData,
   createNote,
   depositLeaf,
   noteCommitment,
@@ -17,12 +18,13 @@ import {
   publicSignalsToArray,
   releaseProver,
   repayTypedData,
+  stableMinterAbi,
   withdrawCollateralTypedData,
 } from "@zsd/sdk";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 import { addressesIn, captureLogs } from "./log-capture.ts";
-import { formatZec, formatZsd } from "@zsd/sdk/units";
+import { formatZec, formatZsd, usdValueOfZat } from "@zsd/sdk/units";
 
 const { alice, relayer, pauser } = accounts;
 const SAPLING = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
@@ -334,6 +336,139 @@ describe("positions through the relay", () => {
     expect(await rows()).toBe(before.rows + 1);
   });
 
+  it("names every signed bound in the terms, and refuses a close or liquidation outside them naming the bound, moving nothing", async () => {
+    const terms = (
+      await get<{ bounds: Record<string, Record<string, string>>; types: Record<string, { name: string }[]> }>(
+        `/v1/positions/terms?signer=${alice.address}`,
+      )
+    ).body;
+    expect(Object.fromEntries(Object.entries(terms.bounds).map(([k, v]) => [k, Object.keys(v)]))).toEqual({
+      repay: ["maxAmount"],
+      withdraw: [],
+      close: ["maxDebt", "minZatOut"],
+      liquidate: ["maxDebt", "minSeizedZat", "minSeizedValue"],
+    });
+    // Each says the request field that carries it.
+    expect(terms.bounds.close!.minZatOut).toMatch(/^minZec: /);
+    expect(terms.bounds.liquidate!.minSeizedZat).toMatch(/^minSeizedZec: /);
+    for (const [action, fields] of Object.entries(terms.bounds)) {
+      for (const field of Object.keys(fields)) {
+        const type = action === "repay" ? "Repay" : action === "close" ? "Close" : "Liquidate";
+        expect(terms.types[type]!.map((f) => f.name)).toContain(field);
+      }
+    }
+
+    // A debt the keeper (the relayer's ZSD) cannot afford, so that only alice liquidates it.
+    await s.setPrice(50n * 100_000_000n);
+    const relayerZsd = await s.read.token.read.balanceOf([relayer.address as Hex]);
+    const mint = (relayerZsd / ZSD + 200n) * ZSD;
+    // 166.7% at $50, 116.7% at $35.
+    const { note, id } = await open((mint / ZSD) * (ZEC / 30n), mint);
+    const owner = ownerOf(note);
+    const later = createNote();
+    const toNote = { noteCommitment: noteCommitment(later).toString() };
+    const expectBreach = async (path: string, body: unknown, failureCode: string, bound: string) => {
+      const answer = await api.call(path, json(body));
+      expect(answer.status).toBe(422);
+      expect(answer.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(await answer.json()).toMatchObject({ code: "position_action_would_revert", failureCode, bound });
+    };
+    const snapshot = async () => ({
+      rows: await rows(),
+      position: await s.read.positions.read.getPosition([id]),
+      alice: await s.read.token.read.balanceOf([alice.address]),
+    });
+    const before = await snapshot();
+    const { debt, collateralZat } = before.position;
+
+    // The owner's close, bounded one wei under the debt, then a zatoshi over the collateral.
+    const close = async (maxDebt: bigint, minZatOut: bigint) => {
+      const d = await deadline();
+      const typed = closeTypedData(domain(), {
+        positionId: id,
+        maxDebt,
+        minZatOut,
+        sealedAddress: "0x",
+        noteCommitment: noteCommitment(later),
+        nonce: await nonceOf(owner.address),
+        deadline: d,
+      });
+      return {
+        maxDebt: formatZsd(maxDebt),
+        minZec: formatZec(minZatOut),
+        destination: toNote,
+        deadline: Number(d),
+        signature: await owner.signTypedData(typed),
+      };
+    };
+    await expectBreach(
+      `/v1/positions/${id}/close`,
+      await close(debt - 1n, collateralZat),
+      "debt_above_maximum",
+      "maxDebt",
+    );
+    await expectBreach(
+      `/v1/positions/${id}/close`,
+      await close(debt, collateralZat + 1n),
+      "zat_out_below_minimum",
+      "minZec",
+    );
+
+    // $35: 116.7%, liquidatable. What a liquidation takes: the debt's worth and the bonus (5%) in ZEC.
+    await s.setPrice(35n * 100_000_000n);
+    try {
+      const unit = usdValueOfZat(1n, 35n * 100_000_000n);
+      const seized = (debt * 10_500n) / 10_000n / unit;
+      const liquidate = async (bounds: { maxDebt: bigint; minSeizedZat: bigint; minSeizedValue: bigint }) => {
+        const d = await deadline();
+        const typed = liquidateTypedData(domain(), {
+          positionId: id,
+          ...bounds,
+          sealedAddress: "0x",
+          noteCommitment: noteCommitment(later),
+          nonce: await nonceOf(alice.address),
+          deadline: d,
+        });
+        return {
+          liquidator: alice.address,
+          maxDebt: formatZsd(bounds.maxDebt),
+          minSeizedZec: formatZec(bounds.minSeizedZat),
+          minSeizedValue: formatZsd(bounds.minSeizedValue),
+          destination: toNote,
+          deadline: Number(d),
+          signature: await alice.signTypedData(typed),
+        };
+      };
+      const path = `/v1/positions/${id}/liquidate`;
+      const within = { maxDebt: debt, minSeizedZat: seized, minSeizedValue: debt };
+      await expectBreach(path, await liquidate({ ...within, maxDebt: debt - 1n }), "debt_above_maximum", "maxDebt");
+      await expectBreach(
+        path,
+        await liquidate({ ...within, minSeizedZat: seized + 1n }),
+        "zat_out_below_minimum",
+        "minSeizedZec",
+      );
+      await expectBreach(
+        path,
+        await liquidate({ ...within, minSeizedValue: 2n * debt }),
+        "seized_value_below_minimum",
+        "minSeizedValue",
+      );
+      // Nothing queued, burned or moved.
+      expect(await snapshot()).toEqual(before);
+
+      // Within the bounds of what alice read, it goes through: she burns the debt and takes what she counted on.
+      const accepted = await post(path, await liquidate(within));
+      expect(accepted.status).toBe(202);
+      const done = await settled(id, accepted.body.actionId as string);
+      expect(done).toMatchObject({ status: "confirmed", released: formatZec(seized) });
+      expect(await s.read.token.read.balanceOf([alice.address])).toBe(before.alice - debt);
+      expect((await s.read.positions.read.getPosition([id])).status).toBe(2);
+    } finally {
+      await s.setPrice(50n * 100_000_000n);
+    }
+  });
+
   it("withdraws an unminted note's ZEC to the address its proof binds, once, keeping the change", async () => {
     const note = createNote();
     await s.deposit(note, 3n * ZEC);
@@ -569,6 +704,77 @@ describe("positions through the relay", () => {
       fromBlock: 0n,
     });
     expect(event!.args).toMatchObject({ caller: relayer.address, debt: shrunk.debt });
+  });
+
+  it("the keeper clears several positions under 100% in one redistributeMany, one payout to the keeper's address", async () => {
+    await s.setPrice(100n * 100_000_000n);
+    await open(40n * ZEC, 100n * ZSD);
+    const under = [
+      await open(4n * ZEC, 130n * ZSD),
+      await open(4n * ZEC, 130n * ZSD),
+      await open(4n * ZEC, 130n * ZSD),
+    ];
+    const ids = under.map((p) => p.id);
+    const floor = await s.read.positions.read.keeperRewardFloorZat();
+    expect(floor).toBe(125_000n);
+    // Paused while the price falls, so that one keeper pass finds all three under 100% at once.
+    await s.receipt(await s.as(pauser).minter.write.pause());
+    try {
+      await s.setPrice(30n * 100_000_000n);
+    } finally {
+      await s.receipt(await s.as(pauser).minter.write.unpause());
+    }
+    const rows = await eventually(
+      () =>
+        storage.db.query<{ position_id: string; status: string; tx_hash: string; payout_id: string | null }>(
+          "SELECT position_id, status, tx_hash, payout_id FROM position_actions WHERE action = 'redistribute' AND position_id = ANY($1)",
+          [ids.map(String)],
+        ),
+      (r) => r.length === 3 && r.every((row) => row.status === "confirmed"),
+      "the batch's confirmation",
+      30_000,
+    );
+    // One transaction, one payout, for all three.
+    expect(new Set(rows.map((r) => r.tx_hash)).size).toBe(1);
+    expect(new Set(rows.map((r) => r.payout_id)).size).toBe(1);
+    const hash = rows[0]!.tx_hash as Hex;
+    const tx = await s.publicClient.getTransaction({ hash });
+    expect(decodeFunctionData({ abi: stableMinterAbi, data: tx.input })).toMatchObject({
+      functionName: "redistributeMany",
+      args: [expect.arrayContaining(ids), expect.anything()],
+    });
+    const receipt = await s.publicClient.getTransactionReceipt({ hash });
+    const spread = parseEventLogs({ abi: positionManagerAbi, logs: receipt.logs, eventName: "PositionRedistributed" });
+    expect(spread.map((e) => e.args.positionId).sort()).toEqual([...ids].sort());
+    for (const e of spread) {
+      // Each cleared carries the debt spread onto it by those cleared before it in the batch.
+      expect(e.args.caller).toBe(relayer.address);
+      expect(e.args.debt!).toBeGreaterThanOrEqual(130n * ZSD);
+      // 0.5% of 4 ZEC is 2,000,000 zatoshi, over the floor: the position pays its own reward.
+      expect(e.args.rewardZat!).toBeGreaterThanOrEqual(floor);
+    }
+    // Its one release names position 0; the keeper's payout carries every reward.
+    const [release] = parseEventLogs({ abi: stableMinterAbi, logs: receipt.logs, eventName: "CollateralReleased" });
+    expect(release!.args.positionId).toBe(0n);
+    expect(release!.args.payoutId).toBe(BigInt(rows[0]!.payout_id!));
+    const payout = await s.read.redemptions.read.getPayout([release!.args.payoutId!]);
+    expect(payout.zatDue).toBe(spread.reduce((sum, e) => sum + e.args.rewardZat!, 0n));
+    expect(payout.zatDue).toBe(release!.args.amountZat);
+    // Custody opens the keeper's envelope for the relayer and pays it to the keeper's address.
+    const paid = await eventually(
+      async () =>
+        (
+          await storage.db.query<{ status: string; withdraw_address: string | null }>(
+            "SELECT status, withdraw_address FROM payouts WHERE redemption_id = $1",
+            [rows[0]!.payout_id],
+          )
+        )[0],
+      (p) => p?.status === "completed" || p?.status === "held",
+      "the keeper's payout",
+      30_000,
+    );
+    expect(paid).toEqual({ status: "completed", withdraw_address: SAPLING });
+    for (const id of ids) expect((await s.read.positions.read.getPosition([id])).status).toBe(2);
   });
 
   // Issue 23, point 4: withdrawals and closes to an address, note withdrawals, failures and the keeper's

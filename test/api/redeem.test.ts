@@ -6,6 +6,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { releaseProver } from "@zsd/sdk/notes";
+import { formatZec } from "@zsd/sdk/units";
 import { DEV_SEAL_KEY, openSealedAddress, sealAddress, sealBytes, sealKeyFromSecret } from "@zsd/sdk/seal";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, overriding, startRelayApi } from "./helpers.ts";
@@ -114,10 +115,15 @@ describe("redeem through the relay", () => {
       chainTime: number;
       suggestedDeadline: number;
       typedData: { domain: Record<string, unknown>; types: Record<string, unknown>; primaryType: string };
+      bounds: Record<string, string>;
     };
     expect(BigInt(terms.nonce)).toBe(await s.read.redemptions.read.nonces([alice.address]));
     expect(terms.suggestedDeadline).toBe(terms.chainTime + 3_600);
     expect(terms.typedData.types.Redeem).toContainEqual({ name: "sealedAddress", type: "bytes" });
+    // The permit's one bound, and the request field that carries it.
+    expect(terms.typedData.types.Redeem).toContainEqual({ name: "minZatOut", type: "uint256" });
+    expect(Object.keys(terms.bounds)).toEqual(["minZatOut"]);
+    expect(terms.bounds.minZatOut).toMatch(/^permit\.minZec: /);
     // Sealed to the key GET /v1/relay serves, read from the chain.
     const relay = (await (await api.call("/v1/relay")).json()) as {
       sealKey: { keyId: number; publicKey: Hex; algorithm: string };
@@ -133,9 +139,12 @@ describe("redeem through the relay", () => {
       SAPLING_TESTNET,
       "testnet",
     );
+    // Bounded at the quote: what it pays now.
+    const [zatDue] = await s.read.redemptions.read.quote([ZSD]);
     const message = {
       owner: alice.address,
       amount: ZSD,
+      minZatOut: zatDue,
       sealedAddress,
       nonce: BigInt(terms.nonce),
       deadline: BigInt(terms.suggestedDeadline),
@@ -149,11 +158,43 @@ describe("redeem through the relay", () => {
         amount: "1",
         sealedAddress,
         owner: alice.address,
-        permit: { deadline: terms.suggestedDeadline, v: Number(v), r, s: sigS },
+        permit: { deadline: terms.suggestedDeadline, minZec: formatZec(zatDue), v: Number(v), r, s: sigS },
       }),
     );
     expect(redeem.status).toBe(202);
-    await until(((await redeem.json()) as { id: string }).id, ["paid"]);
+    const paid = await until(((await redeem.json()) as { id: string }).id, ["paid"]);
+    expect(paid).toMatchObject({ zecDue: formatZec(zatDue) });
+  });
+
+  it("refuses a permit whose minZec the redemption would not pay now, naming the bound; nothing burned or queued", async () => {
+    const [zatDue] = await s.read.redemptions.read.quote([2n * ZSD]);
+    const sealedAddress = s.seal(SAPLING_TESTNET, alice.address);
+    const balance = await s.read.token.read.balanceOf([alice.address]);
+    const [{ n: before }] = await storage.db.query<{ n: string }>(
+      "SELECT count(*)::text AS n FROM redemption_requests",
+    );
+    // Signed for a zatoshi more than the quote: sent now, Redemptions would revert ZatOutBelowMinimum.
+    const { deadline, ...sig } = await s.signedRedeem(alice, 2n * ZSD, sealedAddress, alice.address, zatDue + 1n);
+    const response = await api.call(
+      "/v1/redeem",
+      json({
+        amount: "2",
+        sealedAddress,
+        owner: alice.address,
+        permit: { deadline: Number(deadline), minZec: formatZec(zatDue + 1n), ...sig },
+      }),
+    );
+    expect(response.status).toBe(422);
+    expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(await response.json()).toMatchObject({
+      code: "redemption_below_minimum",
+      bound: "permit.minZec",
+      zecDue: formatZec(zatDue),
+      minZec: formatZec(zatDue + 1n),
+    });
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(balance);
+    const [{ n: after }] = await storage.db.query<{ n: string }>("SELECT count(*)::text AS n FROM redemption_requests");
+    expect(after).toBe(before);
   });
 
   it("refuses a redemption worth less than the fee of a shielded payment", async () => {

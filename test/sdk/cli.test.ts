@@ -53,6 +53,12 @@ describe("the zsd CLI, built", () => {
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(/^usage: zsd <command>/);
       expect(help.stdout).toContain("mint --note N --amount ZSD --recipient 0x");
+      // The signed bounds, by flag.
+      expect(help.stdout).toContain("close --note N --to ZADDR|note [--max-debt ZSD] [--min-zec ZEC]");
+      expect(help.stdout).toContain(
+        "liquidate --to ZADDR|note [--max-debt ZSD] [--min-seized-zec ZEC] [--min-seized-value ZSD]",
+      );
+      expect(help.stdout).toContain("redeem --amount ZSD --to ZADDR [--min-zec ZEC]");
     }
     // The entry checks flags with node:util alone; the client, viem and the prover load with the commands.
     const entry = readFileSync(BUILT, "utf8");
@@ -155,6 +161,36 @@ describe("the zsd CLI, built", () => {
       ["position", "3", "liquidate", "--to", ZADDR],
       {},
       /ZSD_PRIVATE_KEY .* is required/,
+    ],
+    [
+      "a negative signed bound",
+      ["position", "3", "close", "--note", note, "--to", "note", "--max-debt=-1"],
+      {},
+      /--max-debt must be positive/,
+    ],
+    [
+      "a liquidation's ZEC bound past 8 decimals",
+      ["position", "3", "liquidate", "--to", ZADDR, "--min-seized-zec", "0.123456789"],
+      signer,
+      /--min-seized-zec ZEC amounts have at most 8 decimals/,
+    ],
+    [
+      "a liquidation's value bound of letters",
+      ["position", "3", "liquidate", "--to", ZADDR, "--min-seized-value", "all"],
+      signer,
+      /--min-seized-value must be a ZSD amount/,
+    ],
+    [
+      "a redemption's minimum of letters",
+      ["redeem", "--amount", "5", "--to", ZADDR, "--min-zec", "lots"],
+      signer,
+      /--min-zec must be a ZEC amount/,
+    ],
+    [
+      "a bound on a command whose signature carries none",
+      ["position", "3", "repay", "--amount", "5", "--min-zec", "1"],
+      signer,
+      /--min-zec is a signed bound of position close and redeem, not of position repay/,
     ],
     ["a note owner without a note", ["note", "owner"], { ZSD_NOTE: "" }, /--note is required/],
     ["a mistyped note's owner", ["note", "owner", "--note", "zsdnote1bbb"], {}, /--note must be a note/],

@@ -304,6 +304,11 @@ describe("the JS client seals withdraw addresses", () => {
       "POST /v1/positions/4/withdraw": action,
       "POST /v1/positions/4/liquidate": action,
       "GET /v1/positions/4/actions/pact_1": confirmed,
+      // Read by the liquidation for its bounds: the debt seen, never at a loss.
+      "GET /v1/positions/4": {
+        status: 200,
+        body: { object: "position", id: "4", owner, status: "open", collateral: "3", debt: "80", liquidatable: true },
+      },
     };
     routes["GET /v1/positions/terms"] = [{ status: 200, body: positionTerms(owner) }];
     const zsd = client();
@@ -327,6 +332,7 @@ describe("the JS client seals withdraw addresses", () => {
     await zsd.liquidatePosition({ positionId: "4", signer: liquidator, to: { zcashAddress: ZADDR } });
     const [liquidation] = posted("/v1/positions/4/liquidate");
     expect(liquidation.liquidator).toBe(liquidator.address);
+    expect([liquidation.maxDebt, liquidation.minSeizedZec, liquidation.minSeizedValue]).toEqual(["80", "0", "80"]);
     const seized = liquidation.destination.sealedAddress as Hex;
     expect(open(seized, liquidator.address)).toBe(ZADDR);
     expect(() => open(seized, owner)).toThrow(/does not open/);

@@ -76,6 +76,18 @@ const ACTION_BOUNDS = {
   },
 } as const;
 
+/** The request field whose bound a refusal breached, by the refusal's code: a problem names it as `bound`. */
+const BREACHES = {
+  repay: {},
+  withdraw: {},
+  close: { debt_above_maximum: "maxDebt", zat_out_below_minimum: "minZec" },
+  liquidate: {
+    debt_above_maximum: "maxDebt",
+    zat_out_below_minimum: "minSeizedZec",
+    seized_value_below_minimum: "minSeizedValue",
+  },
+} as const satisfies Record<ActionInput["action"], Record<string, string>>;
+
 /** How the rules agent's reasons name the ZEC-moving actions. */
 const ACTION_NOUN = { withdraw: "withdrawal", close: "close", liquidate: "liquidation" } as const;
 
@@ -291,7 +303,9 @@ export async function requestAction(
               ],
             });
   // Only a call at the chain's nonce can be simulated: a later one waits for those before it.
-  if (nonce === chainNonce) await simulate(ctx, chain, calldata, "position_action_would_revert");
+  if (nonce === chainNonce) {
+    await simulate(ctx, chain, calldata, "position_action_would_revert", BREACHES[input.action]);
+  }
   // What the rules weigh: ZSD repaid, or the value of the ZEC the action takes out (all of it to close).
   const movedZat = input.action === "withdraw" ? amount! : position.collateralZat;
   const screened = {

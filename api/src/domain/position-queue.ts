@@ -69,14 +69,27 @@ export async function inFlight(db: Queryable, signer: Address): Promise<bigint> 
   return BigInt(row?.n ?? "0");
 }
 
-/** The relay's simulation now: a refusal of the contracts is answered before anything is queued. */
-export async function simulate(ctx: PositionContext, chain: Chain, data: Hex, code: string) {
+/**
+ * The relay's simulation now: a refusal of the contracts is answered before anything is queued. `bounds`
+ * maps a refusal's code to the request field whose signed bound it breached, named in the problem as `bound`.
+ */
+export async function simulate(
+  ctx: PositionContext,
+  chain: Chain,
+  data: Hex,
+  code: string,
+  bounds: Record<string, string> = {},
+) {
   try {
     await chain.client.call({ account: ctx.options.relayer, to: chain.minter, data });
   } catch (error) {
     const refusal = await refusalOf(chain, error);
     if (!refusal) throw domainErrors.unavailable("The chain node");
-    throw unprocessable(code, "The minter would refuse this", refusal.reason, { failureCode: refusal.code });
+    const bound = bounds[refusal.code];
+    throw unprocessable(code, "The minter would refuse this", refusal.reason, {
+      failureCode: refusal.code,
+      ...(bound === undefined ? {} : { bound }),
+    });
   }
 }
 

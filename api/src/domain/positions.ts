@@ -94,13 +94,14 @@ export class PositionService {
     if (!chain) return null;
     const read = <T>(address: Address, abi: unknown, functionName: string) =>
       chain.read(() => chain.client.readContract({ address, abi, functionName } as never) as Promise<T>);
-    const [unminted, backing, free, debt, pending, floorBps, { price }] = await Promise.all([
+    const [unminted, backing, free, debt, pending, floorBps, keeperFloorZat, { price }] = await Promise.all([
       read<bigint>(chain.registry, collateralRegistryAbi, "unmintedZat"),
       read<bigint>(chain.positions, positionManagerAbi, "backingCollateralZat"),
       read<bigint>(chain.positions, positionManagerAbi, "freeCollateralZat"),
       read<bigint>(chain.positions, positionManagerAbi, "totalDebt"),
       read<bigint>(chain.redemptions, redemptionsAbi, "pendingZatDue"),
       read<bigint>(chain.positions, positionManagerAbi, "systemFloorRatioBps"),
+      read<bigint>(chain.positions, positionManagerAbi, "keeperRewardFloorZat"),
       chain.priceState(),
     ]);
     const value = usdValueOfZat(backing, price);
@@ -114,6 +115,7 @@ export class PositionService {
       systemRatio: systemBps === null ? null : ratio(systemBps),
       systemFloorRatio: ratio(floorBps),
       recoveryMode: systemBps !== null && systemBps < floorBps,
+      keeperRewardFloorZec: formatZec(keeperFloorZat),
     };
   }
 

@@ -346,6 +346,18 @@ export class RedemptionService {
         `The owner holds ${formatZsd(balance)} ZSD.`,
       );
     }
+    // The quote now is what the permit would pay if sent at once: under its bound it would revert
+    // ZatOutBelowMinimum on the chain, so it is refused here and nothing is queued or burned.
+    if (zatDue < minZatOut) {
+      throw new DomainError(
+        "unprocessable",
+        "redemption_below_minimum",
+        "Below the signed minimum",
+        `This redemption pays ${formatZec(zatDue)} ZEC now, under the ${formatZec(minZatOut)} ZEC the permit's ` +
+          "minZec (minZatOut) accepts: the redemption would revert ZatOutBelowMinimum. Sign again with a lower minZec.",
+        { bound: "permit.minZec", zecDue: formatZec(zatDue), minZec: formatZec(minZatOut) },
+      );
+    }
     // After the nonce checks, which answer a signature posted again with its own code.
     await refuseReusedEnvelope(this.db, sealedAddress, input.owner, field).catch(async (error) => {
       // The same signed redemption posted at the same moment, committed since the check above:

@@ -151,6 +151,12 @@ const REASONS: Partial<Record<ContractError, Explain>> = {
     `Position ${String(a[0])} holds all the debt: there is no other position to redistribute it over.`,
   UnderwaterPositionsPending: (a) =>
     `Positions under 100% (or within a redemption's margin of it) are waiting that this redemption will not settle itself (more than it settles, or ${String(a[0])} whose settling would leave one nobody can take the debt of): call redistribute (or redistributeMany) on them first, then redeem.`,
+  ZatOutBelowMinimum: (a) =>
+    `The call would release ${formatZec(n(a, 0))} ZEC, under the ${formatZec(n(a, 1))} ZEC its signer's bound accepts (a close's minZec, a liquidation's minSeizedZec, a redeem permit's minZec): nothing moved. Read the position or quote again and sign new bounds.`,
+  DebtAboveMaximum: (a) =>
+    `The call would burn ${formatZsd(n(a, 0))} ZSD, above the ${formatZsd(n(a, 1))} ZSD its signer's maxDebt accepts (a redistribution onto the position raised its debt): nothing moved. Read the position again and sign new bounds.`,
+  SeizedValueBelowMinimum: (a) =>
+    `The ZEC the liquidation would take is worth ${formatZsd(n(a, 0))} ZSD at its price, under the ${formatZsd(n(a, 1))} ZSD its liquidator's minSeizedValue accepts: nothing moved.`,
   NothingToRedistribute: () =>
     "None of the positions named can be redistributed now: each is cleared already, not under 100%, or the only one left with debt.",
   PayoutNotPending: (a) => `Payout ${String(a[0])} is ${PAYOUT_STATUS[Number(a[1])] ?? "settled"}, not requested.`,

@@ -42,6 +42,23 @@ export const PAYOUT_PROBLEMS = {
       minimumZec: "0.0001",
     },
   },
+  redemption_below_minimum: {
+    status: 422,
+    title: "Below the signed minimum",
+    meaning:
+      "The redemption would pay less ZEC now than the permit's minZec (its signed minZatOut) accepts: sent, it " +
+      "would revert ZatOutBelowMinimum. `bound` names the field (permit.minZec), `zecDue` what it pays now. Nothing " +
+      "was queued or burned; quote again and sign a new permit.",
+    fields: ["bound", "zecDue", "minZec"],
+    example: {
+      detail:
+        "This redemption pays 3.99 ZEC now, under the 4 ZEC the permit's minZec (minZatOut) accepts: the redemption " +
+        "would revert ZatOutBelowMinimum. Sign again with a lower minZec.",
+      bound: "permit.minZec",
+      zecDue: "3.99",
+      minZec: "4",
+    },
+  },
   invalid_signature: {
     status: 422,
     title: "Invalid signature",
@@ -79,11 +96,16 @@ export const PAYOUT_PROBLEMS = {
     meaning:
       "Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal " +
       "(position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, " +
-      "price_frozen, …), `detail` its figures. Nothing was queued.",
-    fields: ["failureCode"],
+      "price_frozen, …), `detail` its figures. A signed bound the position no longer meets (debt_above_maximum, " +
+      "zat_out_below_minimum, seized_value_below_minimum) is named in `bound` (maxDebt, minZec, minSeizedZec, " +
+      "minSeizedValue): read the position again and sign new bounds. Nothing was queued.",
+    fields: ["failureCode", "bound"],
     example: {
-      detail: "Position 7 would be worth $120, under the $150 the minimum ratio needs.",
-      failureCode: "position_undercollateralized",
+      detail:
+        "The call would burn 101.5 ZSD, above the 100 ZSD its signer's maxDebt accepts (a redistribution onto the " +
+        "position raised its debt): nothing moved. Read the position again and sign new bounds.",
+      failureCode: "debt_above_maximum",
+      bound: "maxDebt",
     },
   },
   position_action_already_submitted: {

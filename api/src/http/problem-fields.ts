@@ -50,6 +50,12 @@ export const PROBLEM_FIELDS = {
   },
   canonical: { description: "The address in the form to sign and send", schema: { type: "string" } },
   zecDue: { description: "ZEC this redemption would pay", schema: { type: "string" } },
+  bound: {
+    description:
+      "The request field whose signed bound the call would breach (maxDebt, minZec, minSeizedZec, minSeizedValue, permit.minZec)",
+    schema: { type: "string" },
+  },
+  minZec: { description: "The least ZEC the signer's bound accepts", schema: { type: "string" } },
   payoutId: { description: "The on-chain payout concerned", schema: { type: "string" } },
   minimumZec: { description: "The least ZEC a redemption may pay out", schema: { type: "string" } },
   priceAgeSeconds: { description: "Age of the oracle's ZEC/USD price", schema: { type: "integer" } },

@@ -7,9 +7,11 @@
 // someone else) it went through; otherwise it was done by other means and
 // this one never can be. What differs between kinds of calls is a `CallKind`.
 // A kind may let its queued calls share one transaction (`CallBatch`: note
-// spends go in one spendBatch): each is simulated alone first, so a call the
-// contracts refuse fails alone with its reason; a batch that reverts anyway is
-// taken apart, its refused calls failed and the rest queued again.
+// spends go in one spendBatch, the keeper's redistributions in one
+// redistributeMany): each is simulated alone first, so a call the contracts
+// refuse fails alone with its reason; a batch that reverts anyway is taken
+// apart, its refused calls failed and the rest queued again. A batch that
+// skips what it cannot do (redistributeMany) says which rows it did not carry.
 import { type Address, type Hex, type PublicClient, type parseEventLogs, parseTransaction } from "viem";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
@@ -64,8 +66,15 @@ export interface CallKind<Row extends JobRow, Facts> {
    * its send is recorded.
    */
   free?: (idColumn: string) => string;
-  /** Whether, and how, queued calls of this kind share a transaction. */
-  batch?: CallBatch<Row>;
+  /** Whether, and how, queued calls of this kind share a transaction: each batch takes the rows it joins. */
+  batches?: CallBatch<Row>[];
+  /**
+   * Whether a mined batch carried `row`'s call, by its logs (default: yes). A batch call that skips, rather
+   * than reverts on, what it can no longer do (redistributeMany) goes through without some of its rows:
+   * each of those is failed, with `skipped` as its failure unless the chain took what it needs otherwise.
+   */
+  carried?: (logs: Logs, row: Row) => boolean;
+  skipped?: (row: Row) => Failure;
 }
 
 /** Queued calls that may go together in one call of the contract's. */
@@ -74,6 +83,8 @@ export interface CallBatch<Row> {
   max: number;
   /** The queued rows that may join a batch (the others go alone). */
   joining: (rows: Row[]) => Promise<Row[]>;
+  /** Rows that may share one transaction have the same key (default: all of them). */
+  key?: (row: Row) => string;
   /** The one call that carries every row's call, in order. */
   encode: (rows: Row[]) => Hex;
   /** What a batch of `n` may grow by between its estimate and its block (adapters/gas.ts). */
@@ -128,10 +139,21 @@ export class CallRelay {
     for (const rows of sent.values()) await this.#follow(kind, rows);
     const free = kind.free ? ` AND ${kind.free(`${kind.table}.id`)}` : "";
     const queued = await this.#jobs<Row>(kind.table, "queued", free);
-    const batch = kind.batch && kind.batch.max > 1 ? kind.batch : undefined;
-    const joining = batch ? await batch.joining(queued) : [];
-    for (const row of queued) if (!joining.includes(row)) await this.#submit(kind, row);
-    if (joining.length > 0) await this.#submitBatches(kind, batch!, joining);
+    const joined = new Set<Row>();
+    const groups: { batch: CallBatch<Row>; rows: Row[] }[] = [];
+    for (const batch of kind.batches ?? []) {
+      if (batch.max < 2) continue;
+      const rows = (await batch.joining(queued.filter((row) => !joined.has(row)))).filter((row) => !joined.has(row));
+      const keyed = new Map<string, Row[]>();
+      for (const row of rows) {
+        joined.add(row);
+        const key = batch.key?.(row) ?? "";
+        keyed.set(key, [...(keyed.get(key) ?? []), row]);
+      }
+      for (const members of keyed.values()) groups.push({ batch, rows: members });
+    }
+    for (const row of queued) if (!joined.has(row)) await this.#submit(kind, row);
+    for (const { batch, rows } of groups) await this.#submitBatches(kind, batch, rows);
   }
 
   #jobs<Row extends JobRow>(table: RelayTable, status: "queued" | "submitted", where = ""): Promise<Row[]> {
@@ -296,7 +318,14 @@ export class CallRelay {
     }
     const head = await this.chain.client.getBlockNumber({ cacheTime: 0 });
     if (head - receipt.blockNumber + 1n >= BigInt(this.options.confirmations)) {
+      const batched = rows.length > 1 || data.toLowerCase() !== kind.encode(first).toLowerCase();
       for (const row of rows) {
+        if (batched && kind.carried && !kind.carried(receipt.logs, row)) {
+          // The batch went through without this row's call: done by another first, or no longer due.
+          const failure = (await kind.used(row)) || !kind.skipped ? kind.usedFailure(row) : kind.skipped(row);
+          await this.#fail(kind, row, failure, receipt.blockNumber);
+          continue;
+        }
         await this.#confirm(kind, row, {
           txHash: receipt.transactionHash,
           blockNumber: receipt.blockNumber,

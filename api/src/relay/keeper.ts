@@ -13,6 +13,13 @@
 // 100%). Redistributing first also keeps par redemptions from meeting
 // UnderwaterPositionsPending. The choice is made on each position as the
 // position manager reads it now (getPosition) at the oracle price.
+//
+// The redistributions a pass finds are queued together after its
+// liquidations, a row each (so each position is queued once, as a
+// liquidation is): the relay sends them in one StableMinter.redistributeMany
+// (./redistribute-batch.ts), one transaction and one payout, where alone each
+// would cost its own. Every liquidation and redistribution pays at least the
+// position manager's keeperRewardFloorZat, so even dust is worth clearing.
 import type { Address } from "viem";
 import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
 import { usdValueOfZat } from "@zsd/sdk/units";
@@ -58,6 +65,7 @@ export class Keeper {
     if (count === 0n || paused || frozen || ageSeconds > maxAgeSeconds) return [];
     let balance = await tokenBalanceOf(chain, token, this.relayer);
     const queued: bigint[] = [];
+    const spreads: bigint[] = [];
     for (let seen = 0; seen < this.options.batch && seen < Number(count); seen++) {
       const id = this.#cursor;
       this.#cursor = id >= count ? 1n : id + 1n;
@@ -81,13 +89,7 @@ export class Keeper {
         (await chain.client.readContract({ ...positions, functionName: "redistributable", args: [id] }));
       if (underwater && !spread) continue;
       if (spread) {
-        const action = await this.options.positions.queueKeeperRedistribution(
-          chain,
-          this.relayer,
-          id,
-          this.options.payoutAddress,
-        );
-        if (action) queued.push(id);
+        spreads.push(id);
         continue;
       }
       if (!liquidatable) continue;
@@ -112,6 +114,17 @@ export class Keeper {
         balance -= p.debt;
         queued.push(id);
       }
+    }
+    // After the liquidations, which the relay sends first: a redistribution onto a position queued for
+    // liquidation would raise its debt past the bound the keeper signed.
+    for (const id of spreads) {
+      const action = await this.options.positions.queueKeeperRedistribution(
+        chain,
+        this.relayer,
+        id,
+        this.options.payoutAddress,
+      );
+      if (action) queued.push(id);
     }
     return queued;
   }

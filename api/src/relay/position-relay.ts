@@ -4,6 +4,7 @@
 // action), its note's nullifier (a top-up or a withdrawal) or, for the
 // keeper's liquidation or redistribution, the position still open; when another transaction
 // took it first, the minter's and position manager's events say whether that one carried our call.
+// Queued note spends share one spendBatch, and the keeper's redistributions one redistributeMany.
 import { type Address, type Hex, parseEventLogs } from "viem";
 import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
 import type { Chain } from "../adapters/chain.ts";
@@ -11,10 +12,11 @@ import type { Database } from "../adapters/db/index.ts";
 import { type ComplianceService, notHeld } from "../domain/compliance.ts";
 import type { ActionRow } from "../domain/position-views.ts";
 import { emitAction } from "../domain/position-queue.ts";
-import { spendBatchHeadroom } from "../adapters/gas.ts";
+import { RELAY_HEADROOM, spendBatchHeadroom } from "../adapters/gas.ts";
 import { type CallKind, CallRelay, type Logs, carrying } from "./call-relay.ts";
 import { expiringRoots } from "./mint-batch.ts";
 import { batchCarries, spendBatchCall, spendOf } from "./spend-batch.ts";
+import { redistributeManyCall, redistributionBatchCarries } from "./redistribute-batch.ts";
 import type { TransactionSender } from "./sender.ts";
 
 /** What a mined action's events say: where the released ZEC went. */
@@ -58,6 +60,34 @@ function ownLogs(logs: Logs, row: ActionRow): Logs {
 
 /** Note spends carry a proof, not a signed nonce: any number go together in one spendBatch. */
 const NOTE_SPENDS = new Set(["top_up", "withdraw_note"]);
+
+/**
+ * Most of the keeper's redistributions one redistributeMany carries: about 40,000 gas each
+ * (bench:contracts), so 50 stay near 2M gas, far under a block; the relay reads 50 queued rows a pass.
+ */
+export const REDISTRIBUTE_BATCH_MAX = 50;
+
+/** The keeper's redistribution of `row`'s position in a mined transaction's logs, if it is there. */
+function redistributionIn(logs: Logs, row: ActionRow) {
+  if (row.action !== "redistribute") return undefined;
+  const positionId = BigInt(row.position_id!);
+  return parseEventLogs({ abi: positionManagerAbi, logs, eventName: "PositionRedistributed" }).find(
+    (e) => e.args.positionId === positionId,
+  );
+}
+
+/**
+ * What a mined action's events say of `row`. A redistributeMany pays one payout for all its positions (its
+ * release names position 0): each row names that payout and its own position's reward, the floor's rest
+ * taken from the other positions being in the payout only.
+ */
+function factsOf(logs: Logs, row: ActionRow): Released {
+  const facts = released(ownLogs(logs, row));
+  const [release] = parseEventLogs({ abi: stableMinterAbi, logs, eventName: "CollateralReleased" });
+  const own = redistributionIn(logs, row);
+  if (own && release?.args.positionId === 0n) return { ...facts, releasedZat: own.args.rewardZat };
+  return facts;
+}
 
 /**
  * SQL: the queued action at `id` may go. Not while compliance holds it, nor
@@ -144,12 +174,16 @@ export class PositionRelay {
             hashes.push(...(events as { transactionHash: Hex }[]).map((e) => e.transactionHash));
           }
         }
-        // A note spend may have gone inside a spendBatch (ours, mined before a pass saw it): that carried it too.
-        const carries = (input: Hex) => row.nullifier_hash !== null && batchCarries(input, row.calldata as Hex);
+        // A note spend may have gone inside a spendBatch (ours, mined before a pass saw it), a redistribution
+        // inside a redistributeMany (whose event for the position puts it among `hashes`): that carried it too.
+        const carries = (input: Hex) =>
+          row.nullifier_hash !== null
+            ? batchCarries(input, row.calldata as Hex)
+            : row.action === "redistribute" && redistributionBatchCarries(input, BigInt(row.position_id!));
         const hash = await carrying(chain.client, chain.minter, data, [...new Set(hashes)], carries);
         if (!hash) return undefined;
         const receipt = await chain.client.getTransactionReceipt({ hash });
-        return { txHash: hash, blockNumber: receipt.blockNumber, facts: released(ownLogs(receipt.logs, row)) };
+        return { txHash: hash, blockNumber: receipt.blockNumber, facts: factsOf(receipt.logs, row) };
       },
       usedFailure: (row) => ({
         code:
@@ -165,7 +199,15 @@ export class PositionRelay {
               ? "The note was spent by another transaction first."
               : `Position ${row.position_id} was liquidated or closed by another transaction first.`,
       }),
-      fromLogs: (logs, row) => released(ownLogs(logs, row)),
+      fromLogs: factsOf,
+      // A redistributeMany skips a position cleared first or no longer under 100%, and goes on with the rest.
+      carried: (logs, row) => row.action !== "redistribute" || redistributionIn(logs, row) !== undefined,
+      skipped: (row) => ({
+        code: "not_redistributed",
+        reason:
+          `The keeper's redistributeMany went through without position ${row.position_id}: it was no longer under ` +
+          "100% (nor within a redemption's margin of it) when mined. The keeper queues it again if it falls back.",
+      }),
       columns: (r) => ({
         payout_id: r.payoutId?.toString() ?? null,
         released_zat: r.releasedZat?.toString() ?? null,
@@ -174,18 +216,30 @@ export class PositionRelay {
       confirmed: (tx, row) => emitAction(tx, compliance, row, `${event(row)}.confirmed`),
       failed: (tx, row) => emitAction(tx, compliance, row, `${event(row)}.failed`),
       free: compliance ? free : undefined,
-      batch: {
-        max: options.spendBatchMax ?? 1,
-        // A spend whose root expires soon goes alone: mined past its expiry, it would revert the batch for all.
-        joining: async (rows) => {
-          const spends = rows.filter((row) => NOTE_SPENDS.has(row.action));
-          const roots = new Map(spends.map((row) => [row.id, spendOf(row.calldata as Hex).root.toString()]));
-          const expiring = await expiringRoots(chain, [...roots.values()]);
-          return spends.filter((row) => !expiring.has(roots.get(row.id)!));
+      batches: [
+        {
+          max: options.spendBatchMax ?? 1,
+          // A spend whose root expires soon goes alone: mined past its expiry, it would revert the batch for all.
+          joining: async (rows) => {
+            const spends = rows.filter((row) => NOTE_SPENDS.has(row.action));
+            const roots = new Map(spends.map((row) => [row.id, spendOf(row.calldata as Hex).root.toString()]));
+            const expiring = await expiringRoots(chain, [...roots.values()]);
+            return spends.filter((row) => !expiring.has(roots.get(row.id)!));
+          },
+          encode: (rows) => spendBatchCall(rows.map((row) => row.calldata as Hex)),
+          headroom: spendBatchHeadroom,
         },
-        encode: (rows) => spendBatchCall(rows.map((row) => row.calldata as Hex)),
-        headroom: spendBatchHeadroom,
-      },
+        {
+          // The keeper's redistributions of a pass: one transaction, one payout, a floor's worth of gas saved
+          // on each. Only those paying the same address for the same relayer share the batch's destination.
+          max: REDISTRIBUTE_BATCH_MAX,
+          joining: async (rows) => rows.filter((row) => row.action === "redistribute" && row.account_id === null),
+          key: (row) => `${row.signer?.toLowerCase() ?? ""} ${row.zcash_address ?? ""}`,
+          encode: (rows) => redistributeManyCall(rows.map((row) => row.calldata as Hex)),
+          // Positions are taken out of the order, never walked into it: the relay's usual headroom.
+          headroom: () => RELAY_HEADROOM,
+        },
+      ],
     };
   }
 

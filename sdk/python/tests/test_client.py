@@ -369,7 +369,11 @@ class RequestShapeTest(ClientTestCase):
         self.assertEqual(set(create), {"amount", "sealedAddress", "owner", "permit"})
         sealed = create["sealedAddress"]
         self.assertEqual(signed[0]["message"]["sealedAddress"], sealed)
-        self.assertEqual(signed[0]["types"]["Redeem"][2], {"name": "sealedAddress", "type": "bytes"})
+        self.assertEqual(signed[0]["types"]["Redeem"][2], {"name": "minZatOut", "type": "uint256"})
+        self.assertEqual(signed[0]["types"]["Redeem"][3], {"name": "sealedAddress", "type": "bytes"})
+        # No minimum asked: none signed, none sent.
+        self.assertEqual(signed[0]["message"]["minZatOut"], "0")
+        self.assertNotIn("minZec", create["permit"])
         self.assertEqual(signed[0]["domain"], DOMAIN)
         # Custody opens it for this owner (the canonical lower-case form), and for no one else.
         self.assertEqual(open_dev(sealed, OWNER), WITHDRAW)
@@ -377,6 +381,23 @@ class RequestShapeTest(ClientTestCase):
             open_dev(sealed, "0x" + "1" * 40)
         said = " ".join(str(r.body) + r.path for r in self.server.received).lower()
         self.assertNotIn(WITHDRAW, said)
+
+    def test_redeem_signs_and_sends_its_least_zec(self) -> None:
+        terms: Dict[str, Any] = {"nonce": "4", "suggestedDeadline": 1_900_000_000, "typedData": {"domain": DOMAIN}}
+        signed: List[Any] = []
+
+        def sign(typed: Any) -> Any:
+            signed.append(typed)
+            return {"v": 27, "r": "0x" + "1" * 64, "s": "0x" + "2" * 64}
+
+        self.script(Answer(200, relay_with_seal_key()), Answer(200, terms), Answer(202, {"id": "red_1"}))
+        self.client.redeem(amount="5", withdraw_address=WITHDRAW, owner=OWNER, sign=sign, min_zec="0.0995", wait=False)
+        self.assertEqual(signed[0]["message"]["minZatOut"], "9950000")
+        self.assertEqual(self.server.received[-1].body["permit"]["minZec"], "0.0995")
+        for bad in ("-1", "0.000000001", "some"):
+            with self.subTest(min_zec=bad), self.assertRaises(ValueError):
+                self.client.redeem(amount="5", withdraw_address=WITHDRAW, owner=OWNER, sign=sign, min_zec=bad)
+        self.assertEqual(len(signed), 1)
 
     def test_a_bad_address_is_refused_before_anything_is_signed_or_sent(self) -> None:
         self.script(Answer(200, relay_with_seal_key()))
@@ -549,6 +570,10 @@ def position_terms(nonce: str = "3", signer: str = OWNER) -> Dict[str, Any]:
     }
 
 
+def open_position(debt: str, collateral: str) -> Dict[str, Any]:
+    return {"object": "position", "id": "7", "owner": OWNER, "status": "open", "debt": debt, "collateral": collateral}
+
+
 def action(status: str, kind: str = "withdraw", **extra: Any) -> Dict[str, Any]:
     return {
         "object": "position_action",
@@ -619,22 +644,34 @@ class PositionFlowTest(ClientTestCase):
 
     def test_close_to_an_address_waits_for_the_action_to_confirm(self) -> None:
         confirmed = action("confirmed", "close", released="3.5", payoutId="12")
-        self.script(Answer(200, relay_with_seal_key()), Answer(200, position_terms()))
+        self.script(Answer(200, relay_with_seal_key()), Answer(200, open_position("0", "3.5")))
+        self.script(Answer(200, position_terms()))
         self.script(Answer(202, action("queued", "close")), Answer(200, action("submitted", "close")))
         self.script(Answer(200, confirmed))
         closed = self.client.close_position("7", withdraw_address=WITHDRAW, owner=OWNER, sign=self.sign)
         self.assertEqual(closed, confirmed)
-        post = self.server.received[2]
+        self.assertEqual([r.path for r in self.server.received[:2]], ["/v1/relay", "/v1/positions/7"])
+        post = self.server.received[3]
         self.assertEqual(post.path, "/v1/positions/7/close")
-        self.assertEqual(set(post.body), {"destination", "deadline", "signature"})
+        # Bounded at the position as read: nothing to burn, all 3.5 ZEC out.
+        self.assertEqual(set(post.body), {"maxDebt", "minZec", "destination", "deadline", "signature"})
+        self.assertEqual((post.body["maxDebt"], post.body["minZec"]), ("0", "3.5"))
         sealed = post.body["destination"]["sealedAddress"]
         self.assertEqual(open_dev(sealed, OWNER), WITHDRAW)
         self.assertEqual(self.signed[0]["primaryType"], "Close")
         self.assertEqual(
             self.signed[0]["message"],
-            {"positionId": "7", "sealedAddress": sealed, "noteCommitment": "0", "nonce": "3", "deadline": "1900000000"},
+            {
+                "positionId": "7",
+                "maxDebt": "0",
+                "minZatOut": "350000000",
+                "sealedAddress": sealed,
+                "noteCommitment": "0",
+                "nonce": "3",
+                "deadline": "1900000000",
+            },
         )
-        self.assertEqual([r.path for r in self.server.received[3:]], ["/v1/position-actions/pact_" + "A" * 20] * 2)
+        self.assertEqual([r.path for r in self.server.received[4:]], ["/v1/position-actions/pact_" + "A" * 20] * 2)
         self.assertEqual(self.sleeps, [1.0])
 
     def test_close_with_a_payer_repays_the_debt_first_and_waits_for_it(self) -> None:
@@ -642,6 +679,8 @@ class PositionFlowTest(ClientTestCase):
         repaid = action("confirmed", "repay", amount="25.5")
         self.script(Answer(200, position), Answer(200, position_terms("0", PAYER)))
         self.script(Answer(202, action("queued", "repay")), Answer(200, repaid))
+        # Read again once repaid: the close is bounded at what the repayment left.
+        self.script(Answer(200, open_position("0", "2")))
         self.script(Answer(200, position_terms("5")), Answer(202, action("queued", "close")))
         self.client.close_position(
             "7", note_commitment="77", owner=OWNER, sign=self.sign, payer=PAYER, sign_payer=self.sign, wait=False
@@ -654,6 +693,7 @@ class PositionFlowTest(ClientTestCase):
                 "/v1/positions/terms?signer=" + PAYER,
                 "/v1/positions/7/repay",
                 "/v1/position-actions/pact_" + "A" * 20,
+                "/v1/positions/7",
                 "/v1/positions/terms?signer=" + OWNER,
                 "/v1/positions/7/close",
             ],
@@ -666,10 +706,11 @@ class PositionFlowTest(ClientTestCase):
         self.assertEqual(repay["primaryType"], "Repay")
         self.assertEqual(
             repay["message"],
-            {"positionId": "7", "amount": str(255 * 10**17), "payer": PAYER, "nonce": "0", "deadline": "1900000000"},
+            {"positionId": "7", "maxAmount": str(255 * 10**17), "payer": PAYER, "nonce": "0", "deadline": "1900000000"},
         )
         self.assertEqual(close["primaryType"], "Close")
         self.assertEqual((close["message"]["noteCommitment"], close["message"]["nonce"]), ("77", "5"))
+        self.assertEqual((close["message"]["maxDebt"], close["message"]["minZatOut"]), ("0", "200000000"))
         self.assertEqual(self.server.received[-1].body["destination"], {"noteCommitment": "77"})
 
     def test_close_with_a_payer_repays_nothing_for_a_close_that_cannot_go(self) -> None:
@@ -689,13 +730,29 @@ class PositionFlowTest(ClientTestCase):
         self.assertEqual(self.signed, [])
 
     def test_close_without_debt_repays_nothing(self) -> None:
-        position = {"object": "position", "id": "7", "owner": OWNER, "status": "open", "debt": "0"}
-        self.script(Answer(200, position), Answer(200, position_terms()), Answer(202, action("queued", "close")))
+        position = open_position("0", "1.25")
+        self.script(Answer(200, position), Answer(200, position))
+        self.script(Answer(200, position_terms()), Answer(202, action("queued", "close")))
         self.client.close_position(
             "7", note_commitment="77", owner=OWNER, sign=self.sign, payer=PAYER, sign_payer=self.sign, wait=False
         )
         self.assertEqual([r.path for r in self.server.received][-1], "/v1/positions/7/close")
         self.assertEqual([t["primaryType"] for t in self.signed], ["Close"])
+
+    def test_close_with_given_bounds_signs_them_without_reading_the_position(self) -> None:
+        self.script(Answer(200, position_terms()), Answer(202, action("queued", "close")))
+        self.client.close_position(
+            "7", note_commitment="77", owner=OWNER, sign=self.sign, max_debt="10.5", min_zec="2", wait=False
+        )
+        self.assertEqual([r.path for r in self.server.received], ["/v1/positions/terms?signer=" + OWNER, "/v1/positions/7/close"])
+        body = self.server.received[-1].body
+        self.assertEqual((body["maxDebt"], body["minZec"]), ("10.5", "2"))
+        message = self.signed[0]["message"]
+        self.assertEqual((message["maxDebt"], message["minZatOut"]), (str(105 * 10**17), "200000000"))
+        for bad in ({"max_debt": "-1"}, {"min_zec": "0.000000001"}, {"max_debt": "abc"}, {"min_zec": 1.5}):
+            with self.subTest(bound=bad), self.assertRaises(ValueError):
+                self.client.close_position("7", note_commitment="77", owner=OWNER, sign=self.sign, **bad)  # type: ignore[arg-type]
+        self.assertEqual(len(self.signed), 1)
 
     def test_a_failed_action_raises_with_its_failure_code(self) -> None:
         failed = action("failed", failureCode="position_below_min_ratio", failureReason="under 150%")
@@ -732,7 +789,11 @@ class PositionFlowTest(ClientTestCase):
                 self.client.sealer._cached = None  # pyright: ignore[reportPrivateUsage]
                 self.server.received.clear()
                 self.signed.clear()
-                self.script(Answer(200, relay_with_seal_key()), Answer(200, position_terms()), Answer(422, unreadable))
+                closing = path.endswith("/close")
+                # The close reads the position for its bounds, after the address is checked.
+                read = [Answer(200, open_position("0", "1"))] if closing else []
+                self.script(Answer(200, relay_with_seal_key()), *read, Answer(200, position_terms()))
+                self.script(Answer(422, unreadable))
                 self.script(Answer(200, rotated), Answer(200, position_terms("3")), Answer(202, action("queued")))
                 flow()
                 first, second = (r.body["destination"]["sealedAddress"] for r in self.server.received if r.path == path)
@@ -740,7 +801,7 @@ class PositionFlowTest(ClientTestCase):
                 self.assertEqual(int(second[4:12], 16), 2, "sealed to the rotated key")
                 self.assertEqual([t["message"]["sealedAddress"] for t in self.signed], [first, second])
                 # A second refusal is the caller's: no third attempt.
-                self.script(Answer(200, position_terms()), Answer(422, unreadable), Answer(200, rotated))
+                self.script(*read, Answer(200, position_terms()), Answer(422, unreadable), Answer(200, rotated))
                 self.script(Answer(200, position_terms()), Answer(422, unreadable))
                 with self.assertRaises(zsd.InvalidRequestError) as caught:
                     flow()

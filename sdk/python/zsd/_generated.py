@@ -56,8 +56,12 @@ class Problem(_ProblemRequired, total=False):
     baseUrl: str
     # The address in the form to sign and send. With `non_canonical_address`.
     canonical: str
-    # ZEC this redemption would pay. With `redemption_too_small`.
+    # ZEC this redemption would pay. With `redemption_too_small`, `redemption_below_minimum`.
     zecDue: str
+    # The request field whose signed bound the call would breach (maxDebt, minZec, minSeizedZec, minSeizedValue, permit.minZec). With `redemption_below_minimum`, `position_action_would_revert`.
+    bound: str
+    # The least ZEC the signer's bound accepts. With `redemption_below_minimum`.
+    minZec: str
     # The on-chain payout concerned. With `payout_compliance_rejected`.
     payoutId: str
     # The least ZEC a redemption may pay out. With `redemption_too_small`, `payout_too_small`.
@@ -324,6 +328,8 @@ class CollateralSplit(TypedDict):
     # Under it, only mints that keep the ratio are taken (recovery mode)
     systemFloorRatio: str
     recoveryMode: bool
+    # The least ZEC whoever liquidates or redistributes a position is paid (governed): what keeps keepers acting on small positions
+    keeperRewardFloorZec: str
 
 
 class CollateralPrice(TypedDict):
@@ -738,6 +744,19 @@ class PositionTermsTypesValueItem(TypedDict):
     type: str
 
 
+class PositionTermsBounds(TypedDict):
+    """The bounds each action's signature carries, by typed-data field, saying which request field names it and what it guards against: a relay can send the signature only within them (a breach reverts and moves nothing)"""
+
+    # The bounds of a repay: typed-data field to what it says
+    repay: Dict[str, str]
+    # The bounds of a withdraw: typed-data field to what it says
+    withdraw: Dict[str, str]
+    # The bounds of a close: typed-data field to what it says
+    close: Dict[str, str]
+    # The bounds of a liquidate: typed-data field to what it says
+    liquidate: Dict[str, str]
+
+
 class PositionTerms(TypedDict):
     object: Literal["position_terms"]
     signer: str
@@ -749,7 +768,7 @@ class PositionTerms(TypedDict):
     # Repay, WithdrawCollateral, Close and Liquidate
     types: Dict[str, List[PositionTermsTypesValueItem]]
     # The bounds each action's signature carries, by typed-data field, saying which request field names it and what it guards against: a relay can send the signature only within them (a breach reverts and moves nothing)
-    bounds: Dict[str, Dict[str, str]]
+    bounds: PositionTermsBounds
 
 
 class Position(TypedDict):

@@ -83,6 +83,8 @@ def redeem_typed_data(domain: Dict[str, Any], message: Dict[str, Any]) -> Dict[s
             "Redeem": [
                 {"name": "owner", "type": "address"},
                 {"name": "amount", "type": "uint256"},
+                # The least ZEC paid after the fee: sent late (a price rise, pro-rata redemptions), it reverts.
+                {"name": "minZatOut", "type": "uint256"},
                 {"name": "sealedAddress", "type": "bytes"},
                 {"name": "nonce", "type": "uint256"},
                 {"name": "deadline", "type": "uint256"},

@@ -313,16 +313,22 @@ class Client:
         withdraw_address: str,
         owner: str,
         sign: Signer,
+        min_zec: Optional[Union[str, Decimal]] = None,
         wait: bool = True,
         timeout: float = 120.0,
     ) -> t.Redemption:
         """Burns ``amount`` ZSD of ``owner`` for ZEC to ``withdraw_address``.
+
+        ``min_zec`` is the least ZEC paid after the fee that the permit accepts (its signed ``minZatOut``;
+        none when absent), usually ``redemptions.quote``'s less a slippage allowance: a permit the relay could
+        only send after the price rose, or once redemptions pay pro rata, reverts and burns nothing.
 
         The address is checked for the API's network (``zsd.seal.SealError`` before anything is signed when it
         is not one of its shielded addresses) and sent only sealed to custody's key from ``GET /v1/relay``.
         ``sign`` is the owner's wallet: it gets EIP-712 typed data and returns ``{v, r, s}``.
         """
         wei = to_wei(amount)
+        minimum = "0" if min_zec is None else _bound(min_zec, 8, "ZEC")
 
         def attempt(fresh: bool) -> t.Redemption:
             sealed = self.sealer.seal(withdraw_address, owner, fresh=fresh)
@@ -335,6 +341,7 @@ class Client:
                     {
                         "owner": owner,
                         "amount": str(wei),
+                        "minZatOut": str(_units_or_zero(minimum, 8, "ZEC")),
                         "sealedAddress": sealed,
                         "nonce": terms["nonce"],
                         "deadline": str(deadline),
@@ -348,6 +355,8 @@ class Client:
                 "r": str(signature["r"]),
                 "s": str(signature["s"]),
             }
+            if minimum != "0":
+                permit["minZec"] = minimum
             return self.redemptions.create(amount=_plain_zsd(wei), sealed_address=sealed, owner=owner, permit=permit)
 
         redemption = self.sealer.retry_on_rotation(attempt)
@@ -549,11 +558,17 @@ class Client:
         sign: Signer,
         payer: Optional[str] = None,
         sign_payer: Optional[Signer] = None,
+        max_debt: Optional[Union[str, Decimal]] = None,
+        min_zec: Optional[Union[str, Decimal]] = None,
         wait: bool = True,
         timeout: float = 120.0,
     ) -> t.PositionAction:
         """Closes the position: burns what it still owes from ``owner``'s ZSD and releases all its collateral to
         ``withdraw_address`` (checked and sealed for ``owner``) or into the note ``note_commitment``: exactly one.
+
+        The signature carries bounds: ``max_debt``, the most ZSD burned (a redistribution onto the position raises
+        its debt), and ``min_zec``, the least ZEC released (a redemption lowers the collateral). Each one not given
+        is the position's as read just before signing; a close sent outside them reverts and moves nothing.
 
         The owner's key (derived from the note) usually holds no ZSD: with ``payer`` and ``sign_payer`` (a
         holder's address and wallet) the debt is repaid from the payer first, and that repayment is waited for
@@ -564,10 +579,13 @@ class Client:
         address, commitment = destination_of(withdraw_address, note_commitment)
         if (payer is None) != (sign_payer is None):
             raise ValueError("give payer and sign_payer together (the payer's address and wallet)")
+        # Checked before anything is sent; 0 is a bound too (no debt to burn, no ZEC required).
+        given_debt = None if max_debt is None else _bound(max_debt, 18, "ZSD")
+        given_zec = None if min_zec is None else _bound(min_zec, 8, "ZEC")
+        # Whatever would stop the close is found before anything is read, signed or the payer's ZSD burned.
+        if address is not None:
+            self.sealer.check(address)
         if payer is not None and sign_payer is not None:
-            # Whatever would stop the close is found before the payer's ZSD is burned.
-            if address is not None:
-                self.sealer.check(address)
             position = self.positions.retrieve(position_id)
             if position["owner"].lower() != owner.lower():
                 raise ValueError(f"Position {position_id} is owned by {position['owner']}, not {owner}")
@@ -576,21 +594,24 @@ class Client:
 
         # Bounded at the position as read now: a redistribution onto it or a redemption before the relay sends
         # the close makes it revert rather than burn more or release less than the owner saw.
-        seen = self.positions.retrieve(position_id)
-        max_debt, min_zec = seen["debt"], seen["collateral"]
+        if given_debt is None or given_zec is None:
+            seen = self.positions.retrieve(position_id)
+            given_debt = seen["debt"] if given_debt is None else given_debt
+            given_zec = seen["collateral"] if given_zec is None else given_zec
+        bound_debt, bound_zec = given_debt, given_zec
 
         def send(destination: Dict[str, str], sealed: str, note: str) -> t.PositionAction:
             message = {
                 "positionId": number,
-                "maxDebt": str(to_units(max_debt, 18, "ZSD")),
-                "minZatOut": str(to_zat(min_zec)),
+                "maxDebt": str(_units_or_zero(bound_debt, 18, "ZSD")),
+                "minZatOut": str(_units_or_zero(bound_zec, 8, "ZEC")),
                 "sealedAddress": sealed,
                 "noteCommitment": note,
             }
             deadline, signature = self._sign_position(owner, "Close", message, sign)
             body: t.ClosePositionRequest = {
-                "maxDebt": max_debt,
-                "minZec": min_zec,
+                "maxDebt": bound_debt,
+                "minZec": bound_zec,
                 "destination": cast(
                     Union[t.ClosePositionRequestDestination1, t.ClosePositionRequestDestination2], destination
                 ),
@@ -737,3 +758,19 @@ def to_wei(amount: Union[str, int, Decimal]) -> int:
 def _plain_zsd(wei: int) -> str:
     """The amount the permit signs, as the API's pattern reads it: str(Decimal) may say 1E-7 or 1E+2."""
     return plain(wei, 18)
+
+
+def _units_or_zero(amount: Union[str, Decimal], decimals: int, unit: str) -> int:
+    """A bound in its smallest unit: as ``to_units``, and 0 too."""
+    return 0 if Decimal(str(amount)) == 0 else to_units(amount, decimals, unit)
+
+
+def _bound(amount: Union[str, Decimal], decimals: int, unit: str) -> str:
+    """A signed bound (0 allowed) as the API's pattern reads it; ValueError for a negative or too precise one."""
+    if isinstance(amount, float):
+        raise ValueError(f"A {unit} bound is a decimal string, never a float: {amount!r}")
+    try:
+        zero = Decimal(str(amount)) == 0
+    except ArithmeticError:
+        raise ValueError(f"Not a {unit} amount: {amount!r}") from None
+    return "0" if zero else plain(to_units(amount, decimals, unit), decimals)

@@ -167,12 +167,26 @@ new note: ${note} (keep it secret)`
     }
     case "close": {
       const { to, fresh } = releaseTo(zsd);
-      const a = await zsd.closePosition({ ...common, note: noteArg(zsd), to, payer: signerKey(false) });
+      const a = await zsd.closePosition({
+        ...common,
+        note: noteArg(zsd),
+        to,
+        payer: signerKey(false),
+        maxDebt: values["max-debt"],
+        minZec: values["min-zec"],
+      });
       return done(a, fresh, `closed; released ${a.released ?? "0"} ZEC (${a.actionId}, tx ${a.txHash})`);
     }
     case "liquidate": {
       const { to, fresh } = releaseTo(zsd);
-      const a = await zsd.liquidatePosition({ ...common, signer: signerKey(true)!, to });
+      const a = await zsd.liquidatePosition({
+        ...common,
+        signer: signerKey(true)!,
+        to,
+        maxDebt: values["max-debt"],
+        minSeizedZec: values["min-seized-zec"],
+        minSeizedValue: values["min-seized-value"],
+      });
       return done(a, fresh, `liquidated; seized ${a.released ?? "0"} ZEC (${a.actionId}, tx ${a.txHash})`);
     }
     case "top-up": {
@@ -267,6 +281,7 @@ async function main(positionals: string[]): Promise<void> {
           withdrawAddress: zcashAddress(need("to")),
           signer,
           sealedBy: "api",
+          minZec: values["min-zec"],
         });
         return out(body, JSON.stringify(body, null, 2));
       }
@@ -274,6 +289,7 @@ async function main(positionals: string[]): Promise<void> {
         amount: need("amount"),
         withdrawAddress: zcashAddress(need("to")),
         signer,
+        minZec: values["min-zec"],
         onProgress: redeemProgress,
       });
       return out(

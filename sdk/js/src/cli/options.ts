@@ -14,16 +14,21 @@ export const USAGE = `usage: zsd <command> [options]
                                              the proof of a mint, made here (the body of POST /v1/proofs/submit)
   mint --note N --amount ZSD --recipient 0x [--floor ZEC]
                                              prove, submit, mint and wait until confirmed; the mint opens a position
-  redeem --amount ZSD --to ZADDR             sign (key in ZSD_PRIVATE_KEY) and redeem; wait until paid
-  redeem sign --amount ZSD --to ZADDR        only sign: the body of POST /v1/redeem, sent by no one yet
+  redeem --amount ZSD --to ZADDR [--min-zec ZEC]
+                                             sign (key in ZSD_PRIVATE_KEY) and redeem; wait until paid
+  redeem sign --amount ZSD --to ZADDR [--min-zec ZEC]
+                                             only sign: the body of POST /v1/redeem, sent by no one yet
                                              (the address sealed to custody's key from GET /v1/relay)
   position ID                                a position: collateral, debt, ratio, liquidation price
-  position ID repay --amount ZSD             burn ZSD against its debt (the payer's key in ZSD_PRIVATE_KEY)
+  position ID repay --amount ZSD             burn at most ZSD against its debt (the payer's key in ZSD_PRIVATE_KEY);
+                                             a debt a redemption shrank below it is repaid whole, and no more
   position ID withdraw --note N --amount ZEC --to ZADDR|note
                                              take ZEC out, signed with the owner key of the note that opened it
-  position ID close --note N --to ZADDR|note close it (with ZSD_PRIVATE_KEY set, that wallet repays the debt first)
+  position ID close --note N --to ZADDR|note [--max-debt ZSD] [--min-zec ZEC]
+                                             close it (with ZSD_PRIVATE_KEY set, that wallet repays the debt first)
   position ID top-up --note N [--amount ZEC] add a note's ZEC (proven here)
-  position ID liquidate --to ZADDR|note      repay an undercollateralised position's debt with ZSD_PRIVATE_KEY's ZSD;
+  position ID liquidate --to ZADDR|note [--max-debt ZSD] [--min-seized-zec ZEC] [--min-seized-value ZSD]
+                                             repay an undercollateralised position's debt with ZSD_PRIVATE_KEY's ZSD;
                                              the seized ZEC goes to --to
   withdraw --note N --to ZADDR [--amount ZEC] [--wait SECONDS]
                                              pay a note's ZEC out to a shielded address (a deposit that will not mint);
@@ -45,6 +50,10 @@ export const USAGE = `usage: zsd <command> [options]
                                              A proposal still pending (its voting delay not passed) is waited for
                                              up to --wait seconds (default 600); --no-wait refuses it at once
 
+Signed bounds: a relay can send a signature only within them (a breach reverts and moves nothing). --max-debt is
+the most ZSD burned, --min-zec the least ZEC released (a redemption's, after the fee), --min-seized-zec the least
+ZEC a liquidation takes, --min-seized-value the least ZSD that ZEC is worth at its price. Unset, close and liquidate
+sign the position as read just before (a liquidation: never at a loss), and a redemption no minimum.
 A --to address is checked, then sealed to custody's key: the chain and the relay see only ciphertext.
 --to note releases into a fresh note, printed (stderr) before anything is sent: keep it, it mints again. A note the API does not
 know the amount of (a change or released note, or a deposit another account or a Zcash wallet made: the chain shows no deposit's
@@ -86,6 +95,10 @@ export type Values = {
   "rpc-url"?: string;
   wait?: string;
   "no-wait"?: boolean;
+  "max-debt"?: string;
+  "min-zec"?: string;
+  "min-seized-zec"?: string;
+  "min-seized-value"?: string;
 };
 
 export function parse(args: string[]): { values: Values; positionals: string[] } {
@@ -110,6 +123,10 @@ export function parse(args: string[]): { values: Values; positionals: string[] }
         "rpc-url": { type: "string" },
         wait: { type: "string" },
         "no-wait": { type: "boolean" },
+        "max-debt": { type: "string" },
+        "min-zec": { type: "string" },
+        "min-seized-zec": { type: "string" },
+        "min-seized-value": { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     }) as { values: Values; positionals: string[] };
@@ -146,6 +163,14 @@ const PRIVATE_KEY_SHAPE = /^0x[0-9a-fA-F]{64}$/;
 // receivers, network) runs before the first request, once the SDK is loaded.
 const SHIELDED_SHAPE = /^(zs|ztestsapling|u|utest)1[02-9ac-hj-np-z]+$/i;
 
+/** The commands whose signature carries each bound flag. */
+const BOUND_OF = {
+  "max-debt": "position close and liquidate",
+  "min-zec": "position close and redeem",
+  "min-seized-zec": "position liquidate",
+  "min-seized-value": "position liquidate",
+} as const;
+
 /** Where each command's flags are told apart from mistakes, before any network call or proof. */
 const NEEDS: Record<string, { required: Flag[]; optional: Flag[]; signer?: "required" | "optional" }> = {
   "note new": { required: [], optional: [] },
@@ -153,14 +178,18 @@ const NEEDS: Record<string, { required: Flag[]; optional: Flag[]; signer?: "requ
   deposit: { required: ["note", "amount:ZEC"], optional: [] },
   prove: { required: ["note", "amount:ZSD", "recipient"], optional: ["floor", "note-amount"] },
   mint: { required: ["note", "amount:ZSD", "recipient"], optional: ["floor", "note-amount"] },
-  redeem: { required: ["amount:ZSD", "to:address"], optional: [], signer: "required" },
-  "redeem sign": { required: ["amount:ZSD", "to:address"], optional: [], signer: "required" },
+  redeem: { required: ["amount:ZSD", "to:address"], optional: ["min-zec:ZEC"], signer: "required" },
+  "redeem sign": { required: ["amount:ZSD", "to:address"], optional: ["min-zec:ZEC"], signer: "required" },
   position: { required: [], optional: [] },
   "position repay": { required: ["amount:ZSD"], optional: [], signer: "required" },
   "position withdraw": { required: ["note", "amount:ZEC", "to:note"], optional: [] },
-  "position close": { required: ["note", "to:note"], optional: [], signer: "optional" },
+  "position close": { required: ["note", "to:note"], optional: ["max-debt:ZSD", "min-zec:ZEC"], signer: "optional" },
   "position top-up": { required: ["note"], optional: ["amount:ZEC", "note-amount"] },
-  "position liquidate": { required: ["to:note"], optional: [], signer: "required" },
+  "position liquidate": {
+    required: ["to:note"],
+    optional: ["max-debt:ZSD", "min-seized-zec:ZEC", "min-seized-value:ZSD"],
+    signer: "required",
+  },
   withdraw: { required: ["note", "to:address"], optional: ["amount:ZEC", "note-amount", "wait"] },
   status: { required: [], optional: [] },
   ledger: { required: [], optional: [] },
@@ -190,7 +219,11 @@ type Flag =
   | "delegatee"
   | "reason"
   | "rpc-url"
-  | "wait";
+  | "wait"
+  | "max-debt:ZSD"
+  | "min-zec:ZEC"
+  | "min-seized-zec:ZEC"
+  | "min-seized-value:ZSD";
 
 /** The contracts a proposal's call may name (the deployment's, with an ABI in the SDK). */
 const CALL_CONTRACTS = [
@@ -283,6 +316,12 @@ export function validate(values: Values, positionals: string[]): string {
   if (values["no-wait"] && key !== "governance vote") {
     throw new UsageError("--no-wait is for zsd governance vote (a proposal whose voting has not opened yet)");
   }
+  const allowed = new Set([...needs.required, ...needs.optional].map((flag) => flag.split(":")[0]));
+  for (const bound of ["max-debt", "min-zec", "min-seized-zec", "min-seized-value"] as const) {
+    if (values[bound] !== undefined && !allowed.has(bound)) {
+      throw new UsageError(`--${bound} is a signed bound of ${BOUND_OF[bound]}, not of ${key}`);
+    }
+  }
   for (const flag of needs.required) check(values, flag, true);
   for (const flag of needs.optional) check(values, flag, false);
   const privateKey = process.env.ZSD_PRIVATE_KEY;
@@ -342,6 +381,12 @@ function check(values: Values, flag: Flag, required: boolean): void {
       case "floor":
       case "note-amount":
         return amountProblem(value, "ZEC");
+      // A bound of 0 is one: no ZEC required, no value required, nothing to burn.
+      case "max-debt":
+      case "min-zec":
+      case "min-seized-zec":
+      case "min-seized-value":
+        return amountProblem(value, kind as "ZSD" | "ZEC", true);
       case "recipient":
         return ADDRESS_SHAPE.test(value)
           ? undefined

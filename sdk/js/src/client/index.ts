@@ -192,7 +192,9 @@ export class Zsd {
    * Only the owner's signature of a redemption: the body for redemptions.create (the CLI's `zsd redeem sign`).
    * `sealedBy: "api"` gives the spec's body, the address in the clear, signed over the API's seal of it.
    */
-  signRedemption(params: Pick<RedeemParams, "amount" | "withdrawAddress" | "signer"> & { sealedBy?: "sdk" | "api" }) {
+  signRedemption(
+    params: Pick<RedeemParams, "amount" | "withdrawAddress" | "signer" | "minZec"> & { sealedBy?: "sdk" | "api" },
+  ) {
     return this.#flows.signRedemption(params);
   }
 

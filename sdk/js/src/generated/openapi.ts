@@ -1619,8 +1619,12 @@ export type components = {
             baseUrl?: string;
             /** @description The address in the form to sign and send. With `non_canonical_address`. */
             canonical?: string;
-            /** @description ZEC this redemption would pay. With `redemption_too_small`. */
+            /** @description ZEC this redemption would pay. With `redemption_too_small`, `redemption_below_minimum`. */
             zecDue?: string;
+            /** @description The request field whose signed bound the call would breach (maxDebt, minZec, minSeizedZec, minSeizedValue, permit.minZec). With `redemption_below_minimum`, `position_action_would_revert`. */
+            bound?: string;
+            /** @description The least ZEC the signer's bound accepts. With `redemption_below_minimum`. */
+            minZec?: string;
             /** @description The on-chain payout concerned. With `payout_compliance_rejected`. */
             payoutId?: string;
             /** @description The least ZEC a redemption may pay out. With `redemption_too_small`, `payout_too_small`. */
@@ -1908,6 +1912,8 @@ export type components = {
                 /** @description Under it, only mints that keep the ratio are taken (recovery mode) */
                 systemFloorRatio: string;
                 recoveryMode: boolean;
+                /** @description The least ZEC whoever liquidates or redistributes a position is paid (governed): what keeps keepers acting on small positions */
+                keeperRewardFloorZec: string;
             } | null;
             price: {
                 /** @description USD per ZEC */
@@ -2300,7 +2306,20 @@ export type components = {
             };
             /** @description The bounds each action's signature carries, by typed-data field, saying which request field names it and what it guards against: a relay can send the signature only within them (a breach reverts and moves nothing) */
             bounds: {
-                [key: string]: {
+                /** @description The bounds of a repay: typed-data field to what it says */
+                repay: {
+                    [key: string]: string;
+                };
+                /** @description The bounds of a withdraw: typed-data field to what it says */
+                withdraw: {
+                    [key: string]: string;
+                };
+                /** @description The bounds of a close: typed-data field to what it says */
+                close: {
+                    [key: string]: string;
+                };
+                /** @description The bounds of a liquidate: typed-data field to what it says */
+                liquidate: {
                     [key: string]: string;
                 };
             };
@@ -4470,7 +4489,8 @@ export interface operations {
                      *         "positionsValueUsd": "1870.0",
                      *         "systemRatio": "1.4954",
                      *         "systemFloorRatio": "1.5",
-                     *         "recoveryMode": true
+                     *         "recoveryMode": true,
+                     *         "keeperRewardFloorZec": "0.00125"
                      *       },
                      *       "price": {
                      *         "zecUsd": "42.5",
@@ -6096,6 +6116,7 @@ export interface operations {
              *     - `invalid_receiver`: A Sapling or Orchard receiver no wallet can send to (an invalid diversifier or key). Nothing was burned; send a usable shielded address of this environment's network.
              *     - `non_canonical_address`: Seal the withdrawal address in lower case, as `canonical` shows (the SDKs' sealAddress does).
              *     - `redemption_too_small`: The ZEC it would pay is below REDEMPTION_MIN_ZAT, less than a shielded payment costs: redeem more.
+             *     - `redemption_below_minimum`: The redemption would pay less ZEC now than the permit's minZec (its signed minZatOut) accepts: sent, it would revert ZatOutBelowMinimum. `bound` names the field (permit.minZec), `zecDue` what it pays now. Nothing was queued or burned; quote again and sign a new permit.
              *     - `invalid_signature`: The permit is not the owner's EIP-712 signature of this amount, address, nonce and deadline: sign the terms of GET /v1/redemptions/terms.
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
              *     - `insufficient_balance`: The owner holds less ZSD than the amount.
@@ -7224,7 +7245,7 @@ export interface operations {
              * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
              *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
-             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. Nothing was queued.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. A signed bound the position no longer meets (debt_above_maximum, zat_out_below_minimum, seized_value_below_minimum) is named in `bound` (maxDebt, minZec, minSeizedZec, minSeizedValue): read the position again and sign new bounds. Nothing was queued.
              */
             422: {
                 headers: {
@@ -7427,7 +7448,7 @@ export interface operations {
              * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
              *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
-             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. Nothing was queued.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. A signed bound the position no longer meets (debt_above_maximum, zat_out_below_minimum, seized_value_below_minimum) is named in `bound` (maxDebt, minZec, minSeizedZec, minSeizedValue): read the position again and sign new bounds. Nothing was queued.
              *     - `unreadable_address`: Custody cannot use the sealed address: it is sealed to a key custody does not hold or the Redemptions contract no longer takes (rotated out), or for another owner, chain or contract, or it was altered, or another payout already carries this very envelope (custody pays one once). Nothing was signed, queued or burned; seal the address afresh to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.
              *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
@@ -7643,7 +7664,7 @@ export interface operations {
              * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
              *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
-             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. Nothing was queued.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. A signed bound the position no longer meets (debt_above_maximum, zat_out_below_minimum, seized_value_below_minimum) is named in `bound` (maxDebt, minZec, minSeizedZec, minSeizedValue): read the position again and sign new bounds. Nothing was queued.
              *     - `unreadable_address`: Custody cannot use the sealed address: it is sealed to a key custody does not hold or the Redemptions contract no longer takes (rotated out), or for another owner, chain or contract, or it was altered, or another payout already carries this very envelope (custody pays one once). Nothing was signed, queued or burned; seal the address afresh to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.
              *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
@@ -7862,7 +7883,7 @@ export interface operations {
              * @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request.
              *     - `position_signature_invalid`: The signature is not the signer's EIP-712 Repay, WithdrawCollateral, Close or Liquidate of these terms at the nonce GET /v1/positions/terms gives (the owner signs withdraw and close; the payer repay; the liquidator liquidate).
              *     - `expired_signature`: The permit's deadline has passed by the chain's clock: sign again with a later deadline.
-             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. Nothing was queued.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. A signed bound the position no longer meets (debt_above_maximum, zat_out_below_minimum, seized_value_below_minimum) is named in `bound` (maxDebt, minZec, minSeizedZec, minSeizedValue): read the position again and sign new bounds. Nothing was queued.
              *     - `unreadable_address`: Custody cannot use the sealed address: it is sealed to a key custody does not hold or the Redemptions contract no longer takes (rotated out), or for another owner, chain or contract, or it was altered, or another payout already carries this very envelope (custody pays one once). Nothing was signed, queued or burned; seal the address afresh to the key of GET /v1/relay (sealKey), for this payout's owner, on this chain.
              *     - `transparent_address`: A transparent (t-) address: redemptions pay shielded addresses only. Nothing was burned; send a usable shielded address of this environment's network.
              *     - `sprout_address`: A Sprout address, which no wallet can pay any more. Nothing was burned; send a usable shielded address of this environment's network.
@@ -8075,7 +8096,7 @@ export interface operations {
              *     - `invalid_proof`: The proof does not verify against the collateral circuit.
              *     - `unknown_root`: The proof is against a deposit-tree root the registry never had: prove against the current root.
              *     - `root_expired`: The tree moved on too long ago for the minter to take a proof against that root: make a new proof of the same deposit (the old proof is rejected and frees the deposit).
-             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. Nothing was queued.
+             *     - `position_action_would_revert`: Simulated before anything is queued, the action would revert: `failureCode` names the contract's refusal (position_undercollateralized, position_not_liquidatable, position_not_open, erc20_insufficient_balance, price_frozen, …), `detail` its figures. A signed bound the position no longer meets (debt_above_maximum, zat_out_below_minimum, seized_value_below_minimum) is named in `bound` (maxDebt, minZec, minSeizedZec, minSeizedValue): read the position again and sign new bounds. Nothing was queued.
              */
             422: {
                 headers: {

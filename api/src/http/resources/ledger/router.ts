@@ -240,6 +240,7 @@ export function ledgerRoutes(
               systemRatio: "1.4954",
               systemFloorRatio: "1.5",
               recoveryMode: true,
+              keeperRewardFloorZec: "0.00125",
             },
             price: { zecUsd: "42.5", updatedAt: "2026-03-02T10:10:00.000Z", ageSeconds: 304 },
             ...AS_OF,

@@ -57,6 +57,9 @@ export const collateralSchema = z
         systemRatio: decimal("Positions' collateral value over the supply (1.5 = 150%)").nullable(),
         systemFloorRatio: decimal("Under it, only mints that keep the ratio are taken (recovery mode)"),
         recoveryMode: z.boolean(),
+        keeperRewardFloorZec: decimal(
+          "The least ZEC whoever liquidates or redistributes a position is paid (governed): what keeps keepers acting on small positions",
+        ),
       })
       .nullable()
       .describe("Where the ZEC is, read from the contracts now (null when this server has no deployment)"),

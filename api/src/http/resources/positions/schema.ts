@@ -200,7 +200,14 @@ export const positionTermsSchema = z
     }),
     types: z.record(z.string(), z.array(typeField)).describe("Repay, WithdrawCollateral, Close and Liquidate"),
     bounds: z
-      .record(z.enum(["repay", "withdraw", "close", "liquidate"]), z.record(z.string(), z.string()))
+      .object(
+        Object.fromEntries(
+          (["repay", "withdraw", "close", "liquidate"] as const).map((action) => [
+            action,
+            z.record(z.string(), z.string()).describe(`The bounds of a ${action}: typed-data field to what it says`),
+          ]),
+        ) as Record<"repay" | "withdraw" | "close" | "liquidate", z.ZodRecord<z.ZodString, z.ZodString>>,
+      )
       .describe(
         "The bounds each action's signature carries, by typed-data field, saying which request field names it and " +
           "what it guards against: a relay can send the signature only within them (a breach reverts and moves nothing)",

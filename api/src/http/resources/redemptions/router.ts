@@ -116,6 +116,7 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
         ...ZCASH_ADDRESS_PROBLEM_CODES,
         "price_stale",
         "redemption_too_small",
+        "redemption_below_minimum",
         "invalid_signature",
         "expired_signature",
         "insufficient_balance",
