@@ -291,7 +291,7 @@ try {
   await typical(10n * ZEC);
   const mintTypicalWithChange = await typical(6n * ZEC);
   const mintTypicalAgain = await typical(10n * ZEC);
-  // mintBatch (issue 22): gas per mint for batches of 1, 4, 8 and 16 relayed mints
+  // mintBatch: gas per mint for batches of 1, 4, 8 and 16 relayed mints
   // (a fee to a relayer that already holds ZSD), with a change leaf (3.1 of a
   // 4 ZEC deposit, as zsd.mint proves a round floor) and without. Every note is
   // deposited before any is proved, so all prove against one root.
@@ -329,7 +329,7 @@ try {
     }
   }
 
-  // spendBatch (issue 22): top-ups of one open position, each from its own note leaving change
+  // spendBatch: top-ups of one open position, each from its own note leaving change
   // (3.1 of 4 ZEC, as a wallet proves a round floor), one alone (topUp) and in batches of 1, 4, 8
   // and 16: gas per top-up. Proved against one root, as the mints above.
   const spendBatchGas: Record<string, number> = {};
@@ -444,9 +444,9 @@ try {
       castVote: castVoteGas,
       /** A top-up leaving change, sent alone (topUp), at the state of the batches below. */
       topUpWithChange: topUpWithChangeGas,
-      /** Gas per top-up of a spendBatch of 1, 4, 8 and 16 top-ups leaving change (issue 22). */
+      /** Gas per top-up of a spendBatch of 1, 4, 8 and 16 top-ups leaving change. */
       spendBatchPerTopUp: spendBatchGas,
-      /** Gas per mint of a mintBatch of 1, 4, 8 and 16 relayed mints (issue 22). */
+      /** Gas per mint of a mintBatch of 1, 4, 8 and 16 relayed mints. */
       mintBatchPerMint: batchGas,
       /** Gas per leaf of recordDeposits with 1, 4, 8 and 16 leaves, after the batches of mints. */
       recordDepositsPerLeaf: leafBatchGas,

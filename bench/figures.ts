@@ -264,7 +264,7 @@ export const FIGURES: Figure[] = [
     baseline: { label: "p50", path: "live.changeTo2xxMs.median" },
   },
   {
-    // Issue 24: another account's 64 deliveries wait on a receiver that answers after 20 s.
+    // Another account's 64 deliveries wait on a receiver that answers after 20 s.
     id: "webhooks.besideNoisyNeighbourP99",
     label: "Webhook beside a slow tenant, change to 2xx p99",
     unit: "ms",

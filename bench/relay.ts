@@ -16,7 +16,7 @@ import { summarize } from "./stats.ts";
 
 const MINTS = Number(process.env.RELAY_MINTS ?? 48);
 const TARGET_PER_SECOND = 60;
-/** Batched over unbatched, measured in the same run (issue 22). */
+/** Batched over unbatched, measured in the same run. */
 const TARGET_SPEEDUP = 3;
 const BATCH = 16;
 

@@ -3,7 +3,7 @@
 // event (its createdAt: the time of the database transaction that wrote the
 // change and its event) to the receiver's 2xx, while events are made live at
 // a steady rate below that throughput (a saturated worker would measure its
-// queue instead). Then the noisy neighbour of issue 24: the same live events,
+// queue instead). Then a noisy neighbour: the same live events,
 // timed without and then with another account's 64 deliveries queued to a
 // receiver that answers after 20 s (the worker giving up at 5 s, as the probe
 // had it), reported as medians and p99s and their ratios.

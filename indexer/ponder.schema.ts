@@ -170,7 +170,7 @@ export const redemption = onchainTable(
     feeZat: t.bigint().notNull(),
     price: t.bigint().notNull(),
     /**
-     * keccak256 of the sealed withdraw address (issue 23): the address itself
+     * keccak256 of the sealed withdraw address: the address itself
      * is sealed to custody's key and never kept here.
      */
     sealedAddressHash: t.hex().notNull(),

@@ -58,7 +58,7 @@ interface Plan {
 // the limit below since z3 spends it parsing). BMC checks each public function on its own from an
 // arbitrary state (no invariant across transactions, loops unrolled once): its queries stay small
 // and z3 answers many, but a counterexample may start from a state no transaction reaches, so its
-// findings are read as such in the accepted list. Measured on 2 loaded cores (issue 26, point 7):
+// findings are read as such in the accepted list. Measured on 2 loaded cores:
 const BMC_RLIMIT = 500_000;
 const PLANS: Record<string, Plan> = {
   // 28 queries, 5 safe, 61-71 s: near the default budget under load.

@@ -61,7 +61,7 @@ export function rateLimiters(config: Config, metrics: Metrics, redis?: Redis) {
  * Helmet's headers as this API sets them, and Cache-Control: no-store (answers are per account
  * and may carry secrets, such as a new key). Helmet's answer is the same for every request, so it
  * is taken once, at start-up, and replayed: its eleven middlewares per request cost a busy API
- * about a percent of its throughput (issue 26, point 6).
+ * about a percent of its throughput.
  */
 export function securityHeaders(config: Config): RequestHandler {
   const set: [string, string][] = [];

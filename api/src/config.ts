@@ -148,8 +148,8 @@ export const configSchema = z.object({
   ZCASHD_RPC_USER: z.string().default(""),
   ZCASHD_RPC_PASSWORD: z.string().default(""),
   /**
-   * Custody's seal keys, which open the withdraw addresses sealed to them
-   * (issue 23): `keyId:0x<32-byte X25519 secret>`, comma-separated, the current
+   * Custody's seal keys, which open the withdraw addresses sealed to them:
+   * `keyId:0x<32-byte X25519 secret>`, comma-separated, the current
    * one and those still in their grace period on Redemptions. Required in
    * production with a deployment; the sandbox falls back to the public
    * development key (DEV_SEAL_KEY, key id 1).

@@ -1,6 +1,6 @@
 // One logger set-up for the process, the app's default and the tests: keys,
 // secrets and signatures are redacted wherever a line comes from, and so is
-// every address (issue 23, point 4): Zcash addresses and EVM addresses are
+// every address: Zcash addresses and EVM addresses are
 // replaced in the written line itself, so an error's message, a stack or a
 // chain node's answer quoted in a log carries none either.
 import pino, { type DestinationStream, type Logger } from "pino";
@@ -106,7 +106,7 @@ export interface AccessLine {
 /**
  * Writes one access-log line per request as `logger.info(fields, "request")` would, formatted
  * here: pino's walk of the object and its redaction paths cost a busy API several percent of its
- * throughput (issue 26, point 6), and these fields hold no secret. The line goes to the logger's
+ * throughput, and these fields hold no secret. The line goes to the logger's
  * own destination (address redaction included) with its level, time and bindings.
  */
 export function accessLog(logger: Logger): (line: AccessLine) => void {

@@ -1,4 +1,4 @@
-// Problems whose words misled a newcomer (issue 25, point 8): each says which
+// Problems whose words misled a newcomer: each says which
 // rule the request broke and what to do, not a rule it kept.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningApi, json, openStorage, startApi } from "./helpers.ts";

@@ -201,7 +201,7 @@ describe("ledger read endpoints", () => {
     expect(lower).toMatchObject({ address: bob.address, balances: [{ amount: "0", raw: "0" }] });
   });
 
-  it("GET /v1/relay/anonymity counts the deposits that could reach a floor at once (of a batch, no more than its total covers), change leaves apart (issue 23)", async () => {
+  it("GET /v1/relay/anonymity counts the deposits that could reach a floor at once (of a batch, no more than its total covers), change leaves apart", async () => {
     // Two deposits recorded in a batch publish their total only (12.00002468 ZEC): as far as the chain
     // shows, either could hold all of it but a zatoshi, and both 6 ZEC at once.
     const batch = [createNote(), createNote()].map((n) => depositLeaf(600_001_234n, noteCommitment(n)));
@@ -292,7 +292,7 @@ describe("ledger read endpoints", () => {
     expect(JSON.stringify(await refused.json())).toMatch(/floor.*must be positive/);
   });
 
-  it("GET /v1/deposits/pending lists the change leaves queued for the tree until an insertion takes them (issue 22)", async () => {
+  it("GET /v1/deposits/pending lists the change leaves queued for the tree until an insertion takes them", async () => {
     type Pending = {
       object: string;
       data: { sequence: number; leaf: string; queuedAt: string }[];
@@ -350,7 +350,7 @@ describe("ledger read endpoints", () => {
     expect((await leaves()).slice(-2)).toEqual(queued.data.map((d) => d.leaf));
   });
 
-  it("is ready with the indexer and chain up, answers 503 once it is killed, and catches up after a restart (issue 26)", async () => {
+  it("is ready with the indexer and chain up, answers 503 once it is killed, and catches up after a restart", async () => {
     const head = Number(await s.publicClient.getBlockNumber());
     await waitForBlock(indexer.url, BigInt(head));
     const ready = await api.call("/v1/health/ready", { key: null });

@@ -246,7 +246,7 @@ describe("proof and mint lifecycle", () => {
     }
   });
 
-  // Issue 23, point 4: the mints above (confirmed, failed on-chain, refused) logged no recipient's address.
+  // The mints above (confirmed, failed on-chain, refused) logged no recipient's address.
   it("logs no address of the run: no recipient", () => {
     expect(logs.lines.length).toBeGreaterThan(10);
     expect(addressesIn(logs.lines.join(""), [alice.address, bob.address])).toEqual([]);

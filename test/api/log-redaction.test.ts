@@ -1,4 +1,4 @@
-// The logger replaces every address in what it writes (issue 23, point 4), the
+// The logger replaces every address in what it writes, the
 // messages of errors quoted from the chain node included: a viem error names
 // the call's arguments, its sender and its calldata, where a withdraw address
 // and an owner sit in clear text and in hex.
@@ -23,7 +23,7 @@ const TXID = "0x8f3c2a9e1b7d4f6a0c5e8b2d9f1a3c7e5b0d2f4a6c8e1b3d5f7a9c0e2b4d6f8a
 
 describe("log redaction", () => {
   it("writes no address of a failed contract call's error, nor of a zcashd refusal: arguments, sender, contract, calldata", async () => {
-    // The chain carries the address sealed (issue 23); the log must still hide the sender and contract.
+    // The chain carries the address sealed; the log must still hide the sender and contract.
     const sealed = sealBytes(
       DEV_SEAL_KEY,
       { chainId: 31337, redemptions: MINTER, owner: OWNER },

@@ -271,7 +271,7 @@ describe("mint through the relay", () => {
     expect(await s.read.token.read.totalSupply()).toBe(supply);
   });
 
-  // Batches (issue 22, point 3): the worker is stopped while mints queue, so they go out together.
+  // Batches: the worker is stopped while mints queue, so they go out together.
 
   /** A fresh deposit's mint, queued; the worker is expected stopped. */
   async function queueMint(recipient: `0x${string}` = alice.address) {

@@ -2,7 +2,7 @@
 // redemption on-chain is paid once, settled with the wallet's txid, retried
 // when refused, failed on-chain (its ZEC held for the owner to redirect) when it
 // cannot be paid, and never sent twice when its
-// outcome is unknown. Withdraw addresses arrive sealed (issue 23): one that
+// outcome is unknown. Withdraw addresses arrive sealed: one that
 // custody cannot open for its owner, or an envelope used before, is failed as
 // unreadable_address and its ZEC held for the owner to redirect.
 import { bech32 } from "bech32";

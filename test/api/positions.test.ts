@@ -777,7 +777,7 @@ describe("positions through the relay", () => {
     for (const id of ids) expect((await s.read.positions.read.getPosition([id])).status).toBe(2);
   });
 
-  // Issue 23, point 4: withdrawals and closes to an address, note withdrawals, failures and the keeper's
+  // Withdrawals and closes to an address, note withdrawals, failures and the keeper's
   // payouts above logged no Zcash address and no owner's EVM address, in any form.
   it("logs no address of the run: no withdraw address, no owner", () => {
     expect(logs.lines.length).toBeGreaterThan(10);

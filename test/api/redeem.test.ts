@@ -629,7 +629,7 @@ describe("redeem through the relay", () => {
     });
   });
 
-  // Issue 23, point 4: the redemptions above (paid, refused, failed on-chain) logged no address, in any form.
+  // The redemptions above (paid, refused, failed on-chain) logged no address, in any form.
   it("logs no address of the run: no withdraw address, no owner", () => {
     expect(logs.lines.length).toBeGreaterThan(10);
     const used = [SAPLING_TESTNET, UNIFIED_TESTNET, SAPLING_MAINNET, "tmMcWbZU8t39htCR1fQRfRSHtkW4p3Ax5Se"];

@@ -1,4 +1,4 @@
-// A seal key rotation seen through the API (issue 23): governance makes a new
+// A seal key rotation seen through the API: governance makes a new
 // key current on Redemptions; GET /v1/relay serves it, custody (holding both
 // keys) opens and pays what is sealed to it, and an address sealed to the old
 // key once its grace period is over is refused before anything is queued.

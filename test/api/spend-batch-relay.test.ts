@@ -1,4 +1,4 @@
-// Note spends through the relay in batches (issue 22): top-ups and note
+// Note spends through the relay in batches: top-ups and note
 // withdrawals queued together go out in one StableMinter.spendBatch, each
 // simulated alone first; one whose note was spent by another call fails alone
 // with its reason, and a batch that reverts anyway (a note spent in the same

@@ -1,5 +1,5 @@
-// One tenant's slow receiver must not delay anyone else's webhooks. The probe
-// of issue 24: account A's receiver answers after 20 s (the worker gives up
+// One tenant's slow receiver must not delay anyone else's webhooks. A
+// review's probe: account A's receiver answers after 20 s (the worker gives up
 // at 5 s), account B's at once; B's ping took 565 ms with none of A's queued,
 // 3.5 s with 16 and 28.6 s with 64. Here B's pings are timed from the request
 // to their arrival at B's receiver, first on a quiet worker and then with 64

@@ -1,4 +1,4 @@
-// mintBatch and the batch Groth16 check (issue 22, point 2). Four proofs made
+// mintBatch and the batch Groth16 check. Four proofs made
 // once in beforeAll serve every test: each starts from the same snapshot, so no
 // nullifier is spent twice across tests.
 import { type Hex, concatHex, getContract, numberToHex, parseEventLogs, sliceHex, zeroAddress } from "viem";

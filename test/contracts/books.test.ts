@@ -1,4 +1,4 @@
-// The audit's sequences (issue 21), each with its figures, on default
+// The audit's sequences, each with its figures, on default
 // parameters (150% minimum, 120% liquidation, 5% bonus, 150% system floor,
 // 0.5% fee) and real proofs. Each failed on the contracts before the fix:
 // a refund that moved collateral between positions, a par redemption that

@@ -1,4 +1,4 @@
-// Sealed withdraw addresses on-chain (issue 23, point 1): Redemptions checks
+// Sealed withdraw addresses on-chain: Redemptions checks
 // every payout's envelope (shape, version, key) and keeps custody's seal keys
 // with rotation and a grace period; signatures and withdrawal proofs cover the
 // ciphertext; the chain carries the envelope and its hash, never the address.

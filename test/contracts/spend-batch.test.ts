@@ -1,4 +1,4 @@
-// spendBatch (issue 22, point 2): top-ups and note withdrawals checked with one
+// spendBatch: top-ups and note withdrawals checked with one
 // pairing product. Four spend proofs made once in beforeAll serve every test:
 // each starts from the same snapshot, so no nullifier is spent twice across tests.
 // The batch proof check itself (coefficients, forged pairs, random batches

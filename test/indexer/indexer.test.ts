@@ -294,7 +294,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     });
     const bobMint = await s.depositAndMint({ amountZat: 3n * ZEC, mintAmount: 80n * ZSD, recipient: bob.address });
     await s.deposit(createNote(), 1n * ZEC + 7n);
-    // Leaves in batches (issue 22): three deposits published with their total only, then
+    // Leaves in batches: three deposits published with their total only, then
     // two relayed mints whose change leaves (1 ZEC each) are queued and enter the tree together.
     const firstBatchIndex = Number(await s.read.registry.read.size());
     const batchLeaves = [2n * ZEC, 3n * ZEC, ZEC + 1n].map((a) => depositLeaf(a, noteCommitment(createNote())));
@@ -321,7 +321,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     await s.setPrice(48_50000000n);
 
     // Alice redeems (paid); Bob redeems through a relayer with a signature (failed: held for him).
-    // Addresses go sealed to custody's key (issue 23): the indexer keeps only the envelope's hash.
+    // Addresses go sealed to custody's key: the indexer keeps only the envelope's hash.
     const aliceSealed = s.seal(SAPLING, alice.address);
     await s.receipt(await s.as(alice).redemptions.write.redeem([50n * ZSD, aliceSealed]));
     const bobSealed = s.seal(SAPLING, bob.address);

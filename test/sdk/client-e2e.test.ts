@@ -1,7 +1,7 @@
 // The JS SDK and the zsd CLI against the real stack (chain, indexer, relay
 // API with its worker, sandbox custody): a note minted and redeemed without
 // the caller touching a proof, and the mint's requests never singling out
-// its deposit. Withdraw addresses go sealed (issue 23): no transaction input
+// its deposit. Withdraw addresses go sealed: no transaction input
 // or event of the run holds one in clear, and custody pays the address.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -114,7 +114,7 @@ describe("the SDK and the CLI on the real stack", () => {
     );
     // 100 ZSD at 150% and $50 is 3 ZEC (3.06 with the 2% margin): the floor is a round 3.1 ZEC, not the deposit's 4.
     expect(steps.find((step) => step.step === "proving")).toEqual({ step: "proving", collateralFloor: "3.1" });
-    // Issue 23: of the tree's deposits (three of 2 ZEC, this one of 4) only this one reaches 3.1 ZEC, which
+    // Of the tree's deposits (three of 2 ZEC, this one of 4) only this one reaches 3.1 ZEC, which
     // the mint publishes: the SDK said so before proving (fewer than the default 20), and minted all the same.
     expect(warnings).toEqual([
       {
@@ -143,7 +143,7 @@ describe("the SDK and the CLI on the real stack", () => {
     const redemption = await zsd.redeem({ amount: "25", withdrawAddress: WITHDRAW, signer: alice });
     expect(redemption).toMatchObject({ status: "paid", amount: "25", zecDue: "0.4975", withdrawAddress: WITHDRAW });
     expect(redemption.zcashTxId).toMatch(/^[0-9a-f]{64}$/);
-    // Issue 23: the SDK sent the address sealed, the transaction and its events carry only the seal, which
+    // The SDK sent the address sealed, the transaction and its events carry only the seal, which
     // opens for alice alone, and custody paid the address inside it.
     expect(sent.map((r) => r.body.toLowerCase()).join("\n")).not.toContain(WITHDRAW);
     const tx = await s.publicClient.getTransaction({ hash: redemption.txHash as Hex });
@@ -332,7 +332,7 @@ describe("the SDK and the CLI on the real stack", () => {
 
     expect((await zsd(["deposit", "--note", note, "--amount", "2", "--json"])).code).toBe(0);
     // The note from ZSD_NOTE: off the command line, which every local user can read.
-    // A minimum above every deposit this stack holds: the CLI warns (issue 23) before proving, and mints all the same.
+    // A minimum above every deposit this stack holds: the CLI warns before proving, and mints all the same.
     const minted = await zsd(["mint", "--amount", "40", "--recipient", bob.address], {
       ZSD_NOTE: note,
       ZSD_MIN_ANONYMITY: "1000",
@@ -462,7 +462,7 @@ describe("the SDK and the CLI on the real stack", () => {
   });
 
   it(
-    "tells an account, on the leaves page, its own deposits' amounts and commitments, and nobody else (issue 23)",
+    "tells an account, on the leaves page, its own deposits' amounts and commitments, and nobody else",
     SCENARIO,
     async () => {
       // Deposits go on the chain by leaf: the page (every leaf, so that a wallet names none) is how a
@@ -515,7 +515,7 @@ describe("the SDK and the CLI on the real stack", () => {
     },
   );
 
-  it("left no Zcash address in clear in any transaction input or event of the run (issue 23)", async () => {
+  it("left no Zcash address in clear in any transaction input or event of the run", async () => {
     // Every flow above paid WITHDRAW: SDK and CLI redemptions, a close to it, note withdrawals, a redirect,
     // both examples and the quick start. The node's whole history is read, other files' runs included.
     const latest = await s.publicClient.getBlockNumber();

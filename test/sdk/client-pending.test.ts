@@ -1,4 +1,4 @@
-// A change note between its spend and the tree (issue 22), or a note released
+// A change note between its spend and the tree, or a note released
 // from a closed position (queued the same way since queueNote): the registry queues
 // its leaf, which has no path until an insertion takes it. The SDK and the CLI,
 // against the real stack (chain, indexer, API), find such a leaf in the queue

@@ -1,4 +1,4 @@
-// The JS client seals every withdraw address it sends (issue 23): against a
+// The JS client seals every withdraw address it sends: against a
 // local fake API, what leaves the SDK is the address sealed to the relay's key
 // for the payout's owner, signed as bytes; a bad address stops before anything
 // is signed; an unreadable_address answer (the key rotated) is sealed once more.

@@ -78,7 +78,7 @@ describe("notes library", () => {
     expect(() => tree.path({ leaf: 99n })).toThrow(/not in the deposit tree/);
   });
 
-  it("rebuilds the leaves from the registry's events: a queued leaf only once an insertion takes it (issue 22)", () => {
+  it("rebuilds the leaves from the registry's events: a queued leaf only once an insertion takes it", () => {
     const events = [
       { eventName: "DepositsRecorded", args: { firstIndex: 0n, leaves: [10n, 11n], totalZat: 5n, root: 1n } },
       { eventName: "LeafQueued", args: { sequence: 0n, leaf: 20n, amountZat: 0n } },

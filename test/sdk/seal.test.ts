@@ -1,4 +1,4 @@
-// Sealed withdraw addresses (issue 23, point 1): the envelope opens only for the
+// Sealed withdraw addresses: the envelope opens only for the
 // request it was sealed for, under the key it names, and the JS and Python SDKs
 // seal and open each other's envelopes.
 import { execFileSync } from "node:child_process";

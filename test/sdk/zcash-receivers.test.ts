@@ -1,4 +1,4 @@
-// Shielded receivers that no wallet can pay (issue 10, point 7): a Sapling
+// Shielded receivers that no wallet can pay: a Sapling
 // diversifier without a base point, a Sapling pk_d outside Jubjub's prime-order
 // subgroup, an Orchard pk_d that is not a Pallas point. What is payable is known
 // here by construction ([k]G, with or without a torsion point added) or from

@@ -1,5 +1,5 @@
 // A deposit as its own account sees it. The chain shows a deposit's leaf and
-// its batch's total only (issue 23): its amount and note commitment stay with
+// its batch's total only: its amount and note commitment stay with
 // custody's ledger, which serves them to the account that made the deposit.
 import { depositLeaf } from "@zsd/sdk/notes";
 import { formatZec } from "@zsd/sdk/units";
@@ -86,7 +86,7 @@ interface IndexerPendingLeaves {
 }
 
 /**
- * Where a change note stands between its spend and the tree (issue 22): queued,
+ * Where a change note stands between its spend and the tree: queued,
  * in order. A wallet that does not find its leaf among the tree's leaves looks
  * here before giving up; every wallet reads the same list, naming none.
  */

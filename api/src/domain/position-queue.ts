@@ -169,7 +169,7 @@ export async function emitAction(
   delete view.object;
   delete view.createdAt;
   delete view.updatedAt;
-  // Webhooks never carry a Zcash address (issue 23): the account reads it with GET.
+  // Webhooks never carry a Zcash address: the account reads it with GET.
   delete view.zcashAddress;
   if (view.destination && "zcashAddress" in (view.destination as object)) view.destination = { zcashAddress: "sealed" };
   await compliance.emitIn(tx, row.account_id, type, view);

@@ -1,4 +1,4 @@
-// Withdraw addresses arrive sealed to custody's X25519 key (issue 23): the
+// Withdraw addresses arrive sealed to custody's X25519 key: the
 // chain carries only the envelope. Custody, this process, opens them with its
 // keys, for the payout's owner on this chain and Redemptions contract: the
 // routes before anything is signed-checked or queued, the payouts relay before

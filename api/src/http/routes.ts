@@ -85,7 +85,7 @@ function parsePart(errors: FieldError[], where: string, schema: z.ZodType | unde
 /**
  * A route's answer, as Express's res.json writes it (same type, charset and length), without its
  * content negotiation, charset parsing and freshness checks, which no JSON answer here uses: on
- * the busiest reads they cost a few percent of the throughput (issue 26, point 6).
+ * the busiest reads they cost a few percent of the throughput.
  */
 function sendJson(res: Response, status: number, body: unknown): void {
   // Express's way for an answer an Idempotency-Key keeps (the idempotency middleware stores it from

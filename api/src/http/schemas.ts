@@ -25,7 +25,7 @@ const SEALED_HOW =
   "seal the shielded address to the key of GET /v1/relay for the payout's owner (sealAddress in the SDKs)";
 
 /**
- * A withdraw address sealed to custody's key (issue 23): only its envelope's
+ * A withdraw address sealed to custody's key: only its envelope's
  * shape is checked here; whether it opens, and to what, the domain decides.
  */
 export const sealedAddress = z

@@ -164,7 +164,7 @@ app.get("/pending-leaves", async (c) => {
 const HIDDEN_AMOUNT = ["change", "batch-deposit"];
 
 /**
- * The anonymity set of a mint proving `floorZat` (issue 23): how many leaves could hold at least the
+ * The anonymity set of a mint proving `floorZat`: how many leaves could hold at least the
  * floor at once, as far as the chain shows. A note whose public amount reaches it counts; a batch of
  * deposits, which publishes its total T only, counts min(n, floor(T / floor)) of its n leaves when its
  * bound (T less a zatoshi for each other leaf) reaches the floor: its leaves cannot all hold the floor

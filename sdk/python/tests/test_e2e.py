@@ -273,7 +273,7 @@ class MintAndRedeemTest(unittest.TestCase):
         note = c.notes.create()
         self.assertTrue(note["note"].startswith("zsdnote1"))
         c.sandbox.deposit(amount="3", note_commitment=note["noteCommitment"])
-        # A minimum above every deposit of the stack: the prover counts the candidates (issue 23), the
+        # A minimum above every deposit of the stack: the prover counts the candidates, the
         # client hands the warning over, and the mint goes on.
         strict = zsd.Client(stack().api_key, stack().base_url, poll_interval=0.2, min_anonymity=1000)
         told: List[zsd.AnonymityWarning] = []
@@ -289,7 +289,7 @@ class MintAndRedeemTest(unittest.TestCase):
 
         relay = c.relay.retrieve()
         contracts = relay["contracts"] or {}
-        # The sandbox's public development key opens what the SDK sealed (issue 23): custody's view.
+        # The sandbox's public development key opens what the SDK sealed: custody's view.
         dev_secret = "0x" + hashlib.sha256(b"zsd development seal key 1").hexdigest()
 
         def sign(typed_data: zsd.TypedData) -> Dict[str, str]:
@@ -431,7 +431,7 @@ def settled_payout(c: zsd.Client, payout_id: str) -> Dict[str, Any]:
 
 
 class PositionFlowTest(unittest.TestCase):
-    """Issue 23's "done when" from Python: a position's collateral out to a sealed address, then closed to it."""
+    """From Python: a position's collateral out to a sealed address, then closed to it."""
 
     def test_withdraws_collateral_then_closes_to_a_zcash_address_and_custody_pays_both(self) -> None:
         c = client()
@@ -494,7 +494,7 @@ class PositionFlowTest(unittest.TestCase):
 
 
 class NoteWithdrawalTest(unittest.TestCase):
-    """Issue 23's "done when" from Python: part of a deposit note's ZEC out to a sealed Zcash address."""
+    """From Python: part of a deposit note's ZEC out to a sealed Zcash address."""
 
     def test_withdraws_part_of_a_note_to_a_zcash_address_and_custody_pays_the_notes_owner(self) -> None:
         c = client()

@@ -52,7 +52,7 @@ DEFAULT_MIN_ANONYMITY = 20
 
 
 class AnonymityWarning(TypedDict):
-    """A mint's floor leaves its deposit among few (issue 23); the mint goes on unless the callback raises.
+    """A mint's floor leaves its deposit among few; the mint goes on unless the callback raises.
 
     ``code`` is ``small_anonymity_set`` (fewer ``candidates`` than ``minimum``) or ``anonymity_unknown``
     (the API could not count them: ``candidates`` is None). ``floor`` is the ZEC the proof publishes.

@@ -1,4 +1,4 @@
-// How custody records the deposits it sees (issue 23, point 2): always by
+// How custody records the deposits it sees: always by
 // leaf, in a batch (the registry's recordDeposits), so the chain shows the
 // leaves and the batch's total, never one deposit's amount as such. The
 // zcashd worker batches what one scan finds; the sandbox batches what

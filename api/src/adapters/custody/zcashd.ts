@@ -198,7 +198,7 @@ export class ZcashdCustody implements Custody {
   /**
    * Records every new deposit that carries a note commitment; returns those
    * recorded now. Those found in one scan go on the chain in one batch, so the
-   * chain shows their total, not each amount (issue 23).
+   * chain shows their total, not each amount.
    */
   async scanDeposits(): Promise<RecordedDeposit[]> {
     const notes = await this.zcashd.call<ReceivedNote[]>("z_listreceivedbyaddress", [

@@ -17,7 +17,7 @@ export const RELAY_MIGRATIONS: { version: number; name: string; statements: stri
     version: 24,
     name: "sealed withdraw addresses: the envelope a relayed redemption sends, the hash a payout's envelope had",
     statements: [
-      // The chain carries only the sealed address (issue 23): the relay sends these bytes, which the
+      // The chain carries only the sealed address: the relay sends these bytes, which the
       // owner signed; withdraw_address keeps the plaintext custody opened, for the account's own reads.
       `ALTER TABLE redemption_requests ADD COLUMN sealed_address text`,
       // Custody refuses an envelope an earlier payout already used (a replay): found by its keccak256.
@@ -33,7 +33,7 @@ export const RELAY_MIGRATIONS: { version: number; name: string; statements: stri
     version: 25,
     name: "deposits: an id and the depositing account",
     statements: [
-      // The chain no longer shows a deposit's amount (issue 23): GET /v1/deposits/{id} serves it to
+      // The chain no longer shows a deposit's amount: GET /v1/deposits/{id} serves it to
       // the account that made it (a sandbox deposit's; a wallet's found by zcashd has none).
       `ALTER TABLE custody_ledger ADD COLUMN public_id text`,
       `ALTER TABLE custody_ledger ADD COLUMN account_id text REFERENCES accounts(id)`,

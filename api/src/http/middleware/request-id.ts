@@ -5,7 +5,7 @@ const SAFE = /^[A-Za-z0-9_.:-]{8,128}$/;
 
 // An id names a request in logs; it guards nothing, so it need not be unpredictable: 16 random hex
 // digits per process and a counter (8 hex digits) are unique, where 12 random bytes per request
-// cost a call into the CSPRNG on every request (issue 26, point 6).
+// cost a call into the CSPRNG on every request.
 let prefix = randomBytes(8).toString("hex");
 let counter = 0;
 function newId(): string {

@@ -62,7 +62,7 @@ const tellChange = (amount: string, note: string) =>
   );
 
 /**
- * A floor that leaves the deposit among few (issue 23): told even with --json,
+ * A floor that leaves the deposit among few: told even with --json,
  * as one JSON line ({"warning": …}) a script (the Python SDK) can read; the
  * mint goes on, as the SDK's does.
  */
@@ -87,7 +87,7 @@ const following = (kind: string, id: string, step: { status: string; hold: Hold 
 
 /** When the queue was last told: the SDK reports it every second, a line every 10 s is enough to read. */
 let pendingToldAt = 0;
-/** A change note's leaf queued for the tree (issue 22): the command waits rather than failing at once. */
+/** A change note's leaf queued for the tree: the command waits rather than failing at once. */
 const tellPending = (step: { sequence: number; queuedFor: number }) => {
   if (Date.now() - pendingToldAt < 10_000) return;
   pendingToldAt = Date.now();

@@ -1,4 +1,4 @@
-// The anonymity set of a mint (issue 23): a mint publishes its collateral
+// The anonymity set of a mint: a mint publishes its collateral
 // floor, and only the deposits of at least that amount could back it. Before
 // proving, the mint flow asks the API how many there are and warns, through
 // the caller's onWarning (never the console), when fewer than the minimum

@@ -38,7 +38,7 @@ export type ProveStep =
   | { step: "tree"; leaves: number }
   /**
    * The note's leaf (a change note's, known by value) is queued for the tree and not in it
-   * yet (issue 22): no path, nothing to prove until an insertion takes it. `sequence` is its
+   * yet: no path, nothing to prove until an insertion takes it. `sequence` is its
    * place in the registry's queue, `queuedFor` how long it has waited (ms: since its block's
    * time, and at least since this flow first saw it queued).
    */

@@ -1,4 +1,4 @@
-// Withdraw addresses leave this machine sealed to custody's key (issue 23):
+// Withdraw addresses leave this machine sealed to custody's key:
 // the chain, the relay's queue and the signed messages carry ciphertext only.
 // The key is read from GET /v1/relay once per client; an `unreadable_address`
 // answer may mean governance rotated it since, so the caller seals again once

@@ -1,4 +1,4 @@
-// Sealed withdraw addresses (issue 23): a shielded Zcash address encrypted to
+// Sealed withdraw addresses: a shielded Zcash address encrypted to
 // custody's X25519 key, so that the chain carries only ciphertext next to the
 // owner's EVM address. Custody opens it and pays.
 //

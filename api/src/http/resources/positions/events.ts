@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { positionActionSchema, withdrawalSchema } from "./schema.ts";
 
-// Without the Zcash address (issue 23): a webhook receiver is no place for it; GET answers show it to the account.
+// Without the Zcash address: a webhook receiver is no place for it; GET answers show it to the account.
 const action = positionActionSchema
   .omit({ object: true, createdAt: true, updatedAt: true, hold: true })
   .extend({

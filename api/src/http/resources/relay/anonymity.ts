@@ -1,4 +1,4 @@
-// The anonymity set of a mint (issue 23, point 3): how many deposits could back
+// The anonymity set of a mint: how many deposits could back
 // a mint that proves a given collateral floor, for a wallet to choose a floor
 // that does not single out its deposit. One indexed count at the indexer,
 // cached as every ledger read (INDEXER_CACHE_MS); public, as the leaves are.
