@@ -12,7 +12,7 @@ import {
 } from "viem";
 import { expect } from "vitest";
 import { ALL_ERRORS } from "../../helpers/fixtures.ts";
-import { BPS, SETTLE_MARGIN_ZAT, ZAT_PRICE_TO_USD18, min } from "./constants.ts";
+import { BPS, SETTLE_MARGIN_ZAT, ZAT_PRICE_TO_USD18, max, min } from "./constants.ts";
 import type { Context } from "./context.ts";
 import { count } from "./stats.ts";
 
@@ -225,6 +225,13 @@ export async function gather({ s, owners }: Context, to: Address, amount: bigint
 }
 
 export const value = (c: Chain, zat: bigint) => zat * c.price * ZAT_PRICE_TO_USD18;
+
+/** What a liquidation of `p` seizes at `c`: the bonus, at least the keeper's floor over the debt's worth, as far as the collateral goes. */
+export function seizedAt(c: Chain, p: { collateralZat: bigint; debt: bigint }) {
+  const unit = c.price * ZAT_PRICE_TO_USD18;
+  const bonus = (p.debt * (BPS + c.params.liquidationBonusBps)) / BPS / unit;
+  return min(p.collateralZat, max(bonus, p.debt / unit + c.params.keeperRewardFloorZat));
+}
 
 /** A par redemption settles the position first, and redistribute takes it: under 100%, or within 4 zatoshi and 1 ppm of it. */
 export const settles = (c: Chain, zat: bigint, debt: bigint) =>

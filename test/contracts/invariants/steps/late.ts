@@ -5,8 +5,8 @@ import { parseEventLogs } from "viem";
 import { expect } from "vitest";
 import { positionManagerAbi } from "@zsd/sdk/abis";
 import { liquidateTypedData } from "@zsd/sdk";
-import { BPS, STATUS, ZAT_PRICE_TO_USD18, carol, max, min, relayer } from "../constants.ts";
-import { type Chain, deadline, expectOutcome, gather, minterDomain, pauseError, read, send, value } from "../chain.ts";
+import { BPS, STATUS, carol, relayer } from "../constants.ts";
+import { deadline, expectOutcome, gather, minterDomain, pauseError, read, seizedAt, send, value } from "../chain.ts";
 import { type Dest, type Model, destination, released } from "../model.ts";
 import { count } from "../stats.ts";
 import { Step, type World, pick } from "../world.ts";
@@ -15,15 +15,6 @@ import { Redistribute, RedistributeMany } from "./positions.ts";
 import { Redeem } from "./redemptions.ts";
 
 export type Late = "price" | "redeem" | "redistribute";
-
-/** What a liquidation of `p` seizes at `c`: the bonus, at least the keeper's floor over the debt's worth, as far as the collateral goes. */
-function seizedAt(c: Chain, p: Chain["positions"][number]) {
-  const unit = c.price * ZAT_PRICE_TO_USD18;
-  return min(
-    p.collateralZat,
-    max((p.debt * (BPS + c.params.liquidationBonusBps)) / BPS / unit, p.debt / unit + c.params.keeperRewardFloorZat),
-  );
-}
 
 export class LateLiquidation extends Step {
   constructor(

@@ -5,19 +5,7 @@ import { parseEventLogs } from "viem";
 import { expect } from "vitest";
 import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk/abis";
 import { closeTypedData, repayTypedData, withdrawCollateralTypedData } from "@zsd/sdk";
-import {
-  BPS,
-  MIN_DEBT,
-  SCALE,
-  STATUS,
-  ZAT_PRICE_TO_USD18,
-  alice,
-  bob,
-  carol,
-  relayer,
-  max,
-  min,
-} from "../constants.ts";
+import { BPS, MIN_DEBT, SCALE, STATUS, alice, bob, carol, relayer, max, min } from "../constants.ts";
 import { keyOf } from "../context.ts";
 import {
   deadline,
@@ -26,6 +14,7 @@ import {
   gather,
   minterDomain,
   pauseError,
+  seizedAt,
   send,
   settles,
   value,
@@ -379,18 +368,7 @@ export class Liquidate extends Step {
         expected = pauseError(c, "pausable") ?? expected;
         if (expected === null) await gather(ctx, carol.address, p.debt);
         const to = destination(ctx, this.dest, carol.address);
-        // The bonus, and at least the keeper's floor over the debt's worth, as far as the collateral goes.
-        const unit = c.price * ZAT_PRICE_TO_USD18;
-        const seized =
-          expected === null
-            ? min(
-                p.collateralZat,
-                max(
-                  (p.debt * (BPS + c.params.liquidationBonusBps)) / BPS / unit,
-                  p.debt / unit + c.params.keeperRewardFloorZat,
-                ),
-              )
-            : 0n;
+        const seized = expected === null ? seizedAt(c, p) : 0n;
         // Bounded at exactly what the model predicts: a zatoshi off either way would revert.
         const outcome = await send(ctx, () =>
           s.as(carol).minter.write.liquidate([id, { maxDebt: p.debt, minSeizedZat: seized, minSeizedValue: 0n }, to]),
