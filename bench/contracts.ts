@@ -131,7 +131,7 @@ try {
     collateralFloorZat: 4n * ZEC,
     binding: { chainId: BigInt(s.chainId), minter, positionId: withChange.id },
   });
-  const topUpGas = await gas(await s.as(relayer).minter.write.topUp([topUp.proof, topUp.spend, withChange.id]));
+  const topUpGas = await gas(await s.as(relayer).minter.write.topUp([topUp.proof, topUp.spend, withChange.id, 0n]));
   const unminted = createNote();
   await s.deposit(unminted, 3n * ZEC);
   const out = await s.proveWithdraw({
@@ -147,7 +147,7 @@ try {
       .minter.write.withdrawNote([out.proof, out.spend, s.sealed(SAPLING, alice.address), alice.address]),
   );
   const p = withChange;
-  const repayGas = await gas(await s.as(alice).minter.write.repay([p.id, 10n * ZSD]));
+  const repayGas = await gas(await s.as(alice).minter.write.repay([p.id, 10n * ZSD, 0n]));
   let d = await deadline();
   const repaySig = await alice.signTypedData(
     repayTypedData(domain, {
@@ -159,7 +159,7 @@ try {
     }),
   );
   const repayWithSigGas = await gas(
-    await s.as(relayer).minter.write.repayWithSig([p.id, 10n * ZSD, alice.address, d, repaySig]),
+    await s.as(relayer).minter.write.repayWithSig([p.id, 10n * ZSD, alice.address, d, repaySig, 0n]),
   );
   const withdrawSigned = async (to: To) => {
     d = await deadline();
@@ -172,14 +172,14 @@ try {
         deadline: d,
       }),
     );
-    return gas(await s.as(relayer).minter.write.withdrawCollateralWithSig([p.id, ZEC, to, d, signature]));
+    return gas(await s.as(relayer).minter.write.withdrawCollateralWithSig([p.id, ZEC, to, d, signature, 0n]));
   };
   const withdrawToAddressGas = await withdrawSigned(toAddress(p.owner.address));
   const withdrawToNoteGas = await withdrawSigned(toNote());
   const closeSigned = async (q: typeof p, to: To) => {
     // The owner holds no ZSD: a payer repays the rest first, then the owner closes.
     const left = (await s.read.positions.read.getPosition([q.id])).debt;
-    if (left > 0n) await s.receipt(await s.as(alice).minter.write.repay([q.id, left]));
+    if (left > 0n) await s.receipt(await s.as(alice).minter.write.repay([q.id, left, 0n]));
     d = await deadline();
     // Bounded at what the owner reads: no debt, all the collateral.
     const { debt: maxDebt, collateralZat: minZatOut } = await s.read.positions.read.getPosition([q.id]);
@@ -350,7 +350,7 @@ try {
       );
     }
     const alone = proved.shift()!;
-    topUpWithChangeGas = await gas(await s.as(relayer).minter.write.topUp([alone.proof, alone.spend, target.id]));
+    topUpWithChangeGas = await gas(await s.as(relayer).minter.write.topUp([alone.proof, alone.spend, target.id, 0n]));
     for (const size of batchSizes) {
       const items = proved.splice(0, size);
       const hash = await s.as(relayer).minter.write.spendBatch(
@@ -361,6 +361,7 @@ try {
             positionId: target.id,
             sealedAddress: "0x" as Hex,
             owner: zeroAddress,
+            hint: 0n,
           })),
         ],
         { gas: 16_000_000n },

@@ -184,27 +184,32 @@ contract PositionManager is IPositionManager, AccessControl {
     // ------------------------------------------------------------ positions
 
     /// @inheritdoc IPositionManager
-    function open(address owner, uint256 collateralZat, uint256 debt) external onlyMinter returns (uint256 positionId) {
+    function open(
+        address owner,
+        uint256 collateralZat,
+        uint256 debt,
+        uint256 hint
+    ) external onlyMinter returns (uint256 positionId) {
         if (debt < MIN_DEBT) revert DebtBelowMinimum(debt, MIN_DEBT);
         _checkMintCollateral(collateralZat, debt, _livePrice());
         positionId = ++positionCount;
         PositionRecord storage position = _positions[positionId];
         position.owner = owner;
         position.status = PositionStatus.Open;
-        _write(positionId, position, collateralZat, debt);
+        _write(positionId, position, collateralZat, debt, hint);
         emit PositionOpened(positionId, owner, collateralZat, debt);
     }
 
     /// @inheritdoc IPositionManager
-    function topUp(uint256 positionId, uint256 amountZat, uint256 nullifierHash) external onlyMinter {
+    function topUp(uint256 positionId, uint256 amountZat, uint256 nullifierHash, uint256 hint) external onlyMinter {
         PositionRecord storage position = _openOne(positionId);
         (uint256 collateral, uint256 debt) = _read(position);
-        _write(positionId, position, collateral + amountZat, debt);
+        _write(positionId, position, collateral + amountZat, debt, hint);
         emit PositionToppedUp(positionId, nullifierHash, amountZat);
     }
 
     /// @inheritdoc IPositionManager
-    function repay(uint256 positionId, uint256 amount, address payer) external onlyMinter {
+    function repay(uint256 positionId, uint256 amount, address payer, uint256 hint) external onlyMinter {
         PositionRecord storage position = _openOne(positionId);
         (uint256 collateral, uint256 debt) = _read(position);
         if (amount == 0 || amount > debt) revert InvalidRepayAmount(amount, debt);
@@ -216,7 +221,7 @@ contract PositionManager is IPositionManager, AccessControl {
         } else if (debt - amount < MIN_DEBT && debt >= MIN_DEBT) {
             revert DebtBelowMinimum(debt - amount, MIN_DEBT);
         }
-        _write(positionId, position, collateral, debt - amount);
+        _write(positionId, position, collateral, debt - amount, hint);
         emit PositionRepaid(positionId, payer, amount, debt - amount);
     }
 
@@ -224,7 +229,8 @@ contract PositionManager is IPositionManager, AccessControl {
     function withdraw(
         uint256 positionId,
         uint256 amountZat,
-        address caller
+        address caller,
+        uint256 hint
     ) external onlyMinter returns (uint256 collateralLeft) {
         PositionRecord storage position = _openOne(positionId);
         if (caller != position.owner) revert NotPositionOwner(positionId, caller);
@@ -238,7 +244,7 @@ contract PositionManager is IPositionManager, AccessControl {
             }
             _checkExit(amountZat, 0, _params.systemFloorRatioBps);
         }
-        _write(positionId, position, collateralLeft, debt);
+        _write(positionId, position, collateralLeft, debt, hint);
     }
 
     /// @inheritdoc IPositionManager
@@ -254,7 +260,7 @@ contract PositionManager is IPositionManager, AccessControl {
         if (caller != position.owner) revert NotPositionOwner(positionId, caller);
         (collateralZat, debt) = _read(position);
         if (debt != 0) _checkExit(collateralZat, debt, BPS);
-        _write(positionId, position, 0, 0);
+        _write(positionId, position, 0, 0, 0);
         position.status = PositionStatus.Closed;
         emit PositionClosed(positionId, debt, collateralZat);
     }
@@ -283,7 +289,7 @@ contract PositionManager is IPositionManager, AccessControl {
         );
         surplusZat = collateral - seizedZat;
         // The surplus leaves the backing pool: the owner claims it with close().
-        _write(positionId, position, surplusZat, 0);
+        _write(positionId, position, surplusZat, 0, 0);
         position.status = PositionStatus.Liquidated;
         // `price` fits in 128 bits (PriceFeed), so it casts whole.
         // forge-lint: disable-next-line(unsafe-typecast)
@@ -400,6 +406,26 @@ contract PositionManager is IPositionManager, AccessControl {
             _settles(collateral, debt, price) &&
             _spreadable(debt) &&
             !Pausable(_minter).paused();
+    }
+
+    /// @inheritdoc IPositionManager
+    function findInsertHint(
+        uint256 positionId,
+        uint256 collateralZat,
+        uint256 debt,
+        uint256 from,
+        uint256 maxSteps
+    ) external view returns (uint256 hint, bool found) {
+        if (debt == 0) return (0, true);
+        return
+            _order.find(
+                _positions,
+                _totals.epoch,
+                SafeCast.toUint32(positionId),
+                _key(collateralZat, debt),
+                from,
+                maxSteps
+            );
     }
 
     /// @inheritdoc IPositionManager
@@ -640,8 +666,14 @@ contract PositionManager is IPositionManager, AccessControl {
 
     /// @dev Moves the position to (collateral, debt) at today's map, keeping
     /// the system totals equal to the sum over positions and the position
-    /// filed by its ratio while it has debt.
-    function _write(uint256 id, PositionRecord storage position, uint256 collateral, uint256 debt) private {
+    /// filed by its ratio while it has debt (the walk to its place starting at `hint`).
+    function _write(
+        uint256 id,
+        PositionRecord storage position,
+        uint256 collateral,
+        uint256 debt,
+        uint256 hint
+    ) private {
         (uint256 oldCollateral, uint256 oldDebt) = _read(position);
         // Which total holds it now: debt stored in a live epoch means backing.
         bool filed = position.debt != 0 && position.epoch >= _counters.liveFrom;
@@ -666,7 +698,7 @@ contract PositionManager is IPositionManager, AccessControl {
             if (!filed || key != position.key || position.epoch != totals.epoch) {
                 if (filed) _order.remove(_positions, position);
                 else ++_counters.debtors;
-                _order.insert(_positions, totals.epoch, SafeCast.toUint32(id), key);
+                _order.insert(_positions, totals.epoch, SafeCast.toUint32(id), key, hint);
             }
         } else {
             freeCollateralZat += collateral;
@@ -731,7 +763,7 @@ contract PositionManager is IPositionManager, AccessControl {
         (uint256 collateral, uint256 debt) = _read(position);
         if (amount > debt) revert RedemptionExceedsDebt(amount, debt);
         zatDue = Math.mulDiv(collateral, amount, debt);
-        _write(id, position, collateral - zatDue, debt - amount);
+        _write(id, position, collateral - zatDue, debt - amount, 0);
         if (_totals.totalDebt == 0) _endEpoch(_map);
     }
 
@@ -795,7 +827,7 @@ contract PositionManager is IPositionManager, AccessControl {
         address caller
     ) private {
         uint256 total = _totals.totalDebt;
-        _write(id, position, 0, 0);
+        _write(id, position, 0, 0, 0);
         position.status = PositionStatus.Liquidated;
         uint256 rest = _totals.totalDebt;
         uint256 spread = collateral - reward;

@@ -151,10 +151,11 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
     function topUp(
         Proof calldata proof,
         NoteSpend calldata spend,
-        uint256 positionId
+        uint256 positionId,
+        uint256 hint
     ) external whenNotPaused nonReentrant {
         _spend(proof, spend, topUpBinding(positionId));
-        positions.topUp(positionId, spend.collateralFloorZat, spend.nullifierHash);
+        positions.topUp(positionId, spend.collateralFloorZat, spend.nullifierHash, hint);
     }
 
     /// @inheritdoc IStableMinter
@@ -204,7 +205,7 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
                 ++changed;
             }
             if (item.positionId != 0) {
-                positions.topUp(item.positionId, item.spend.collateralFloorZat, item.spend.nullifierHash);
+                positions.topUp(item.positionId, item.spend.collateralFloorZat, item.spend.nullifierHash, item.hint);
             } else {
                 payoutIds[i] = _withdrawn(item.spend, item.sealedAddress, item.owner);
             }
@@ -215,8 +216,8 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
     // ------------------------------------------------------------ positions
 
     /// @inheritdoc IStableMinter
-    function repay(uint256 positionId, uint256 amount) external nonReentrant {
-        _repay(positionId, amount, msg.sender);
+    function repay(uint256 positionId, uint256 amount, uint256 hint) external nonReentrant {
+        _repay(positionId, amount, msg.sender, hint);
     }
 
     /// @inheritdoc IStableMinter
@@ -225,7 +226,8 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         uint256 maxAmount,
         address payer,
         uint256 deadline,
-        bytes calldata signature
+        bytes calldata signature,
+        uint256 hint
     ) external nonReentrant {
         _checkSignature(
             payer,
@@ -236,16 +238,17 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         // A redemption or another repayment may have shrunk the debt since the payer signed: the payer
         // meant at most `maxAmount`, and a debt now below it is repaid whole (never more than is owed).
         uint256 debt = positions.getPosition(positionId).debt;
-        _repay(positionId, maxAmount < debt ? maxAmount : debt, payer);
+        _repay(positionId, maxAmount < debt ? maxAmount : debt, payer, hint);
     }
 
     /// @inheritdoc IStableMinter
     function withdrawCollateral(
         uint256 positionId,
         uint256 amountZat,
-        Destination calldata to
+        Destination calldata to,
+        uint256 hint
     ) external whenNotPaused nonReentrant {
-        _withdrawCollateral(positionId, amountZat, to, msg.sender);
+        _withdrawCollateral(positionId, amountZat, to, msg.sender, hint);
     }
 
     /// @inheritdoc IStableMinter
@@ -254,7 +257,8 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         uint256 amountZat,
         Destination calldata to,
         uint256 deadline,
-        bytes calldata signature
+        bytes calldata signature,
+        uint256 hint
     ) external whenNotPaused nonReentrant {
         address owner = positions.ownerOf(positionId);
         _checkSignature(
@@ -273,7 +277,7 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
             ),
             signature
         );
-        _withdrawCollateral(positionId, amountZat, to, owner);
+        _withdrawCollateral(positionId, amountZat, to, owner, hint);
     }
 
     /// @inheritdoc IStableMinter
@@ -496,7 +500,7 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
     /// @dev Opens the position a checked mint pays for and mints its ZSD.
     function _openPosition(MintRequest calldata request) private returns (uint256 positionId) {
         uint256 mintAmount = request.mintAmount;
-        positionId = positions.open(request.owner, request.collateralFloorZat, mintAmount);
+        positionId = positions.open(request.owner, request.collateralFloorZat, mintAmount, request.hint);
         token.mint(request.recipient, mintAmount - request.fee);
         if (request.fee != 0) token.mint(request.relayer, request.fee);
         emit Minted(
@@ -510,8 +514,8 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         );
     }
 
-    function _repay(uint256 positionId, uint256 amount, address payer) private {
-        positions.repay(positionId, amount, payer);
+    function _repay(uint256 positionId, uint256 amount, address payer, uint256 hint) private {
+        positions.repay(positionId, amount, payer, hint);
         token.burnForRedemption(payer, amount);
     }
 
@@ -519,9 +523,10 @@ contract StableMinter is IStableMinter, Pausable, AccessControl, SignedCalls, Re
         uint256 positionId,
         uint256 amountZat,
         Destination calldata to,
-        address caller
+        address caller,
+        uint256 hint
     ) private {
-        uint256 left = positions.withdraw(positionId, amountZat, caller);
+        uint256 left = positions.withdraw(positionId, amountZat, caller, hint);
         _release(positionId, caller, amountZat, to, left);
     }
 

@@ -104,19 +104,31 @@ interface IPositionManager is IGovernedParameters {
     function setMinter(address minter) external;
 
     /// @notice Opens a position for a proven mint: `collateralZat` backing `debt`, which must meet
-    /// the minimum ratio (and, in recovery mode, the system floor). Minter only.
-    function open(address owner, uint256 collateralZat, uint256 debt) external returns (uint256 positionId);
+    /// the minimum ratio (and, in recovery mode, the system floor). Minter only. `hint`, here and in
+    /// every write below, is where the walk to the position's place in the ratio order starts (see
+    /// `findInsertHint`; 0 for none): it changes what the write costs, never what it does.
+    function open(
+        address owner,
+        uint256 collateralZat,
+        uint256 debt,
+        uint256 hint
+    ) external returns (uint256 positionId);
 
     /// @notice Adds a spent note's `amountZat` to an open position. Minter only.
-    function topUp(uint256 positionId, uint256 amountZat, uint256 nullifierHash) external;
+    function topUp(uint256 positionId, uint256 amountZat, uint256 nullifierHash, uint256 hint) external;
 
     /// @notice Lowers the position's debt by `amount`, which `payer` burns. Minter only.
-    function repay(uint256 positionId, uint256 amount, address payer) external;
+    function repay(uint256 positionId, uint256 amount, address payer, uint256 hint) external;
 
     /// @notice Takes `amountZat` out of `caller`'s open position, which must stay at the minimum
     /// ratio. Minter only.
     /// @return collateralLeft What the position holds after.
-    function withdraw(uint256 positionId, uint256 amountZat, address caller) external returns (uint256 collateralLeft);
+    function withdraw(
+        uint256 positionId,
+        uint256 amountZat,
+        address caller,
+        uint256 hint
+    ) external returns (uint256 collateralLeft);
 
     /// @notice Closes `caller`'s open or liquidated position. Minter only.
     /// @return debt What `caller` burns.
@@ -183,6 +195,20 @@ interface IPositionManager is IGovernedParameters {
 
     /// @notice Starts a new map when all debt is gone or the map's factors leave their range.
     function epoch() external view returns (uint32);
+
+    /// @notice The hint for a write that leaves position `positionId` (0 for a new one) holding
+    /// `collateralZat` against `debt`: its riskier neighbour in the ratio order as it stands (0 when
+    /// it would head its bucket). Walks from `from` (0: the bucket's head; else a hint an earlier call
+    /// returned) over at most `maxSteps` positions, so that however crowded a bucket is, each call
+    /// stays under an RPC's gas cap: `found` is false when the walk stopped short, and the caller
+    /// calls again from the `hint` it got.
+    function findInsertHint(
+        uint256 positionId,
+        uint256 collateralZat,
+        uint256 debt,
+        uint256 from,
+        uint256 maxSteps
+    ) external view returns (uint256 hint, bool found);
 
     /// @notice Whether `redistribute` would take the open position now: it owes something and is worth
     /// under its debt, or within 4 zatoshi and 1 ppm of it (what a par redemption settles first), the

@@ -44,6 +44,10 @@ interface IStableMinter is IGovernedParameters {
         uint256 fee;
         /// @dev A fresh address chosen by the client: it links to nothing.
         address owner;
+        /// @dev Where the walk to the new position's place in the ratio order starts
+        /// (`IPositionManager.findInsertHint`; 0 for none). Not bound by the proof: whoever
+        /// submits may choose it, and it changes only what the mint costs.
+        uint256 hint;
     }
 
     /// @notice One note spend of a `spendBatch`: a top-up of open position `positionId`
@@ -54,6 +58,8 @@ interface IStableMinter is IGovernedParameters {
         uint256 positionId;
         bytes sealedAddress;
         address owner;
+        /// @dev A top-up's hint, as `topUp`'s (unused for a payout). Not bound by the proof.
+        uint256 hint;
     }
 
     /// @notice Where released collateral goes: a shielded Zcash address, sealed to
@@ -145,7 +151,10 @@ interface IStableMinter is IGovernedParameters {
     ) external returns (uint256[] memory positionIds);
 
     /// @notice Spends a note to add `collateralFloorZat` to an open position. Anyone may submit.
-    function topUp(Proof calldata proof, NoteSpend calldata spend, uint256 positionId) external;
+    /// @param hint Where the walk to the position's new place in the ratio order starts, here and in
+    /// every position write below (`IPositionManager.findInsertHint`; 0 for none). Neither signed
+    /// nor bound by a proof: it changes what the call costs, never what it does.
+    function topUp(Proof calldata proof, NoteSpend calldata spend, uint256 positionId, uint256 hint) external;
 
     /// @notice Spends a note to pay `collateralFloorZat` to the Zcash address sealed in
     /// `sealedAddress`: the way out for ZEC that will never back a position. Anyone may submit.
@@ -170,7 +179,7 @@ interface IStableMinter is IGovernedParameters {
     ) external returns (uint256[] memory payoutIds);
 
     /// @notice Burns `amount` of the caller's tokens against the position's debt.
-    function repay(uint256 positionId, uint256 amount) external;
+    function repay(uint256 positionId, uint256 amount, uint256 hint) external;
 
     /// @notice `repay` of `min(maxAmount, debt now)` for `payer`, authorised by the payer's EIP-712
     /// `Repay(positionId, maxAmount, payer, nonce, deadline)` signature. The payer never burns more
@@ -181,12 +190,13 @@ interface IStableMinter is IGovernedParameters {
         uint256 maxAmount,
         address payer,
         uint256 deadline,
-        bytes calldata signature
+        bytes calldata signature,
+        uint256 hint
     ) external;
 
     /// @notice Releases `amountZat` of collateral while the position stays at
     /// or above the minimum ratio. Owner only.
-    function withdrawCollateral(uint256 positionId, uint256 amountZat, Destination calldata to) external;
+    function withdrawCollateral(uint256 positionId, uint256 amountZat, Destination calldata to, uint256 hint) external;
 
     /// @notice `withdrawCollateral` authorised by the owner's EIP-712
     /// `WithdrawCollateral(positionId, amountZat, sealedAddress, noteCommitment, nonce, deadline)` signature.
@@ -196,7 +206,8 @@ interface IStableMinter is IGovernedParameters {
         uint256 amountZat,
         Destination calldata to,
         uint256 deadline,
-        bytes calldata signature
+        bytes calldata signature,
+        uint256 hint
     ) external;
 
     /// @notice Burns the remaining debt from the owner and releases all

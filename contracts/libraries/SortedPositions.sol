@@ -35,22 +35,23 @@ library SortedPositions {
         RatioBuckets.Bitmap buckets;
     }
 
-    /// @dev Files `id` under `key` in `epoch`'s order: it walks the bucket's list to its place.
+    /// @dev Files `id` under `key` in `epoch`'s order. The walk to its place starts at `hint` when
+    /// that is another position filed in the same bucket, going whichever way the keys say, and at
+    /// the bucket's head otherwise. A hint is checked, never trusted: a wrong or stale one costs its
+    /// caller gas and files the position where the keys put it all the same. The walk has no cap: a
+    /// cap that reverted would let anyone who files positions between a hint and its place block
+    /// an owner's top-up or repayment.
     function insert(
         Order storage order,
         mapping(uint256 => PositionRecord) storage positions,
         uint32 epoch,
         uint32 id,
-        uint256 key
+        uint256 key,
+        uint256 hint
     ) internal {
         uint256 bucket = RatioBuckets.bucketOf(key);
         uint256 headKey = (uint256(epoch) << 24) | bucket;
-        uint32 prev;
-        uint32 next = order.buckets.heads[headKey];
-        while (next != 0 && positions[next].key < key) {
-            prev = next;
-            next = positions[next].next;
-        }
+        (uint32 prev, uint32 next) = _place(order, positions, epoch, id, key, hint);
         if (prev == 0) {
             if (next == 0) order.buckets.set(epoch, bucket);
             order.buckets.heads[headKey] = id;
@@ -62,6 +63,73 @@ library SortedPositions {
         position.prev = prev;
         position.next = next;
         position.key = key;
+    }
+
+    /// @dev The neighbours `key` goes between: after every key under it, before the first at or
+    /// above it (so among equal keys the newest is first).
+    function _place(
+        Order storage order,
+        mapping(uint256 => PositionRecord) storage positions,
+        uint32 epoch,
+        uint32 id,
+        uint256 key,
+        uint256 hint
+    ) private view returns (uint32 prev, uint32 next) {
+        uint256 bucket = RatioBuckets.bucketOf(key);
+        if (hint != 0 && hint != id && hint <= type(uint32).max) {
+            PositionRecord storage near = positions[hint];
+            // Debt stored in the current epoch means filed in its order (`id` itself was just taken out
+            // and still reads so, hence the check above).
+            if (near.debt != 0 && near.epoch == epoch && RatioBuckets.bucketOf(near.key) == bucket) {
+                // Checked: a uint32 position id.
+                // forge-lint: disable-next-line(unsafe-typecast)
+                uint32 at = uint32(hint);
+                if (near.key >= key) {
+                    (prev, next) = (near.prev, at);
+                    while (prev != 0 && positions[prev].key >= key) (prev, next) = (positions[prev].prev, prev);
+                    return (prev, next);
+                }
+                (prev, next) = (at, near.next);
+            }
+        }
+        if (prev == 0) next = order.buckets.heads[(uint256(epoch) << 24) | bucket];
+        while (next != 0 && positions[next].key < key) (prev, next) = (next, positions[next].next);
+    }
+
+    /// @dev Where `key` would be filed in `epoch`'s order were `id` not in it, walking from `from`
+    /// (a position id, or 0 for the bucket's head) for at most `steps` positions: the riskier
+    /// neighbour to pass as a hint (0: the bucket's head), and whether the walk got there. A view
+    /// for callers to find their hint off chain, a bounded part at a time however crowded the bucket.
+    function find(
+        Order storage order,
+        mapping(uint256 => PositionRecord) storage positions,
+        uint32 epoch,
+        uint32 id,
+        uint256 key,
+        uint256 from,
+        uint256 steps
+    ) internal view returns (uint32 prev, bool found) {
+        uint256 bucket = RatioBuckets.bucketOf(key);
+        uint32 next;
+        if (from != 0 && from != id && from <= type(uint32).max) {
+            PositionRecord storage near = positions[from];
+            if (near.debt != 0 && near.epoch == epoch && RatioBuckets.bucketOf(near.key) == bucket && near.key < key) {
+                // Checked: a uint32 position id.
+                // forge-lint: disable-next-line(unsafe-typecast)
+                (prev, next) = (uint32(from), near.next);
+            }
+        }
+        if (prev == 0) next = order.buckets.heads[(uint256(epoch) << 24) | bucket];
+        for (uint256 walked = 0; next != 0; ++walked) {
+            if (next == id) {
+                next = positions[id].next;
+                continue;
+            }
+            if (positions[next].key >= key) return (prev, true);
+            if (walked == steps) return (prev, false);
+            (prev, next) = (next, positions[next].next);
+        }
+        return (prev, true);
     }
 
     /// @dev Takes `position` out of the order of the epoch it was filed in.

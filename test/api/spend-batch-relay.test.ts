@@ -126,7 +126,7 @@ describe("note spends relayed in batches", () => {
       binding: { ...binding(), positionId: first },
     });
     for (const spend of [...spends, culprit]) expect((await spend.queue()).status).toBe(202);
-    await s.receipt(await s.as(bob).minter.write.topUp([direct.proof, direct.spend, first]));
+    await s.receipt(await s.as(bob).minter.write.topUp([direct.proof, direct.spend, first, 0n]));
     const collateralBefore = await Promise.all([first, second].map((id) => s.read.positions.read.getPosition([id])));
 
     api.worker!.start();
@@ -179,7 +179,7 @@ describe("note spends relayed in batches", () => {
       const batchHash = sent[0]!.tx_hash as Hex;
       const fees = await s.publicClient.estimateFeesPerGas();
       // A set limit: the node estimates on the pending block, where the batch already spent the note.
-      await s.as(bob).minter.write.topUp([ahead.proof, ahead.spend, position], {
+      await s.as(bob).minter.write.topUp([ahead.proof, ahead.spend, position, 0n], {
         gas: 1_000_000n,
         maxFeePerGas: fees.maxFeePerGas * 10n,
         maxPriorityFeePerGas: fees.maxFeePerGas * 5n,

@@ -148,7 +148,7 @@ describe("the books hold under the audit's sequences", () => {
     await books();
 
     // Before, A's close reverted PayoutExceedsCollateral, or drew on the depositor's 1 ZEC.
-    await s.receipt(await s.as(alice).minter.write.repay([a.id, 1_165n * (ZSD / 100n)]));
+    await s.receipt(await s.as(alice).minter.write.repay([a.id, 1_165n * (ZSD / 100n), 0n]));
     const closed = await s.receipt(await closeAs(a.note, a.id, OTHER));
     const [payout] = parseEventLogs({ abi: redemptionsAbi, logs: closed.logs, eventName: "PayoutRequested" });
     expect(payout!.args.zatDue).toBe(left.collateralZat);
@@ -253,6 +253,7 @@ describe("the books hold under the audit's sequences", () => {
           to,
           typed.message.deadline,
           await owner.signTypedData(typed),
+          0n,
         ]),
       "SystemRatioTooLow",
     );
@@ -260,12 +261,12 @@ describe("the books hold under the audit's sequences", () => {
     // every ZSD left would redeem under par. A may repay in part (that raises the ratio), not leave.
     await price(30n);
     await expectRevert(closeAs(a.note, a.id, OTHER), "SystemRatioTooLow", [90n * ZSD, 100n * ZSD]);
-    await expectRevert(s.as(alice).minter.write.repay([a.id, 70n * ZSD]), "SystemRatioTooLow");
-    await s.receipt(await s.as(alice).minter.write.repay([a.id, 10n * ZSD]));
+    await expectRevert(s.as(alice).minter.write.repay([a.id, 70n * ZSD, 0n]), "SystemRatioTooLow");
+    await s.receipt(await s.as(alice).minter.write.repay([a.id, 10n * ZSD, 0n]));
     // At $35 B is at 105%: A's exit leaves the system at B's ratio, under its floor but worth its debt, so A,
     // healthier than the system, repays in whole and closes. B's ratio and every ZSD's backing are as they were.
     await price(35n);
-    await s.receipt(await s.as(alice).minter.write.repay([a.id, 60n * ZSD]));
+    await s.receipt(await s.as(alice).minter.write.repay([a.id, 60n * ZSD, 0n]));
     await s.receipt(await closeAs(a.note, a.id, OTHER));
     expect((await position(a.id)).status).toBe(STATUS.Closed);
     const left = await position(b.id);
@@ -346,8 +347,8 @@ describe("the books hold under the audit's sequences", () => {
     expect(xAfter.collateralZat).toBe(xBefore.collateralZat - redeemed.zatDue);
     await books();
     // Both repay and Y closes; the bystander's 5 ZEC leave whole.
-    await s.receipt(await s.as(alice).minter.write.repay([x.id, xAfter.debt]));
-    await s.receipt(await s.as(alice).minter.write.repay([y.id, (await position(y.id)).debt]));
+    await s.receipt(await s.as(alice).minter.write.repay([x.id, xAfter.debt, 0n]));
+    await s.receipt(await s.as(alice).minter.write.repay([y.id, (await position(y.id)).debt, 0n]));
     await s.receipt(await closeAs(y.note, y.id, OTHER));
     const owner = positionOwner(bystander);
     const sealedAddress = s.sealed(OTHER, owner);
@@ -470,15 +471,15 @@ describe("the books hold under the audit's sequences", () => {
     expect(charged.debt).toBeLessThan(ZSD);
     expect(charged.collateralZat).toBeLessThan(3_000_000n);
     // Shrunk under the minimum by a redemption, it may still be paid down in part, not only whole.
-    await s.receipt(await s.as(alice).minter.write.repay([smallest.id, charged.debt / 2n]));
+    await s.receipt(await s.as(alice).minter.write.repay([smallest.id, charged.debt / 2n, 0n]));
     expect((await position(smallest.id)).debt).toBe(charged.debt - charged.debt / 2n);
     // A repayment pays all or leaves at least a ZSD.
     const { debt } = await position(first.id);
-    await expectRevert(s.as(alice).minter.write.repay([first.id, debt - ZSD / 2n]), "DebtBelowMinimum", [
+    await expectRevert(s.as(alice).minter.write.repay([first.id, debt - ZSD / 2n, 0n]), "DebtBelowMinimum", [
       ZSD / 2n,
       ZSD,
     ]);
-    await s.receipt(await s.as(alice).minter.write.repay([first.id, debt - ZSD]));
+    await s.receipt(await s.as(alice).minter.write.repay([first.id, debt - ZSD, 0n]));
     expect((await position(first.id)).debt).toBe(ZSD);
     await books();
   });
@@ -509,7 +510,14 @@ describe("the books hold under the audit's sequences", () => {
       await s.receipt(
         await s
           .as(relayer)
-          .minter.write.withdrawCollateralWithSig([d.id, p.collateralZat - 1n, to, typed.message.deadline, signature]),
+          .minter.write.withdrawCollateralWithSig([
+            d.id,
+            p.collateralZat - 1n,
+            to,
+            typed.message.deadline,
+            signature,
+            0n,
+          ]),
       );
       expect((await position(d.id)).collateralZat).toBe(1n);
     }
@@ -555,7 +563,7 @@ describe("the books hold under the audit's sequences", () => {
     // An odd redemption leaves each read rounded up by under a wei; a wei repaid writes that rounding into
     // each small position.
     await redeem(ZSD / 3n, OTHER);
-    for (const p of small) await s.receipt(await s.as(alice).minter.write.repay([p.id, 1n]));
+    for (const p of small) await s.receipt(await s.as(alice).minter.write.repay([p.id, 1n, 0n]));
     await price(30n); // the big one at 90%, the small ones at 1,200%
     await s.receipt(await s.as(carol).minter.write.redistribute([big.id, toAddress(OTHER, carol.address)]));
     // Its debt went to the 20 others, 39 times theirs, their roundings with it: a review saw 615 wei over 41

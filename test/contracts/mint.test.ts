@@ -117,7 +117,7 @@ describe("StableMinter", () => {
       await expectRevert(s.as(relayer).minter.write.mintBatch([[proof], [request]]), "MintsArePaused");
       // The owner's own operations are not new ZSD: a repayment goes through.
       expect(opened).toBeDefined();
-      await s.receipt(await s.as(alice).minter.write.repay([positionId, 10n * ZSD]));
+      await s.receipt(await s.as(alice).minter.write.repay([positionId, 10n * ZSD, 0n]));
       await s.receipt(await s.as(guardian).minter.write.setMintsPaused([false, "reserves made good"]));
       await s.receipt(await s.as(relayer).minter.write.mint([proof, request]));
     });

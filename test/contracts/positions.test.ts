@@ -146,7 +146,7 @@ describe("positions", () => {
     await expectRevert(minter.mint([proved.proof, { ...proved.request, changeLeaf: 1n }]), "InvalidProof");
     const spend = noteSpend(proved.raw.publicSignals);
     const existing = await open({ amountZat: 3n * ZEC, mint: 50n * ZSD });
-    await expectRevert(minter.topUp([proved.proof, spend, existing.id]), "InvalidProof");
+    await expectRevert(minter.topUp([proved.proof, spend, existing.id, 0n]), "InvalidProof");
     const sapling = s.sealed(SAPLING, positionOwner(note));
     await expectRevert(minter.withdrawNote([proved.proof, spend, sapling, positionOwner(note)]), "InvalidProof");
 
@@ -159,9 +159,9 @@ describe("positions", () => {
       binding: { ...binding, positionId: existing.id },
     });
     // Sent to any other id, existing or not, the proof fails before any position is looked at.
-    await expectRevert(minter.topUp([topUp.proof, topUp.spend, existing.id + 1n]), "InvalidProof");
+    await expectRevert(minter.topUp([topUp.proof, topUp.spend, existing.id + 1n, 0n]), "InvalidProof");
     const other = await open({ amountZat: 3n * ZEC, mint: 50n * ZSD });
-    await expectRevert(minter.topUp([topUp.proof, topUp.spend, other.id]), "InvalidProof");
+    await expectRevert(minter.topUp([topUp.proof, topUp.spend, other.id, 0n]), "InvalidProof");
     // A proof made for a position that is not open passes, and PositionManager refuses the top-up.
     const nowhere = await s.proveSpend({
       note,
@@ -169,7 +169,7 @@ describe("positions", () => {
       collateralFloorZat: ZEC,
       binding: { ...binding, positionId: other.id + 1n },
     });
-    await expectRevert(minter.topUp([nowhere.proof, nowhere.spend, other.id + 1n]), "PositionNotOpen", [
+    await expectRevert(minter.topUp([nowhere.proof, nowhere.spend, other.id + 1n, 0n]), "PositionNotOpen", [
       other.id + 1n,
       STATUS.None,
     ]);
@@ -189,9 +189,9 @@ describe("positions", () => {
     // The payout's owner is bound too: a relayer cannot make itself the one who redirects it.
     await expectRevert(minter.withdrawNote([out.proof, out.spend, sapling, relayer.address]), "InvalidProof");
     // The right use works once.
-    await s.receipt(await minter.topUp([topUp.proof, topUp.spend, existing.id]));
+    await s.receipt(await minter.topUp([topUp.proof, topUp.spend, existing.id, 0n]));
     expect((await position(existing.id)).collateralZat).toBe(4n * ZEC);
-    await expectRevert(minter.topUp([topUp.proof, topUp.spend, existing.id]), "NullifierAlreadySpent");
+    await expectRevert(minter.topUp([topUp.proof, topUp.spend, existing.id, 0n]), "NullifierAlreadySpent");
     await invariants();
   });
 
@@ -267,13 +267,13 @@ describe("positions", () => {
       const signature = await owner.signTypedData(typed);
       return s
         .as(relayer)
-        .minter.write.withdrawCollateralWithSig([id, amountZat, to, typed.message.deadline, signature]);
+        .minter.write.withdrawCollateralWithSig([id, amountZat, to, typed.message.deadline, signature, 0n]);
     };
     // 150% of $100 at $50/ZEC is 3 ZEC: 2.5 ZEC out would leave 2.5.
     const sapling = toAddress(SAPLING, owner.address);
     await expectRevert(withdraw(5n * (ZEC / 2n), sapling), "PositionUndercollateralized");
     // Only the owner withdraws.
-    await expectRevert(s.as(alice).minter.write.withdrawCollateral([id, ZEC, sapling]), "NotPositionOwner");
+    await expectRevert(s.as(alice).minter.write.withdrawCollateral([id, ZEC, sapling, 0n]), "NotPositionOwner");
     await s.receipt(await withdraw(ZEC, sapling));
     expect((await position(id)).collateralZat).toBe(4n * ZEC);
     await invariants();
@@ -288,11 +288,13 @@ describe("positions", () => {
     });
     const signature = await alice.signTypedData(typed);
     await s.receipt(
-      await s.as(relayer).minter.write.repayWithSig([id, 40n * ZSD, alice.address, typed.message.deadline, signature]),
+      await s
+        .as(relayer)
+        .minter.write.repayWithSig([id, 40n * ZSD, alice.address, typed.message.deadline, signature, 0n]),
     );
     // The same signature cannot be replayed (the nonce moved on).
     await expectRevert(
-      s.as(relayer).minter.write.repayWithSig([id, 40n * ZSD, alice.address, typed.message.deadline, signature]),
+      s.as(relayer).minter.write.repayWithSig([id, 40n * ZSD, alice.address, typed.message.deadline, signature, 0n]),
       "InvalidSignature",
     );
     expect((await position(id)).debt).toBe(60n * ZSD);
@@ -338,7 +340,7 @@ describe("positions", () => {
 
   it("closes into a new note that mints again", async () => {
     const { note, id } = await open({ amountZat: 5n * ZEC, mint: 100n * ZSD });
-    await s.receipt(await s.as(alice).minter.write.repay([id, 100n * ZSD]));
+    await s.receipt(await s.as(alice).minter.write.repay([id, 100n * ZSD, 0n]));
     const next = createNote();
     const close = await signedClose(note, id, noAddress(noteCommitment(next)));
     const receipt = await s.receipt(
@@ -425,7 +427,7 @@ describe("positions", () => {
     await expectRevert(s.as(alice).minter.write.liquidate([risky.id, UNBOUNDED, to]), "EnforcedPause");
     await expectRevert(s.as(alice).minter.write.redistribute([risky.id, to]), "EnforcedPause");
     // The owner pays down: 5 ZEC at $35 for $100 is 175%, out of reach once the pause ends.
-    await s.receipt(await s.as(alice).minter.write.repay([risky.id, 50n * ZSD]));
+    await s.receipt(await s.as(alice).minter.write.repay([risky.id, 50n * ZSD, 0n]));
     await s.receipt(await s.as(pauser).minter.write.unpause());
     await expectRevert(s.as(alice).minter.write.liquidate([risky.id, UNBOUNDED, to]), "PositionNotLiquidatable");
     expect(await position(risky.id)).toMatchObject({ status: STATUS.Open, debt: 100n * ZSD });
@@ -480,7 +482,7 @@ describe("positions", () => {
     // $50 at $50 less 0.5%: 0.995 ZEC, half from each; both owe 75.
     await redeem(50n);
     // b changes between redemptions, so it and a apply different parts of the map.
-    await s.receipt(await s.as(alice).minter.write.repay([b.id, 25n * ZSD]));
+    await s.receipt(await s.as(alice).minter.write.repay([b.id, 25n * ZSD, 0n]));
     expect(await position(b.id)).toMatchObject({ debt: 50n * ZSD, collateralZat: zat("9.5025") });
     await invariants();
     // $25 less the fee is 0.4975 ZEC over 125 of debt: a (75) gives 0.2985, b (50) 0.199; debts fall by a fifth.
@@ -619,10 +621,11 @@ describe("positions", () => {
     const pm = { address: s.read.positions.address, abi: positionManagerAbi } as const;
     const sim = s.publicClient.simulateContract;
     const changes = [
-      (account: Address) => sim({ ...pm, account, functionName: "open", args: [alice.address, 5n * ZEC, 100n * ZSD] }),
-      (account: Address) => sim({ ...pm, account, functionName: "topUp", args: [id, ZEC, 1n] }),
-      (account: Address) => sim({ ...pm, account, functionName: "repay", args: [id, ZSD, alice.address] }),
-      (account: Address) => sim({ ...pm, account, functionName: "withdraw", args: [id, ZEC, owner] }),
+      (account: Address) =>
+        sim({ ...pm, account, functionName: "open", args: [alice.address, 5n * ZEC, 100n * ZSD, 0n] }),
+      (account: Address) => sim({ ...pm, account, functionName: "topUp", args: [id, ZEC, 1n, 0n] }),
+      (account: Address) => sim({ ...pm, account, functionName: "repay", args: [id, ZSD, alice.address, 0n] }),
+      (account: Address) => sim({ ...pm, account, functionName: "withdraw", args: [id, ZEC, owner, 0n] }),
       (account: Address) => sim({ ...pm, account, functionName: "close", args: [id, owner] }),
       (account: Address) => sim({ ...pm, account, functionName: "liquidate", args: [id, alice.address] }),
       (account: Address) => sim({ ...pm, account, functionName: "redistribute", args: [id, alice.address] }),
@@ -641,7 +644,7 @@ describe("positions", () => {
       );
     }
     // Sent, not only simulated: a position out of nothing, and a redemption that burns no ZSD.
-    await expectRevert(s.as(alice).positions.write.open([alice.address, 0n, 100n * ZSD]), "CallerNotOperator", [
+    await expectRevert(s.as(alice).positions.write.open([alice.address, 0n, 100n * ZSD, 0n]), "CallerNotOperator", [
       alice.address,
       minter,
     ]);
@@ -667,7 +670,7 @@ describe("positions", () => {
         }),
       );
     const repay = (until: bigint, signature: Hex) =>
-      s.as(relayer).minter.write.repayWithSig([id, 10n * ZSD, alice.address, until, signature]);
+      s.as(relayer).minter.write.repayWithSig([id, 10n * ZSD, alice.address, until, signature, 0n]);
     const past = (await s.publicClient.getBlock()).timestamp - 1n;
     await expectRevert(repay(past, await sign(alice, past)), "SignatureExpired", [past]);
     const until = await deadline();

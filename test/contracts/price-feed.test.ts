@@ -352,14 +352,14 @@ describe("the position manager on a frozen price", () => {
     );
     await expectRevert(s.as(alice).minter.write.redistribute([1n, toNote]), "PriceFrozen", frozenAt);
     await expectRevert(
-      s.as(owner(risky.note)).minter.write.withdrawCollateral([1n, ZEC / 10n, toNote]),
+      s.as(owner(risky.note)).minter.write.withdrawCollateral([1n, ZEC / 10n, toNote, 0n]),
       "PriceFrozen",
       frozenAt,
     );
     expect(await s.read.positions.read.redistributable([1n])).toBe(false);
     expect((await s.read.priceFeed.read.peekPrice())[2]).toBe(SOURCE.LastGood);
     // What only gives back goes on: a repayment, and a close that repays everything.
-    await s.receipt(await s.as(alice).minter.write.repay([1n, 10n * ZSD]));
+    await s.receipt(await s.as(alice).minter.write.repay([1n, 10n * ZSD, 0n]));
     expect((await s.read.positions.read.getPosition([1n])).debt).toBe(140n * ZSD);
     await s.receipt(await s.as(alice).token.write.transfer([owner(safe.note).address, 100n * ZSD]));
     await s.receipt(await s.as(owner(safe.note)).minter.write.close([2n, toNote]));

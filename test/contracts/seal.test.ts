@@ -106,7 +106,9 @@ describe("sealed withdraw addresses", () => {
       );
       // Released collateral is requested by the minter: Redemptions refuses it there too.
       await expectRevert(
-        s.as(alice).minter.write.withdrawCollateral([positionId, ZEC, { sealedAddress: sealed, noteCommitment: 0n }]),
+        s
+          .as(alice)
+          .minter.write.withdrawCollateral([positionId, ZEC, { sealedAddress: sealed, noteCommitment: 0n }, 0n]),
         error,
         args,
       );
@@ -120,7 +122,7 @@ describe("sealed withdraw addresses", () => {
     // An empty envelope is no address at all.
     await expectRevert(r.redeem([ZSD, "0x"]), "InvalidSealedAddress", [0n]);
     await expectRevert(
-      s.as(alice).minter.write.withdrawCollateral([positionId, ZEC, { sealedAddress: "0x", noteCommitment: 0n }]),
+      s.as(alice).minter.write.withdrawCollateral([positionId, ZEC, { sealedAddress: "0x", noteCommitment: 0n }, 0n]),
       "InvalidDestination",
     );
     // The well-formed ones land.
@@ -132,6 +134,7 @@ describe("sealed withdraw addresses", () => {
           positionId,
           ZEC,
           { sealedAddress: s.seal(SAPLING, alice.address), noteCommitment: 0n },
+          0n,
         ]),
     );
   });

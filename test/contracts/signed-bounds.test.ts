@@ -232,7 +232,7 @@ describe("signed calls carry their signer's bounds", () => {
     return () =>
       s
         .as(relayer)
-        .minter.write.repayWithSig([positionId, maxAmount, alice.address, typed.message.deadline, signature]);
+        .minter.write.repayWithSig([positionId, maxAmount, alice.address, typed.message.deadline, signature, 0n]);
   }
 
   it("a signed repayment of the whole debt that a redemption overtook repays the smaller debt, never more", async () => {

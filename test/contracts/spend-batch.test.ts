@@ -37,13 +37,14 @@ describe("spendBatch: top-ups and note withdrawals with one pairing product", ()
     positionId: i.positionId,
     sealedAddress: i.sealedAddress,
     owner: i.owner,
+    hint: 0n,
   });
   const send = (batch: Item[], proofs = batch.map((i) => i.proved.proof)) =>
     s.as(relayer).minter.write.spendBatch([proofs, batch.map(asCall)]);
   /** The same item as the single call a wallet would send. */
   const single = (i: Item) =>
     i.positionId !== 0n
-      ? s.as(relayer).minter.write.topUp([i.proved.proof, i.proved.spend, i.positionId])
+      ? s.as(relayer).minter.write.topUp([i.proved.proof, i.proved.spend, i.positionId, 0n])
       : s.as(relayer).minter.write.withdrawNote([i.proved.proof, i.proved.spend, i.sealedAddress, i.owner]);
 
   /** What the books say after a run: every position, the payouts, the queue and the totals. */
@@ -207,7 +208,7 @@ describe("spendBatch: top-ups and note withdrawals with one pairing product", ()
   it("refuses a batch that tops up a closed position, its proof valid", async () => {
     // Item 3 tops up the second position: repaid and closed by its owner's signature, into a note.
     const id = positions[1]!;
-    await s.receipt(await s.as(alice).minter.write.repay([id, 120n * ZSD]));
+    await s.receipt(await s.as(alice).minter.write.repay([id, 120n * ZSD, 0n]));
     const owner = privateKeyToAccount(positionOwnerKey(closable!));
     const to = { sealedAddress: "0x" as Hex, noteCommitment: noteCommitment(createNote()) };
     const typed = closeTypedData(

@@ -648,7 +648,7 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
     const commitment = noteCommitment(createNote());
     const noteLeaf = depositLeaf(ZEC / 2n, commitment);
     const withdrawn = await s.receipt(
-      await p.minter.withdrawCollateral([p.id, ZEC / 2n, { sealedAddress: "0x", noteCommitment: commitment }]),
+      await p.minter.withdrawCollateral([p.id, ZEC / 2n, { sealedAddress: "0x", noteCommitment: commitment }, 0n]),
     );
     const [{ args: released }] = parseEventLogs({
       abi: stableMinterAbi,
@@ -723,11 +723,11 @@ describe.each(["pglite", "postgres"] as const)("indexer on %s", (database) => {
         collateralFloorZat: 2n * ZEC,
         binding: { ...binding, positionId: a.id },
       });
-      await s.receipt(await s.as(relayer).minter.write.topUp([topUp.proof, topUp.spend, a.id]));
-      await s.receipt(await s.as(alice).minter.write.repay([a.id, 30n * ZSD]));
-      const withdrawn = await s.receipt(await a.minter.withdrawCollateral([a.id, ZEC, toAddress(SAPLING)]));
+      await s.receipt(await s.as(relayer).minter.write.topUp([topUp.proof, topUp.spend, a.id, 0n]));
+      await s.receipt(await s.as(alice).minter.write.repay([a.id, 30n * ZSD, 0n]));
+      const withdrawn = await s.receipt(await a.minter.withdrawCollateral([a.id, ZEC, toAddress(SAPLING), 0n]));
       // b: half a ZEC out to a note, then closed by its owner (with ZSD from alice) to a Zcash address.
-      const bWithdrawn = await s.receipt(await b.minter.withdrawCollateral([b.id, ZEC / 2n, toNewNote()]));
+      const bWithdrawn = await s.receipt(await b.minter.withdrawCollateral([b.id, ZEC / 2n, toNewNote(), 0n]));
       const [{ args: bReleased }] = parseEventLogs({
         abi: stableMinterAbi,
         logs: bWithdrawn.logs,

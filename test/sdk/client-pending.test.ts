@@ -142,7 +142,7 @@ describe("a change note queued for the tree, on the real stack", () => {
       eventName: "PositionOpened",
     });
     const id = position!.args.positionId;
-    await s.receipt(await s.as(bob).minter.write.repay([id, 50n * ZSD]));
+    await s.receipt(await s.as(bob).minter.write.repay([id, 50n * ZSD, 0n]));
     // The owner closes into a new note: signed with the key the opening note derives, sent by anyone.
     const next = createNote();
     const to = { sealedAddress: "0x" as const, noteCommitment: noteCommitment(next) };

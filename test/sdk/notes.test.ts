@@ -119,6 +119,7 @@ describe("notes library", () => {
       relayer: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
       fee: 1n,
       owner: "0x90F79bf6EB2c4f870365E785982E1f101E93b906",
+      hint: 14n,
     } as const;
     const decoded = decodeFunctionData({ abi: stableMinterAbi, data: encodeMintCall(proof, request) });
     expect(decoded.functionName).toBe("mint");

@@ -55,6 +55,8 @@ export interface MintCallRow {
   relayer: string;
   fee: string;
   owner: string | null;
+  /** Where the new position's walk into the ratio order starts (not stored: the relay finds it as it sends). */
+  hint?: bigint;
 }
 
 /** Call data of `StableMinter.mint` for a stored proof: the request is exactly what the proof binds. */
@@ -69,6 +71,7 @@ export function mintCallOf(row: MintCallRow) {
     relayer: (row.relayer || zeroAddress) as Address,
     fee: BigInt(row.fee),
     owner: (row.owner ?? row.recipient) as Address,
+    hint: row.hint ?? 0n,
   });
 }
 

@@ -17,6 +17,7 @@ import { domainErrors } from "./errors.ts";
 import {
   type PositionContext,
   queueAction,
+  insertHintFor,
   readPositions,
   simulate,
   unprocessable,
@@ -88,7 +89,11 @@ export async function topUp(
   input: SpendInput,
 ) {
   const id = BigInt(positionId);
-  const position = await readPositions<{ owner: Address; status: number }>(chain, "getPosition", [id]);
+  const position = await readPositions<{ owner: Address; status: number; collateralZat: bigint; debt: bigint }>(
+    chain,
+    "getPosition",
+    [id],
+  );
   if (position.status === 0) throw domainErrors.notFound(`Position ${positionId}`);
   const signals = publicSignalsFromArray(input.publicSignals);
   const binding = bindingHash({ chainId: BigInt(chain.deployment.chainId), minter: chain.minter, positionId: id });
@@ -96,7 +101,16 @@ export async function topUp(
   const calldata = encodeFunctionData({
     abi: stableMinterAbi,
     functionName: "topUp",
-    args: [toSolidityProof(input.proof as Groth16Proof), noteSpend(signals), id],
+    args: [
+      toSolidityProof(input.proof as Groth16Proof),
+      noteSpend(signals),
+      id,
+      await insertHintFor(chain, {
+        positionId: id,
+        collateralZat: position.collateralZat + signals.collateralFloorZat,
+        debt: position.debt,
+      }),
+    ],
   });
   await simulate(ctx, chain, calldata, "position_action_would_revert");
   return queueAction(

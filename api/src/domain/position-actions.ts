@@ -21,6 +21,7 @@ import {
   inFlight,
   queueAction,
   readMinter,
+  insertHintFor,
   readPositions,
   simulate,
   unprocessable,
@@ -189,7 +190,7 @@ export async function requestAction(
   input: ActionInput,
 ) {
   const id = BigInt(positionId);
-  const position = await readPositions<{ owner: Address; status: number; collateralZat: bigint }>(
+  const position = await readPositions<{ owner: Address; status: number; collateralZat: bigint; debt: bigint }>(
     chain,
     "getPosition",
     [id],
@@ -271,18 +272,33 @@ export async function requestAction(
   }
   const nonce = next;
   if (to?.address) await refuseReusedEnvelope(ctx.db, to.sealedAddress, signer, "body.destination.sealedAddress");
+  // A repayment burns at most the debt; what is left is refiled by its new ratio.
+  const hint =
+    input.action === "repay"
+      ? await insertHintFor(chain, {
+          positionId: id,
+          collateralZat: position.collateralZat,
+          debt: position.debt - (amount! < position.debt ? amount! : position.debt),
+        })
+      : input.action === "withdraw" && amount! < position.collateralZat
+        ? await insertHintFor(chain, {
+            positionId: id,
+            collateralZat: position.collateralZat - amount!,
+            debt: position.debt,
+          })
+        : 0n;
   const calldata =
     input.action === "repay"
       ? encodeFunctionData({
           abi: stableMinterAbi,
           functionName: "repayWithSig",
-          args: [id, amount!, signer, deadline, input.signature],
+          args: [id, amount!, signer, deadline, input.signature, hint],
         })
       : input.action === "withdraw"
         ? encodeFunctionData({
             abi: stableMinterAbi,
             functionName: "withdrawCollateralWithSig",
-            args: [id, amount!, dest, deadline, input.signature],
+            args: [id, amount!, dest, deadline, input.signature, hint],
           })
         : input.action === "close"
           ? encodeFunctionData({

@@ -5,7 +5,7 @@
 // the relay settles one. Shared by the signed actions (position-actions.ts),
 // the note spends (note-spends.ts) and the keeper (position-keeper.ts).
 import type { Abi, Address, Hex } from "viem";
-import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
+import { findInsertHint, positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
 import { usdValueOfZat } from "@zsd/sdk/units";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database, Queryable } from "../adapters/db/index.ts";
@@ -52,6 +52,18 @@ function readAt<T>(chain: Chain, address: Address, abi: Abi, functionName: strin
 /** A position's state and the ratio rules: PositionManager's reads. */
 export function readPositions<T>(chain: Chain, functionName: string, args: readonly unknown[] = []): Promise<T> {
   return readAt<T>(chain, chain.positions, positionManagerAbi, functionName, args);
+}
+
+/**
+ * Where a write that leaves the position holding `collateralZat` against `debt` starts its walk into the
+ * ratio order. A hint only saves gas (the contract checks it and walks from a stale one), so a node that
+ * does not answer here costs the write a longer walk, not the request.
+ */
+export async function insertHintFor(
+  chain: Chain,
+  position: { positionId?: bigint; collateralZat: bigint; debt: bigint },
+): Promise<bigint> {
+  return findInsertHint(chain.client, chain.positions, position).catch(() => 0n);
 }
 
 /** Signed calls' nonces and note spends: StableMinter's reads. */

@@ -52,6 +52,8 @@ export interface Ready {
   gas: bigint;
   /** Its change leaf (0 for none), which sets its share of a batch's gas limit. */
   change_leaf: string;
+  /** Where its position's walk into the ratio order starts, found as it was simulated. */
+  hint: bigint;
 }
 
 /** The proof's columns as a mint call takes them (the proof's recipient, the mint's amount). */

@@ -10,6 +10,7 @@
 // at most. How a mint ends (confirmed, reconciled, failed) is ./mint-outcomes.ts.
 import { type Hex, parseTransaction } from "viem";
 import { mintCallOf } from "../domain/mints.ts";
+import { insertHintFor } from "../domain/position-queue.ts";
 import type { Chain } from "../adapters/chain.ts";
 import type { Database } from "../adapters/db/index.ts";
 import { type Failure, refusalOf, refusalOfMined } from "../domain/reverts.ts";
@@ -170,13 +171,17 @@ export class MintRelay {
       await this.#outcomes.reconcileSpent(job);
       return undefined;
     }
-    const data = mintCallOf(callRowOf(job));
+    const hint = await insertHintFor(this.chain, {
+      collateralZat: BigInt(job.collateral_floor_zat),
+      debt: BigInt(job.amount),
+    });
+    const data = mintCallOf({ ...callRowOf(job), hint });
     try {
       // The simulation: a mint our contracts refuse now is failed at once, with their reason.
       const request = { account: this.sender.address, to: this.chain.minter, data };
       const gas = how === "estimate" ? await this.chain.client.estimateGas(request) : 0n;
       if (how === "call") await this.chain.client.call(request);
-      return { job, data, gas, change_leaf: job.change_leaf };
+      return { job, data, gas, change_leaf: job.change_leaf, hint };
     } catch (error) {
       const refusal = await refusalOf(this.chain, error);
       // Spent, whatever else the run met first (a pause, say): reconciled, as a mint sent alone would be.
@@ -259,7 +264,7 @@ export class MintRelay {
   async #sendBatch(batch: Ready[]): Promise<void> {
     let items = batch;
     while (items.length > 1) {
-      const rows = items.map(({ job }) => callRowOf(job));
+      const rows = items.map(({ job, hint }) => ({ ...callRowOf(job), hint }));
       const data = mintBatchCallOf(rows);
       const gas = mintBatchGas(rows);
       try {

@@ -41,13 +41,13 @@ export function spendBatchCall(calls: readonly Hex[]): Hex {
   for (const data of calls) {
     const call = decodeFunctionData({ abi: stableMinterAbi, data });
     if (call.functionName === "topUp") {
-      const [proof, spend, positionId] = call.args;
+      const [proof, spend, positionId, hint] = call.args;
       proofs.push(proof);
-      items.push({ spend, positionId, sealedAddress: "0x" as Hex, owner: zeroAddress });
+      items.push({ spend, positionId, sealedAddress: "0x" as Hex, owner: zeroAddress, hint });
     } else if (call.functionName === "withdrawNote") {
       const [proof, spend, sealedAddress, owner] = call.args;
       proofs.push(proof);
-      items.push({ spend, positionId: 0n, sealedAddress, owner });
+      items.push({ spend, positionId: 0n, sealedAddress, owner, hint: 0n });
     } else {
       throw new TypeError(`${call.functionName} is not a note spend`);
     }

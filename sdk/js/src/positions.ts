@@ -1,4 +1,6 @@
-import type { Address, Hex } from "viem";
+import type { Address, Client, Hex } from "viem";
+import { readContract } from "viem/actions";
+import { positionManagerAbi } from "./generated/abis.ts";
 
 /** The minter's EIP-712 domain: `StableMinter` signs as "ZSD Minter", version 1. */
 export interface MinterDomain {
@@ -128,4 +130,37 @@ export function liquidateTypedData(
     primaryType: "Liquidate",
     message,
   } as const;
+}
+
+/**
+ * Positions one `findInsertHint` call walks at most: about 4,500 gas each, so a call stays far under
+ * the gas cap RPC nodes put on `eth_call` however crowded the bucket.
+ */
+export const HINT_STEPS_PER_CALL = 2_000n;
+
+/**
+ * The hint for a write that leaves a position holding `collateralZat` against `debt` (its riskier
+ * neighbour in the ratio order, or 0): what `StableMinter`'s position writes take as their last
+ * argument, and a mint request its `hint`. Pass `positionId` when the write is to an existing
+ * position (0 for a new one), so that the walk passes over it. A hint only saves gas: one gone
+ * stale before the write lands still files the position in its place.
+ */
+export async function findInsertHint(
+  client: Client,
+  positionManager: Address,
+  position: { positionId?: bigint; collateralZat: bigint; debt: bigint },
+): Promise<bigint> {
+  let from = 0n;
+  // A bucket holds at most every position there is; the bound only guards against a node that answers nonsense.
+  for (let call = 0; call < 1_000; call++) {
+    const [hint, found] = await readContract(client, {
+      address: positionManager,
+      abi: positionManagerAbi,
+      functionName: "findInsertHint",
+      args: [position.positionId ?? 0n, position.collateralZat, position.debt, from, HINT_STEPS_PER_CALL],
+    });
+    if (found || hint === from) return hint;
+    from = hint;
+  }
+  return from;
 }

@@ -2878,6 +2878,50 @@ export const positionManagerAbi = [
     "type": "function"
   },
   {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "positionId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "collateralZat",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "debt",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "from",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "maxSteps",
+        "type": "uint256"
+      }
+    ],
+    "name": "findInsertHint",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "hint",
+        "type": "uint256"
+      },
+      {
+        "internalType": "bool",
+        "name": "found",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [],
     "name": "freeCollateralZat",
     "outputs": [
@@ -3119,6 +3163,11 @@ export const positionManagerAbi = [
       {
         "internalType": "uint256",
         "name": "debt",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "hint",
         "type": "uint256"
       }
     ],
@@ -3378,6 +3427,11 @@ export const positionManagerAbi = [
         "internalType": "address",
         "name": "payer",
         "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "hint",
+        "type": "uint256"
       }
     ],
     "name": "repay",
@@ -3542,6 +3596,11 @@ export const positionManagerAbi = [
         "internalType": "uint256",
         "name": "nullifierHash",
         "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "hint",
+        "type": "uint256"
       }
     ],
     "name": "topUp",
@@ -3591,6 +3650,11 @@ export const positionManagerAbi = [
         "internalType": "address",
         "name": "caller",
         "type": "address"
+      },
+      {
+        "internalType": "uint256",
+        "name": "hint",
+        "type": "uint256"
       }
     ],
     "name": "withdraw",
@@ -4790,6 +4854,11 @@ export const stableMinterAbi = [
             "internalType": "address",
             "name": "owner",
             "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "hint",
+            "type": "uint256"
           }
         ],
         "internalType": "struct IStableMinter.MintRequest",
@@ -4878,6 +4947,11 @@ export const stableMinterAbi = [
             "internalType": "address",
             "name": "owner",
             "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "hint",
+            "type": "uint256"
           }
         ],
         "internalType": "struct IStableMinter.MintRequest[]",
@@ -5121,6 +5195,11 @@ export const stableMinterAbi = [
         "internalType": "uint256",
         "name": "amount",
         "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "hint",
+        "type": "uint256"
       }
     ],
     "name": "repay",
@@ -5154,6 +5233,11 @@ export const stableMinterAbi = [
         "internalType": "bytes",
         "name": "signature",
         "type": "bytes"
+      },
+      {
+        "internalType": "uint256",
+        "name": "hint",
+        "type": "uint256"
       }
     ],
     "name": "repayWithSig",
@@ -5290,6 +5374,11 @@ export const stableMinterAbi = [
             "internalType": "address",
             "name": "owner",
             "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "hint",
+            "type": "uint256"
           }
         ],
         "internalType": "struct IStableMinter.SpendItem[]",
@@ -5395,6 +5484,11 @@ export const stableMinterAbi = [
         "internalType": "uint256",
         "name": "positionId",
         "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "hint",
+        "type": "uint256"
       }
     ],
     "name": "topUp",
@@ -5493,6 +5587,11 @@ export const stableMinterAbi = [
         "internalType": "struct IStableMinter.Destination",
         "name": "to",
         "type": "tuple"
+      },
+      {
+        "internalType": "uint256",
+        "name": "hint",
+        "type": "uint256"
       }
     ],
     "name": "withdrawCollateral",
@@ -5538,6 +5637,11 @@ export const stableMinterAbi = [
         "internalType": "bytes",
         "name": "signature",
         "type": "bytes"
+      },
+      {
+        "internalType": "uint256",
+        "name": "hint",
+        "type": "uint256"
       }
     ],
     "name": "withdrawCollateralWithSig",

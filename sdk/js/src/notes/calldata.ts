@@ -14,6 +14,8 @@ export interface MintRequest {
   relayer: Address;
   fee: bigint;
   owner: Address;
+  /** Where the new position's walk into the ratio order starts (`findInsertHint`); 0 for none. Not bound by the proof. */
+  hint: bigint;
 }
 
 /** The `NoteSpend` struct of `StableMinter.topUp` and `withdrawNote`. */
@@ -33,7 +35,7 @@ export function noteSpend(signals: PublicSignals): NoteSpend {
   };
 }
 
-export function mintRequest(signals: PublicSignals, binding: Binding): MintRequest {
+export function mintRequest(signals: PublicSignals, binding: Binding, hint = 0n): MintRequest {
   return {
     root: signals.root,
     nullifierHash: signals.nullifierHash,
@@ -44,6 +46,7 @@ export function mintRequest(signals: PublicSignals, binding: Binding): MintReque
     relayer: binding.relayer,
     fee: binding.fee,
     owner: binding.owner,
+    hint,
   };
 }
 

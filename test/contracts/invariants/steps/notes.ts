@@ -139,6 +139,7 @@ export class SpendBatch extends Step {
             positionId,
             sealedAddress: positionId === 0n ? p.sealedAddress : "0x",
             owner,
+            hint: 0n,
           })),
         ]),
       );

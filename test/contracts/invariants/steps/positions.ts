@@ -166,7 +166,7 @@ export class TopUp extends Step {
         count("TopUp: spent and not open (NullifierAlreadySpent first)");
       }
       expected = pauseError(c, "pausable") ?? expected;
-      const outcome = await send(ctx, () => s.as(bob).minter.write.topUp([p.proof, p.spend, id]));
+      const outcome = await send(ctx, () => s.as(bob).minter.write.topUp([p.proof, p.spend, id, 0n]));
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       m.spent.add(`topUp${this.k}`);
       m.unminted -= p.floorZat;
@@ -215,7 +215,7 @@ export class Repay extends Step {
       const payer = this.bySig ? bob : alice;
       if (expected === null) await gather(ctx, payer.address, paid);
       const outcome = await send(ctx, async () => {
-        if (!this.bySig) return s.as(alice).minter.write.repay([id, amount]);
+        if (!this.bySig) return s.as(alice).minter.write.repay([id, amount, 0n]);
         const typed = repayTypedData(minterDomain(ctx), {
           positionId: id,
           maxAmount: amount,
@@ -224,7 +224,9 @@ export class Repay extends Step {
           deadline: await deadline(ctx),
         });
         const signature = await bob.signTypedData(typed);
-        return s.as(relayer).minter.write.repayWithSig([id, amount, bob.address, typed.message.deadline, signature]);
+        return s
+          .as(relayer)
+          .minter.write.repayWithSig([id, amount, bob.address, typed.message.deadline, signature, 0n]);
       });
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       m.supply -= paid;
@@ -266,8 +268,8 @@ export class Withdraw extends Step {
       expected = pauseError(c, "pausable") ?? expected;
       const to = destination(ctx, this.dest, p.owner);
       const outcome = await send(ctx, async () => {
-        if (this.caller === "owner") return s.as(owner).minter.write.withdrawCollateral([id, amount, to]);
-        if (this.caller === "stranger") return s.as(carol).minter.write.withdrawCollateral([id, amount, to]);
+        if (this.caller === "owner") return s.as(owner).minter.write.withdrawCollateral([id, amount, to, 0n]);
+        if (this.caller === "stranger") return s.as(carol).minter.write.withdrawCollateral([id, amount, to, 0n]);
         const signer = this.caller === "ownerSig" ? owner : carol;
         const typed = withdrawCollateralTypedData(minterDomain(ctx), {
           positionId: id,
@@ -279,7 +281,7 @@ export class Withdraw extends Step {
         const signature = await signer.signTypedData(typed);
         return s
           .as(relayer)
-          .minter.write.withdrawCollateralWithSig([id, amount, to, typed.message.deadline, signature]);
+          .minter.write.withdrawCollateralWithSig([id, amount, to, typed.message.deadline, signature, 0n]);
       });
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       released(ctx, m, p.owner, amount, to);
