@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { ZEC } from "../../helpers/fixtures.ts";
 import { MIN_DEBT, MINTS, TOP_UPS, WITHDRAWALS } from "./constants.ts";
 import type { Caller, Dest, Envelope, RedirectDest } from "./model.ts";
+import type { HintKind } from "./chain.ts";
 import type { Step } from "./world.ts";
 import { Deposit, DepositBatch, InsertPending, SpendBatch, type Tamper, WithdrawNote } from "./steps/notes.ts";
 import {
@@ -28,15 +29,17 @@ const dest = fc.constantFrom<Dest>("note", "address", "unpayable");
 const caller = fc.constantFrom<Caller>("owner", "owner", "ownerSig", "stranger", "strangerSig");
 const rarely = fc.nat({ max: 4 }).map((n) => n === 0);
 const bps = (lo: number, hi: number) => fc.integer({ min: lo, max: hi }).map(BigInt);
+/** A position write's hint: what it changes is gas, so the model predicts the same outcome for each. */
+const hint = fc.constantFrom<HintKind>("none", "found", "other");
 export const steps: fc.Arbitrary<Step>[] = [
   fc.bigInt(1n, 50n * ZEC).map((a) => new Deposit(a)),
   fc
     .tuple(fc.array(fc.bigInt(1n, 50n * ZEC), { minLength: 1, maxLength: 5 }), rarely)
     .map(([amounts, repeat]) => new DepositBatch(amounts, repeat)),
-  fc.nat({ max: MINTS.length - 1 }).map((k) => new Mint(k)),
-  fc.nat({ max: MINTS.length - 1 }).map((k) => new Mint(k)),
+  fc.tuple(fc.nat({ max: MINTS.length - 1 }), hint).map((a) => new Mint(...a)),
+  fc.tuple(fc.nat({ max: MINTS.length - 1 }), hint).map((a) => new Mint(...a)),
   fc.array(fc.nat({ max: MINTS.length - 1 }), { minLength: 1, maxLength: 4 }).map((ks) => new MintBatch(ks)),
-  fc.nat({ max: TOP_UPS.length - 1 }).map((k) => new TopUp(k)),
+  fc.tuple(fc.nat({ max: TOP_UPS.length - 1 }), hint).map((a) => new TopUp(...a)),
   fc
     .array(
       fc.oneof(
@@ -46,7 +49,9 @@ export const steps: fc.Arbitrary<Step>[] = [
       { minLength: 1, maxLength: 4 },
     )
     .map((picks) => new SpendBatch(picks)),
-  fc.tuple(index, fc.boolean(), bps(1, 9_999), fc.boolean()).map((a) => new Repay(...a)),
+  fc
+    .tuple(index, fc.boolean(), bps(1, 9_999), fc.boolean(), hint)
+    .map(([i, whole, fraction, bySig, h]) => new Repay(i, whole, fraction, bySig, undefined, h)),
   // All but a little: either side of the least debt a position may keep (PositionManager's minDebt).
   fc
     .tuple(
@@ -55,7 +60,7 @@ export const steps: fc.Arbitrary<Step>[] = [
       fc.oneof(fc.constant(MIN_DEBT - 1n), fc.constant(MIN_DEBT), fc.bigInt(1n, 2n * MIN_DEBT)),
     )
     .map(([i, bySig, leave]) => new Repay(i, false, 0n, bySig, leave)),
-  fc.tuple(index, fc.oneof(bps(1, 2_000), bps(1, 10_000)), dest, caller).map((a) => new Withdraw(...a)),
+  fc.tuple(index, fc.oneof(bps(1, 2_000), bps(1, 10_000)), dest, caller, hint).map((a) => new Withdraw(...a)),
   fc.tuple(index, dest, caller).map((a) => new Close(...a)),
   fc.tuple(riskiest, dest).map((a) => new Liquidate(...a)),
   fc.tuple(riskiest, dest).map((a) => new Redistribute(...a)),

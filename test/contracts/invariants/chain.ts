@@ -11,6 +11,7 @@ import {
   keccak256,
 } from "viem";
 import { expect } from "vitest";
+import { findInsertHint } from "@zsd/sdk";
 import { ALL_ERRORS } from "../../helpers/fixtures.ts";
 import { BPS, SETTLE_MARGIN_ZAT, ZAT_PRICE_TO_USD18, max, min } from "./constants.ts";
 import type { Context } from "./context.ts";
@@ -222,6 +223,24 @@ export async function gather({ s, owners }: Context, to: Address, amount: bigint
     have += give;
   }
   expect(have >= amount, `gather ${amount} for ${to}`).toBe(true);
+}
+
+/**
+ * How a position write picks its hint of where it lands in the ratio order: none (the bucket's head),
+ * the one findInsertHint gives, or another position's id (maybe in another bucket, closed, or the
+ * position itself). The outcome must be the same whichever: a hint changes only the gas.
+ */
+export type HintKind = "none" | "found" | "other";
+
+export async function hintOf(
+  { s }: Context,
+  c: Chain,
+  kind: HintKind,
+  position: { positionId?: bigint; collateralZat: bigint; debt: bigint },
+): Promise<bigint> {
+  if (kind === "none" || position.debt === 0n) return 0n;
+  if (kind === "other") return BigInt(((Number(position.positionId ?? 0n) * 7 + 3) % (c.positions.length + 2)) + 1);
+  return findInsertHint(s.publicClient, s.read.positions.address, position);
 }
 
 export const value = (c: Chain, zat: bigint) => zat * c.price * ZAT_PRICE_TO_USD18;

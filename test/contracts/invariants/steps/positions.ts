@@ -12,6 +12,8 @@ import {
   exitError,
   expectOutcome,
   gather,
+  type HintKind,
+  hintOf,
   minterDomain,
   pauseError,
   seizedAt,
@@ -40,11 +42,14 @@ import { count, stats } from "../stats.ts";
 import { Step, type World, pick } from "../world.ts";
 
 export class Mint extends Step {
-  constructor(readonly k: number) {
+  constructor(
+    readonly k: number,
+    readonly hint: HintKind = "none",
+  ) {
     super();
   }
   toString() {
-    return `Mint(${this.k})`;
+    return `Mint(${this.k}${this.hint === "none" ? "" : `, hint ${this.hint}`})`;
   }
   async run(m: Model, w: World) {
     const ctx = w.ctx;
@@ -73,7 +78,9 @@ export class Mint extends Step {
         count("Mint: spent and under a ratio (NullifierAlreadySpent first)");
       }
       expected = pauseError(c, "mint") ?? expected;
-      const outcome = await send(ctx, () => s.as(relayer).minter.write.mint([p.proof, p.request]));
+      // The hint is not bound by the proof: the relayer picks it.
+      const hint = await hintOf(ctx, c, this.hint, { collateralZat: p.floorZat, debt: p.mint });
+      const outcome = await send(ctx, () => s.as(relayer).minter.write.mint([p.proof, { ...p.request, hint }]));
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       m.spent.add(`mint${this.k}`);
       m.unminted -= p.floorZat;
@@ -145,11 +152,14 @@ export class MintBatch extends Step {
 }
 
 export class TopUp extends Step {
-  constructor(readonly k: number) {
+  constructor(
+    readonly k: number,
+    readonly hint: HintKind = "none",
+  ) {
     super();
   }
   toString() {
-    return `TopUp(${this.k})`;
+    return `TopUp(${this.k}${this.hint === "none" ? "" : `, hint ${this.hint}`})`;
   }
   async run(m: Model, w: World) {
     const ctx = w.ctx;
@@ -166,7 +176,14 @@ export class TopUp extends Step {
         count("TopUp: spent and not open (NullifierAlreadySpent first)");
       }
       expected = pauseError(c, "pausable") ?? expected;
-      const outcome = await send(ctx, () => s.as(bob).minter.write.topUp([p.proof, p.spend, id, 0n]));
+      const hint = position
+        ? await hintOf(ctx, c, this.hint, {
+            positionId: id,
+            collateralZat: position.collateralZat + p.floorZat,
+            debt: position.debt,
+          })
+        : 0n;
+      const outcome = await send(ctx, () => s.as(bob).minter.write.topUp([p.proof, p.spend, id, hint]));
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       m.spent.add(`topUp${this.k}`);
       m.unminted -= p.floorZat;
@@ -186,12 +203,13 @@ export class Repay extends Step {
     readonly bySig: boolean,
     /** Repays all but this much (wei), when given: either side of the least debt a position may keep. */
     readonly leave?: bigint,
+    readonly hint: HintKind = "none",
   ) {
     super();
   }
   toString() {
     const how = this.leave !== undefined ? `all but ${this.leave}` : this.whole ? "whole" : `${this.fractionBps}bps`;
-    return `Repay(${this.index}, ${how}${this.bySig ? ", sig" : ""})`;
+    return `Repay(${this.index}, ${how}${this.bySig ? ", sig" : ""}${this.hint === "none" ? "" : `, hint ${this.hint}`})`;
   }
   async run(m: Model, w: World) {
     const ctx = w.ctx;
@@ -214,8 +232,13 @@ export class Repay extends Step {
       else if (p.debt - paid < MIN_DEBT && p.debt >= MIN_DEBT) expected = "DebtBelowMinimum";
       const payer = this.bySig ? bob : alice;
       if (expected === null) await gather(ctx, payer.address, paid);
+      const hint = await hintOf(ctx, c, this.hint, {
+        positionId: id,
+        collateralZat: p.collateralZat,
+        debt: paid <= p.debt ? p.debt - paid : p.debt,
+      });
       const outcome = await send(ctx, async () => {
-        if (!this.bySig) return s.as(alice).minter.write.repay([id, amount, 0n]);
+        if (!this.bySig) return s.as(alice).minter.write.repay([id, amount, hint]);
         const typed = repayTypedData(minterDomain(ctx), {
           positionId: id,
           maxAmount: amount,
@@ -226,7 +249,7 @@ export class Repay extends Step {
         const signature = await bob.signTypedData(typed);
         return s
           .as(relayer)
-          .minter.write.repayWithSig([id, amount, bob.address, typed.message.deadline, signature, 0n]);
+          .minter.write.repayWithSig([id, amount, bob.address, typed.message.deadline, signature, hint]);
       });
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       m.supply -= paid;
@@ -241,11 +264,13 @@ export class Withdraw extends Step {
     readonly fractionBps: bigint,
     readonly dest: Dest,
     readonly caller: Caller,
+    readonly hint: HintKind = "none",
   ) {
     super();
   }
   toString() {
-    return `Withdraw(${this.index}, ${this.fractionBps}bps, ${this.dest}, ${this.caller})`;
+    const hint = this.hint === "none" ? "" : `, hint ${this.hint}`;
+    return `Withdraw(${this.index}, ${this.fractionBps}bps, ${this.dest}, ${this.caller}${hint})`;
   }
   async run(m: Model, w: World) {
     const ctx = w.ctx;
@@ -267,9 +292,13 @@ export class Withdraw extends Step {
       } else if (p.debt !== 0n) expected = exitError(c, amount, 0n, c.params.systemFloorRatioBps);
       expected = pauseError(c, "pausable") ?? expected;
       const to = destination(ctx, this.dest, p.owner);
+      const hint =
+        amount <= p.collateralZat
+          ? await hintOf(ctx, c, this.hint, { positionId: id, collateralZat: left, debt: p.debt })
+          : 0n;
       const outcome = await send(ctx, async () => {
-        if (this.caller === "owner") return s.as(owner).minter.write.withdrawCollateral([id, amount, to, 0n]);
-        if (this.caller === "stranger") return s.as(carol).minter.write.withdrawCollateral([id, amount, to, 0n]);
+        if (this.caller === "owner") return s.as(owner).minter.write.withdrawCollateral([id, amount, to, hint]);
+        if (this.caller === "stranger") return s.as(carol).minter.write.withdrawCollateral([id, amount, to, hint]);
         const signer = this.caller === "ownerSig" ? owner : carol;
         const typed = withdrawCollateralTypedData(minterDomain(ctx), {
           positionId: id,
@@ -281,7 +310,7 @@ export class Withdraw extends Step {
         const signature = await signer.signTypedData(typed);
         return s
           .as(relayer)
-          .minter.write.withdrawCollateralWithSig([id, amount, to, typed.message.deadline, signature, 0n]);
+          .minter.write.withdrawCollateralWithSig([id, amount, to, typed.message.deadline, signature, hint]);
       });
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       released(ctx, m, p.owner, amount, to);
