@@ -25,7 +25,7 @@ import {
   releaseProver,
   verifyCollateralProof,
 } from "@zsd/sdk/notes";
-import { PROVING_ARTIFACTS, VERIFICATION_KEY, ZEC, ZSD, accounts, createSystem } from "@zsd/testkit";
+import { PROVING_ARTIFACTS, VERIFICATION_KEY, ZEC, ZSD, accounts, createSystem, crowdedWriteGas } from "@zsd/testkit";
 import { summarize } from "./stats.ts";
 
 const TARGETS = { mintGas: 290_000, proofMedianMs: 1_000, verifyMedianMs: 50 };
@@ -391,6 +391,19 @@ try {
     console.log(`recordDeposits ${size}: ${leafBatchGas[String(size)]} gas per leaf`);
   }
 
+  // Writes landing in one crowded bucket of the ratio order, each with its hint, against the same
+  // writes into an empty bucket (testkit's crowd: a PositionManager of its own, filed without proofs).
+  const crowdedBucket = {
+    empty: await crowdedWriteGas(s, 0),
+    of500: await crowdedWriteGas(s, 500),
+    of5000: await crowdedWriteGas(s, 5_000),
+  };
+  for (const [size, g] of Object.entries(crowdedBucket)) {
+    console.log(
+      `bucket ${size}: mint ${g.mint}, repay ${g.repay}, top-up ${g.topUp}, mint without hint ${g.mintUnhinted}`,
+    );
+  }
+
   // Prover: warm-up once (curve set-up), then PROOF_RUNS timed proofs.
   const note = createNote();
   const amountZat = 3n * ZEC;
@@ -483,6 +496,22 @@ try {
         redistributeToAddress: redistributeGas,
         redeemThatFirstSpreadsAPosition: redeemSpreadingGas,
       },
+      /**
+       * Whole transactions through testkit's DirectMinter that land in a bucket of the ratio order
+       * holding no, 500 or 5,000 positions: a mint, a repayment and a top-up with their hints, and
+       * the mint without one. The real minter adds the same note spend and token moves to each.
+       */
+      crowdedBucket: Object.fromEntries(
+        Object.entries(crowdedBucket).map(([size, g]) => [
+          size,
+          {
+            mint: Number(g.mint),
+            repay: Number(g.repay),
+            topUp: Number(g.topUp),
+            mintUnhinted: Number(g.mintUnhinted),
+          },
+        ]),
+      ),
     },
     circuit: { constraints: readManifest().constraints, publicSignals: readManifest().publicSignals.length },
     proveMs: summarize(proveMs),

@@ -39,6 +39,7 @@ interface Action {
   released: string | null;
   noteSequence: string | null;
   failureCode: string | null;
+  txHash: string | null;
 }
 
 describe("positions through the relay", () => {
@@ -107,7 +108,7 @@ describe("positions through the relay", () => {
       deadline: d,
     });
     const body = {
-      amount: String(amount / ZSD),
+      amount: formatZsd(amount),
       payer: payer.address,
       deadline: Number(d),
       signature: await payer.signTypedData(typed),
@@ -244,6 +245,22 @@ describe("positions through the relay", () => {
       [api.accountId],
     );
     expect(events.map((e) => e.type).filter((t) => t === "position.action.confirmed")).toHaveLength(4);
+  });
+
+  it("relays a repayment with the hint of the position's new place in the ratio order", async () => {
+    // Three positions of 7 ZEC in one bucket (keys 6.94e7-7e7 zatoshi per ZSD): 100, 100.4 and 100.8 ZSD.
+    await open(7n * ZEC, 100n * ZSD);
+    const middle = await open(7n * ZEC, 1004n * (ZSD / 10n));
+    const riskiest = await open(7n * ZEC, 1008n * (ZSD / 10n));
+    // 0.6 ZSD repaid takes the riskiest to 100.2 ZSD: between the others, after the middle one.
+    const { answer } = await repay(riskiest.id, 6n * (ZSD / 10n));
+    expect(answer.status).toBe(202);
+    const action = await settled(riskiest.id, answer.body.actionId as string);
+    expect(action.status).toBe("confirmed");
+    const sent = await s.publicClient.getTransaction({ hash: action.txHash as Hex });
+    const call = decodeFunctionData({ abi: stableMinterAbi, data: sent.input });
+    expect(call.functionName).toBe("repayWithSig");
+    expect(call.args.at(-1)).toBe(middle.id);
   });
 
   it("answers hostile actions with a problem and changes nothing", async () => {

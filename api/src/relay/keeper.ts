@@ -50,14 +50,17 @@ export class Keeper {
   async pass(): Promise<bigint[]> {
     const { chain } = this;
     const minter = { address: chain.minter, abi: stableMinterAbi } as const;
-    const positions = { address: chain.positions, abi: positionManagerAbi } as const;
+    // Every read of a pass at one block: a pass that straddles a price move or a pause would otherwise
+    // judge some positions before it and some after, and split what one batch should clear.
+    const blockNumber = await chain.client.getBlockNumber();
+    const positions = { address: chain.positions, abi: positionManagerAbi, blockNumber } as const;
     const [count, liquidationBps, bonusBps, token, paused, { price, frozen, ageSeconds, maxAgeSeconds }] =
       await Promise.all([
         chain.client.readContract({ ...positions, functionName: "positionCount" }),
         chain.client.readContract({ ...positions, functionName: "liquidationRatioBps" }),
         chain.client.readContract({ ...positions, functionName: "liquidationBonusBps" }),
         chain.client.readContract({ ...minter, functionName: "token" }),
-        chain.client.readContract({ ...minter, functionName: "paused" }),
+        chain.client.readContract({ ...minter, functionName: "paused", blockNumber }),
         chain.priceState(),
       ]);
     // A stale or frozen price liquidates nothing: the position manager would refuse it. Nor does a paused
