@@ -508,7 +508,8 @@ try {
             mint: Number(g.mint),
             repay: Number(g.repay),
             topUp: Number(g.topUp),
-            mintUnhinted: Number(g.mintUnhinted),
+            // Not measured past UNHINTED_CROWD_MAX: over the per-transaction gas cap.
+            mintUnhinted: g.mintUnhinted === undefined ? null : Number(g.mintUnhinted),
           },
         ]),
       ),

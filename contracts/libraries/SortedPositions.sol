@@ -76,21 +76,15 @@ library SortedPositions {
         uint256 hint
     ) private view returns (uint32 prev, uint32 next) {
         uint256 bucket = RatioBuckets.bucketOf(key);
-        if (hint != 0 && hint != id && hint <= type(uint32).max) {
-            PositionRecord storage near = positions[hint];
-            // Debt stored in the current epoch means filed in its order (`id` itself was just taken out
-            // and still reads so, hence the check above).
-            if (near.debt != 0 && near.epoch == epoch && RatioBuckets.bucketOf(near.key) == bucket) {
-                // Checked: a uint32 position id.
-                // forge-lint: disable-next-line(unsafe-typecast)
-                uint32 at = uint32(hint);
-                if (near.key >= key) {
-                    (prev, next) = (near.prev, at);
-                    while (prev != 0 && positions[prev].key >= key) (prev, next) = (positions[prev].prev, prev);
-                    return (prev, next);
-                }
-                (prev, next) = (at, near.next);
+        uint32 at = _filedBeside(positions, epoch, id, bucket, hint);
+        if (at != 0) {
+            PositionRecord storage near = positions[at];
+            if (near.key >= key) {
+                (prev, next) = (near.prev, at);
+                while (prev != 0 && positions[prev].key >= key) (prev, next) = (positions[prev].prev, prev);
+                return (prev, next);
             }
+            (prev, next) = (at, near.next);
         }
         if (prev == 0) next = order.buckets.heads[(uint256(epoch) << 24) | bucket];
         while (next != 0 && positions[next].key < key) (prev, next) = (next, positions[next].next);
@@ -111,14 +105,8 @@ library SortedPositions {
     ) internal view returns (uint32 prev, bool found) {
         uint256 bucket = RatioBuckets.bucketOf(key);
         uint32 next;
-        if (from != 0 && from != id && from <= type(uint32).max) {
-            PositionRecord storage near = positions[from];
-            if (near.debt != 0 && near.epoch == epoch && RatioBuckets.bucketOf(near.key) == bucket && near.key < key) {
-                // Checked: a uint32 position id.
-                // forge-lint: disable-next-line(unsafe-typecast)
-                (prev, next) = (uint32(from), near.next);
-            }
-        }
+        uint32 at = _filedBeside(positions, epoch, id, bucket, from);
+        if (at != 0 && positions[at].key < key) (prev, next) = (at, positions[at].next);
         if (prev == 0) next = order.buckets.heads[(uint256(epoch) << 24) | bucket];
         for (uint256 walked = 0; next != 0; ++walked) {
             if (next == id) {
@@ -130,6 +118,24 @@ library SortedPositions {
             (prev, next) = (next, positions[next].next);
         }
         return (prev, true);
+    }
+
+    /// @dev `hint` as a position id when it is another position than `id` filed in `bucket` of `epoch`'s
+    /// order, else 0. Debt stored in the current epoch means filed in its order; `id` itself is left
+    /// out, as a write has just taken it out of the order while its record still reads so.
+    function _filedBeside(
+        mapping(uint256 => PositionRecord) storage positions,
+        uint32 epoch,
+        uint32 id,
+        uint256 bucket,
+        uint256 hint
+    ) private view returns (uint32) {
+        if (hint == 0 || hint == id || hint > type(uint32).max) return 0;
+        PositionRecord storage near = positions[hint];
+        if (near.debt == 0 || near.epoch != epoch || RatioBuckets.bucketOf(near.key) != bucket) return 0;
+        // Checked above: a uint32 position id.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        return uint32(hint);
     }
 
     /// @dev Takes `position` out of the order of the epoch it was filed in.

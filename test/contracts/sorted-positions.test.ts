@@ -55,7 +55,7 @@ describe("the ratio order under a crowd in one bucket", () => {
         (empty[op] * 105n) / 100n,
       );
     }
-    expect(crowded.mintUnhinted - crowded.mint).toBeGreaterThan(BigInt(CROWD) * STEP_GAS);
+    expect(crowded.mintUnhinted! - crowded.mint).toBeGreaterThan(BigInt(CROWD) * STEP_GAS);
   });
 
   it("files every position by its ratio whatever hint each write takes", async () => {

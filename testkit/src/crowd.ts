@@ -83,9 +83,13 @@ export const CROWD_LAYOUT = {
   topUpZat: (3n * ZEC) / 10n,
 } as const;
 
+/** The largest crowd `crowdedWriteGas` sends an unhinted mint into. */
+export const UNHINTED_CROWD_MAX = 2_000;
+
 /**
  * Gas of a mint, a repayment and a top-up (each from the same state) that land in a bucket holding
- * `crowdSize` positions, each with the hint `findInsertHint` gives, and of the mint without one. The
+ * `crowdSize` positions, each with the hint `findInsertHint` gives, and of the mint without one (up to
+ * UNHINTED_CROWD_MAX). The
  * repayment and top-up move a position from the bucket below into the middle of the crowd, so with
  * no crowd every write lands in an empty bucket. Whole transactions through DirectMinter: the real
  * minter's note spend and token moves add the same to each whatever the crowd.
@@ -119,7 +123,10 @@ export async function crowdedWriteGas(s: System, crowdSize: number) {
     const gasOf = async (hash: Hex) => (await s.receipt(hash)).gasUsed;
     const fresh = { collateralZat: L.collateralZat, debt: L.freshDebt };
     const mint = await once(async () => (await open(L.freshDebt, await c.hintFor(fresh))).gas);
-    const mintUnhinted = await once(async () => (await open(L.freshDebt, 0n)).gas);
+    // Without a hint a mint walks the whole crowd, about 4,500 gas a position: past 3,000 or so it
+    // needs more than the 2^24 gas one transaction may use, so it cannot be sent at all.
+    const mintUnhinted =
+      crowdSize <= UNHINTED_CROWD_MAX ? await once(async () => (await open(L.freshDebt, 0n)).gas) : undefined;
     const repaid = { positionId: mover, collateralZat: L.collateralZat, debt: L.moverDebt - L.repay };
     const repay = await once(async () => gasOf(await c.minter.write.repay([mover, L.repay, await c.hintFor(repaid)])));
     const toppedUp = { positionId: mover, collateralZat: L.collateralZat + L.topUpZat, debt: L.moverDebt };
