@@ -7511,6 +7511,11 @@ export const priceFeedAbi = [
         "internalType": "uint256",
         "name": "maxDeviationBps_",
         "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "referenceWindow_",
+        "type": "uint256"
       }
     ],
     "stateMutability": "nonpayable",
@@ -7962,6 +7967,42 @@ export const priceFeedAbi = [
     "type": "function"
   },
   {
+    "inputs": [],
+    "name": "referencePrice",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "price",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "pending",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "pendingSince",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "referenceWindow",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [
       {
         "internalType": "bytes32",
@@ -8063,6 +8104,19 @@ export const priceFeedAbi = [
       }
     ],
     "name": "setMaxPriceAge",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "newReferenceWindow",
+        "type": "uint256"
+      }
+    ],
+    "name": "setReferenceWindow",
     "outputs": [],
     "stateMutability": "nonpayable",
     "type": "function"
