@@ -1,6 +1,7 @@
 // Reserves in public: custody's ZEC read from its node against the chain's count; a payout sent
 // outside the system and a deposit attested but never received are each found with their figures;
-// the guardian stops new mints on the shortfall and resumes them once it is made good.
+// the guardian stops new mints on the shortfall and resumes them once it is made good, and a guardian
+// transaction that fails leaves the reading and its alert stored and is tried again at the next.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNote, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
@@ -50,10 +51,23 @@ describe("reserves", () => {
     };
   };
 
+  const events = async () =>
+    (
+      await storage.db.query<{ type: string; payload: string }>(
+        "SELECT type, payload FROM webhook_events WHERE type LIKE 'reserves.%' ORDER BY created_at, id",
+      )
+    ).map((e) => ({ type: e.type, data: (JSON.parse(e.payload) as { data: Record<string, unknown> }).data }));
+  const metric = async (name: string) => {
+    const text = await (await api.call("/metrics", { key: null })).text();
+    return text.match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1];
+  };
+
   it("answers 503 before the first reading, then both sides: custody's float over the chain's count", async () => {
     const before = await api.call("/v1/reserves", { key: null });
     expect(before.status).toBe(503);
     expect(before.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    // No reading yet: its age is unbounded, so an alert on it fires for a watch that never read.
+    expect(await metric("zsd_reserves_reading_age_seconds")).toBe("+Inf");
     // Deposits through the sandbox: paid into custody's address, recorded under the attestors.
     for (const amount of ["3", "1.5"]) {
       const response = await api.call(
@@ -76,6 +90,7 @@ describe("reserves", () => {
     expect(shown).toMatchObject({ status: "ok", differenceZat: FLOAT.toString(), mintsPaused: false });
     expect(shown.chain.expectedZat).toBe("450000000");
     expect(shown.custody.zcashHeight).toBeGreaterThan(0);
+    expect(Number(await metric("zsd_reserves_reading_age_seconds"))).toBeLessThan(60);
   });
 
   it("finds a payout sent outside the system, stops new mints through the guardian and resumes them once made good", async () => {
@@ -118,16 +133,11 @@ describe("reserves", () => {
     // The metric tells the operator.
     const metrics = await (await api.call("/metrics", { key: null })).text();
     expect(metrics).toMatch(/^zsd_reserves_shortfall 1$/m);
-    const events = async () =>
-      (
-        await storage.db.query<{ type: string; payload: string }>(
-          "SELECT type, payload FROM webhook_events WHERE type LIKE 'reserves.%' ORDER BY created_at",
-        )
-      ).map((e) => ({ type: e.type, data: (JSON.parse(e.payload) as { data: Record<string, unknown> }).data }));
+    // Queued with the reading, before the guardian stopped mints.
     expect(await events()).toEqual([
       {
         type: "reserves.shortfall",
-        data: expect.objectContaining({ differenceZat: short.differenceZat.toString(), mintsPaused: true }),
+        data: expect.objectContaining({ differenceZat: short.differenceZat.toString(), mintsPaused: false }),
       },
     ]);
     // Made good (the operator pays the ZEC back, and the test kit's 4 ZEC deposit, recorded without
@@ -193,5 +203,55 @@ describe("reserves", () => {
     const reading = await api.reserves!.reconcile();
     expect(reading).toMatchObject({ status: "ok", mintsPaused: true, pausedByWatch: false });
     expect(await s.read.minter.read.mintsPaused()).toBe(true);
+  });
+
+  it("stores the reading and its alert when the guardian's transaction fails, and stops mints at the next reading", async () => {
+    await s.receipt(await s.as(accounts.guardian).minter.write.setMintsPaused([false, "operator resumes"]));
+    expect(await api.reserves!.reconcile()).toMatchObject({ status: "ok", mintsPaused: false });
+    const told = (await events()).length;
+    // The guardian's key has nothing to pay gas with: its transaction cannot go out.
+    const guardian = accounts.guardian.address;
+    const funds = await s.publicClient.getBalance({ address: guardian });
+    await s.testClient.setBalance({ address: guardian, value: 0n });
+    const thief = api.zcash.simulator.wallet("attestor1").newAddress();
+    api.zcash.simulator.payOutside(api.zcash.custodyAddress, thief, FLOAT + 1n * ZEC);
+    api.zcash.simulator.generate(1);
+    const short = await api.reserves!.reconcile();
+    expect(short).toMatchObject({ status: "shortfall", mintsPaused: false, pausedByWatch: false, pauseFailed: true });
+    expect(await s.read.minter.read.mintsPaused()).toBe(false);
+    // Stored, published, alerted and counted all the same.
+    expect(await reserves()).toMatchObject({ status: "shortfall", mintsPaused: false, pauseFailed: true });
+    const [row] = await storage.db.query<{ pause_failed: boolean; pause_error: string | null }>(
+      "SELECT pause_failed, pause_error FROM reserve_readings ORDER BY id DESC LIMIT 1",
+    );
+    expect(row!.pause_failed).toBe(true);
+    expect(row!.pause_error, "the cause, as the node gave it").toMatch(/funds|balance/i);
+    expect((await events()).slice(told)).toEqual([
+      {
+        type: "reserves.shortfall",
+        data: expect.objectContaining({ differenceZat: short.differenceZat.toString(), mintsPaused: false }),
+      },
+    ]);
+    expect(await metric("zsd_reserves_shortfall")).toBe("1");
+    expect(await metric("zsd_reserves_pause_failed")).toBe("1");
+
+    // Funded again: the next reading stops mints, and tells no one twice.
+    await s.testClient.setBalance({ address: guardian, value: funds });
+    const retried = await api.reserves!.reconcile();
+    expect(retried).toMatchObject({ status: "shortfall", mintsPaused: true, pausedByWatch: true, pauseFailed: false });
+    expect(await s.read.minter.read.mintsPaused()).toBe(true);
+    expect(await metric("zsd_reserves_pause_failed")).toBe("0");
+    expect((await events()).length).toBe(told + 1);
+
+    // A resume that fails is retried the same way.
+    await s.testClient.setBalance({ address: guardian, value: 0n });
+    api.zcash.simulator.ledger.receive(api.zcash.custodyAddress, FLOAT + 1n * ZEC + 10_000n);
+    api.zcash.simulator.generate(1);
+    const good = await api.reserves!.reconcile();
+    expect(good).toMatchObject({ status: "ok", mintsPaused: true, pausedByWatch: true, pauseFailed: true });
+    expect((await events()).slice(told + 1).map((e) => e.type)).toEqual(["reserves.restored"]);
+    await s.testClient.setBalance({ address: guardian, value: funds });
+    expect(await api.reserves!.reconcile()).toMatchObject({ status: "ok", mintsPaused: false, pauseFailed: false });
+    expect(await s.read.minter.read.mintsPaused()).toBe(false);
   });
 });
