@@ -2,6 +2,7 @@
 // outside the system and a deposit attested but never received are each found with their figures;
 // the guardian stops new mints on the shortfall and resumes them once it is made good, and a guardian
 // transaction that fails leaves the reading and its alert stored and is tried again at the next.
+// The worker reads them on its schedule and after every settled payout.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNote, noteCommitment, releaseProver } from "@zsd/sdk/notes";
 import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
@@ -11,7 +12,7 @@ import { CustodyCalls } from "../../api/src/adapters/custody/custody-calls.ts";
 import { depositMemoHex } from "../../api/src/adapters/custody/index.ts";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { type System, ZEC, ZSD, accounts, deploySystem, expectRevert } from "../helpers/fixtures.ts";
-import { type RelayApi, json, openStorage, startRelayApi } from "./helpers.ts";
+import { type RelayApi, eventually, json, openStorage, startRelayApi } from "./helpers.ts";
 import { FormClient } from "../dashboard/client.ts";
 
 const FLOAT = 2n * ZEC;
@@ -253,5 +254,93 @@ describe("reserves", () => {
     await s.testClient.setBalance({ address: guardian, value: funds });
     expect(await api.reserves!.reconcile()).toMatchObject({ status: "ok", mintsPaused: false, pauseFailed: false });
     expect(await s.read.minter.read.mintsPaused()).toBe(false);
+  });
+});
+
+describe("reserves read by the worker", () => {
+  let s: System;
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+
+  beforeAll(async () => {
+    s = await deploySystem();
+    storage = await openStorage("postgres");
+    await s.depositAndMint({ amountZat: 10n * ZEC, mintAmount: 200n * ZSD, recipient: accounts.alice.address });
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await releaseProver();
+  });
+
+  const readings = async () =>
+    (
+      await storage.db.query<{ id: string; read_at: Date; paid_out_zat: string; block_number: string }>(
+        "SELECT id::text AS id, read_at, paid_out_zat::text AS paid_out_zat, block_number::text AS block_number " +
+          "FROM reserve_readings ORDER BY id",
+      )
+    ).map((r) => ({ ...r, readAt: new Date(r.read_at).getTime(), paidOutZat: BigInt(r.paid_out_zat) }));
+
+  it("reads the reserves on its schedule (RESERVES_CHECK_MS)", async () => {
+    const api = await startRelayApi(s, storage.db, { RESERVES_CHECK_MS: "200" });
+    try {
+      await storage.db.query("DELETE FROM reserve_readings");
+      api.worker!.start();
+      const seen = await eventually(readings, (rows) => rows.length >= 4, "four readings from the schedule");
+      // Paced by the period: each reading starts at least 200 ms after the one before (a pass may run
+      // late, never early), so n of them span (n - 1) periods, less the first one's own time.
+      for (let i = 1; i < seen.length; i++) expect(seen[i]!.readAt).toBeGreaterThan(seen[i - 1]!.readAt);
+      expect(seen.at(-1)!.readAt - seen[0]!.readAt).toBeGreaterThanOrEqual((seen.length - 1) * 200 - 400);
+      // And they go on: the worker is not done after a few.
+      const count = seen.length;
+      await eventually(readings, (rows) => rows.length > count + 1, "readings to go on");
+      const shown = (await (await api.call("/v1/reserves?history=2", { key: null })).json()) as { history: unknown[] };
+      expect(shown.history).toHaveLength(2);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("reads them again once a payout settles, without waiting for the schedule", async () => {
+    // An hour between scheduled readings: the worker's first pass reads once, and then only a payout does.
+    const api = await startRelayApi(s, storage.db, { RESERVES_CHECK_MS: "3600000" });
+    try {
+      await storage.db.query("DELETE FROM reserve_readings");
+      api.worker!.start();
+      const [first] = await eventually(readings, (rows) => rows.length === 1, "the first pass's reading");
+      const sealedAddress = s.seal(
+        "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez",
+        accounts.alice.address,
+      );
+      const { deadline, ...sig } = await s.signedRedeem(
+        accounts.alice,
+        40n * ZSD,
+        sealedAddress,
+        accounts.alice.address,
+      );
+      const redeem = await api.call(
+        "/v1/redeem",
+        json({
+          amount: 40,
+          sealedAddress,
+          owner: accounts.alice.address,
+          permit: { deadline: Number(deadline), ...sig },
+        }),
+      );
+      expect(redeem.status).toBe(202);
+      const { id } = (await redeem.json()) as { id: string };
+      await eventually(
+        async () => (await (await api.call(`/v1/redemptions/${id}`)).json()) as { status: string },
+        (r) => r.status === "paid",
+        "the redemption to be paid",
+      );
+      // $40 at $50/ZEC less the 0.5% fee: 0.796 ZEC left custody, and the chain counts it paid out.
+      const after = await eventually(readings, (rows) => rows.length === 2, "a reading after the settlement");
+      expect(after[1]!.paidOutZat - first!.paidOutZat).toBe(79_600_000n);
+      expect((await s.read.redemptions.read.getPayout([1n])).status, "completed on the chain").toBe(2);
+      // Nothing else reads them within the hour.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await readings()).toHaveLength(2);
+    } finally {
+      await api.close();
+    }
   });
 });
