@@ -6,20 +6,22 @@ import {AggregatorV3Interface} from "./interfaces/AggregatorV3Interface.sol";
 import {IPriceFeed} from "./interfaces/IPriceFeed.sol";
 
 /// @title ZEC/USD from two independent feeds, with a last good price for when neither can be trusted.
-/// @notice Shaped like Liquity v1's PriceFeed (Chainlink falling back to Tellor). Three differences,
-/// each on purpose:
-/// - The decision is made afresh on every read from what the feeds say now and the last good price;
-///   no status machine is kept. A primary coming back is trusted only if its round does not jump
-///   from the one before (the last it gave before it broke, or, when that round cannot be read, the
-///   last good price), so a primary that returns with a different price needs the second's word.
-/// - A suspect primary (a jump) is confirmed, not replaced: the second must agree with it. If two
-///   independent feeds disagree after one of them jumped, nothing says which is right, and acting
-///   on either lets whoever controls one of them choose the price.
-/// - A broken primary falls back to a healthy second only if the second is within a jump of the
-///   last good price: a second feed that is silently wrong (another pair, another scale) is caught
-///   the moment it would take over, not after it has priced the system.
-/// Feeds are read with a bare staticcall, so a feed that reverts or returns malformed data counts
-/// as broken instead of reverting every caller. A feed that burns all gas still reverts the caller.
+/// @notice Shaped like Liquity v1's PriceFeed (Chainlink falling back to Tellor), and stricter in
+/// three ways, each so that no single updater key sets the price:
+/// - The second feed is read on every fetch, not only when the primary looks wrong: a primary that
+///   passes every check of its own but disagrees with the second is not trusted alone (the price
+///   freezes at the last good one, as Liquity's does while it trusts neither oracle). Judged by
+///   itself, a feed cannot tell a real move from its updater's lie.
+/// - A lone feed (the other broken) is bounded against a reference price its updater cannot reset:
+///   the price both feeds last agreed on, or a last good price recorded at least a window earlier,
+///   never the feed's previous round. Measured from the previous round, six rounds of +49% written
+///   with fetches between (one block) move the price ~10×; measured from the reference, one key
+///   moves it at most `maxJumpBps` a window.
+/// - The decision is made afresh on every read from what the feeds say now, the last good price and
+///   the reference; no status machine is kept.
+/// See `IPriceFeed` for the table and what one key can do at worst. Feeds are read with a bare
+/// staticcall, so a feed that reverts or returns malformed data counts as broken instead of
+/// reverting every caller. A feed that burns all gas still reverts the caller.
 contract PriceFeed is IPriceFeed, AccessControl {
     uint8 private constant PRICE_DECIMALS = 8;
     uint256 private constant BPS = 10_000;
@@ -29,57 +31,86 @@ contract PriceFeed is IPriceFeed, AccessControl {
     uint256 private constant MAX_JUMP_BPS = 100_000;
     uint256 private constant MIN_DEVIATION_BPS = 10;
     uint256 private constant MAX_DEVIATION_BPS = 2_000;
-    /// @dev latestRoundData and getRoundData answer five words.
+    uint256 private constant MIN_REFERENCE_WINDOW = 10 minutes;
+    uint256 private constant MAX_REFERENCE_WINDOW = 7 days;
+    /// @dev latestRoundData answers five words.
     uint256 private constant ROUND_BYTES = 160;
 
-    /// @dev What every read needs, in one slot: the primary and the three bounds.
+    /// @dev What every read needs, in one slot: the primary and the four bounds (each under 2^24).
     struct Config {
         AggregatorV3Interface primary;
-        uint32 maxPriceAge;
-        uint32 maxJumpBps;
-        uint32 maxDeviationBps;
+        uint24 maxPriceAge;
+        uint24 maxJumpBps;
+        uint24 maxDeviationBps;
+        uint24 referenceWindow;
     }
 
-    /// @dev The last good price and the source recorded last, in one slot, written only when one changes.
+    /// @dev The last good price, the source recorded last and when the running reference window
+    /// began, in one slot, written only when one changes.
     struct Last {
         uint128 price;
         uint64 updatedAt;
         PriceSource source;
+        uint48 pendingSince;
     }
 
-    /// @dev One feed's latest round as judged now. `answer` is 0 unless positive and within 128 bits.
+    /// @dev The reference a lone feed is measured against, and the last good price that replaces it
+    /// once the running window has passed.
+    struct Reference {
+        uint128 price;
+        uint128 pending;
+    }
+
+    /// @dev One feed's latest round. `answer` is 0 unless positive and within 128 bits.
     struct Reading {
         FeedCondition condition;
         uint256 answer;
         uint256 updatedAt;
     }
 
+    /// @dev What a fetch decides, and both feeds' conditions for the event that says why.
+    struct Decision {
+        uint256 price;
+        uint256 updatedAt;
+        PriceSource source;
+        FeedCondition primary;
+        FeedCondition secondary;
+        /// @dev Both feeds answered and agreed: the price is theirs.
+        bool agreed;
+    }
+
     Config private _config;
-    /// @dev Apart from the config: read only when the primary is not healthy.
     AggregatorV3Interface private _secondary;
     Last private _last;
+    Reference private _reference;
 
     /// @param admin Holds DEFAULT_ADMIN_ROLE (governance's timelock once deployment hands it over).
-    /// @param maxJumpBps_ Liquity v1 uses 50% between Chainlink rounds; ZEC moves more than ETH, so
-    /// deployments pick their own.
+    /// @param maxJumpBps_ How far a lone feed may move the price from the reference. Liquity v1
+    /// uses 50% between Chainlink rounds; ZEC moves more than ETH, so deployments pick their own.
+    /// @param referenceWindow_ How long a last good price waits before it becomes the reference: a
+    /// lone feed walks the price by at most `maxJumpBps_` each such window.
     constructor(
         address admin,
         address primary,
         address secondary,
         uint256 maxPriceAge_,
         uint256 maxJumpBps_,
-        uint256 maxDeviationBps_
+        uint256 maxDeviationBps_,
+        uint256 referenceWindow_
     ) {
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
         _setFeeds(primary, secondary);
         _setMaxPriceAge(maxPriceAge_);
         _setMaxJump(maxJumpBps_);
         _setMaxDeviation(maxDeviationBps_);
+        _setReferenceWindow(referenceWindow_);
+        // No reference yet (zero: no lone feed is within reach of it), so only two agreeing feeds
+        // give the first price; frozen from the start would mean a last good price of zero.
+        // The first fetch also makes the agreed price the reference and begins the first window.
         (, , PriceSource source) = _fetch();
-        // Frozen from the start would mean a last good price of zero: no price at all.
         if (source == PriceSource.LastGood) {
-            Reading memory p = _read(_config.primary, 0);
-            revert NoTrustedPrice(p.condition, _read(_secondary, 0).condition);
+            Decision memory d = _decide(_config, 0);
+            revert NoTrustedPrice(d.primary, d.secondary);
         }
     }
 
@@ -93,19 +124,30 @@ contract PriceFeed is IPriceFeed, AccessControl {
     /// @inheritdoc IPriceFeed
     function peekPrice() external view returns (uint256 price, uint256 updatedAt, PriceSource source) {
         Last memory last = _last;
-        (price, updatedAt, source, , ) = _decide(last.price, last.updatedAt);
+        (Decision memory d, , , ) = _decideNow(_config, last);
+        if (d.source == PriceSource.LastGood) return (last.price, last.updatedAt, PriceSource.LastGood);
+        return (d.price, d.updatedAt, d.source);
     }
 
     /// @inheritdoc IPriceFeed
     function feedCondition(AggregatorV3Interface feed) external view returns (FeedCondition, uint256 answer) {
-        Reading memory r = _read(feed, _last.price);
-        return (r.condition, r.answer);
+        Config memory config = _config;
+        (Reference memory ref, ) = _referenceNow(config, _last);
+        Reading memory r = _read(feed, config.maxPriceAge);
+        return (_reach(r, ref.price, config.maxJumpBps), r.answer);
     }
 
     /// @inheritdoc IPriceFeed
     function lastGoodPrice() external view returns (uint256 price, uint256 updatedAt, PriceSource source) {
         Last memory last = _last;
         return (last.price, last.updatedAt, last.source);
+    }
+
+    /// @inheritdoc IPriceFeed
+    function referencePrice() external view returns (uint256 price, uint256 pending, uint256 pendingSince) {
+        Last memory last = _last;
+        (, Reference memory ref, , bool rolled) = _decideNow(_config, last);
+        return (ref.price, ref.pending, rolled ? block.timestamp : last.pendingSince);
     }
 
     /// @inheritdoc IPriceFeed
@@ -133,10 +175,16 @@ contract PriceFeed is IPriceFeed, AccessControl {
         return _config.maxDeviationBps;
     }
 
+    /// @inheritdoc IPriceFeed
+    function referenceWindow() external view returns (uint256) {
+        return _config.referenceWindow;
+    }
+
     // ----------------------------------------------------------- governance
 
     /// @inheritdoc IPriceFeed
-    /// @dev The last good price stays: the new feeds are judged against it like the old ones.
+    /// @dev The last good price and the reference stay: the new feeds are judged against them like
+    /// the old ones.
     function setFeeds(address primary, address secondary) external onlyRole(DEFAULT_ADMIN_ROLE) {
         _setFeeds(primary, secondary);
     }
@@ -156,51 +204,102 @@ contract PriceFeed is IPriceFeed, AccessControl {
         _setMaxDeviation(newMaxDeviationBps);
     }
 
+    /// @inheritdoc IPriceFeed
+    function setReferenceWindow(uint256 newReferenceWindow) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        _setReferenceWindow(newReferenceWindow);
+    }
+
     // ------------------------------------------------------------- internal
 
     function _fetch() private returns (uint256 price, uint256 updatedAt, PriceSource source) {
         Last memory last = _last;
-        FeedCondition primary;
-        FeedCondition secondary;
-        (price, updatedAt, source, primary, secondary) = _decide(last.price, last.updatedAt);
-        if (source != last.source) emit PriceSourceChanged(last.source, source, primary, secondary);
-        if (price != last.price || updatedAt != last.updatedAt || source != last.source) {
+        (Decision memory d, Reference memory ref, bool referenceMoved, bool rolled) = _decideNow(_config, last);
+        source = d.source;
+        (price, updatedAt) = source == PriceSource.LastGood ? (last.price, last.updatedAt) : (d.price, d.updatedAt);
+        if (source != last.source) emit PriceSourceChanged(last.source, source, d.primary, d.secondary);
+        if (referenceMoved) _reference = ref;
+        if (rolled) {
+            // Seconds since 1970 fit 48 bits for nine million years.
+            // forge-lint: disable-next-line(unsafe-typecast)
+            last.pendingSince = uint48(block.timestamp);
+        }
+        if (rolled || price != last.price || updatedAt != last.updatedAt || source != last.source) {
             // A price is a feed's answer within 128 bits, and its date at most this block's (_read).
             // forge-lint: disable-next-line(unsafe-typecast)
-            _last = Last(uint128(price), uint64(updatedAt), source);
+            _last = Last(uint128(price), uint64(updatedAt), source, last.pendingSince);
         }
     }
 
-    /// @dev The decision table (see the contract's notice). Frozen, it returns the last good price.
-    function _decide(
-        uint256 lastPrice,
-        uint256 lastUpdatedAt
-    )
-        private
-        view
-        returns (uint256 price, uint256 updatedAt, PriceSource source, FeedCondition primary, FeedCondition secondary)
-    {
-        Config memory config = _config;
-        Reading memory p = _read(config.primary, lastPrice);
-        if (p.condition == FeedCondition.Healthy) {
-            return (p.answer, p.updatedAt, PriceSource.Primary, FeedCondition.Healthy, FeedCondition.Unread);
+    /// @dev What a fetch in this block decides, and the reference it leaves (`referenceMoved` when
+    /// that differs from the stored one; `rolled` when a window ended).
+    function _decideNow(
+        Config memory config,
+        Last memory last
+    ) private view returns (Decision memory d, Reference memory ref, bool referenceMoved, bool rolled) {
+        (ref, rolled) = _referenceNow(config, last);
+        d = _decide(config, ref.price);
+        referenceMoved = rolled;
+        if (d.agreed && (ref.price != d.price || ref.pending != d.price)) {
+            // Two independent feeds vouched for it, so no one updater made it: the reference at once.
+            // Within 128 bits (_read).
+            // forge-lint: disable-next-line(unsafe-typecast)
+            ref = Reference(uint128(d.price), uint128(d.price));
+            referenceMoved = true;
         }
-        Reading memory q = _read(_secondary, lastPrice);
-        bool second =
-            p.condition == FeedCondition.Suspect
-                ? (q.condition == FeedCondition.Healthy || q.condition == FeedCondition.Suspect) &&
-                    _within(p.answer, q.answer, config.maxDeviationBps)
-                : q.condition == FeedCondition.Healthy &&
-                    (lastPrice == 0 || _within(q.answer, lastPrice, config.maxJumpBps));
-        if (second) return (q.answer, q.updatedAt, PriceSource.Secondary, p.condition, q.condition);
-        return (lastPrice, lastUpdatedAt, PriceSource.LastGood, p.condition, q.condition);
     }
 
-    /// @dev Judges a feed's latest round. The jump is measured from the round before; when that one
-    /// cannot be read (a feed's first round, a history the feed no longer serves) or is itself
-    /// unusable, from the last good price, and not at all before there is one.
-    function _read(AggregatorV3Interface feed, uint256 lastPrice) private view returns (Reading memory r) {
-        (bool ok, uint256 roundId, int256 answer, uint256 updatedAt) = _round(feed, false, 0);
+    /// @dev The reference as a fetch in this block sees it before deciding. Once a window has passed
+    /// since the pending price was taken, it becomes the reference and the last good price as it
+    /// stands becomes the pending one. Besides (in `_decideNow`), a price both feeds agree on becomes the
+    /// reference and the pending one at once. So the reference is always a price two feeds agreed on
+    /// or one the system had at least a window before, and a lone feed's updater cannot reset it by
+    /// writing rounds and fetching between them: without the other feed it moves once a window.
+    function _referenceNow(
+        Config memory config,
+        Last memory last
+    ) private view returns (Reference memory ref, bool rolled) {
+        ref = _reference;
+        // A window of at least ten minutes: a block producer's few seconds of skew gain nothing.
+        // forge-lint: disable-next-line(block-timestamp)
+        if (block.timestamp >= uint256(last.pendingSince) + config.referenceWindow) {
+            ref = Reference(ref.pending, last.price);
+            rolled = true;
+        }
+    }
+
+    /// @dev The decision table of `IPriceFeed`, against `referencePrice_`. Frozen, the price is left to the
+    /// caller (the last good one).
+    function _decide(Config memory config, uint256 referencePrice_) private view returns (Decision memory d) {
+        Reading memory p = _read(config.primary, config.maxPriceAge);
+        Reading memory q = _read(_secondary, config.maxPriceAge);
+        d.primary = _reach(p, referencePrice_, config.maxJumpBps);
+        d.secondary = _reach(q, referencePrice_, config.maxJumpBps);
+        bool pAnswers = p.condition == FeedCondition.Healthy;
+        bool qAnswers = q.condition == FeedCondition.Healthy;
+        d.source = PriceSource.LastGood;
+        if (pAnswers && qAnswers) {
+            // Both answer: they must agree, however far the market moved from the reference.
+            if (_within(p.answer, q.answer, config.maxDeviationBps)) {
+                (d.price, d.updatedAt, d.source, d.agreed) = (p.answer, p.updatedAt, PriceSource.Primary, true);
+            }
+        } else if (d.primary == FeedCondition.Healthy) {
+            (d.price, d.updatedAt, d.source) = (p.answer, p.updatedAt, PriceSource.Primary);
+        } else if (d.secondary == FeedCondition.Healthy) {
+            (d.price, d.updatedAt, d.source) = (q.answer, q.updatedAt, PriceSource.Secondary);
+        }
+    }
+
+    /// @dev An answering feed (`Healthy` from `_read`) is `Suspect` when beyond `maxJumpBps` of the
+    /// reference, and always before there is one.
+    function _reach(Reading memory r, uint256 referencePrice_, uint256 jumpBps) private pure returns (FeedCondition) {
+        if (r.condition != FeedCondition.Healthy) return r.condition;
+        return _within(r.answer, referencePrice_, jumpBps) ? FeedCondition.Healthy : FeedCondition.Suspect;
+    }
+
+    /// @dev Judges a feed's latest round by itself: `Healthy` here means answering (a positive answer
+    /// within 128 bits, dated neither in the future nor more than `maxAge` ago).
+    function _read(AggregatorV3Interface feed, uint256 maxAge) private view returns (Reading memory r) {
+        (bool ok, uint256 roundId, int256 answer, uint256 updatedAt) = _latestRound(feed);
         if (!ok || roundId == 0 || roundId > type(uint80).max || updatedAt == 0) {
             r.condition = FeedCondition.Unanswered;
             return r;
@@ -218,39 +317,24 @@ contract PriceFeed is IPriceFeed, AccessControl {
         if (updatedAt > block.timestamp) {
             r.condition = FeedCondition.FutureTimestamp;
             // forge-lint: disable-next-line(block-timestamp)
-        } else if (block.timestamp - updatedAt > _config.maxPriceAge) {
+        } else if (block.timestamp - updatedAt > maxAge) {
             r.condition = FeedCondition.Stale;
-        } else {
-            uint256 from = lastPrice;
-            (bool okBefore, , int256 before, ) = _round(feed, true, roundId - 1);
-            if (okBefore && before > 0 && before <= int256(uint256(type(uint128).max))) {
-                // Positive and within 128 bits, checked above.
-                // forge-lint: disable-next-line(unsafe-typecast)
-                from = uint256(before);
-            }
-            bool jumped = from != 0 && !_within(r.answer, from, _config.maxJumpBps);
-            r.condition = jumped ? FeedCondition.Suspect : FeedCondition.Healthy;
         }
     }
 
-    /// @dev `latestRoundData()` or `getRoundData(roundId)` by a bare staticcall: `ok` is false when
-    /// the call reverts or returns fewer than five words; extra return data is never copied.
-    function _round(
-        AggregatorV3Interface feed,
-        bool byId,
-        uint256 roundId
+    /// @dev `latestRoundData()` by a bare staticcall: `ok` is false when the call reverts or returns
+    /// fewer than five words; extra return data is never copied.
+    function _latestRound(
+        AggregatorV3Interface feed
     ) private view returns (bool ok, uint256 id, int256 answer, uint256 updatedAt) {
-        bytes4 selector =
-            byId ? AggregatorV3Interface.getRoundData.selector : AggregatorV3Interface.latestRoundData.selector;
-        uint256 size = byId ? 36 : 4;
+        bytes4 selector = AggregatorV3Interface.latestRoundData.selector;
         // Solidity's own call copies all return data (a feed could return megabytes) and reverts the
         // caller on a malformed answer: five words are read by hand instead.
         // solhint-disable-next-line no-inline-assembly
         assembly ("memory-safe") {
             let ptr := mload(0x40)
             mstore(ptr, selector)
-            mstore(add(ptr, 4), roundId)
-            ok := staticcall(gas(), feed, ptr, size, ptr, ROUND_BYTES)
+            ok := staticcall(gas(), feed, ptr, 4, ptr, ROUND_BYTES)
             if lt(returndatasize(), ROUND_BYTES) {
                 ok := 0
             }
@@ -292,7 +376,7 @@ contract PriceFeed is IPriceFeed, AccessControl {
         emit ParameterUpdated("maxPriceAge", _config.maxPriceAge, value);
         // At most 7 days, checked above.
         // forge-lint: disable-next-line(unsafe-typecast)
-        _config.maxPriceAge = uint32(value);
+        _config.maxPriceAge = uint24(value);
     }
 
     function _setMaxJump(uint256 value) private {
@@ -300,7 +384,7 @@ contract PriceFeed is IPriceFeed, AccessControl {
         emit ParameterUpdated("maxJumpBps", _config.maxJumpBps, value);
         // At most 100,000, checked above.
         // forge-lint: disable-next-line(unsafe-typecast)
-        _config.maxJumpBps = uint32(value);
+        _config.maxJumpBps = uint24(value);
     }
 
     function _setMaxDeviation(uint256 value) private {
@@ -308,6 +392,16 @@ contract PriceFeed is IPriceFeed, AccessControl {
         emit ParameterUpdated("maxDeviationBps", _config.maxDeviationBps, value);
         // At most 2,000, checked above.
         // forge-lint: disable-next-line(unsafe-typecast)
-        _config.maxDeviationBps = uint32(value);
+        _config.maxDeviationBps = uint24(value);
+    }
+
+    function _setReferenceWindow(uint256 value) private {
+        if (value < MIN_REFERENCE_WINDOW || value > MAX_REFERENCE_WINDOW) {
+            revert InvalidParameter("referenceWindow", value);
+        }
+        emit ParameterUpdated("referenceWindow", _config.referenceWindow, value);
+        // At most 7 days, checked above.
+        // forge-lint: disable-next-line(unsafe-typecast)
+        _config.referenceWindow = uint24(value);
     }
 }

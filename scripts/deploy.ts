@@ -40,10 +40,12 @@ export interface DeployParameters {
   initialZecUsdPrice: bigint;
   minCollateralRatioBps: bigint;
   maxPriceAge: bigint;
-  /** The largest move between a feed's rounds that is not suspect, in basis points. */
+  /** How far a lone feed (the other broken) may move the price from the reference, in basis points. */
   maxPriceJumpBps: bigint;
   /** How far apart the two feeds may be and agree, in basis points. */
   maxPriceDeviationBps: bigint;
+  /** How long, in seconds, a last good price waits before it becomes the reference a lone feed is held to. */
+  priceReferenceWindow: bigint;
   maxRootAge: bigint;
   redemptionFeeBps: bigint;
   governanceSupply: bigint;
@@ -62,6 +64,7 @@ export const DEFAULT_PARAMETERS: DeployParameters = {
   maxPriceAge: 3_600n,
   maxPriceJumpBps: 5_000n,
   maxPriceDeviationBps: 500n,
+  priceReferenceWindow: 3_600n,
   maxRootAge: 86_400n,
   redemptionFeeBps: 50n,
   governanceSupply: 1_000_000n * 10n ** 18n,
@@ -145,6 +148,7 @@ export async function deploy(options: DeployOptions): Promise<DeployedSystem> {
     p.maxPriceAge,
     p.maxPriceJumpBps,
     p.maxPriceDeviationBps,
+    p.priceReferenceWindow,
   ]);
   const token = await create("StableToken", [p.tokenName, p.tokenSymbol, deployer]);
   const registry = await create("CollateralRegistry", [deployer, attestors, attestorThreshold], {

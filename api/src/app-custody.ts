@@ -101,6 +101,11 @@ export function connectDeployment(
       toleranceZat: BigInt(config.RESERVES_TOLERANCE_ZAT),
       guardianKey: config.GUARDIAN_PRIVATE_KEY as `0x${string}` | undefined,
       onQueued,
+      onPauseFailed: (error, reading) =>
+        logger.error(
+          { err: error, status: reading.status, blockNumber: reading.blockNumber.toString() },
+          "the guardian's transaction on new mints failed; the reading and its alert are stored, the next reading retries",
+        ),
       onReading: (reading) => {
         if (reading.status === "shortfall") {
           logger.error(

@@ -1,5 +1,6 @@
-// Attestors that check for themselves: each signs only deposits its own node shows, so one
-// attestor alone records nothing, a lying node's attestor is outvoted, a deposit goes through with
+// Attestors that check for themselves: each signs only deposits its own node shows (amount, txid and
+// the memo's note commitment), so one attestor alone records nothing, a claim naming another note
+// than the memo's is signed by none, a lying node's attestor is outvoted, a deposit goes through with
 // one attestor down, and (the trust this leaves) two colluding attestors of three can record a
 // deposit that never happened.
 import { privateKeyToAccount } from "viem/accounts";
@@ -120,6 +121,23 @@ describe("attestors", () => {
     expect(await recorded()).toBe(before);
   });
 
+  it("signs nothing for a paid deposit claimed with another note commitment than its memo's, and records nothing", async () => {
+    const before = await recorded();
+    const deposit = paid(4n * ZEC);
+    // Right txid and amount; the leaf would hold a commitment whose note the claimant, not the depositor, knows.
+    const claimed = { ...deposit, noteCommitment: noteCommitment(createNote()) };
+    const refusal = (await custodyWith(urls())
+      .recordDeposits([claimed])
+      .catch((error: unknown) => error)) as QuorumNotMet;
+    expect(refusal).toBeInstanceOf(QuorumNotMet);
+    expect(refusal.answers.filter((a) => "signature" in a)).toEqual([]);
+    expect(refusal.answers.filter((a) => "refused" in a && a.status === 422)).toHaveLength(3);
+    expect(await recorded()).toBe(before);
+    // The deposit as paid still goes through.
+    await custodyWith(urls()).recordDeposits([deposit]);
+    expect(await recorded()).toBe(before + 4n * ZEC);
+  });
+
   it("records what two colluding attestors of three sign, backed by nothing: the trust a 2-of-3 set asks for", async () => {
     const before = await recorded();
     const fake = shownOnlyTo(
@@ -158,6 +176,14 @@ describe("attestors", () => {
     // Another amount than paid: not what the node shows.
     const otherAmount = await post({ batch: turn.toString(), deposits: [{ ...claim, amountZat: "100000001" }] });
     expect(otherAmount.status).toBe(422);
+    // The paid txid and amount with another note commitment than its memo carries: a leaf someone else
+    // could spend. Not what the node shows either, and nothing signed.
+    const otherCommitment = `0x${noteCommitment(createNote()).toString(16).padStart(64, "0")}`;
+    const otherMemo = await post({ batch: turn.toString(), deposits: [{ ...claim, noteCommitment: otherCommitment }] });
+    expect(otherMemo.status).toBe(422);
+    const refusedMemo = (await otherMemo.json()) as Record<string, unknown>;
+    expect(refusedMemo).toMatchObject({ code: "not_seen", deposits: [0] });
+    expect(refusedMemo).not.toHaveProperty("signature");
     const wrongTurn = await post({ batch: (turn + 1n).toString(), deposits: [claim] });
     expect(wrongTurn.status).toBe(409);
     expect(((await wrongTurn.json()) as { detail: string }).detail).toContain(`is ${turn}`);

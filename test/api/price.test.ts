@@ -103,11 +103,18 @@ describe("a stale price", () => {
     expect((await api.call("/v1/redeem", json(await redeemBody()))).status).toBe(202);
   });
 
-  it("refuses while the feeds disagree after a jump, though both are fresh, and recovers once they agree", async () => {
+  it("refuses while the feeds disagree (one drifted or jumped alone), though both are fresh, and recovers once they agree", async () => {
     const proofId = await verifiedProofId();
     const [, price] = await s.read.oracle.read.latestRoundData();
     await s.setPrice(price);
     const queued = (await api.db.query("SELECT 1 FROM mints")).length;
+    // The primary alone moves 10%, within the jump bound: healthy by itself, but the second disagrees.
+    await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([(price * 11n) / 10n]));
+    const drifted = await mint(proofId);
+    expect(drifted.status).toBe(503);
+    expect(((await drifted.json()) as { detail: string }).detail).toMatch(
+      /the primary feed is healthy, the second healthy, and the two disagree\./,
+    );
     // The primary alone doubles: suspect, and the second (unchanged) disagrees.
     await s.receipt(await s.as(oracleUpdater).oracle.write.setPrice([price * 2n]));
     const refused = await mint(proofId);
@@ -115,7 +122,7 @@ describe("a stale price", () => {
     const problem = (await refused.json()) as { code: string; detail: string };
     expect(problem.code).toBe("price_stale");
     expect(problem.detail).toMatch(
-      /frozen at its last good value: the primary feed is suspect .*, the second healthy\./,
+      /frozen at its last good value: the primary feed is suspect .*, the second healthy, and the two disagree\./,
     );
     expect(await api.db.query("SELECT 1 FROM mints")).toHaveLength(queued);
     const ready = await api.call("/v1/health/ready", { key: null });
@@ -138,7 +145,7 @@ describe("a stale price", () => {
       expect((await mint(proofId)).status).toBe(202);
       expect((await s.read.oracle.read.latestRoundData())[1]).toBe(before);
 
-      // A jump of 59%, posted to both feeds: they agree, so the price follows (from the second).
+      // A jump of 59%, posted to both feeds: they agree, so the price follows.
       const set = await sandbox.call("/v1/sandbox/price", json({ price: "20.5" }));
       expect(await set.json()).toMatchObject({ object: "sandbox_price", mode: "fixed", price: "20.5" });
       expect((await s.read.oracle.read.latestRoundData())[1]).toBe(2_050_000_000n);

@@ -67,7 +67,7 @@ describe("sandbox deposits and custody on the simulated node", () => {
     expect(submitted.status).toBe(201);
   });
 
-  it("serialises concurrent deposits through the attestor key", async () => {
+  it("serialises concurrent deposits, each recorded once under the attestors' quorum from custody's account", async () => {
     const before = await s.read.registry.read.size();
     const responses = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>

@@ -1,5 +1,7 @@
 // The Zcash side as npm start lays it out: the simulated node and each attestor in its own process.
-// A deposit paid into the node is recorded under the signatures those processes give.
+// A deposit paid into the node is recorded under the signatures those processes give. An attestor
+// whose chain node is on another chain than its deployment file names refuses to start.
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +15,7 @@ import { ZcashdClient } from "../../api/src/adapters/custody/zcashd.ts";
 import { depositMemoHex } from "../../api/src/adapters/custody/index.ts";
 import { LOCAL_ATTESTORS, hardhatAccount, hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { type ZcashProcesses, startZcashProcesses } from "../../scripts/lib/zcash-processes.ts";
+import { ROOT } from "../../scripts/lib/paths.ts";
 import { type System, ZEC, deploySystem } from "../helpers/fixtures.ts";
 
 describe("the Zcash side as processes", () => {
@@ -74,5 +77,45 @@ describe("the Zcash side as processes", () => {
       { noteCommitment: commitment, amountZat: 2n * ZEC, zcashTxId: zcashTxIdFromDisplay(txid) },
     ]);
     expect(await s.read.registry.read.totalDepositedZat()).toBe(before + 2n * ZEC);
+  });
+
+  it("refuses to start an attestor whose chain node is on another chain than its deployment file", async () => {
+    const start = (deploymentFile: string) =>
+      new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) => {
+        const child = spawn(process.execPath, ["--import", "tsx", "api/src/attestor/main.ts"], {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            ATTESTOR_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ATTESTORS.accounts[0]!),
+            ZCASHD_RPC_URL: zcash.env.ZCASHD_RPC_URL!,
+            ZCASHD_RPC_USER: zcash.env.ZCASHD_RPC_USER!,
+            ZCASHD_RPC_PASSWORD: zcash.env.ZCASHD_RPC_PASSWORD!,
+            CUSTODY_ADDRESS: zcash.custodyAddress,
+            RPC_URL: s.rpcUrl,
+            DEPLOYMENT_FILE: deploymentFile,
+            PORT: "0",
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (chunk: Buffer) => {
+          stdout += chunk.toString();
+          // Started: stop it, the point is made.
+          if (/listening on/.test(stdout)) child.kill("SIGTERM");
+        });
+        child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+        child.once("exit", (code) => resolve({ code, stderr, stdout }));
+      });
+    // The same deployment claimed for chain 1 (mainnet), against this node (a local chain).
+    const elsewhere = join(dir, "deployment-chain-1.json");
+    writeFileSync(elsewhere, JSON.stringify({ ...s.deployment, chainId: 1 }));
+    const refused = await start(elsewhere);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`is on chain ${s.chainId}, but ${elsewhere} is for chain 1; refusing to start`);
+    expect(refused.stdout).not.toMatch(/listening on/);
+    // Its own deployment file on the same node: it starts.
+    const started = await start(join(dir, "deployment.json"));
+    expect(started.stdout).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
   });
 });

@@ -11,6 +11,7 @@
 // redirected, note withdrawals, change and released notes inserted from the queue by anyone
 // (stretches read before an earlier insertion included; refused for leaves that
 // are not the queued ones or a stretch off the head), price moves and crashes,
+// feeds broken, disagreeing or walked by one updater,
 // governance through the impersonated timelock); each step predicts its own outcome from the chain
 // state before it (which error, or what changes), and after it the chain is
 // checked against the model kept here and against the invariants below.
@@ -30,10 +31,10 @@
 //
 // The steps are in invariants/steps/, the model in invariants/model.ts, the checks in invariants/checks.ts.
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { releaseProver } from "@zsd/sdk";
 import { BASE_PRICE, ONE } from "./invariants/constants.ts";
-import { post } from "./invariants/feeds.ts";
+import { WINDOW, post } from "./invariants/feeds.ts";
 import { type Context, setUp } from "./invariants/context.ts";
 import { read } from "./invariants/chain.ts";
 import type { Model } from "./invariants/model.ts";
@@ -74,9 +75,14 @@ describe("money invariants under random sequences", () => {
             ctx.base = await s.snapshot();
             await s.testClient.impersonateAccount({ address: ctx.timelock });
             // A fresh price on both feeds (the snapshot's may be older than maxPriceAge by now).
-            const fresh = { answer: BASE_PRICE, prev: BASE_PRICE, dating: "fresh" as const };
+            const fresh = { answer: BASE_PRICE, dating: "fresh" as const };
             await post(ctx, "p", fresh, fresh);
             await post(ctx, "q", fresh, fresh);
+            // The reference as the snapshot left it; its window runs on well past a run, except where
+            // a walk moves the clock (the model then predicts each move of it).
+            const [reference, pending, since] = await s.read.priceFeed.read.referencePrice();
+            const now = (await s.publicClient.getBlock()).timestamp;
+            expect(now < since + WINDOW, "the reference's window outlasts the run's start").toBe(true);
             world.chain = undefined;
             const model: Model = {
               held: initial.held,
@@ -85,7 +91,13 @@ describe("money invariants under random sequences", () => {
               pending: initial.pending,
               price: BASE_PRICE,
               frozen: false,
-              feeds: { p: fresh, q: fresh, last: BASE_PRICE },
+              feeds: {
+                p: fresh,
+                q: fresh,
+                last: BASE_PRICE,
+                ref: { price: reference, pending, since },
+                advanced: 0n,
+              },
               params: { ...initial.params },
               positions: initial.positions.map((p) => ({ owner: p.owner, status: p.status })),
               payouts: new Map(),

@@ -1,7 +1,9 @@
 // The key table of docs/trust.md against the deployed contracts: every role any address holds,
 // read from the grants and revocations since deployment, is one the table lists for that key,
-// and every role the table lists is held. The deployer holds none.
-import { readFileSync } from "node:fs";
+// and every role the table lists is held. The deployer holds none. Permissions that are not roles
+// (a contract naming another as its one caller, read from the `msg.sender` checks of the sources)
+// are listed too, and each names the key the table says.
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Abi, type Address, type Hex, keccak256, parseEventLogs, toHex, zeroAddress, zeroHash } from "viem";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -10,21 +12,36 @@ import { INSTANCE_OF } from "../../scripts/lib/artifacts.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { type System, deploySystem } from "../helpers/fixtures.ts";
 
-/** Rows of the table under "## Every key": the key's name and the `Contract.ROLE` items it holds. */
-function keyTable(): Map<string, string[]> {
+/** The on-chain cells of the table under "## Every key", by key. */
+function onChainCells(): Map<string, string> {
   const doc = readFileSync(join(ROOT, "docs", "trust.md"), "utf8");
   const section = doc.slice(doc.indexOf("## Every key"));
-  const rows = new Map<string, string[]>();
+  const rows = new Map<string, string>();
   for (const line of section.split("\n")) {
     const cells = line.split("|").map((c) => c.trim());
     const key = /^`([A-Za-z]+)`$/.exec(cells[1] ?? "")?.[1];
-    if (!key) continue;
-    rows.set(
-      key,
-      [...(cells[2] ?? "").matchAll(/`([A-Za-z]+\.[A-Z_]+)`/g)].map((m) => m[1]!),
-    );
+    if (key) rows.set(key, cells[2] ?? "");
   }
   return rows;
+}
+
+/** Each key's `Contract.ROLE` items. */
+function keyTable(): Map<string, string[]> {
+  return new Map(
+    [...onChainCells()].map(([key, cell]) => [key, [...cell.matchAll(/`([A-Za-z]+\.[A-Z_]+)`/g)].map((m) => m[1]!)]),
+  );
+}
+
+/** Each `Contract.name()` item, and the key whose row lists it. */
+function namedBy(): Map<string, string> {
+  const named = new Map<string, string>();
+  for (const [key, cell] of onChainCells()) {
+    for (const [, item] of cell.matchAll(/`([A-Za-z]+\.[a-z][A-Za-z]*\(\))`/g)) {
+      expect(named.has(item!), `${item} is listed twice`).toBe(false);
+      named.set(item!, key);
+    }
+  }
+  return named;
 }
 
 /** A deployed contract's ABI (a second instance of a contract has its contract's). */
@@ -95,5 +112,38 @@ describe("the key table", () => {
     expect(table.get("attestors")).toEqual([]);
     expect(await s.read.registry.read.attestors()).toEqual(roles.attestors);
     expect(Number(await s.read.registry.read.attestorThreshold())).toBe(roles.attestorThreshold);
+  });
+
+  it("lists every contract that names another as its one caller, and the deployment names the key listed", async () => {
+    // The sources' own gates: `msg.sender != x` makes x() (its getter, without the underscore) the one
+    // caller of what it guards. A minter's redemptions contract, where it requests payouts, is set once
+    // by the admin the same way, and whoever it names takes them.
+    const gates = new Set(["StableMinter.redemptions()"]);
+    for (const file of readdirSync(join(ROOT, "contracts")).filter((f) => f.endsWith(".sol"))) {
+      const source = readFileSync(join(ROOT, "contracts", file), "utf8");
+      for (const [, name] of source.matchAll(/msg\.sender != (_?[a-z][A-Za-z]*)\b/g)) {
+        gates.add(`${file.replace(/\.sol$/, "")}.${name!.replace(/^_/, "")}()`);
+      }
+    }
+    expect(gates).toEqual(
+      new Set([
+        "PositionManager.minter()",
+        "PositionManager.redemptions()",
+        "Redemptions.minter()",
+        "StableMinter.redemptions()",
+      ]),
+    );
+    const named = namedBy();
+    expect([...named.keys()].sort()).toEqual([...gates].sort());
+    const c = s.deployment.contracts as Record<string, { address: Address }>;
+    for (const [item, key] of named) {
+      const [contract, getter] = item.replace("()", "").split(".") as [string, string];
+      const value = await s.publicClient.readContract({
+        address: c[contract]!.address,
+        abi: abiOf(contract)!,
+        functionName: getter,
+      });
+      expect(value, `${item} names ${key}`).toBe(c[key]!.address);
+    }
   });
 });

@@ -23,13 +23,14 @@ export type PriceSource = (typeof PRICE_SOURCES)[number];
 /** IPriceFeed.FeedCondition, by index, as a sentence says it. */
 const FEED_CONDITIONS = [
   "healthy",
-  "suspect (jumped from its previous round)",
+  "suspect (beyond the jump bound from the reference price)",
   "not answering",
   "answering an invalid price",
   "dated in the future",
   "stale",
-  "not read",
 ] as const;
+/** The conditions of a feed that answers (fresh and positive), by index: two such feeds frozen disagree. */
+const ANSWERING = new Set([0, 1]);
 
 export class Chain {
   readonly client: PublicClient;
@@ -175,7 +176,7 @@ export class Chain {
   }
 
   /** How each of the two feeds looks to the price feed now, in words (for refusals that say why). */
-  async feedConditions(): Promise<{ primary: string; secondary: string }> {
+  async feedConditions(): Promise<{ primary: string; secondary: string; bothAnswer: boolean }> {
     const address = await this.priceFeed();
     const feed = { address, abi: priceFeedAbi } as const;
     const [primary, secondary] = await Promise.all([
@@ -187,7 +188,11 @@ export class Chain {
         this.read(() => this.client.readContract({ ...feed, functionName: "feedCondition", args: [f] })),
       ),
     );
-    return { primary: FEED_CONDITIONS[p] ?? "unknown", secondary: FEED_CONDITIONS[q] ?? "unknown" };
+    return {
+      primary: FEED_CONDITIONS[p] ?? "unknown",
+      secondary: FEED_CONDITIONS[q] ?? "unknown",
+      bothAnswer: ANSWERING.has(p) && ANSWERING.has(q),
+    };
   }
 
   /** A seal key by id on Redemptions: its public key (zero if unknown) and when it retires (0 while current). */

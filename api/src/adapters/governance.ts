@@ -44,20 +44,19 @@ const ABIS: Partial<Record<ContractName, Abi>> = {
   StableTimelock: stableTimelockAbi,
 };
 
-/** Role ids as AccessControl stores them, for summaries that say which role a call grants. */
+/**
+ * Role ids as AccessControl stores them, for summaries that say which role a call grants: every
+ * `*_ROLE` constant the contracts' ABIs expose (each is keccak256 of its name, as OpenZeppelin's
+ * are), so a role added to a contract is named here without a list to keep.
+ */
 const ROLES = new Map<string, string>([
   [zeroHash, "DEFAULT_ADMIN_ROLE"],
-  ...[
-    "ATTESTOR_ROLE",
-    "MINTER_ROLE",
-    "ORACLE_UPDATER_ROLE",
-    "PAUSER_ROLE",
-    "PAYOUT_ROLE",
-    "REDEEMER_ROLE",
-    "PROPOSER_ROLE",
-    "EXECUTOR_ROLE",
-    "CANCELLER_ROLE",
-  ].map((name) => [keccak256(toHex(name)), name] as [string, string]),
+  ...Object.values(ABIS)
+    .flatMap((abi) => abi ?? [])
+    .flatMap((item) =>
+      item.type === "function" && item.name.endsWith("_ROLE") && item.name !== "DEFAULT_ADMIN_ROLE" ? [item.name] : [],
+    )
+    .map((name) => [keccak256(toHex(name)), name] as [string, string]),
 ]);
 
 /** One argument of a decoded call, as a person reads it. */

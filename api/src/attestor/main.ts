@@ -37,6 +37,20 @@ const config = env.data;
 const deployment = loadDeployment(config.DEPLOYMENT_FILE, ["CollateralRegistry"]);
 const registry = deployment.contracts.CollateralRegistry.address;
 const client = createPublicClient({ transport: http(config.RPC_URL) });
+// What it signs names the deployment file's chain id (the EIP-712 domain), and the registry's turn
+// it reads from its own node: a node of another chain would have it sign for one chain against the
+// state of another. Refuse to start instead.
+const nodeChainId = await client.getChainId().catch((error: unknown) => {
+  console.error(`attestor: its chain node at ${config.RPC_URL} does not answer: ${String(error)}`);
+  process.exit(1);
+});
+if (nodeChainId !== deployment.chainId) {
+  console.error(
+    `attestor: its chain node at ${config.RPC_URL} is on chain ${nodeChainId}, ` +
+      `but ${config.DEPLOYMENT_FILE} is for chain ${deployment.chainId}; refusing to start`,
+  );
+  process.exit(1);
+}
 const zcashd = new ZcashdClient(config.ZCASHD_RPC_URL, {
   user: config.ZCASHD_RPC_USER,
   password: config.ZCASHD_RPC_PASSWORD,

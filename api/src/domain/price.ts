@@ -15,11 +15,12 @@ export async function freshPrice(chain: Chain, what: "mints" | "redemptions"): P
   const need = `${what} need one under ${maxAgeSeconds.toLocaleString("en")} s`;
   let detail = `${age}; ${need}. Retry once the oracle is updated.`;
   if (frozen) {
-    // Stale, broken, or disagreeing after a jump: say which, the fix differs.
+    // Stale, broken, beyond the reference alone, or the two disagreeing: say which, the fix differs.
     const feeds = await chain.feedConditions();
+    const why = feeds.bothAnswer ? ", and the two disagree" : "";
     detail =
       `${age}; ${need} from a trusted feed, and it is frozen at its last good value: ` +
-      `the primary feed is ${feeds.primary}, the second ${feeds.secondary}. Retry once a feed is updated.`;
+      `the primary feed is ${feeds.primary}, the second ${feeds.secondary}${why}. Retry once a feed is updated.`;
   }
   throw new DomainError("unavailable", "price_stale", "Price stale", detail, {
     retryAfter: 60,

@@ -1,7 +1,10 @@
 // Custody's ZEC against what the chain says it holds: read on a schedule and after every payout,
 // kept as a history, published at GET /v1/reserves. A shortfall beyond the tolerance tells the
 // operator (metric, webhook to every subscribed agent) and stops new mints through the guardian
-// key until the reserves are made good; the watch resumes only mints it stopped itself.
+// key until the reserves are made good; the watch resumes only mints it stopped itself. The reading
+// and the alert are stored before the guardian acts, so a guardian transaction that fails (a key out
+// of gas, a node down, the role revoked) never silences the alert: the reading says it failed, and
+// the next reading tries again, since it decides from the chain's mintsPaused as it then reads it.
 import type { Hex } from "viem";
 import { collateralRegistryAbi, stableMinterAbi } from "@zsd/sdk";
 import { formatZec } from "@zsd/sdk/units";
@@ -30,6 +33,8 @@ export interface ReserveReading {
   mintsPaused: boolean;
   /** The watch stopped mints itself (and so may resume them). */
   pausedByWatch: boolean;
+  /** The guardian's transaction this reading called for (stopping or resuming mints) failed; the next reading retries. */
+  pauseFailed: boolean;
 }
 
 /** Payout statuses whose ZEC may have left custody while the chain still counts it. */
@@ -48,11 +53,14 @@ export class ReservesStore {
       .then(([row]) => BigInt(row?.zat ?? "0"));
   }
 
-  async insert(tx: Queryable, r: ReserveReading): Promise<void> {
-    await tx.query(
+  /** Stores a reading; its id, for the guardian's outcome to be written to it. */
+  async insert(tx: Queryable, r: ReserveReading): Promise<string> {
+    const [row] = await tx.query<{ id: string }>(
       `INSERT INTO reserve_readings (read_at, held_zat, in_flight_zat, zcash_height, expected_zat, deposited_zat,
-         paid_out_zat, block_number, difference_zat, tolerance_zat, status, mints_paused, paused_by_watch)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+         paid_out_zat, block_number, difference_zat, tolerance_zat, status, mints_paused, paused_by_watch,
+         pause_failed)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+       RETURNING id::text AS id`,
       [
         r.readAt,
         r.heldZat.toString(),
@@ -67,7 +75,21 @@ export class ReservesStore {
         r.status,
         r.mintsPaused,
         r.pausedByWatch,
+        r.pauseFailed,
       ],
+    );
+    return row!.id;
+  }
+
+  /** What the guardian's transaction left: mints stopped or not, by the watch or not, or its failure. */
+  async settle(
+    id: string,
+    outcome: { mintsPaused: boolean; pausedByWatch: boolean; error?: string | undefined },
+  ): Promise<void> {
+    await this.db.query(
+      `UPDATE reserve_readings SET mints_paused = $2, paused_by_watch = $3, pause_failed = $4, pause_error = $5
+       WHERE id = $1`,
+      [id, outcome.mintsPaused, outcome.pausedByWatch, outcome.error !== undefined, outcome.error ?? null],
     );
   }
 
@@ -91,6 +113,7 @@ export class ReservesStore {
       status: row.status as "ok" | "shortfall",
       mintsPaused: Boolean(row.mints_paused),
       pausedByWatch: Boolean(row.paused_by_watch),
+      pauseFailed: Boolean(row.pause_failed),
     }));
   }
 
@@ -113,6 +136,8 @@ export interface ReservesWatchOptions {
   guardianKey?: Hex;
   onQueued?: () => void;
   onReading?: (reading: ReserveReading) => void;
+  /** The guardian's transaction failed (the reading and its alert are stored all the same). */
+  onPauseFailed?: (error: unknown, reading: ReserveReading) => void;
 }
 
 export class ReservesWatch {
@@ -163,20 +188,16 @@ export class ReservesWatch {
     const differenceZat = heldZat + inFlightZat - expectedZat;
     const status = -differenceZat > this.options.toleranceZat ? "shortfall" : "ok";
     const [previous] = await this.store.recent(1);
-    let paused = mintsPaused;
-    let pausedByWatch = previous?.pausedByWatch === true && mintsPaused;
-    if (status === "shortfall" && !mintsPaused && this.options.guardianKey) {
-      await this.#setMintsPaused(
-        true,
-        `reserves: custody holds ${formatZec(heldZat + inFlightZat)} ZEC, the chain counts ${formatZec(expectedZat)}`,
-      );
-      paused = true;
-      pausedByWatch = true;
-    } else if (status === "ok" && pausedByWatch && this.options.guardianKey) {
-      await this.#setMintsPaused(false, "reserves: made good");
-      paused = false;
-      pausedByWatch = false;
-    }
+    const pausedByWatch = previous?.pausedByWatch === true && mintsPaused;
+    const guardian = this.options.guardianKey !== undefined;
+    // What the guardian must do, decided from the chain as read: so a round whose transaction failed
+    // is followed by one that tries again.
+    const action =
+      guardian && status === "shortfall" && !mintsPaused
+        ? "pause"
+        : guardian && status === "ok" && pausedByWatch
+          ? "resume"
+          : undefined;
     const reading: ReserveReading = {
       readAt: new Date(),
       heldZat,
@@ -189,36 +210,65 @@ export class ReservesWatch {
       differenceZat,
       toleranceZat: this.options.toleranceZat,
       status,
-      mintsPaused: paused,
+      mintsPaused,
       pausedByWatch,
+      pauseFailed: false,
     };
     const changed = (previous?.status ?? "ok") !== status;
-    await this.db.transaction(async (tx) => {
-      await this.store.insert(tx, reading);
-      if (!changed) return;
-      const type = status === "shortfall" ? "reserves.shortfall" : "reserves.restored";
-      for (const account of await this.store.accountsListening(tx, this.options.environment, type)) {
-        await emitEvent(tx, { account, environment: this.options.environment, type, data: reservesEventData(reading) });
+    const id = await this.db.transaction(async (tx) => {
+      const id = await this.store.insert(tx, reading);
+      if (changed) {
+        const type = status === "shortfall" ? "reserves.shortfall" : "reserves.restored";
+        for (const account of await this.store.accountsListening(tx, this.options.environment, type)) {
+          await emitEvent(tx, {
+            account,
+            environment: this.options.environment,
+            type,
+            data: reservesEventData(reading),
+          });
+        }
       }
+      return id;
     });
     if (changed) this.options.onQueued?.();
+    if (action) {
+      try {
+        if (action === "pause") {
+          const held = formatZec(heldZat + inFlightZat);
+          await this.#setMintsPaused(
+            true,
+            `reserves: custody holds ${held} ZEC, the chain counts ${formatZec(expectedZat)}`,
+          );
+        } else {
+          await this.#setMintsPaused(false, "reserves: made good");
+        }
+        reading.mintsPaused = action === "pause";
+        reading.pausedByWatch = action === "pause";
+        await this.store.settle(id, reading);
+      } catch (error) {
+        reading.pauseFailed = true;
+        // viem's short message and the node's own words name the cause (no funds, a revert) without
+        // the request it made (its message adds the RPC URL and the call).
+        const { shortMessage, details } = error as { shortMessage?: string; details?: string };
+        const message = shortMessage ? [shortMessage, details].filter(Boolean).join(": ") : String(error);
+        await this.store.settle(id, { ...reading, error: message });
+        this.options.onPauseFailed?.(error, reading);
+      }
+    }
     this.options.onReading?.(reading);
     return reading;
   }
 
+  /** Not through `chain.read`: its failure is recorded as it is (no gas, a revert), not as a node down. */
   async #setMintsPaused(paused: boolean, reason: string): Promise<void> {
     const wallet = this.chain.wallet(this.options.guardianKey!);
-    const hash = await this.chain.read(() =>
-      wallet.writeContract({
-        address: this.chain.minter,
-        abi: stableMinterAbi,
-        functionName: "setMintsPaused",
-        args: [paused, reason],
-      } as never),
-    );
-    const receipt = await this.chain.read(() =>
-      this.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 }),
-    );
+    const hash = await wallet.writeContract({
+      address: this.chain.minter,
+      abi: stableMinterAbi,
+      functionName: "setMintsPaused",
+      args: [paused, reason],
+    } as never);
+    const receipt = await this.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     if (receipt.status !== "success") throw new Error(`guardian transaction ${hash} reverted`);
   }
 }
@@ -247,6 +297,7 @@ export function presentReading(r: ReserveReading) {
     toleranceZat: r.toleranceZat.toString(),
     status: r.status,
     mintsPaused: r.mintsPaused,
+    pauseFailed: r.pauseFailed,
   };
 }
 

@@ -93,6 +93,24 @@ export function trackReserves(metrics: Metrics, reserves: ReservesWatch): void {
       this.set((await latest())?.status === "shortfall" ? 1 : 0);
     },
   });
+  // A watch that stopped reading leaves the two above at their last values: alert on this too.
+  new Gauge({
+    name: "zsd_reserves_reading_age_seconds",
+    help: "Seconds since the newest reserves reading (+Inf before the first): alert well above RESERVES_CHECK_MS",
+    registers: [metrics.registry],
+    async collect() {
+      const reading = await latest();
+      this.set(reading ? Math.max(0, (Date.now() - reading.readAt.getTime()) / 1000) : Number.POSITIVE_INFINITY);
+    },
+  });
+  new Gauge({
+    name: "zsd_reserves_pause_failed",
+    help: "1 when the guardian's transaction the newest reading called for (stop or resume new mints) failed, else 0",
+    registers: [metrics.registry],
+    async collect() {
+      this.set((await latest())?.pauseFailed ? 1 : 0);
+    },
+  });
 }
 
 /** /metrics takes METRICS_TOKEN as a bearer token when one is set; production serves it only then. */

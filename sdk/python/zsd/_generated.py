@@ -189,6 +189,8 @@ class ReservesHistoryItem(TypedDict):
     status: Literal["ok", "shortfall"]
     # Whether new mints are stopped on the chain (StableMinter.mintsPaused)
     mintsPaused: bool
+    # The guardian's transaction this reading called for (stopping new mints on a shortfall, or resuming them) failed; the reading and its alert stand, and the next reading tries again
+    pauseFailed: bool
 
 
 class Reserves(TypedDict):
@@ -205,6 +207,8 @@ class Reserves(TypedDict):
     status: Literal["ok", "shortfall"]
     # Whether new mints are stopped on the chain (StableMinter.mintsPaused)
     mintsPaused: bool
+    # The guardian's transaction this reading called for (stopping new mints on a shortfall, or resuming them) failed; the reading and its alert stand, and the next reading tries again
+    pauseFailed: bool
     object: Literal["reserves"]
     # Earlier readings, newest first
     history: List[ReservesHistoryItem]

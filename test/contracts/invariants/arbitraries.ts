@@ -121,22 +121,31 @@ export const steps: fc.Arbitrary<Step>[] = [
   fc
     .tuple(riskiest, fc.constantFrom<"liquidation" | "100%">("liquidation", "100%"), fc.boolean())
     .map((a) => new Edge(...a)),
-  // One feed breaks, jumps, drifts from the other or mends (three times: a broken feed stays until
-  // mended or both feeds move, and the price freezes only when both are out or they disagree).
+  // One feed breaks, jumps, drifts from the other, is walked by its updater or mends (three times: a
+  // broken feed stays until mended or both feeds move, and the price freezes when both are out, they
+  // disagree, or the one left strays beyond the reference).
   ...[0, 1, 2].map(() =>
     fc
       .tuple(
         fc.constantFrom<"p" | "q">("p", "q"),
-        fc.constantFrom<FeedKind>("stale", "zero", "down", "future", "jump", "drift", "mend", "mend"),
+        fc.constantFrom<FeedKind>("stale", "zero", "down", "future", "jump", "drift", "walk", "mend", "mend"),
       )
-      .chain(([which, kind]) =>
-        (kind === "jump"
-          ? fc.oneof(bps(-9_000, -3_400), bps(5_100, 20_000))
-          : kind === "drift"
-            ? fc.oneof(bps(-3_000, -600), bps(600, 4_000))
-            : fc.constant(0n)
-        ).map((b) => new Feed(which, kind, b)),
-      ),
+      .chain(([which, kind]) => {
+        if (kind === "walk") {
+          // Rounds up to +60% or down to −40% from the last good price (either side of the jump
+          // bound, 50% of the smaller), in one go or a window apart.
+          return fc
+            .tuple(fc.oneof(bps(-4_000, -100), bps(100, 6_000)), fc.integer({ min: 2, max: 6 }), fc.boolean())
+            .map(([b, rounds, windows]) => new Feed(which, kind, b, rounds, windows));
+        }
+        return (
+          kind === "jump"
+            ? fc.oneof(bps(-9_000, -3_400), bps(5_100, 20_000))
+            : kind === "drift"
+              ? fc.oneof(bps(-3_000, -600), bps(600, 4_000))
+              : fc.constant(0n)
+        ).map((b) => new Feed(which, kind, b));
+      }),
   ),
   // The minter stopped or resumed by its pauser, or new mints alone by the guardian.
   fc

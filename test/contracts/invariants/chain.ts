@@ -45,6 +45,8 @@ export interface Chain {
   price: bigint;
   /** Neither feed trusted: mints, withdrawals against debt, liquidations, redistributions and redemptions refused. */
   frozen: boolean;
+  /** What a lone feed is held to, as the next fetch would leave it (PriceFeed.referencePrice). */
+  reference: { price: bigint; pending: bigint; since: bigint };
   /** The pauser stopped the minter: note spends, withdrawals, liquidations and redistributions refused. */
   paused: boolean;
   /** The guardian stopped new mints alone (a reserves shortfall). */
@@ -147,12 +149,13 @@ export async function read({ s }: Context): Promise<Chain> {
       r.minter.read.paused(),
       r.minter.read.mintsPaused(),
     ]);
-  const [queuedCount, insertedCount, pendingCount, root, treeSize] = await Promise.all([
+  const [queuedCount, insertedCount, pendingCount, root, treeSize, reference] = await Promise.all([
     r.registry.read.queuedCount(),
     r.registry.read.insertedCount(),
     r.registry.read.pendingCount(),
     r.registry.read.root(),
     r.registry.read.size(),
+    r.priceFeed.read.referencePrice(),
   ]);
   const [params, positions] = await Promise.all([
     Promise.all([
@@ -186,6 +189,7 @@ export async function read({ s }: Context): Promise<Chain> {
     payoutCount,
     price: round[0],
     frozen: round[2] === 2,
+    reference: { price: reference[0], pending: reference[1], since: reference[2] },
     paused,
     mintsPaused,
     epoch: BigInt(epoch),

@@ -62,6 +62,9 @@ export async function checkInvariants({ s }: Context, m: Model, c: Chain, label:
   expect(c.payoutCount, `${label}: payoutCount (model)`).toBe(m.payoutCount);
   expect(c.price, `${label}: price`).toBe(m.price);
   expect(c.frozen, `${label}: price frozen`).toBe(m.frozen);
+  // Every fetch of the step (a keeper's, or a mint's or liquidation's own) left the reference where
+  // the model's fetches did: none but a walk's came a window after the last move of it.
+  expect(c.reference, `${label}: reference price`).toEqual(m.feeds.ref);
   expect(c.epoch, `${label}: epoch (model)`).toBe(m.epoch);
   expect(c.params, `${label}: parameters`).toEqual(m.params);
   expect(c.supply, `${label}: totalSupply = totalDebt`).toBe(c.debt);

@@ -609,4 +609,14 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       )`,
     ],
   },
+  {
+    version: 28,
+    name: "a reading is kept even when the guardian's transaction fails, and says so",
+    statements: [
+      // The reading and its alert are stored before the guardian acts: a pause that fails must not
+      // take the alert with it. The error stays here (and in the log), never in the public reading.
+      `ALTER TABLE reserve_readings ADD COLUMN pause_failed boolean NOT NULL DEFAULT false`,
+      `ALTER TABLE reserve_readings ADD COLUMN pause_error text`,
+    ],
+  },
 ];

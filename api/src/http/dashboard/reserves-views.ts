@@ -31,7 +31,11 @@ export function reservesPage(ctx: PageContext, readings: ReserveReading[] | unde
                     <dt>Difference</dt>
                     <dd>${shown.difference} ZEC</dd>
                     <dt>New mints</dt>
-                    <dd>${shown.mintsPaused ? "stopped" : "open"}</dd>
+                    <dd>
+                      ${shown.mintsPaused ? "stopped" : "open"}${
+                        shown.pauseFailed ? " (the guardian's transaction failed: retried at the next reading)" : ""
+                      }
+                    </dd>
                     <dt>Read</dt>
                     <dd>
                       ${shown.readAt}, chain block ${shown.chain.blockNumber}, Zcash height ${shown.custody.zcashHeight}

@@ -7615,6 +7615,11 @@ export const priceFeedAbi = [
         "internalType": "uint256",
         "name": "maxDeviationBps_",
         "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "referenceWindow_",
+        "type": "uint256"
       }
     ],
     "stateMutability": "nonpayable",
@@ -8066,6 +8071,42 @@ export const priceFeedAbi = [
     "type": "function"
   },
   {
+    "inputs": [],
+    "name": "referencePrice",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "price",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "pending",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "pendingSince",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "referenceWindow",
+    "outputs": [
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
     "inputs": [
       {
         "internalType": "bytes32",
@@ -8167,6 +8208,19 @@ export const priceFeedAbi = [
       }
     ],
     "name": "setMaxPriceAge",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "newReferenceWindow",
+        "type": "uint256"
+      }
+    ],
+    "name": "setReferenceWindow",
     "outputs": [],
     "stateMutability": "nonpayable",
     "type": "function"

@@ -1719,6 +1719,8 @@ export type components = {
             status: "ok" | "shortfall";
             /** @description Whether new mints are stopped on the chain (StableMinter.mintsPaused) */
             mintsPaused: boolean;
+            /** @description The guardian's transaction this reading called for (stopping new mints on a shortfall, or resuming them) failed; the reading and its alert stand, and the next reading tries again */
+            pauseFailed: boolean;
             /** @constant */
             object: "reserves";
             /** @description Earlier readings, newest first */
@@ -1759,6 +1761,8 @@ export type components = {
                 status: "ok" | "shortfall";
                 /** @description Whether new mints are stopped on the chain (StableMinter.mintsPaused) */
                 mintsPaused: boolean;
+                /** @description The guardian's transaction this reading called for (stopping new mints on a shortfall, or resuming them) failed; the reading and its alert stand, and the next reading tries again */
+                pauseFailed: boolean;
             }[];
         };
         CreatedApiKey: {
@@ -3691,6 +3695,7 @@ export interface operations {
                      *       "toleranceZat": "100000",
                      *       "status": "ok",
                      *       "mintsPaused": false,
+                     *       "pauseFailed": false,
                      *       "history": []
                      *     }
                      */

@@ -1,7 +1,7 @@
 // Steps on the market and governance: price moves, crashes and recoveries (on both feeds), prices set
 // exactly at a position's liquidation ratio or 100% (and one unit under), one feed breaking (stale,
-// zero, reverting, dated in the future), jumping, drifting away from the other or mending, and the
-// timelock's parameter changes.
+// zero, reverting, dated in the future), jumping, drifting away from the other, walked by its updater
+// round after round (in one go or a window apart) or mending, and the timelock's parameter changes.
 import { maxUint256 } from "viem";
 import { expect } from "vitest";
 import { positionManagerAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk/abis";
@@ -21,7 +21,7 @@ import {
   max,
 } from "../constants.ts";
 import type { Context } from "../context.ts";
-import { type Dating, type FeedModel, decide, judge, next, post, record } from "../feeds.ts";
+import { type Dating, type FeedModel, WINDOW, judge, next, passWindow, post, record } from "../feeds.ts";
 import { expectOutcome, send, simulate } from "../chain.ts";
 import { type Model, spreadable } from "../model.ts";
 import { count } from "../stats.ts";
@@ -175,61 +175,85 @@ export class Pause extends Step {
   }
 }
 
-export type FeedKind = "stale" | "zero" | "down" | "future" | "jump" | "drift" | "mend";
+export type FeedKind = "stale" | "zero" | "down" | "future" | "jump" | "drift" | "walk" | "mend";
+/** The most a run's walks move the clock on: well under a day, the age a superseded root stays valid. */
+const MAX_ADVANCE = 12n * 3_600n;
 
 /**
  * One feed misbehaves or mends, and a keeper records the price: stale, zero, reverting or dated in the
  * future (broken); a jump of `bps` from its last answer (suspect beyond 50%); a drift of `bps` (apart
- * from the other feed, within the jump bound); or a fresh round at the other feed's answer (mended).
+ * from the other feed, within the jump bound); a walk, its updater's `rounds` rounds each `bps` from
+ * the last good price with a fetch after each (a window apart when `windows`, so that the reference
+ * moves between them); or a fresh round at the other feed's answer (mended).
  */
 export class Feed extends Step {
   constructor(
     readonly which: "p" | "q",
     readonly kind: FeedKind,
     readonly bps: bigint,
+    readonly rounds = 1,
+    readonly windows = false,
   ) {
     super();
   }
   toString() {
-    return `Feed(${this.which === "p" ? "primary" : "second"}, ${this.kind}, ${this.bps})`;
+    const feed = this.which === "p" ? "primary" : "second";
+    const walk = this.kind === "walk" ? `, ${this.rounds}${this.windows ? ", a window apart" : ""}` : "";
+    return `Feed(${feed}, ${this.kind}, ${this.bps}${walk})`;
   }
   async run(m: Model, w: World) {
     await w.step(
       m,
       this.toString(),
       async (c) => {
-        const before = m.feeds[this.which];
-        const other = m.feeds[this.which === "p" ? "q" : "p"];
-        const base = before.answer > 0n ? before.answer : c.price;
-        let f: FeedModel;
-        const moved = (bps: bigint) => max((base * (BPS + bps)) / BPS, MIN_PRICE);
-        const dated = (dating: Dating) => next(before, base, dating);
-        switch (this.kind) {
-          case "stale":
-          case "future":
-            f = dated(this.kind);
-            break;
-          case "zero":
-            f = next(before, 0n, "fresh");
-            break;
-          case "down":
-            f = { ...before, dating: "down" };
-            break;
-          case "jump":
-          case "drift":
-            f = next(before, moved(this.bps), "fresh");
-            break;
-          case "mend":
-            f = next(before, other.answer > 0n ? other.answer : c.price, "fresh");
-            break;
-        }
-        m.feeds[this.which] = f;
-        await post(w.ctx, this.which, f, before);
         const wasFrozen = m.frozen;
-        await record(w.ctx, m);
-        const { p, q } = m.feeds;
-        count(`Feed: ${this.kind} → primary ${judge(p, m.feeds.last)}, second ${judge(q, m.feeds.last)}`);
-        count(`Feed: price ${m.frozen ? "frozen" : decide(m.feeds).price === p.answer ? "primary" : "second"}`);
+        for (let round = 0; round < this.rounds; round++) {
+          if (this.windows) {
+            if (m.feeds.advanced + WINDOW > MAX_ADVANCE) count("Feed: walk, no more windows this run");
+            else {
+              await passWindow(w.ctx, m);
+              count("Feed: walk, a window passed");
+            }
+          }
+          const before = m.feeds[this.which];
+          const other = m.feeds[this.which === "p" ? "q" : "p"];
+          const base = before.answer > 0n ? before.answer : c.price;
+          let f: FeedModel;
+          const moved = (from: bigint, bps: bigint) => max((from * (BPS + bps)) / BPS, MIN_PRICE);
+          const dated = (dating: Dating) => next(before, base, dating);
+          switch (this.kind) {
+            case "stale":
+            case "future":
+              f = dated(this.kind);
+              break;
+            case "zero":
+              f = next(before, 0n, "fresh");
+              break;
+            case "down":
+              f = { ...before, dating: "down" };
+              break;
+            case "jump":
+            case "drift":
+              f = next(before, moved(base, this.bps), "fresh");
+              break;
+            case "walk":
+              // The updater's best aim: a step from the price the system uses, not from its own round.
+              f = next(before, moved(m.feeds.last, this.bps), "fresh");
+              break;
+            case "mend":
+              f = next(before, other.answer > 0n ? other.answer : c.price, "fresh");
+              break;
+          }
+          m.feeds[this.which] = f;
+          const reference = m.feeds.ref.price;
+          await post(w.ctx, this.which, f, before);
+          await record(w.ctx, m);
+          if (m.feeds.ref.price !== reference) count(`Feed: ${this.kind} moved the reference`);
+          const { p, q, ref } = m.feeds;
+          count(`Feed: ${this.kind} → primary ${judge(p, ref.price)}, second ${judge(q, ref.price)}`);
+          const from = m.frozen ? "frozen" : m.price === p.answer ? "primary" : "second";
+          count(`Feed: ${this.kind}, price ${from}`);
+        }
         if (wasFrozen !== m.frozen) count(`Feed: ${m.frozen ? "froze" : "thawed"}`);
         return new Map();
       },

@@ -33,6 +33,12 @@ const readingSchema = z.object({
   toleranceZat: zat.describe("A shortfall beyond this stops new mints (RESERVES_TOLERANCE_ZAT)"),
   status: z.enum(["ok", "shortfall"]),
   mintsPaused: z.boolean().describe("Whether new mints are stopped on the chain (StableMinter.mintsPaused)"),
+  pauseFailed: z
+    .boolean()
+    .describe(
+      "The guardian's transaction this reading called for (stopping new mints on a shortfall, or resuming them) " +
+        "failed; the reading and its alert stand, and the next reading tries again",
+    ),
 });
 
 const reservesSchema = readingSchema
@@ -57,6 +63,7 @@ const EXAMPLE = {
   toleranceZat: "100000",
   status: "ok" as const,
   mintsPaused: false,
+  pauseFailed: false,
 };
 
 export function reservesRoutes(reserves: ReservesWatch | undefined): AnyRoute[] {
