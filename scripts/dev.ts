@@ -15,6 +15,7 @@ import {
   hardhatPrivateKey,
 } from "./lib/accounts.ts";
 import { startZcashProcesses } from "./lib/zcash-processes.ts";
+import { SANDBOX_PAYOUT_RETRIES } from "../api/src/sandbox/refused-address.ts";
 import { BlockClock } from "./lib/block-clock.ts";
 import { startHardhatNode } from "./lib/hardhat-node.ts";
 import { type IndexerOptions, startIndexer, wipeIndexerData } from "./lib/indexer-process.ts";
@@ -127,6 +128,9 @@ const api = spawn(process.execPath, ["--import", "tsx", "api/src/index.ts"], {
     ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.oracleUpdater),
     SECONDARY_ORACLE_UPDATER_PRIVATE_KEY: hardhatPrivateKey(LOCAL_ROLES.secondaryOracleUpdater),
     KEEPER_PAYOUT_ADDRESS: LOCAL_KEEPER_PAYOUT_ADDRESS,
+    // A payment the simulated node refuses (its failing-payout address) is failed and held within seconds.
+    PAYOUT_MAX_ATTEMPTS: process.env.PAYOUT_MAX_ATTEMPTS ?? SANDBOX_PAYOUT_RETRIES.PAYOUT_MAX_ATTEMPTS,
+    PAYOUT_RETRY_MS: process.env.PAYOUT_RETRY_MS ?? SANDBOX_PAYOUT_RETRIES.PAYOUT_RETRY_MS,
     RELAY_WORKER_ID: "dev",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
   },

@@ -16,6 +16,7 @@ export const SIDEBAR: DefaultTheme.SidebarItem[] = [
       { text: "On a fresh machine", link: "/guide/getting-started" },
       { text: "Quick start", link: "/guide/quick-start" },
       { text: "Mint and redeem with curl", link: "/guide/curl" },
+      { text: "Sandbox cheat sheet", link: "/guide/sandbox" },
       { text: "A held mint", link: "/guide/held-mint" },
       { text: "Positions", link: "/guide/positions" },
       { text: "Redirecting a failed payout", link: "/guide/redirect" },

@@ -4,8 +4,9 @@
 // the proposal is queued and executed through the timelock and the position manager's
 // parameter changes; every refusal has its code; two keyed ballots of one
 // voter go through in the opposite order to their signing, while a
-// sequential one is invalidated by the voter's other vote; agents hear of it
-// all through webhooks.
+// sequential one is invalidated by the voter's other vote; the proposal is
+// queued and executed through the relay too, refused before its time; agents
+// hear of it all through webhooks.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -339,6 +340,19 @@ describe("governance through the relay", () => {
       "proposal_not_active",
     );
     expect(early.proposalState).toBe("pending");
+    // Nothing to queue or execute before the vote, nor for a proposal the governor never had; nothing relayed.
+    const at = (action: "queue" | "execute", id: bigint | string = first) => `/v1/governance/proposals/${id}/${action}`;
+    const soon = await refused(at("queue"), {}, 409, "proposal_not_succeeded");
+    expect(soon.detail).toMatch(/^Proposal \d+ is pending; voting ends after block \d+/);
+    expect(soon.proposalState).toBe("pending");
+    expect(await refused(at("execute"), {}, 409, "proposal_not_ready")).toMatchObject({
+      proposalState: "pending",
+      eta: null,
+    });
+    await refused(at("queue", 12345n), {}, 404, "resource_not_found");
+    await refused(at("execute", 12345n), {}, 404, "resource_not_found");
+    await refused(at("queue", "twelve"), {}, 400, "validation_failed");
+    expect(await storage.db.query("SELECT 1 FROM governance_proposal_actions")).toEqual([]);
     await eventOf("governance.proposal.created", first);
   });
 
@@ -512,22 +526,72 @@ describe("governance through the relay", () => {
     await expectTallies(second);
   });
 
-  it("queues and executes the proposal through the timelock: the position manager's ratio changes, and agents hear of it", async () => {
+  it("queues and executes the proposal through the relay when the governor takes it: the position manager's ratio changes, and agents hear of it", async () => {
+    const at = (action: "queue" | "execute", id = first) => `/v1/governance/proposals/${id}/${action}`;
+    const actions = async () =>
+      Number((await storage.db.query<{ n: string }>("SELECT count(*) AS n FROM governance_proposal_actions"))[0]!.n);
     await s.mineBlocks(Number(await g().read.votingPeriod()));
     expect((await proposal(first)).state).toBe("succeeded");
-    const { targets, values, calldatas, descriptionHash } = action;
-    await s.receipt(await s.as(deployer).governor.write.queue([targets, values, calldatas, descriptionHash]));
+    // Succeeded: queued first, then executed.
+    expect((await refused(at("execute"), {}, 409, "proposal_not_ready")).proposalState).toBe("succeeded");
+    await api.worker!.stop();
+    const asked = await post(at("queue"), {});
+    expect(asked.status, JSON.stringify(asked.body)).toBe(202);
+    expect(asked.body).toMatchObject({ object: "proposal_action", action: "queue", status: "queued", eta: null });
+    const queueId = asked.body.actionId;
+    // Asked again while it is relayed: that one is named, to this account only.
+    expect((await refused(at("queue"), {}, 409, "proposal_action_pending")).actionId).toBe(queueId);
+    const other = await api.keys.createAccount("another desk");
+    const { secret: otherKey } = await api.keys.create(other.id, api.config.ENVIRONMENT, "governance");
+    const theirs = await api.call(at("queue"), { ...json({}), key: otherKey });
+    const theirProblem = (await theirs.json()) as Problem;
+    expect([theirs.status, theirProblem.code, theirProblem.actionId]).toEqual([
+      409,
+      "proposal_action_pending",
+      undefined,
+    ]);
+    expect((await api.call(`/v1/governance/actions/${queueId}`, { key: otherKey })).status).toBe(404);
+    api.worker!.start();
+    const queuedAction = await settled(`/v1/governance/actions/${queueId}`);
+    const eta = await g().read.proposalEta([first]);
+    expect(queuedAction).toMatchObject({
+      status: "confirmed",
+      txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      eta: new Date(Number(eta) * 1000).toISOString(),
+    });
     const queued = await expectTallies(first);
     expect(queued.state).toBe("queued");
-    expect(queued.eta).toBe(new Date(Number(await g().read.proposalEta([first])) * 1000).toISOString());
+    expect(queued.eta).toBe(new Date(Number(eta) * 1000).toISOString());
     await eventOf("governance.proposal.queued", first);
 
+    // In the timelock: refused until its delay is over, and told when that is.
+    expect(await refused(at("execute"), {}, 409, "proposal_not_ready")).toMatchObject({
+      proposalState: "queued",
+      eta: new Date(Number(eta) * 1000).toISOString(),
+    });
     await s.increaseTime(Number(await s.read.timelock.read.getMinDelay()) + 1);
-    await s.receipt(await s.as(alice).governor.write.execute([targets, values, calldatas, descriptionHash]));
+    await api.worker!.stop();
+    const executing = await post(at("execute"), {});
+    expect(executing.status, JSON.stringify(executing.body)).toBe(202);
+    // Anyone may execute it: Alice does, before the relay sends ours, which is then confirmed by her transaction.
+    const { targets, values, calldatas, descriptionHash } = action;
+    const hers = await s.receipt(
+      await s.as(alice).governor.write.execute([targets, values, calldatas, descriptionHash]),
+    );
+    api.worker!.start();
+    expect(await settled(`/v1/governance/actions/${executing.body.actionId}`)).toMatchObject({
+      action: "execute",
+      status: "confirmed",
+      txHash: hers.transactionHash,
+      eta: null,
+    });
     expect(await s.read.positions.read.minCollateralRatioBps()).toBe(17_000n);
     expect((await proposal(first)).state).toBe("executed");
     const executed = await eventOf("governance.proposal.executed", first);
     expect(executed?.data.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    // Done: neither can be asked again.
+    expect((await refused(at("queue"), {}, 409, "proposal_not_succeeded")).proposalState).toBe("executed");
+    expect((await refused(at("execute"), {}, 409, "proposal_not_ready")).proposalState).toBe("executed");
 
     // Each event exactly once, and as the document's webhooks describe it.
     const created = events().filter((e) => e.type === "governance.proposal.created");

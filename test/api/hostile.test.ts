@@ -500,7 +500,7 @@ describe("hostile input", () => {
     const TABLES_MORE = ["redemption_requests", "payouts", "relay_cursors", "worker_leases"];
     const TABLES_AGENTS = ["agents", "webhook_events", "webhook_deliveries", "webhook_attempts"];
     const TABLES_COMPLIANCE = ["compliance_alerts", "compliance_holds", "compliance_deny_list"];
-    const TABLES_GOVERNANCE = ["governance_votes", "governance_delegations"];
+    const TABLES_GOVERNANCE = ["governance_votes", "governance_delegations", "governance_proposal_actions"];
     const TABLES_POSITIONS = ["position_actions", "payout_redirects"];
     async function state() {
       const counts: Record<string, number> = {};

@@ -1,4 +1,7 @@
-// Sandbox deposits and the local custody, against a live node with real proofs.
+// Sandbox deposits and the local custody, against a live node with real proofs; the sandbox's
+// failing-payout address, which only the simulated node refuses.
+import { readFileSync, readdirSync } from "node:fs";
+import { join, relative } from "node:path";
 import { type Hex, parseEventLogs, toHex } from "viem";
 import { collateralRegistryAbi } from "@zsd/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +17,8 @@ import { createNote, depositLeaf, noteCommitment, publicSignalsToArray, releaseP
 import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RelayApi, eventually, json, openStorage, overriding, startApi, startRelayApi } from "./helpers.ts";
+import { SANDBOX_PAYOUT_RETRIES, SANDBOX_REFUSED_ADDRESS } from "../../api/src/sandbox/refused-address.ts";
+import { ROOT } from "../../scripts/lib/paths.ts";
 
 const { alice } = accounts;
 const WITHDRAW = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
@@ -26,7 +31,8 @@ describe("sandbox deposits and custody on the simulated node", () => {
   beforeAll(async () => {
     s = await deploySystem();
     storage = await openStorage("postgres");
-    api = await startRelayApi(s, storage.db);
+    // As npm start runs it: a payment the node refuses is failed after three attempts, a second or two apart.
+    api = await startRelayApi(s, storage.db, { ...SANDBOX_PAYOUT_RETRIES });
   });
   afterAll(async () => {
     await api?.close();
@@ -271,6 +277,53 @@ describe("sandbox deposits and custody on the simulated node", () => {
     // Another pass pays nothing twice.
     await api.payouts!.tick();
     expect(await s.read.registry.read.totalCollateralZat()).toBe(collateral - due);
+  });
+
+  it("fails a payout to the failing-payout address as a refused payment fails: retried, failed on-chain, held for its owner", async () => {
+    await s.depositAndMint({ amountZat: 5n * ZEC, mintAmount: 100n * ZSD, recipient: alice.address });
+    const balance = await s.read.token.read.balanceOf([alice.address]);
+    await s.receipt(
+      await s.as(alice).redemptions.write.redeem([10n * ZSD, s.seal(SANDBOX_REFUSED_ADDRESS, alice.address)]),
+    );
+    const id = await s.read.redemptions.read.payoutCount();
+    const row = async () =>
+      (
+        await storage.db.query<{ status: string; attempts: number; last_error: string | null }>(
+          "SELECT status, attempts, last_error FROM payouts WHERE redemption_id = $1",
+          [id.toString()],
+        )
+      )[0];
+    // Custody opened the seal and asked the wallet to pay, like any payout: the node refused each time.
+    const held = await eventually(
+      async () => (await api.payouts!.tick(), await row()),
+      (r) => r?.status === "held",
+      "the payout held",
+      30_000,
+    );
+    expect(held).toMatchObject({ status: "held", attempts: Number(SANDBOX_PAYOUT_RETRIES.PAYOUT_MAX_ATTEMPTS) });
+    expect(held!.last_error).toMatch(
+      /^z_sendmany refused: The sandbox's node refuses every payment to ztestsapling1refused/,
+    );
+    expect((await s.read.redemptions.read.getPayout([id])).status).toBe(3);
+    expect((await s.payoutFailed(id))!).toMatchObject({ owner: alice.address, reason: "payout_failed" });
+    expect(api.zcash.simulator.ledger.notesOf(SANDBOX_REFUSED_ADDRESS)).toEqual([]);
+    // Nothing given back: the ZEC is held for Alice, who redirects it (walkthroughs.test.ts does, with the CLI).
+    expect(await s.read.token.read.balanceOf([alice.address])).toBe(balance - 10n * ZSD);
+  });
+
+  it("knows the failing-payout address in the simulated node only: custody, the relay and the API pay it as any other", () => {
+    // Production runs the same custody, relay and API code against a real node: none of it may treat the
+    // address specially.
+    const allowed = new Set(["api/src/sandbox/refused-address.ts", "api/src/sandbox/zcashd-sim/server.ts"]);
+    const knowing: string[] = [];
+    for (const entry of readdirSync(join(ROOT, "api", "src"), { withFileTypes: true, recursive: true })) {
+      if (!entry.isFile()) continue;
+      const path = join(entry.parentPath, entry.name);
+      const text = readFileSync(path, "utf8");
+      if (/refused-address|SANDBOX_REFUSED_ADDRESS|refusedpayment/.test(text)) knowing.push(relative(ROOT, path));
+    }
+    expect(knowing.filter((path) => !allowed.has(path))).toEqual([]);
+    expect(knowing).toEqual(expect.arrayContaining(["api/src/sandbox/zcashd-sim/server.ts"]));
   });
 
   it("does not exist in production", async () => {

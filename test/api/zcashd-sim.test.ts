@@ -14,6 +14,7 @@ import {
   zatFromAmount,
 } from "../../api/src/sandbox/zcashd-sim/server.ts";
 import { NO_MEMO_HEX } from "../../api/src/sandbox/zcashd-sim/ledger.ts";
+import { SANDBOX_REFUSED_ADDRESS } from "../../api/src/sandbox/refused-address.ts";
 import { parseZec } from "@zsd/sdk/units";
 import { parseShieldedAddress } from "@zsd/sdk/zcash";
 
@@ -458,6 +459,38 @@ describe("simulated zcashd", () => {
       custody.call("z_sendmany", [custodyAddress, [{ address: to, amount: 0.01 }], 1]),
     ).rejects.not.toBeInstanceOf(ZcashdError);
     expect(sim.ledger.transaction(sim.sends.at(-1)!.txid!)).toBeDefined();
+    await custody.call("generate", [1]);
+  });
+
+  it("refuses every payment to the sandbox's failing-payout address, as a wallet refuses one, and spends nothing", async () => {
+    // A shielded address of this network as any other: the API, custody and a sender's wallet accept it.
+    expect(parseShieldedAddress(SANDBOX_REFUSED_ADDRESS, "testnet").address).toBe(SANDBOX_REFUSED_ADDRESS);
+    expect(sim.ledger.payable(SANDBOX_REFUSED_ADDRESS)).toBe(true);
+    await custody.call("generate", [1]);
+    const before = unspentZat(custodyAddress);
+    const sends = sim.sends.length;
+    const other = sim.wallet("auditor").newAddress();
+    for (const amounts of [
+      [{ address: SANDBOX_REFUSED_ADDRESS, amount: 0.01 }],
+      // Among other outputs too: the whole payment is refused, as zcashd refuses a send it cannot make whole.
+      [
+        { address: other, amount: 0.01 },
+        { address: SANDBOX_REFUSED_ADDRESS, amount: 0.02 },
+      ],
+    ]) {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await expect(custody.call("z_sendmany", [custodyAddress, amounts, 1])).rejects.toMatchObject({
+          code: -8,
+          message: expect.stringContaining(`refuses every payment to ${SANDBOX_REFUSED_ADDRESS}`),
+        });
+      }
+    }
+    expect(unspentZat(custodyAddress)).toBe(before);
+    expect(sim.sends.length).toBe(sends);
+    expect(sim.ledger.notesOf(SANDBOX_REFUSED_ADDRESS)).toEqual([]);
+    // Any other address is paid as before.
+    const paid = await custody.call<string>("z_sendmany", [custodyAddress, [{ address: other, amount: 0.01 }], 1]);
+    expect(await settle(custody, paid)).toMatchObject({ status: "success" });
     await custody.call("generate", [1]);
   });
 

@@ -1,26 +1,31 @@
-// The guides' walkthroughs run: every curl and every `npx zsd` command in
-// them is run against a local stack (chain, indexer, relay API, worker,
-// sandbox custody) with its <placeholders> filled from earlier answers (a
-// curl's or a command's JSON), and each answer is checked against the
-// `# → STATUS {…}` (a curl) or `# → {…}` (a command) line under it. A GET
-// whose answer is still on its way (a mint being confirmed) is asked again
-// until it matches. The numbers the comments give (the floor, the change, the
-// time to confirm) are checked against what the stack did.
+// The guides' walkthroughs run: every curl and every `zsd` command in them is
+// run against a local stack (chain, indexer, relay API, worker, sandbox
+// custody) with its <placeholders> filled from earlier answers, and each
+// answer is checked against the line under it: `# → STATUS {…}` (a curl),
+// `# → {…}` (a command printing JSON), or `# → text` (a command's first line;
+// `zsd: …`, the error it exits 1 with). A placeholder is the field of that name
+// of the nearest answer above it, or the text it stands for in a `# → text`
+// line, or one the page's own words define: nothing is filled from what only
+// the test knows. A GET whose answer is still on its way (a mint being
+// confirmed) is asked again until it matches. The numbers the comments give
+// (the floor, the change, the time to confirm) are checked against what the
+// stack did.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { releaseProver } from "@zsd/sdk/notes";
 import { createTestDatabase } from "@zsd/testkit";
 import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { SANDBOX_PAYOUT_RETRIES, SANDBOX_REFUSED_ADDRESS } from "../../api/src/sandbox/refused-address.ts";
 import { freePort } from "../../scripts/lib/hardhat-node.ts";
 import { type RunningIndexer, startIndexer } from "../../scripts/lib/indexer-process.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { docPages, readDoc, section } from "../helpers/docs.ts";
 import { type System, accounts, deploySystem } from "../helpers/fixtures.ts";
-import { type RunningApi, eventually, openStorage, startRelayApi } from "../api/helpers.ts";
+import { type RelayApi, eventually, openStorage, startRelayApi } from "../api/helpers.ts";
 
 /** The walkthroughs, by page and heading, in the order a reader follows them. */
 const WALKTHROUGHS = [
@@ -28,7 +33,9 @@ const WALKTHROUGHS = [
   { page: "guide/curl.md", heading: "A redemption, end to end (sandbox)" },
   { page: "guide/held-mint.md", heading: "A mint held and released, its position closed (sandbox)" },
 ];
+/** The walkthroughs of the zsd CLI, whose commands answer in words. */
 const GOVERNANCE = { page: "guide/governance.md", heading: "Governance on the sandbox" };
+const REDIRECT = { page: "guide/redirect.md", heading: "Try it in the sandbox" };
 /** Every curl line of every page: each must be a walkthrough's step. */
 const CURLS = docPages().reduce((n, page) => n + (readDoc(page).match(/^curl /gm)?.length ?? 0), 0);
 const { alice } = accounts;
@@ -39,6 +46,8 @@ interface Step {
   /** The HTTP status a curl answers; null for a command (which must exit 0). */
   expectedStatus: number | null;
   expected: unknown;
+  /** A command's answer in words (its first line), when it does not print JSON. */
+  text?: string;
 }
 
 /** The first ```sh block under a page's heading. */
@@ -61,10 +70,12 @@ function words(command: string, key: string): string[] {
       word = undefined;
     } else if (c === "'") {
       const end = command.indexOf("'", i + 1);
+      if (end === -1) throw new Error(`a quote never closed: ${command}`);
       word = (word ?? "") + command.slice(i + 1, end);
       i = end;
     } else if (c === '"') {
       const end = command.indexOf('"', i + 1);
+      if (end === -1) throw new Error(`a quote never closed: ${command}`);
       word = (word ?? "") + command.slice(i + 1, end).replaceAll("$KEY", key);
       i = end;
     } else {
@@ -80,8 +91,8 @@ function expectedJson(text: string): unknown {
   return JSON.parse(text.replace(/\{…\}/g, "{}").replace(/\[…\]/g, "[]").replace(/,\s*…/g, ""));
 }
 
-/** The lines the walkthroughs run: requests, the CLI's commands, and the key exported for it. */
-const RUN = /^(curl |npx zsd |export )/;
+/** The lines the walkthroughs run: requests, the CLI's commands, and what they export for it. */
+const RUN = /^(curl |npx zsd |zsd |export )/;
 
 function steps(walkthrough: { page: string; heading: string }): Step[] {
   const lines = block(walkthrough).split("\n");
@@ -91,8 +102,8 @@ function steps(walkthrough: { page: string; heading: string }): Step[] {
     if (line === "" || line.startsWith("#")) continue;
     // Nothing in a walkthrough goes unrun: a line is a comment or a command the test knows.
     if (!RUN.test(line)) throw new Error(`a walkthrough line the test does not run: ${line}`);
-    // A command runs on while a line ends with a backslash or a quote is open.
-    let command = line;
+    // A command runs on while a line ends with a backslash or a quote is open; an export's comment is no part of it.
+    let command = line.startsWith("export ") ? line.replace(/\s+#.*$/, "") : line;
     while (command.endsWith("\\") || (command.match(/'/g)?.length ?? 0) % 2 === 1) {
       if (i + 1 >= lines.length) throw new Error(`a walkthrough command with a quote never closed: ${line}`);
       command += `\n${lines[++i]}`;
@@ -101,9 +112,15 @@ function steps(walkthrough: { page: string; heading: string }): Step[] {
       found.push({ command, expectedStatus: null, expected: undefined });
       continue;
     }
-    const answer = /^# → (?:(\d{3}) )?(\{.*)$/.exec(lines[++i] ?? "");
-    if (!answer || (answer[1] === undefined) !== command.startsWith("npx ")) {
-      throw new Error(`no "# → STATUS {…}" (curl) or "# → {…}" (npx zsd) line under: ${command}`);
+    const curl = command.startsWith("curl ");
+    const said = /^# → (.*)$/.exec(lines[++i] ?? "");
+    const answer = /^(?:(\d{3}) )?(\{.*)$/.exec(said?.[1] ?? "");
+    if (!said || (curl && answer?.[1] === undefined) || (!curl && answer?.[1] !== undefined)) {
+      throw new Error(`no "# → STATUS {…}" (curl) or "# → {…}" / "# → text" (zsd) line under: ${command}`);
+    }
+    if (!answer) {
+      found.push({ command, expectedStatus: null, expected: undefined, text: said[1]! });
+      continue;
     }
     let body = answer[2]!;
     while (/^#\s{5,}\S/.test(lines[i + 1] ?? "")) body += lines[++i]!.replace(/^#\s+/, "");
@@ -114,6 +131,60 @@ function steps(walkthrough: { page: string; heading: string }): Step[] {
     });
   }
   return found;
+}
+
+/** The placeholders of a text: `<name>`, `<field.of.an.answer>`, `<a fresh UUID>`. */
+const placeholders = (text: string) => [...text.matchAll(/<([^<>\s][^<>]*)>/g)].map((m) => m[1]!);
+
+/** Keys of an answer, nested ones too: where its fields can fill a later placeholder. */
+function keysOf(value: unknown, into = new Set<string>()): Set<string> {
+  if (value !== null && typeof value === "object")
+    for (const [key, inner] of Object.entries(value)) {
+      into.add(key);
+      keysOf(inner, into);
+    }
+  return into;
+}
+
+/**
+ * The placeholders of a walkthrough none of its earlier answers gives: each must be one its page's
+ * words define (`<name>` in the text around the blocks), never one only the test can fill.
+ */
+function undefinedPlaceholders(walkthrough: { page: string; heading: string }): string[] {
+  const prose = readDoc(walkthrough.page).replace(/```[\s\S]*?```/g, "");
+  const given = new Set<string>();
+  const undefinedOnes: string[] = [];
+  for (const step of steps(walkthrough)) {
+    for (const name of placeholders(step.command)) {
+      const root = name.split(".")[0]!;
+      if (name === "a fresh UUID" || given.has(root) || prose.includes(`\`<${name}>\``)) continue;
+      undefinedOnes.push(`<${name}> in: ${step.command.split("\n")[0]}`);
+    }
+    for (const key of keysOf(step.expected)) given.add(key);
+    for (const name of placeholders(step.text ?? "")) given.add(name);
+  }
+  return undefinedOnes;
+}
+
+/**
+ * A command's `# → text` line as a pattern of its whole line: "…" any text, a known placeholder its value, an
+ * unknown one the word it stands for (captured under its name).
+ */
+function linePattern(text: string, known: Record<string, string>): RegExp {
+  const seen = new Set<string>();
+  const source = text
+    .split(/(…|<[A-Za-z]\w*>)/)
+    .map((part) => {
+      if (part === "…") return ".*?";
+      const name = /^<([A-Za-z]\w*)>$/.exec(part)?.[1];
+      if (name === undefined) return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      if (known[name] !== undefined) return known[name]!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      if (seen.has(name)) return `\\k<${name}>`;
+      seen.add(name);
+      return `(?<${name}>\\S+?)`;
+    })
+    .join("");
+  return new RegExp(`^${source}$`);
 }
 
 /** Mismatches between an answer and the page's line, by path ("" when it matches). */
@@ -146,7 +217,7 @@ describe("the guides' walkthroughs", () => {
   let s: System;
   let indexer: RunningIndexer;
   let indexerDb: Awaited<ReturnType<typeof createTestDatabase>>;
-  let api: RunningApi;
+  let api: RelayApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
   let dir: string;
 
@@ -166,7 +237,12 @@ describe("the guides' walkthroughs", () => {
       port,
     });
     storage = await openStorage("postgres");
-    api = await startRelayApi(s, storage.db, { MINT_WAIT_MS: "20000", INDEXER_URL: `http://127.0.0.1:${port}` });
+    // npm start's payout settings: a payment custody's node refuses is held for its owner within seconds.
+    api = await startRelayApi(s, storage.db, {
+      MINT_WAIT_MS: "20000",
+      INDEXER_URL: `http://127.0.0.1:${port}`,
+      ...SANDBOX_PAYOUT_RETRIES,
+    });
     api.worker!.start();
     indexer = await ready;
   });
@@ -179,21 +255,60 @@ describe("the guides' walkthroughs", () => {
     await releaseProver();
   });
 
+  /**
+   * A curl line run as curl would send it; a GET whose answer is not yet the page's is asked again, as a
+   * reader would, until it is.
+   */
+  async function curl(argv: string[], expected: unknown): Promise<{ status: number; answer: Record<string, unknown> }> {
+    const headers: Record<string, string> = {};
+    let body: string | undefined;
+    let url = "";
+    for (let i = 1; i < argv.length; i++) {
+      if (argv[i] === "-s") continue;
+      if (argv[i] === "-H") {
+        const [name, ...value] = argv[++i]!.split(":");
+        headers[name!.trim()] = value.join(":").trim();
+      } else if (argv[i] === "-d") {
+        const data = argv[++i]!;
+        // curl's -d @file sends the file (what a command wrote with > file).
+        body = data.startsWith("@") ? readFileSync(join(dir, data.slice(1)), "utf8") : data;
+      } else url = argv[i]!.replace(/^localhost:3000/, api.url);
+    }
+    const send = () => fetch(url, { method: body === undefined ? "GET" : "POST", headers, body });
+    let response = await send();
+    let answer = (await response.json()) as Record<string, unknown>;
+    for (let i = 0; body === undefined && i < 200 && mismatches(expected, answer).length > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      response = await send();
+      answer = (await response.json()) as Record<string, unknown>;
+    }
+    return { status: response.status, answer };
+  }
+
   it("has a request in every curl of the docs, and an answer under each", () => {
     expect(CURLS).toBeGreaterThan(0);
-    expect(WALKTHROUGHS.flatMap(steps).filter((step) => step.command.startsWith("curl "))).toHaveLength(CURLS);
+    const all = [...WALKTHROUGHS, GOVERNANCE, REDIRECT].flatMap(steps);
+    expect(all.filter((step) => step.command.startsWith("curl "))).toHaveLength(CURLS);
+  });
+
+  it("names where each placeholder comes from: an earlier answer, or the page's own words", () => {
+    const [minted, redeemed, held] = WALKTHROUGHS;
+    // The redemption walkthrough goes on from the mint's: one page, read in order.
+    const chained = { page: minted!.page, heading: redeemed!.heading };
+    expect(undefinedPlaceholders(minted!)).toEqual([]);
+    const mintKeys = new Set(steps(minted!).flatMap((step) => [...keysOf(step.expected)]));
+    expect(undefinedPlaceholders(chained).filter((found) => !mintKeys.has(/^<([^.>]+)/.exec(found)![1]!))).toEqual([]);
+    for (const walkthrough of [held!, GOVERNANCE, REDIRECT]) expect(undefinedPlaceholders(walkthrough)).toEqual([]);
   });
 
   // Every walkthrough in turn, CLI processes, proofs and mints included: 93 s on a loaded host (CI on
   // b7822d1), about a third of that quiet. Slow is not hung: 360 s, not vitest's 120 s.
   const everyStep = { timeout: 360_000 };
   it("runs each request and command as written and gets the answers the guides show", everyStep, async () => {
-    // What the wallet side and earlier answers know, by placeholder name.
-    const known: Record<string, unknown> = {
-      recipient: alice.address,
-      owner: alice.address,
-      ownerPrivateKey: hardhatPrivateKey(5),
-    };
+    // What the wallet side knows, as the page defines it: the mint's recipient is the sandbox's account #5.
+    const intro = section(readDoc("guide/curl.md"), WALKTHROUGHS[0]!.heading);
+    expect(intro).toContain(`\`${alice.address}\``);
+    const known: Record<string, unknown> = { recipient: alice.address, recipientPrivateKey: hardhatPrivateKey(5) };
     const env: Record<string, string> = { ZSD_BASE_URL: api.url };
     const stderr: Record<string, string> = {};
 
@@ -252,47 +367,20 @@ describe("the guides' walkthroughs", () => {
           step: step.command,
           mismatches: [],
         });
-        const { owner: _owner, ...facts } = answer as Record<string, unknown>;
-        Object.assign(known, facts);
+        // Each field fills the placeholder of its name below, the nearest answer's first.
+        Object.assign(known, answer);
         return;
       }
-      const headers: Record<string, string> = {};
-      let body: string | undefined;
-      let url = "";
-      for (let i = 1; i < argv.length; i++) {
-        if (argv[i] === "-s") continue;
-        if (argv[i] === "-H") {
-          const [name, ...value] = argv[++i]!.split(":");
-          headers[name!.trim()] = value.join(":").trim();
-        } else if (argv[i] === "-d") {
-          const data = argv[++i]!;
-          // curl's -d @file sends the file (what a command wrote with > file).
-          body = data.startsWith("@") ? readFileSync(join(dir, data.slice(1)), "utf8") : data;
-        } else url = argv[i]!.replace(/^localhost:3000/, api.url);
-      }
-      const send = () => fetch(url, { method: body === undefined ? "GET" : "POST", headers, body });
-      if (url.endsWith("/v1/mint") && body?.includes("proofId")) mintSentAt = Date.now();
-      let response = await send();
-      let answer = (await response.json()) as Record<string, unknown>;
-      // A GET shows a state still moving on: asked again, as a reader would, until it is the page's.
-      for (let i = 0; body === undefined && i < 200 && mismatches(step.expected, answer).length > 0; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        response = await send();
-        answer = (await response.json()) as Record<string, unknown>;
-      }
+      if (argv.some((word) => word.endsWith("/v1/mint")) && step.command.includes("proofId")) mintSentAt = Date.now();
+      const { status, answer } = await curl(argv, step.expected);
       if (answer.object === "mint" && answer.status === "confirmed") confirmedAfter ??= Date.now() - mintSentAt;
-      expect({ step: step.command, status: response.status }).toEqual({
-        step: step.command,
-        status: step.expectedStatus,
-      });
+      expect({ step: step.command, status }).toEqual({ step: step.command, status: step.expectedStatus });
       expect({ step: step.command, mismatches: mismatches(step.expected, answer) }).toEqual({
         step: step.command,
         mismatches: [],
       });
       if (answer.object === "redemption_terms") known.terms = answer;
-      // <owner> is the redeeming holder; a proof's or a position's owner is the note's derived address.
-      const { owner: _owner, ...facts } = answer;
-      Object.assign(known, facts);
+      Object.assign(known, answer);
     }
 
     let ran = 0;
@@ -310,7 +398,7 @@ describe("the guides' walkthroughs", () => {
       await runStep(step);
       if (step.command.startsWith("curl ")) ran++;
     }
-    expect(ran).toBe(CURLS);
+    expect(ran).toBe([...minted!, ...redeemed!, ...held!].filter((step) => step.command.startsWith("curl ")).length);
 
     // The numbers the comments give: the floor zsd prove proved, the change it told of, the time to confirm.
     const floor = said(/a collateral floor of ([\d.]+) ZEC/);
@@ -324,71 +412,191 @@ describe("the guides' walkthroughs", () => {
     expect(confirmedAfter!).toBeLessThan(seconds * 1000);
   });
 
-  it("counts a vote made with the governance commands the guide shows", async () => {
-    const lines = block(GOVERNANCE).split("\n");
+  /**
+   * A walkthrough of the zsd CLI as the reader runs it: each `export` line sets the command's environment
+   * (the key is the test's own), each `zsd` line runs the CLI and its answer is matched against the page's
+   * `# → text`, each curl line is sent as curl sends it. `moveChain` acts for the chain's clock while a
+   * command waits for it (npm start's chain mines a block a second while in use; this one mines on demand).
+   */
+  async function runCliWalkthrough(
+    walkthrough: { page: string; heading: string },
+    moveChain: (args: string[], running: RunningCli, known: Record<string, string>) => Promise<void> = async () => {},
+  ): Promise<{ known: Record<string, string>; curls: number; commands: number }> {
     const env: Record<string, string> = { ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url, ZSD_RPC_URL: s.rpcUrl };
     const known: Record<string, string> = {};
-    let proposalId: bigint | undefined;
-    let ran = 0;
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!.replace(/\s+#.*$/, "");
-      const exported = /^export (\w+)=(\S+)$/.exec(line);
-      if (exported && exported[1] !== "ZSD_API_KEY") env[exported[1]!] = exported[2]!;
-      if (!line.startsWith("npx zsd ")) continue;
-      const expected = /^# → (.*)$/.exec(lines[i + 1] ?? "");
-      if (!expected) throw new Error(`no "# → …" line under: ${line}`);
-      const fill = (text: string) => text.replace(/<(\w+)>/g, (_, name: string) => known[name] ?? `<${name}>`);
-      // Voting opens a block after the snapshot: npm start's chain mines one a second, this one on demand. The
-      // vote is cast at once, while the proposal is pending: the CLI says so and waits until blocks are mined.
-      const voting = line.includes(" vote ");
-      const running = governanceCli(words(fill(line), api.secret).slice(2), env);
-      if (voting) {
-        // Up to a minute: a loaded machine starts the CLI slowly. A CLI that ended instead is reported below.
-        const said = await eventually(
-          async () => ({ text: running.stderrSoFar(), ended: running.ended() }),
-          ({ text, ended }) => ended || /^proposal \d+ is pending: /m.test(text),
-          "the CLI waiting for voting to open",
-          60_000,
-        );
-        expect(said).toMatchObject({ ended: false, text: expect.stringMatching(/^proposal \d+ is pending: /m) });
-        expect(await s.read.governor.read.state([proposalId!])).toBe(0); // Pending
-        // --no-wait: refused at once, as the API refuses it, and nothing is relayed.
-        const hasty = await governanceCli(["governance", "vote", String(proposalId), "against", "--no-wait"], env);
-        expect(hasty.code).toBe(1);
-        expect(hasty.stderr).toMatch(/^zsd: .*is pending; votes are taken while it is active.*proposal_not_active/m);
-        await s.mineBlocks(2);
+    let curls = 0;
+    let commands = 0;
+    for (const step of steps(walkthrough)) {
+      const line = step.command.replace(/\s+#.*$/, "");
+      const filled = line.replace(/<(\w+)>/g, (_, name: string) => {
+        if (known[name] === undefined) throw new Error(`nothing known for <${name}> in: ${line}`);
+        return known[name]!;
+      });
+      const argv = words(filled, api.secret);
+      if (argv[0] === "export") {
+        const [name, value] = argv[1]!.split(/=(.*)/s);
+        // The reader's key is theirs, the test's is in env; the installed CLI the block puts on the PATH is the one run.
+        if (name === "PATH") {
+          expect(value).toMatch(/^\$PWD\/node_modules\/\.bin:/);
+          expect(existsSync(join(ROOT, "node_modules", ".bin", "zsd"))).toBe(true);
+        } else if (name !== "ZSD_API_KEY") env[name!] = value!;
+        continue;
       }
+      if (argv[0] === "curl") {
+        const { status, answer } = await curl(argv, step.expected);
+        expect({ line, status, mismatches: mismatches(step.expected, answer) }).toEqual({
+          line,
+          status: step.expectedStatus,
+          mismatches: [],
+        });
+        curls++;
+        continue;
+      }
+      const args = argv[0] === "npx" ? argv.slice(2) : argv.slice(1);
+      const running = cli(args, env);
+      await moveChain(args, running, known);
       const result = await running;
-      if (voting)
-        expect(result.stderr).toMatch(
-          // When it opens, once the indexer has the proposal (it trails the chain by a block or so).
-          /^proposal \d+ is pending: (voting opens after block \d+ \(.*\)|voting has not opened yet); waiting up to 600 s/m,
-        );
-      expect({ line, code: result.code, stderr: result.code === 0 ? "" : result.stderr }).toEqual({
+      // An answer in words is the first line printed; a `zsd: …` one is the error the command exits 1 with.
+      const failing = step.text!.startsWith("zsd: ");
+      const pattern = linePattern(step.text!, known);
+      const lines = failing
+        ? result.stderr.split("\n").filter((l) => l.startsWith("zsd: "))
+        : [result.stdout.split("\n")[0]!];
+      expect({ line, code: result.code, stderr: result.code === (failing ? 1 : 0) ? "" : result.stderr }).toEqual({
         line,
-        code: 0,
+        code: failing ? 1 : 0,
         stderr: "",
       });
-      // "…" in the guide stands for any text.
-      const pattern = fill(expected[1]!)
-        .split("…")
-        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
-        .join(".*?");
-      expect(result.stdout.split("\n")[0]).toMatch(new RegExp(`^${pattern}$`));
-      const proposed = /^proposal (\d+) /.exec(result.stdout);
-      if (proposed) proposalId = BigInt((known.proposalId = proposed[1]!));
-      ran++;
+      const matched = lines.map((l) => pattern.exec(l)).find((m) => m !== null);
+      expect({ line, answer: lines.join("\n"), matches: matched !== undefined }).toEqual({
+        line,
+        answer: lines.join("\n"),
+        matches: true,
+      });
+      Object.assign(known, matched!.groups ?? {});
+      commands++;
     }
-    expect(ran).toBe(4);
-    // Counted on-chain: the holder's whole supply, for.
-    const [against, forVotes, abstain] = await s.read.governor.read.proposalVotes([proposalId!]);
-    expect({ against, forVotes, abstain }).toEqual({ against: 0n, forVotes: 1_000_000n * 10n ** 18n, abstain: 0n });
+    return { known, curls, commands };
+  }
+
+  it("redirects a payout custody refused with the commands the redirect guide shows", everyStep, async () => {
+    // The guide names the sandbox's failing-payout address whole, and the wallet of the cheat sheet.
+    expect(block(REDIRECT)).toContain(`--to ${SANDBOX_REFUSED_ADDRESS}`);
+    expect(block(REDIRECT)).toContain(`export ZSD_PRIVATE_KEY=${hardhatPrivateKey(5)}`);
+    const payable = /^zsd redirect <id> --to (\S+)/m.exec(block(REDIRECT))![1]!;
+    const { known, commands } = await runCliWalkthrough(REDIRECT);
+    expect(commands).toBe(5);
+    const redemption = (await (await api.call(`/v1/redemptions/${known.id}`)).json()) as {
+      status: string;
+      redemptionId: string;
+      redirect: { newPayoutId: string; payoutStatus: string; zcashTxId: string } | null;
+    };
+    // Held after three refusals by custody's node (npm start's retries), redirected, and the new payout paid.
+    expect(redemption).toMatchObject({ status: "redirected", redirect: { payoutStatus: "paid" } });
+    const [row] = await storage.db.query<{ status: string; attempts: number; last_error: string }>(
+      "SELECT status, attempts, last_error FROM payouts WHERE redemption_id = $1",
+      [redemption.redemptionId],
+    );
+    expect(row).toMatchObject({ status: "redirected", attempts: Number(SANDBOX_PAYOUT_RETRIES.PAYOUT_MAX_ATTEMPTS) });
+    expect(row!.last_error).toContain(SANDBOX_REFUSED_ADDRESS);
+    expect((await s.read.redemptions.read.getPayout([BigInt(redemption.redemptionId)])).status).toBe(4);
+    const zcash = api.zcash.simulator.ledger;
+    expect(zcash.notesOf(SANDBOX_REFUSED_ADDRESS)).toEqual([]);
+    const due = (await s.read.redemptions.read.getPayout([BigInt(redemption.redirect!.newPayoutId)])).zatDue;
+    expect(zcash.notesOf(payable).map((n) => n.amountZat)).toContain(due);
+
+    // --to note, the guide's other way: the held ZEC becomes a fresh note, told before anything is sent.
+    const wallet = { ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url, ZSD_PRIVATE_KEY: hardhatPrivateKey(5) };
+    const refused = await cli(["redeem", "--amount", "1", "--to", SANDBOX_REFUSED_ADDRESS], wallet);
+    expect(refused.code).toBe(1);
+    const id = /^its ZEC is held for you: zsd redirect (red_\w{20}) --to ZADDR\|note$/m.exec(refused.stderr)?.[1];
+    expect(id, refused.stderr).toBeDefined();
+    const intoNote = await cli(["redirect", id!, "--to", "note", "--json"], wallet);
+    expect([intoNote.code, intoNote.stderr]).toEqual([0, expect.stringMatching(/^new note, for the released ZEC/m)]);
+    const told = /^new note, for the released ZEC \(keep it secret\): (zsdnote1\w+)$/m.exec(intoNote.stderr)![1]!;
+    expect(JSON.parse(intoNote.stdout)).toMatchObject({
+      object: "payout_redirect",
+      status: "confirmed",
+      note: told,
+      noteSequence: expect.stringMatching(/^\d+$/),
+      zecHeld: "0.0199",
+    });
   });
+
+  it(
+    "changes a parameter with the governance commands the guide shows: proposed, voted, queued, executed",
+    everyStep,
+    async () => {
+      const g = s.read.governor;
+      const holdsOn = async (running: RunningCli, pattern: RegExp, what: string) => {
+        // Up to a minute: a loaded machine starts the CLI slowly. A CLI that ended instead is reported below.
+        const told = await eventually(
+          async () => ({ text: running.stderrSoFar(), ended: running.ended() }),
+          ({ text, ended }) => ended || pattern.test(text),
+          what,
+          60_000,
+        );
+        expect(told).toMatchObject({ ended: false, text: expect.stringMatching(pattern) });
+      };
+      const before = await s.read.positions.read.minCollateralRatioBps();
+      const { known, curls, commands } = await runCliWalkthrough(GOVERNANCE, async (args, running, known) => {
+        const [, sub] = args;
+        if (!["vote", "queue", "execute"].includes(sub!)) return;
+        const id = BigInt(known.proposalId!);
+        const env = { ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url, ZSD_PRIVATE_KEY: hardhatPrivateKey(0) };
+        if (sub === "vote") {
+          // Voting opens a block after the snapshot. The vote is cast at once, while the proposal is pending: the
+          // CLI says so and waits until blocks are mined.
+          await holdsOn(running, /^proposal \d+ is pending: /m, "the CLI waiting for voting to open");
+          expect(await g.read.state([id])).toBe(0); // Pending
+          // --no-wait: refused at once, as the API refuses it, and nothing is relayed.
+          const hasty = await cli(["governance", "vote", String(id), "against", "--no-wait"], env);
+          expect(hasty.code).toBe(1);
+          expect(hasty.stderr).toMatch(/^zsd: .*is pending; votes are taken while it is active.*proposal_not_active/m);
+          await s.mineBlocks(2);
+          return;
+        }
+        if (sub === "queue") {
+          // Voting lasts 20 blocks: the CLI says when it ends and waits; the blocks are mined here.
+          await holdsOn(
+            running,
+            /^proposal \d+ is active: voting ends after block \d+.*; waiting up to 600 s/m,
+            "the CLI waiting for voting to end",
+          );
+          const hasty = await cli(["governance", "queue", String(id), "--no-wait"], env);
+          expect([hasty.code, hasty.stderr]).toEqual([1, expect.stringMatching(/^zsd: .*proposal_not_succeeded/m)]);
+          const end = await g.read.proposalDeadline([id]);
+          await s.mineBlocks(Number(end - (await s.publicClient.getBlockNumber())) + 1);
+          return;
+        }
+        // The timelock's minute: the CLI says until when and waits; the chain's clock is moved on here.
+        await holdsOn(
+          running,
+          /^proposal \d+ is queued in the timelock until \S+; waiting up to 600 s/m,
+          "the CLI waiting for the eta",
+        );
+        const hasty = await cli(["governance", "execute", String(id), "--no-wait"], env);
+        expect([hasty.code, hasty.stderr]).toEqual([1, expect.stringMatching(/^zsd: .*proposal_not_ready/m)]);
+        expect(await s.read.positions.read.minCollateralRatioBps()).toBe(before);
+        await s.increaseTime(Number(await s.read.timelock.read.getMinDelay()) + 1);
+      });
+      expect([curls, commands]).toEqual([2, 6]);
+      // Counted on-chain (the holder's whole supply, for), executed: the parameter changed, as the relay's terms said.
+      const id = BigInt(known.proposalId!);
+      const [against, forVotes, abstain] = await g.read.proposalVotes([id]);
+      expect({ against, forVotes, abstain }).toEqual({ against: 0n, forVotes: 1_000_000n * 10n ** 18n, abstain: 0n });
+      expect(await g.read.state([id])).toBe(7); // Executed
+      expect(before).toBe(15_000n);
+      expect(await s.read.positions.read.minCollateralRatioBps()).toBe(16_000n);
+    },
+  );
 });
 
-/** The built CLI, as `npx zsd` runs it, for the governance walkthrough. */
-function governanceCli(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [join(ROOT, "sdk", "js", "bin", "zsd.js"), ...args], {
+type RunningCli = ReturnType<typeof cli>;
+
+/** The built CLI, as `zsd` (the installed one, or npx's) runs it, for the CLI walkthroughs. */
+function cli(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [CLI, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
   });

@@ -131,6 +131,41 @@ export function presentDelegation(row: DelegationRow) {
   };
 }
 
+/** What the relay may do for anyone with a proposal: queue it once it succeeded, execute it once the timelock allows. */
+export const PROPOSAL_ACTIONS = ["queue", "execute"] as const;
+export type ProposalAction = (typeof PROPOSAL_ACTIONS)[number];
+
+export interface ProposalActionRow {
+  id: string;
+  status: "queued" | "submitted" | "confirmed" | "failed";
+  proposal_id: string;
+  action: ProposalAction;
+  eta: string | null;
+  tx_hash: string | null;
+  block_number: string | number | null;
+  failure_code: string | null;
+  failure_reason: string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+export function presentProposalAction(row: ProposalActionRow) {
+  return {
+    object: "proposal_action" as const,
+    actionId: row.id,
+    action: row.action,
+    status: row.status,
+    proposalId: row.proposal_id,
+    eta: iso(row.eta),
+    txHash: row.tx_hash,
+    blockNumber: row.block_number === null ? null : Number(row.block_number),
+    failureCode: row.status === "failed" ? row.failure_code : null,
+    failureReason: row.status === "failed" ? row.failure_reason : null,
+    createdAt: dateIso(row.created_at),
+    updatedAt: dateIso(row.updated_at),
+  };
+}
+
 export function presentProposal(
   p: IndexedProposal,
   times: Map<bigint, { time: string; estimated: boolean }>,

@@ -4,8 +4,22 @@
 // chain as it is now (the proposal is active, the voter has weight at its
 // snapshot and has not voted, the signature is the voter's at an unused nonce)
 // before anything is spent, then queued; the relay worker sends it
-// (relay/governance-relay.ts).
-import { type Address, type Hex, type TypedDataDomain, formatUnits, getAddress, parseSignature } from "viem";
+// (relay/governance-relay.ts). So are the queue and the execute of a proposal,
+// which the governor takes from anyone and need no signature: the relay sends
+// them once the proposal has succeeded, and once the timelock's delay is over.
+import {
+  type Address,
+  BaseError,
+  ContractFunctionRevertedError,
+  type Hex,
+  type TypedDataDomain,
+  encodeFunctionData,
+  formatUnits,
+  getAddress,
+  keccak256,
+  parseSignature,
+  toHex,
+} from "viem";
 import { governanceTokenAbi, stableGovernorAbi, stableTimelockAbi } from "@zsd/sdk";
 import type { Database } from "../adapters/db/index.ts";
 import type { GovernanceChain } from "../adapters/governance.ts";
@@ -17,6 +31,8 @@ import {
   type IndexedProposal,
   type IndexedVote,
   PROPOSAL_STATES,
+  type ProposalAction,
+  type ProposalActionRow,
   type ProposalState,
   SUPPORT,
   type Support,
@@ -25,13 +41,22 @@ import {
   presentDelegation,
   presentIndexedVote,
   presentProposal,
+  presentProposalAction,
   presentVote,
   votes,
 } from "./governance-views.ts";
 import { randomId } from "./ids.ts";
 import type { Environment } from "./keys.ts";
 
-export { PROPOSAL_STATES, type ProposalState, SUPPORT, type Support, titleOf } from "./governance-views.ts";
+export {
+  PROPOSAL_ACTIONS,
+  PROPOSAL_STATES,
+  type ProposalAction,
+  type ProposalState,
+  SUPPORT,
+  type Support,
+  titleOf,
+} from "./governance-views.ts";
 
 export interface Page {
   limit: number;
@@ -485,6 +510,131 @@ export class GovernanceService {
       );
     });
     return this.delegation(accountId, id);
+  }
+
+  /**
+   * Checks that the governor takes a queue (a succeeded proposal) or an execute (a queued one whose
+   * timelock delay is over) now, and queues it for the relay worker with the proposal's calls, read
+   * from the indexer and proven the proposal's by the governor's own hash of them.
+   */
+  async submitProposalAction(accountId: string, proposalId: string, action: ProposalAction) {
+    const gov = this.#requireRelay();
+    const id = BigInt(proposalId);
+    const g = { address: gov.governor, abi: stableGovernorAbi } as const;
+    const snapshot = await gov.read(() =>
+      gov.client.readContract({ ...g, functionName: "proposalSnapshot", args: [id] }),
+    );
+    if (snapshot === 0n) throw domainErrors.notFound(`Proposal ${proposalId}`);
+    const [stateIndex, deadline, eta, now] = await gov.read(() =>
+      Promise.all([
+        gov.client.readContract({ ...g, functionName: "state", args: [id] }),
+        gov.client.readContract({ ...g, functionName: "proposalDeadline", args: [id] }),
+        gov.client.readContract({ ...g, functionName: "proposalEta", args: [id] }),
+        gov.chain.now(),
+      ]),
+    );
+    const state = PROPOSAL_STATES[stateIndex] ?? "pending";
+    if (action === "queue" && state !== "succeeded") {
+      const why =
+        state === "pending" || state === "active"
+          ? `; voting ends after block ${deadline}, and a proposal that then has a quorum and more votes for ` +
+            "than against is queued"
+          : "; only a succeeded proposal is queued";
+      throw conflict("proposal_not_succeeded", "Proposal not succeeded", `Proposal ${proposalId} is ${state}${why}.`, {
+        proposalState: state,
+      });
+    }
+    const notReady = (why: string) =>
+      conflict("proposal_not_ready", "Proposal not ready", `Proposal ${proposalId} is ${why}.`, {
+        proposalState: state,
+        eta: eta === 0n ? null : iso(eta),
+      });
+    if (action === "execute" && state !== "queued") {
+      throw notReady(
+        state === "succeeded"
+          ? "succeeded but not queued: queue it first (POST /v1/governance/proposals/{proposalId}/queue)"
+          : `${state}; only a queued proposal whose timelock delay is over is executed`,
+      );
+    }
+    const [pending] = await this.db.query<{ id: string; account_id: string }>(
+      `SELECT id, account_id FROM governance_proposal_actions
+       WHERE proposal_id = $1 AND action = $2 AND status IN ('queued', 'submitted')`,
+      [proposalId, action],
+    );
+    if (pending) throw this.#actionPending(proposalId, action, accountId, pending);
+    const p = await this.#indexer<IndexedProposal>(`/proposals/${proposalId}`, `Proposal ${proposalId}`);
+    const args = [
+      p.targets.map((t) => getAddress(t)),
+      p.values.map((v) => BigInt(v)),
+      p.calldatas,
+      keccak256(toHex(p.description)),
+    ] as const;
+    const hashed = await gov.read(() => gov.client.readContract({ ...g, functionName: "hashProposal", args }));
+    if (hashed !== id)
+      throw domainErrors.unavailable(`Proposal ${proposalId}'s calls (the indexer's are not the governor's)`);
+    const calldata = encodeFunctionData({ abi: stableGovernorAbi, functionName: action, args });
+    // The newest block may be older than the eta while the next one will not be: the governor is asked, as
+    // the relay's transaction will be, in the block to come.
+    if (action === "execute" && eta > now) {
+      const ready = await gov.client
+        .simulateContract({ ...g, functionName: "execute", args, blockTag: "pending" })
+        .then(
+          () => true,
+          (error: unknown) => {
+            // The timelock refuses an operation before its time with an error of its own, not in the governor's ABI.
+            if (error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError))
+              return false;
+            throw domainErrors.unavailable("The chain node");
+          },
+        );
+      if (!ready) {
+        throw notReady(
+          `queued in the timelock until ${iso(eta)} by the chain's clock (now ${iso(now)}); execute it then`,
+        );
+      }
+    }
+    const actionId = randomId("gact");
+    try {
+      await this.db.query(
+        `INSERT INTO governance_proposal_actions (id, account_id, environment, proposal_id, action, calldata, status)
+         VALUES ($1, $2, $3, $4, $5, $6, 'queued')`,
+        [actionId, accountId, this.options.environment, proposalId, action, calldata],
+      );
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const [taken] = await this.db.query<{ id: string; account_id: string }>(
+        `SELECT id, account_id FROM governance_proposal_actions
+         WHERE proposal_id = $1 AND action = $2 AND status IN ('queued', 'submitted')`,
+        [proposalId, action],
+      );
+      throw this.#actionPending(proposalId, action, accountId, taken);
+    }
+    return this.proposalAction(accountId, actionId);
+  }
+
+  #actionPending(
+    proposalId: string,
+    action: ProposalAction,
+    accountId: string,
+    pending?: { id: string; account_id: string },
+  ) {
+    // Its id is named to the account that asked for it only.
+    const own = pending?.account_id === accountId;
+    return conflict(
+      "proposal_action_pending",
+      "Proposal action pending",
+      `The ${action} of proposal ${proposalId} is already being relayed${own ? ` (${pending!.id})` : ""}.`,
+      own ? { actionId: pending!.id } : {},
+    );
+  }
+
+  async proposalAction(accountId: string, actionId: string) {
+    const [row] = await this.db.query<ProposalActionRow>(
+      `SELECT * FROM governance_proposal_actions WHERE id = $1 AND account_id = $2 AND environment = $3`,
+      [actionId, accountId, this.options.environment],
+    );
+    if (!row) throw domainErrors.notFound(`Proposal action ${actionId}`);
+    return presentProposalAction(row);
   }
 
   async delegation(accountId: string, delegationId: string) {

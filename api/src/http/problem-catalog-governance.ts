@@ -11,6 +11,47 @@ export const GOVERNANCE_PROBLEMS = {
     fields: ["proposalState"],
     example: { detail: "Proposal 7401… is pending; votes are taken while it is active.", proposalState: "pending" },
   },
+  proposal_not_succeeded: {
+    status: 409,
+    title: "Proposal not succeeded",
+    meaning:
+      "A proposal is queued once it has succeeded: voting over, with a quorum and more votes for than against. One " +
+      "still being voted on can be queued after its end block; nothing was queued.",
+    fields: ["proposalState"],
+    example: {
+      detail:
+        "Proposal 7401… is active; voting ends after block 1301, and a proposal that then has a quorum and more " +
+        "votes for than against is queued.",
+      proposalState: "active",
+    },
+  },
+  proposal_not_ready: {
+    status: 409,
+    title: "Proposal not ready",
+    meaning:
+      "A proposal is executed once it is queued and the timelock's delay is over (`eta`, by the chain's clock): " +
+      "queue a succeeded one first, wait for a queued one; nothing was queued.",
+    fields: ["proposalState", "eta"],
+    example: {
+      detail:
+        "Proposal 7401… is queued in the timelock until 2026-03-02T10:21:00.000Z by the chain's clock " +
+        "(now 2026-03-02T10:20:05.000Z); execute it then.",
+      proposalState: "queued",
+      eta: "2026-03-02T10:21:00.000Z",
+    },
+  },
+  proposal_action_pending: {
+    status: 409,
+    title: "Proposal action pending",
+    meaning:
+      "This relay is already sending the queue (or execute) of this proposal, for this account (`actionId`) or " +
+      "another: follow that one, a second could only revert.",
+    fields: ["actionId"],
+    example: {
+      detail: "The queue of proposal 7401… is already being relayed (gact_00000000000000000000).",
+      actionId: "gact_00000000000000000000",
+    },
+  },
   already_voted: {
     status: 409,
     title: "Already voted",

@@ -70,6 +70,14 @@ export const PROBLEM_FIELDS = {
     schema: { enum: ["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"] },
   },
   voteId: { description: "The ballot of this voter already being relayed", schema: { type: "string" } },
+  eta: {
+    description: "When the timelock lets the proposal be executed (the chain's clock); null until it is queued",
+    schema: { type: ["string", "null"], format: "date-time" },
+  },
+  actionId: {
+    description: "The queue or execute of this proposal already being relayed, when this account asked for it",
+    schema: { type: "string" },
+  },
   delegationId: { description: "The delegation at this nonce already being relayed", schema: { type: "string" } },
   perDay: { description: "Gasless delegations an account may submit per 24 hours", schema: { type: "integer" } },
 } as const satisfies Record<string, { description: string; schema: JsonSchema }>;

@@ -1,7 +1,9 @@
 // The governance relay: queued ballots (castVoteBySig) and delegations
-// (delegateBySig), sent and followed by the call relay (./call-relay.ts). A
-// ballot whose voter has voted, or a delegation whose nonce is used, is
-// reconciled from the governor's and the token's events.
+// (delegateBySig), and the queue and execute of proposals, sent and followed
+// by the call relay (./call-relay.ts). A ballot whose voter has voted, or a
+// delegation whose nonce is used, is reconciled from the governor's and the
+// token's events; so is a proposal queued or executed meanwhile by anyone
+// (the governor takes both from any account, and the outcome is the same).
 import { type Address, type Hex, encodeFunctionData, formatUnits, parseEventLogs } from "viem";
 import { governanceTokenAbi, stableGovernorAbi } from "@zsd/sdk";
 import type { Database } from "../adapters/db/index.ts";
@@ -20,6 +22,12 @@ interface VoteRow extends JobRow {
   signature: Hex;
 }
 
+interface ProposalActionRow extends JobRow {
+  proposal_id: string;
+  action: "queue" | "execute";
+  calldata: Hex;
+}
+
 interface DelegationRow extends JobRow {
   delegator: string;
   delegatee: string;
@@ -27,6 +35,10 @@ interface DelegationRow extends JobRow {
   expiry: string;
   signature: { v: number; r: Hex; s: Hex };
 }
+
+/** The governor's ProposalState values a queue or an execute has made. */
+const QUEUED = 5;
+const EXECUTED = 7;
 
 export interface GovernanceRelayOptions {
   /** Blocks on top of a vote's or delegation's block before it counts as confirmed (1 = mined). */
@@ -41,6 +53,7 @@ export class GovernanceRelay {
   readonly #relay: CallRelay;
   readonly #votes: CallKind<VoteRow, { weight?: bigint }>;
   readonly #delegations: CallKind<DelegationRow, object>;
+  readonly #proposalActions: CallKind<ProposalActionRow, { eta?: bigint }>;
 
   constructor(db: Database, gov: GovernanceChain, sender: TransactionSender, options: GovernanceRelayOptions) {
     const compliance = options.compliance;
@@ -164,11 +177,53 @@ export class GovernanceRelay {
       }),
       fromLogs: () => ({}),
     };
+    const governor = { address: gov.governor, abi: stableGovernorAbi } as const;
+    const eventOf = (a: ProposalActionRow) => (a.action === "queue" ? "ProposalQueued" : "ProposalExecuted");
+    this.#proposalActions = {
+      table: "governance_proposal_actions",
+      what: "proposal's queue or execute",
+      to: gov.governor,
+      encode: (a) => a.calldata,
+      // Queued (or executed) already, by this relay's transaction or anyone's.
+      used: async (a) => {
+        const state = await gov.client.readContract({
+          ...governor,
+          functionName: "state",
+          args: [BigInt(a.proposal_id)],
+        });
+        return a.action === "queue" ? state === QUEUED || state === EXECUTED : state === EXECUTED;
+      },
+      // Whoever sent it, the proposal is where it was asked to be: the transaction that put it there confirms it.
+      landed: async (a) => {
+        const events = await gov.client.getContractEvents({
+          ...governor,
+          eventName: eventOf(a),
+          fromBlock: gov.startBlock,
+          strict: true,
+        });
+        const event = events.find((e) => e.args.proposalId === BigInt(a.proposal_id));
+        if (!event) return undefined;
+        const eta = "etaSeconds" in event.args ? (event.args.etaSeconds as bigint) : undefined;
+        return { txHash: event.transactionHash, blockNumber: event.blockNumber, facts: { eta } };
+      },
+      usedFailure: (a) => ({
+        code: a.action === "queue" ? "proposal_already_queued" : "proposal_already_executed",
+        reason: `Proposal ${a.proposal_id} was ${a.action === "queue" ? "queued" : "executed"} by another transaction.`,
+      }),
+      fromLogs: (logs, a) => {
+        const [queued] = parseEventLogs({ abi: stableGovernorAbi, logs, eventName: "ProposalQueued" }).filter(
+          (e) => e.args.proposalId === BigInt(a.proposal_id),
+        );
+        return { eta: queued?.args.etaSeconds };
+      },
+      columns: ({ eta }) => (eta === undefined ? {} : { eta: eta.toString() }),
+    };
   }
 
   /** Follows submitted jobs, then submits queued ones: votes first, as they have deadlines. */
   async pass(): Promise<void> {
     await this.#relay.pass(this.#votes);
     await this.#relay.pass(this.#delegations);
+    await this.#relay.pass(this.#proposalActions);
   }
 }

@@ -5,6 +5,7 @@ export type RelayTable =
   | "redemption_requests"
   | "governance_votes"
   | "governance_delegations"
+  | "governance_proposal_actions"
   | "position_actions"
   | "payout_redirects";
 

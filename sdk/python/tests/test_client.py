@@ -509,6 +509,52 @@ class RequestShapeTest(ClientTestCase):
         self.assertEqual((body["delegatee"], body["delegator"], body["nonce"]), ("0xabc", "0xabc", "3"))
         self.assertEqual(str(body["expiry"]), delegation["message"]["expiry"])
 
+    def test_queue_and_execute_wait_for_the_governor_when_asked_and_follow_the_relayed_action(self) -> None:
+        pid = str(2**200 + 5)
+        queued = {"object": "proposal_action", "actionId": "gact_1", "action": "queue", "status": "queued"}
+        confirmed = {**queued, "status": "confirmed", "eta": "2026-03-02T10:21:00.000Z"}
+        voting = problem(409, "proposal_not_succeeded", proposalState="active")
+        # Still being voted on: refused at once by default, the problem as the API said it.
+        self.script(Answer(409, voting))
+        with self.assertRaises(zsd.ConflictError) as refused:
+            self.client.queue_proposal(pid)
+        self.assertEqual(refused.exception.code, "proposal_not_succeeded")
+        # With wait_for: asked again each second until voting has ended, then followed until confirmed.
+        told: List[zsd.ProposalWait] = []
+        self.script(Answer(409, voting), Answer(409, voting), Answer(202, queued), Answer(200, confirmed))
+        answer = self.client.queue_proposal(pid, wait_for=60, on_waiting=told.append)
+        self.assertEqual(answer, confirmed)
+        self.assertEqual([w["proposalState"] for w in told], ["active", "active"])
+        self.assertEqual(self.sleeps, [1.0, 1.0])
+        self.assertEqual(
+            [(r.method, r.path) for r in self.server.received[-4:]],
+            [("POST", f"/v1/governance/proposals/{pid}/queue")] * 3 + [("GET", "/v1/governance/actions/gact_1")],
+        )
+        # A refusal it cannot wait out is raised at once, wait_for or not: an executed proposal is never queued.
+        self.script(Answer(409, problem(409, "proposal_not_succeeded", proposalState="executed")))
+        with self.assertRaises(zsd.ConflictError):
+            self.client.queue_proposal(pid, wait_for=60)
+
+        # An execute waits for the timelock's eta, and says it.
+        self.sleeps.clear()
+        early = problem(409, "proposal_not_ready", proposalState="queued", eta="2026-03-02T10:21:00.000Z")
+        executed = {**queued, "actionId": "gact_2", "action": "execute", "status": "confirmed"}
+        self.script(Answer(409, early), Answer(202, {**executed, "status": "queued"}), Answer(200, executed))
+        told.clear()
+        self.assertEqual(self.client.execute_proposal(pid, wait_for=60, on_waiting=told.append), executed)
+        self.assertEqual(told, [{"proposalId": pid, "proposalState": "queued", "eta": "2026-03-02T10:21:00.000Z"}])
+        # Not queued yet: nothing to wait for, the caller queues it first.
+        self.script(Answer(409, problem(409, "proposal_not_ready", proposalState="succeeded", eta=None)))
+        with self.assertRaises(zsd.ConflictError):
+            self.client.execute_proposal(pid, wait_for=60)
+        # A relayed execute that fails says why, with the governor's code.
+        failed = {**executed, "status": "failed", "failureCode": "governor_unexpected_proposal_state", "failureReason": "r"}
+        self.script(Answer(202, {**executed, "status": "queued"}), Answer(200, failed))
+        with self.assertRaises(zsd.ZsdError) as caught:
+            self.client.execute_proposal(pid)
+        self.assertEqual(caught.exception.code, "governor_unexpected_proposal_state")
+        self.assertIn("Proposal action failed: r", str(caught.exception))
+
     def test_the_key_is_not_in_the_requestors_repr(self) -> None:
         # A dataclass repr lists every field; a logged requestor (or a debugger's locals) would show the key.
         self.assertNotIn("sk_test_unit", repr(self.client.requestor))
@@ -1161,6 +1207,9 @@ def governance_calls(c: zsd.Client) -> List[Callable[[], Any]]:
         lambda: g.vote("vote_1"),
         lambda: g.delegate({"delegatee": "0x1", "delegator": "0x1", "nonce": "0", "expiry": 1, "signature": signature}),
         lambda: g.delegation("dlg_1"),
+        lambda: g.queue("1"),
+        lambda: g.execute("1"),
+        lambda: g.action("gact_1"),
     ]
 
 

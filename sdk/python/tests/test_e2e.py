@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import queue
 import threading
 import unittest
@@ -55,12 +56,95 @@ console.log(JSON.stringify({ id: requested.args.id.toString() }));
 
 WITHDRAW_ADDRESS = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez"
 
+# The proposer's own wallet sending Governor.propose (the SDK sends no transactions): the JS SDK's propose.
+PROPOSE = """
+import { readFileSync } from "node:fs";
+import { mnemonicToAccount } from "viem/accounts";
+import { Zsd } from "@zsd/sdk/client";
+const a = JSON.parse(readFileSync(0, "utf8"));
+const account = mnemonicToAccount("test test test test test test test test test test test junk", {
+  addressIndex: a.index,
+});
+const zsd = new Zsd(a.apiKey, { baseUrl: a.baseUrl });
+const proposed = await zsd.propose({ account, title: a.title, calls: a.calls, rpcUrl: a.rpcUrl });
+console.log(JSON.stringify(proposed));
+"""
+
+
+def chain_rpc(method: str, params: List[Any]) -> Any:
+    """A JSON-RPC call to the stack's Hardhat node (a test moving the chain's clock)."""
+    request = urllib.request.Request(
+        stack().rpc_url,
+        data=json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())["result"]
+
 Delivery = Tuple[bytes, Dict[str, str]]
 
 
 def client() -> zsd.Client:
     running = stack()
     return zsd.Client(running.api_key, running.base_url, poll_interval=0.2)
+
+
+class GovernanceTest(unittest.TestCase):
+    """A parameter changed by governance from Python: delegated, proposed, voted, then queued and executed by the relay."""
+
+    def test_a_succeeded_proposal_is_queued_and_executed_through_the_relay_and_its_change_shows(self) -> None:
+        c = client()
+        # Hardhat's account #0 holds every governance token of a local deployment.
+        holder = hardhat_account(0)
+
+        def sign(typed_data: zsd.TypedData) -> Dict[str, str]:
+            return sign_with_viem("typed", {"index": 0, "typedData": typed_data})
+
+        c.delegate_votes(delegator=holder, sign=sign)
+        self.assertEqual((c.relay.retrieve()["minting"] or {})["maxPriceAgeSeconds"], 3600)
+        proposed = run_node(
+            PROPOSE,
+            {
+                "index": 0,
+                "apiKey": stack().api_key,
+                "baseUrl": stack().base_url,
+                "rpcUrl": stack().rpc_url,
+                "title": "Accept prices up to 30 minutes old",
+                "calls": ["PriceFeed.setMaxPriceAge(1800)"],
+            },
+            typescript=True,
+        )
+        pid = proposed["proposalId"]
+        # Voting opens a block after the snapshot: the stack mines one every half second.
+        status = None
+        for _ in range(60):
+            try:
+                status = c.vote(proposal_id=pid, support="for", voter=holder, sign=sign)["status"]
+                break
+            except zsd.ConflictError as error:
+                if error.code != "proposal_not_active":
+                    raise
+                c.sleep(0.5)
+        self.assertEqual(status, "confirmed")
+        # Voting lasts 20 blocks (10 s here): refused until then, unless the client waits.
+        with self.assertRaises(zsd.ConflictError) as early:
+            c.queue_proposal(pid)
+        self.assertEqual(early.exception.code, "proposal_not_succeeded")
+        waited: List[zsd.ProposalWait] = []
+        queued = c.queue_proposal(pid, wait_for=120, on_waiting=waited.append)
+        self.assertEqual(queued["status"], "confirmed")
+        self.assertIsNotNone(queued["eta"])
+        self.assertTrue(waited and waited[0]["proposalState"] == "active", waited)
+        # In the timelock for a minute: refused before its eta, which the problem gives.
+        with self.assertRaises(zsd.ConflictError) as soon:
+            c.execute_proposal(pid)
+        self.assertEqual(((soon.exception.problem or {}).get("eta"), soon.exception.code), (queued["eta"], "proposal_not_ready"))
+        # The minute passes at once on this chain (a test's shortcut for waiting it out).
+        chain_rpc("evm_increaseTime", [61])
+        chain_rpc("evm_mine", [])
+        executed = c.execute_proposal(pid, wait_for=30)
+        self.assertEqual((executed["action"], executed["status"]), ("execute", "confirmed"))
+        self.assertEqual((c.relay.retrieve()["minting"] or {})["maxPriceAgeSeconds"], 1800)
 
 
 class LedgerTest(unittest.TestCase):

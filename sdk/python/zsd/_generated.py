@@ -74,10 +74,14 @@ class Problem(_ProblemRequired, total=False):
     alertStatus: Literal["open", "in_review", "dismissed", "confirmed"]
     # The oldest price the contracts take. With `price_stale`.
     maxPriceAgeSeconds: int
-    # Where the proposal stands now. With `proposal_not_active`.
+    # Where the proposal stands now. With `proposal_not_active`, `proposal_not_succeeded`, `proposal_not_ready`.
     proposalState: Literal["pending", "active", "canceled", "defeated", "succeeded", "queued", "expired", "executed"]
     # The ballot of this voter already being relayed. With `already_voted`.
     voteId: str
+    # When the timelock lets the proposal be executed (the chain's clock); null until it is queued. With `proposal_not_ready`.
+    eta: Optional[str]
+    # The queue or execute of this proposal already being relayed, when this account asked for it. With `proposal_action_pending`.
+    actionId: str
     # The delegation at this nonce already being relayed. With `nonce_used`.
     delegationId: str
     # Gasless delegations an account may submit per 24 hours. With `delegation_limit_reached`.
@@ -1170,6 +1174,24 @@ class ProposalDetail(TypedDict):
     txHash: str
     # The first page of votes, in the order cast
     votes: VoteCastList
+
+
+class ProposalAction(TypedDict):
+    object: Literal["proposal_action"]
+    actionId: str
+    # queue: puts a succeeded proposal in the timelock; execute: runs a queued one's calls once its delay is over
+    action: Literal["queue", "execute"]
+    proposalId: str
+    # A confirmed queue's: when the timelock lets the proposal be executed (the chain's clock)
+    eta: Optional[str]
+    status: Literal["queued", "submitted", "confirmed", "failed"]
+    txHash: Optional[str]
+    blockNumber: Optional[int]
+    # Why it failed: the governor's refusal in snake case (governor_unexpected_proposal_state, …), simulation_failed or transaction_reverted
+    failureCode: Optional[str]
+    failureReason: Optional[str]
+    createdAt: str
+    updatedAt: str
 
 
 class GovernanceHolderDomainsGovernor(TypedDict):
@@ -2467,6 +2489,9 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "listProposals": ("GET", "/v1/governance/proposals"),
     "getProposal": ("GET", "/v1/governance/proposals/{proposalId}"),
     "listProposalVotes": ("GET", "/v1/governance/proposals/{proposalId}/votes"),
+    "queueProposal": ("POST", "/v1/governance/proposals/{proposalId}/queue"),
+    "executeProposal": ("POST", "/v1/governance/proposals/{proposalId}/execute"),
+    "getProposalAction": ("GET", "/v1/governance/actions/{actionId}"),
     "getGovernanceHolder": ("GET", "/v1/governance/holders/{address}"),
     "castVote": ("POST", "/v1/governance/votes"),
     "getVote": ("GET", "/v1/governance/votes/{voteId}"),

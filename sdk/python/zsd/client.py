@@ -38,6 +38,7 @@ __all__ = [
     "SmallAnonymitySetWarning",
     "NewNote",
     "PositionOwner",
+    "ProposalWait",
     "Signature",
     "TypedData",
     "MintFailedError",
@@ -71,6 +72,14 @@ class SmallAnonymitySetWarning(UserWarning):
     def __init__(self, warning: AnonymityWarning) -> None:
         super().__init__(warning["message"])
         self.warning = warning
+
+
+class ProposalWait(TypedDict):
+    """What ``queue_proposal`` and ``execute_proposal`` wait for: voting to end, or the timelock's ``eta``."""
+
+    proposalId: str
+    proposalState: str
+    eta: Optional[str]
 
 
 class NewNote(TypedDict):
@@ -734,12 +743,81 @@ class Client:
             return vote
         return self._follow(lambda: self.governance.vote(vote["voteId"]), timeout)
 
+    def queue_proposal(
+        self,
+        proposal_id: str,
+        *,
+        wait_for: float = 0.0,
+        on_waiting: Optional[Callable[[ProposalWait], None]] = None,
+        wait: bool = True,
+        timeout: float = 120.0,
+    ) -> t.ProposalAction:
+        """Queues a succeeded proposal in the timelock through the relay (no signature, no gas).
+
+        Resolves once confirmed, with its ``eta``. A proposal still being voted on is refused
+        (``proposal_not_succeeded``) unless ``wait_for`` seconds are given: the request is made again each
+        second until voting has ended (``on_waiting`` is told what it waits for).
+        """
+        return self._proposal_action("queue", proposal_id, wait_for, on_waiting, wait, timeout)
+
+    def execute_proposal(
+        self,
+        proposal_id: str,
+        *,
+        wait_for: float = 0.0,
+        on_waiting: Optional[Callable[[ProposalWait], None]] = None,
+        wait: bool = True,
+        timeout: float = 120.0,
+    ) -> t.ProposalAction:
+        """Executes a queued proposal through the relay once the timelock's delay is over; its calls run.
+
+        Before its eta it is refused (``proposal_not_ready``) unless ``wait_for`` seconds are given, as for
+        ``queue_proposal``.
+        """
+        return self._proposal_action("execute", proposal_id, wait_for, on_waiting, wait, timeout)
+
+    def _proposal_action(
+        self,
+        action: str,
+        proposal_id: str,
+        wait_for: float,
+        on_waiting: Optional[Callable[[ProposalWait], None]],
+        wait: bool,
+        timeout: float,
+    ) -> t.ProposalAction:
+        # What the governor waits for: voting to end (a queue), the timelock's delay (an execute).
+        waiting = ("pending", "active") if action == "queue" else ("queued",)
+        refusal = "proposal_not_succeeded" if action == "queue" else "proposal_not_ready"
+        deadline = time.monotonic() + wait_for
+        send = self.governance.queue if action == "queue" else self.governance.execute
+        while True:
+            try:
+                queued = send(proposal_id)
+                break
+            except ZsdError as error:
+                problem = cast(Mapping[str, Any], error.problem or {})
+                state = problem.get("proposalState") if error.code == refusal else None
+                if state not in waiting or wait_for <= 0:
+                    raise
+                if time.monotonic() >= deadline:
+                    raise ZsdError(
+                        f"Proposal {proposal_id} is still {state} after {wait_for:.0f} s: {action} it later.",
+                        code=refusal,
+                    ) from error
+                if on_waiting is not None:
+                    on_waiting({"proposalId": proposal_id, "proposalState": str(state), "eta": problem.get("eta")})
+                self.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+        if not wait:
+            return queued
+        return self._follow(lambda: self.governance.action(queued["actionId"]), timeout)
+
     def _follow(self, read: Callable[[], Any], timeout: float) -> Any:
-        """Polls a relayed vote or delegation until ``confirmed``; ZsdError when it fails."""
+        """Polls a relayed vote, delegation, queue or execute until ``confirmed``; ZsdError when it fails."""
 
         def failed(item: Any) -> Exception:
             reason = item.get("failureReason") or "no reason given"
-            return ZsdError(f"{item['object'].capitalize()} failed: {reason}", code=item.get("failureCode"))
+            what = item["object"].replace("_", " ").capitalize()
+            return ZsdError(f"{what} failed: {reason}", code=item.get("failureCode"))
 
         return self._poll(read, "confirmed", failed, lambda item: f"The {item['object']}", timeout)
 

@@ -429,7 +429,7 @@ class Alerts(_Resource):
 
 
 class Governance(_Resource):
-    """The governor's proposals and votes, and gasless votes and delegations relayed by the API."""
+    """The governor's proposals and votes; gasless votes, delegations, queues and executes relayed by the API."""
 
     def retrieve(self, **query: Any) -> t.Governance:
         """The governor's parameters and proposals; filters by state, limit, startingAfter."""
@@ -463,3 +463,17 @@ class Governance(_Resource):
 
     def delegation(self, delegation_id: str) -> t.Delegation:
         return cast(t.Delegation, self._get(f"/v1/governance/delegations/{_id(delegation_id)}"))
+
+    def queue(self, proposal_id: str, *, idempotency_key: Optional[str] = None) -> t.ProposalAction:
+        """Relays the governor's queue of a succeeded proposal: anyone may queue one, with no signature."""
+        path = f"/v1/governance/proposals/{_id(proposal_id)}/queue"
+        return cast(t.ProposalAction, self._post(path, None, idempotency_key))
+
+    def execute(self, proposal_id: str, *, idempotency_key: Optional[str] = None) -> t.ProposalAction:
+        """Relays the governor's execute of a queued proposal once the timelock's delay is over."""
+        path = f"/v1/governance/proposals/{_id(proposal_id)}/execute"
+        return cast(t.ProposalAction, self._post(path, None, idempotency_key))
+
+    def action(self, action_id: str) -> t.ProposalAction:
+        """A relayed queue or execute: queued → submitted → confirmed | failed."""
+        return cast(t.ProposalAction, self._get(f"/v1/governance/actions/{_id(action_id)}"))

@@ -619,4 +619,37 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `ALTER TABLE reserve_readings ADD COLUMN pause_error text`,
     ],
   },
+  {
+    version: 29,
+    name: "governance: relayed queue and execute of a proposal",
+    statements: [
+      // Anyone may queue a succeeded proposal and execute it once the timelock's delay has passed: the relay
+      // sends the governor's queue or execute, with the proposal's calls encoded when it was asked.
+      `CREATE TABLE governance_proposal_actions (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts(id),
+        environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+        proposal_id text NOT NULL,
+        action text NOT NULL CHECK (action IN ('queue', 'execute')),
+        calldata text NOT NULL,
+        eta text,
+        status text NOT NULL CHECK (status IN ('queued', 'submitted', 'confirmed', 'failed')),
+        tx_hash text,
+        raw_tx text,
+        nonce integer,
+        submitted_at timestamptz,
+        attempts integer NOT NULL DEFAULT 0,
+        block_number bigint,
+        failure_code text,
+        failure_reason text,
+        settled_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      // One queue (or execute) of a proposal in flight at a time: a second could only revert.
+      `CREATE UNIQUE INDEX governance_proposal_actions_in_flight ON governance_proposal_actions (proposal_id, action)
+         WHERE status IN ('queued', 'submitted')`,
+      `CREATE INDEX governance_proposal_actions_status ON governance_proposal_actions (status, created_at)`,
+    ],
+  },
 ];

@@ -10,6 +10,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { Socket } from "node:net";
 import { formatZec, parseZec } from "@zsd/sdk/units";
 import type { ZcashNetwork } from "@zsd/sdk/zcash";
+import { REFUSED_MESSAGE, SANDBOX_REFUSED_ADDRESS } from "../refused-address.ts";
 import { DEFAULT_FEE_ZAT, InsufficientFunds, Ledger, MAX_MONEY_ZAT, type Note, normaliseMemo } from "./ledger.ts";
 
 /** zcashd's (bitcoind's) RPC error codes. */
@@ -534,6 +535,9 @@ export async function startSimulatedZcashd(options: SimulatorOptions): Promise<S
 
         const refusal = take(wallet, "refuseNextSend");
         if (refusal) throw new RpcError(RPC.WALLET_INSUFFICIENT_FUNDS, refusal);
+        // The sandbox's failing-payout address: refused every time, as a wallet refuses a payment it will not make.
+        if (outputs.some((o) => o.address === SANDBOX_REFUSED_ADDRESS))
+          throw new RpcError(RPC.INVALID_PARAMETER, REFUSED_MESSAGE);
         const operation: Operation = {
           id: `opid-${randomUUID()}`,
           creationTime: Math.floor(Date.now() / 1000),

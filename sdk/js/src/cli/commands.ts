@@ -203,6 +203,49 @@ new note: ${note} (keep it secret)`
   }
 }
 
+/**
+ * A held payout redirected by its owner, followed until its ZEC is somewhere again: paid to the new
+ * address (a new payout, paid as any other) or in the fresh note's leaf, queued for the tree.
+ */
+async function redirect(zsd: Zsd, id: string): Promise<void> {
+  const signer = signerKey(true)!;
+  const { to, fresh } = releaseTo(zsd);
+  const deadline = Date.now() + Number(values.wait ?? 300) * 1000;
+  progress(`signing a redirect of ${id} as ${signer.address}…`);
+  followed = id;
+  let r = await zsd.redirectPayout({ id, to, signer, timeoutMs: Math.max(0, deadline - Date.now()) });
+  progress(`redirect ${r.redirectId}: ${r.status} (tx ${r.txHash})`);
+  if (fresh) {
+    const note = zsd.notes.encode(fresh);
+    return out(
+      { ...r, note },
+      `redirected payout ${r.payoutId} (${r.zecHeld} ZEC) into a fresh note, leaf queued as number ` +
+        `${r.noteSequence} (tx ${r.txHash})\nnew note: ${note} (keep it secret)`,
+    );
+  }
+  // The new payout is paid as any other: after its confirmations, by custody.
+  for (let told = r.payoutStatus; r.payoutStatus !== "paid";) {
+    if (r.payoutStatus === "held" || r.payoutStatus === "in_review") {
+      throw new Error(
+        `The redirect went through, but its new payout ${r.newPayoutId} is ${r.payoutStatus.replace("_", " ")}` +
+          (r.payoutStatus === "held" ? `: custody could not pay it either; redirect ${r.newPayoutId} again` : ""),
+      );
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`The new payout ${r.newPayoutId} is still ${r.payoutStatus ?? "not found"}; zsd status ${id}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    r = await zsd.redemptions.getRedirect(id);
+    if (r.payoutStatus !== told) progress(`payout ${r.newPayoutId}: ${(told = r.payoutStatus)}`);
+  }
+  const address = "withdrawAddress" in r.destination ? r.destination.withdrawAddress : undefined;
+  return out(
+    r,
+    `redirected payout ${r.payoutId}: ${r.zecHeld} ZEC paid to ${address ?? "the new address"} ` +
+      `(payout ${r.newPayoutId}, Zcash tx ${r.zcashTxId})`,
+  );
+}
+
 type PositionAction = Awaited<ReturnType<Zsd["positions"]["actionById"]>>;
 
 /** A position action in a line: what, where it stands (who holds it, why it failed) and its transaction. */
@@ -297,6 +340,8 @@ async function main(positionals: string[]): Promise<void> {
         `redeemed ${redemption.amount} ZSD for ${redemption.zecDue} ZEC (${redemption.id}, Zcash tx ${redemption.zcashTxId})`,
       );
     }
+    case "redirect":
+      return redirect(client(), sub!);
     case "position":
       return position(client(), sub, action);
     case "governance":
@@ -367,6 +412,10 @@ export async function run(checked: Values, positionals: string[]): Promise<numbe
         : { error: e.message, code: "error" };
     if (followed) Object.assign(detail, { id: followed });
     process.stderr.write(values.json ? `${JSON.stringify(detail)}\n` : `zsd: ${detail.error}\n`);
+    // A payout custody could not pay is not lost: its owner redirects it, and is told how.
+    if (!values.json && detail.code === "payout_held" && followed) {
+      process.stderr.write(`its ZEC is held for you: zsd redirect ${followed} --to ZADDR|note\n`);
+    }
     return 1;
   }
 }

@@ -1,7 +1,8 @@
 // `zsd governance …`: proposals read from the API; delegations and ballots
 // signed here with ZSD_PRIVATE_KEY (EIP-712) and relayed gas-free; proposals
-// sent on-chain from that key's account, which pays the gas. options.ts has
-// checked every flag and positional before this module is loaded.
+// sent on-chain from that key's account, which pays the gas; a succeeded
+// proposal queued and executed through the relay, which needs no key at all.
+// options.ts has checked every flag and positional before this module is loaded.
 import type { Address, LocalAccount } from "viem";
 import type { Support, Zsd } from "../client/index.ts";
 import { UsageError, type Values } from "./options.ts";
@@ -13,7 +14,10 @@ export interface GovernanceContext {
   signer: (required: boolean) => LocalAccount | undefined;
 }
 
-/** How long `governance vote` waits by default for a pending proposal to open (the local chain: seconds). */
+/**
+ * How long `governance vote`, `queue` and `execute` wait by default for the governor to take them: voting to
+ * open, to end, the timelock's delay (the local chain: seconds; a chain with real delays: run them again later).
+ */
 const DEFAULT_OPENING_WAIT_SECONDS = 600;
 
 type Proposal = Awaited<ReturnType<Zsd["governance"]["proposal"]>>;
@@ -117,6 +121,48 @@ export async function governance(zsd: Zsd, args: string[], c: GovernanceContext)
         onProgress: (step) => progress(`vote ${step.id}: ${step.status}`),
       });
       return out(v, `counted ${v.weight} votes ${v.support} proposal ${v.proposalId} (${v.voteId}, tx ${v.txHash})`);
+    }
+    case "queue":
+    case "execute": {
+      const waitSeconds = values["no-wait"] ? 0 : Number(values.wait ?? DEFAULT_OPENING_WAIT_SECONDS);
+      let told = 0;
+      const params = {
+        proposalId: id!,
+        waitMs: waitSeconds * 1000,
+        // Said at once, then every 10 s: a silent wait of minutes reads as a hung command.
+        onWaiting: (w: {
+          proposalState: string;
+          until: string | null;
+          endBlock: number | null;
+          estimated: boolean;
+        }) => {
+          if (Date.now() - told < 10_000) return;
+          const until = w.until === null ? "" : ` (${w.estimated ? "about " : ""}${w.until})`;
+          const what =
+            sub === "queue"
+              ? `proposal ${id} is ${w.proposalState}: ${
+                  w.endBlock === null ? "voting has not ended yet" : `voting ends after block ${w.endBlock}${until}`
+                }`
+              : `proposal ${id} is queued in the timelock until ${w.until ?? "its eta"}`;
+          progress(
+            told === 0 ? `${what}; waiting up to ${waitSeconds} s (--no-wait not to)…` : `still waiting: ${what}…`,
+          );
+          told = Date.now();
+        },
+        onProgress: (step: { id: string; status: string }) => progress(`${sub} ${step.id}: ${step.status}`),
+      };
+      if (sub === "queue") {
+        const a = await zsd.queueProposal(params);
+        return out(
+          a,
+          `queued proposal ${a.proposalId} in the timelock (${a.actionId}, tx ${a.txHash}): executable from ${a.eta}\n` +
+            `execute with: zsd governance execute ${a.proposalId}`,
+        );
+      }
+      const a = await zsd.executeProposal(params);
+      const p = await zsd.governance.proposal(a.proposalId);
+      const calls = p.calls.map((call) => call.summary ?? `${call.target} ${call.calldata}`).join(", ");
+      return out(a, `executed proposal ${a.proposalId} (${a.actionId}, tx ${a.txHash}): ${calls}`);
     }
     default:
       throw new UsageError(`unknown governance command ${sub}`);

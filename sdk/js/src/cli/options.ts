@@ -19,6 +19,12 @@ export const USAGE = `usage: zsd <command> [options]
   redeem sign --amount ZSD --to ZADDR [--min-zec ZEC]
                                              only sign: the body of POST /v1/redeem, sent by no one yet
                                              (the address sealed to custody's key from GET /v1/relay)
+  redirect ID --to ZADDR|note [--wait SECONDS]
+                                             a payout custody could not pay (its ZEC held for its owner): sign
+                                             (ZSD_PRIVATE_KEY, the payout's owner) a redirect to another address or
+                                             into a fresh note; wait (default 300 s) until it is paid or in the note.
+                                             ID is a redemption's red_… (its id, not its on-chain redemptionId) or
+                                             the on-chain payoutId a position action or a withdrawal answered
   position ID                                a position: collateral, debt, ratio, liquidation price
   position ID repay --amount ZSD             burn at most ZSD against its debt (the payer's key in ZSD_PRIVATE_KEY);
                                              a debt a redemption shrank below it is repaid whole, and no more
@@ -49,6 +55,12 @@ export const USAGE = `usage: zsd <command> [options]
                                              sign (ZSD_PRIVATE_KEY) a ballot, relayed gas-free; wait until counted.
                                              A proposal still pending (its voting delay not passed) is waited for
                                              up to --wait seconds (default 600); --no-wait refuses it at once
+  governance queue ID [--wait SECONDS | --no-wait]
+                                             queue a succeeded proposal in the timelock, relayed (no key, no gas);
+                                             one still being voted on is waited for, as vote waits
+  governance execute ID [--wait SECONDS | --no-wait]
+                                             execute a queued proposal once the timelock's delay is over, relayed;
+                                             its calls run (waits for the delay as queue waits for the vote)
 
 Signed bounds: a relay can send a signature only within them (a breach reverts and moves nothing). --max-debt is
 the most ZSD burned, --min-zec the least ZEC released (a redemption's, after the fee), --min-seized-zec the least
@@ -180,6 +192,7 @@ const NEEDS: Record<string, { required: Flag[]; optional: Flag[]; signer?: "requ
   mint: { required: ["note", "amount:ZSD", "recipient"], optional: ["floor", "note-amount"] },
   redeem: { required: ["amount:ZSD", "to:address"], optional: ["min-zec:ZEC"], signer: "required" },
   "redeem sign": { required: ["amount:ZSD", "to:address"], optional: ["min-zec:ZEC"], signer: "required" },
+  redirect: { required: ["to:note"], optional: ["wait"], signer: "required" },
   position: { required: [], optional: [] },
   "position repay": { required: ["amount:ZSD"], optional: [], signer: "required" },
   "position withdraw": { required: ["note", "amount:ZEC", "to:note"], optional: [] },
@@ -203,6 +216,8 @@ const NEEDS: Record<string, { required: Flag[]; optional: Flag[]; signer?: "requ
     signer: "required",
   },
   "governance vote": { required: [], optional: ["reason", "wait"], signer: "required" },
+  "governance queue": { required: [], optional: ["wait"] },
+  "governance execute": { required: [], optional: ["wait"] },
 };
 type Flag =
   | "note"
@@ -246,14 +261,16 @@ function governanceKey(positionals: string[]): string {
   const [, sub = "list", id, support, ...extra] = positionals;
   const key = `governance ${sub}`;
   if (!NEEDS[key])
-    throw new UsageError(`unknown governance command ${sub}: list, show, holder, delegate, propose or vote`);
+    throw new UsageError(
+      `unknown governance command ${sub}: list, show, holder, delegate, propose, vote, queue or execute`,
+    );
   const proposalId = (what: string) => {
     if (!id) throw new UsageError(`zsd governance ${what}`);
     if (!/^\d{1,78}$/.test(id) || BigInt(id) >= 2n ** 256n) {
       throw new UsageError(`a proposal id is the governor's decimal number, as governance list shows it (got ${id})`);
     }
   };
-  if (sub === "show") proposalId("show <proposalId>");
+  if (sub === "show" || sub === "queue" || sub === "execute") proposalId(`${sub} <proposalId>`);
   if (sub === "vote") {
     proposalId("vote <proposalId> for|against|abstain");
     if (!support || !SUPPORTS.includes(support)) {
@@ -265,7 +282,7 @@ function governanceKey(positionals: string[]): string {
   if (sub === "holder" && id !== undefined && !ADDRESS_SHAPE.test(id)) {
     throw new UsageError(`an address is 0x followed by 40 hexadecimal digits (got ${id})`);
   }
-  const allowed = sub === "vote" ? 2 : sub === "show" || sub === "holder" ? 1 : 0;
+  const allowed = sub === "vote" ? 2 : ["show", "holder", "queue", "execute"].includes(sub) ? 1 : 0;
   const given = [id, support, ...extra].filter((p) => p !== undefined);
   if (given.length > allowed)
     throw new UsageError(`zsd governance ${sub}: unexpected ${given.slice(allowed).join(" ")}`);
@@ -301,6 +318,15 @@ export function validate(values: Values, positionals: string[]): string {
   } else if (command === "redeem" && sub !== undefined) {
     if (sub !== "sign" || action !== undefined) throw new UsageError("zsd redeem [sign] --amount ZSD --to ZADDR");
     key = "redeem sign";
+  } else if (command === "redirect") {
+    if (!sub) throw new UsageError("zsd redirect <red_… | payoutId> --to ZADDR|note");
+    if (!/^(red_[0-9A-Za-z]{20}|[1-9]\d{0,19})$/.test(sub)) {
+      throw new UsageError(
+        `a payout to redirect is a redemption's id (red_ followed by 20 letters and digits) or an on-chain payoutId, ` +
+          `a whole number (got ${sub})`,
+      );
+    }
+    if (action !== undefined) throw new UsageError(`zsd redirect ${sub}: unexpected ${action}`);
   } else if (command === "governance") {
     key = governanceKey(positionals);
   } else if (command === "status") {
@@ -313,8 +339,10 @@ export function validate(values: Values, positionals: string[]): string {
   }
   const needs = NEEDS[key];
   if (!needs) throw new UsageError(`unknown command ${command}`);
-  if (values["no-wait"] && key !== "governance vote") {
-    throw new UsageError("--no-wait is for zsd governance vote (a proposal whose voting has not opened yet)");
+  if (values["no-wait"] && !["governance vote", "governance queue", "governance execute"].includes(key)) {
+    throw new UsageError(
+      "--no-wait is for zsd governance vote, queue and execute (a proposal the governor does not take yet)",
+    );
   }
   const allowed = new Set([...needs.required, ...needs.optional].map((flag) => flag.split(":")[0]));
   for (const bound of ["max-debt", "min-zec", "min-seized-zec", "min-seized-value"] as const) {

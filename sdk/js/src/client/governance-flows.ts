@@ -2,7 +2,9 @@
 // ballot or a delegation on the domains GET /v1/governance/holders/{address}
 // reports, and the relay sends it (no gas for the holder). A proposal has no
 // signed form in OpenZeppelin's Governor (no proposeBySig): the proposer sends
-// it on-chain from its own key, through an RPC node.
+// it on-chain from its own key, through an RPC node. Queueing a succeeded
+// proposal and executing it after the timelock's delay need no signature (the
+// governor takes both from anyone): the relay sends them.
 import {
   type Abi,
   type AbiFunction,
@@ -40,6 +42,7 @@ import type { Answer } from "./types.ts";
 export type Support = "against" | "for" | "abstain";
 export type Vote = Answer<"getVote">;
 export type Delegation = Answer<"getDelegation">;
+export type GovernanceProposalAction = Answer<"getProposalAction">;
 
 /** GovernorCountingSimple's vote types, in its order. */
 const SUPPORT: Record<Support, number> = { against: 0, for: 1, abstain: 2 };
@@ -110,6 +113,32 @@ export interface DelegateParams {
   /** The delegation's id and each status it reaches (queued, submitted, confirmed). */
   onProgress?: (step: { id: string; status: string }) => void;
   /** How long to wait for `confirmed` (default 2 minutes); 0 answers the queued delegation at once. */
+  timeoutMs?: number;
+}
+
+export interface ProposalActionParams {
+  /** The governor's proposal id (decimal). */
+  proposalId: string;
+  /**
+   * How long to wait for the governor to take it, the request made again each second: a queue for voting to
+   * end, an execute for the timelock's delay to pass. By default 0, refused at once (proposal_not_succeeded,
+   * proposal_not_ready).
+   */
+  waitMs?: number;
+  /**
+   * While waiting: what for (a queue: voting's end, its last block and time, estimated for a future block; an
+   * execute: the eta), as the API and the indexer tell it.
+   */
+  onWaiting?: (w: {
+    proposalId: string;
+    proposalState: string;
+    until: string | null;
+    endBlock: number | null;
+    estimated: boolean;
+  }) => void;
+  /** The action's id and each status it reaches (queued, submitted, confirmed). */
+  onProgress?: (step: { id: string; status: string }) => void;
+  /** How long to wait for `confirmed` once it is relayed (default 2 minutes); 0 answers the queued action at once. */
   timeoutMs?: number;
 }
 
@@ -339,6 +368,67 @@ export class GovernanceFlows {
       how: "governance.getDelegation()",
       timeoutMs: params.timeoutMs ?? 120_000,
       onStatus: (status) => params.onProgress?.({ id: queued.delegationId, status }),
+    });
+  }
+
+  /** Relays the governor's queue of a succeeded proposal; resolves once confirmed, with the eta. */
+  queue(params: ProposalActionParams): Promise<GovernanceProposalAction> {
+    return this.#proposalAction("queue", params);
+  }
+
+  /** Relays the governor's execute of a queued proposal whose timelock delay is over; resolves once confirmed. */
+  execute(params: ProposalActionParams): Promise<GovernanceProposalAction> {
+    return this.#proposalAction("execute", params);
+  }
+
+  async #proposalAction(action: "queue" | "execute", params: ProposalActionParams): Promise<GovernanceProposalAction> {
+    const deadline = Date.now() + (params.waitMs ?? 0);
+    // What the governor waits for: voting to end (a queue), the timelock's delay (an execute).
+    const waiting = action === "queue" ? ["pending", "active"] : ["queued"];
+    const refusal = action === "queue" ? "proposal_not_succeeded" : "proposal_not_ready";
+    let end: { block: number; time: string; estimated: boolean } | undefined;
+    let queued: GovernanceProposalAction;
+    for (;;) {
+      try {
+        queued = await this.r.governance[action](params.proposalId);
+        break;
+      } catch (error) {
+        const state = error instanceof ZsdError && error.code === refusal ? error.problem?.proposalState : undefined;
+        if (typeof state !== "string" || !waiting.includes(state) || Date.now() >= deadline) {
+          if (typeof state !== "string" || !waiting.includes(state) || !params.waitMs) throw error;
+          throw new FlowError(
+            `Proposal ${params.proposalId} is still ${state} after ${Math.round(params.waitMs / 1000)} s: ` +
+              `${action} it later.`,
+            { code: refusal },
+          );
+        }
+        if (action === "queue") {
+          // Voting's last block and its time, from the indexer: read until it answers.
+          end ??= await this.r.governance.proposal(params.proposalId).then(
+            (p) => p.end,
+            () => undefined,
+          );
+        }
+        const eta = (error as ZsdError).problem?.eta;
+        params.onWaiting?.({
+          proposalId: params.proposalId,
+          proposalState: state,
+          until: action === "queue" ? (end?.time ?? null) : typeof eta === "string" ? eta : null,
+          endBlock: end?.block ?? null,
+          estimated: action === "queue" ? (end?.estimated ?? true) : false,
+        });
+        await sleep(Math.min(OPENING_POLL_MS, Math.max(0, deadline - Date.now())));
+      }
+    }
+    if (params.timeoutMs === 0) return queued;
+    return follow({
+      what: `The ${action} of proposal ${params.proposalId} (${queued.actionId})`,
+      read: () => this.r.governance.getAction(queued.actionId),
+      until: "confirmed",
+      failedCode: `${action}_failed`,
+      how: "governance.getAction()",
+      timeoutMs: params.timeoutMs ?? 120_000,
+      onStatus: (status) => params.onProgress?.({ id: queued.actionId, status }),
     });
   }
 

@@ -18,7 +18,13 @@ import {
   type WithdrawCollateralParams,
   type WithdrawNoteParams,
 } from "./position-flows.ts";
-import { type DelegateParams, GovernanceFlows, type ProposeParams, type VoteParams } from "./governance-flows.ts";
+import {
+  type DelegateParams,
+  GovernanceFlows,
+  type ProposalActionParams,
+  type ProposeParams,
+  type VoteParams,
+} from "./governance-flows.ts";
 import { HttpClient, type HttpOptions } from "./http.ts";
 import { type RedirectParams, redirectPayout } from "./redirect-flow.ts";
 import {
@@ -46,6 +52,8 @@ export { parseCall } from "./governance-flows.ts";
 export type {
   DelegateParams,
   Delegation,
+  GovernanceProposalAction,
+  ProposalActionParams,
   ProposalCall,
   Proposed,
   ProposeParams,
@@ -275,6 +283,22 @@ export class Zsd {
   /** Sends a proposal on-chain from the proposer's account (which pays the gas); resolves once mined. */
   propose(params: ProposeParams) {
     return this.#governanceFlows.propose(params);
+  }
+
+  /**
+   * Queues a succeeded proposal in the timelock through the relay (no signature, no gas); resolves once
+   * confirmed, with its eta. `waitMs` waits for a proposal still being voted on to succeed.
+   */
+  queueProposal(params: ProposalActionParams) {
+    return this.#governanceFlows.queue(params);
+  }
+
+  /**
+   * Executes a queued proposal through the relay once the timelock's delay is over; resolves once
+   * confirmed (its calls have run). `waitMs` waits for the eta.
+   */
+  executeProposal(params: ProposalActionParams) {
+    return this.#governanceFlows.execute(params);
   }
 
   waitForPositionAction(positionId: string, actionId: string, params?: Pick<RepayParams, "onProgress" | "timeoutMs">) {

@@ -289,4 +289,15 @@ export class GovernanceResource extends Resource {
   getDelegation(delegationId: string): Promise<Answer<"getDelegation">> {
     return this.http.request("GET", `/v1/governance/delegations/${seg(delegationId)}`);
   }
+  /** Relays the governor's queue of a succeeded proposal (anyone may queue one; no signature, no gas). */
+  queue(proposalId: string, options?: CallOptions): Promise<Answer<"queueProposal", 202>> {
+    return this.http.request("POST", `/v1/governance/proposals/${seg(proposalId)}/queue`, options);
+  }
+  /** Relays the governor's execute of a queued proposal once the timelock's delay is over. */
+  execute(proposalId: string, options?: CallOptions): Promise<Answer<"executeProposal", 202>> {
+    return this.http.request("POST", `/v1/governance/proposals/${seg(proposalId)}/execute`, options);
+  }
+  getAction(actionId: string): Promise<Answer<"getProposalAction">> {
+    return this.http.request("GET", `/v1/governance/actions/${seg(actionId)}`);
+  }
 }

@@ -908,6 +908,57 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/governance/proposals/{proposalId}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queue a succeeded proposal in the timelock (the governor's queue, gas paid): checked now, answered 202 */
+        post: operations["queueProposal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/governance/proposals/{proposalId}/execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Execute a queued proposal whose timelock delay is over (the governor's execute, gas paid): answered 202 */
+        post: operations["executeProposal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/governance/actions/{actionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A relayed queue or execute of a proposal: queued → submitted → confirmed | failed */
+        get: operations["getProposalAction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/governance/holders/{address}": {
         parameters: {
             query?: never;
@@ -1641,12 +1692,19 @@ export type components = {
             /** @description The oldest price the contracts take. With `price_stale`. */
             maxPriceAgeSeconds?: number;
             /**
-             * @description Where the proposal stands now. With `proposal_not_active`.
+             * @description Where the proposal stands now. With `proposal_not_active`, `proposal_not_succeeded`, `proposal_not_ready`.
              * @enum {unknown}
              */
             proposalState?: "pending" | "active" | "canceled" | "defeated" | "succeeded" | "queued" | "expired" | "executed";
             /** @description The ballot of this voter already being relayed. With `already_voted`. */
             voteId?: string;
+            /**
+             * Format: date-time
+             * @description When the timelock lets the proposal be executed (the chain's clock); null until it is queued. With `proposal_not_ready`.
+             */
+            eta?: string | null;
+            /** @description The queue or execute of this proposal already being relayed, when this account asked for it. With `proposal_action_pending`. */
+            actionId?: string;
             /** @description The delegation at this nonce already being relayed. With `nonce_used`. */
             delegationId?: string;
             /** @description Gasless delegations an account may submit per 24 hours. With `delegation_limit_reached`. */
@@ -2722,6 +2780,30 @@ export type components = {
             object: "list";
             data: components["schemas"]["VoteCast"][];
             hasMore: boolean;
+        };
+        ProposalAction: {
+            /** @constant */
+            object: "proposal_action";
+            actionId: string;
+            /**
+             * @description queue: puts a succeeded proposal in the timelock; execute: runs a queued one's calls once its delay is over
+             * @enum {string}
+             */
+            action: "queue" | "execute";
+            proposalId: string;
+            /** @description A confirmed queue's: when the timelock lets the proposal be executed (the chain's clock) */
+            eta: string | null;
+            /** @enum {string} */
+            status: "queued" | "submitted" | "confirmed" | "failed";
+            txHash: string | null;
+            blockNumber: number | null;
+            /** @description Why it failed: the governor's refusal in snake case (governor_unexpected_proposal_state, …), simulation_failed or transaction_reverted */
+            failureCode: string | null;
+            failureReason: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
         GovernanceHolder: {
             /** @constant */
@@ -12164,6 +12246,478 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["VoteCastList"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    queueProposal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a repeat with the same body replays the first response for 24 h */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The governor's proposal id (decimal) */
+                proposalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued; follow it with GET /v1/governance/actions/{actionId} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "proposal_action",
+                     *       "actionId": "gact_8Hc2vN5qR1xT7mK4pZ9w",
+                     *       "action": "queue",
+                     *       "status": "queued",
+                     *       "proposalId": "74019306411566373837349962298232125412312542812218536178011395722391536384018",
+                     *       "eta": null,
+                     *       "txHash": null,
+                     *       "blockNumber": null,
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T10:19:10.000Z",
+                     *       "updatedAt": "2026-03-02T10:19:10.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProposalAction"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             *     - `malformed_json`: The body is not JSON.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
+             *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
+             *     - `bad_request`: The server could not read the HTTP request.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
+             *     - `proposal_not_succeeded`: A proposal is queued once it has succeeded: voting over, with a quorum and more votes for than against. One still being voted on can be queued after its end block; nothing was queued.
+             *     - `proposal_action_pending`: This relay is already sending the queue (or execute) of this proposal, for this account (`actionId`) or another: follow that one, a second could only revert.
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `body_too_large`: The body exceeds BODY_LIMIT (100 kB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `unsupported_media_type`: Send bodies as application/json (UTF-8, optionally gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    executeProposal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: a repeat with the same body replays the first response for 24 h */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The governor's proposal id (decimal) */
+                proposalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued; follow it with GET /v1/governance/actions/{actionId} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "proposal_action",
+                     *       "actionId": "gact_8Hc2vN5qR1xT7mK4pZ9w",
+                     *       "action": "execute",
+                     *       "status": "queued",
+                     *       "proposalId": "74019306411566373837349962298232125412312542812218536178011395722391536384018",
+                     *       "eta": null,
+                     *       "txHash": null,
+                     *       "blockNumber": null,
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T10:19:10.000Z",
+                     *       "updatedAt": "2026-03-02T10:19:10.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProposalAction"];
+                };
+            };
+            /**
+             * @description - `validation_failed`: A field of the path, query, body or Idempotency-Key header is missing or out of range; `errors` says which.
+             *     - `malformed_path`: A path segment has an invalid percent-encoding.
+             *     - `malformed_json`: The body is not JSON.
+             *     - `malformed_body`: The body could not be read: its length or Content-Encoding does not match what was sent, or its bytes are not UTF-8 (a Latin-1 é, an overlong form, an encoded surrogate), whatever charset was declared.
+             *     - `nesting_too_deep`: The body nests objects or arrays more than 32 levels.
+             *     - `bad_request`: The server could not read the HTTP request.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `missing_api_key`: No Authorization header.
+             *     - `malformed_authorization`: The Authorization header is not `Bearer <key>`.
+             *     - `malformed_api_key`: The token is not shaped like a key (sk_test_ or sk_live_, then 48 letters and digits); the detail says which part is wrong without quoting it. A key shaped right but unknown gets invalid_api_key instead.
+             *     - `invalid_api_key`: The key is shaped right but no key has this secret: a typo, a key deleted with its account, or a key of another deployment.
+             *     - `revoked_api_key`: The key was revoked: use another key of the account.
+             *     - `wrong_environment`: A production key on the sandbox or a sandbox key in production; call the environment the key belongs to. baseUrl names it when this server is told (PRODUCTION_BASE_URL, SANDBOX_BASE_URL); otherwise the detail says that it is not.
+             */
+            401: {
+                headers: {
+                    /** @description Bearer realm="zsd" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `key_read_only`: The key is restricted to reading (GET) on the dashboard's API Keys tab; nothing was done. Use a key that may write.
+             *     - `key_resource_not_allowed`: The key is restricted to a set of resources on the dashboard's API Keys tab and this route is not among them; nothing was done.
+             *     - `key_ip_not_allowed`: The key is bound to IP addresses on the dashboard's API Keys tab and this request came from another; nothing was done.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `resource_not_found`: No such object in this account and environment (ids of other accounts are not found either). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `idempotency_request_in_progress`: The first request with this Idempotency-Key is still running: retry after Retry-After to get its answer.
+             *     - `proposal_not_ready`: A proposal is executed once it is queued and the timelock's delay is over (`eta`, by the chain's clock): queue a succeeded one first, wait for a queued one; nothing was queued.
+             *     - `proposal_action_pending`: This relay is already sending the queue (or execute) of this proposal, for this account (`actionId`) or another: follow that one, a second could only revert.
+             */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `body_too_large`: The body exceeds BODY_LIMIT (100 kB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `unsupported_media_type`: Send bodies as application/json (UTF-8, optionally gzip, deflate or br). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `idempotency_key_reused`: This Idempotency-Key was used with another body in the last 24 h: use a new key for a new request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `rate_limited`: The account's (or, before a key is known, the client address's) budget for this window is spent; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description - `internal_error`: A fault on our side, logged with the requestId; retry later (a POST with the same Idempotency-Key is safe). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description - `overloaded`: The server is past its bound on requests in progress (LOAD_SHED_MAX_IN_FLIGHT) or its event loop is running late (LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS): it did not start this request, so nothing was done. Retry after Retry-After (a POST with the same Idempotency-Key is safe); the SDKs do.
+             *     - `upstream_unavailable`: The chain node, the database, the indexer or the wallet did not answer, or this server is not configured for the operation; nothing was done. Retry after Retry-After.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getProposalAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                actionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The action */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "proposal_action",
+                     *       "actionId": "gact_8Hc2vN5qR1xT7mK4pZ9w",
+                     *       "action": "queue",
+                     *       "status": "confirmed",
+                     *       "proposalId": "74019306411566373837349962298232125412312542812218536178011395722391536384018",
+                     *       "eta": "2026-03-02T10:21:00.000Z",
+                     *       "txHash": "0x3f7c2a9e1b4d6f8a0c2e4b6d8f0a1c3e5b7d9f1a3c5e7b9d1f3a5c7e9b1d3f5a",
+                     *       "blockNumber": 1303,
+                     *       "failureCode": null,
+                     *       "failureReason": null,
+                     *       "createdAt": "2026-03-02T10:19:10.000Z",
+                     *       "updatedAt": "2026-03-02T10:19:12.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProposalAction"];
                 };
             };
             /**

@@ -11,6 +11,8 @@ import {
   holderSchema,
   proposalDetailSchema,
   proposalListSchema,
+  proposalActionIdParams,
+  proposalActionSchema,
   proposalParams,
   proposalsQuery,
   voteBody,
@@ -94,7 +96,22 @@ const EXAMPLE_DELEGATION = {
   updatedAt: "2026-03-02T10:14:02.000Z",
 };
 
-/** Proposals from the indexer, and gasless votes and delegations through the relay worker. */
+const EXAMPLE_ACTION = {
+  object: "proposal_action",
+  actionId: "gact_8Hc2vN5qR1xT7mK4pZ9w",
+  action: "queue",
+  status: "confirmed",
+  proposalId: PROPOSAL_ID,
+  eta: "2026-03-02T10:21:00.000Z",
+  txHash: TX,
+  blockNumber: 1303,
+  failureCode: null,
+  failureReason: null,
+  createdAt: "2026-03-02T10:19:10.000Z",
+  updatedAt: "2026-03-02T10:19:12.000Z",
+};
+
+/** Proposals from the indexer; gasless votes, delegations, queues and executes through the relay worker. */
 export function governanceRoutes(governance: GovernanceService): AnyRoute[] {
   const accountOf = (res: { locals: Record<string, unknown> }) => (res.locals.apiKey as ApiKey).accountId;
   return [
@@ -198,6 +215,60 @@ export function governanceRoutes(governance: GovernanceService): AnyRoute[] {
       handler: async ({ params, query }) => ({
         status: 200,
         body: await governance.votes(params.proposalId, query),
+      }),
+    }),
+    ...(["queue", "execute"] as const).map((action) =>
+      route({
+        method: "post",
+        path: `/governance/proposals/:proposalId/${action}`,
+        operationId: action === "queue" ? "queueProposal" : "executeProposal",
+        summary:
+          action === "queue"
+            ? "Queue a succeeded proposal in the timelock (the governor's queue, gas paid): checked now, answered 202"
+            : "Execute a queued proposal whose timelock delay is over (the governor's execute, gas paid): answered 202",
+        tag: TAG,
+        auth: true,
+        params: proposalParams,
+        responses: {
+          202: {
+            description: "Queued; follow it with GET /v1/governance/actions/{actionId}",
+            schema: proposalActionSchema,
+            example: {
+              ...EXAMPLE_ACTION,
+              action,
+              status: "queued",
+              eta: null,
+              txHash: null,
+              blockNumber: null,
+              updatedAt: EXAMPLE_ACTION.createdAt,
+            },
+          },
+        },
+        problems: [
+          "resource_not_found",
+          action === "queue" ? "proposal_not_succeeded" : "proposal_not_ready",
+          "proposal_action_pending",
+          "upstream_unavailable",
+        ],
+        handler: async ({ params }, _req, res) => ({
+          status: 202,
+          body: await governance.submitProposalAction(accountOf(res), params.proposalId, action),
+        }),
+      }),
+    ),
+    route({
+      method: "get",
+      path: "/governance/actions/:actionId",
+      operationId: "getProposalAction",
+      summary: "A relayed queue or execute of a proposal: queued → submitted → confirmed | failed",
+      tag: TAG,
+      auth: true,
+      params: proposalActionIdParams,
+      responses: { 200: { description: "The action", schema: proposalActionSchema, example: EXAMPLE_ACTION } },
+      problems: ["resource_not_found"],
+      handler: async ({ params }, _req, res) => ({
+        status: 200,
+        body: await governance.proposalAction(accountOf(res), params.actionId),
       }),
     }),
     route({

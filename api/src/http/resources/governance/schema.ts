@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PROPOSAL_STATES, SUPPORT } from "../../../domain/governance.ts";
+import { PROPOSAL_ACTIONS, PROPOSAL_STATES, SUPPORT } from "../../../domain/governance.ts";
 import { evmAddress } from "../../schemas.ts";
 import { prefixedId } from "../../formats.ts";
 
@@ -38,6 +38,9 @@ export const votesQuery = z.strictObject({
 export const voteIdParams = z.object({ voteId: prefixedId("vote", 20, "a vote id") });
 export const delegationIdParams = z.object({
   delegationId: prefixedId("dlg", 20, "a delegation id"),
+});
+export const proposalActionIdParams = z.object({
+  actionId: prefixedId("gact", 20, "a proposal action id"),
 });
 
 /** A signature as 0x hex: 65 bytes from a wallet (r, s, v), longer for a smart account's ERC-1271 check. */
@@ -202,6 +205,31 @@ export const delegationSchema = z
     ...relayed,
   })
   .meta({ id: "Delegation" });
+
+export const proposalActionSchema = z
+  .object({
+    object: z.literal("proposal_action"),
+    actionId: z.string(),
+    action: z
+      .enum(PROPOSAL_ACTIONS)
+      .describe(
+        "queue: puts a succeeded proposal in the timelock; execute: runs a queued one's calls once its delay is over",
+      ),
+    proposalId: z.string(),
+    eta: z.iso
+      .datetime()
+      .nullable()
+      .describe("A confirmed queue's: when the timelock lets the proposal be executed (the chain's clock)"),
+    ...relayed,
+    failureCode: z
+      .string()
+      .nullable()
+      .describe(
+        "Why it failed: the governor's refusal in snake case (governor_unexpected_proposal_state, …), " +
+          "simulation_failed or transaction_reverted",
+      ),
+  })
+  .meta({ id: "ProposalAction" });
 
 export const holderParams = z.object({ address: evmAddress.describe("The holder's address") });
 
