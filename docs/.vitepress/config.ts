@@ -45,6 +45,7 @@ export const SIDEBAR: DefaultTheme.SidebarItem[] = [
       { text: "On-chain data", link: "/reference/on-chain-data" },
       { text: "The relay API", link: "/reference/api" },
       { text: "Commands", link: "/reference/commands" },
+      { text: "Contracts", link: "/reference/contracts" },
       { text: "Layout", link: "/reference/layout" },
       { text: "The indexer", link: "/reference/indexer" },
       { text: "Static analysis", link: "/reference/static-analysis" },
