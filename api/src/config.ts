@@ -350,6 +350,13 @@ export const configSchema = z.object({
     .string()
     .default(fileURLToPath(new URL("../../circuits/build/verification_key.json", import.meta.url)))
     .meta({ description: "the circuit's verification key", default: "`circuits/build/verification_key.json`" }),
+  DOCS_SITE_DIRECTORY: z
+    .string()
+    .default(fileURLToPath(new URL("../../docs/.vitepress/dist", import.meta.url)))
+    .meta({
+      description: "the documentation site `npm run docs` builds, served at `/docs/site/` (a 404 says how to build it)",
+      default: "`docs/.vitepress/dist`",
+    }),
   UPSTREAM_TIMEOUT_MS: positiveInt.default(2000).meta({ description: "timeout of calls to the indexer and the chain" }),
   INDEXER_CACHE_MS: z.coerce
     .number()
