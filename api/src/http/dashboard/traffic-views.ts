@@ -6,6 +6,15 @@ import { type Html, html, jsonData } from "./html.ts";
 import { type PageContext, layout, time } from "./layout.ts";
 import { table } from "./table.ts";
 
+/** A key in a table's cell: its name, and its prefix and last four as the identifier they are. */
+function keyCell(keys: ApiKey[]) {
+  const byId = new Map(keys.map((k) => [k.id, k]));
+  return (id: string): Html | string => {
+    const k = byId.get(id);
+    return k ? html`${k.name} <code>${k.prefix}…${k.last4}</code>` : html`<code>${id}</code>`;
+  };
+}
+
 const ms = (v: number | null) => (v === null ? "–" : v < 10 ? `${v.toFixed(1)} ms` : `${Math.round(v)} ms`);
 const rate = (b: Breakdown) => (b.requests ? `${((100 * b.errors) / b.requests).toFixed(1)} %` : "–");
 
@@ -69,7 +78,7 @@ export function analyticsPage(ctx: PageContext, report: Report, keys: ApiKey[], 
           { header: "Errors", cell: (p) => p.errors },
         ])}
       </details>
-      ${breakdownTable("By key", "Key", report.byKey, (b) => names.get(b.label) ?? b.label)}
+      ${breakdownTable("By key", "Key", report.byKey, (b) => keyCell(keys)(b.label))}
       ${breakdownTable("By route", "Route", report.byRoute, (b) => html`<code>${b.label}</code>`)}
       ${breakdownTable("By status", "Status", report.byStatus, (b) => b.label)}
       <p>
@@ -127,7 +136,7 @@ export function requestsPage(
         entries,
         [
           { header: "Time", cell: (e) => time(e.at) },
-          { header: "Key", cell: (e) => names.get(e.apiKeyId) ?? e.apiKeyId },
+          { header: "Key", cell: (e) => keyCell(keys)(e.apiKeyId) },
           { header: "Method", cell: (e) => e.method },
           { header: "Route", cell: (e) => html`<code>${e.route}</code>` },
           { header: "Status", cell: (e) => e.status },
