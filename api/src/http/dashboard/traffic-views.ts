@@ -96,7 +96,13 @@ export function requestsPage(
   keys: ApiKey[],
   routes: string[],
   filter: { key?: string; status?: string; route?: string },
+  /** Where the next page starts (an entry's id), and whether this one is not the newest. */
+  paging: { older?: string; newer: boolean } = { newer: false },
 ): string {
+  const query = (before?: string) =>
+    `/dashboard/requests?${new URLSearchParams(
+      Object.entries({ ...filter, before }).filter((e): e is [string, string] => e[1] !== undefined),
+    ).toString()}`;
   const names = new Map(keys.map((k) => [k.id, `${k.name} (${k.prefix}…${k.last4})`]));
   return layout(
     ctx,
@@ -148,6 +154,16 @@ export function requestsPage(
           empty: { text: "No requests match.", as: "row" },
           rowAttributes: (e) => html`data-request-id="${e.requestId}"`,
         },
-      )}`,
+      )}
+      ${
+        paging.older || paging.newer
+          ? html`<nav aria-label="Request log pages" class="pages">
+              <ul>
+                ${paging.newer ? html`<li><a href="${query()}">Newest</a></li>` : ""}
+                ${paging.older ? html`<li><a href="${query(paging.older)}" rel="next">Older requests</a></li>` : ""}
+              </ul>
+            </nav>`
+          : ""
+      }`,
   );
 }
