@@ -188,6 +188,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     BigInt(config.REDEMPTION_MIN_ZAT),
     compliance,
     sealed,
+    config.PAYOUT_CONFIRMATIONS,
   );
 
   const redirects = new RedirectService(db, chain, {

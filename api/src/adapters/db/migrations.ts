@@ -609,4 +609,12 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       )`,
     ],
   },
+  {
+    version: 28,
+    name: "the block a relayed redemption was burned in",
+    statements: [
+      // What the payout waits for while the redemption is burned: its confirmations are counted from it.
+      `ALTER TABLE redemption_requests ADD COLUMN block_number bigint`,
+    ],
+  },
 ];
