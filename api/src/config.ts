@@ -356,6 +356,7 @@ export const configSchema = z.object({
     .meta({
       description: "the documentation site `npm run docs` builds, served at `/docs/site/` (a 404 says how to build it)",
       default: "`docs/.vitepress/dist`",
+      readBy: "API; `npm start` (to say whether it is built)",
     }),
   UPSTREAM_TIMEOUT_MS: positiveInt.default(2000).meta({ description: "timeout of calls to the indexer and the chain" }),
   INDEXER_CACHE_MS: z.coerce
