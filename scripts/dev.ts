@@ -4,7 +4,7 @@
 // chain, re-synced when its data no longer matches it; its log in
 // build/dev/indexer.log) and the relay API.
 import { spawn } from "node:child_process";
-import { appendFileSync, mkdirSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
@@ -143,7 +143,13 @@ for (let i = 0; i < 100; i++) {
     await new Promise((r) => setTimeout(r, 200));
   }
 }
-console.log(`api:      http://127.0.0.1:${apiPort}/v1 (docs http://127.0.0.1:${apiPort}/docs)`);
+console.log(`api:      http://127.0.0.1:${apiPort}/v1 (its reference http://127.0.0.1:${apiPort}/docs)`);
+// The guides are served once built; until then the line says how, rather than leaving a 404 to find.
+console.log(
+  existsSync(join(process.env.DOCS_SITE_DIRECTORY || join(ROOT, "docs", ".vitepress", "dist"), "index.html"))
+    ? `docs:     http://127.0.0.1:${apiPort}/docs/site/ (guides, concepts, reference)`
+    : `docs:     \`npm run docs\` builds the guides, then served at http://127.0.0.1:${apiPort}/docs/site/ (Markdown under docs/ meanwhile)`,
+);
 console.log(`key:      ${secret} (sandbox, account ${dev.accountId})`);
 console.log(
   `sign in:  http://127.0.0.1:${apiPort}/dashboard/signin as ${dev.email}, password ${dev.password} ` +

@@ -188,6 +188,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     BigInt(config.REDEMPTION_MIN_ZAT),
     compliance,
     sealed,
+    config.PAYOUT_CONFIRMATIONS,
   );
 
   const redirects = new RedirectService(db, chain, {
@@ -313,7 +314,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
 
   app.get("/v1/openapi.json", publicLimiter, (_req, res) => void res.json(openApi));
   app.get("/favicon.ico", publicLimiter, favicon);
-  const docs = docsRouter(openApi.info.title, routes, publicLimiter);
+  const docs = docsRouter(openApi.info.title, routes, publicLimiter, config.DOCS_SITE_DIRECTORY);
   // Every page of the reference is under /docs: other requests do not walk its routes.
   app.use((req, res, next) => (req.path === "/docs" || req.path.startsWith("/docs/") ? docs(req, res, next) : next()));
   app.get("/metrics", publicLimiter, async (req, res, next) => {

@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type DefaultTheme, defineConfig } from "vitepress";
+import { DOCS_SITE_PATH } from "../../api/src/http/openapi/site-path.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -46,6 +47,7 @@ export const SIDEBAR: DefaultTheme.SidebarItem[] = [
       { text: "On-chain data", link: "/reference/on-chain-data" },
       { text: "The relay API", link: "/reference/api" },
       { text: "Commands", link: "/reference/commands" },
+      { text: "Contracts", link: "/reference/contracts" },
       { text: "Layout", link: "/reference/layout" },
       { text: "The indexer", link: "/reference/indexer" },
       { text: "Static analysis", link: "/reference/static-analysis" },
@@ -55,6 +57,9 @@ export const SIDEBAR: DefaultTheme.SidebarItem[] = [
 ];
 
 export default defineConfig({
+  // Where the relay API serves the built site (beside its reference at /docs); `npm run docs:preview`
+  // serves it there too.
+  base: DOCS_SITE_PATH,
   title: "Shielded Dollar (ZSD)",
   description: "A privacy-preserving stablecoin minted against shielded ZEC: guides, concepts and reference",
   lastUpdated: false,

@@ -393,6 +393,54 @@ describe.each(["pglite", "postgres"] as Storage[])("developer dashboard (HTTP) o
       expect(analytics.html).toContain("GET /v1/keys");
       expect(analytics.html).toContain("50.0 %");
     });
+
+    it("pages the request log fifty requests at a time, newest first, its filters kept from page to page", async () => {
+      const { client } = await signedUp();
+      const { id } = await createKey(client);
+      const account = await accountIdOf(client);
+      // 120 requests of the key, as the analytics flush writes them (the oldest first).
+      for (let i = 0; i < 120; i++)
+        await api.db.query(
+          `INSERT INTO request_log (api_key_id, account_id, at, method, route, status, latency_ms, request_id)
+           VALUES ($1, $2, now() - make_interval(secs => $3), 'GET', '/v1/supply', 200, 1.5, $4)`,
+          [id, account, 120 - i, `req_page_${String(i).padStart(3, "0")}`],
+        );
+      const shown = (html: string) => [...html.matchAll(/data-request-id="(req_page_\d+)"/g)].map((m) => m[1]!);
+      const link = (html: string, text: string) =>
+        new RegExp(`<a href="([^"]+)"[^>]*>${text}</a>`).exec(html)?.[1]?.replaceAll("&amp;", "&");
+
+      const first = await client.get(`/dashboard/requests?key=${id}`);
+      expect(shown(first.html)).toEqual(
+        Array.from({ length: 50 }, (_, i) => `req_page_${String(119 - i).padStart(3, "0")}`),
+      );
+      expect(link(first.html, "Newest")).toBeUndefined();
+      const older = link(first.html, "Older requests")!;
+      expect(older).toMatch(new RegExp(`^/dashboard/requests\\?key=${id}&before=\\d+$`));
+
+      const second = await client.get(older);
+      expect(shown(second.html)).toEqual(
+        Array.from({ length: 50 }, (_, i) => `req_page_${String(69 - i).padStart(3, "0")}`),
+      );
+      expect(link(second.html, "Newest")).toBe(`/dashboard/requests?key=${id}`);
+      // A request logged meanwhile does not shift the next page.
+      await api.db.query(
+        `INSERT INTO request_log (api_key_id, account_id, at, method, route, status, latency_ms, request_id)
+         VALUES ($1, $2, now(), 'GET', '/v1/supply', 200, 1.5, 'req_page_new')`,
+        [id, account],
+      );
+      const third = await client.get(link(second.html, "Older requests")!);
+      expect(shown(third.html)).toEqual(
+        Array.from({ length: 20 }, (_, i) => `req_page_${String(19 - i).padStart(3, "0")}`),
+      );
+      expect(link(third.html, "Older requests")).toBeUndefined();
+
+      // A page address that names no place in the log is refused, as any bad page address is.
+      for (const before of ["abc", "0", "-5", "9999999999999999999", "99999999999999999999"]) {
+        const refused = await client.get(`/dashboard/requests?key=${id}&before=${before}`);
+        expect(refused.status, before).toBe(400);
+        expect(refused.html).toContain("before (in the page address)");
+      }
+    });
   });
 
   describe("hostile form input: 4xx, nothing changes", () => {

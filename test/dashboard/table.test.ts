@@ -6,6 +6,8 @@ import { html } from "../../api/src/http/dashboard/html.ts";
 import { type Column, table } from "../../api/src/http/dashboard/table.ts";
 
 const HOSTILE = `<img src=x onerror="alert(1)">'&`;
+/** Markup with the spaces an empty attribute leaves, and a tag's last space, taken out. */
+const tidy = (markup: string) => markup.replace(/ +>/g, ">").replace(/(\S) {2,}(\S)/g, "$1 $2");
 const ESCAPED = "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&#39;&amp;";
 
 interface Row {
@@ -21,42 +23,47 @@ const columns: Column<Row>[] = [
 
 describe("dashboard table helper", () => {
   it("escapes every caption, header, cell and row attribute taken from data", () => {
-    const out = table([{ name: HOSTILE, count: 3 }], columns, {
+    const raw = table([{ name: HOSTILE, count: 3 }], columns, {
       caption: HOSTILE,
       rowAttributes: (r) => html`data-name="${r.name}"`,
     }).value;
+    const out = tidy(raw);
     expect(out).not.toContain("<img");
     expect(out).toContain(`<caption>\n              ${ESCAPED}\n            </caption>`);
-    expect(out).toContain(`<th scope="col">${ESCAPED}</th>`);
-    expect(out).toContain(`<th scope="row">${ESCAPED}</th>`);
+    expect(out).toContain(`<th scope="col" role="columnheader">${ESCAPED}</th>`);
+    expect(out).toContain(`<th scope="row" role="rowheader" data-label="Name">${ESCAPED}</th>`);
     expect(out).toContain(`<code>${ESCAPED}</code>`);
-    expect(out).toContain(`<td>${ESCAPED}</td>`);
-    expect(out).toContain(`<tr data-name="${ESCAPED}">`);
-    // Markup made by the html tag is kept as markup, not escaped twice.
-    expect(out).toContain(`<th scope="col"><span class="visually-hidden">Count</span></th>`);
-    expect(out).toContain("<td>3</td>");
+    // A cell carries its column's name for a phone's stacked rows, escaped like the rest.
+    expect(out).toContain(`<td role="cell" data-label="${ESCAPED}"><code>`);
+    expect(out).toContain(`<td role="cell" data-label="Plain">${ESCAPED}</td>`);
+    expect(out).toContain(`<tr role="row" data-name="${ESCAPED}">`);
+    // Markup made by the html tag is kept as markup, not escaped twice; a header of markup names no cell.
+    expect(out).toContain(`<th scope="col" role="columnheader"><span class="visually-hidden">Count</span></th>`);
+    expect(out).toContain(`<td role="cell">3</td>`);
   });
 
   it("says an empty table is empty in a row spanning every column, or in a paragraph instead of the table", () => {
-    const inRow = table([], columns, { empty: { text: HOSTILE, as: "row" } }).value;
-    expect(inRow).toContain(`<td colspan="4">${ESCAPED}</td>`);
-    expect(inRow).toContain("<thead>");
+    const inRow = tidy(table([], columns, { empty: { text: HOSTILE, as: "row" } }).value);
+    expect(inRow).toContain(`<td role="cell" colspan="4">${ESCAPED}</td>`);
+    expect(inRow).toContain(`<thead role="rowgroup">`);
     const instead = table([], columns, { empty: { text: HOSTILE, as: "paragraph" } }).value;
     expect(instead).toBe(`<p>${ESCAPED}</p>`);
     const bare = table([], columns).value;
-    expect(bare).toMatch(/<tbody>\s*<\/tbody>/);
+    expect(bare).toMatch(/<tbody role="rowgroup">\s*<\/tbody>/);
   });
 
   it("draws one row per item, in order, inside a scrolling figure", () => {
-    const out = table(
-      [
-        { name: "a", count: 1 },
-        { name: "b", count: 2 },
-      ],
-      columns,
-    ).value;
+    const out = tidy(
+      table(
+        [
+          { name: "a", count: 1 },
+          { name: "b", count: 2 },
+        ],
+        columns,
+      ).value,
+    );
     expect(out.startsWith(`<figure class="scroll">`)).toBe(true);
-    expect(out.match(/<tr>/g)).toHaveLength(3); // the head's row and two
-    expect(out.indexOf("<td>1</td>")).toBeLessThan(out.indexOf("<td>2</td>"));
+    expect(out.match(/<tr role="row">/g)).toHaveLength(3); // the head's row and two
+    expect(out.indexOf(`<td role="cell">1</td>`)).toBeLessThan(out.indexOf(`<td role="cell">2</td>`));
   });
 });

@@ -1,14 +1,17 @@
 // The documentation site, built once as `npm run docs` builds it (VitePress, offline): every link
 // and anchor of every built page and of the README resolves, and every page renders in Debian's
-// Chromium (through playwright-core) with its title, its sidebar, no error, no request leaving the
-// machine and no sideways scroll on a phone; the local search finds a setting.
+// Chromium (through playwright-core), served as the API serves it at /docs/site/ (its router, its
+// CSP), with its title, its sidebar, no error, no request leaving the machine and no sideways
+// scroll on a phone; the local search finds a setting.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
-import { type Server, createServer } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { extname, join, relative } from "node:path";
+import { join, relative } from "node:path";
+import express from "express";
 import { type Browser, chromium } from "playwright-core";
+import { DOCS_SITE_PATH, siteRouter } from "../../api/src/http/openapi/site.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { DOCS, docPages, readDoc } from "../helpers/docs.ts";
@@ -17,7 +20,7 @@ const executablePath = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bi
   (p): p is string => Boolean(p) && existsSync(p!),
 );
 
-/** The built file a site path names ("/guide/curl.html", "/guide/curl", "/"), or null. */
+/** The built file a path under the site names ("/guide/curl.html", "/guide/curl", "/"), or null. */
 function fileOf(out: string, path: string): string | null {
   const file = join(out, decodeURIComponent(path));
   for (const candidate of [file, `${file}.html`, join(file, "index.html")])
@@ -47,16 +50,6 @@ function titleOf(page: string): string {
   return heading[1]!.replace(/[`*_]/g, "").trim();
 }
 
-const TYPES: Record<string, string> = {
-  ".html": "text/html",
-  ".js": "text/javascript",
-  ".css": "text/css",
-  ".json": "application/json",
-  ".png": "image/png",
-  ".svg": "image/svg+xml",
-  ".woff2": "font/woff2",
-};
-
 describe("the documentation site", () => {
   let out: string;
 
@@ -84,7 +77,8 @@ describe("the documentation site", () => {
     const index = readFileSync(join(out, "index.html"), "utf8");
     for (const page of pages) {
       expect(fileOf(out, pathOf(page)), page).not.toBeNull();
-      if (page !== "index.md") expect(index, `the sidebar links ${page}`).toContain(`href="${pathOf(page)}"`);
+      if (page !== "index.md")
+        expect(index, `the sidebar links ${page}`).toContain(`href="${DOCS_SITE_PATH.slice(0, -1)}${pathOf(page)}"`);
     }
   });
 
@@ -95,13 +89,16 @@ describe("the documentation site", () => {
     let checked = 0;
     for (const file of html) {
       const text = readFileSync(join(out, file), "utf8");
-      const base = new URL(`/${file}`, "http://site");
+      const base = new URL(`${DOCS_SITE_PATH}${file}`, "http://site");
       for (const [, link] of text.matchAll(/\s(?:href|src)="([^"]*)"/g)) {
         if (/^([a-z][a-z0-9+.-]*:|\/\/)/i.test(link!)) continue; // another site, mail, data
         const url = new URL(link!.replaceAll("&amp;", "&"), base);
-        const target = fileOf(out, url.pathname);
+        // Built under the base the API serves it at: a link elsewhere on that server would not be the site's.
+        const target = url.pathname.startsWith(DOCS_SITE_PATH)
+          ? fileOf(out, url.pathname.slice(DOCS_SITE_PATH.length - 1))
+          : null;
         checked++;
-        if (!target) broken.push(`${file}: ${link} (no such file)`);
+        if (!target) broken.push(`${file}: ${link} (no such file under ${DOCS_SITE_PATH})`);
         else if (url.hash && !idsOf(target).has(decodeURIComponent(url.hash.slice(1))))
           broken.push(`${file}: ${link} (no such anchor)`);
       }
@@ -141,17 +138,12 @@ describe("the documentation site", () => {
 
     beforeAll(async () => {
       if (!executablePath) throw new Error("no chromium: apt-get install -y chromium, or set CHROMIUM_PATH");
-      server = createServer((req, res) => {
-        const file = fileOf(out, new URL(req.url ?? "/", "http://site").pathname);
-        if (!file) {
-          res.writeHead(404).end();
-          return;
-        }
-        res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" });
-        res.end(readFileSync(file));
-      });
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-      site = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      // As the API serves it: its router, its CSP (a page whose own script it blocked would log an error).
+      const app = express();
+      app.use(siteRouter(out, (_req, _res, next) => next()));
+      server = app.listen(0, "127.0.0.1");
+      await new Promise((resolve) => server.once("listening", resolve));
+      site = `http://127.0.0.1:${(server.address() as AddressInfo).port}${DOCS_SITE_PATH.slice(0, -1)}`;
       browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox"] });
     });
     afterAll(async () => {
@@ -210,8 +202,9 @@ describe("the documentation site", () => {
             const found = () =>
               page
                 .locator(".VPLocalSearchBox a.result")
-                .evaluateAll((links) =>
-                  links.some((a) => a.getAttribute("href")?.startsWith("/reference/configuration")),
+                .evaluateAll(
+                  (links, settings) => links.some((a) => a.getAttribute("href")?.startsWith(settings)),
+                  `${DOCS_SITE_PATH}reference/configuration`,
                 );
             await expect.poll(found).toBe(true);
           }

@@ -59,6 +59,8 @@ interface Cell {
 }
 
 export interface LogEntry {
+  /** The entry's place in the log (newer is larger): where a page of older entries starts. */
+  id: string;
   at: string;
   apiKeyId: string;
   method: string;
@@ -284,10 +286,14 @@ export class RequestAnalytics {
     await this.db.query("DELETE FROM request_log WHERE at < $1", [cutoff]);
   }
 
-  /** The account's last requests, newest first; filtered by key, status (a code or a class such as 4xx) and route. */
+  /**
+   * The account's last requests, newest first; filtered by key, status (a code or a class such as 4xx) and
+   * route; `before` (an entry's id) starts a page after that entry, so that requests logged meanwhile do not
+   * shift the pages a reader walks.
+   */
   async requests(
     accountId: string,
-    filter: { apiKeyId?: string; status?: string; route?: string; limit: number },
+    filter: { apiKeyId?: string; status?: string; route?: string; before?: string; limit: number },
   ): Promise<LogEntry[]> {
     let low: number | null = null;
     let high: number | null = null;
@@ -298,6 +304,7 @@ export class RequestAnalytics {
       low = high = Number(filter.status);
     }
     const rows = await this.db.query<{
+      id: string | number;
       at: Date | string;
       api_key_id: string;
       method: string;
@@ -307,13 +314,15 @@ export class RequestAnalytics {
       request_id: string;
       idempotency_key: string | null;
     }>(
-      `SELECT at, api_key_id, method, route, status, latency_ms, request_id, idempotency_key FROM request_log
+      `SELECT id, at, api_key_id, method, route, status, latency_ms, request_id, idempotency_key FROM request_log
        WHERE account_id = $1 AND ($2::text IS NULL OR api_key_id = $2)
          AND ($3::int IS NULL OR status BETWEEN $3 AND $4) AND ($5::text IS NULL OR route = $5)
+         AND ($7::bigint IS NULL OR id < $7)
        ORDER BY id DESC LIMIT $6`,
-      [accountId, filter.apiKeyId ?? null, low, high, filter.route ?? null, filter.limit],
+      [accountId, filter.apiKeyId ?? null, low, high, filter.route ?? null, filter.limit, filter.before ?? null],
     );
     return rows.map((r) => ({
+      id: String(r.id),
       at: new Date(r.at).toISOString(),
       apiKeyId: r.api_key_id,
       method: r.method,

@@ -27,6 +27,8 @@ interface Row {
   redemption_id: string | null;
   zat_due: string | null;
   tx_hash: string | null;
+  /** The block the burn was mined in (null for a request burned before it was recorded). */
+  block_number?: string | null;
   zcash_txid: string | null;
   failure_code: string | null;
   failure_reason: string | null;
@@ -131,11 +133,44 @@ function payoutView(row: Row) {
   }
 }
 
+/** Where a burned redemption's payout stands: the stage it waits in, and the burn's confirmations. */
+export interface PayoutProgress {
+  stage: "confirming" | "paying" | "settling";
+  confirmations: number | null;
+  confirmationsRequired: number;
+}
+
+/**
+ * What the payout of a redemption still "burned" waits for: the burn's blocks (payout discovery takes it once it
+ * has `required`), custody's payment, then the on-chain settlement. `head` is the chain's newest block, when read.
+ */
+export function payoutProgress(row: Row, head: bigint | null, required: number): PayoutProgress | null {
+  if (payoutView(row).status !== "burned") return null;
+  switch (row.payout_status ?? null) {
+    case null: {
+      const block = row.block_number == null || head === null ? null : head - BigInt(row.block_number) + 1n;
+      const confirmations =
+        block === null ? null : Number(block < 0n ? 0n : block > BigInt(required) ? BigInt(required) : block);
+      return { stage: "confirming", confirmations, confirmationsRequired: required };
+    }
+    case "pending":
+    case "sending":
+    case "sent":
+      return { stage: "paying", confirmations: required, confirmationsRequired: required };
+    case "settling":
+      return { stage: "settling", confirmations: required, confirmationsRequired: required };
+    default:
+      // Failing or in review: failureCode and failureReason say so.
+      return null;
+  }
+}
+
 export function presentRedemption(row: Row) {
   return {
     object: "redemption" as const,
     id: row.id,
     ...payoutView(row),
+    payout: null as PayoutProgress | null,
     owner: row.owner,
     amount: formatZsd(BigInt(row.amount)),
     withdrawAddress: row.withdraw_address,
@@ -189,6 +224,8 @@ export class RedemptionService {
     private readonly compliance?: ComplianceService,
     /** Custody's seal keys for this deployment: a request's address is opened before anything else. */
     private readonly sealed?: SealedAddresses,
+    /** Blocks a burn needs before custody pays it (PAYOUT_CONFIRMATIONS): what a burned redemption waits for. */
+    private readonly payoutConfirmations = 12,
   ) {}
 
   async request(accountId: string, input: RedeemInput) {
@@ -526,6 +563,17 @@ export class RedemptionService {
       [id, accountId],
     );
     if (!row) throw domainErrors.notFound(`Redemption ${id}`);
-    return { ...presentRedemption(row), hold: await holdOf(this.db, "redemption", id) };
+    const view = presentRedemption(row);
+    // The chain's head only for a burned redemption waiting for its blocks, read at most once a second
+    // however often its owner polls; unread, the count is unknown (null), never an error.
+    const head =
+      view.status === "burned" && !row.payout_status && this.chain
+        ? await this.chain.client.getBlockNumber({ cacheTime: 1_000 }).catch(() => null)
+        : null;
+    return {
+      ...view,
+      payout: payoutProgress(row, head, this.payoutConfirmations),
+      hold: await holdOf(this.db, "redemption", id),
+    };
   }
 }

@@ -40,6 +40,7 @@ interface RedemptionRow {
 /** What the relay keeps of a PayoutRequested event. */
 interface Burn {
   transactionHash: Hex;
+  blockNumber: bigint | null;
   args: { id: bigint; zatDue: bigint };
 }
 
@@ -239,6 +240,7 @@ export class RedemptionRelay {
       status: "burned",
       relay_status: "done",
       tx_hash: burn.transactionHash,
+      block_number: burn.blockNumber?.toString() ?? null,
       redemption_id: burn.args.id.toString(),
       zat_due: burn.args.zatDue.toString(),
     });

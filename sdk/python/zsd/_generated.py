@@ -636,6 +636,15 @@ class RedemptionRedirect(TypedDict):
     failureReason: Optional[str]
 
 
+class RedemptionPayout(TypedDict):
+    # confirming: the burn waits for its blocks before custody pays (a reorganisation must not undo a paid burn); paying: custody is sending the ZEC; settling: paid on Zcash (zcashTxId), being marked paid on-chain
+    stage: Literal["confirming", "paying", "settling"]
+    # Blocks the burn has, its own included, up to confirmationsRequired (null when not known)
+    confirmations: Optional[int]
+    # Blocks a burn needs before custody pays it (this relay's PAYOUT_CONFIRMATIONS)
+    confirmationsRequired: int
+
+
 class Redemption(TypedDict):
     object: Literal["redemption"]
     id: str
@@ -661,6 +670,8 @@ class Redemption(TypedDict):
     failureCode: Optional[str]
     # The failure in words, naming its cause and figures
     failureReason: Optional[str]
+    # While burned: what its payout waits for (null in every other state)
+    payout: Optional[RedemptionPayout]
     # While compliance holds the redemption (or the payout it was redirected to): who, since when, under which alert
     hold: Optional[Hold]
     createdAt: str

@@ -652,4 +652,12 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
       `CREATE INDEX governance_proposal_actions_status ON governance_proposal_actions (status, created_at)`,
     ],
   },
+  {
+    version: 30,
+    name: "the block a relayed redemption was burned in",
+    statements: [
+      // What the payout waits for while the redemption is burned: its confirmations are counted from it.
+      `ALTER TABLE redemption_requests ADD COLUMN block_number bigint`,
+    ],
+  },
 ];

@@ -144,6 +144,9 @@ function pathParameters(router: Router): Set<string> {
   return names;
 }
 
+/** Requests on one page of the request log: a phone scrolls through fifty, not the whole log. */
+export const REQUEST_LOG_PAGE = 50;
+
 export function dashboardRouter(deps: DashboardDependencies): Router {
   const { accounts, keys, analytics, agents, environment } = deps;
   const router = Router();
@@ -360,11 +363,32 @@ export function dashboardRouter(deps: DashboardDependencies): Router {
       await analytics.flush();
       const routes = await analytics.loggedRoutes(account.id);
       const route = typeof q.route === "string" && routes.includes(q.route) ? q.route : undefined;
+      // A page of the log at a time, older pages after an entry's id (the "Older" link's).
+      const before = q.before;
+      if (
+        before !== undefined &&
+        (typeof before !== "string" || !/^[1-9]\d{0,18}$/.test(before) || BigInt(before) > 2n ** 63n - 1n)
+      )
+        throw new Refused(
+          400,
+          "before (in the page address) must be a position in the request log, as the Older link gives it.",
+        );
       const filter = { key, status, route };
-      const entries = await analytics.requests(account.id, { apiKeyId: key, status, route, limit: 200 });
-      res
-        .type("html")
-        .send(views.requestsPage({ ...base(req, "Request log"), tab: "requests" }, entries, list, routes, filter));
+      const page = await analytics.requests(account.id, {
+        apiKeyId: key,
+        status,
+        route,
+        before,
+        limit: REQUEST_LOG_PAGE + 1,
+      });
+      const entries = page.slice(0, REQUEST_LOG_PAGE);
+      const older = page.length > REQUEST_LOG_PAGE ? entries.at(-1)!.id : undefined;
+      res.type("html").send(
+        views.requestsPage({ ...base(req, "Request log"), tab: "requests" }, entries, list, routes, filter, {
+          older,
+          newer: before !== undefined,
+        }),
+      );
     }),
   );
 

@@ -6,6 +6,15 @@ import { type Html, html, jsonData } from "./html.ts";
 import { type PageContext, layout, time } from "./layout.ts";
 import { table } from "./table.ts";
 
+/** A key in a table's cell: its name, and its prefix and last four as the identifier they are. */
+function keyCell(keys: ApiKey[]) {
+  const byId = new Map(keys.map((k) => [k.id, k]));
+  return (id: string): Html | string => {
+    const k = byId.get(id);
+    return k ? html`${k.name} <code>${k.prefix}…${k.last4}</code>` : html`<code>${id}</code>`;
+  };
+}
+
 const ms = (v: number | null) => (v === null ? "–" : v < 10 ? `${v.toFixed(1)} ms` : `${Math.round(v)} ms`);
 const rate = (b: Breakdown) => (b.requests ? `${((100 * b.errors) / b.requests).toFixed(1)} %` : "–");
 
@@ -69,7 +78,7 @@ export function analyticsPage(ctx: PageContext, report: Report, keys: ApiKey[], 
           { header: "Errors", cell: (p) => p.errors },
         ])}
       </details>
-      ${breakdownTable("By key", "Key", report.byKey, (b) => names.get(b.label) ?? b.label)}
+      ${breakdownTable("By key", "Key", report.byKey, (b) => keyCell(keys)(b.label))}
       ${breakdownTable("By route", "Route", report.byRoute, (b) => html`<code>${b.label}</code>`)}
       ${breakdownTable("By status", "Status", report.byStatus, (b) => b.label)}
       <p>
@@ -87,7 +96,13 @@ export function requestsPage(
   keys: ApiKey[],
   routes: string[],
   filter: { key?: string; status?: string; route?: string },
+  /** Where the next page starts (an entry's id), and whether this one is not the newest. */
+  paging: { older?: string; newer: boolean } = { newer: false },
 ): string {
+  const query = (before?: string) =>
+    `/dashboard/requests?${new URLSearchParams(
+      Object.entries({ ...filter, before }).filter((e): e is [string, string] => e[1] !== undefined),
+    ).toString()}`;
   const names = new Map(keys.map((k) => [k.id, `${k.name} (${k.prefix}…${k.last4})`]));
   return layout(
     ctx,
@@ -127,7 +142,7 @@ export function requestsPage(
         entries,
         [
           { header: "Time", cell: (e) => time(e.at) },
-          { header: "Key", cell: (e) => names.get(e.apiKeyId) ?? e.apiKeyId },
+          { header: "Key", cell: (e) => keyCell(keys)(e.apiKeyId) },
           { header: "Method", cell: (e) => e.method },
           { header: "Route", cell: (e) => html`<code>${e.route}</code>` },
           { header: "Status", cell: (e) => e.status },
@@ -139,6 +154,16 @@ export function requestsPage(
           empty: { text: "No requests match.", as: "row" },
           rowAttributes: (e) => html`data-request-id="${e.requestId}"`,
         },
-      )}`,
+      )}
+      ${
+        paging.older || paging.newer
+          ? html`<nav aria-label="Request log pages" class="pages">
+              <ul>
+                ${paging.newer ? html`<li><a href="${query()}">Newest</a></li>` : ""}
+                ${paging.older ? html`<li><a href="${query(paging.older)}" rel="next">Older requests</a></li>` : ""}
+              </ul>
+            </nav>`
+          : ""
+      }`,
   );
 }

@@ -12,6 +12,75 @@ import {
   problemExample,
 } from "../problem-catalog.ts";
 import { operationProblems } from "../operation-problems.ts";
+import { codeSamples } from "./code-samples.ts";
+import { DOCS_SITE_PATH } from "./site-path.ts";
+
+/**
+ * What each tag's operations are for, and the page of the documentation site (served at
+ * /docs/site/ once built) that walks through them.
+ */
+export const TAG_GUIDES: Record<string, { description: string; page: string; title: string }> = {
+  Relay: {
+    description: "The relay's terms: chain, contracts, fee, circuit, seal key, the minter's ratio and price",
+    page: "reference/api.html",
+    title: "The relay API's conventions",
+  },
+  "API keys": {
+    description: "Keys of the caller's account (the dashboard makes them too)",
+    page: "guide/dashboard.html",
+    title: "The developer dashboard",
+  },
+  Ledger: {
+    description: "Supply, collateral, reserves, balances and the deposit tree, as the chain holds them",
+    page: "concepts/books.html",
+    title: "The books",
+  },
+  Proofs: {
+    description: "Collateral proofs, made on the wallet's machine and verified here before anything is spent",
+    page: "concepts/proof.html",
+    title: "The proof",
+  },
+  Mint: {
+    description: "Mints of a verified proof, relayed and followed to confirmation",
+    page: "guide/curl.html",
+    title: "Mint and redeem with curl",
+  },
+  Redeem: {
+    description: "Redemptions of ZSD for ZEC paid to a shielded address, and redirects of a failed payout",
+    page: "guide/redirect.html",
+    title: "Redirecting a failed payout",
+  },
+  Positions: {
+    description: "Positions read live from the minter, and the signed actions the relay sends for their owners",
+    page: "guide/positions.html",
+    title: "Positions",
+  },
+  Sandbox: {
+    description: "Simulated deposits and the sandbox's price: the sandbox only",
+    page: "index.html",
+    title: "The sandbox at a glance",
+  },
+  "Compliance agents": {
+    description: "Agents and their signed webhooks, delivered at least once",
+    page: "guide/compliance.html",
+    title: "Compliance agents and webhooks",
+  },
+  "Compliance alerts": {
+    description: "Alerts agents raise, and the holds they place, release or reject",
+    page: "guide/held-mint.html",
+    title: "A held mint",
+  },
+  Governance: {
+    description: "Proposals, gasless votes and delegations",
+    page: "guide/governance.html",
+    title: "Governance",
+  },
+  Operations: {
+    description: "Liveness and readiness, for load balancers and orchestrators",
+    page: "guide/deploying.html",
+    title: "Deploying to a testnet",
+  },
+};
 
 /** RFC 9457 problem details, with every extension member some code carries. */
 function problemSchema() {
@@ -115,6 +184,8 @@ export function openApiDocument(
 
   const paths: Record<string, Record<string, unknown>> = {};
   const tags = new Set<string>();
+  // curl's samples name the server: the configured one, else the sandbox on this machine.
+  const ownServer = servers[0]?.url && servers[0].url !== "/" ? servers[0].url : "http://127.0.0.1:3000";
   for (const r of routes) {
     const path = `/v1${r.path.replace(/:([A-Za-z]+)/g, "{$1}")}`;
     tags.add(r.tag);
@@ -176,6 +247,7 @@ export function openApiDocument(
       operationId: r.operationId,
       summary: r.summary,
       tags: [r.tag],
+      "x-codeSamples": codeSamples(r, ownServer.replace(/\/$/, "")),
       ...(r.auth ? {} : { security: [] }),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(r.body
@@ -209,12 +281,24 @@ export function openApiDocument(
         "Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`: each operation " +
         "lists the codes it answers, what each means and an example. Every code, with the few any request can " +
         "meet (`not_found`, `method_not_allowed`, `request_timeout`, `uri_too_long`, `headers_too_large`), is " +
-        "described at [/docs/problems](/docs/problems), where each problem's `type` points.",
+        "described at [/docs/problems](/docs/problems), where each problem's `type` points.\n\n" +
+        `Guides (a mint with curl, the SDKs, compliance agents, governance), concepts and the settings: [the ` +
+        `documentation](${DOCS_SITE_PATH}), which this server serves once \`npm run docs\` has built it. Each ` +
+        "operation's samples use the JS and Python SDKs.",
       license: { name: "MIT", identifier: "MIT" },
     },
     servers,
     security: [{ bearerAuth: [] }],
-    tags: [...tags].map((name) => ({ name, description: `${name} endpoints` })),
+    tags: [...tags].map((name) => {
+      const guide = TAG_GUIDES[name];
+      return guide
+        ? {
+            name,
+            description: guide.description,
+            externalDocs: { description: guide.title, url: `${DOCS_SITE_PATH}${guide.page}` },
+          }
+        : { name };
+    }),
     paths,
     webhooks,
     components: {

@@ -12,6 +12,7 @@ import {
   Zsd,
   ZsdError,
   describeHold,
+  describePayout,
 } from "../client/index.ts";
 import { type Note, positionOwnerKey } from "../notes/index.ts";
 import { parseShieldedAddress } from "../zcash/index.ts";
@@ -106,8 +107,13 @@ const mintProgress = (step: MintStep) => {
   // A held mint says who holds it: a bare "queued" reads as a stuck relay.
   else following("mint ", step.mintId, step);
 };
-const redeemProgress = (step: RedeemStep) =>
-  step.step === "signing" ? progress("signing the redemption…") : following("redemption ", step.id, step);
+const redeemProgress = (step: RedeemStep) => {
+  if (step.step === "signing") return progress("signing the redemption…");
+  // Burned, the payout's stage and confirmations are told as they move (a quarter minute at npm start's pace).
+  if (step.payout && !step.hold)
+    return following("redemption ", step.id, { ...step, status: `${step.status}: ${describePayout(step.payout)}…` });
+  following("redemption ", step.id, step);
+};
 const positionProgress = (step: PositionStep) => {
   if (step.step === "tree") progress(`tree: ${step.leaves} deposit leaves`);
   else if (step.step === "pending") tellPending(step);

@@ -54,7 +54,22 @@ export type MintStep =
   | { step: "submitted"; proofId: string }
   | { step: "confirming"; mintId: string; status: string; hold: Hold | null };
 
-export type RedeemStep = { step: "signing" } | { step: "following"; id: string; status: string; hold: Hold | null };
+/** What a burned redemption's payout waits for: the burn's confirmations, custody's payment, the settlement. */
+export type PayoutProgress = NonNullable<Redemption["payout"]>;
+
+export type RedeemStep =
+  | { step: "signing" }
+  | { step: "following"; id: string; status: string; hold: Hold | null; payout: PayoutProgress | null };
+
+/** A burned redemption's wait in words: "burned" alone reads as stuck for the quarter minute a payout takes. */
+export function describePayout(payout: PayoutProgress): string {
+  if (payout.stage === "confirming")
+    return payout.confirmations === null
+      ? `waiting for ${payout.confirmationsRequired} confirmations before custody pays`
+      : `${payout.confirmations} of ${payout.confirmationsRequired} confirmations before custody pays`;
+  if (payout.stage === "paying") return "custody is paying the ZEC";
+  return "paid on Zcash, being marked paid on-chain";
+}
 
 /** A hold in words: a held mint otherwise looks merely queued, as if the relay were stuck. */
 export function describeHold(hold: Hold): string {
@@ -494,7 +509,10 @@ export class Flows {
       failedCode: "redemption_failed",
       how: "redemptions.get()",
       timeoutMs: params.timeoutMs ?? 300_000,
-      onStatus: (status, hold) => params.onProgress?.({ step: "following", id, status, hold }),
+      onStatus: (status, hold, item) =>
+        params.onProgress?.({ step: "following", id, status, hold, payout: item.payout ?? null }),
+      // A payout's stage and confirmations are progress too, told as they move.
+      progress: (item) => JSON.stringify(item.payout ?? null),
     });
   }
 }
@@ -512,17 +530,19 @@ export async function follow<
   failedCode: string;
   how: string;
   timeoutMs: number;
-  /** Called when the status changes, or a hold is placed or lifted. */
-  onStatus?: (status: string, hold: Hold | null) => void;
+  /** Called when the status changes, a hold is placed or lifted, or `progress` says something else. */
+  onStatus?: (status: string, hold: Hold | null, item: T) => void;
+  /** Progress within a status, worth telling when it changes. */
+  progress?: (item: T) => string;
 }): Promise<T> {
   const deadline = Date.now() + o.timeoutMs;
   for (let last = ""; ;) {
     const item = await o.read();
     const hold = item.hold ?? null;
-    const now = `${item.status} ${hold?.state ?? ""} ${hold?.alertId ?? ""}`;
+    const now = `${item.status} ${hold?.state ?? ""} ${hold?.alertId ?? ""} ${o.progress?.(item) ?? ""}`;
     if (now !== last) {
       last = now;
-      o.onStatus?.(item.status, hold);
+      o.onStatus?.(item.status, hold, item);
     }
     if (item.status === o.until) return item;
     if (item.status === "failed") {

@@ -44,10 +44,19 @@ import {
 
 export * from "./errors.ts";
 export type * from "./types.ts";
-export { chooseFloor, describeHold, roundFloorUp } from "./flows.ts";
+export { chooseFloor, describeHold, describePayout, roundFloorUp } from "./flows.ts";
 export { DEFAULT_MIN_ANONYMITY } from "./anonymity.ts";
 export type { AnonymityWarning } from "./anonymity.ts";
-export type { Hold, MintParams, MintStep, ProveStep, RedeemParams, RedeemStep, TypedDataSigner } from "./flows.ts";
+export type {
+  Hold,
+  MintParams,
+  MintStep,
+  PayoutProgress,
+  ProveStep,
+  RedeemParams,
+  RedeemStep,
+  TypedDataSigner,
+} from "./flows.ts";
 export { parseCall } from "./governance-flows.ts";
 export type {
   DelegateParams,

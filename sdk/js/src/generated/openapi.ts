@@ -2273,6 +2273,18 @@ export type components = {
             failureCode: string | null;
             /** @description The failure in words, naming its cause and figures */
             failureReason: string | null;
+            /** @description While burned: what its payout waits for (null in every other state) */
+            payout: {
+                /**
+                 * @description confirming: the burn waits for its blocks before custody pays (a reorganisation must not undo a paid burn); paying: custody is sending the ZEC; settling: paid on Zcash (zcashTxId), being marked paid on-chain
+                 * @enum {string}
+                 */
+                stage: "confirming" | "paying" | "settling";
+                /** @description Blocks the burn has, its own included, up to confirmationsRequired (null when not known) */
+                confirmations: number | null;
+                /** @description Blocks a burn needs before custody pays it (this relay's PAYOUT_CONFIRMATIONS) */
+                confirmationsRequired: number;
+            } | null;
             /** @description While compliance holds the redemption (or the payout it was redirected to): who, since when, under which alert */
             hold: components["schemas"]["Hold"] | null;
             /** Format: date-time */
@@ -6103,6 +6115,7 @@ export interface operations {
                      *       "settlementTxHash": null,
                      *       "failureCode": null,
                      *       "failureReason": null,
+                     *       "payout": null,
                      *       "hold": null,
                      *       "createdAt": "2026-03-02T10:15:00.000Z",
                      *       "updatedAt": "2026-03-02T10:15:00.000Z"
@@ -6456,6 +6469,7 @@ export interface operations {
                      *       "settlementTxHash": "0x4b6d8f0a2c4e6a8c0e2a4c6e8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c",
                      *       "failureCode": null,
                      *       "failureReason": null,
+                     *       "payout": null,
                      *       "hold": null,
                      *       "createdAt": "2026-03-02T10:15:00.000Z",
                      *       "updatedAt": "2026-03-02T10:16:30.000Z"

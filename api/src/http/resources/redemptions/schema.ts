@@ -222,6 +222,26 @@ export const redemptionSchema = z
           "or unclassified (failed before codes were recorded)",
       ),
     failureReason: z.string().nullable().describe("The failure in words, naming its cause and figures"),
+    payout: z
+      .object({
+        stage: z
+          .enum(["confirming", "paying", "settling"])
+          .describe(
+            "confirming: the burn waits for its blocks before custody pays (a reorganisation must not undo a paid " +
+              "burn); paying: custody is sending the ZEC; settling: paid on Zcash (zcashTxId), being marked paid on-chain",
+          ),
+        confirmations: z
+          .number()
+          .int()
+          .nullable()
+          .describe("Blocks the burn has, its own included, up to confirmationsRequired (null when not known)"),
+        confirmationsRequired: z
+          .number()
+          .int()
+          .describe("Blocks a burn needs before custody pays it (this relay's PAYOUT_CONFIRMATIONS)"),
+      })
+      .nullable()
+      .describe("While burned: what its payout waits for (null in every other state)"),
     hold: holdSchema
       .nullable()
       .describe(
