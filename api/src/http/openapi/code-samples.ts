@@ -168,6 +168,12 @@ export const CODE_SAMPLES: Record<string, Sample> = {
     'zsd.governance.getVote("vote_6Tq1mZ8kP3xW5nB2cR7v")',
     'client.governance.vote("vote_6Tq1mZ8kP3xW5nB2cR7v")',
   ),
+  queueProposal: get('zsd.governance.queue("1")', 'client.governance.queue("1")'),
+  executeProposal: get('zsd.governance.execute("1")', 'client.governance.execute("1")'),
+  getProposalAction: get(
+    'zsd.governance.getAction("gact_3Hn8vK2xQ7mT5zR1pW6b")',
+    'client.governance.action("gact_3Hn8vK2xQ7mT5zR1pW6b")',
+  ),
   delegate: get("zsd.governance.delegate($body)", "client.governance.delegate($body)"),
   getDelegation: get(
     'zsd.governance.getDelegation("dlg_2Vb7nQ4xK9mT1zR6pW3s")',
