@@ -29,15 +29,16 @@
 //   FUZZ_PATH and FUZZ_REPLAY (replay a counterexample: its path and replayPath):
 //   `npm run fuzz:contracts -- --runs 200 --steps 40 --seed 7`.
 //
-// The steps are in invariants/steps/, the model in invariants/model.ts, the checks in invariants/checks.ts.
+// The steps are in invariants/steps/, the model (and initialModel, each run's start) in invariants/model.ts,
+// the checks in invariants/checks.ts; invariants/README.md says how a run goes and how to add a step.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { releaseProver } from "@zsd/sdk";
-import { BASE_PRICE, ONE } from "./invariants/constants.ts";
+import { BASE_PRICE } from "./invariants/constants.ts";
 import { WINDOW, post } from "./invariants/feeds.ts";
 import { type Context, setUp } from "./invariants/context.ts";
 import { read } from "./invariants/chain.ts";
-import type { Model } from "./invariants/model.ts";
+import { initialModel } from "./invariants/model.ts";
 import { summary } from "./invariants/stats.ts";
 import { World } from "./invariants/world.ts";
 import { steps } from "./invariants/arbitraries.ts";
@@ -80,40 +81,11 @@ describe("money invariants under random sequences", () => {
             await post(ctx, "q", fresh, fresh);
             // The reference as the snapshot left it; its window runs on well past a run, except where
             // a walk moves the clock (the model then predicts each move of it).
-            const [reference, pending, since] = await s.read.priceFeed.read.referencePrice();
+            const [price, pending, since] = await s.read.priceFeed.read.referencePrice();
             const now = (await s.publicClient.getBlock()).timestamp;
             expect(now < since + WINDOW, "the reference's window outlasts the run's start").toBe(true);
             world.chain = undefined;
-            const model: Model = {
-              held: initial.held,
-              supply: initial.supply,
-              unminted: initial.unminted,
-              pending: initial.pending,
-              price: BASE_PRICE,
-              frozen: false,
-              feeds: {
-                p: fresh,
-                q: fresh,
-                last: BASE_PRICE,
-                ref: { price: reference, pending, since },
-                advanced: 0n,
-              },
-              params: { ...initial.params },
-              positions: initial.positions.map((p) => ({ owner: p.owner, status: p.status })),
-              payouts: new Map(),
-              payoutCount: initial.payoutCount,
-              spent: new Set(),
-              touched: new Set(),
-              epoch: initial.epoch,
-              mapA: ONE,
-              mapF: ONE,
-              debtSlack: 0n,
-              custody: new Map(),
-              opened: new Set(),
-              discovered: initial.payoutCount,
-              queued: [...ctx.initialQueue],
-              head: 0,
-            };
+            const model = initialModel(ctx, initial, { feed: fresh, reference: { price, pending, since } });
             await fc.asyncModelRun(() => ({ model, real: world }), commands);
           },
         ),

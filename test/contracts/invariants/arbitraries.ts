@@ -32,14 +32,14 @@ const bps = (lo: number, hi: number) => fc.integer({ min: lo, max: hi }).map(Big
 /** A position write's hint: what it changes is gas, so the model predicts the same outcome for each. */
 const hint = fc.constantFrom<HintKind>("none", "found", "other");
 export const steps: fc.Arbitrary<Step>[] = [
-  fc.bigInt(1n, 50n * ZEC).map((a) => new Deposit(a)),
+  fc.bigInt(1n, 50n * ZEC).map((amountZat) => new Deposit({ amountZat })),
   fc
     .tuple(fc.array(fc.bigInt(1n, 50n * ZEC), { minLength: 1, maxLength: 5 }), rarely)
-    .map(([amounts, repeat]) => new DepositBatch(amounts, repeat)),
-  fc.tuple(fc.nat({ max: MINTS.length - 1 }), hint).map((a) => new Mint(...a)),
-  fc.tuple(fc.nat({ max: MINTS.length - 1 }), hint).map((a) => new Mint(...a)),
-  fc.array(fc.nat({ max: MINTS.length - 1 }), { minLength: 1, maxLength: 4 }).map((ks) => new MintBatch(ks)),
-  fc.tuple(fc.nat({ max: TOP_UPS.length - 1 }), hint).map((a) => new TopUp(...a)),
+    .map(([amountsZat, repeat]) => new DepositBatch({ amountsZat, repeat })),
+  fc.tuple(fc.nat({ max: MINTS.length - 1 }), hint).map(([k, hint]) => new Mint({ k, hint })),
+  fc.tuple(fc.nat({ max: MINTS.length - 1 }), hint).map(([k, hint]) => new Mint({ k, hint })),
+  fc.array(fc.nat({ max: MINTS.length - 1 }), { minLength: 1, maxLength: 4 }).map((ks) => new MintBatch({ ks })),
+  fc.tuple(fc.nat({ max: TOP_UPS.length - 1 }), hint).map(([k, hint]) => new TopUp({ k, hint })),
   fc
     .array(
       fc.oneof(
@@ -48,10 +48,10 @@ export const steps: fc.Arbitrary<Step>[] = [
       ),
       { minLength: 1, maxLength: 4 },
     )
-    .map((picks) => new SpendBatch(picks)),
+    .map((picks) => new SpendBatch({ picks })),
   fc
     .tuple(index, fc.boolean(), bps(1, 9_999), fc.boolean(), hint)
-    .map(([i, whole, fraction, bySig, h]) => new Repay(i, whole, fraction, bySig, undefined, h)),
+    .map(([index, whole, fractionBps, bySig, hint]) => new Repay({ index, whole, fractionBps, bySig, hint })),
   // All but a little: either side of the least debt a position may keep (PositionManager's minDebt).
   fc
     .tuple(
@@ -59,18 +59,24 @@ export const steps: fc.Arbitrary<Step>[] = [
       fc.boolean(),
       fc.oneof(fc.constant(MIN_DEBT - 1n), fc.constant(MIN_DEBT), fc.bigInt(1n, 2n * MIN_DEBT)),
     )
-    .map(([i, bySig, leave]) => new Repay(i, false, 0n, bySig, leave)),
-  fc.tuple(index, fc.oneof(bps(1, 2_000), bps(1, 10_000)), dest, caller, hint).map((a) => new Withdraw(...a)),
-  fc.tuple(index, dest, caller).map((a) => new Close(...a)),
-  fc.tuple(riskiest, dest).map((a) => new Liquidate(...a)),
-  fc.tuple(riskiest, dest).map((a) => new Redistribute(...a)),
+    .map(
+      ([index, bySig, leaveWei]) => new Repay({ index, whole: false, fractionBps: 0n, leaveWei, bySig, hint: "none" }),
+    ),
+  fc
+    .tuple(index, fc.oneof(bps(1, 2_000), bps(1, 10_000)), dest, caller, hint)
+    .map(([index, fractionBps, dest, caller, hint]) => new Withdraw({ index, fractionBps, dest, caller, hint })),
+  fc.tuple(index, dest, caller).map(([index, dest, caller]) => new Close({ index, dest, caller })),
+  fc.tuple(riskiest, dest).map(([index, dest]) => new Liquidate({ index, dest })),
+  fc.tuple(riskiest, dest).map(([index, dest]) => new Redistribute({ index, dest })),
   // A signed liquidation sent after the price fell, a redemption or a redistribution onto its target.
   fc
     .tuple(riskiest, fc.constantFrom<Late>("price", "redeem", "redistribute"), bps(100, 4_000), dest)
-    .map((a) => new LateLiquidation(...a)),
-  fc.tuple(bps(3_500, 6_000), fc.integer({ min: 2, max: 8 }), dest).map((a) => new CrashThenClear(...a)),
+    .map(([index, late, bps, dest]) => new LateLiquidation({ index, late, bps, dest })),
+  fc
+    .tuple(bps(3_500, 6_000), fc.integer({ min: 2, max: 8 }), dest)
+    .map(([bps, count, dest]) => new CrashThenClear({ bps, count, dest })),
   // A keeper clearing many at once, riskiest first (and past them, healthy ones it skips).
-  fc.tuple(fc.integer({ min: 1, max: 8 }), dest).map((a) => new RedistributeMany(...a)),
+  fc.tuple(fc.integer({ min: 1, max: 8 }), dest).map(([count, dest]) => new RedistributeMany({ count, dest })),
   fc
     .oneof(
       fc.tuple(fc.constant<Size>("tiny"), fc.bigInt(1n, 10n ** 13n)),
@@ -86,41 +92,46 @@ export const steps: fc.Arbitrary<Step>[] = [
           fc.constantFrom<Envelope>("address", "unpayable", "address", "replay", "foreign", "frontrun"),
           fc.oneof(fc.constant(0n), bps(1_000, 9_000)),
         )
-        .map(([who, to, split]) => new Redeem(size, raw, who, to, split)),
+        .map(([redeemer, dest, splitBps]) => new Redeem({ size, raw, redeemer, dest, splitBps })),
     ),
   fc
     .tuple(fc.constantFrom<Size>("small", "large"), bps(1, 9_000), fc.constantFrom<0 | 1 | 2>(0, 1, 2))
-    .map(([size, raw, who]) => new Redeem(size, size === "small" ? (raw % 500n) + 1n : raw, who, "address", 0n)),
+    .map(
+      ([size, raw, redeemer]) =>
+        new Redeem({ size, raw: size === "small" ? (raw % 500n) + 1n : raw, redeemer, dest: "address", splitBps: 0n }),
+    ),
   // Envelopes replayed by their owner or copied onto another's redemption (after the owner's, or
   // front-running it), on redemptions small enough to go through.
   fc
     .tuple(bps(1, 500), fc.constantFrom<0 | 1 | 2>(0, 1, 2), fc.constantFrom<Envelope>("replay", "foreign", "frontrun"))
-    .map(([raw, who, envelope]) => new Redeem("small", raw, who, envelope, 0n)),
-  fc.tuple(index, fc.boolean(), rarely).map((a) => new Settle(...a)),
-  fc.tuple(index, fc.boolean()).map(([i, fail]) => new Settle(i, fail, false)),
-  fc.tuple(index, dest, caller, rarely).map((a) => new Redirect(...a)),
+    .map(([raw, redeemer, dest]) => new Redeem({ size: "small", raw, redeemer, dest, splitBps: 0n })),
+  fc.tuple(index, fc.boolean(), rarely).map(([index, fail, stale]) => new Settle({ index, fail, stale })),
+  fc.tuple(index, fc.boolean()).map(([index, fail]) => new Settle({ index, fail, stale: false })),
+  fc.tuple(index, dest, caller, rarely).map(([index, dest, by, stale]) => new Redirect({ index, dest, by, stale })),
   fc
     .tuple(
       index,
       fc.constantFrom<RedirectDest>("note", "address", "unpayable", "same"),
       fc.constantFrom<Caller>("owner", "ownerSig"),
     )
-    .map((a) => new Redirect(...a, false)),
-  fc.tuple(fc.nat({ max: WITHDRAWALS.length - 1 }), fc.boolean()).map(([k, wrong]) => new WithdrawNote(k, wrong)),
+    .map(([index, dest, by]) => new Redirect({ index, dest, by, stale: false })),
+  fc
+    .tuple(fc.nat({ max: WITHDRAWALS.length - 1 }), fc.boolean())
+    .map(([k, wrongOwner]) => new WithdrawNote({ k, wrongOwner })),
   // Twice: change is queued by four kinds of step, and inserting it is how it becomes spendable.
   ...[0, 1].map(() =>
     fc
       .tuple(bps(1, 10_000), fc.constantFrom<Tamper>("none", "none", "stale", "stale", "leaf", "gap", "empty"))
-      .map(([share, tamper]) => new InsertPending(share, tamper)),
+      .map(([shareBps, tamper]) => new InsertPending({ shareBps, tamper })),
   ),
   fc.oneof(
-    bps(-2_500, 2_500).map((b) => new Price("move", b)),
-    bps(6_000, 8_000).map((b) => new Price("crash", -b)),
-    bps(8_000, 13_000).map((b) => new Price("recover", b)),
+    bps(-2_500, 2_500).map((bps) => new Price({ kind: "move", bps })),
+    bps(6_000, 8_000).map((b) => new Price({ kind: "crash", bps: -b })),
+    bps(8_000, 13_000).map((bps) => new Price({ kind: "recover", bps })),
   ),
   fc
     .tuple(riskiest, fc.constantFrom<"liquidation" | "100%">("liquidation", "100%"), fc.boolean())
-    .map((a) => new Edge(...a)),
+    .map(([index, ratio, below]) => new Edge({ index, ratio, below })),
   // One feed breaks, jumps, drifts from the other, is walked by its updater or mends (three times: a
   // broken feed stays until mended or both feeds move, and the price freezes when both are out, they
   // disagree, or the one left strays beyond the reference).
@@ -136,7 +147,7 @@ export const steps: fc.Arbitrary<Step>[] = [
           // bound, 50% of the smaller), in one go or a window apart.
           return fc
             .tuple(fc.oneof(bps(-4_000, -100), bps(100, 6_000)), fc.integer({ min: 2, max: 6 }), fc.boolean())
-            .map(([b, rounds, windows]) => new Feed(which, kind, b, rounds, windows));
+            .map(([bps, rounds, windows]) => new Feed({ which, kind, bps, rounds, windows }));
         }
         return (
           kind === "jump"
@@ -144,15 +155,15 @@ export const steps: fc.Arbitrary<Step>[] = [
             : kind === "drift"
               ? fc.oneof(bps(-3_000, -600), bps(600, 4_000))
               : fc.constant(0n)
-        ).map((b) => new Feed(which, kind, b));
+        ).map((bps) => new Feed({ which, kind, bps }));
       }),
   ),
   // The minter stopped or resumed by its pauser, or new mints alone by the guardian.
   fc
     .tuple(fc.constantFrom<"pauser" | "guardian">("pauser", "guardian"), fc.nat({ max: 2 }))
-    .map(([who, n]) => new Pause(who, n === 0)),
+    .map(([who, n]) => new Pause({ who, stop: n === 0 })),
   // Falls that put the thinner positions under 100% and leave the thicker ones above.
-  bps(-5_000, -3_000).map((b) => new Price("move", b)),
+  bps(-5_000, -3_000).map((bps) => new Price({ kind: "move", bps })),
   fc
     .constantFrom<Setter>(
       "setLiquidationBonus",
@@ -165,6 +176,6 @@ export const steps: fc.Arbitrary<Step>[] = [
     .chain((setter) => {
       const g = GOVERNED[setter];
       const hi = setter === "setSystemFloorRatio" ? 25_000n : setter === "setLiquidationRatio" ? 16_000n : g.hi;
-      return fc.bigInt(g.lo === 0n ? 0n : g.lo - 1_000n, hi + hi / 4n).map((v) => new Govern(setter, v));
+      return fc.bigInt(g.lo === 0n ? 0n : g.lo - 1_000n, hi + hi / 4n).map((value) => new Govern({ setter, value }));
     }),
 ];

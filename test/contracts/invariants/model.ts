@@ -23,7 +23,7 @@ import {
 } from "./constants.ts";
 import { type Context, lower, seal } from "./context.ts";
 import type { Chain, Params } from "./chain.ts";
-import type { PriceModel } from "./feeds.ts";
+import type { FeedModel, PriceModel, Reference } from "./feeds.ts";
 import { count, stats } from "./stats.ts";
 
 /**
@@ -76,6 +76,41 @@ export interface Model {
   /** Every leaf ever queued, change and released notes (index: its sequence), and the head: sequences below it left the queue. */
   queued: bigint[];
   head: number;
+}
+
+/**
+ * The model at the start of a run. `at` is the chain as the snapshot every run reverts to left it (read
+ * once, before the first run); `start` is what the run posted and read before its first step: the round
+ * both feeds were given (agreeing, so it is the price and the last good one) and the reference that left.
+ * Nothing is spent, paid out, touched or discovered by the run yet, the queue is the snapshot's, and the
+ * redemption map is at the snapshot's epoch with both factors at one.
+ */
+export function initialModel(ctx: Context, at: Chain, start: { feed: FeedModel; reference: Reference }): Model {
+  const { feed, reference } = start;
+  return {
+    held: at.held,
+    supply: at.supply,
+    unminted: at.unminted,
+    pending: at.pending,
+    price: feed.answer,
+    frozen: false,
+    feeds: { p: feed, q: feed, last: feed.answer, ref: { ...reference }, advanced: 0n },
+    params: { ...at.params },
+    positions: at.positions.map((p) => ({ owner: p.owner, status: p.status })),
+    payouts: new Map(),
+    payoutCount: at.payoutCount,
+    spent: new Set(),
+    touched: new Set(),
+    epoch: at.epoch,
+    mapA: ONE,
+    mapF: ONE,
+    debtSlack: 0n,
+    custody: new Map(),
+    opened: new Set(),
+    discovered: at.payoutCount,
+    queued: [...ctx.initialQueue],
+    head: 0,
+  };
 }
 
 export interface Expected {

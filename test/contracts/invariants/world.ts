@@ -29,7 +29,12 @@ export class World {
   }
 }
 
-export abstract class Step implements AsyncCommand<Model, World> {
+/**
+ * A step of a sequence: fast-check draws its options (arbitraries.ts), and `run` sends its call through
+ * `World.step`. `toString` is what a counterexample prints, so it names every option that matters.
+ */
+export abstract class Step<Options extends object = object> implements AsyncCommand<Model, World> {
+  constructor(readonly options: Options) {}
   check() {
     return true;
   }

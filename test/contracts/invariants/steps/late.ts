@@ -14,34 +14,46 @@ import { Price } from "./market.ts";
 import { Redistribute, RedistributeMany } from "./positions.ts";
 import { Redeem } from "./redemptions.ts";
 
+/** What moves between the signature and its sending: the price, a redemption, or a redistribution onto the position. */
 export type Late = "price" | "redeem" | "redistribute";
 
-export class LateLiquidation extends Step {
-  constructor(
-    readonly index: number,
-    readonly late: Late,
-    readonly bps: bigint,
-    readonly dest: Dest,
-  ) {
-    super();
-  }
+export interface LateLiquidationOptions {
+  /** The position signed for, riskiest first (modulo the positions there are). */
+  index: number;
+  late: Late;
+  /**
+   * How far it moves, in bps: the price's fall after "price", the redemption's share of the supply
+   * after "redeem" (as `bps % 500 + 1`, small enough to go through); unused after "redistribute".
+   */
+  bps: bigint;
+  /** Where the seized ZEC goes. */
+  dest: Dest;
+}
+
+/**
+ * A keeper (carol) signs a liquidation bounded at what it reads now; something moves the position, then a
+ * relayer sends the signature: it goes through within the bounds or is refused.
+ */
+export class LateLiquidation extends Step<LateLiquidationOptions> {
   toString() {
-    return `LateLiquidation(${this.index}, after ${this.late} ${this.bps}bps, ${this.dest})`;
+    const { index, late, bps, dest } = this.options;
+    return `LateLiquidation(${index}, after ${late} ${bps}bps, ${dest})`;
   }
   async run(m: Model, w: World) {
+    const { index, late, bps, dest } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     const label = this.toString();
     // Signed at what the keeper reads now: the debt it sees, the ZEC that buys, and no loss on the debt.
     const c0 = await read(ctx);
-    const id = pick(c0, this.index, true);
+    const id = pick(c0, index, true);
     const p0 = c0.positions[Number(id) - 1]!;
     const bounds = {
       maxDebt: p0.debt,
       minSeizedZat: p0.debt === 0n ? 0n : seizedAt(c0, p0),
       minSeizedValue: p0.debt,
     };
-    const to = destination(ctx, this.dest, carol.address);
+    const to = destination(ctx, dest, carol.address);
     const typed = liquidateTypedData(minterDomain(ctx), {
       positionId: id,
       ...bounds,
@@ -51,9 +63,10 @@ export class LateLiquidation extends Step {
     });
     const signature = await carol.signTypedData(typed);
     // Something moves first.
-    if (this.late === "price") await new Price("move", -this.bps).run(m, w);
-    else if (this.late === "redeem") await new Redeem("small", (this.bps % 500n) + 1n, 0, "address", 0n).run(m, w);
-    else await new Redistribute(0, "address").run(m, w);
+    if (late === "price") await new Price({ kind: "move", bps: -bps }).run(m, w);
+    else if (late === "redeem") {
+      await new Redeem({ size: "small", raw: (bps % 500n) + 1n, redeemer: 0, dest: "address", splitBps: 0n }).run(m, w);
+    } else await new Redistribute({ index: 0, dest: "address" }).run(m, w);
     await w.step(
       m,
       `${label}, sent`,
@@ -78,7 +91,7 @@ export class LateLiquidation extends Step {
             .as(relayer)
             .minter.write.liquidateWithSig([id, carol.address, bounds, to, typed.message.deadline, signature]),
         );
-        count(`LateLiquidation after ${this.late}: ${outcome.ok ? "ok" : outcome.error}`);
+        count(`LateLiquidation after ${late}: ${outcome.ok ? "ok" : outcome.error}`);
         if (!expectOutcome(label, outcome, expected)) return new Map();
         const [event] = parseEventLogs({
           abi: positionManagerAbi,
@@ -98,20 +111,24 @@ export class LateLiquidation extends Step {
   }
 }
 
+export interface CrashThenClearOptions {
+  /** The price's fall, in bps. */
+  bps: bigint;
+  /** The most positions the keeper names, riskiest first. */
+  count: number;
+  /** Where the keeper's reward goes. */
+  dest: Dest;
+}
+
 /** A fall that puts the thinner positions under 100%, and a keeper clearing what it can in one call. */
-export class CrashThenClear extends Step {
-  constructor(
-    readonly bps: bigint,
-    readonly count: number,
-    readonly dest: Dest,
-  ) {
-    super();
-  }
+export class CrashThenClear extends Step<CrashThenClearOptions> {
   toString() {
-    return `CrashThenClear(${this.bps}bps, ${this.count}, ${this.dest})`;
+    const { bps, count, dest } = this.options;
+    return `CrashThenClear(${bps}bps, ${count}, ${dest})`;
   }
   async run(m: Model, w: World) {
-    await new Price("move", -this.bps).run(m, w);
-    await new RedistributeMany(this.count, this.dest).run(m, w);
+    const { bps, count, dest } = this.options;
+    await new Price({ kind: "move", bps: -bps }).run(m, w);
+    await new RedistributeMany({ count, dest }).run(m, w);
   }
 }

@@ -10,23 +10,35 @@ import { type Expected, type Model, released } from "../model.ts";
 import { count } from "../stats.ts";
 import { Step, type World } from "../world.ts";
 
-export class Deposit extends Step {
-  constructor(readonly amountZat: bigint) {
-    super();
-  }
+export interface DepositOptions {
+  /** The note's amount, in zatoshi. */
+  amountZat: bigint;
+}
+
+/** A note deposited and recorded on its own: unminted ZEC, held. */
+export class Deposit extends Step<DepositOptions> {
   toString() {
-    return `Deposit(${this.amountZat})`;
+    const { amountZat } = this.options;
+    return `Deposit(${amountZat})`;
   }
   async run(m: Model, w: World) {
+    const { amountZat } = this.options;
     const { s } = w.ctx;
     await w.step(m, this.toString(), async () => {
-      await s.deposit(createNote(), this.amountZat);
+      await s.deposit(createNote(), amountZat);
       count("Deposit: ok");
-      m.held += this.amountZat;
-      m.unminted += this.amountZat;
+      m.held += amountZat;
+      m.unminted += amountZat;
       return new Map();
     });
   }
+}
+
+export interface DepositBatchOptions {
+  /** The notes' amounts, in zatoshi. */
+  amountsZat: bigint[];
+  /** The batch holds its first leaf twice. */
+  repeat: boolean;
 }
 
 /**
@@ -34,25 +46,21 @@ export class Deposit extends Step {
  * With `repeat`, the batch holds its first leaf twice: refused as a second
  * claim on the same ZEC, and nothing moves.
  */
-export class DepositBatch extends Step {
-  constructor(
-    readonly amounts: bigint[],
-    readonly repeat: boolean,
-  ) {
-    super();
-  }
+export class DepositBatch extends Step<DepositBatchOptions> {
   toString() {
-    return `DepositBatch(${this.amounts.join(", ")}${this.repeat ? ", repeated" : ""})`;
+    const { amountsZat, repeat } = this.options;
+    return `DepositBatch(${amountsZat.join(", ")}${repeat ? ", repeated" : ""})`;
   }
   async run(m: Model, w: World) {
+    const { amountsZat, repeat } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(m, this.toString(), async () => {
-      const leaves = this.amounts.map((a) => depositLeaf(a, noteCommitment(createNote())));
-      if (this.repeat) leaves.push(leaves[0]!);
-      const total = this.amounts.reduce((a, b) => a + b, 0n) + (this.repeat ? this.amounts[0]! : 0n);
+      const leaves = amountsZat.map((a) => depositLeaf(a, noteCommitment(createNote())));
+      if (repeat) leaves.push(leaves[0]!);
+      const total = amountsZat.reduce((a, b) => a + b, 0n) + (repeat ? amountsZat[0]! : 0n);
       const outcome = await send(ctx, () => s.sendDeposits(leaves, total));
-      if (!expectOutcome(this.toString(), outcome, this.repeat ? "DepositAlreadyRecorded" : null)) {
+      if (!expectOutcome(this.toString(), outcome, repeat ? "DepositAlreadyRecorded" : null)) {
         return new Map();
       }
       m.held += total;
@@ -62,31 +70,35 @@ export class DepositBatch extends Step {
   }
 }
 
-export class WithdrawNote extends Step {
-  constructor(
-    readonly k: number,
-    readonly wrongOwner: boolean,
-  ) {
-    super();
-  }
+export interface WithdrawNoteOptions {
+  /** Which of the note withdrawals proved at set-up (context.ts's `withdrawals`). */
+  k: number;
+  /** Sent naming another owner than the one its proof binds (refused: InvalidProof). */
+  wrongOwner: boolean;
+}
+
+/** A note's ZEC withdrawn to its owner's sealed address (a payout), its change queued. */
+export class WithdrawNote extends Step<WithdrawNoteOptions> {
   toString() {
-    return `WithdrawNote(${this.k}${this.wrongOwner ? ", wrong owner" : ""})`;
+    const { k, wrongOwner } = this.options;
+    return `WithdrawNote(${k}${wrongOwner ? ", wrong owner" : ""})`;
   }
   async run(m: Model, w: World) {
+    const { k, wrongOwner } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(m, this.toString(), async (c) => {
-      const p = ctx.withdrawals[this.k]!;
-      const owner = this.wrongOwner ? carol.address : p.owner.address;
+      const p = ctx.withdrawals[k]!;
+      const owner = wrongOwner ? carol.address : p.owner.address;
       let expected: string | null = null;
-      if (m.spent.has(`withdraw${this.k}`)) expected = "NullifierAlreadySpent";
-      else if (this.wrongOwner) expected = "InvalidProof";
+      if (m.spent.has(`withdraw${k}`)) expected = "NullifierAlreadySpent";
+      else if (wrongOwner) expected = "InvalidProof";
       expected = pauseError(c, "pausable") ?? expected;
       const outcome = await send(ctx, () =>
         s.as(relayer).minter.write.withdrawNote([p.proof, p.spend, p.sealedAddress, owner]),
       );
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
-      m.spent.add(`withdraw${this.k}`);
+      m.spent.add(`withdraw${k}`);
       m.unminted -= p.floorZat;
       if (p.spend.changeLeaf !== 0n) m.queued.push(p.spend.changeLeaf);
       released(ctx, m, p.owner.address, p.floorZat, { sealedAddress: p.sealedAddress, noteCommitment: 0n });
@@ -95,23 +107,32 @@ export class WithdrawNote extends Step {
   }
 }
 
+/** One item of a spend batch: a top-up of position k + 1 (context.ts's `topUps[k]`), or note withdrawal k. */
+export interface SpendPick {
+  topUp: boolean;
+  k: number;
+}
+export interface SpendBatchOptions {
+  /** The items, in the order sent. */
+  picks: SpendPick[];
+}
+
 /**
  * Top-ups and note withdrawals sent together (spendBatch): refused for a nullifier spent before
  * or earlier in the batch, else for a top-up of a position not open; else each item moves the
  * books as its single call would, change queued in item order.
  */
-export class SpendBatch extends Step {
-  constructor(readonly picks: { topUp: boolean; k: number }[]) {
-    super();
-  }
+export class SpendBatch extends Step<SpendBatchOptions> {
   toString() {
-    return `SpendBatch(${this.picks.map((p) => `${p.topUp ? "topUp" : "withdraw"}${p.k}`).join(", ")})`;
+    const { picks } = this.options;
+    return `SpendBatch(${picks.map((p) => `${p.topUp ? "topUp" : "withdraw"}${p.k}`).join(", ")})`;
   }
   async run(m: Model, w: World) {
+    const { picks } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(m, this.toString(), async (c) => {
-      const items = this.picks.map(({ topUp, k }) => {
+      const items = picks.map(({ topUp, k }) => {
         const p = topUp ? ctx.topUps[k]! : ctx.withdrawals[k]!;
         const key = `${topUp ? "topUp" : "withdraw"}${k}`;
         const positionId = topUp ? BigInt(k + 1) : 0n;
@@ -166,6 +187,13 @@ export class SpendBatch extends Step {
 }
 
 export type Tamper = "none" | "stale" | "leaf" | "gap" | "empty";
+export interface InsertPendingOptions {
+  /** The share of the leaves waiting in the queue that the walk inserts, in bps (at least one leaf). */
+  shareBps: bigint;
+  /** What is wrong with the stretch sent, if anything. */
+  tamper: Tamper;
+}
+
 /**
  * Anyone inserts the first `shareBps` of the queued change leaves (at least
  * one) with one walk: the root becomes the reference LeanIMT's over every
@@ -175,33 +203,29 @@ export type Tamper = "none" | "stale" | "leaf" | "gap" | "empty";
  * the queued ones, a stretch starting past the head, or none at all are
  * refused, and nothing moves.
  */
-export class InsertPending extends Step {
-  constructor(
-    readonly shareBps: bigint,
-    readonly tamper: Tamper,
-  ) {
-    super();
-  }
+export class InsertPending extends Step<InsertPendingOptions> {
   toString() {
-    return `InsertPending(${this.shareBps}${this.tamper === "none" ? "" : `, ${this.tamper}`})`;
+    const { shareBps, tamper } = this.options;
+    return `InsertPending(${shareBps}${tamper === "none" ? "" : `, ${tamper}`})`;
   }
   async run(m: Model, w: World) {
+    const { shareBps, tamper } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(m, this.toString(), async (c) => {
       const head = m.head;
       const pending = m.queued.length - head;
-      const n = Math.max(1, Math.ceil((pending * Number(this.shareBps)) / 10_000));
+      const n = Math.max(1, Math.ceil((pending * Number(shareBps)) / 10_000));
       const end = Math.min(head + n, m.queued.length);
       let from = head;
-      if (this.tamper === "stale") from = Math.max(0, head - 2);
-      if (this.tamper === "gap") from = head + 1;
+      if (tamper === "stale") from = Math.max(0, head - 2);
+      if (tamper === "gap") from = head + 1;
       let list = m.queued.slice(from, Math.max(from, end));
-      if (this.tamper === "empty") list = [];
-      if (this.tamper === "leaf" && list.length > 0) list[list.length - 1] = list.at(-1)! + 1n;
+      if (tamper === "empty") list = [];
+      if (tamper === "leaf" && list.length > 0) list[list.length - 1] = list.at(-1)! + 1n;
       let expected: string | null = null;
       if (from > head || from + list.length <= head) expected = "InvalidPendingRange";
-      else if (this.tamper === "leaf") expected = "PendingLeavesMismatch";
+      else if (tamper === "leaf") expected = "PendingLeavesMismatch";
       const outcome = await send(ctx, () => s.as(carol).registry.write.insertPendingLeaves([BigInt(from), list]));
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       const inserted = m.queued.slice(head, from + list.length);

@@ -41,26 +41,30 @@ import {
 import { count, stats } from "../stats.ts";
 import { Step, type World, pick } from "../world.ts";
 
-export class Mint extends Step {
-  constructor(
-    readonly k: number,
-    readonly hint: HintKind = "none",
-  ) {
-    super();
-  }
+export interface MintOptions {
+  /** Which of the mints proved at set-up (context.ts's `mints`). */
+  k: number;
+  /** The hint the relayer sends with the write (it changes gas only: the same outcome for each). */
+  hint: HintKind;
+}
+
+/** A note spent into a new position, with the collateral, debt and owner proved at set-up. */
+export class Mint extends Step<MintOptions> {
   toString() {
-    return `Mint(${this.k}${this.hint === "none" ? "" : `, hint ${this.hint}`})`;
+    const { k, hint } = this.options;
+    return `Mint(${k}${hint === "none" ? "" : `, hint ${hint}`})`;
   }
   async run(m: Model, w: World) {
+    const { k, hint: hintKind } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(m, this.toString(), async (c) => {
-      const p = ctx.mints[this.k]!;
+      const p = ctx.mints[k]!;
       const v = value(c, p.floorZat);
       const systemValue = value(c, c.backing + p.floorZat);
       // The minter spends the nullifier and checks the proof before PositionManager.open checks the ratios.
       let expected: string | null = null;
-      if (m.spent.has(`mint${this.k}`)) expected = "NullifierAlreadySpent";
+      if (m.spent.has(`mint${k}`)) expected = "NullifierAlreadySpent";
       else if (c.frozen) expected = "PriceFrozen";
       else if (v * BPS < p.mint * c.params.minCollateralRatioBps) expected = "InsufficientCollateralValue";
       else if (
@@ -70,7 +74,7 @@ export class Mint extends Step {
         expected = "SystemRatioTooLow";
       }
       if (
-        m.spent.has(`mint${this.k}`) &&
+        m.spent.has(`mint${k}`) &&
         (v * BPS < p.mint * c.params.minCollateralRatioBps ||
           (systemValue * BPS < (c.debt + p.mint) * c.params.systemFloorRatioBps &&
             v * BPS < p.mint * c.params.systemFloorRatioBps))
@@ -79,10 +83,10 @@ export class Mint extends Step {
       }
       expected = pauseError(c, "mint") ?? expected;
       // The hint is not bound by the proof: the relayer picks it.
-      const hint = await hintOf(ctx, c, this.hint, { collateralZat: p.floorZat, debt: p.mint });
+      const hint = await hintOf(ctx, c, hintKind, { collateralZat: p.floorZat, debt: p.mint });
       const outcome = await send(ctx, () => s.as(relayer).minter.write.mint([p.proof, { ...p.request, hint }]));
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
-      m.spent.add(`mint${this.k}`);
+      m.spent.add(`mint${k}`);
       m.unminted -= p.floorZat;
       m.supply += p.mint;
       if (p.request.changeLeaf !== 0n) m.queued.push(p.request.changeLeaf);
@@ -93,25 +97,29 @@ export class Mint extends Step {
   }
 }
 
+export interface MintBatchOptions {
+  /** Which of the mints proved at set-up, in the order sent (a k twice is a replay). */
+  ks: number[];
+}
+
 /**
  * Several mints in one mintBatch (a k twice is a replay): every nullifier is
  * checked before any proof, then each item is minted in order as Mint is,
  * against the totals the earlier items left; one refusal refuses them all.
  */
-export class MintBatch extends Step {
-  constructor(readonly ks: number[]) {
-    super();
-  }
+export class MintBatch extends Step<MintBatchOptions> {
   toString() {
-    return `MintBatch(${this.ks.join(", ")})`;
+    const { ks } = this.options;
+    return `MintBatch(${ks.join(", ")})`;
   }
   async run(m: Model, w: World) {
+    const { ks } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(m, this.toString(), async (c) => {
-      const items = this.ks.map((k) => ctx.mints[k]!);
+      const items = ks.map((k) => ctx.mints[k]!);
       let expected: string | null = null;
-      if (this.ks.some((k, j) => m.spent.has(`mint${k}`) || this.ks.indexOf(k) !== j)) {
+      if (ks.some((k, j) => m.spent.has(`mint${k}`) || ks.indexOf(k) !== j)) {
         expected = "NullifierAlreadySpent";
       } else if (c.frozen) expected = "PriceFrozen";
       let [backing, debt] = [c.backing, c.debt];
@@ -134,7 +142,7 @@ export class MintBatch extends Step {
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
       const changes = new Map<bigint, Expected>();
       for (const [j, p] of items.entries()) {
-        m.spent.add(`mint${this.ks[j]}`);
+        m.spent.add(`mint${ks[j]}`);
         m.unminted -= p.floorZat;
         m.supply += p.mint;
         if (p.request.changeLeaf !== 0n) m.queued.push(p.request.changeLeaf);
@@ -151,33 +159,37 @@ export class MintBatch extends Step {
   }
 }
 
-export class TopUp extends Step {
-  constructor(
-    readonly k: number,
-    readonly hint: HintKind = "none",
-  ) {
-    super();
-  }
+export interface TopUpOptions {
+  /** Which of the top-ups proved at set-up (context.ts's `topUps`): top-up k is bound to position k + 1. */
+  k: number;
+  /** The hint the relayer sends with the write (it changes gas only: the same outcome for each). */
+  hint: HintKind;
+}
+
+/** A note spent into the position its proof names. */
+export class TopUp extends Step<TopUpOptions> {
   toString() {
-    return `TopUp(${this.k}${this.hint === "none" ? "" : `, hint ${this.hint}`})`;
+    const { k, hint } = this.options;
+    return `TopUp(${k}${hint === "none" ? "" : `, hint ${hint}`})`;
   }
   async run(m: Model, w: World) {
+    const { k, hint: hintKind } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(m, this.toString(), async (c) => {
-      const p = ctx.topUps[this.k]!;
-      const id = BigInt(this.k + 1);
-      const position = c.positions[this.k];
+      const p = ctx.topUps[k]!;
+      const id = BigInt(k + 1);
+      const position = c.positions[k];
       // The proof names the position, so the spend is checked before PositionManager.topUp looks at it.
       let expected: string | null = null;
-      if (m.spent.has(`topUp${this.k}`)) expected = "NullifierAlreadySpent";
+      if (m.spent.has(`topUp${k}`)) expected = "NullifierAlreadySpent";
       else if (position?.status !== STATUS.Open) expected = "PositionNotOpen";
-      if (m.spent.has(`topUp${this.k}`) && position?.status !== STATUS.Open) {
+      if (m.spent.has(`topUp${k}`) && position?.status !== STATUS.Open) {
         count("TopUp: spent and not open (NullifierAlreadySpent first)");
       }
       expected = pauseError(c, "pausable") ?? expected;
       const hint = position
-        ? await hintOf(ctx, c, this.hint, {
+        ? await hintOf(ctx, c, hintKind, {
             positionId: id,
             collateralZat: position.collateralZat + p.floorZat,
             debt: position.debt,
@@ -185,7 +197,7 @@ export class TopUp extends Step {
         : 0n;
       const outcome = await send(ctx, () => s.as(bob).minter.write.topUp([p.proof, p.spend, id, hint]));
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
-      m.spent.add(`topUp${this.k}`);
+      m.spent.add(`topUp${k}`);
       m.unminted -= p.floorZat;
       if (p.spend.changeLeaf !== 0n) m.queued.push(p.spend.changeLeaf);
       return new Map([
@@ -195,50 +207,52 @@ export class TopUp extends Step {
   }
 }
 
-export class Repay extends Step {
-  constructor(
-    readonly index: number,
-    readonly whole: boolean,
-    readonly fractionBps: bigint,
-    readonly bySig: boolean,
-    /** Repays all but this much (wei), when given: either side of the least debt a position may keep. */
-    readonly leave?: bigint,
-    readonly hint: HintKind = "none",
-  ) {
-    super();
-  }
+export interface RepayOptions {
+  /** The position, by id (modulo the positions there are). */
+  index: number;
+  /** How much: all but `leaveWei` when given, else the whole debt when `whole`, else `fractionBps` of it. */
+  whole: boolean;
+  fractionBps: bigint;
+  /** Repays all but this much ZSD (in wei, 18 decimals): either side of the least debt a position may keep. */
+  leaveWei?: bigint;
+  /** Bob repays by a signature a relayer sends (else alice repays herself). */
+  bySig: boolean;
+  /** The hint the relayer sends with the write (it changes gas only: the same outcome for each). */
+  hint: HintKind;
+}
+
+/** ZSD repaid into a position, by anyone: the debt falls, the collateral stays. */
+export class Repay extends Step<RepayOptions> {
   toString() {
-    const how = this.leave !== undefined ? `all but ${this.leave}` : this.whole ? "whole" : `${this.fractionBps}bps`;
-    return `Repay(${this.index}, ${how}${this.bySig ? ", sig" : ""}${this.hint === "none" ? "" : `, hint ${this.hint}`})`;
+    const { index, whole, fractionBps, bySig, leaveWei, hint } = this.options;
+    const how = leaveWei !== undefined ? `all but ${leaveWei}` : whole ? "whole" : `${fractionBps}bps`;
+    return `Repay(${index}, ${how}${bySig ? ", sig" : ""}${hint === "none" ? "" : `, hint ${hint}`})`;
   }
   async run(m: Model, w: World) {
+    const { index, whole, fractionBps, bySig, leaveWei, hint: hintKind } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(m, this.toString(), async (c) => {
-      const id = pick(c, this.index);
+      const id = pick(c, index);
       const p = c.positions[Number(id) - 1]!;
       const amount =
-        this.leave !== undefined
-          ? max(1n, p.debt - this.leave)
-          : this.whole
-            ? p.debt
-            : max(1n, (p.debt * this.fractionBps) / BPS);
+        leaveWei !== undefined ? max(1n, p.debt - leaveWei) : whole ? p.debt : max(1n, (p.debt * fractionBps) / BPS);
       // A signed repayment burns at most what it names, and the whole debt when that is less.
-      const paid = this.bySig ? min(amount, p.debt) : amount;
+      const paid = bySig ? min(amount, p.debt) : amount;
       let expected: string | null = null;
       if (p.status !== STATUS.Open) expected = "PositionNotOpen";
       else if (paid === 0n || paid > p.debt) expected = "InvalidRepayAmount";
       else if (paid === p.debt) expected = exitError(c, p.collateralZat, p.debt, BPS);
       else if (p.debt - paid < MIN_DEBT && p.debt >= MIN_DEBT) expected = "DebtBelowMinimum";
-      const payer = this.bySig ? bob : alice;
+      const payer = bySig ? bob : alice;
       if (expected === null) await gather(ctx, payer.address, paid);
-      const hint = await hintOf(ctx, c, this.hint, {
+      const hint = await hintOf(ctx, c, hintKind, {
         positionId: id,
         collateralZat: p.collateralZat,
         debt: paid <= p.debt ? p.debt - paid : p.debt,
       });
       const outcome = await send(ctx, async () => {
-        if (!this.bySig) return s.as(alice).minter.write.repay([id, amount, hint]);
+        if (!bySig) return s.as(alice).minter.write.repay([id, amount, hint]);
         const typed = repayTypedData(minterDomain(ctx), {
           positionId: id,
           maxAmount: amount,
@@ -258,48 +272,54 @@ export class Repay extends Step {
   }
 }
 
-export class Withdraw extends Step {
-  constructor(
-    readonly index: number,
-    readonly fractionBps: bigint,
-    readonly dest: Dest,
-    readonly caller: Caller,
-    readonly hint: HintKind = "none",
-  ) {
-    super();
-  }
+export interface WithdrawOptions {
+  /** The position, by id (modulo the positions there are). */
+  index: number;
+  /** The share of its collateral taken out, in bps. */
+  fractionBps: bigint;
+  /** Where the ZEC goes. */
+  dest: Dest;
+  /** Who asks: the owner or a stranger, each directly or by a signature a relayer sends. */
+  caller: Caller;
+  /** The hint the relayer sends with the write (it changes gas only: the same outcome for each). */
+  hint: HintKind;
+}
+
+/** Collateral withdrawn from a position, to a payout or a new note. */
+export class Withdraw extends Step<WithdrawOptions> {
   toString() {
-    const hint = this.hint === "none" ? "" : `, hint ${this.hint}`;
-    return `Withdraw(${this.index}, ${this.fractionBps}bps, ${this.dest}, ${this.caller}${hint})`;
+    const { index, fractionBps, dest, caller, hint } = this.options;
+    return `Withdraw(${index}, ${fractionBps}bps, ${dest}, ${caller}${hint === "none" ? "" : `, hint ${hint}`})`;
   }
   async run(m: Model, w: World) {
+    const { index, fractionBps, dest, caller, hint: hintKind } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(m, this.toString(), async (c) => {
-      const id = pick(c, this.index);
+      const id = pick(c, index);
       const p = c.positions[Number(id) - 1]!;
       const owner = keyOf(ctx, p.owner);
-      const amount = max(1n, (p.collateralZat * this.fractionBps) / BPS);
+      const amount = max(1n, (p.collateralZat * fractionBps) / BPS);
       const left = p.collateralZat - amount;
       let expected: string | null = null;
-      if (this.caller === "strangerSig") expected = "InvalidSignature";
+      if (caller === "strangerSig") expected = "InvalidSignature";
       else if (p.status !== STATUS.Open) expected = "PositionNotOpen";
-      else if (this.caller === "stranger") expected = "NotPositionOwner";
+      else if (caller === "stranger") expected = "NotPositionOwner";
       else if (amount > p.collateralZat) expected = "InvalidWithdrawAmount";
       else if (p.debt !== 0n && c.frozen) expected = "PriceFrozen";
       else if (p.debt !== 0n && value(c, left) * BPS < p.debt * c.params.minCollateralRatioBps) {
         expected = "PositionUndercollateralized";
       } else if (p.debt !== 0n) expected = exitError(c, amount, 0n, c.params.systemFloorRatioBps);
       expected = pauseError(c, "pausable") ?? expected;
-      const to = destination(ctx, this.dest, p.owner);
+      const to = destination(ctx, dest, p.owner);
       const hint =
         amount <= p.collateralZat
-          ? await hintOf(ctx, c, this.hint, { positionId: id, collateralZat: left, debt: p.debt })
+          ? await hintOf(ctx, c, hintKind, { positionId: id, collateralZat: left, debt: p.debt })
           : 0n;
       const outcome = await send(ctx, async () => {
-        if (this.caller === "owner") return s.as(owner).minter.write.withdrawCollateral([id, amount, to, hint]);
-        if (this.caller === "stranger") return s.as(carol).minter.write.withdrawCollateral([id, amount, to, hint]);
-        const signer = this.caller === "ownerSig" ? owner : carol;
+        if (caller === "owner") return s.as(owner).minter.write.withdrawCollateral([id, amount, to, hint]);
+        if (caller === "stranger") return s.as(carol).minter.write.withdrawCollateral([id, amount, to, hint]);
+        const signer = caller === "ownerSig" ? owner : carol;
         const typed = withdrawCollateralTypedData(minterDomain(ctx), {
           positionId: id,
           amountZat: amount,
@@ -319,35 +339,40 @@ export class Withdraw extends Step {
   }
 }
 
-export class Close extends Step {
-  constructor(
-    readonly index: number,
-    readonly dest: Dest,
-    readonly caller: Caller,
-  ) {
-    super();
-  }
+export interface CloseOptions {
+  /** The position, by id (modulo the positions there are). */
+  index: number;
+  /** Where its collateral goes. */
+  dest: Dest;
+  /** Who asks: the owner or a stranger, each directly or by a signature a relayer sends. */
+  caller: Caller;
+}
+
+/** A position closed: its debt repaid whole, its collateral released (a liquidated one's surplus too). */
+export class Close extends Step<CloseOptions> {
   toString() {
-    return `Close(${this.index}, ${this.dest}, ${this.caller})`;
+    const { index, dest, caller } = this.options;
+    return `Close(${index}, ${dest}, ${caller})`;
   }
   async run(m: Model, w: World) {
+    const { index, dest, caller } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(m, this.toString(), async (c) => {
-      const id = pick(c, this.index);
+      const id = pick(c, index);
       const p = c.positions[Number(id) - 1]!;
       const owner = keyOf(ctx, p.owner);
       let expected: string | null = null;
-      if (this.caller === "strangerSig") expected = "InvalidSignature";
+      if (caller === "strangerSig") expected = "InvalidSignature";
       else if (p.status !== STATUS.Open && p.status !== STATUS.Liquidated) expected = "PositionNotOpen";
-      else if (this.caller === "stranger") expected = "NotPositionOwner";
+      else if (caller === "stranger") expected = "NotPositionOwner";
       else if (p.debt !== 0n) expected = exitError(c, p.collateralZat, p.debt, BPS);
       if (expected === null) await gather(ctx, p.owner, p.debt);
-      const to = destination(ctx, this.dest, p.owner);
+      const to = destination(ctx, dest, p.owner);
       const outcome = await send(ctx, async () => {
-        if (this.caller === "owner") return s.as(owner).minter.write.close([id, to]);
-        if (this.caller === "stranger") return s.as(carol).minter.write.close([id, to]);
-        const signer = this.caller === "ownerSig" ? owner : carol;
+        if (caller === "owner") return s.as(owner).minter.write.close([id, to]);
+        if (caller === "stranger") return s.as(carol).minter.write.close([id, to]);
+        const signer = caller === "ownerSig" ? owner : carol;
         // Bounded at what the owner reads: the step lands before anything else can change it.
         const bounds = { maxDebt: p.debt, minZatOut: p.collateralZat };
         const typed = closeTypedData(minterDomain(ctx), {
@@ -371,24 +396,28 @@ export class Close extends Step {
   }
 }
 
-export class Liquidate extends Step {
-  constructor(
-    readonly index: number,
-    readonly dest: Dest,
-  ) {
-    super();
-  }
+export interface LiquidateOptions {
+  /** The position, riskiest first (modulo the positions there are). */
+  index: number;
+  /** Where the seized ZEC goes. */
+  dest: Dest;
+}
+
+/** A keeper (carol) liquidates a position under its liquidation ratio, bounded at exactly what the model predicts. */
+export class Liquidate extends Step<LiquidateOptions> {
   toString() {
-    return `Liquidate(${this.index}, ${this.dest})`;
+    const { index, dest } = this.options;
+    return `Liquidate(${index}, ${dest})`;
   }
   async run(m: Model, w: World) {
+    const { index, dest } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(
       m,
       this.toString(),
       async (c) => {
-        const id = pick(c, this.index, true);
+        const id = pick(c, index, true);
         const p = c.positions[Number(id) - 1]!;
         let expected: string | null = null;
         if (p.status !== STATUS.Open) expected = "PositionNotOpen";
@@ -398,7 +427,7 @@ export class Liquidate extends Step {
         }
         expected = pauseError(c, "pausable") ?? expected;
         if (expected === null) await gather(ctx, carol.address, p.debt);
-        const to = destination(ctx, this.dest, carol.address);
+        const to = destination(ctx, dest, carol.address);
         const seized = expected === null ? seizedAt(c, p) : 0n;
         // Bounded at exactly what the model predicts: a zatoshi off either way would revert.
         const outcome = await send(ctx, () =>
@@ -421,24 +450,28 @@ export class Liquidate extends Step {
   }
 }
 
-export class Redistribute extends Step {
-  constructor(
-    readonly index: number,
-    readonly dest: Dest,
-  ) {
-    super();
-  }
+export interface RedistributeOptions {
+  /** The position, riskiest first (modulo the positions there are). */
+  index: number;
+  /** Where the keeper's reward goes. */
+  dest: Dest;
+}
+
+/** A keeper (bob) spreads a position under 100% over the others, for its reward. */
+export class Redistribute extends Step<RedistributeOptions> {
   toString() {
-    return `Redistribute(${this.index}, ${this.dest})`;
+    const { index, dest } = this.options;
+    return `Redistribute(${index}, ${dest})`;
   }
   async run(m: Model, w: World) {
+    const { index, dest } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(
       m,
       this.toString(),
       async (c) => {
-        const id = pick(c, this.index, true);
+        const id = pick(c, index, true);
         const p = c.positions[Number(id) - 1]!;
         let expected: string | null = null;
         if (p.status !== STATUS.Open) expected = "PositionNotOpen";
@@ -449,7 +482,7 @@ export class Redistribute extends Step {
           if (p.debt < c.debt) stats.unspreadableRefusals++;
         }
         expected = pauseError(c, "pausable") ?? expected;
-        const to = destination(ctx, this.dest, bob.address);
+        const to = destination(ctx, dest, bob.address);
         const outcome = await send(ctx, () => s.as(bob).minter.write.redistribute([id, to]));
         if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
         const [event] = parseEventLogs({
@@ -484,23 +517,26 @@ export class Redistribute extends Step {
   }
 }
 
+export interface RedistributeManyOptions {
+  /** The most positions the keeper names, riskiest first. */
+  count: number;
+  /** Where the keeper's reward goes. */
+  dest: Dest;
+}
+
 /**
  * A keeper clears up to `count` positions in one call, riskiest first as it would name them: each that
  * `redistribute` would take (under 100% or within a redemption's margin, someone to spread it over) is
  * spread in turn, the others skipped; one payout carries their rewards and the floors' rest the positions
  * left give once the cleared ones are gone.
  */
-export class RedistributeMany extends Step {
-  constructor(
-    readonly count: number,
-    readonly dest: Dest,
-  ) {
-    super();
-  }
+export class RedistributeMany extends Step<RedistributeManyOptions> {
   toString() {
-    return `RedistributeMany(${this.count}, ${this.dest})`;
+    const { count: upTo, dest } = this.options;
+    return `RedistributeMany(${upTo}, ${dest})`;
   }
   async run(m: Model, w: World) {
+    const { count: upTo, dest } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     const label = this.toString();
@@ -517,7 +553,7 @@ export class RedistributeMany extends Step {
         const ids = c.positions
           .map((_, i) => i)
           .sort((a, b) => risk(a) - risk(b))
-          .slice(0, this.count)
+          .slice(0, upTo)
           .map((i) => BigInt(i + 1));
         // Which it clears, on a copy of the model: unsure when one is within the chain's rounding of 100%.
         let sure = true;
@@ -543,7 +579,7 @@ export class RedistributeMany extends Step {
         );
         const paused = pauseError(c, "pausable");
         if (paused) allowed = new Set([paused]);
-        const to = destination(ctx, this.dest, bob.address);
+        const to = destination(ctx, dest, bob.address);
         const outcome = await send(ctx, () => s.as(bob).minter.write.redistributeMany([ids, to]));
         const got = outcome.ok ? null : outcome.error;
         count(`RedistributeMany: ${got ?? "ok"}${sure ? "" : " (unsure)"}`);

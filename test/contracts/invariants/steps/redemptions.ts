@@ -48,28 +48,41 @@ import {
 import { count, stats } from "../stats.ts";
 import { Step, type World } from "../world.ts";
 
+/** How much a redemption asks for: a few wei, a small or large share of the supply, all of it, or a wei more. */
 export type Size = "tiny" | "small" | "large" | "whole" | "over";
 
-export class Redeem extends Step {
-  constructor(
-    readonly size: Size,
-    readonly raw: bigint,
-    readonly redeemer: 0 | 1 | 2,
-    readonly dest: Envelope,
-    readonly splitBps: bigint,
-  ) {
-    super();
-  }
+export interface RedeemOptions {
+  size: Size;
+  /**
+   * The amount in wei for "tiny", the share of the supply in bps for "small" and "large" (unused for
+   * "whole" and "over"); it also picks which earlier envelope a replay or a copy takes.
+   */
+  raw: bigint;
+  /** Alice, bob or carol (for "frontrun", the attacker: the next of them is the victim). */
+  redeemer: 0 | 1 | 2;
+  /** The envelope sent for the payout. */
+  dest: Envelope;
+  /**
+   * When not 0, the same amount is first redeemed in two parts, split here (in bps), on a snapshot
+   * reverted after: the parts together must not be paid more than the whole.
+   */
+  splitBps: bigint;
+}
+
+/** ZSD redeemed for ZEC, a payout to the redeemer, checked against the model of the redemption map. */
+export class Redeem extends Step<RedeemOptions> {
   toString() {
-    return `Redeem(${this.size}, ${this.raw}, ${this.redeemer}, ${this.dest}, split ${this.splitBps})`;
+    const { size, raw, redeemer, dest, splitBps } = this.options;
+    return `Redeem(${size}, ${raw}, ${redeemer}, ${dest}, split ${splitBps})`;
   }
   amount(c: Chain) {
-    switch (this.size) {
+    const { size, raw } = this.options;
+    switch (size) {
       case "tiny":
-        return this.raw;
+        return raw;
       case "small":
       case "large":
-        return max(1n, (c.debt * this.raw) / BPS);
+        return max(1n, (c.debt * raw) / BPS);
       case "whole":
         return c.debt;
       case "over":
@@ -78,21 +91,23 @@ export class Redeem extends Step {
   }
   /** The envelope the redeemer sends: fresh, or one already on the chain (its own, or another owner's). */
   envelope(ctx: Context, m: Model, redeemer: Address): Hex {
-    if (this.dest === "replay" || this.dest === "foreign") {
-      const mine = this.dest === "replay";
+    const { raw, dest, splitBps } = this.options;
+    if (dest === "replay" || dest === "foreign") {
+      const mine = dest === "replay";
       const on = [...m.payouts.values()].filter((p) => (p.owner === getAddress(redeemer)) === mine);
-      if (on.length > 0) return on[Number((this.raw + this.splitBps) % BigInt(on.length))]!.envelope;
-      count(`Redeem: no envelope to ${this.dest}, a fresh one`);
+      if (on.length > 0) return on[Number((raw + splitBps) % BigInt(on.length))]!.envelope;
+      count(`Redeem: no envelope to ${dest}, a fresh one`);
     }
-    return seal(ctx, this.dest === "unpayable" ? UNPAYABLE : SAPLING, redeemer);
+    return seal(ctx, dest === "unpayable" ? UNPAYABLE : SAPLING, redeemer);
   }
   async run(m: Model, w: World) {
+    const { redeemer: who, dest } = this.options;
     const ctx = w.ctx;
-    const redeemer = [alice, bob, carol][this.redeemer]!;
-    if (this.dest !== "frontrun") return this.redeem(m, w, redeemer, this.envelope(ctx, m, redeemer.address), "");
+    const redeemer = [alice, bob, carol][who]!;
+    if (dest !== "frontrun") return this.redeem(m, w, redeemer, this.envelope(ctx, m, redeemer.address), "");
     // The victim's request seen in the mempool: its envelope copied onto the attacker's
     // redemption, mined first; then the victim's own lands.
-    const victim = [alice, bob, carol][(this.redeemer + 1) % 3]!;
+    const victim = [alice, bob, carol][(who + 1) % 3]!;
     const envelope = seal(ctx, SAPLING, victim.address);
     const before = m.payoutCount;
     await this.redeem(m, w, redeemer, envelope, ", the copy");
@@ -109,6 +124,7 @@ export class Redeem extends Step {
     }
   }
   async redeem(m: Model, w: World, redeemer: LocalAccount, address: Hex, part: string) {
+    const { size, splitBps } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     const label = `${this.toString()}${part}`;
@@ -211,8 +227,8 @@ export class Redeem extends Step {
 
         // Splitting never pays more: two redemptions of the parts, then back to before them.
         let splitPaid: bigint | undefined;
-        if (sure && expected === null && this.splitBps > 0n && this.size !== "whole") {
-          const first = max(1n, (amount * this.splitBps) / BPS);
+        if (sure && expected === null && splitBps > 0n && size !== "whole") {
+          const first = max(1n, (amount * splitBps) / BPS);
           const snapshot = await s.snapshot();
           splitPaid = 0n;
           for (const part of [first, amount - first]) {
@@ -410,66 +426,71 @@ async function settle(m: Model, w: World, id: bigint, refuse: boolean, label: st
   });
 }
 
-export class Settle extends Step {
-  constructor(
-    readonly index: number,
-    readonly fail: boolean,
-    readonly stale: boolean,
-  ) {
-    super();
-  }
+export interface SettleOptions {
+  /** The payout, among those pending (or among the others, when `stale`), modulo their count; none: one not made yet. */
+  index: number;
+  /** Custody's wallet refuses the address it opened: the payout fails, held for its owner. */
+  fail: boolean;
+  /** A payout no longer pending (refused: PayoutNotPending). */
+  stale: boolean;
+}
+
+/** Custody settles a payout: it pays it, or fails what it could not open to a payable address. */
+export class Settle extends Step<SettleOptions> {
   toString() {
-    return `Settle(${this.index}, ${this.fail ? "fail" : "pay"}${this.stale ? ", stale" : ""})`;
+    const { index, fail, stale } = this.options;
+    return `Settle(${index}, ${fail ? "fail" : "pay"}${stale ? ", stale" : ""})`;
   }
   async run(m: Model, w: World) {
-    const ids = [...m.payouts.entries()]
-      .filter(([, p]) => (p.status === PAYOUT.Requested) !== this.stale)
-      .map(([id]) => id);
-    const id = ids.length ? ids[this.index % ids.length]! : m.payoutCount + 1n;
-    await settle(m, w, id, this.fail, this.toString());
+    const { index, fail, stale } = this.options;
+    const ids = [...m.payouts.entries()].filter(([, p]) => (p.status === PAYOUT.Requested) !== stale).map(([id]) => id);
+    const id = ids.length ? ids[index % ids.length]! : m.payoutCount + 1n;
+    await settle(m, w, id, fail, this.toString());
   }
 }
 
-export class Redirect extends Step {
-  constructor(
-    readonly index: number,
-    readonly dest: RedirectDest,
-    readonly by: Caller,
-    readonly stale: boolean,
-  ) {
-    super();
-  }
+export interface RedirectOptions {
+  /** The payout, among those failed (or among the others, when `stale`), modulo their count. */
+  index: number;
+  /** Where the held ZEC goes: a new payout (a fresh envelope, or the failed one's again) or a note. */
+  dest: RedirectDest;
+  /** Who asks: the payout's owner or a stranger, each directly or by a signature a relayer sends. */
+  by: Caller;
+  /** A payout not failed (refused: PayoutNotFailed). */
+  stale: boolean;
+}
+
+/** A failed payout's owner sends its ZEC elsewhere, whole: a new payout of theirs, or a note. */
+export class Redirect extends Step<RedirectOptions> {
   toString() {
-    return `Redirect(${this.index}, ${this.dest}, ${this.by}${this.stale ? ", stale" : ""})`;
+    const { index, dest, by, stale } = this.options;
+    return `Redirect(${index}, ${dest}, ${by}${stale ? ", stale" : ""})`;
   }
   async run(m: Model, w: World) {
+    const { index, dest, by, stale } = this.options;
     const ctx = w.ctx;
     const { s } = ctx;
     await w.step(m, this.toString(), async () => {
-      const ids = [...m.payouts.entries()]
-        .filter(([, p]) => (p.status === PAYOUT.Failed) !== this.stale)
-        .map(([id]) => id);
+      const ids = [...m.payouts.entries()].filter(([, p]) => (p.status === PAYOUT.Failed) !== stale).map(([id]) => id);
       if (ids.length === 0) {
         count("Redirect: nothing failed");
         return new Map();
       }
-      const id = ids[this.index % ids.length]!;
+      const id = ids[index % ids.length]!;
       const p = m.payouts.get(id)!;
       const owner = keyOf(ctx, p.owner);
       const stranger = p.owner === carol.address ? alice : carol;
-      const to =
-        this.dest === "same" ? { sealedAddress: p.envelope, noteCommitment: 0n } : destination(ctx, this.dest, p.owner);
+      const to = dest === "same" ? { sealedAddress: p.envelope, noteCommitment: 0n } : destination(ctx, dest, p.owner);
       let expected: string | null = null;
-      if (this.by === "strangerSig") expected = "InvalidSignature";
+      if (by === "strangerSig") expected = "InvalidSignature";
       else if (p.status !== PAYOUT.Failed) expected = "PayoutNotFailed";
-      else if (this.by === "stranger") expected = "NotPayoutOwner";
+      else if (by === "stranger") expected = "NotPayoutOwner";
       const outcome = await send(ctx, async () => {
-        if (this.by === "owner")
-          return s.as(owner).redemptions.write.redirect([id, to.sealedAddress, to.noteCommitment]);
-        if (this.by === "stranger") {
+        if (by === "owner") return s.as(owner).redemptions.write.redirect([id, to.sealedAddress, to.noteCommitment]);
+        if (by === "stranger") {
           return s.as(stranger).redemptions.write.redirect([id, to.sealedAddress, to.noteCommitment]);
         }
-        const signer = this.by === "ownerSig" ? owner : stranger;
+        const signer = by === "ownerSig" ? owner : stranger;
         const message = {
           id,
           sealedAddress: to.sealedAddress,
@@ -485,7 +506,7 @@ export class Redirect extends Step {
           .redemptions.write.redirectWithSig([id, to.sealedAddress, to.noteCommitment, message.deadline, signature]);
       });
       if (!expectOutcome(this.toString(), outcome, expected)) return new Map();
-      if (this.dest === "same") count("Redirect: to the failed payout's own envelope again");
+      if (dest === "same") count("Redirect: to the failed payout's own envelope again");
       // The held ZEC moves whole: to a new payout of the same owner, or into a note.
       p.status = PAYOUT.Redirected;
       m.touched.add(id);
@@ -496,7 +517,7 @@ export class Redirect extends Step {
         logs: outcome.receipt.logs,
         eventName: "PayoutRedirected",
       });
-      expect(event!.args.newId, `${this.toString()}: new payout`).toBe(this.dest === "note" ? 0n : m.payoutCount);
+      expect(event!.args.newId, `${this.toString()}: new payout`).toBe(dest === "note" ? 0n : m.payoutCount);
       return new Map();
     });
   }
