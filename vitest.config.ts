@@ -5,7 +5,7 @@ import { TEST_WORKERS } from "./test/helpers/workers.ts";
 
 // Files that measure time against a bound (latency percentiles, timing ratios)
 // run after the others, one at a time, so that no other file shares the cores.
-const ALONE = ["test/dashboard/account-timing.test.ts", "test/api/webhooks-fairness.test.ts"];
+const ALONE = ["test/dashboard/account-timing.test.ts", "test/api/workers/webhooks-fairness.test.ts"];
 
 const limits = { testTimeout: 120_000, hookTimeout: 180_000 };
 

@@ -132,13 +132,13 @@ const TESTS_AND_BENCHMARKS: OtherSetting[] = [
   },
   {
     names: ["TEST_REDIS_URL"],
-    readBy: "tests (`test/api/redis.test.ts`)",
+    readBy: "tests (`test/api/http/redis.test.ts`)",
     default: "`redis://127.0.0.1:6379`",
     description: "Redis for the shared rate-limit test",
   },
   {
     names: ["CRASH_KILLS"],
-    readBy: "tests (`test/api/relay-crash.test.ts`)",
+    readBy: "tests (`test/api/resilience/relay-crash.test.ts`)",
     default: "`20`",
     description: "how many times the crash test SIGKILLs the API during mixed traffic",
   },

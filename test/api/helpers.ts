@@ -17,8 +17,11 @@ import { ROOT } from "../../scripts/lib/paths.ts";
 import { createNote, noteCommitment, publicSignalsToArray } from "@zsd/sdk/notes";
 import { formatZsd } from "@zsd/sdk/units";
 import { apiBundle } from "../helpers/api-bundle.ts";
-import type { System } from "../helpers/fixtures.ts";
+import { type System, deploySystem } from "../helpers/fixtures.ts";
 import { createTestDatabase } from "@zsd/testkit";
+import { afterAll, beforeAll } from "vitest";
+import { releaseProver } from "@zsd/sdk/notes";
+import type { DeployParameters } from "../../scripts/deploy.ts";
 
 export type Storage = "pglite" | "postgres";
 
@@ -256,6 +259,51 @@ export async function startRelayApi(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** What `useRelayApi` set up for a file: the deployed system, its relay API and the API's database. */
+export interface RelayApiStack {
+  s: System;
+  api: RelayApi;
+  db: Database;
+}
+
+/**
+ * A file's relay API in one line: registers the beforeAll that deploys the system on the worker's
+ * node, opens a database (PostgreSQL unless `storage` says otherwise) and starts the relay API over
+ * them (`startRelayApi`), and the afterAll that stops all three and the prover. `ready` runs once
+ * they are up: it takes what the file keeps (`({ s, api } = stack)`) and does the file's own set-up.
+ * A file's own afterAll hooks run before this one's, while the stack is still up.
+ */
+export function useRelayApi(
+  options: {
+    deploy?: Partial<DeployParameters>;
+    storage?: Storage;
+    env?: Parameters<typeof startRelayApi>[2];
+    logger?: Logger;
+    zcash?: NonNullable<Parameters<typeof startRelayApi>[3]>["zcash"];
+    /** Runs once the system is deployed, before the API starts (a proxy in front of the node, say). */
+    prepare?: (s: System) => unknown;
+    /** Starts the relay worker once `ready` is done (the webhook worker stays stopped). */
+    startWorker?: boolean;
+  } = {},
+  ready?: (stack: RelayApiStack) => unknown,
+): void {
+  let storage: Awaited<ReturnType<typeof openStorage>> | undefined;
+  let api: RelayApi | undefined;
+  beforeAll(async () => {
+    const s = await deploySystem(options.deploy);
+    await options.prepare?.(s);
+    storage = await openStorage(options.storage ?? "postgres");
+    api = await startRelayApi(s, storage.db, options.env, { logger: options.logger, zcash: options.zcash });
+    await ready?.({ s, api, db: storage.db });
+    if (options.startWorker) api.worker!.start();
+  });
+  afterAll(async () => {
+    await api?.close();
+    await storage?.close();
+    await releaseProver();
+  });
 }
 
 /** What a wallet does before it is told "queued": sandbox deposit, proof, submission, mint (shape A). */

@@ -1,7 +1,7 @@
 // `zsd redeem` tells where a burned redemption's payout stands while it waits (the burn's
 // confirmations, custody paying, the settlement) instead of one "burned" line and a quarter minute
 // of silence. Against a local fake API that answers a redemption's reads in turn, as the relay's
-// records move; test/api/redemption-progress.test.ts checks the real API's records.
+// records move; test/api/resources/redemption-progress.test.ts checks the real API's records.
 import { spawn } from "node:child_process";
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";

@@ -138,7 +138,7 @@ describe("the JS client seals withdraw addresses", () => {
   });
 
   describe("sealed by the API (the spec's body)", () => {
-    const UNIFIED = // A payable testnet Unified address (test/api/redeem.test.ts's).
+    const UNIFIED = // A payable testnet Unified address (test/api/resources/redeem.test.ts's).
       "utest1ysy5dxs0unv4svecfm6wgyw6tjfj6zf0jdr6psv23zz03k638w7ee70cspe5hh72ukn6chtppcguyhnul03agesa0dlygndqjkacmpzkt0qh7vezakr4v9x3f7fap95g3lh6du9sz77hf4zpn4uqyx66pqph9mgjr5477eqz2g75z5cf";
     const context = { chainId: CHAIN_ID, redemptions: REDEMPTIONS, owner: wallet.address };
     const sealedTerms = (

@@ -11,7 +11,7 @@ export const TX_GAS_CAP = 16_777_216n;
 /**
  * A whole full-depth (20-level) LeanIMT insertion, whatever the estimate
  * already held. Measured on the Hardhat node (a one-leaf recordDeposits into a
- * fresh registry, as test/api/gas-headroom.test.ts sends it): the 16th, 32nd,
+ * fresh registry, as test/api/workers/gas-headroom.test.ts sends it): the 16th, 32nd,
  * 64th and 128th leaf (carrying through 4, 5, 6 and 7 levels) cost 196,848,
  * 218,861, 240,874 and 262,888 gas, i.e. 22,013 per level carried (a
  * PoseidonT3 hash and a side node's write), while the 129th (no carry) costs

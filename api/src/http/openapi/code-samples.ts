@@ -2,7 +2,7 @@
 // shows in place of its generic clients): the JS client (`@zsd/sdk/client`) and the Python one
 // (`zsd`). `$body` stands for the operation's first request example written in each language, and
 // `$body.name` for one of its members; lines before a call's last are comments shown above it.
-// test/api/code-samples.test.ts type-checks every sample against the SDKs (tsc and pyright), so a
+// test/api/http/code-samples.test.ts type-checks every sample against the SDKs (tsc and pyright), so a
 // renamed method or a changed signature fails there; an operation without samples fails there too.
 import type { AnyRoute } from "../routes.ts";
 

@@ -180,7 +180,7 @@ const EXAMPLE_ALERT = {
   updatedAt: "2026-03-09T08:00:00.000Z",
 };
 
-/** An example `data` per event type (each passes its schema: test/api/openapi.test.ts). */
+/** An example `data` per event type (each passes its schema: test/api/http/openapi.test.ts). */
 export const EVENT_EXAMPLES: { [T in EventType]: z.input<(typeof EVENT_PAYLOADS)[T]> } = {
   "mint.queued": { mintId: MINT, amount: "100", recipient: RECIPIENT },
   "mint.confirmed": {

@@ -1,4 +1,4 @@
-// Example requests and answers for the OpenAPI document (each one passes its schema: test/api/openapi.test.ts).
+// Example requests and answers for the OpenAPI document (each one passes its schema: test/api/http/openapi.test.ts).
 const AGENT_ID = "agt_4kQ9zR2mT7vB1nX8cL5p";
 
 export const EXAMPLE_AGENT = {
