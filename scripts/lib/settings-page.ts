@@ -119,7 +119,8 @@ const START_AND_DEPLOY: OtherSetting[] = [
     names: ["HARDHAT_CHAIN_ID"],
     readBy: "Hardhat network (`hardhat.config.cts`); set by the node helper",
     default: "`31337`, a local chain",
-    description: "the chain id the node answers: another makes it stand in for a public network (the deploy guide's test)",
+    description:
+      "the chain id the node answers: another makes it stand in for a public network (the deploy guide's test)",
   },
 ];
 
