@@ -107,7 +107,8 @@ const config: HardhatUserConfig = {
   },
   networks: {
     hardhat: {
-      chainId: 31337,
+      // Another id makes a local node stand in for a public network (the deploy guide's test does).
+      chainId: Number(process.env.HARDHAT_CHAIN_ID || 31337),
       // Set by the dev stack's node (scripts/lib/hardhat-node.ts, wallClock): blocks mined within one
       // second share its timestamp. Otherwise each block takes at least its parent's + 1 s, and a chain
       // that mines faster than a block a second (one per transaction besides the interval's) runs ahead

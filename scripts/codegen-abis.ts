@@ -1,6 +1,6 @@
 // Writes sdk/js/src/generated/abis.ts from the Hardhat artifacts, with
 // `as const` so viem types every call. Runs after `hardhat compile`.
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ContractName } from "@zsd/sdk/deployment";
 import { CONTRACTS, INSTANCE_OF, readArtifact } from "./lib/artifacts.ts";
@@ -20,5 +20,10 @@ for (const name of Object.keys(CONTRACTS) as ContractName[]) {
   const abiName = name[0]!.toLowerCase() + name.slice(1) + "Abi";
   lines.push(`export const ${abiName} = ${JSON.stringify(readArtifact(name).abi, null, 2)} as const;`, "");
 }
-writeFileSync(out, lines.join("\n"));
-console.log(`wrote ${out}`);
+const text = lines.join("\n");
+// Unchanged, the file keeps its time: a newer one makes every zsd CLI call rebuild its bundle (bin/zsd.js).
+if (existsSync(out) && readFileSync(out, "utf8") === text) console.log(`${out} is up to date`);
+else {
+  writeFileSync(out, text);
+  console.log(`wrote ${out}`);
+}

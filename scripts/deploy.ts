@@ -2,8 +2,8 @@
 // `deploy()`, which writes deployments/<network>.json.
 //
 //   npm run deploy -- --network localhost                 # Hardhat node at 127.0.0.1:8545
-//   npm run deploy -- --network sepolia --rpc-url <url>   # with DEPLOYER_PRIVATE_KEY etc. set
-import { mkdirSync, writeFileSync } from "node:fs";
+//   npm run deploy -- --network sepolia --rpc-url <url>   # with DEPLOYER_PRIVATE_KEY etc. in .env or set
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -31,7 +31,7 @@ import {
 import { DEV_SEAL_KEY, type SealKey } from "@zsd/sdk/seal";
 import { linkBytecode, readArtifact } from "./lib/artifacts.ts";
 import { LOCAL_ATTESTORS, LOCAL_ROLES, hardhatAccount } from "./lib/accounts.ts";
-import { DEPLOYMENTS_DIR } from "./lib/paths.ts";
+import { DEPLOYMENTS_DIR, ROOT } from "./lib/paths.ts";
 
 export interface DeployParameters {
   tokenName: string;
@@ -92,6 +92,9 @@ export interface DeployOptions {
 
 /** The manifest with the seal key custody started with (the chain has the current one). */
 export type DeployedSystem = Deployment & { sealKey: SealKey };
+
+/** The settings file `npm run deploy` reads, at the repository's root. */
+const ENV_FILE = join(ROOT, ".env");
 
 const role = (name: string): Hex => keccak256(toHex(name));
 const DEFAULT_ADMIN_ROLE: Hex = `0x${"00".repeat(32)}`;
@@ -299,6 +302,9 @@ export function resolveAccounts(env: NodeJS.ProcessEnv, local: boolean) {
 }
 
 async function main() {
+  // The deployer's key and the role addresses, from the .env copied from .env.example; the environment's own
+  // variables win over it.
+  if (existsSync(ENV_FILE)) process.loadEnvFile(ENV_FILE);
   const { values } = parseArgs({
     options: { network: { type: "string", default: "localhost" }, "rpc-url": { type: "string" } },
   });

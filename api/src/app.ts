@@ -300,6 +300,7 @@ export function createApp({ config, db, redis, logger: given }: AppDependencies)
     custody,
     reserves,
     environment: config.ENVIRONMENT,
+    failingPayoutAddress: config.SANDBOX_FAILING_PAYOUT_ADDRESS,
     maxActiveKeys: config.MAX_ACTIVE_KEYS,
     sessionHours: config.DASHBOARD_SESSION_HOURS,
     redis,

@@ -101,6 +101,15 @@ export const configSchema = z.object({
     description:
       "sandbox deposits arriving within this window of the first are recorded in one batch (What the chain shows)",
   }),
+  /**
+   * Sandbox: an address the sandbox's Zcash node refuses every payment to, named on the dashboard's
+   * Sandbox page so that a payout custody cannot pay, and its redirect, can be tried. The API treats
+   * it as any other address: only the node refuses it. npm start sets its simulated node's.
+   */
+  SANDBOX_FAILING_PAYOUT_ADDRESS: z.string().optional().meta({
+    description:
+      "sandbox: the address its Zcash node refuses every payment to, shown on the dashboard's Sandbox page (npm start sets its simulated node's)",
+  }),
   /** Private key (0x…) of the relayer that submits mints and takes the proofs' fees. */
   RELAYER_PRIVATE_KEY: z
     .string()

@@ -42,6 +42,8 @@ export interface NodeOptions {
    * Hardhat's default of a new second per block, which some rely on.
    */
   wallClock?: boolean;
+  /** The chain id it answers (default 31337, a local chain): another stands in for a public network. */
+  chainId?: number;
 }
 
 /** Starts `hardhat node` on 127.0.0.1 and resolves once it answers JSON-RPC. */
@@ -57,6 +59,7 @@ export async function startHardhatNode(port?: number, options: NodeOptions = {})
         ...process.env,
         HARDHAT_DISABLE_TELEMETRY_PROMPT: "true",
         HARDHAT_WALL_CLOCK: options.wallClock ? "true" : "false",
+        HARDHAT_CHAIN_ID: String(options.chainId ?? 31337),
       },
       stdio: ["ignore", process.env.HARDHAT_NODE_LOG ? "pipe" : "ignore", "pipe"],
     },

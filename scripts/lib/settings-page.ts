@@ -115,6 +115,13 @@ const START_AND_DEPLOY: OtherSetting[] = [
       "`true`: blocks mined within one second share its timestamp, so block times follow the wall clock (governance " +
       "counts time in blocks)",
   },
+  {
+    names: ["HARDHAT_CHAIN_ID"],
+    readBy: "Hardhat network (`hardhat.config.cts`); set by the node helper",
+    default: "`31337`, a local chain",
+    description:
+      "the chain id the node answers: another makes it stand in for a public network (the deploy guide's test)",
+  },
 ];
 
 const TESTS_AND_BENCHMARKS: OtherSetting[] = [

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { createInterface } from "node:readline";
 import type { Hex } from "viem";
 import { ZcashdClient } from "../../api/src/adapters/custody/zcashd.ts";
+import { SANDBOX_REFUSED_ADDRESS } from "../../api/src/sandbox/refused-address.ts";
 import { CUSTODY_FEE_FLOAT_ZAT } from "../../api/src/sandbox/zcash-side.ts";
 import { ROOT } from "./paths.ts";
 
@@ -117,6 +118,8 @@ export async function startZcashProcesses(options: {
         CUSTODY_ADDRESS: custodyAddress,
         ZCASHD_MIN_CONFIRMATIONS: String(minConfirmations),
         ATTESTOR_URLS: attestors.join(","),
+        // The node started here refuses every payment to it: the dashboard names it.
+        SANDBOX_FAILING_PAYOUT_ADDRESS: SANDBOX_REFUSED_ADDRESS,
       },
       stop,
     };

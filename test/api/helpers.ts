@@ -57,7 +57,9 @@ export interface RunningApi {
  * that are about it (webhooks-idle, dashboard forms and accounts) and by the
  * Python SDK's stack (scripts/test-stack.ts, `npm start`'s defaults).
  */
-export async function openStorage(storage: Storage): Promise<{ db: Database; close(): Promise<void> }> {
+export async function openStorage(
+  storage: Storage,
+): Promise<{ db: Database; /** PostgreSQL's, for a tool run beside the API. */ url?: string; close(): Promise<void> }> {
   if (storage === "pglite") {
     const db = await openDatabase({});
     return { db, close: () => db.close() };
@@ -66,6 +68,7 @@ export async function openStorage(storage: Storage): Promise<{ db: Database; clo
   const db = await openDatabase({ url: pg.url });
   return {
     db,
+    url: pg.url,
     close: async () => {
       await db.close();
       await pg.drop();

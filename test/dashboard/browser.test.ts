@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { type Browser, type BrowserContext, type Page, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../scripts/lib/paths.ts";
+import { SANDBOX_REFUSED_ADDRESS } from "../../api/src/sandbox/refused-address.ts";
 import { type System, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, json, openStorage, startRelayApi } from "../api/helpers.ts";
 
@@ -223,6 +224,10 @@ describe.skipIf(!executablePath && process.env.CI !== "true")("developer dashboa
     expect(await page.getByText(".13", { exact: true }).isVisible()).toBe(true);
     expect(await page.getByText(".14", { exact: true }).isVisible()).toBe(true);
     expect(await page.getByText("dead", { exact: true }).isVisible()).toBe(true);
+    // The failing-payout address, as the sandbox's node refuses it, and what it is for.
+    await page.getByRole("heading", { name: "A payout custody cannot pay" }).waitFor();
+    expect(await page.locator("output#failing-payout-address").textContent()).toBe(SANDBOX_REFUSED_ADDRESS);
+    expect(await page.getByText("so that you can try a redirect").isVisible()).toBe(true);
     await page.getByLabel("Amount (ZEC)").fill("1.5");
     await page.getByRole("button", { name: "Record deposit" }).click();
     await page.getByRole("heading", { name: "Deposit recorded" }).waitFor();
@@ -244,7 +249,7 @@ describe.skipIf(!executablePath && process.env.CI !== "true")("developer dashboa
       expect(unlabelled, path).toEqual([]);
     }
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const path of ["/dashboard/keys", "/dashboard/analytics", "/dashboard/requests"]) {
+    for (const path of ["/dashboard/keys", "/dashboard/analytics", "/dashboard/requests", "/dashboard/sandbox"]) {
       await page.goto(`${api.url}${path}`);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow, path).toBeLessThanOrEqual(0);

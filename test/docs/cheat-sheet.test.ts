@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { LOCAL_ATTESTORS, LOCAL_ROLES, hardhatAccount, hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { SANDBOX_PAYOUT_RETRIES, SANDBOX_REFUSED_ADDRESS } from "../../api/src/sandbox/refused-address.ts";
-import { SIDEBAR } from "../../docs/.vitepress/config.ts";
+import site, { SIDEBAR } from "../../docs/.vitepress/config.ts";
 import { readDoc } from "../helpers/docs.ts";
 
 const sheet = readDoc("guide/sandbox.md");
@@ -66,6 +66,15 @@ describe("the sandbox cheat sheet", () => {
     expect(source("api/src/http/dashboard/account-routes.ts")).toContain('"/dashboard/mail"');
     expect(source("scripts/dev.ts")).toContain("/dashboard/mail");
     expect(sheet).toMatch(/\| mail +\| http:\/\/127\.0\.0\.1:3000\/dashboard\/mail: without `SMTP_URL`/);
+  });
+
+  it("names on the docs' first page where the API serves this site, as the README does", () => {
+    // The site's base is where the API serves it.
+    const served = `http://127.0.0.1:3000${site.base}`;
+    expect(readDoc("index.md")).toMatch(
+      new RegExp(`^\\| this documentation site +\\| ${served}, which the API serves`, "m"),
+    );
+    expect(source("README.md")).toContain(`serves it at ${served}`);
   });
 
   it("is linked from the README, the docs' first page and the sidebar", () => {

@@ -9,22 +9,25 @@
 // the test knows. A GET whose answer is still on its way (a mint being
 // confirmed) is asked again until it matches. The numbers the comments give
 // (the floor, the change, the time to confirm) are checked against what the
-// stack did.
+// stack did. The same stack runs the positions guide's commands, the compliance
+// guide's webhook receiver (its code, started as the page says) and the custody
+// guide's payouts tool; the deploy guide's commands run against a local node of
+// another chain id, standing in for the public testnet.
 import { spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { generateKeyPairSync, randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { releaseProver } from "@zsd/sdk/notes";
 import { createTestDatabase } from "@zsd/testkit";
-import { hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
+import { hardhatAccount, hardhatPrivateKey } from "../../scripts/lib/accounts.ts";
 import { SANDBOX_PAYOUT_RETRIES, SANDBOX_REFUSED_ADDRESS } from "../../api/src/sandbox/refused-address.ts";
-import { freePort } from "../../scripts/lib/hardhat-node.ts";
+import { freePort, startHardhatNode } from "../../scripts/lib/hardhat-node.ts";
 import { type RunningIndexer, startIndexer } from "../../scripts/lib/indexer-process.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { docPages, readDoc, section } from "../helpers/docs.ts";
-import { type System, accounts, deploySystem } from "../helpers/fixtures.ts";
+import { type System, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RelayApi, eventually, openStorage, startRelayApi } from "../api/helpers.ts";
 
 /** The walkthroughs, by page and heading, in the order a reader follows them. */
@@ -36,6 +39,13 @@ const WALKTHROUGHS = [
 /** The walkthroughs of the zsd CLI, whose commands answer in words. */
 const GOVERNANCE = { page: "guide/governance.md", heading: "Governance on the sandbox" };
 const REDIRECT = { page: "guide/redirect.md", heading: "Try it in the sandbox" };
+const POSITIONS = { page: "guide/positions.md", heading: "Try it in the sandbox" };
+/** A receiver started from the page's code, an agent registered at it, a test event. */
+const COMPLIANCE = { page: "guide/compliance.md", heading: "Try it in the sandbox" };
+/** The operator's payouts tool on payouts held for review. */
+const PAYOUTS = { page: "guide/custody.md", heading: "Payouts" };
+/** Every walkthrough of the CLI, the receiver and the tools: each is run below. */
+const CLI_WALKTHROUGHS = [REDIRECT, POSITIONS, COMPLIANCE, PAYOUTS, GOVERNANCE];
 /** Every curl line of every page: each must be a walkthrough's step. */
 const CURLS = docPages().reduce((n, page) => n + (readDoc(page).match(/^curl /gm)?.length ?? 0), 0);
 const { alice } = accounts;
@@ -48,6 +58,8 @@ interface Step {
   expected: unknown;
   /** A command's answer in words (its first line), when it does not print JSON. */
   text?: string;
+  /** A program of the page started in the background (`NAME=value npx tsx file.ts &`): it answers nothing. */
+  background?: boolean;
 }
 
 /** The first ```sh block under a page's heading. */
@@ -76,7 +88,12 @@ function words(command: string, key: string): string[] {
     } else if (c === '"') {
       const end = command.indexOf('"', i + 1);
       if (end === -1) throw new Error(`a quote never closed: ${command}`);
-      word = (word ?? "") + command.slice(i + 1, end).replaceAll("$KEY", key);
+      word =
+        (word ?? "") +
+        command
+          .slice(i + 1, end)
+          .replaceAll("$ZSD_API_KEY", key)
+          .replaceAll("$KEY", key);
       i = end;
     } else {
       word = (word ?? "") + c;
@@ -91,8 +108,10 @@ function expectedJson(text: string): unknown {
   return JSON.parse(text.replace(/\{…\}/g, "{}").replace(/\[…\]/g, "[]").replace(/,\s*…/g, ""));
 }
 
-/** The lines the walkthroughs run: requests, the CLI's commands, and what they export for it. */
-const RUN = /^(curl |npx zsd |zsd |export )/;
+/** The lines the walkthroughs run: requests, the CLI's commands, the payouts tool, what they export for them. */
+const RUN = /^(curl |npx zsd |zsd |npm run payouts -- |export )/;
+/** A program of the page the reader starts in the background: its environment, and the file its code is saved as. */
+const BACKGROUND = /^((?:[A-Z_]+=\S+ )*)npx tsx (\S+\.ts) &$/;
 
 function steps(walkthrough: { page: string; heading: string }): Step[] {
   const lines = block(walkthrough).split("\n");
@@ -100,6 +119,10 @@ function steps(walkthrough: { page: string; heading: string }): Step[] {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line === "" || line.startsWith("#")) continue;
+    if (BACKGROUND.test(line)) {
+      found.push({ command: line, expectedStatus: null, expected: undefined, background: true });
+      continue;
+    }
     // Nothing in a walkthrough goes unrun: a line is a comment or a command the test knows.
     if (!RUN.test(line)) throw new Error(`a walkthrough line the test does not run: ${line}`);
     // A command runs on while a line ends with a backslash or a quote is open; an export's comment is no part of it.
@@ -220,6 +243,10 @@ describe("the guides' walkthroughs", () => {
   let api: RelayApi;
   let storage: Awaited<ReturnType<typeof openStorage>>;
   let dir: string;
+  /** While the compliance walkthrough runs: the port its receiver listens on. */
+  let receiverPort: number | undefined;
+  /** Programs the walkthroughs started in the background, stopped at the end. */
+  const started: RunningCli[] = [];
 
   beforeAll(async () => {
     s = await deploySystem();
@@ -247,6 +274,7 @@ describe("the guides' walkthroughs", () => {
     indexer = await ready;
   });
   afterAll(async () => {
+    for (const program of started) program.stop();
     await api?.close();
     await indexer?.stop();
     await indexerDb?.drop();
@@ -263,21 +291,30 @@ describe("the guides' walkthroughs", () => {
     const headers: Record<string, string> = {};
     let body: string | undefined;
     let url = "";
+    let method: string | undefined;
     for (let i = 1; i < argv.length; i++) {
       if (argv[i] === "-s") continue;
-      if (argv[i] === "-H") {
+      if (argv[i] === "-X") method = argv[++i];
+      else if (argv[i] === "-H") {
         const [name, ...value] = argv[++i]!.split(":");
         headers[name!.trim()] = value.join(":").trim();
       } else if (argv[i] === "-d") {
         const data = argv[++i]!;
         // curl's -d @file sends the file (what a command wrote with > file).
         body = data.startsWith("@") ? readFileSync(join(dir, data.slice(1)), "utf8") : data;
+        // The reader's receiver listens on 8080; the test's on a free port, as its API is not on 3000.
+        if (receiverPort !== undefined)
+          body = body.replaceAll("http://127.0.0.1:8080/", `http://127.0.0.1:${receiverPort}/`);
       } else url = argv[i]!.replace(/^localhost:3000/, api.url);
     }
-    const send = () => fetch(url, { method: body === undefined ? "GET" : "POST", headers, body });
+    const send = () => fetch(url, { method: method ?? (body === undefined ? "GET" : "POST"), headers, body });
     let response = await send();
     let answer = (await response.json()) as Record<string, unknown>;
-    for (let i = 0; body === undefined && i < 200 && mismatches(expected, answer).length > 0; i++) {
+    for (
+      let i = 0;
+      method === undefined && body === undefined && i < 200 && mismatches(expected, answer).length > 0;
+      i++
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       response = await send();
       answer = (await response.json()) as Record<string, unknown>;
@@ -287,7 +324,7 @@ describe("the guides' walkthroughs", () => {
 
   it("has a request in every curl of the docs, and an answer under each", () => {
     expect(CURLS).toBeGreaterThan(0);
-    const all = [...WALKTHROUGHS, GOVERNANCE, REDIRECT].flatMap(steps);
+    const all = [...WALKTHROUGHS, ...CLI_WALKTHROUGHS].flatMap(steps);
     expect(all.filter((step) => step.command.startsWith("curl "))).toHaveLength(CURLS);
   });
 
@@ -298,7 +335,7 @@ describe("the guides' walkthroughs", () => {
     expect(undefinedPlaceholders(minted!)).toEqual([]);
     const mintKeys = new Set(steps(minted!).flatMap((step) => [...keysOf(step.expected)]));
     expect(undefinedPlaceholders(chained).filter((found) => !mintKeys.has(/^<([^.>]+)/.exec(found)![1]!))).toEqual([]);
-    for (const walkthrough of [held!, GOVERNANCE, REDIRECT]) expect(undefinedPlaceholders(walkthrough)).toEqual([]);
+    for (const walkthrough of [held!, ...CLI_WALKTHROUGHS]) expect(undefinedPlaceholders(walkthrough)).toEqual([]);
   });
 
   // Every walkthrough in turn, CLI processes, proofs and mints included: 93 s on a loaded host (CI on
@@ -421,9 +458,11 @@ describe("the guides' walkthroughs", () => {
   async function runCliWalkthrough(
     walkthrough: { page: string; heading: string },
     moveChain: (args: string[], running: RunningCli, known: Record<string, string>) => Promise<void> = async () => {},
+    /** What the page's words say the reader brings (a txid the wallet shows). */
+    given: Record<string, string> = {},
   ): Promise<{ known: Record<string, string>; curls: number; commands: number }> {
     const env: Record<string, string> = { ZSD_API_KEY: api.secret, ZSD_BASE_URL: api.url, ZSD_RPC_URL: s.rpcUrl };
-    const known: Record<string, string> = {};
+    const known: Record<string, string> = { ...given };
     let curls = 0;
     let commands = 0;
     for (const step of steps(walkthrough)) {
@@ -442,6 +481,48 @@ describe("the guides' walkthroughs", () => {
         } else if (name !== "ZSD_API_KEY") env[name!] = value!;
         continue;
       }
+      if (step.background) {
+        // The page's own code, saved under the repository's root as the reader saves it there (its packages are
+        // the root's), started with the line's environment.
+        const [, assignments, file] = BACKGROUND.exec(filled)!;
+        const code = /```ts\n([\s\S]*?)```/.exec(readDoc(walkthrough.page))?.[1];
+        if (code === undefined) throw new Error(`no ts block in docs/${walkthrough.page} to save as ${file}`);
+        const saved = join(ROOT, "build", "walkthroughs", randomUUID());
+        mkdirSync(saved, { recursive: true });
+        writeFileSync(join(saved, file!), code);
+        const programEnv = Object.fromEntries(
+          assignments!
+            .trim()
+            .split(/\s+/)
+            .filter(Boolean)
+            .map((a) => a.split(/=(.*)/s)),
+        );
+        const program = run(process.execPath, ["--import", "tsx", join(saved, file!)], {
+          ...programEnv,
+          ...(receiverPort === undefined ? {} : { PORT: String(receiverPort) }),
+        });
+        started.push(program);
+        void program.then(() => rmSync(saved, { recursive: true, force: true }));
+        // The reader goes on once it runs: it answers HTTP (any status) on its port.
+        const port = receiverPort ?? 8080;
+        await eventually(
+          async () =>
+            program.ended() ||
+            (await fetch(`http://127.0.0.1:${port}/`).then(
+              () => true,
+              () => false,
+            )),
+          (up) => up,
+          `${file} listening on ${port}`,
+          60_000,
+        );
+        expect({ file, ended: program.ended(), stderr: program.stderrSoFar() }).toEqual({
+          file,
+          ended: false,
+          stderr: "",
+        });
+        continue;
+      }
       if (argv[0] === "curl") {
         const { status, answer } = await curl(argv, step.expected);
         expect({ line, status, mismatches: mismatches(step.expected, answer) }).toEqual({
@@ -449,19 +530,26 @@ describe("the guides' walkthroughs", () => {
           status: step.expectedStatus,
           mismatches: [],
         });
+        // Each field fills the placeholder of its name below, as in the curl walkthroughs.
+        for (const [key, value] of Object.entries(answer))
+          if (typeof value === "string" || typeof value === "number") known[key] = String(value);
         curls++;
         continue;
       }
+      const payouts = argv[0] === "npm";
       const args = argv[0] === "npx" ? argv.slice(2) : argv.slice(1);
-      const running = cli(args, env);
+      // The payouts tool runs as the page has it, through npm, on the stack's database.
+      const running = payouts
+        ? run("npm", argv.slice(1), { DATABASE_URL: storage.url!, LOG_LEVEL: "silent" })
+        : cli(args, env);
       await moveChain(args, running, known);
       const result = await running;
       // An answer in words is the first line printed; a `zsd: …` one is the error the command exits 1 with.
       const failing = step.text!.startsWith("zsd: ");
       const pattern = linePattern(step.text!, known);
-      const lines = failing
-        ? result.stderr.split("\n").filter((l) => l.startsWith("zsd: "))
-        : [result.stdout.split("\n")[0]!];
+      // npm's own lines (the scripts it runs, "> …") are not the tool's answer.
+      const printed = result.stdout.split("\n").filter((l) => !payouts || (l !== "" && !l.startsWith("> ")));
+      const lines = failing ? result.stderr.split("\n").filter((l) => l.startsWith("zsd: ")) : [printed[0] ?? ""];
       expect({ line, code: result.code, stderr: result.code === (failing ? 1 : 0) ? "" : result.stderr }).toEqual({
         line,
         code: failing ? 1 : 0,
@@ -521,6 +609,166 @@ describe("the guides' walkthroughs", () => {
       noteSequence: expect.stringMatching(/^\d+$/),
       zecHeld: "0.0199",
     });
+  });
+
+  it(
+    "opens, tops up, repays, draws on and closes a position with the commands the positions guide shows",
+    everyStep,
+    async () => {
+      // The wallet of the cheat sheet repays; the owner's key is the note's, which zsd derives.
+      expect(block(POSITIONS)).toContain(`export ZSD_PRIVATE_KEY=${hardhatPrivateKey(5)}`);
+      const payable = /--to (ztestsapling\w+)/.exec(block(POSITIONS))![1]!;
+      const zcash = api.zcash.simulator.ledger;
+      const paidBefore = zcash.notesOf(payable).length;
+      const { known, commands } = await runCliWalkthrough(POSITIONS);
+      expect(commands).toBe(11);
+      const position = (await (await api.call(`/v1/positions/${known.positionId}`)).json()) as Record<string, unknown>;
+      expect(position).toMatchObject({ status: "closed", debt: "0" });
+      // The ZEC taken out and the ZEC the close released, each paid to the address as its own payout.
+      const paid = await eventually(
+        async () =>
+          zcash
+            .notesOf(payable)
+            .slice(paidBefore)
+            .map((n) => n.amountZat),
+        (amounts) => amounts.length >= 2,
+        "the withdrawal's and the close's payouts paid",
+        60_000,
+      );
+      expect(paid.sort((a, b) => (a < b ? -1 : 1))).toEqual([50_000_000n, 360_000_000n]);
+    },
+  );
+
+  it("delivers a test event to the compliance guide's receiver, which verifies its signature", everyStep, async () => {
+    // The register request the page shows first is the one its walkthrough sends (the webhook aside).
+    const shown = /```text\nPOST \/v1\/agents\/register\n(\{.*\})\n→ 201 (\{.*\})/.exec(readDoc(COMPLIANCE.page));
+    expect(shown).not.toBeNull();
+    const register = steps(COMPLIANCE).find((step) => step.command.includes("/v1/agents/register"))!;
+    const argv = words(register.command, api.secret);
+    const sent = JSON.parse(argv[argv.indexOf("-d") + 1]!) as Record<string, unknown>;
+    expect({ ...sent, webhookUrl: "" }).toEqual({ ...(JSON.parse(shown![1]!) as object), webhookUrl: "" });
+    expect(expectedJson(shown![2]!)).toEqual(register.expected);
+
+    receiverPort = await freePort();
+    // npm start runs the webhook worker beside the API; this stack starts it for this test, the one that needs it.
+    api.webhooks.start();
+    try {
+      const receiversBefore = started.length;
+      const { known, curls } = await runCliWalkthrough(COMPLIANCE);
+      expect(curls).toBe(2);
+      expect(started).toHaveLength(receiversBefore + 1);
+      const receiver = started.at(-1)!;
+      // The receiver prints the event's type and id once it verified the signature, and answers 204.
+      const said = await eventually(
+        async () => ({ out: receiver.stdoutSoFar(), err: receiver.stderrSoFar(), ended: receiver.ended() }),
+        ({ out, ended }) => ended || out.includes(`ping ${known.eventId}`),
+        "the receiver's line",
+        60_000,
+      );
+      expect(said).toMatchObject({ ended: false, out: expect.stringContaining(`ping ${known.eventId}\n`) });
+      const deliveries = (await (await api.call(`/v1/agents/${known.agentId}/deliveries`)).json()) as {
+        data: { eventId: string; status: string; lastResponseStatus: number | null }[];
+      };
+      expect(deliveries.data.find((d) => d.eventId === known.eventId)).toMatchObject({
+        status: "succeeded",
+        lastResponseStatus: 204,
+      });
+      receiver.stop();
+    } finally {
+      receiverPort = undefined;
+    }
+  });
+
+  it("settles payouts held for review with the payouts tool as the custody guide runs it", everyStep, async () => {
+    const sim = api.zcash.simulator;
+    const payable = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
+    const statusOf = async (id: bigint) =>
+      (
+        await storage.db.query<{ status: string }>("SELECT status FROM payouts WHERE redemption_id = $1", [String(id)])
+      )[0]?.status;
+    // Nothing else in flight: each fault below meets its own payout.
+    const quiet = () =>
+      eventually(
+        async () =>
+          (
+            await storage.db.query<{ n: string | number }>(
+              "SELECT count(*) AS n FROM payouts WHERE status IN ('pending', 'sending', 'sent', 'settling', 'failing')",
+            )
+          )[0]!.n,
+        (n) => Number(n) === 0,
+        "no payout in flight",
+        60_000,
+      );
+    const held = async (fault: () => void) => {
+      await quiet();
+      fault();
+      await s.receipt(await s.as(alice).redemptions.write.redeem([1n * ZSD, s.seal(payable, alice.address)]));
+      const id = await s.read.redemptions.read.payoutCount();
+      await eventually(
+        () => statusOf(id),
+        (status) => status === "review",
+        `payout ${id} in review`,
+        60_000,
+      );
+      return id;
+    };
+    // The wallet took the payment, but its answer was lost; then one whose operation failed once built.
+    const lost = await held(() => (sim.knobs.dropNextSendAnswer = true));
+    const failed = await held(() => (sim.knobs.failNextSend = "SendTransaction: Transaction commit failed"));
+
+    // The operator finds the lost payment in the wallet: the operation whose memo names the redemption, once the
+    // wallet reports it done (zcashd's z_getoperationstatus, asked until it says "success").
+    const { ZCASHD_RPC_URL, ZCASHD_RPC_USER, ZCASHD_RPC_PASSWORD } = api.zcash.env;
+    type Operation = { status: string; params: { amounts: { memo?: string }[] }; result?: { txid: string } };
+    const operations = async () => {
+      const answer = await fetch(ZCASHD_RPC_URL!, {
+        method: "POST",
+        headers: {
+          authorization: `Basic ${Buffer.from(`${ZCASHD_RPC_USER}:${ZCASHD_RPC_PASSWORD}`).toString("base64")}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ jsonrpc: "1.0", id: 1, method: "z_getoperationstatus", params: [] }),
+      });
+      return ((await answer.json()) as { result: Operation[] }).result;
+    };
+    // A memo is 512 bytes, its text padded with zeros.
+    const memo = (o: Operation) =>
+      Buffer.from(o.params.amounts[0]?.memo ?? "", "hex")
+        .toString()
+        .replace(/\0+$/, "");
+    const paidBy = await eventually(
+      async () => (await operations()).find((o) => memo(o) === `zsd-redemption:${lost}`),
+      (o) => o?.status === "success",
+      `the wallet's operation for payout ${lost}`,
+      30_000,
+    );
+    const txid = paidBy!.result!.txid;
+    expect(txid).toMatch(/^[0-9a-f]{64}$/);
+
+    // <txid> is the page's: the payment's txid as the wallet prints it.
+    expect(readDoc(PAYOUTS.page)).toContain("`<txid>` is the payment's Zcash txid as the wallet prints it");
+    const { known, commands } = await runCliWalkthrough(PAYOUTS, async () => {}, { txid });
+    expect(commands).toBe(4);
+    // N and M as the list named them, the lost payout first.
+    expect([known.N, known.M]).toEqual([String(lost), String(failed)]);
+    // Settled on-chain with the wallet's txid; the other sent again, paid and settled.
+    expect(
+      await eventually(
+        () => statusOf(lost),
+        (status) => status === "completed",
+        "the paid one settled",
+        60_000,
+      ),
+    ).toBe("completed");
+    expect(
+      await eventually(
+        () => statusOf(failed),
+        (status) => status === "completed",
+        "the other paid",
+        60_000,
+      ),
+    ).toBe("completed");
+    expect((await s.payoutCompleted(lost))!.zcashTxId).toBe(`0x${Buffer.from(txid, "hex").reverse().toString("hex")}`);
   });
 
   it(
@@ -592,11 +840,122 @@ describe("the guides' walkthroughs", () => {
   );
 });
 
+describe("the deploy guide's commands", () => {
+  const DEPLOYING = { page: "guide/deploying.md", heading: "Deploying to a testnet" };
+  /** Sepolia's chain id: a local node answering it takes the script's path for a public network. */
+  const TESTNET_CHAIN_ID = 11_155_111;
+
+  // A public testnet cannot be reached from the suite (nor paid for): a local Hardhat node with Sepolia's chain id
+  // stands in, at the --rpc-url the page leaves to the reader. Everything else runs as written: .env copied from
+  // .env.example and filled in with what the page lists, the compile, the deploy, which writes the manifest.
+  it(
+    "deploys with .env filled in as the page lists it, to a node of a public network's chain id",
+    { timeout: 300_000 },
+    async () => {
+      const lines = block(DEPLOYING)
+        .split("\n")
+        .map((line) => line.replace(/\s+#.*$/, ""))
+        .filter((line) => line !== "");
+      expect(lines).toEqual([
+        "cp .env.example .env",
+        "npm run compile",
+        "npm run deploy -- --network sepolia --rpc-url https://…",
+      ]);
+      // What the page says the script needs outside a local chain: every variable the test fills in.
+      const needed = section(readDoc(DEPLOYING.page), DEPLOYING.heading);
+      const listed = [
+        ...needed
+          .slice(needed.indexOf("Outside a local chain"))
+          .split("\n\n")[1]!
+          .matchAll(/`([A-Z_]+)`/g),
+      ].map((m) => m[1]!);
+      const x25519 = generateKeyPairSync("x25519").publicKey.export({ format: "der", type: "spki" }).subarray(-32);
+      const values: Record<string, string> = {
+        DEPLOYER_PRIVATE_KEY: hardhatPrivateKey(12),
+        CUSTODY_ACCOUNT_ADDRESS: hardhatAccount(13).address,
+        ATTESTOR_ADDRESSES: [14, 15, 16].map((i) => hardhatAccount(i).address).join(","),
+        ATTESTOR_THRESHOLD: "2",
+        GUARDIAN_ADDRESS: hardhatAccount(17).address,
+        ORACLE_UPDATER_ADDRESS: hardhatAccount(18).address,
+        SECONDARY_ORACLE_UPDATER_ADDRESS: hardhatAccount(19).address,
+        PAUSER_ADDRESS: hardhatAccount(11).address,
+        GOVERNANCE_HOLDER_ADDRESS: hardhatAccount(10).address,
+        SEAL_KEY_ID: "7",
+        SEAL_PUBLIC_KEY: `0x${x25519.toString("hex")}`,
+      };
+      expect(listed.sort()).toEqual(Object.keys(values).sort());
+
+      // The reader's .env and a manifest of that name are put back afterwards.
+      const envFile = join(ROOT, ".env");
+      const manifestFile = join(ROOT, "deployments", "sepolia.json");
+      const kept = [envFile, manifestFile].map((file) => [file, existsSync(file) ? readFileSync(file) : null] as const);
+      const node = await startHardhatNode(undefined, { chainId: TESTNET_CHAIN_ID });
+      // None of the page's variables from the suite's own environment: the .env the page fills in gives them.
+      const env = Object.fromEntries(Object.keys(values).map((name) => [name, undefined])) as Record<string, never>;
+      const shell = async (line: string) => {
+        const [command, ...args] = line.replace("https://…", node.rpcUrl).split(" ");
+        const ran = await run(command!, args, env);
+        expect({ line, code: ran.code, stderr: ran.code === 0 ? "" : ran.stderr }).toEqual({
+          line,
+          code: 0,
+          stderr: "",
+        });
+        return ran.stdout;
+      };
+      try {
+        await shell(lines[0]!);
+        // "then fill it in": each variable's line of the copy gets its value.
+        let filled = readFileSync(envFile, "utf8");
+        for (const [name, value] of Object.entries(values)) {
+          expect(filled, `.env.example has ${name}`).toMatch(new RegExp(`^${name}=$`, "m"));
+          filled = filled.replace(new RegExp(`^${name}=$`, "m"), `${name}=${value}`);
+        }
+        writeFileSync(envFile, filled);
+        await shell(lines[1]!);
+        const deployed = await shell(lines[2]!);
+        expect(deployed).toContain(`deployed to sepolia (chain ${TESTNET_CHAIN_ID}): deployments/sepolia.json`);
+        const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as {
+          chainId: number;
+          deployer: string;
+          roles: Record<string, unknown>;
+          sealKey: { keyId: number; publicKey: string };
+        };
+        expect(manifest).toMatchObject({
+          chainId: TESTNET_CHAIN_ID,
+          deployer: hardhatAccount(12).address,
+          roles: {
+            custody: values.CUSTODY_ACCOUNT_ADDRESS,
+            attestors: values.ATTESTOR_ADDRESSES!.split(","),
+            attestorThreshold: 2,
+            guardian: values.GUARDIAN_ADDRESS,
+            oracleUpdater: values.ORACLE_UPDATER_ADDRESS,
+            secondaryOracleUpdater: values.SECONDARY_ORACLE_UPDATER_ADDRESS,
+            pauser: values.PAUSER_ADDRESS,
+            governanceHolder: values.GOVERNANCE_HOLDER_ADDRESS,
+          },
+          sealKey: { keyId: 7, publicKey: values.SEAL_PUBLIC_KEY },
+        });
+      } finally {
+        await node.stop();
+        for (const [file, content] of kept) {
+          if (content === null) rmSync(file, { force: true });
+          else writeFileSync(file, content);
+        }
+      }
+    },
+  );
+});
+
 type RunningCli = ReturnType<typeof cli>;
 
 /** The built CLI, as `zsd` (the installed one, or npx's) runs it, for the CLI walkthroughs. */
 function cli(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  return run(process.execPath, [CLI, ...args], env);
+}
+
+/** A command of a walkthrough run from the repository's root, with more environment. */
+function run(command: string, args: string[], env: Record<string, string>) {
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, ...env },
   });
@@ -612,5 +971,10 @@ function cli(args: string[], env: Record<string, string>) {
     }),
   );
   // What it has said so far, while it runs (a command that waits says so on stderr).
-  return Object.assign(done, { stderrSoFar: () => stderr, ended: () => ended });
+  return Object.assign(done, {
+    stdoutSoFar: () => stdout,
+    stderrSoFar: () => stderr,
+    ended: () => ended,
+    stop: () => void (ended || child.kill("SIGTERM")),
+  });
 }

@@ -124,6 +124,7 @@ export async function startSandboxZcash(options: SandboxZcashOptions): Promise<S
         CUSTODY_ADDRESS: custodyAddress,
         ZCASHD_MIN_CONFIRMATIONS: String(minConfirmations),
         ATTESTOR_URLS: attestors.map((a) => a.url).join(","),
+        SANDBOX_FAILING_PAYOUT_ADDRESS: simulator.failingPayoutAddress,
       },
       close: async () => {
         await Promise.all(attestors.map((a) => a.close()));

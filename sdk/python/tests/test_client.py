@@ -399,6 +399,54 @@ class RequestShapeTest(ClientTestCase):
                 self.client.redeem(amount="5", withdraw_address=WITHDRAW, owner=OWNER, sign=sign, min_zec=bad)
         self.assertEqual(len(signed), 1)
 
+    def test_redeem_tells_a_burned_redemptions_payout_progress_as_it_moves(self) -> None:
+        # "burned" alone reads as stuck for the quarter minute a payout takes: its stage and confirmations are told.
+        terms: Dict[str, Any] = {"nonce": "4", "suggestedDeadline": 1_900_000_000, "typedData": {"domain": DOMAIN}}
+        base: Dict[str, Any] = {"object": "redemption", "id": "red_1", "hold": None, "payout": None}
+
+        def burned(stage: str, confirmations: Any) -> Dict[str, Any]:
+            payout = {"stage": stage, "confirmations": confirmations, "confirmationsRequired": 3}
+            return {**base, "status": "burned", "payout": payout}
+
+        answers = [
+            {**base, "status": "requested"},
+            burned("confirming", 1),
+            burned("confirming", 1),
+            burned("confirming", 2),
+            burned("paying", 3),
+            burned("settling", 3),
+            {**base, "status": "paid"},
+        ]
+        self.script(Answer(200, relay_with_seal_key()), Answer(200, terms), Answer(202, {"id": "red_1"}))
+        self.script(*(Answer(200, answer) for answer in answers))
+        told: List[zsd.RedemptionProgress] = []
+
+        def sign(_: Any) -> Any:
+            return {"v": 27, "r": "0x" + "1" * 64, "s": "0x" + "2" * 64}
+
+        paid = self.client.redeem(
+            amount="5", withdraw_address=WITHDRAW, owner=OWNER, sign=sign, on_progress=told.append
+        )
+        self.assertEqual(paid["status"], "paid")
+        # Once per move: the second poll at one confirmation tells nothing new.
+        statuses = ["requested"] + ["burned"] * 4 + ["paid"]
+        self.assertEqual([(p["id"], p["status"], p["hold"]) for p in told], [("red_1", s, None) for s in statuses])
+        self.assertEqual(
+            [zsd.describe_payout(p["payout"]) if p["payout"] else p["status"] for p in told],
+            [
+                "requested",
+                "1 of 3 confirmations before custody pays",
+                "2 of 3 confirmations before custody pays",
+                "custody is paying the ZEC",
+                "paid on Zcash, being marked paid on-chain",
+                "paid",
+            ],
+        )
+        self.assertEqual(
+            zsd.describe_payout({"stage": "confirming", "confirmations": None, "confirmationsRequired": 12}),
+            "waiting for 12 confirmations before custody pays",
+        )
+
     def test_a_bad_address_is_refused_before_anything_is_signed_or_sent(self) -> None:
         self.script(Answer(200, relay_with_seal_key()))
         signed: List[Any] = []

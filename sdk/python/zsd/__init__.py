@@ -16,11 +16,13 @@ from .client import (
     PositionOwner,
     ProposalWait,
     RedemptionFailedError,
+    RedemptionProgress,
     Signature,
     SmallAnonymitySetWarning,
     TypedData,
     WaitTimeoutError,
     WithdrawalFailedError,
+    describe_payout,
     to_wei,
 )
 from .errors import (
@@ -52,6 +54,8 @@ __all__ = [
     "ProposalWait",
     "Signature",
     "TypedData",
+    "RedemptionProgress",
+    "describe_payout",
     "to_wei",
     "redirect_typed_data",
     "Webhook",

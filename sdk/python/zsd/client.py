@@ -118,6 +118,29 @@ class TypedData(TypedDict):
 Signer = Callable[[TypedData], Mapping[str, Any]]
 
 
+class RedemptionProgress(TypedDict):
+    """Where a followed redemption stands, told to ``on_progress`` each time it moves: its ``status``, a
+    compliance ``hold`` (or None) and, while ``burned``, what its ``payout`` waits for (the burn's
+    confirmations, custody paying, the settlement on-chain; None in every other state)."""
+
+    id: str
+    status: str
+    hold: Optional[t.Hold]
+    payout: Optional[t.RedemptionPayout]
+
+
+def describe_payout(payout: t.RedemptionPayout) -> str:
+    """A burned redemption's wait in words, as ``zsd redeem`` prints it: "burned" alone reads as stuck for
+    the quarter minute a payout takes."""
+    if payout["stage"] == "confirming":
+        if payout["confirmations"] is None:
+            return f"waiting for {payout['confirmationsRequired']} confirmations before custody pays"
+        return f"{payout['confirmations']} of {payout['confirmationsRequired']} confirmations before custody pays"
+    if payout["stage"] == "paying":
+        return "custody is paying the ZEC"
+    return "paid on Zcash, being marked paid on-chain"
+
+
 class MintFailedError(ZsdError):
     """The mint was refused or failed on-chain: ``mint`` has its failureCode and failureReason."""
 
@@ -325,6 +348,7 @@ class Client:
         min_zec: Optional[Union[str, Decimal]] = None,
         wait: bool = True,
         timeout: float = 120.0,
+        on_progress: Optional[Callable[[RedemptionProgress], None]] = None,
     ) -> t.Redemption:
         """Burns ``amount`` ZSD of ``owner`` for ZEC to ``withdraw_address``.
 
@@ -334,7 +358,8 @@ class Client:
 
         The address is checked for the API's network (``zsd.seal.SealError`` before anything is signed when it
         is not one of its shielded addresses) and sent only sealed to custody's key from ``GET /v1/relay``.
-        ``sign`` is the owner's wallet: it gets EIP-712 typed data and returns ``{v, r, s}``.
+        ``sign`` is the owner's wallet: it gets EIP-712 typed data and returns ``{v, r, s}``. While it waits,
+        ``on_progress`` hears of each move, as ``wait_for_redemption`` tells it.
         """
         wei = to_wei(amount)
         minimum = "0" if min_zec is None else _bound(min_zec, 8, "ZEC")
@@ -371,7 +396,7 @@ class Client:
         redemption = self.sealer.retry_on_rotation(attempt)
         if not wait:
             return redemption
-        return self.wait_for_redemption(redemption["id"], timeout=timeout)
+        return self.wait_for_redemption(redemption["id"], timeout=timeout, on_progress=on_progress)
 
     def redirect_payout(
         self,
@@ -480,12 +505,39 @@ class Client:
         (0x hex): the ``sealedAddress`` of a position action, a note withdrawal or a redirect."""
         return self.sealer.seal(address, owner)
 
-    def wait_for_redemption(self, redemption_id: str, *, timeout: float = 120.0) -> t.Redemption:
-        """Polls the redemption until ``paid``; raises RedemptionFailedError when it fails."""
+    def wait_for_redemption(
+        self,
+        redemption_id: str,
+        *,
+        timeout: float = 120.0,
+        on_progress: Optional[Callable[[RedemptionProgress], None]] = None,
+    ) -> t.Redemption:
+        """Polls the redemption until ``paid``; raises RedemptionFailedError when it fails.
+
+        ``on_progress`` is called with a RedemptionProgress whenever its status, hold or payout moves: once
+        burned, the payout's stage and confirmations (``describe_payout`` says them in words).
+        """
+        told: List[RedemptionProgress] = []
+
+        def read() -> t.Redemption:
+            item = self.redemptions.retrieve(redemption_id)
+            if on_progress is not None:
+                now: RedemptionProgress = {
+                    "id": redemption_id,
+                    "status": item["status"],
+                    "hold": item.get("hold"),
+                    "payout": item.get("payout"),
+                }
+                # Told when it moves, not at every poll.
+                if not told or told[-1] != now:
+                    told.append(now)
+                    on_progress(now)
+            return item
+
         return cast(
             t.Redemption,
             self._poll(
-                lambda: self.redemptions.retrieve(redemption_id),
+                read,
                 "paid",
                 RedemptionFailedError,
                 f"Redemption {redemption_id}",

@@ -79,6 +79,18 @@ describe("the Zcash side as processes", () => {
     expect(await s.read.registry.read.totalDepositedZat()).toBe(before + 2n * ZEC);
   });
 
+  it("names to the API the address its node refuses every payment to, which the dashboard's Sandbox page shows", async () => {
+    const failing = zcash.env.SANDBOX_FAILING_PAYOUT_ADDRESS;
+    expect(failing).toMatch(/^ztestsapling1/);
+    const custody = new ZcashdClient(zcash.env.ZCASHD_RPC_URL!, {
+      user: zcash.env.ZCASHD_RPC_USER!,
+      password: zcash.env.ZCASHD_RPC_PASSWORD!,
+    });
+    await expect(
+      custody.call("z_sendmany", [zcash.custodyAddress, [{ address: failing, amount: 0.001 }], 1, null]),
+    ).rejects.toThrow(`refuses every payment to ${failing}`);
+  });
+
   it("refuses to start an attestor whose chain node is on another chain than its deployment file", async () => {
     const start = (deploymentFile: string) =>
       new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) => {

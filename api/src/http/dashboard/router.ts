@@ -44,6 +44,8 @@ export interface DashboardDependencies {
   custody?: Custody;
   reserves?: ReservesWatch;
   environment: Environment;
+  /** The sandbox's failing-payout address, as its Zcash node's setting names it; the page names it only. */
+  failingPayoutAddress?: string;
   maxActiveKeys: number;
   sessionHours: number;
   redis?: Redis;
@@ -432,10 +434,12 @@ export function dashboardRouter(deps: DashboardDependencies): Router {
 
   // Sandbox helpers
   if (environment === "sandbox") {
+    const sandbox = () => ({
+      available: Boolean(deps.custody?.simulateDeposit),
+      failingPayoutAddress: deps.failingPayoutAddress,
+    });
     router.get("/dashboard/sandbox", signedIn, (req, res) => {
-      res
-        .type("html")
-        .send(views.sandboxPage({ ...base(req, "Sandbox"), tab: "sandbox" }, Boolean(deps.custody?.simulateDeposit)));
+      res.type("html").send(views.sandboxPage({ ...base(req, "Sandbox"), tab: "sandbox" }, sandbox()));
     });
 
     router.post(
@@ -464,7 +468,7 @@ export function dashboardRouter(deps: DashboardDependencies): Router {
           return res
             .status(400)
             .type("html")
-            .send(views.sandboxPage({ ...ctx, errors }, available));
+            .send(views.sandboxPage({ ...ctx, errors }, sandbox()));
         if (!available) throw new Refused(503, "The sandbox custody is not configured on this server.");
         const note = commitment === undefined ? createNote() : undefined;
         commitment ??= noteCommitment(note!);
@@ -473,7 +477,7 @@ export function dashboardRouter(deps: DashboardDependencies): Router {
           .status(201)
           .type("html")
           .send(
-            views.sandboxPage({ ...ctx, notice: "Deposit recorded." }, available, {
+            views.sandboxPage({ ...ctx, notice: "Deposit recorded." }, sandbox(), {
               amount,
               leafIndex: deposit.leafIndex,
               txHash: deposit.txHash,

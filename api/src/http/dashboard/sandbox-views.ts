@@ -26,7 +26,12 @@ const MAGIC_VALUES: [Html, string][] = [
 
 export function sandboxPage(
   ctx: PageContext,
-  available: boolean,
+  sandbox: {
+    /** Whether this server can record a simulated deposit (a deployment and custody configured). */
+    available: boolean;
+    /** The address the sandbox's Zcash node refuses every payment to (SANDBOX_FAILING_PAYOUT_ADDRESS), if set. */
+    failingPayoutAddress?: string;
+  },
   result?: { leafIndex: number; txHash: string; amount: string; note?: string; noteCommitment: string },
 ): string {
   return layout(
@@ -63,7 +68,7 @@ export function sandboxPage(
           : ""
       }
       ${
-        available
+        sandbox.available
           ? html`<form method="post" action="/dashboard/sandbox/deposits">
               ${csrfField(ctx.csrfToken)}
               <label for="amount">Amount (ZEC)</label>
@@ -94,6 +99,21 @@ export function sandboxPage(
       ${table(MAGIC_VALUES, [
         { header: "Send", cell: ([send]) => send },
         { header: "What happens", cell: ([, happens]) => happens },
-      ])}`,
+      ])}
+      ${
+        sandbox.failingPayoutAddress
+          ? html`<h2>A payout custody cannot pay</h2>
+              <p>
+                The sandbox's Zcash node refuses every payment to this address, as a real wallet refuses one it will not
+                make: redeem to it (or withdraw collateral to it) and custody fails the payout on-chain and holds its
+                ZEC for you, so that you can try a redirect (<code>zsd redirect red_… --to ZADDR|note</code>).
+              </p>
+              <p>
+                <output id="failing-payout-address">${sandbox.failingPayoutAddress}</output>
+                <button type="button" data-copy="#failing-payout-address">Copy</button>
+                <span data-copied role="status"></span>
+              </p>`
+          : ""
+      }`,
   );
 }

@@ -164,6 +164,8 @@ export interface SimulatedZcashd {
   generate(count?: number): string[];
   /** As after a restart of every node. */
   forgetOperations(): void;
+  /** The address this node refuses every payment to, for the sandbox to name where its users look. */
+  failingPayoutAddress: string;
   close(): Promise<void>;
 }
 
@@ -788,6 +790,7 @@ export async function startSimulatedZcashd(options: SimulatorOptions): Promise<S
     forgetOperations() {
       for (const wallet of wallets.values()) wallet.operations.clear();
     },
+    failingPayoutAddress: SANDBOX_REFUSED_ADDRESS,
     async close() {
       if (blocks) clearInterval(blocks);
       server.closeAllConnections();
