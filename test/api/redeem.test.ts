@@ -11,7 +11,7 @@ import { DEV_SEAL_KEY, openSealedAddress, sealAddress, sealBytes, sealKeyFromSec
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, openStorage, overriding, startRelayApi } from "./helpers.ts";
 import type { Database } from "../../api/src/adapters/db/index.ts";
-import { SealedAddresses } from "../../api/src/domain/sealed-addresses.ts";
+import { SealedAddresses } from "../../api/src/domain/redemptions/sealed-addresses.ts";
 import { addressesIn, captureLogs } from "./log-capture.ts";
 
 const { alice, bob } = accounts;

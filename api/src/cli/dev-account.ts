@@ -4,8 +4,8 @@
 // email and password. The key CLI picks this account when none is named.
 import { randomBytes } from "node:crypto";
 import type { Database } from "../adapters/db/index.ts";
-import { AccountService } from "../domain/accounts.ts";
-import { KeyService } from "../domain/keys.ts";
+import { AccountService } from "../domain/accounts/accounts.ts";
+import { KeyService } from "../domain/accounts/keys.ts";
 
 /** A reserved name (RFC 6761 .localhost): nothing is ever mailed there. */
 export const DEV_ACCOUNT_EMAIL = "dev@zsd.localhost";

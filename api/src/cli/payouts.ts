@@ -4,7 +4,7 @@
 // (the database: see cli/database.ts)
 import { parseArgs } from "node:util";
 import { openToolDatabase } from "./database.ts";
-import { type PayoutRow, resolveReview } from "../relay/payouts.ts";
+import { type PayoutRow, resolveReview } from "../workers/payouts/payouts.ts";
 import { displayTxId } from "../domain/txids.ts";
 import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
 

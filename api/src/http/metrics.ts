@@ -1,8 +1,8 @@
-import type { ReservesWatch } from "../domain/reserves.ts";
+import type { ReservesWatch } from "../domain/reserves/reserves.ts";
 import { timingSafeEqual } from "node:crypto";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Database } from "../adapters/db/index.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import { type Problem, problems } from "./problems.ts";
 
 export interface Metrics {

@@ -9,7 +9,7 @@ import type { Database, Queryable } from "../db/index.ts";
 import type { CustodyCalls } from "./custody-calls.ts";
 import type { RecordedDeposit } from "./index.ts";
 import { ContractRevertError, isRevert } from "../../domain/errors.ts";
-import { randomId } from "../../domain/ids.ts";
+import { randomId } from "../ids.ts";
 
 export interface DepositToRecord {
   noteCommitment: bigint;

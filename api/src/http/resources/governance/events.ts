@@ -2,7 +2,7 @@
 // relay/governance-events.ts and relay/governance-relay.ts), merged into the
 // document's webhooks by ../agents/events.ts.
 import { z } from "zod";
-import { SUPPORT } from "../../../domain/governance.ts";
+import { SUPPORT } from "../../../domain/governance/governance.ts";
 
 const proposalId = z
   .string()

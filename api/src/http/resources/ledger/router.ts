@@ -1,10 +1,10 @@
 import { formatUnits } from "viem";
 import { ZSD_DECIMALS, formatPrice, formatZec, formatZsd } from "@zsd/sdk/units";
-import type { ApiKey } from "../../../domain/keys.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import type { IndexedBlock, Upstreams } from "../../../adapters/upstreams.ts";
-import { pendingLeaves } from "../../../domain/deposits.ts";
+import { pendingLeaves } from "../../../domain/deposits/deposits.ts";
 import {
   addressParams,
   balancesSchema,

@@ -1,8 +1,8 @@
-import type { ApiKey } from "../../../domain/keys.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
 import { Problem } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import { mintBody, mintIdParams, mintSchema, queuedSchema, successSchema } from "./schema.ts";
-import type { MintService } from "../../../domain/mints.ts";
+import type { MintService } from "../../../domain/mints/mints.ts";
 
 const MINT_ID = "mint_4Hn8pQ2rT6vX1zB3cD5f";
 const TX = "0x8c2d7f4e1a9b6c3d0e5f2a7b4c1d8e9f6a3b0c7d4e1f8a5b2c9d6e3f0a7b4c1d";

@@ -1,7 +1,7 @@
-import type { ApiKey } from "../../../domain/keys.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import { nullifierParams, nullifierSchema, proofIdParams, proofSchema, submitProofBody } from "./schema.ts";
-import type { ProofService } from "../../../domain/proofs.ts";
+import type { ProofService } from "../../../domain/mints/proofs.ts";
 
 const EXAMPLE_PROOF = {
   object: "proof",

@@ -1,5 +1,5 @@
-import type { ApiKey } from "../../../domain/keys.ts";
-import { REDEEM_BOUND } from "../../../domain/redemptions.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
+import { REDEEM_BOUND } from "../../../domain/redemptions/redemptions.ts";
 import { ZCASH_ADDRESS_PROBLEM_CODES } from "../../problem-catalog.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import {
@@ -12,8 +12,8 @@ import {
   termsQuery,
   termsSchema,
 } from "./schema.ts";
-import type { RedemptionService } from "../../../domain/redemptions.ts";
-import type { RedirectService } from "../../../domain/redirects.ts";
+import type { RedemptionService } from "../../../domain/redemptions/redemptions.ts";
+import type { RedirectService } from "../../../domain/payouts/redirects.ts";
 
 const OWNER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
 const WITHDRAW_ADDRESS = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
