@@ -393,7 +393,10 @@ const table = (rows: Row[]) =>
 /** The page's Markdown, before Prettier lays out its tables. */
 export function settingsPage(): string {
   return [
-    generatedHeader("scripts/codegen-docs.ts", "api/src/config/config.ts, indexer/config.ts and scripts/lib/settings-page.ts"),
+    generatedHeader(
+      "scripts/codegen-docs.ts",
+      "api/src/config/config.ts, indexer/config.ts and scripts/lib/settings-page.ts",
+    ),
     "# Settings",
     "",
     "Every environment variable any process of this repository reads. An empty value means unset (so a copied " +

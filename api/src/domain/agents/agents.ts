@@ -9,6 +9,7 @@ import { DomainError, domainErrors } from "../errors.ts";
 import { type SubscribableEventType, emitEvent } from "./events.ts";
 import { randomId } from "../../adapters/ids.ts";
 import type { Environment } from "../accounts/keys.ts";
+import { lockAccount } from "../accounts/store.ts";
 
 export type AgentRole = "observer" | "screener";
 /** Why an agent stopped receiving: its owner said so, it answered 410 Gone, or every attempt failed for days. */
@@ -154,7 +155,7 @@ export class AgentService {
     const secret = newSigningSecret();
     const row = await this.db.transaction(async (tx) => {
       // The account row is locked so that concurrent registrations cannot pass the cap together.
-      await tx.query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE", [accountId]);
+      await lockAccount(tx, accountId);
       const [held] = await tx.query<{ n: number | string }>(
         "SELECT count(*) AS n FROM agents WHERE account_id = $1 AND environment = $2 AND deleted_at IS NULL",
         [accountId, environment],
@@ -446,7 +447,7 @@ const DELIVERY_SELECT = `SELECT d.id, d.agent_id, d.event_id, e.type AS event_ty
 /**
  * The owner asked for a delivery now (a test event, a redelivery): an agent
  * its breaker paused gets its one attempt at once instead of after the pause
- * (webhooks/breaker.ts); a receiver still failing opens it again.
+ * (workers/webhooks/breaker.ts); a receiver still failing opens it again.
  */
 async function endPause(db: Queryable, agentId: string): Promise<void> {
   await db.query(

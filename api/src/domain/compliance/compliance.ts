@@ -15,6 +15,7 @@ import { type Alert, type AlertFilters, type AlertStatus, AlertBook } from "./al
 import { HoldDesk } from "./holds.ts";
 import { DomainError, domainErrors } from "../errors.ts";
 import { emitEvent } from "../agents/events.ts";
+import { agentOf } from "../agents/store.ts";
 import type { Environment } from "../accounts/keys.ts";
 import type {
   Actor,
@@ -32,13 +33,7 @@ import { RulesAgent, type RulesOptions } from "./rules.ts";
 
 export type { Actor, AlertInput, HoldableType, HoldState, NewSubject, Severity, Subject, SubjectType, Verdict };
 export type { Alert, AlertStatus, HistoryEntry } from "./alerts.ts";
-export {
-  BLOCKING_STATES,
-  REJECTED_ROW,
-  isRefusedByCompliance,
-  notHeld,
-  refusedByCompliance,
-} from "./sql.ts";
+export { BLOCKING_STATES, isRefusedByCompliance, notHeld, refusedByCompliance } from "./store.ts";
 
 export interface ComplianceOptions {
   environment: Environment;
@@ -101,10 +96,7 @@ export class ComplianceService implements AlertRaiser {
 
   /** The acting agent: one of the account's, enabled; a screener when `screener` is asked. */
   async #agent(tx: Queryable, accountId: string, agentId: string, screener: boolean): Promise<void> {
-    const [agent] = await tx.query<{ role: string; enabled: boolean }>(
-      `SELECT role, enabled FROM agents WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL`,
-      [agentId, accountId, this.options.environment],
-    );
+    const agent = await agentOf(tx, accountId, this.options.environment, agentId);
     if (!agent) throw domainErrors.notFound(`Agent ${agentId}`);
     if (!agent.enabled) {
       throw new DomainError("conflict", "agent_disabled", "Agent disabled", `Agent ${agentId} is disabled.`, {

@@ -3,6 +3,7 @@
 // ever), and its owner cannot tell a review from a stuck relay.
 import type { Queryable } from "../../adapters/db/index.ts";
 import type { HoldableType } from "./types.ts";
+import { liveHoldOf } from "./store.ts";
 
 export interface HoldView {
   /** held: an alert holds it until a screener releases or rejects it; awaiting_verdict: screening is required. */
@@ -20,20 +21,7 @@ export interface HoldView {
  * payout, filed under the redemption).
  */
 export async function holdOf(db: Queryable, type: HoldableType, id: string): Promise<HoldView | null> {
-  const [row] = await db.query<{
-    state: HoldView["state"];
-    alert_id: string | null;
-    raised_by: string | null;
-    updated_at: Date | string;
-  }>(
-    `SELECT h.state, h.alert_id, a.raised_by, h.updated_at FROM compliance_holds h
-     LEFT JOIN compliance_alerts a ON a.id = h.alert_id
-     WHERE ((h.subject_type = $1 AND h.subject_id = $2)
-         OR ($1 = 'redemption' AND h.subject_type = 'payout' AND h.redemption_request_id = $2))
-       AND h.state IN ('held', 'awaiting_verdict')
-     ORDER BY h.updated_at DESC LIMIT 1`,
-    [type, id],
-  );
+  const row = await liveHoldOf(db, type, id);
   if (!row) return null;
   return {
     state: row.state,

@@ -9,15 +9,25 @@ import type { Queryable } from "../../adapters/db/index.ts";
 import { DomainError, domainErrors } from "../errors.ts";
 import { emitEvent } from "../agents/events.ts";
 import type { Environment } from "../accounts/keys.ts";
-import { type ActionRow, presentAction } from "../positions/views.ts";
+import { presentAction } from "../positions/views.ts";
+import { lockMintOf, failRefusedMint } from "../mints/store.ts";
+import { failRefusedAction, lockActionOf } from "../positions/store.ts";
+import { failRefusedRequest, lockRequestOf } from "../redemptions/store.ts";
 import {
-  type Actor,
-  type HoldState,
-  type HoldableType,
-  type Subject,
-  type Verdict,
-  actorName,
-} from "./types.ts";
+  attachAlertToPayoutHold,
+  decidePayoutHold,
+  holdStateOf,
+  insertPayoutHold,
+  lockAwaitingHold,
+  lockHoldState,
+  lockPayoutHold,
+  overdueVerdicts,
+  rejectHold,
+  releaseHold,
+  writeHold,
+} from "./store.ts";
+import { payoutStatusOf } from "../payouts/store.ts";
+import { type Actor, type HoldState, type HoldableType, type Subject, type Verdict, actorName } from "./types.ts";
 
 /** A subject a hold keeps from moving: a mint, a redemption, or a payout redirected from a refused one. */
 export type HeldSubject = { type: HoldableType | "payout"; id: string };
@@ -37,45 +47,27 @@ export class HoldDesk {
   async holdable(tx: Queryable, accountId: string, subject: Subject): Promise<{ movable: boolean; state: string }> {
     if (subject.type === "position_action") {
       // The relay locks the row before it records a send (position-relay.ts): a hold either comes first or finds it sent.
-      const [action] = await tx.query<{ status: string }>(
-        `SELECT status FROM position_actions WHERE id = $1 AND account_id = $2 AND environment = $3
-           AND action <> 'withdraw_note' FOR UPDATE`,
-        [subject.id, accountId, this.environment],
-      );
+      const action = await lockActionOf(tx, accountId, this.environment, subject.id);
       if (!action) throw domainErrors.notFound(`Position action ${subject.id}`);
       return { movable: action.status === "queued", state: action.status };
     }
     if (subject.type === "payout") {
       // Only the payouts hold a payout (holdRedirectIn): it is the account's when its hold is.
-      const [hold] = await tx.query<{ status: string | null }>(
-        `SELECT p.status FROM compliance_holds h LEFT JOIN payouts p ON p.redemption_id::text = h.subject_id
-         WHERE h.subject_type = 'payout' AND h.subject_id = $1 AND h.account_id = $2 FOR UPDATE OF h`,
-        [subject.id, accountId],
-      );
+      const hold = await lockPayoutHold(tx, accountId, subject.id);
       if (!hold) throw domainErrors.notFound(`Payout ${subject.id}`);
       return { movable: hold.status === "pending", state: `a payout ${hold.status ?? "not yet seen"}` };
     }
     if (subject.type === "mint") {
-      const [mint] = await tx.query<{ status: string }>(
-        "SELECT status FROM mints WHERE id = $1 AND account_id = $2 FOR UPDATE",
-        [subject.id, accountId],
-      );
+      const mint = await lockMintOf(tx, accountId, subject.id);
       if (!mint) throw domainErrors.notFound(`Mint ${subject.id}`);
       return { movable: mint.status === "queued", state: mint.status };
     }
-    const [locked] = await tx.query<{ status: string; relay_status: string; redemption_id: string | null }>(
-      "SELECT status, relay_status, redemption_id FROM redemption_requests WHERE id = $1 AND account_id = $2 FOR UPDATE",
-      [subject.id, accountId],
-    );
+    const locked = await lockRequestOf(tx, accountId, subject.id);
     if (!locked) throw domainErrors.notFound(`Redemption ${subject.id}`);
     // The payout is read after the lock, in a statement of its own: the payouts lock the request before
     // they start a payment, and a join in the locking statement would show the payout as it was before.
-    const [payout] = locked.redemption_id
-      ? await tx.query<{ status: string }>("SELECT status FROM payouts WHERE redemption_id = $1::numeric", [
-          locked.redemption_id,
-        ])
-      : [];
-    const request = { ...locked, payout_status: payout?.status ?? null };
+    const payoutStatus = locked.redemption_id ? await payoutStatusOf(tx, locked.redemption_id) : undefined;
+    const request = { ...locked, payout_status: payoutStatus ?? null };
     // Before the burn is sent, or burned with its payout not yet started.
     const movable =
       (request.status === "requested" && request.relay_status === "queued") ||
@@ -104,10 +96,7 @@ export class HoldDesk {
     const { movable } = holdable;
     let { state } = holdable;
     // A rejection is final: a new hold (then released) would otherwise pay a redemption awaiting its failure.
-    const [previous] = await tx.query<{ state: HoldState }>(
-      "SELECT state FROM compliance_holds WHERE subject_type = $1 AND subject_id = $2",
-      [subject.type, subject.id],
-    );
+    const previous = await holdStateOf(tx, subject);
     if (previous?.state === "rejected") state = `${state}, rejected by compliance`;
     if (!movable || previous?.state === "rejected") {
       throw new DomainError(
@@ -128,13 +117,7 @@ export class HoldDesk {
     alertId: string | null,
     deadline: Date | null,
   ): Promise<void> {
-    await tx.query(
-      `INSERT INTO compliance_holds (subject_type, subject_id, account_id, state, alert_id, verdict_deadline)
-       VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (subject_type, subject_id) DO UPDATE SET state = EXCLUDED.state,
-         alert_id = coalesce(EXCLUDED.alert_id, compliance_holds.alert_id), updated_at = now()`,
-      [subject.type, subject.id, accountId, state, alertId, deadline],
-    );
+    await writeHold(tx, accountId, subject, state, alertId, deadline);
   }
 
   emitHeld(
@@ -158,27 +141,16 @@ export class HoldDesk {
     accountId: string,
     payout: { id: string; redemptionRequestId: string },
   ): Promise<boolean> {
-    const [placed] = await tx.query(
-      `INSERT INTO compliance_holds (subject_type, subject_id, account_id, state, redemption_request_id)
-       VALUES ('payout', $1, $2, 'held', $3) ON CONFLICT (subject_type, subject_id) DO NOTHING RETURNING 1`,
-      [payout.id, accountId, payout.redemptionRequestId],
-    );
-    return placed !== undefined;
+    return insertPayoutHold(tx, accountId, payout);
   }
 
   async attachAlert(tx: Queryable, payoutId: string, alertId: string): Promise<void> {
-    await tx.query("UPDATE compliance_holds SET alert_id = $2 WHERE subject_type = 'payout' AND subject_id = $1", [
-      payoutId,
-      alertId,
-    ]);
+    await attachAlertToPayoutHold(tx, payoutId, alertId);
   }
 
   /** The subject of an alert, locked, while its hold still holds it (a release or a rejection needs one). */
   async heldSubject(tx: Queryable, subject: Subject): Promise<HeldSubject> {
-    const [hold] = await tx.query<{ state: HoldState }>(
-      "SELECT state FROM compliance_holds WHERE subject_type = $1 AND subject_id = $2 FOR UPDATE",
-      [subject.type, subject.id],
-    );
+    const hold = await lockHoldState(tx, subject);
     if (!hold || (hold.state !== "held" && hold.state !== "awaiting_verdict")) {
       throw new DomainError(
         "conflict",
@@ -192,10 +164,7 @@ export class HoldDesk {
 
   /** The subject's hold, locked, which must be waiting for a verdict. */
   async mustAwaitVerdict(tx: Queryable, subject: { type: HoldableType; id: string }): Promise<void> {
-    const [hold] = await tx.query<{ state: HoldState }>(
-      "SELECT state FROM compliance_holds WHERE subject_type = $1 AND subject_id = $2 FOR UPDATE",
-      [subject.type, subject.id],
-    );
+    const hold = await lockHoldState(tx, subject);
     if (hold?.state !== "awaiting_verdict") {
       throw new DomainError(
         "conflict",
@@ -208,20 +177,12 @@ export class HoldDesk {
 
   /** Up to 50 holds whose verdict is overdue, oldest deadline first. */
   overdue(db: Queryable) {
-    return db.query<{ subject_type: HoldableType; subject_id: string; account_id: string }>(
-      `SELECT subject_type, subject_id, account_id FROM compliance_holds
-       WHERE state = 'awaiting_verdict' AND verdict_deadline <= now() ORDER BY verdict_deadline LIMIT 50`,
-    );
+    return overdueVerdicts(db);
   }
 
   /** Locks the subject's hold if it still waits for a verdict; false when a verdict came meanwhile. */
   async stillAwaiting(tx: Queryable, subject: { type: HoldableType; id: string }): Promise<boolean> {
-    const [still] = await tx.query(
-      `SELECT 1 FROM compliance_holds WHERE subject_type = $1 AND subject_id = $2 AND state = 'awaiting_verdict'
-       FOR UPDATE`,
-      [subject.type, subject.id],
-    );
-    return still !== undefined;
+    return lockAwaitingHold(tx, subject);
   }
 
   /**
@@ -243,19 +204,11 @@ export class HoldDesk {
     if (subject.type === "payout") return this.#decidePayout(tx, accountId, subject.id, verdict, by, note);
     const { prefix, key } = EVENT_NAMES[subject.type];
     if (verdict === "PASSED") {
-      await tx.query(
-        `UPDATE compliance_holds SET state = 'released', decided_by = $3, updated_at = now()
-         WHERE subject_type = $1 AND subject_id = $2`,
-        [subject.type, subject.id, by],
-      );
+      await releaseHold(tx, subject, by);
       await this.#emit(tx, accountId, `${prefix}.released`, { [key]: subject.id, by });
       return "released";
     }
-    await tx.query(
-      `UPDATE compliance_holds SET state = 'rejected', decided_by = $3, reason_code = $4, updated_at = now()
-       WHERE subject_type = $1 AND subject_id = $2`,
-      [subject.type, subject.id, by, note ?? "rejected"],
-    );
+    await rejectHold(tx, subject, by, note ?? "rejected");
     const reason = `Refused by compliance (${by}${note ? `: ${note}` : ""}).`;
     if (subject.type === "position_action") await this.#failAction(tx, accountId, subject.id, reason);
     else if (subject.type === "mint") await this.#failMint(tx, accountId, subject.id, reason);
@@ -265,12 +218,7 @@ export class HoldDesk {
 
   async #failAction(tx: Queryable, accountId: string, actionId: string, reason: string): Promise<void> {
     // Never sent: the relay takes only queued actions nobody holds, and a rejected hold holds for good.
-    const [failed] = await tx.query<ActionRow>(
-      `UPDATE position_actions SET status = 'failed', failure_code = 'compliance_rejected', failure_reason = $2,
-         settled_at = now(), updated_at = now()
-       WHERE id = $1 AND status = 'queued' RETURNING *`,
-      [actionId, reason],
-    );
+    const failed = await failRefusedAction(tx, actionId, reason);
     if (failed) {
       // As the relay tells a failure (emitAction in position-queue.ts): the action as GET answers it, less its envelope.
       const view = presentAction(failed) as Record<string, unknown>;
@@ -280,19 +228,8 @@ export class HoldDesk {
   }
 
   async #failMint(tx: Queryable, accountId: string, mintId: string, reason: string): Promise<void> {
-    const failed = await tx.query(
-      `UPDATE mints SET status = 'failed', failure_code = 'compliance_rejected', failure_reason = $2,
-         settled_at = now(), updated_at = now()
-       WHERE id = $1 AND status = 'queued' RETURNING id`,
-      [mintId, reason],
-    );
-    if (failed.length === 0) return;
     // Its proof is given back: the deposit is the holder's to use otherwise.
-    await tx.query(
-      `UPDATE proofs SET status = 'verified', mint_id = NULL, updated_at = now()
-       WHERE mint_id = $1 AND status = 'consumed'`,
-      [mintId],
-    );
+    if (!(await failRefusedMint(tx, mintId, reason))) return;
     await this.#emit(tx, accountId, "mint.failed", {
       mintId,
       failureCode: "compliance_rejected",
@@ -302,13 +239,7 @@ export class HoldDesk {
 
   /** Only before its burn is sent; a burned one is failed by the payouts. */
   async #failRedemption(tx: Queryable, accountId: string, redemptionId: string, reason: string): Promise<void> {
-    const failed = await tx.query(
-      `UPDATE redemption_requests SET status = 'failed', relay_status = 'done', failure_code = 'compliance_rejected',
-         failure_reason = $2, updated_at = now()
-       WHERE id = $1 AND status = 'requested' AND relay_status = 'queued' RETURNING id`,
-      [redemptionId, reason],
-    );
-    if (failed.length === 0) return;
+    if (!(await failRefusedRequest(tx, redemptionId, reason))) return;
     await this.#emit(tx, accountId, "redemption.failed", {
       redemptionId,
       failureCode: "compliance_rejected",
@@ -333,11 +264,7 @@ export class HoldDesk {
     note?: string,
   ): Promise<HoldState> {
     const state = verdict === "PASSED" ? "released" : "rejected";
-    const [hold] = await tx.query<{ redemption_request_id: string }>(
-      `UPDATE compliance_holds SET state = $2, decided_by = $3, reason_code = $4, updated_at = now()
-       WHERE subject_type = 'payout' AND subject_id = $1 RETURNING redemption_request_id`,
-      [payoutId, state, by, state === "rejected" ? (note ?? "rejected") : null],
-    );
+    const hold = await decidePayoutHold(tx, payoutId, state, by, state === "rejected" ? (note ?? "rejected") : null);
     // A rejection is told as redemption.failed once the payouts have failed it on-chain.
     if (state === "released") {
       await this.#emit(tx, accountId, "redemption.released", {

@@ -11,6 +11,10 @@ import { readFileSync } from "node:fs";
 import type { Queryable } from "../../adapters/db/index.ts";
 import { formatZsd } from "@zsd/sdk/units";
 import type { AlertRaiser, NewSubject, Severity } from "./types.ts";
+import { recentMintsTo } from "../mints/store.ts";
+import { recentActionsBy } from "../positions/store.ts";
+import { recentRequestsBy } from "../redemptions/store.ts";
+import { denyListed } from "./store.ts";
 
 export interface RulesOptions {
   enabled: boolean;
@@ -35,10 +39,10 @@ interface Finding {
 const WEI_PER_CENT = 10n ** 16n;
 
 /** Where the velocity rule counts one address's recent subjects of a type. */
-const VELOCITY: Record<NewSubject["type"], string> = {
-  mint: "mints WHERE lower(recipient)",
-  redemption: "redemption_requests WHERE lower(owner)",
-  position_action: "position_actions WHERE lower(signer)",
+const VELOCITY: Record<NewSubject["type"], (tx: Queryable, address: string, seconds: number) => Promise<number>> = {
+  mint: recentMintsTo,
+  redemption: recentRequestsBy,
+  position_action: recentActionsBy,
 };
 
 const label = (subject: NewSubject) => subject.type.replace("_", " ");
@@ -88,9 +92,7 @@ export class RulesAgent {
     const magicAt = magic ? magicCents(subject) : undefined;
     const what = described(subject);
 
-    const [listed] = await tx.query<{ reason: string }>("SELECT reason FROM compliance_deny_list WHERE address = $1", [
-      address,
-    ]);
+    const listed = await denyListed(tx, address);
     // A magic value is named as the cause when it alone fired the rule: a reason quoting a
     // threshold the amount is under would contradict itself.
     if (listed || o.denied.has(address)) {
@@ -117,9 +119,7 @@ export class RulesAgent {
     }
     if (subject.zcashAddress) {
       // Only the table: the deny list file holds EVM addresses.
-      const [paid] = await tx.query<{ reason: string }>("SELECT reason FROM compliance_deny_list WHERE address = $1", [
-        subject.zcashAddress.toLowerCase(),
-      ]);
+      const paid = await denyListed(tx, subject.zcashAddress.toLowerCase());
       if (paid) {
         found.push({
           severity: "severe",
@@ -143,11 +143,7 @@ export class RulesAgent {
       });
     }
 
-    const [recent] = await tx.query<{ n: number | string }>(
-      `SELECT count(*) AS n FROM ${VELOCITY[subject.type]} = $1 AND created_at > now() - make_interval(secs => $2)`,
-      [address, o.velocityWindowSeconds],
-    );
-    const count = Number(recent?.n ?? 0);
+    const count = await VELOCITY[subject.type](tx, address, o.velocityWindowSeconds);
     const fast = count > o.velocityMax;
     if (fast || magicAt === 14) {
       const counted = `${count} ${label(subject)}s for ${subject.address} within ${o.velocityWindowSeconds} s (the most expected is ${o.velocityMax})`;

@@ -3,18 +3,10 @@
 // custody's ledger, which serves them to the account that made the deposit.
 import { depositLeaf } from "@zsd/sdk/notes";
 import { formatZec } from "@zsd/sdk/units";
+import { depositLineOf, depositLinesAt } from "../../adapters/custody/ledger.ts";
 import type { Queryable } from "../../adapters/db/index.ts";
 import type { Upstreams } from "../../adapters/upstreams.ts";
 import { domainErrors } from "../errors.ts";
-
-interface Row {
-  public_id: string;
-  amount_zat: string;
-  note_commitment: string;
-  leaf_index: number;
-  tx_hash: string;
-  created_at: Date;
-}
 
 export interface DepositView {
   object: "deposit";
@@ -34,11 +26,7 @@ export interface DepositView {
  * is no one else's business.
  */
 export async function depositOf(db: Queryable, accountId: string, id: string): Promise<DepositView> {
-  const [row] = await db.query<Row>(
-    `SELECT public_id, amount_zat, note_commitment, leaf_index, tx_hash, created_at FROM custody_ledger
-     WHERE kind = 'deposit' AND public_id = $1 AND account_id = $2`,
-    [id, accountId],
-  );
+  const row = await depositLineOf(db, accountId, id);
   if (!row) throw domainErrors.notFound(`Deposit ${id}`);
   const amountZat = BigInt(row.amount_zat);
   return {
@@ -66,11 +54,7 @@ export async function ownLeaves(
   from: number,
   to: number,
 ): Promise<Map<number, { amountZat: string; noteCommitment: string }>> {
-  const rows = await db.query<{ leaf_index: number; amount_zat: string; note_commitment: string }>(
-    `SELECT leaf_index, amount_zat, note_commitment FROM custody_ledger
-     WHERE kind = 'deposit' AND account_id = $1 AND leaf_index BETWEEN $2 AND $3`,
-    [accountId, from, to],
-  );
+  const rows = await depositLinesAt(db, accountId, from, to);
   return new Map(rows.map((r) => [r.leaf_index, { amountZat: r.amount_zat, noteCommitment: r.note_commitment }]));
 }
 

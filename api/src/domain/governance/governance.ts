@@ -4,7 +4,7 @@
 // chain as it is now (the proposal is active, the voter has weight at its
 // snapshot and has not voted, the signature is the voter's at an unused nonce)
 // before anything is spent, then queued; the relay worker sends it
-// (relay/governance-relay.ts). So are the queue and the execute of a proposal,
+// (workers/relay/governance-relay.ts). So are the queue and the execute of a proposal,
 // which the governor takes from anyone and need no signature: the relay sends
 // them once the proposal has succeeded, and once the timelock's delay is over.
 import {
@@ -47,6 +47,7 @@ import {
 } from "./views.ts";
 import { randomId } from "../../adapters/ids.ts";
 import type { Environment } from "../accounts/keys.ts";
+import { lockAccount } from "../accounts/store.ts";
 
 export {
   PROPOSAL_ACTIONS,
@@ -191,7 +192,7 @@ export class GovernanceService {
   /**
    * The governor is the authority on which proposals exist: one it never had
    * is not found whatever the indexer says, and one it has that the indexer
-   * has not reached yet is a lag (unavailable), not a 404.
+   * has not reached yet is a lag (unavailable), not a missing one.
    */
   async #exists(id: string): Promise<void> {
     const gov = this.#requireChain();
@@ -233,7 +234,7 @@ export class GovernanceService {
     };
   }
 
-  /** An indexer read; its 404 is this API's not found (of `what`), anything else unavailable. */
+  /** An indexer read; one the indexer does not have is not found (of `what`), anything else unavailable. */
   async #indexer<T>(path: string, what: string): Promise<T> {
     const result = await this.upstreams.indexerOrNotFound<T>(path);
     if (result === undefined) throw notIndexed(what);
@@ -456,7 +457,7 @@ export class GovernanceService {
     const id = randomId("dlg");
     const queue = this.db.transaction(async (tx) => {
       // One submission of the account at a time counts against its allowance.
-      await tx.query(`SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, [accountId]);
+      await lockAccount(tx, accountId);
       const [{ count }] = (await tx.query<{ count: string | number }>(
         `SELECT count(*) AS count FROM governance_delegations
          WHERE account_id = $1 AND environment = $2 AND created_at > now() - interval '1 day'`,

@@ -8,22 +8,16 @@ import { DomainError, domainErrors } from "../errors.ts";
 import { freshPrice } from "../price/price.ts";
 import { refusalOf } from "../reverts.ts";
 import type { ComplianceService } from "../compliance/compliance.ts";
-import { holdOf } from "../compliance/hold-of.ts";
+import { type HoldView, holdOf } from "../compliance/hold-of.ts";
 import { ROOT_EXPIRED_REASON, rejectProof, rootState } from "./proofs.ts";
+import { type MintRow, claimProofForMint, mintOf, proofOf } from "./store.ts";
 
-interface MintRow {
-  id: string;
-  status: "queued" | "submitted" | "confirmed" | "failed";
-  proof_id: string;
-  amount: string;
-  recipient: string;
-  tx_hash: string | null;
-  position_id: string | null;
-  block_number: string | number | null;
-  failure_code: string | null;
-  failure_reason: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
+/** A mint as the service reads it: its row, the hold on it, and the chain's head once it is mined. */
+export interface MintState {
+  row: MintRow;
+  hold: HoldView | null;
+  /** The chain's head block when the mint has a block (for its confirmations); null before. */
+  head: number | null;
 }
 
 interface ProofRow {
@@ -94,10 +88,7 @@ export class MintService {
   }
 
   async #proof(accountId: string, where: "id" | "proof_hash", value: string): Promise<ProofRow> {
-    const [proof] = await this.db.query<ProofRow>(`SELECT * FROM proofs WHERE ${where} = $1 AND account_id = $2`, [
-      value,
-      accountId,
-    ]);
+    const proof = await proofOf<ProofRow>(this.db, accountId, where, value);
     if (!proof) throw domainErrors.notFound(`Proof ${value}`);
     return proof;
   }
@@ -136,7 +127,7 @@ export class MintService {
     }
 
     // Every chain read comes before anything is written: a node that cannot
-    // answer is a 503 that leaves the proof as it was and no mint queued.
+    // answer is "unavailable", which leaves the proof as it was and no mint queued.
     const [price, root, refusal] = await Promise.all([
       freshPrice(chain, "mints"),
       rootState(chain, BigInt(proof.root)),
@@ -160,21 +151,20 @@ export class MintService {
 
     const id = randomId("mint");
     await this.db.transaction(async (tx) => {
-      const claimed = await tx.query(
-        `UPDATE proofs SET status = 'consumed', mint_id = $2, updated_at = now() WHERE id = $1 AND status = 'verified' RETURNING id`,
-        [proof.id, id],
-      );
-      if (claimed.length === 0)
+      const claimed = await claimProofForMint(tx, {
+        id,
+        accountId,
+        proofId: proof.id,
+        amount: proof.mint_amount,
+        recipient: proof.recipient,
+      });
+      if (!claimed)
         throw new DomainError(
           "conflict",
           "proof_already_used",
           "Proof already used",
           `Proof ${proof.id} was just used by another mint.`,
         );
-      await tx.query(
-        `INSERT INTO mints (id, account_id, proof_id, status, amount, recipient) VALUES ($1, $2, $3, 'queued', $4, $5)`,
-        [id, accountId, proof.id, proof.mint_amount, proof.recipient],
-      );
       await this.compliance?.admit(
         tx,
         accountId,
@@ -209,34 +199,16 @@ export class MintService {
     }
   }
 
-  async get(accountId: string, mintId: string) {
-    const [row] = await this.db.query<MintRow>("SELECT * FROM mints WHERE id = $1 AND account_id = $2", [
-      mintId,
-      accountId,
-    ]);
+  /** The mint as its row stands, with its hold and, once mined, the chain's head (for its confirmations). */
+  async get(accountId: string, mintId: string): Promise<MintState> {
+    const row = await mintOf(this.db, accountId, mintId);
     if (!row) throw domainErrors.notFound(`Mint ${mintId}`);
     const block = row.block_number === null ? null : Number(row.block_number);
     const head =
       block === null || !this.chain
         ? null
         : Number(await this.chain.read(() => this.chain!.client.getBlockNumber({ cacheTime: 0 })));
-    return {
-      object: "mint" as const,
-      mintId: row.id,
-      status: row.status,
-      proofId: row.proof_id,
-      amount: formatZsd(BigInt(row.amount)),
-      recipient: row.recipient,
-      positionId: row.position_id,
-      txHash: row.tx_hash,
-      blockNumber: block,
-      confirmations: block === null || head === null ? null : Math.max(0, head - block + 1),
-      failureCode: row.status === "failed" ? row.failure_code : null,
-      failureReason: row.status === "failed" ? row.failure_reason : null,
-      hold: await holdOf(this.db, "mint", row.id),
-      createdAt: new Date(row.created_at).toISOString(),
-      updatedAt: new Date(row.updated_at).toISOString(),
-    };
+    return { row, hold: await holdOf(this.db, "mint", row.id), head };
   }
 
   /** Waits for a mint to be confirmed or failed, up to `timeoutMs`. */
@@ -244,7 +216,7 @@ export class MintService {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const mint = await this.get(accountId, mintId);
-      if (mint.status === "confirmed" || mint.status === "failed" || Date.now() > deadline) return mint;
+      if (mint.row.status === "confirmed" || mint.row.status === "failed" || Date.now() > deadline) return mint;
       await new Promise((r) => setTimeout(r, 100));
     }
   }

@@ -6,29 +6,13 @@ import { type Address, encodeAbiParameters, keccak256, zeroAddress } from "viem"
 import { formatZsd, parseZsd } from "@zsd/sdk/units";
 import { type Groth16Proof, bindingHash, publicSignalsFromArray, verifyCollateralProof } from "@zsd/sdk";
 import type { Chain } from "../../adapters/chain.ts";
-import type { Database, Queryable } from "../../adapters/db/index.ts";
+import type { Database } from "../../adapters/db/index.ts";
 import { randomId } from "../../adapters/ids.ts";
 import { DomainError, type ErrorKind, domainErrors } from "../errors.ts";
 
-interface ProofRow {
-  id: string;
-  account_id: string;
-  proof_hash: string;
-  status: "verified" | "consumed" | "rejected";
-  root: string;
-  nullifier_hash: string;
-  collateral_floor_zat: string;
-  binding_hash: string;
-  mint_amount: string;
-  recipient: string;
-  relayer: string;
-  fee: string;
-  owner: string | null;
-  change_leaf: string;
-  rejection_reason: string | null;
-  mint_id: string | null;
-  created_at: Date | string;
-}
+import { type ProofRow, insertProof, proofOf, proofWithHash, rejectProof, verifiedProofOf } from "./store.ts";
+
+export type { ProofRow } from "./store.ts";
 
 /**
  * Whether the minter would still take a proof against `root`, asked of the
@@ -60,39 +44,7 @@ export interface ProofSubmission {
   owner: Address;
 }
 
-export function present(row: ProofRow) {
-  return {
-    object: "proof" as const,
-    proofId: row.id,
-    proofHash: row.proof_hash,
-    status: row.status,
-    publicInputs: {
-      root: row.root,
-      nullifierHash: row.nullifier_hash,
-      collateralFloorZat: row.collateral_floor_zat,
-      bindingHash: row.binding_hash,
-      changeLeaf: row.change_leaf,
-    },
-    mintAmount: formatZsd(BigInt(row.mint_amount)),
-    recipient: row.recipient,
-    relayer: row.relayer,
-    fee: formatZsd(BigInt(row.fee)),
-    owner: row.owner ?? row.recipient,
-    rejectionReason: row.rejection_reason,
-    mintId: row.mint_id,
-    createdAt: new Date(row.created_at).toISOString(),
-  };
-}
-
-/** Marks a proof rejected while it is still in `from`; answers how many rows moved (0 or 1). */
-export async function rejectProof(db: Queryable, proofId: string, from: "verified" | "consumed", reason: string) {
-  const rows = await db.query(
-    `UPDATE proofs SET status = 'rejected', rejection_reason = $3, updated_at = now()
-     WHERE id = $1 AND status = $2 RETURNING id`,
-    [proofId, from, reason],
-  );
-  return rows.length;
-}
+export { rejectProof } from "./store.ts";
 
 /** Verified proofs a process remembers (a digest each). */
 const VERIFIED_REMEMBERED = 10_000;
@@ -303,34 +255,28 @@ export class ProofService {
       ),
     );
     const insert = () =>
-      this.db.query<ProofRow>(
-        `INSERT INTO proofs (id, account_id, proof_hash, status, root, nullifier_hash, collateral_floor_zat,
-           binding_hash, mint_amount, recipient, relayer, fee, proof, owner, change_leaf)
-         VALUES ($1, $2, $3, 'verified', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
-        [
-          randomId("prf"),
-          accountId,
-          proofHash,
-          root.toString(),
-          nullifierHash.toString(),
-          floor.toString(),
-          binding.toString(),
-          mintAmount.toString(),
-          input.recipient,
-          relayer,
-          fee.toString(),
-          JSON.stringify(input.proof),
-          input.owner,
-          changeLeaf.toString(),
-        ],
-      );
+      insertProof(this.db, [
+        randomId("prf"),
+        accountId,
+        proofHash,
+        root.toString(),
+        nullifierHash.toString(),
+        floor.toString(),
+        binding.toString(),
+        mintAmount.toString(),
+        input.recipient,
+        relayer,
+        fee.toString(),
+        JSON.stringify(input.proof),
+        input.owner,
+        changeLeaf.toString(),
+      ]);
     try {
-      const [row] = await insert();
-      return present(row!);
+      return await insert();
     } catch (error) {
       const message = String((error as Error).message);
       if (/proofs_proof_hash_key|proof_hash/.test(message)) {
-        const [existing] = await this.db.query<ProofRow>("SELECT * FROM proofs WHERE proof_hash = $1", [proofHash]);
+        const existing = await proofWithHash(this.db, proofHash);
         throw reject(
           "conflict",
           "proof_already_submitted",
@@ -347,8 +293,7 @@ export class ProofService {
     // deposit: this newer proof takes its place.
     if (await this.#retireExpiredClaim(chain, nullifierHash)) {
       try {
-        const [row] = await insert();
-        return present(row!);
+        return await insert();
       } catch (error) {
         if (!/proofs_live_nullifier/.test(String((error as Error).message))) throw error;
       }
@@ -363,20 +308,14 @@ export class ProofService {
 
   /** Rejects the verified (not yet minted) proof claiming `nullifierHash` if its root has expired. */
   async #retireExpiredClaim(chain: Chain, nullifierHash: bigint): Promise<boolean> {
-    const [live] = await this.db.query<ProofRow>(
-      "SELECT * FROM proofs WHERE nullifier_hash = $1 AND status = 'verified'",
-      [nullifierHash.toString()],
-    );
+    const live = await verifiedProofOf(this.db, nullifierHash);
     if (!live || (await rootState(chain, BigInt(live.root))) !== "expired") return false;
     return (await rejectProof(this.db, live.id, "verified", ROOT_EXPIRED_REASON)) > 0;
   }
 
   async get(accountId: string, proofId: string) {
-    const [row] = await this.db.query<ProofRow>("SELECT * FROM proofs WHERE id = $1 AND account_id = $2", [
-      proofId,
-      accountId,
-    ]);
+    const row = await proofOf(this.db, accountId, "id", proofId);
     if (!row) throw domainErrors.notFound(`Proof ${proofId}`);
-    return present(row);
+    return row;
   }
 }

@@ -1,151 +1,45 @@
 // Redirects of failed payouts. Custody could not pay a payout (a redemption,
 // collateral released from a position, a withdrawn note): the attestor failed
-// it on-chain and its ZEC is held for its owner (relay/payouts.ts, "held").
+// it on-chain and its ZEC is held for its owner (workers/payouts/payouts.ts, "held").
 // The owner signs an EIP-712 Redirect on the Redemptions contract and the
 // relay sends it with redirectWithSig: to another shielded address (a new
 // payout, paid like any other) or into a new note. Everything the contract
 // would refuse is refused here first, so that nothing is queued to fail.
-import { type Address, type Hex, decodeFunctionData, encodeFunctionData, recoverTypedDataAddress } from "viem";
+import { type Address, type Hex, encodeFunctionData, recoverTypedDataAddress } from "viem";
 import { redemptionsAbi, redirectTypedData } from "@zsd/sdk";
 import { SNARK_SCALAR_FIELD } from "@zsd/sdk/notes";
-import { formatZec } from "@zsd/sdk/units";
 import type { Chain } from "../../adapters/chain.ts";
-import { displayTxId } from "../txids.ts";
 import type { Database } from "../../adapters/db/index.ts";
-import { REJECTED_ROW, isRefusedByCompliance } from "../compliance/compliance.ts";
+import { isRefusedByCompliance } from "../compliance/compliance.ts";
 import { DomainError, domainErrors } from "../errors.ts";
 import { randomId } from "../../adapters/ids.ts";
 import { type SealedAddresses, refuseRetiredKey, refuseReusedEnvelope } from "../redemptions/sealed-addresses.ts";
 import { refusalOf } from "../reverts.ts";
+import { burnedRedemptionOf } from "../redemptions/store.ts";
+import { ON_CHAIN } from "./status.ts";
+import { type RedirectRow, insertRedirect, latestRedirect, liveRedirectOf, redirectAtNonce } from "./store.ts";
 
-/** The reason written on-chain with a failure: a code, never the wallet's words (they may reveal balances). */
-const FAILURE_REASON = {
-  unreadable: "unreadable_address",
-  failed: "payout_failed",
-  rejected: "compliance_rejected",
-} as const;
-/**
- * How a failure for a sealed address custody cannot open, or whose address it
- * cannot pay, or that an earlier payout used, is noted on its row (and told
- * apart on a later pass).
- */
-export const NOT_PAYABLE = "Not payable: ";
-/** How a failure a screener asked for is noted on its row. */
-export const REJECTED = REJECTED_ROW;
+export type { RedirectRow } from "./store.ts";
 
-/** How an owner gets a held payout's ZEC: told with every held payout (webhook and reads). */
-export const REDIRECT_HOW =
-  "POST /v1/redemptions/{id}/redirect with a sealedAddress or a noteCommitment, a deadline and the owner's " +
-  "EIP-712 Redirect signature (SDK: redemptions.redirect).";
-
-/** The code written on-chain with a failure, from why the payout is being failed. */
-export function failureReason(p: { last_error: string | null }): string {
-  if (p.last_error?.startsWith(NOT_PAYABLE)) return FAILURE_REASON.unreadable;
-  if (p.last_error?.startsWith(REJECTED)) return FAILURE_REASON.rejected;
-  return FAILURE_REASON.failed;
-}
-
-/** A held payout's reason in words, for its owner. */
-export function heldReason(code: string): string {
-  const why =
-    code === FAILURE_REASON.unreadable
-      ? "Custody cannot open or pay this payout's sealed address (sealed to another key or owner, not a shielded " +
-        "address of this network, or used by an earlier payout)"
-      : code === FAILURE_REASON.rejected
-        ? "Compliance review refused this payout"
-        : "Custody could not pay this payout";
-  return `${why}. Its ZEC is held on-chain for the owner (no ZSD is returned): the owner redirects it to another shielded address or into a note.`;
-}
-
-/** Contract status of a payout (IRedemptions.Status). */
-export const PAYOUT_STATUS = ["none", "requested", "completed", "failed", "redirected"] as const;
-const FAILED = 3;
+const FAILED = ON_CHAIN.failed;
 
 /** How many of the owner's used nonces a signature is checked against before it is called invalid. */
 const USED_NONCE_LOOKBACK = 8n;
-
-export interface RedirectRow {
-  id: string;
-  account_id: string | null;
-  environment: string;
-  payout_id: string;
-  owner: string;
-  signed_nonce: string;
-  zcash_address: string | null;
-  note_commitment: string | null;
-  deadline: string;
-  calldata: Hex;
-  status: "queued" | "submitted" | "confirmed" | "failed";
-  tx_hash: string | null;
-  raw_tx: string | null;
-  nonce: number | null;
-  submitted_at: Date | string | null;
-  attempts: number;
-  block_number: string | number | null;
-  new_payout_id: string | null;
-  note_sequence: string | null;
-  failure_code: string | null;
-  failure_reason: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
 
 export type RedirectInput = ({ sealedAddress: Hex } | { noteCommitment: string }) & {
   deadline: number;
   signature: Hex;
 };
 
-/** A payout's state for its owner, from the payout worker's row (relay/payouts.ts). */
-export function payoutState(status: string | null | undefined) {
-  switch (status) {
-    case "completed":
-      return "paid" as const;
-    case "failing":
-    case "held":
-      return "held" as const;
-    case "redirected":
-      return "redirected" as const;
-    case "review":
-      return "in_review" as const;
-    default:
-      return "paying" as const;
-  }
-}
-
 /**
- * A redirect as an account sees it: the plaintext address only to the account
- * that asked for it (custody opened it for them); anyone else who names the
- * payout by its id sees the sealed address the chain shows.
+ * A redirect as the service reads it, for the HTTP layer to present: the row,
+ * the payout it made and the ZEC it moved when known, and whether the asking
+ * account is the one that asked for it (only that account sees the address
+ * custody opened for it).
  */
-export function presentRedirect(
-  row: RedirectRow & { payout_status?: string | null; payout_txid?: string | null; zat_held?: string | null },
-  own = true,
-) {
-  return {
-    object: "payout_redirect" as const,
-    redirectId: row.id,
-    payoutId: row.payout_id.toString(),
-    owner: row.owner,
-    destination:
-      row.zcash_address !== null
-        ? own
-          ? { withdrawAddress: row.zcash_address }
-          : { sealedAddress: sealedOf(row.calldata) }
-        : { noteCommitment: row.note_commitment ?? "0" },
-    status: row.status,
-    txHash: row.tx_hash,
-    blockNumber: row.block_number === null ? null : Number(row.block_number),
-    newPayoutId: row.new_payout_id,
-    noteSequence: row.note_sequence,
-    // The new payout, paid like any other (into a note there is none: the note is the ZEC).
-    payoutStatus: row.new_payout_id ? payoutState(row.payout_status) : null,
-    zcashTxId: row.payout_status === "completed" ? displayTxId(row.payout_txid) : null,
-    zecHeld: row.zat_held ? formatZec(BigInt(row.zat_held)) : null,
-    failureCode: row.status === "failed" ? row.failure_code : null,
-    failureReason: row.status === "failed" ? row.failure_reason : null,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
-  };
+export interface RedirectState {
+  row: RedirectRow & { payout_status?: string | null; payout_txid?: string | null; zat_held?: string | null };
+  own: boolean;
 }
 
 const conflict = (code: string, title: string, detail: string, facts: Record<string, unknown> = {}) =>
@@ -173,10 +67,7 @@ export class RedirectService {
    */
   async #payoutId(accountId: string, id: string): Promise<bigint> {
     if (/^\d+$/.test(id)) return BigInt(id);
-    const [request] = await this.db.query<{ redemption_id: string | null }>(
-      "SELECT redemption_id FROM redemption_requests WHERE id = $1 AND account_id = $2",
-      [id, accountId],
-    );
+    const request = await burnedRedemptionOf(this.db, accountId, id);
     if (!request) throw domainErrors.notFound(`Redemption ${id}`);
     if (request.redemption_id === null) {
       throw conflict(
@@ -189,7 +80,7 @@ export class RedirectService {
   }
 
   /** Checks a signed redirect of a failed payout, simulates it and queues it for the relay. */
-  async request(accountId: string, id: string, input: RedirectInput) {
+  async request(accountId: string, id: string, input: RedirectInput): Promise<RedirectState> {
     const chain = this.chain;
     const sealed = this.options.sealed;
     if (!chain || !sealed || !this.options.relaying) {
@@ -241,10 +132,7 @@ export class RedirectService {
         { payoutId: payoutId.toString() },
       );
     }
-    const [live] = await this.db.query<RedirectRow>(
-      "SELECT * FROM payout_redirects WHERE payout_id = $1 AND status <> 'failed' LIMIT 1",
-      [payoutId.toString()],
-    );
+    const live = await liveRedirectOf(this.db, payoutId);
     if (live) {
       throw conflict(
         "redirect_already_submitted",
@@ -289,10 +177,7 @@ export class RedirectService {
           `exactly this destination and deadline at the owner's nonce ${chainNonce} (GET /v1/redemptions/terms).`,
       );
     }
-    const [taken] = await this.db.query<RedirectRow>(
-      `SELECT * FROM payout_redirects WHERE lower(owner) = lower($1) AND signed_nonce = $2 AND status <> 'failed'`,
-      [payout.owner, chainNonce.toString()],
-    );
+    const taken = await redirectAtNonce(this.db, payout.owner, chainNonce);
     if (taken) {
       throw conflict(
         "redirect_already_submitted",
@@ -329,14 +214,9 @@ export class RedirectService {
       calldata,
       status: "queued",
     };
-    const keys = Object.keys(columns);
     try {
-      const [row] = await this.db.query<RedirectRow>(
-        `INSERT INTO payout_redirects (${keys.join(", ")}) VALUES (${keys.map((_, i) => `$${i + 1}`).join(", ")})
-         RETURNING *`,
-        keys.map((k) => columns[k as keyof typeof columns]),
-      );
-      return presentRedirect({ ...row!, zat_held: payout.zatDue.toString() });
+      const row = await insertRedirect(this.db, columns);
+      return { row: { ...row, zat_held: payout.zatDue.toString() }, own: true };
     } catch (error) {
       if (!/payout_redirects_live/.test(String((error as Error).message))) throw error;
       throw conflict(
@@ -348,26 +228,10 @@ export class RedirectService {
   }
 
   /** The latest redirect of a payout (by `red_…` for this account's redemptions, or by on-chain payout id). */
-  async latest(accountId: string, id: string) {
+  async latest(accountId: string, id: string): Promise<RedirectState> {
     const payoutId = await this.#payoutId(accountId, id);
-    const [row] = await this.db.query<
-      RedirectRow & { payout_status: string | null; payout_txid: string | null; zat_held: string | null }
-    >(
-      `SELECT d.*, p.status AS payout_status, p.zcash_txid AS payout_txid, o.zat_due AS zat_held
-       FROM payout_redirects d
-       LEFT JOIN payouts p ON p.redemption_id = d.new_payout_id::numeric
-       LEFT JOIN payouts o ON o.redemption_id = d.payout_id
-       WHERE d.payout_id = $1 AND d.environment = $2
-       ORDER BY d.status = 'failed', d.created_at DESC LIMIT 1`,
-      [payoutId.toString(), this.options.environment],
-    );
+    const row = await latestRedirect(this.db, payoutId, this.options.environment);
     if (!row) throw domainErrors.notFound(`A redirect of payout ${payoutId}`);
-    return presentRedirect(row, row.account_id === accountId);
+    return { row, own: row.account_id === accountId };
   }
-}
-
-/** The sealed address a queued redirectWithSig carries (what the chain shows of it). */
-function sealedOf(calldata: Hex): Hex {
-  const { args } = decodeFunctionData({ abi: redemptionsAbi, data: calldata });
-  return (args as readonly unknown[])[1] as Hex;
 }

@@ -27,7 +27,7 @@ import {
   unprocessable,
   valueOf,
 } from "./queue.ts";
-import type { ActionRow } from "./views.ts";
+import { actionAtNonce } from "./store.ts";
 import { refuseRetiredKey, refuseReusedEnvelope } from "../redemptions/sealed-addresses.ts";
 
 /** A deadline an hour on: long enough to sign and send, short enough that a lost signature expires. */
@@ -249,10 +249,7 @@ export async function requestAction(
     // The same signature again: at a nonce being relayed, or one the chain has taken.
     for (let n = next - 1n; n >= 0n && n >= chainNonce - USED_NONCE_LOOKBACK; n--) {
       if (!(await signedAt(n))) continue;
-      const [existing] = await ctx.db.query<ActionRow>(
-        `SELECT * FROM position_actions WHERE lower(signer) = lower($1) AND signed_nonce = $2 AND status <> 'failed'`,
-        [signer, n.toString()],
-      );
+      const existing = await actionAtNonce(ctx.db, signer, n);
       throw conflict(
         "position_action_already_submitted",
         "Already submitted",

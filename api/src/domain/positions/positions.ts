@@ -14,7 +14,7 @@ import { type ActionInput, actionTerms, requestAction } from "./actions.ts";
 import type { LiquidationBounds } from "@zsd/sdk";
 import { queueKeeperLiquidation, queueKeeperRedistribution } from "./keeper.ts";
 import { type PositionContext, type PositionOptions, readPositions, withHold } from "./queue.ts";
-import type { ActionRow } from "./views.ts";
+import { actionOf } from "./store.ts";
 import type { ProofService } from "../mints/proofs.ts";
 
 export const POSITION_STATUS = ["none", "open", "liquidated", "closed"] as const;
@@ -144,10 +144,7 @@ export class PositionService {
 
   /** An action or withdrawal this account asked for. */
   async action(accountId: string, id: string, kind: "position_action" | "withdrawal", positionId?: string) {
-    const [row] = await this.db.query<ActionRow>(
-      `SELECT * FROM position_actions WHERE id = $1 AND account_id = $2 AND environment = $3`,
-      [id, accountId, this.options.environment],
-    );
+    const row = await actionOf(this.db, accountId, this.options.environment, id);
     const matches =
       row &&
       (kind === "withdrawal" ? row.action === "withdraw_note" : row.action !== "withdraw_note") &&

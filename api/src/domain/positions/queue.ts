@@ -15,6 +15,7 @@ import { DomainError, domainErrors } from "../errors.ts";
 import { holdOf } from "../compliance/hold-of.ts";
 import { randomId } from "../../adapters/ids.ts";
 import { type ActionRow, presentAction } from "./views.ts";
+import { actionRow, collidingAction, inFlightOf, insertAction } from "./store.ts";
 import type { ProofService } from "../mints/proofs.ts";
 import { refusalOf } from "../reverts.ts";
 import type { SealedAddresses } from "../redemptions/sealed-addresses.ts";
@@ -73,12 +74,7 @@ export function readMinter<T>(chain: Chain, functionName: string, args: readonly
 
 /** The signer's actions queued or sent and not yet mined: each takes the next nonce. */
 export async function inFlight(db: Queryable, signer: Address): Promise<bigint> {
-  const [row] = await db.query<{ n: string }>(
-    `SELECT count(*)::text AS n FROM position_actions
-     WHERE lower(signer) = lower($1) AND signed_nonce IS NOT NULL AND status IN ('queued', 'submitted')`,
-    [signer],
-  );
-  return BigInt(row?.n ?? "0");
+  return inFlightOf(db, signer);
 }
 
 /**
@@ -125,16 +121,12 @@ export async function queueAction(
   const { db, options } = ctx;
   const id = randomId(fields.action === "withdraw_note" ? "wdr" : "pact");
   const columns = { id, account_id: accountId, environment: options.environment, status: "queued", ...fields };
-  const keys = Object.keys(columns);
   const compliance = accountId !== null && screened ? options.compliance : undefined;
   try {
     const row = await db.transaction(async (tx) => {
-      const [inserted] = await tx.query<ActionRow>(
-        `INSERT INTO position_actions (${keys.join(", ")}) VALUES (${keys.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING *`,
-        keys.map((k) => columns[k as keyof typeof columns]),
-      );
+      const inserted = await insertAction(tx, columns);
       await compliance?.admit(tx, accountId!, { type: "position_action", id, ...screened! }, null);
-      return inserted!;
+      return inserted;
     });
     compliance?.queued();
     return withHold(db, row);
@@ -142,13 +134,12 @@ export async function queueAction(
     if (!/position_actions_(signed|nullifier|liquidation|redistribution)/.test(String((error as Error).message))) {
       throw error;
     }
-    const [existing] = await db.query<ActionRow>(
-      `SELECT * FROM position_actions WHERE status <> 'failed' AND
-         ((lower(signer) = lower($1) AND signed_nonce = $2) OR nullifier_hash = $3 OR
-          (action IN ('liquidate', 'redistribute') AND position_id = $4 AND status IN ('queued', 'submitted')))
-       LIMIT 1`,
-      [fields.signer ?? null, fields.signed_nonce ?? null, fields.nullifier_hash ?? null, fields.position_id ?? null],
-    );
+    const existing = await collidingAction(db, {
+      signer: fields.signer ?? null,
+      signedNonce: fields.signed_nonce ?? null,
+      nullifierHash: fields.nullifier_hash ?? null,
+      positionId: fields.position_id ?? null,
+    });
     const own = existing && existing.account_id === accountId;
     const what = fields.action === "withdraw_note" ? "withdrawal" : "position_action";
     throw conflict(
@@ -176,7 +167,7 @@ export async function emitAction(
   type: string,
 ) {
   if (!compliance || row.account_id === null) return;
-  const [fresh] = await tx.query<ActionRow>("SELECT * FROM position_actions WHERE id = $1", [row.id]);
+  const fresh = await actionRow(tx, row.id);
   const view = presentAction(fresh!) as Record<string, unknown>;
   delete view.object;
   delete view.createdAt;

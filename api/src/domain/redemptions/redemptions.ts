@@ -9,7 +9,7 @@ import { freshPrice } from "../price/price.ts";
 import type { ComplianceService } from "../compliance/compliance.ts";
 import { holdOf } from "../compliance/hold-of.ts";
 import { displayTxId } from "../txids.ts";
-import { REDIRECT_HOW, failureReason, heldReason, payoutState } from "../payouts/redirects.ts";
+import { REDIRECT_HOW, failureReason, heldReason, payoutState } from "../payouts/status.ts";
 import {
   type SealedAddresses,
   canonicalZcashAddress,
@@ -17,44 +17,15 @@ import {
   refuseReusedEnvelope,
 } from "./sealed-addresses.ts";
 import type { SealKey } from "@zsd/sdk/seal";
-
-interface Row {
-  id: string;
-  status: "requested" | "burned" | "paid" | "failed";
-  owner: string;
-  amount: string;
-  withdraw_address: string;
-  redemption_id: string | null;
-  zat_due: string | null;
-  tx_hash: string | null;
-  /** The block the burn was mined in (null for a request burned before it was recorded). */
-  block_number?: string | null;
-  zcash_txid: string | null;
-  failure_code: string | null;
-  failure_reason: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-  /** From the payout of the on-chain redemption, once the worker has seen it (relay/payouts.ts). */
-  payout_status?: string | null;
-  payout_txid?: string | null;
-  settle_tx_hash?: string | null;
-  payout_updated_at?: Date | string | null;
-  /** The compliance hold on the request, if one was placed. */
-  hold_state?: string | null;
-  payout_error?: string | null;
-  /** The latest redirect of a held payout (payout_redirects), and the new payout it made. */
-  redirect_id?: string | null;
-  redirect_status?: string | null;
-  redirect_address?: string | null;
-  redirect_commitment?: string | null;
-  redirect_new_payout?: string | null;
-  redirect_note_sequence?: string | null;
-  redirect_tx_hash?: string | null;
-  redirect_failure_code?: string | null;
-  redirect_failure_reason?: string | null;
-  redirect_payout_status?: string | null;
-  redirect_payout_txid?: string | null;
-}
+import {
+  type RequestRow as Row,
+  insertRequest,
+  latestRequestAt,
+  liveRequestAt,
+  noncesSignedWith,
+  refusedSignature,
+  requestWithPayout,
+} from "./store.ts";
 
 /** Where a held payout's ZEC was redirected, and how that is going. */
 function redirectView(row: Row) {
@@ -352,12 +323,7 @@ export class RedemptionService {
     const sealedAddress = sealedAt(nonce);
     // A signature compliance refused stays refused: posting it again is not a way round the review
     // (a new signature at the same nonce is a new request, reviewed as such).
-    const [rejected] = await this.db.query<{ id: string; account_id: string }>(
-      `SELECT id, account_id FROM redemption_requests WHERE lower(owner) = lower($1) AND owner_nonce = $2
-         AND status = 'failed' AND failure_code = 'compliance_rejected'
-         AND lower(signature->>'r') = lower($3) AND lower(signature->>'s') = lower($4) LIMIT 1`,
-      [input.owner, nonce.toString(), input.permit.r, input.permit.s],
-    );
+    const rejected = await refusedSignature(this.db, input.owner, nonce, input.permit);
     if (rejected) {
       throw new DomainError(
         "conflict",
@@ -398,7 +364,7 @@ export class RedemptionService {
     // After the nonce checks, which answer a signature posted again with its own code.
     await refuseReusedEnvelope(this.db, sealedAddress, input.owner, field).catch(async (error) => {
       // The same signed redemption posted at the same moment, committed since the check above:
-      // the envelope it carries is this one, and the answer is the 409 of a second post.
+      // the envelope it carries is this one, and the answer is the conflict of a second post.
       if (await this.#liveAt(input.owner, nonce))
         throw await this.#alreadySubmitted(accountId, input.owner, nonce, false);
       throw error;
@@ -406,23 +372,18 @@ export class RedemptionService {
     const id = randomId("red");
     try {
       const row = await this.db.transaction(async (tx) => {
-        const [inserted] = await tx.query<Row>(
-          `INSERT INTO redemption_requests (id, account_id, status, owner, amount, withdraw_address, sealed_address,
-             deadline, signature, owner_nonce)
-           VALUES ($1, $2, 'requested', $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-          [
-            id,
-            accountId,
-            input.owner,
-            amount.toString(),
-            withdrawAddress,
-            sealedAddress.toLowerCase(),
-            deadline.toString(),
-            JSON.stringify(input.permit),
-            nonce.toString(),
-          ],
-        );
-        const view = presentRedemption(inserted!);
+        const inserted = await insertRequest(tx, [
+          id,
+          accountId,
+          input.owner,
+          amount.toString(),
+          withdrawAddress,
+          sealedAddress.toLowerCase(),
+          deadline.toString(),
+          JSON.stringify(input.permit),
+          nonce.toString(),
+        ]);
+        const view = presentRedemption(inserted);
         await this.compliance?.admit(
           tx,
           accountId,
@@ -444,7 +405,7 @@ export class RedemptionService {
     }
   }
 
-  /** The clear address sealed for the owner at `ownerNonce`, or 503 when custody lacks the contract's key. */
+  /** The clear address sealed for the owner at `ownerNonce`, or unavailable when custody lacks the contract's key. */
   #sealFor(key: SealKey, owner: Address, ownerNonce: bigint, address: string, field: string): Hex {
     const sealed = this.sealed?.sealFor(key, owner, ownerNonce, address, field);
     if (!sealed) {
@@ -458,35 +419,20 @@ export class RedemptionService {
 
   /** The owner's nonces below `nonce` at which a request here carried this very signature, newest first. */
   async #noncesSignedWith(owner: string, permit: RedeemInput["permit"], nonce: bigint): Promise<bigint[]> {
-    const rows = await this.db.query<{ n: string }>(
-      `SELECT DISTINCT owner_nonce::numeric AS n FROM redemption_requests
-       WHERE lower(owner) = lower($1) AND owner_nonce::numeric < $2::numeric
-         AND lower(signature->>'r') = lower($3) AND lower(signature->>'s') = lower($4)
-       ORDER BY n DESC LIMIT 4`,
-      [owner, nonce.toString(), permit.r, permit.s],
-    );
-    return rows.map((r) => BigInt(r.n));
+    return noncesSignedWith(this.db, owner, permit, nonce);
   }
 
   /** Whether a request here, not failed, holds the owner's nonce. */
   async #liveAt(owner: string, nonce: bigint): Promise<boolean> {
-    const [live] = await this.db.query(
-      "SELECT 1 FROM redemption_requests WHERE lower(owner) = lower($1) AND owner_nonce = $2 AND status <> 'failed'",
-      [owner, nonce.toString()],
-    );
-    return live !== undefined;
+    return liveRequestAt(this.db, owner, nonce);
   }
 
   /**
-   * The 409 for a redemption signed at a nonce that a request here or a
+   * The conflict for a redemption signed at a nonce that a request here or a
    * transaction on-chain already took; the request's id only to its account.
    */
   async #alreadySubmitted(accountId: string, owner: string, nonce: bigint, onChain: boolean) {
-    const [existing] = await this.db.query<{ id: string; account_id: string }>(
-      `SELECT id, account_id FROM redemption_requests WHERE lower(owner) = lower($1) AND owner_nonce = $2
-       ORDER BY status = 'failed', created_at DESC LIMIT 1`,
-      [owner, nonce.toString()],
-    );
+    const existing = await latestRequestAt(this.db, owner, nonce);
     const id = existing?.account_id === accountId ? existing.id : undefined;
     return new DomainError(
       "conflict",
@@ -546,22 +492,7 @@ export class RedemptionService {
   }
 
   async get(accountId: string, id: string) {
-    const [row] = await this.db.query<Row>(
-      `SELECT r.*, p.status AS payout_status, p.zcash_txid AS payout_txid, p.settle_tx_hash,
-              p.last_error AS payout_error, p.updated_at AS payout_updated_at, h.state AS hold_state,
-              d.id AS redirect_id, d.status AS redirect_status, d.zcash_address AS redirect_address,
-              d.note_commitment AS redirect_commitment, d.new_payout_id AS redirect_new_payout,
-              d.note_sequence AS redirect_note_sequence, d.tx_hash AS redirect_tx_hash,
-              d.failure_code AS redirect_failure_code, d.failure_reason AS redirect_failure_reason,
-              np.status AS redirect_payout_status, np.zcash_txid AS redirect_payout_txid
-       FROM redemption_requests r LEFT JOIN payouts p ON p.redemption_id = r.redemption_id::numeric
-       LEFT JOIN compliance_holds h ON h.subject_type = 'redemption' AND h.subject_id = r.id
-       LEFT JOIN LATERAL (SELECT * FROM payout_redirects x WHERE x.payout_id = r.redemption_id::numeric
-                          ORDER BY x.status = 'failed', x.created_at DESC LIMIT 1) d ON true
-       LEFT JOIN payouts np ON np.redemption_id = d.new_payout_id::numeric
-       WHERE r.id = $1 AND r.account_id = $2`,
-      [id, accountId],
-    );
+    const row = await requestWithPayout(this.db, accountId, id);
     if (!row) throw domainErrors.notFound(`Redemption ${id}`);
     const view = presentRedemption(row);
     // The chain's head only for a burned redemption waiting for its blocks, read at most once a second

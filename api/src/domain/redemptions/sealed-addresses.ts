@@ -17,6 +17,7 @@ import { ZcashAddressError, parseShieldedAddress } from "@zsd/sdk/zcash";
 import type { Chain } from "../../adapters/chain.ts";
 import type { Queryable } from "../../adapters/db/index.ts";
 import { DomainError } from "../errors.ts";
+import { envelopeUsed } from "../payouts/store.ts";
 
 type Environment = "sandbox" | "production";
 /** The unreadable_address problem's title, whatever the case. */
@@ -172,12 +173,7 @@ export class SealedAddresses {
  * as in the payouts relay's openPayout.
  */
 export async function refuseReusedEnvelope(db: Queryable, sealed: Hex, owner: Address, field: string): Promise<void> {
-  const [used] = await db.query(
-    `SELECT 1 FROM payouts WHERE sealed_address_hash = $1 AND (withdraw_address IS NOT NULL OR lower(owner) = lower($3))
-     UNION ALL SELECT 1 FROM redemption_requests WHERE sealed_address = $2 AND status <> 'failed' LIMIT 1`,
-    [keccak256(sealed), sealed.toLowerCase(), owner],
-  );
-  if (used) {
+  if (await envelopeUsed(db, keccak256(sealed), sealed.toLowerCase(), owner)) {
     throw new DomainError(
       "unprocessable",
       "unreadable_address",

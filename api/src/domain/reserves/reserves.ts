@@ -13,6 +13,8 @@ import type { ZcashdClient } from "../../adapters/custody/zcashd.ts";
 import type { Database, Queryable } from "../../adapters/db/index.ts";
 import { emitEvent } from "../agents/events.ts";
 import type { Environment } from "../accounts/keys.ts";
+import { zatDueIn } from "../payouts/store.ts";
+import { accountsListening } from "../agents/store.ts";
 
 export interface ReserveReading {
   readAt: Date;
@@ -45,12 +47,7 @@ export class ReservesStore {
   constructor(private readonly db: Database) {}
 
   inFlightZat(): Promise<bigint> {
-    return this.db
-      .query<{ zat: string | null }>(
-        `SELECT sum(zat_due::numeric)::text AS zat FROM payouts WHERE status = ANY($1::text[])`,
-        [IN_FLIGHT],
-      )
-      .then(([row]) => BigInt(row?.zat ?? "0"));
+    return zatDueIn(this.db, IN_FLIGHT);
   }
 
   /** Stores a reading; its id, for the guardian's outcome to be written to it. */
@@ -119,13 +116,7 @@ export class ReservesStore {
 
   /** Agents of any account in `environment` that subscribe to `type`: reserves are everyone's business. */
   accountsListening(tx: Queryable, environment: Environment, type: string): Promise<string[]> {
-    return tx
-      .query<{ account_id: string }>(
-        `SELECT DISTINCT account_id FROM agents
-         WHERE environment = $1 AND enabled AND deleted_at IS NULL AND $2 = ANY(events) ORDER BY account_id`,
-        [environment, type],
-      )
-      .then((rows) => rows.map((r) => r.account_id));
+    return accountsListening(tx, environment, type);
   }
 }
 

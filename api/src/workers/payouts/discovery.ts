@@ -6,8 +6,11 @@
 import { redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../../adapters/chain.ts";
 import type { Database, Queryable } from "../../adapters/db/index.ts";
-import { type ComplianceService, refusedByCompliance } from "../../domain/compliance/compliance.ts";
-import { NOT_PAYABLE } from "../../domain/payouts/redirects.ts";
+import type { ComplianceService } from "../../domain/compliance/compliance.ts";
+import { NOT_PAYABLE } from "../../domain/payouts/status.ts";
+import { earlierPayoutWith, insertPayout, recordedPayouts } from "../../domain/payouts/store.ts";
+import { refusedOrigin } from "../../domain/redemptions/store.ts";
+import { advanceCursor, readCursor } from "../cursors.ts";
 import { type PayoutVerdict, type SealedAddresses, payoutVerdict } from "../../domain/redemptions/sealed-addresses.ts";
 
 /** What the scan needs of the payout worker's options (PayoutOptions). */
@@ -29,7 +32,7 @@ const RESCAN_BLOCKS = 64n;
 export async function discoverPayouts(db: Database, chain: Chain, options: DiscoveryOptions): Promise<number> {
   const head = await chain.client.getBlockNumber({ cacheTime: 0 });
   const safe = head - BigInt(options.confirmations - 1);
-  const [cursor] = await db.query<{ block: string }>("SELECT block FROM relay_cursors WHERE name = $1", [CURSOR]);
+  const cursor = await readCursor(db, CURSOR);
   const start = BigInt(chain.deployment.contracts.Redemptions!.startBlock);
   let from = cursor ? BigInt(cursor.block) + 1n - RESCAN_BLOCKS : start;
   if (from < start) from = start;
@@ -55,48 +58,33 @@ export async function discoverPayouts(db: Database, chain: Chain, options: Disco
       // A payout recorded by an earlier pass keeps its row (the insert below does nothing for it): its
       // envelope is not opened again. Opening costs milliseconds of CPU, and the rescanned blocks hold
       // every recent redemption, pass after pass.
-      const recorded = new Set(
-        events.length === 0
-          ? []
-          : (
-              await tx.query<{ id: string }>(
-                "SELECT redemption_id::text AS id FROM payouts WHERE redemption_id = ANY($1::numeric[])",
-                [events.map((e) => e.args.id!.toString())],
-              )
-            ).map((row) => row.id),
+      const recorded = await recordedPayouts(
+        tx,
+        events.map((e) => e.args.id!.toString()),
       );
       for (const e of events) {
         const a = e.args;
         if (recorded.has(a.id!.toString())) continue;
         const opened = await openPayout(tx, options.sealed, a.id!, a.owner!, a.sealedAddress!, a.sealedAddressHash!);
-        const rows = await tx.query(
-          `INSERT INTO payouts (redemption_id, owner, amount, zat_due, withdraw_address, sealed_address_hash,
-             sealed_address, last_error, request_tx_hash, status)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending') ON CONFLICT (redemption_id) DO NOTHING
-           RETURNING redemption_id`,
-          [
-            a.id!.toString(),
-            a.owner!,
-            a.amount!.toString(),
-            a.zatDue!.toString(),
-            "address" in opened ? opened.address : null,
-            a.sealedAddressHash!.toLowerCase(),
-            a.sealedAddress!.toLowerCase(),
+        const inserted = await insertPayout(tx, {
+          id: a.id!.toString(),
+          owner: a.owner!,
+          amount: a.amount!.toString(),
+          zatDue: a.zatDue!.toString(),
+          withdrawAddress: "address" in opened ? opened.address : null,
+          sealedAddressHash: a.sealedAddressHash!.toLowerCase(),
+          sealedAddress: a.sealedAddress!.toLowerCase(),
+          lastError:
             "address" in opened ? null : "missingKey" in opened ? opened.missingKey : `${NOT_PAYABLE}${opened.why}`,
-            e.transactionHash,
-          ],
-        );
-        found += rows.length;
+          requestTxHash: e.transactionHash,
+        });
+        if (inserted) found += 1;
       }
       for (const e of redirects) {
         if (e.args.newId) await holdIfRefused(tx, options.compliance!, e.args.id!, e.args.newId);
       }
       if (moves) {
-        await tx.query(
-          `INSERT INTO relay_cursors (name, block) VALUES ($1, $2)
-           ON CONFLICT (name) DO UPDATE SET block = GREATEST(relay_cursors.block, EXCLUDED.block)`,
-          [CURSOR, to.toString()],
-        );
+        await advanceCursor(tx, CURSOR, to);
       }
     });
     from = to + 1n;
@@ -120,12 +108,8 @@ export async function openPayout(
   // The envelope of an earlier payout again (copied by its owner onto a new request): paid once only.
   // Only an earlier payout that opened counts: a copy someone else put on their own request first (a
   // front-run) opens for nobody but the envelope's owner, and must not spoil the owner's payout.
-  const [earlier] = await tx.query<{ redemption_id: string }>(
-    `SELECT redemption_id::text FROM payouts WHERE sealed_address_hash = $1 AND redemption_id < $2
-     AND withdraw_address IS NOT NULL ORDER BY redemption_id LIMIT 1`,
-    [hash.toLowerCase(), id.toString()],
-  );
-  if (earlier) return { why: `its sealed address was already used by payout ${earlier.redemption_id}.` };
+  const earlier = await earlierPayoutWith(tx, hash, id);
+  if (earlier) return { why: `its sealed address was already used by payout ${earlier}.` };
   return payoutVerdict(sealedAddresses.payable(sealed, owner));
 }
 
@@ -140,16 +124,7 @@ async function holdIfRefused(
   fromId: bigint,
   newId: bigint,
 ): Promise<void> {
-  const [origin] = await tx.query<{ account_id: string; request_id: string }>(
-    `SELECT account_id, request_id FROM (
-       SELECT r.account_id, r.id AS request_id FROM redemption_requests r WHERE r.redemption_id = $2
-       UNION ALL
-       SELECT h.account_id, h.redemption_request_id FROM compliance_holds h
-       WHERE h.subject_type = 'payout' AND h.subject_id = $2
-     ) o WHERE request_id IS NOT NULL AND ${refusedByCompliance("$1::numeric")} LIMIT 1`,
-    // Once as a number, once as text: one parameter cannot be deduced as both.
-    [fromId.toString(), fromId.toString()],
-  );
+  const origin = await refusedOrigin(tx, fromId);
   if (!origin) return;
   await compliance.holdRedirectIn(tx, origin.account_id, {
     id: newId.toString(),

@@ -10,10 +10,8 @@
 // /v1/redemptions/{id}/redirect) to another address (a new payout, a new row)
 // or into a note; the row then becomes "redirected".
 //
-//   pending ─▶ sending ─▶ sent ─▶ settling ─▶ completed
-//      ▲          │          │
-//      └─ retry ──┴──────────┴─▶ failing ─▶ held ─▶ redirected (by the owner)
-//                 └─ unknown outcome ─▶ review (an operator decides)
+// The states, drawn in domain/payouts/status.ts: pending → sending → sent →
+// settling → completed; failing → held → redirected; review.
 //
 // "sending" is recorded before the wallet is asked to pay: a row found there
 // by a later pass may or may not have been paid, so it is never sent again
@@ -21,27 +19,34 @@
 // pass that loses one stops there: a worker acting on a stale read (another
 // replica moved the row meanwhile) can neither send nor fail it. One payout is
 // in flight at a time, so that two never compete for the wallet's notes.
-// The rows and their SQL are in payout-rows.ts, the event scan that makes
-// them in payout-discovery.ts.
+// The rows and their SQL are in domain/payouts/store.ts, the words of their
+// states in domain/payouts/status.ts, and the event scan that makes them in
+// discovery.ts.
 import { redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../../adapters/chain.ts";
 import type { CustodyCalls } from "../../adapters/custody/custody-calls.ts";
 import { type Custody, PayoutNotSent, PayoutRefused } from "../../adapters/custody/index.ts";
+import { recordPayout } from "../../adapters/custody/ledger.ts";
 import type { Database, Queryable } from "../../adapters/db/index.ts";
 import { isRevert } from "../../domain/errors.ts";
-import { NOT_PAYABLE, REJECTED, failureReason } from "../../domain/payouts/redirects.ts";
-import { type DiscoveryOptions, discoverPayouts, openPayout } from "./discovery.ts";
+import { NOT_PAYABLE, ON_CHAIN, type PayoutStatus, REJECTED, failureReason } from "../../domain/payouts/status.ts";
 import {
   type PayoutRow,
-  type PayoutStatus,
-  holdIn,
+  heldAfterLocking,
+  leaveOperationForReview,
   movePayout,
+  nextPending,
+  noteTrouble,
+  payoutInFlight,
   payoutRows,
-  recordPayout,
+  rejectedPending,
   rejectionCode,
-} from "./payout-rows.ts";
+  setWithdrawAddress,
+} from "../../domain/payouts/store.ts";
+import { type DiscoveryOptions, discoverPayouts, openPayout } from "./discovery.ts";
 
-export { type PayoutRow, type PayoutStatus, resolveReview } from "./payout-rows.ts";
+export { type PayoutRow, resolveReview } from "../../domain/payouts/store.ts";
+export type { PayoutStatus } from "../../domain/payouts/status.ts";
 
 export interface PayoutOptions extends DiscoveryOptions {
   /** Refused payments before the payout is failed on-chain (its ZEC held for the owner to redirect). */
@@ -57,11 +62,8 @@ export interface PayoutOptions extends DiscoveryOptions {
 }
 
 const MAX_RETRY_MS = 3_600_000;
-/** Contract status of a redemption. */
-const REQUESTED = 1;
-const COMPLETED = 2;
-const FAILED = 3;
-const REDIRECTED = 4;
+/** Contract status of a payout. */
+const { requested: REQUESTED, completed: COMPLETED, failed: FAILED, redirected: REDIRECTED } = ON_CHAIN;
 
 export class Payouts {
   constructor(
@@ -84,9 +86,7 @@ export class Payouts {
     for (const p of await this.#rows("failing")) await this.#isolated(p, () => this.#fail(p));
     if (this.options.compliance) {
       // A screener rejected it before it was paid: failed on-chain, its ZEC held for the owner.
-      const rejected = await this.db.query<PayoutRow>(
-        `SELECT * FROM payouts WHERE status = 'pending' AND ${holdIn("'rejected'")} ORDER BY redemption_id LIMIT 20`,
-      );
+      const rejected = await rejectedPending(this.db);
       for (const p of rejected) {
         await this.#isolated(p, async () => {
           if (await this.#move(p, "failing", { last_error: `${REJECTED}${await rejectionCode(this.db, p)}` })) {
@@ -95,18 +95,13 @@ export class Payouts {
         });
       }
     }
-    const [inFlight] = await this.db.query("SELECT 1 FROM payouts WHERE status IN ('sending', 'sent') LIMIT 1");
-    if (inFlight) return;
+    if (await payoutInFlight(this.db)) return;
     // A redemption held by compliance (or waiting for a verdict) is not paid until it is released.
-    const held = this.options.compliance ? ` AND NOT ${holdIn("'awaiting_verdict', 'held', 'rejected'")}` : "";
-    const [next] = await this.db.query<PayoutRow>(
-      `SELECT * FROM payouts WHERE status = 'pending' AND next_attempt_at <= now()${held}
-       ORDER BY redemption_id LIMIT 1`,
-    );
+    const next = await nextPending(this.db, this.options.compliance !== undefined);
     if (next) await this.#isolated(next, () => this.#start(next));
   }
 
-  /** Records the PayoutRequested events with enough confirmations since the last pass (payout-discovery.ts). */
+  /** Records the PayoutRequested events with enough confirmations since the last pass (discovery.ts). */
   discover(): Promise<number> {
     return discoverPayouts(this.db, this.chain, this.options);
   }
@@ -115,7 +110,7 @@ export class Payouts {
     return payoutRows(this.db, status);
   }
 
-  /** Moves a payout on if nobody moved it since this pass read it; false means the caller stops (payout-rows.ts). */
+  /** Moves a payout on if nobody moved it since this pass read it; false means the caller stops (domain/payouts/store.ts). */
   #move(p: PayoutRow, to: PayoutStatus, fields: Record<string, unknown> = {}, via?: Queryable): Promise<boolean> {
     return movePayout(this.db, this.options.compliance, p, to, fields, via);
   }
@@ -131,10 +126,7 @@ export class Payouts {
     } catch (error) {
       // A failing row's last_error says why it is failed (failureReason reads it for the on-chain reason
       // and the event): a step's trouble goes to onError only, or a retried failure would say "payout_failed".
-      await this.db.query(
-        "UPDATE payouts SET last_error = $2, updated_at = now() WHERE redemption_id = $1 AND status <> 'failing'",
-        [p.redemption_id, String((error as Error).message).slice(0, 500)],
-      );
+      await noteTrouble(this.db, p.redemption_id, String((error as Error).message).slice(0, 500));
       this.options.onError?.(error);
     }
   }
@@ -186,10 +178,7 @@ export class Payouts {
         return;
       }
       if ("address" in opened) {
-        await this.db.query("UPDATE payouts SET withdraw_address = $2 WHERE redemption_id = $1", [
-          p.redemption_id,
-          opened.address,
-        ]);
+        await setWithdrawAddress(this.db, p.redemption_id, opened.address);
         address = p.withdraw_address = opened.address;
       } else p.last_error = `${NOT_PAYABLE}${opened.why}`;
     }
@@ -223,10 +212,7 @@ export class Payouts {
     }
     if (!(await this.#move(p, "sent", { operation_id: operationId }))) {
       // Another replica took the row into review meanwhile: leave the operator the operation id.
-      await this.db.query(
-        "UPDATE payouts SET operation_id = $2 WHERE redemption_id = $1 AND status = 'review' AND operation_id IS NULL",
-        [p.redemption_id, operationId],
-      );
+      await leaveOperationForReview(this.db, p.redemption_id, operationId);
       return;
     }
     await this.#follow(p);
@@ -242,16 +228,7 @@ export class Payouts {
   async #claim(p: PayoutRow): Promise<boolean> {
     if (!this.options.compliance) return this.#move(p, "sending", { attempts: p.attempts + 1 });
     return this.db.transaction(async (tx) => {
-      await tx.query("SELECT 1 FROM redemption_requests WHERE redemption_id = $1 FOR UPDATE", [p.redemption_id]);
-      // The same for a redirected payout's own hold: a screener's decision locks it first too.
-      await tx.query("SELECT 1 FROM compliance_holds WHERE subject_type = 'payout' AND subject_id = $1 FOR UPDATE", [
-        p.redemption_id,
-      ]);
-      const [held] = await tx.query(
-        `SELECT 1 FROM payouts WHERE redemption_id = $1 AND ${holdIn("'awaiting_verdict', 'held', 'rejected'")}`,
-        [p.redemption_id],
-      );
-      if (held) return false;
+      if (await heldAfterLocking(tx, p.redemption_id)) return false;
       return this.#move(p, "sending", { attempts: p.attempts + 1 }, tx);
     });
   }

@@ -16,7 +16,7 @@ import { type Address, type Hex, type PublicClient, type parseEventLogs, parseTr
 import type { Chain } from "../../adapters/chain.ts";
 import type { Database, Queryable } from "../../adapters/db/index.ts";
 import { type Failure, refusalOf, refusalOfMined } from "../../domain/reverts.ts";
-import { type RelayTable, updateRow } from "./rows.ts";
+import { type RelayTable, holdsFor, jobsIn, lockQueuedJob, updateRow } from "../../adapters/db/rows.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
 
 export interface JobRow {
@@ -157,9 +157,7 @@ export class CallRelay {
   }
 
   #jobs<Row extends JobRow>(table: RelayTable, status: "queued" | "submitted", where = ""): Promise<Row[]> {
-    return this.db.query<Row>(`SELECT * FROM ${table} WHERE status = $1${where} ORDER BY created_at LIMIT 50`, [
-      status,
-    ]);
+    return jobsIn<Row>(this.db, table, status, where);
   }
 
   #set(table: RelayTable, id: string, changes: Record<string, unknown>, expectedStatus?: string) {
@@ -262,15 +260,8 @@ export class CallRelay {
     return this.db
       .transaction(async (tx) => {
         for (const row of rows) {
-          const [queued] = await tx.query(
-            `SELECT 1 FROM ${kind.table} WHERE id = $1 AND status = 'queued' FOR UPDATE`,
-            [row.id],
-          );
-          if (!queued) throw new Unsent();
-          if (free) {
-            const [sendable] = await tx.query<{ free: boolean }>(`SELECT ${free("$1")} AS free`, [row.id]);
-            if (!sendable?.free) throw new Unsent();
-          }
+          if (!(await lockQueuedJob(tx, kind.table, row.id))) throw new Unsent();
+          if (free && !(await holdsFor(tx, free, row.id))) throw new Unsent();
           const changes = { status: "submitted", ...sent, attempts: row.attempts + 1 };
           if (!(await updateRow(tx, kind.table, row.id, changes, { column: "status", value: "queued" }))) {
             throw new Unsent();

@@ -11,6 +11,8 @@ import type { GovernanceChain } from "../../adapters/governance.ts";
 import { type SubscribableEventType, emitEvent } from "../../domain/agents/events.ts";
 import { titleOf } from "../../domain/governance/governance.ts";
 import type { Environment } from "../../domain/accounts/keys.ts";
+import { advanceCursor, readCursor } from "../cursors.ts";
+import { accountsListening } from "../../domain/agents/store.ts";
 
 const BLOCKS_PER_QUERY = 2_000n;
 
@@ -38,9 +40,7 @@ export class GovernanceEvents {
   async pass(): Promise<void> {
     const head = await this.gov.client.getBlockNumber({ cacheTime: 0 });
     const safe = head - BigInt(this.options.confirmations - 1);
-    const [cursor] = await this.db.query<{ block: string }>("SELECT block FROM relay_cursors WHERE name = $1", [
-      this.#cursor,
-    ]);
+    const cursor = await readCursor(this.db, this.#cursor);
     let from = cursor ? BigInt(cursor.block) + 1n : this.gov.startBlock;
     let emitted = 0;
     while (from <= safe) {
@@ -54,11 +54,7 @@ export class GovernanceEvents {
       })) as GovernorLog[];
       await this.db.transaction(async (tx) => {
         for (const log of logs) emitted += await this.#emit(tx, log);
-        await tx.query(
-          `INSERT INTO relay_cursors (name, block) VALUES ($1, $2)
-           ON CONFLICT (name) DO UPDATE SET block = GREATEST(relay_cursors.block, EXCLUDED.block)`,
-          [this.#cursor, to.toString()],
-        );
+        await advanceCursor(tx, this.#cursor, to);
       });
       from = to + 1n;
     }
@@ -99,13 +95,8 @@ export class GovernanceEvents {
     } else {
       return 0;
     }
-    const accounts = await tx.query<{ account_id: string }>(
-      `SELECT DISTINCT account_id FROM agents
-       WHERE environment = $1 AND enabled AND deleted_at IS NULL AND $2 = ANY(events)
-       ORDER BY account_id`,
-      [this.options.environment, type],
-    );
-    for (const { account_id } of accounts) {
+    const accounts = await accountsListening(tx, this.options.environment, type);
+    for (const account_id of accounts) {
       await emitEvent(tx, { account: account_id, environment: this.options.environment, type, data });
     }
     return accounts.length;

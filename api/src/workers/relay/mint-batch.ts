@@ -13,37 +13,10 @@ import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
 import type { Chain } from "../../adapters/chain.ts";
 import { CHANGE_QUEUE_GAS, TX_GAS_CAP, WALK_HEADROOM } from "../../adapters/gas.ts";
 import { type MintCallRow, mintCallOf } from "../../domain/mints/mints.ts";
+import type { MintJobRow } from "../../domain/mints/store.ts";
 
 /** A mint the relay moves on, with its proof's columns. */
-export interface JobRow {
-  id: string;
-  account_id: string;
-  proof_id: string;
-  submitted_at: Date | string | null;
-  status: "queued" | "submitted" | "confirmed" | "failed";
-  tx_hash: string | null;
-  raw_tx: string | null;
-  nonce: number | null;
-  attempts: number;
-  recipient: string;
-  amount: string;
-  proof: unknown;
-  root: string;
-  nullifier_hash: string;
-  collateral_floor_zat: string;
-  proof_recipient: string;
-  relayer: string;
-  fee: string;
-  change_leaf: string;
-  owner: string | null;
-  binding_hash: string;
-  /** A reverted batch this mint survived, its culprit failed: it goes again with that batch's other items only. */
-  survived_tx: string | null;
-  /** Sent alone from now on: its batch reverted with no culprit found, or reverted again. */
-  alone: boolean;
-  /** How long ago the mint was queued, by the database's clock. */
-  waited_ms: number | string;
-}
+export type JobRow = MintJobRow;
 
 /** A queued mint ready to go: simulated alone, with its call and estimate. */
 export interface Ready {

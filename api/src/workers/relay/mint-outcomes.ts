@@ -9,9 +9,10 @@ import type { Chain } from "../../adapters/chain.ts";
 import type { Database, Queryable } from "../../adapters/db/index.ts";
 import { type ComplianceService } from "../../domain/compliance/compliance.ts";
 import { ROOT_EXPIRED_REASON, rootState } from "../../domain/mints/proofs.ts";
+import { failMint, proofsOfFailedMints, settleProof } from "../../domain/mints/store.ts";
 import type { Failure } from "../../domain/reverts.ts";
 import { type JobRow, type Logs, positionOpenedIn } from "./mint-batch.ts";
-import { updateRow } from "./rows.ts";
+import { updateRow } from "../../adapters/db/rows.ts";
 
 export const SPENT: Failure = {
   code: "nullifier_already_spent",
@@ -33,10 +34,7 @@ export class MintOutcomes {
    */
   async settleLeftProofs(): Promise<void> {
     if (this.#leftProofsSettled) return;
-    const rows = await this.db.query<{ id: string; mint_id: string; nullifier_hash: string; root: string }>(
-      `SELECT p.id, p.mint_id, p.nullifier_hash, p.root FROM mints m JOIN proofs p ON p.mint_id = m.id
-       WHERE m.status = 'failed' AND p.status = 'consumed' LIMIT 100`,
-    );
+    const rows = await proofsOfFailedMints(this.db);
     for (const row of rows) await this.#settleProof(this.db, row.id, row.mint_id, await this.#proofVerdict(row));
     if (rows.length < 100) this.#leftProofsSettled = true;
   }
@@ -117,13 +115,7 @@ export class MintOutcomes {
   ): Promise<void> {
     const verdict = rejected ? { rejected } : await this.#proofVerdict(job, spent);
     await this.db.transaction(async (tx) => {
-      const failed = await tx.query(
-        `UPDATE mints SET status = 'failed', failure_code = $3, failure_reason = $4,
-           block_number = coalesce($5, block_number), settled_at = now(), updated_at = now()
-         WHERE id = $1 AND status = $2 RETURNING id`,
-        [job.id, job.status, failure.code, failure.reason, fields.block_number ?? null],
-      );
-      if (failed.length > 0) {
+      if (await failMint(tx, job.id, job.status, failure, fields.block_number ?? null)) {
         await this.#settleProof(tx, job.proof_id, job.id, verdict);
         await this.compliance?.emitIn(tx, job.account_id, "mint.failed", {
           mintId: job.id,
@@ -145,13 +137,6 @@ export class MintOutcomes {
 
   /** Moves the consumed proof of a failed mint on: rejected (with the reason) or verified again. */
   async #settleProof(db: Queryable, proofId: string, mintId: string, verdict: { rejected: string | undefined }) {
-    await db.query(
-      verdict.rejected
-        ? `UPDATE proofs SET status = 'rejected', rejection_reason = $3, updated_at = now()
-           WHERE id = $1 AND mint_id = $2 AND status = 'consumed'`
-        : `UPDATE proofs SET status = 'verified', mint_id = NULL, updated_at = now()
-           WHERE id = $1 AND mint_id = $2 AND status = 'consumed'`,
-      verdict.rejected ? [proofId, mintId, verdict.rejected] : [proofId, mintId],
-    );
+    await settleProof(db, proofId, mintId, verdict);
   }
 }

@@ -14,7 +14,9 @@ import { insertHintFor } from "../../domain/positions/queue.ts";
 import type { Chain } from "../../adapters/chain.ts";
 import type { Database } from "../../adapters/db/index.ts";
 import { type Failure, refusalOf, refusalOfMined } from "../../domain/reverts.ts";
-import { type ComplianceService, notHeld } from "../../domain/compliance/compliance.ts";
+import type { ComplianceService } from "../../domain/compliance/compliance.ts";
+import { heldAmong, isFree } from "../../domain/compliance/store.ts";
+import { lockQueuedMint, lockQueuedMints, markSubmitted, mintJobs } from "../../domain/mints/store.ts";
 import {
   type JobRow,
   type Ready,
@@ -29,7 +31,7 @@ import {
   packBatches,
 } from "./mint-batch.ts";
 import { MintOutcomes, SPENT } from "./mint-outcomes.ts";
-import { updateRow } from "./rows.ts";
+import { updateRow } from "../../adapters/db/rows.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
 
 export interface MintRelayOptions {
@@ -125,17 +127,7 @@ export class MintRelay {
   }
 
   async #jobs(status: "queued" | "submitted"): Promise<JobRow[]> {
-    // A queued mint held by compliance waits; one already sent is followed whatever happens.
-    const held = status === "queued" && this.options.compliance ? ` AND ${notHeld("mint", "m.id")}` : "";
-    // Sent ones by transaction, so that a batch's rows are followed together.
-    const order = status === "queued" ? "m.created_at" : "m.nonce, m.tx_hash, m.created_at";
-    return this.db.query<JobRow>(
-      `SELECT m.*, p.proof, p.root, p.nullifier_hash, p.collateral_floor_zat, p.recipient AS proof_recipient, p.relayer, p.fee,
-         p.change_leaf, p.owner, p.binding_hash, EXTRACT(EPOCH FROM (now() - m.created_at)) * 1000 AS waited_ms
-       FROM mints m JOIN proofs p ON p.id = m.proof_id
-       WHERE m.status = $1${held} ORDER BY ${order} LIMIT ${status === "queued" ? 50 : 200}`,
-      [status],
-    );
+    return mintJobs(this.db, status, this.options.compliance !== undefined);
   }
 
   async #set(id: string, changes: Record<string, unknown>, expectedStatus?: string): Promise<boolean> {
@@ -301,26 +293,13 @@ export class MintRelay {
   async #recordBatch(jobs: JobRow[], sent: SentTransaction): Promise<string[]> {
     const ids = jobs.map((job) => job.id);
     return this.db.transaction(async (tx) => {
-      const queued = await tx.query<{ id: string }>(
-        "SELECT id FROM mints WHERE id = ANY($1::text[]) AND status = 'queued' ORDER BY id FOR UPDATE",
-        [ids],
-      );
-      const still = new Set(queued.map((row) => row.id));
+      const still = await lockQueuedMints(tx, ids);
       const gone = ids.filter((id) => !still.has(id));
       if (this.options.compliance) {
-        const held = await tx.query<{ id: string }>(
-          `SELECT u.id FROM unnest($1::text[]) AS u(id) WHERE NOT ${notHeld("mint", "u.id")}`,
-          [ids],
-        );
-        gone.push(...held.map((row) => row.id).filter((id) => still.has(id)));
+        gone.push(...(await heldAmong(tx, "mint", ids)).filter((id) => still.has(id)));
       }
       if (gone.length > 0) return gone;
-      await tx.query(
-        `UPDATE mints SET status = 'submitted', tx_hash = $2, raw_tx = $3, nonce = $4, submitted_at = $5, relayer = $6,
-           attempts = attempts + 1, updated_at = now()
-         WHERE id = ANY($1::text[]) AND status = 'queued'`,
-        [ids, sent.tx_hash, sent.raw_tx, sent.nonce, sent.submitted_at, this.sender.address],
-      );
+      await markSubmitted(tx, ids, sent, this.sender.address);
       return [];
     });
   }
@@ -429,10 +408,8 @@ export class MintRelay {
   async #recordSend(id: string, fields: Record<string, unknown>): Promise<boolean> {
     if (!this.options.compliance) return this.#set(id, fields, "queued");
     return this.db.transaction(async (tx) => {
-      const [queued] = await tx.query("SELECT 1 FROM mints WHERE id = $1 AND status = 'queued' FOR UPDATE", [id]);
-      if (!queued) return false;
-      const [free] = await tx.query<{ free: boolean }>(`SELECT ${notHeld("mint", "$1")} AS free`, [id]);
-      if (!free?.free) return false;
+      if (!(await lockQueuedMint(tx, id))) return false;
+      if (!(await isFree(tx, "mint", id))) return false;
       return updateRow(tx, "mints", id, fields, { column: "status", value: "queued" });
     });
   }

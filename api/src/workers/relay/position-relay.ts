@@ -1,5 +1,5 @@
 // The position relay: queued position actions and note spends
-// (domain/positions.ts), sent and followed by the call relay
+// (domain/positions/positions.ts), sent and followed by the call relay
 // (./call-relay.ts). What a call needs is its signer's nonce (a signed
 // action), its note's nullifier (a top-up or a withdrawal) or, for the
 // keeper's liquidation or redistribution, the position still open; when another transaction
@@ -9,7 +9,8 @@ import { type Address, type Hex, parseEventLogs } from "viem";
 import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
 import type { Chain } from "../../adapters/chain.ts";
 import type { Database } from "../../adapters/db/index.ts";
-import { type ComplianceService, notHeld } from "../../domain/compliance/compliance.ts";
+import type { ComplianceService } from "../../domain/compliance/compliance.ts";
+import { actionFree } from "../../domain/positions/store.ts";
 import type { ActionRow } from "../../domain/positions/views.ts";
 import { emitAction } from "../../domain/positions/queue.ts";
 import { RELAY_HEADROOM, spendBatchHeadroom } from "../../adapters/gas.ts";
@@ -88,17 +89,6 @@ function factsOf(logs: Logs, row: ActionRow): Released {
   if (own && release?.args.positionId === 0n) return { ...facts, releasedZat: own.args.rewardZat };
   return facts;
 }
-
-/**
- * SQL: the queued action at `id` may go. Not while compliance holds it, nor
- * while it holds an earlier action of the same signer: signed at the next
- * nonce, this one would be refused by the minter until that one is mined.
- */
-const free = (id: string) =>
-  `${notHeld("position_action", id)} AND NOT EXISTS (
-     SELECT 1 FROM position_actions j JOIN position_actions a
-       ON lower(a.signer) = lower(j.signer) AND a.signed_nonce::numeric < j.signed_nonce::numeric
-     WHERE j.id = ${id} AND a.status = 'queued' AND NOT ${notHeld("position_action", "a.id")})`;
 
 export interface PositionRelayOptions {
   confirmations: number;
@@ -215,7 +205,8 @@ export class PositionRelay {
       }),
       confirmed: (tx, row) => emitAction(tx, compliance, row, `${event(row)}.confirmed`),
       failed: (tx, row) => emitAction(tx, compliance, row, `${event(row)}.failed`),
-      free: compliance ? free : undefined,
+      // Not while compliance holds it, nor while it holds an earlier action of the same signer.
+      free: compliance ? actionFree : undefined,
       batches: [
         {
           max: options.spendBatchMax ?? 1,

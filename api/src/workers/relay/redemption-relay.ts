@@ -11,31 +11,11 @@ import type { Chain } from "../../adapters/chain.ts";
 import { REDEMPTION_HEADROOM } from "../../adapters/gas.ts";
 import type { Database } from "../../adapters/db/index.ts";
 import { type Failure, refusalOf, refusalOfMined } from "../../domain/reverts.ts";
-import { type ComplianceService, notHeld } from "../../domain/compliance/compliance.ts";
-import { updateRow } from "./rows.ts";
+import type { ComplianceService } from "../../domain/compliance/compliance.ts";
+import { isFree } from "../../domain/compliance/store.ts";
+import { type RedemptionRow, lockQueuedRequest, requestsToRelay } from "../../domain/redemptions/store.ts";
+import { updateRow } from "../../adapters/db/rows.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
-
-interface RedemptionRow {
-  id: string;
-  account_id: string;
-  status: string;
-  relay_status: "queued" | "submitted" | "done";
-  owner: string;
-  amount: string;
-  /** The envelope the owner signed (null on requests older than migration 24). */
-  sealed_address: Hex | null;
-  deadline: string;
-  /** The permit as posted: with `minZec`, the least ZEC the owner signed for. */
-  signature: { v: number; r: string; s: string; minZec?: string };
-  tx_hash: string | null;
-  raw_tx: string | null;
-  nonce: number | null;
-  submitted_at: Date | string | null;
-  redemption_id: string | null;
-  attempts: number;
-  /** The owner's Redemptions nonce the signature was made for (null on requests older than migration 8). */
-  owner_nonce: string | null;
-}
 
 /** What the relay keeps of a PayoutRequested event. */
 interface Burn {
@@ -66,13 +46,7 @@ export class RedemptionRelay {
   }
 
   async #redemptions(relayStatus: "queued" | "submitted"): Promise<RedemptionRow[]> {
-    // A queued redemption held by compliance waits; one already sent is followed whatever happens.
-    const held = relayStatus === "queued" && this.options.compliance ? ` AND ${notHeld("redemption", "id")}` : "";
-    return this.db.query<RedemptionRow>(
-      `SELECT * FROM redemption_requests WHERE relay_status = $1 AND status = 'requested'${held}
-       ORDER BY created_at LIMIT 50`,
-      [relayStatus],
-    );
+    return requestsToRelay(this.db, relayStatus, this.options.compliance !== undefined);
   }
 
   #set(id: string, fields: Record<string, unknown>, expectedRelayStatus?: string): Promise<boolean> {
@@ -146,13 +120,8 @@ export class RedemptionRelay {
   async #recordSend(id: string, fields: Record<string, unknown>): Promise<boolean> {
     if (!this.options.compliance) return this.#set(id, fields, "queued");
     return this.db.transaction(async (tx) => {
-      const [queued] = await tx.query(
-        "SELECT 1 FROM redemption_requests WHERE id = $1 AND relay_status = 'queued' FOR UPDATE",
-        [id],
-      );
-      if (!queued) return false;
-      const [free] = await tx.query<{ free: boolean }>(`SELECT ${notHeld("redemption", "$1")} AS free`, [id]);
-      if (!free?.free) return false;
+      if (!(await lockQueuedRequest(tx, id))) return false;
+      if (!(await isFree(tx, "redemption", id))) return false;
       return updateRow(tx, "redemption_requests", id, fields, { column: "relay_status", value: "queued" });
     });
   }

@@ -1,5 +1,5 @@
 // The redirect relay: a failed payout's owner signed where its held ZEC goes
-// (domain/redirects.ts); the call relay (./call-relay.ts) sends
+// (domain/payouts/redirects.ts); the call relay (./call-relay.ts) sends
 // redirectWithSig to the Redemptions contract and follows it. What the call
 // needs is the owner's nonce on Redemptions and the payout still failed; when
 // another transaction took either first, the PayoutRedirected events say
@@ -9,8 +9,9 @@
 import { type Address, type Hex, parseEventLogs } from "viem";
 import { redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../../adapters/chain.ts";
-import type { Database, Queryable } from "../../adapters/db/index.ts";
-import type { RedirectRow } from "../../domain/payouts/redirects.ts";
+import type { Database } from "../../adapters/db/index.ts";
+import { ON_CHAIN } from "../../domain/payouts/status.ts";
+import { type RedirectRow, markRedirected } from "../../domain/payouts/store.ts";
 import { type CallKind, CallRelay, type Logs, carrying } from "./call-relay.ts";
 import type { TransactionSender } from "./sender.ts";
 
@@ -28,16 +29,7 @@ function redirected(logs: Logs): Redirected {
 }
 
 /** Contract status of a failed payout (IRedemptions.Status.Failed). */
-const FAILED = 3;
-
-/** The payout's row follows its on-chain status: redirected, so the worker leaves it (and reads show it). */
-async function markRedirected(tx: Queryable, payoutId: string): Promise<void> {
-  await tx.query(
-    `UPDATE payouts SET status = 'redirected', version = version + 1, updated_at = now()
-     WHERE redemption_id = $1 AND status IN ('failing', 'held')`,
-    [payoutId],
-  );
-}
+const FAILED = ON_CHAIN.failed;
 
 export class RedirectRelay {
   readonly #relay: CallRelay;

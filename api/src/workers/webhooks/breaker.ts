@@ -7,6 +7,7 @@
 // pending meanwhile, their attempts unspent. The state is in the database, so
 // that a restart or another replica taking the lease keeps the pause.
 import type { Queryable } from "../../adapters/db/index.ts";
+import { countTimeout, lockBreaker, openBreaker, resetBreaker } from "../../domain/agents/store.ts";
 
 export interface BreakerSettings {
   /** Attempts in a row without an answer within the timeout that open the breaker. */
@@ -38,23 +39,11 @@ export async function recordOnBreaker(
   const { agentId, webhookUrl } = attempt;
   if (!attempt.timedOut) {
     // It answered, whatever it said, or failed at once: either way it does not hold slots.
-    await tx.query(
-      `UPDATE webhook_breakers SET timeouts = 0, trips = 0, open_until = NULL, updated_at = now()
-       WHERE agent_id = $1 AND (timeouts > 0 OR trips > 0 OR open_until IS NOT NULL)`,
-      [agentId],
-    );
+    await resetBreaker(tx, agentId);
     return;
   }
   // The row first, then locked: attempts of one agent finishing together count one after another.
-  await tx.query(`INSERT INTO webhook_breakers (agent_id, webhook_url) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
-    agentId,
-    webhookUrl,
-  ]);
-  const [row] = await tx.query<{ webhook_url: string; timeouts: number; trips: number; counted: boolean }>(
-    `SELECT webhook_url, timeouts, trips, opened_at IS DISTINCT FROM $2::timestamptz AS counted FROM webhook_breakers
-     WHERE agent_id = $1 FOR UPDATE`,
-    [agentId, attempt.sawOpenedAt],
-  );
+  const row = await lockBreaker(tx, agentId, webhookUrl, attempt.sawOpenedAt);
   if (!row) return;
   const same = row.webhook_url === webhookUrl;
   if (same && row.counted) return;
@@ -62,20 +51,10 @@ export async function recordOnBreaker(
   let trips = same ? Number(row.trips) : 0;
   // Once open, the breaker lets one attempt through after the pause: its timeout opens it again at once.
   if (trips === 0 && timeouts < settings.timeouts) {
-    await tx.query(
-      `UPDATE webhook_breakers SET webhook_url = $2, timeouts = $3, trips = 0, open_until = NULL, updated_at = now()
-       WHERE agent_id = $1`,
-      [agentId, webhookUrl, timeouts],
-    );
+    await countTimeout(tx, agentId, webhookUrl, timeouts);
     return;
   }
   trips += 1;
   // The clock, not the transaction's start: the pause runs from when the lock was had.
-  await tx.query(
-    `UPDATE webhook_breakers SET webhook_url = $2, timeouts = 0, trips = $3,
-       open_until = clock_timestamp() + $4::int * interval '1 millisecond', opened_at = clock_timestamp(),
-       updated_at = clock_timestamp()
-     WHERE agent_id = $1`,
-    [agentId, webhookUrl, trips, breakerPauseMs(trips, settings)],
-  );
+  await openBreaker(tx, agentId, webhookUrl, trips, breakerPauseMs(trips, settings));
 }

@@ -12,6 +12,13 @@ import { type AddressPolicy, checkTarget } from "../../adapters/webhooks/address
 import { type SendResult, send } from "../../adapters/webhooks/sender.ts";
 import { disableAgent } from "../../domain/agents/agents.ts";
 import { onDeliveriesQueued } from "../../domain/agents/events.ts";
+import {
+  type ClaimedDelivery as Claimed,
+  claimDeliveries,
+  deliveredSince,
+  msToNextDelivery,
+  recordAttempt,
+} from "../../domain/agents/store.ts";
 import type { Environment } from "../../domain/accounts/keys.ts";
 import { Lease } from "../lease.ts";
 import { type BreakerSettings, recordOnBreaker } from "./breaker.ts";
@@ -64,22 +71,6 @@ export interface WebhookWorkerOptions {
   /** The replica's stable name: after a restart it takes its lease back at once. */
   workerId?: string;
   onError?: (error: unknown) => void;
-}
-
-interface Claimed {
-  id: string;
-  attempts: number;
-  schedule_start: number;
-  created_at: Date | string;
-  agent_id: string;
-  account_id: string;
-  /** The agent's breaker's last opening as the claim read it (see recordOnBreaker). */
-  breaker_opened_at: string | null;
-  event_id: string;
-  payload: string;
-  webhook_url: string;
-  secret: string;
-  previous_secret: string | null;
 }
 
 /**
@@ -169,12 +160,9 @@ export class WebhookWorker {
     const { pollMs } = this.options;
     const idle = Math.max(this.options.idlePollMs ?? pollMs, pollMs);
     if (idle === pollMs || Date.now() < this.#busyUntil || this.#inFlight.size > 0) return pollMs;
-    const [next] = await this.db.query<{ ms: number | string | null }>(
-      `SELECT EXTRACT(EPOCH FROM (min(next_attempt_at) - now())) * 1000 AS ms
-       FROM webhook_deliveries WHERE status = 'pending'`,
-    );
-    if (next?.ms === null || next?.ms === undefined) return idle;
-    return Math.min(idle, Math.max(pollMs, Math.ceil(Number(next.ms))));
+    const ms = await msToNextDelivery(this.db);
+    if (ms === null || ms === undefined) return idle;
+    return Math.min(idle, Math.max(pollMs, Math.ceil(Number(ms))));
   }
 
   /** Claims fair deliveries into the free slots, by the holder of the lease, until none is due. */
@@ -229,63 +217,15 @@ export class WebhookWorker {
     const claimMs = this.options.timeoutMs * 2 + 1_000;
     const agents = [...this.#perAgent];
     const accounts = [...this.#perAccount];
-    return this.db.query<Claimed>(
-      `WITH busy_agents AS (
-         SELECT * FROM unnest($4::text[], $5::int[]) AS b(agent_id, n)
-       ), busy_accounts AS (
-         SELECT * FROM unnest($6::text[], $7::int[]) AS b(account_id, n)
-       ), eligible AS (
-         SELECT a.id AS agent_id, a.account_id, COALESCE(ba.n, 0) AS agent_busy, COALESCE(bc.n, 0) AS account_busy,
-           CASE WHEN b.trips > 0 THEN 1 ELSE $8::int END AS share
-         FROM agents a
-         LEFT JOIN webhook_breakers b ON b.agent_id = a.id AND b.webhook_url = a.webhook_url
-         LEFT JOIN busy_agents ba ON ba.agent_id = a.id
-         LEFT JOIN busy_accounts bc ON bc.account_id = a.account_id
-         WHERE a.enabled AND a.deleted_at IS NULL AND a.environment = $3
-           AND (b.open_until IS NULL OR b.open_until <= now())
-           AND COALESCE(bc.n, 0) < $9::int
-       ), offered AS (
-         SELECT e.agent_id, e.account_id, e.account_busy, d.id, d.next_attempt_at,
-           e.agent_busy + row_number() OVER (PARTITION BY e.agent_id ORDER BY d.next_attempt_at, d.id) AS agent_slot
-         FROM eligible e CROSS JOIN LATERAL (
-           SELECT id, next_attempt_at FROM webhook_deliveries
-           WHERE agent_id = e.agent_id AND status = 'pending' AND next_attempt_at <= now()
-           ORDER BY next_attempt_at, id LIMIT GREATEST(e.share - e.agent_busy, 0)
-         ) d
-       ), ranked AS (
-         SELECT o.id, o.next_attempt_at, o.agent_slot,
-           o.account_busy + row_number() OVER (PARTITION BY o.account_id ORDER BY o.agent_slot, o.next_attempt_at, o.id)
-             AS account_slot
-         FROM offered o
-       ), picked AS (
-         SELECT id FROM ranked WHERE account_slot <= $9::int
-         ORDER BY account_slot, agent_slot, next_attempt_at, id LIMIT $1
-       ), due AS (
-         SELECT d.id FROM webhook_deliveries d JOIN picked p ON p.id = d.id
-         WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-         FOR UPDATE OF d SKIP LOCKED
-       ), claimed AS (
-         UPDATE webhook_deliveries d SET attempts = d.attempts + 1,
-           next_attempt_at = now() + $2::int * interval '1 millisecond', updated_at = now()
-         FROM due WHERE d.id = due.id
-         RETURNING d.id, d.attempts, d.schedule_start, d.created_at, d.agent_id, d.event_id
-       )
-       SELECT c.*, a.account_id, b.opened_at::text AS breaker_opened_at, e.payload, a.webhook_url, a.secret,
-         CASE WHEN a.previous_secret_expires_at > now() THEN a.previous_secret END AS previous_secret
-       FROM claimed c JOIN webhook_events e ON e.id = c.event_id JOIN agents a ON a.id = c.agent_id
-         LEFT JOIN webhook_breakers b ON b.agent_id = a.id AND b.webhook_url = a.webhook_url`,
-      [
-        limit,
-        claimMs,
-        this.options.environment,
-        agents.map(([id]) => id),
-        agents.map(([, n]) => n),
-        accounts.map(([id]) => id),
-        accounts.map(([, n]) => n),
-        this.options.agentConcurrency,
-        this.options.accountConcurrency,
-      ],
-    );
+    return claimDeliveries(this.db, {
+      limit,
+      claimMs,
+      environment: this.options.environment,
+      busyAgents: agents,
+      busyAccounts: accounts,
+      agentShare: this.options.agentConcurrency,
+      accountShare: this.options.accountConcurrency,
+    });
   }
 
   async #attempt(delivery: Claimed): Promise<void> {
@@ -317,22 +257,17 @@ export class WebhookWorker {
     if (result.retryAfterMs !== undefined) waitMs = Math.max(waitMs, Math.min(result.retryAfterMs, LONGEST_WAIT_MS));
 
     await this.db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, latency_ms, response_status, error)
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-        [delivery.id, attempt, startedAt.toISOString(), result.latencyMs, result.status ?? null, error],
-      );
-      // Only while this attempt is the delivery's latest: a disabled agent or a stale pass changes nothing.
-      const updated = await tx.query(
-        `UPDATE webhook_deliveries SET
-           status = CASE WHEN $3::boolean THEN 'succeeded' WHEN $4::boolean THEN 'failed' ELSE 'pending' END,
-           delivered_at = CASE WHEN $3::boolean THEN now() ELSE delivered_at END,
-           next_attempt_at = CASE WHEN $3::boolean OR $4::boolean THEN next_attempt_at
-             ELSE now() + $5::int * interval '1 millisecond' END,
-           last_response_status = $6, last_error = $7, updated_at = now()
-         WHERE id = $1 AND attempts = $2 AND status = 'pending' RETURNING id`,
-        [delivery.id, attempt, succeeded, gone || exhausted, waitMs, result.status ?? null, error],
-      );
+      const updated = await recordAttempt(tx, {
+        deliveryId: delivery.id,
+        attempt,
+        startedAt,
+        latencyMs: result.latencyMs,
+        status: result.status ?? null,
+        error,
+        succeeded,
+        ended: gone || exhausted,
+        waitMs,
+      });
       await recordOnBreaker(
         tx,
         {
@@ -343,15 +278,13 @@ export class WebhookWorker {
         },
         this.options.breaker,
       );
-      if (updated.length === 0) return;
+      if (!updated) return;
       if (gone) await disableAgent(tx, delivery.agent_id, "gone");
       if (exhausted) {
         // Every attempt of a schedule failed: disabled only if nothing else reached the agent meanwhile.
-        const [reached] = await tx.query(
-          `SELECT 1 FROM webhook_deliveries WHERE agent_id = $1 AND status = 'succeeded' AND delivered_at >= $2 LIMIT 1`,
-          [delivery.agent_id, new Date(delivery.created_at).toISOString()],
-        );
-        if (!reached) await disableAgent(tx, delivery.agent_id, "failing");
+        if (!(await deliveredSince(tx, delivery.agent_id, delivery.created_at))) {
+          await disableAgent(tx, delivery.agent_id, "failing");
+        }
       }
     });
   }

@@ -1,5 +1,5 @@
 // What each governance event's `data` holds (the webhook payloads of
-// relay/governance-events.ts and relay/governance-relay.ts), merged into the
+// workers/relay/governance-events.ts and workers/relay/governance-relay.ts), merged into the
 // document's webhooks by ../agents/events.ts.
 import { z } from "zod";
 import { SUPPORT } from "../../../domain/governance/governance.ts";

@@ -56,10 +56,10 @@ interface IndexerDeposits {
 }
 
 /** Ledger reads, served from the indexer's derived tables. */
-/** `split` of GET /v1/collateral: where the ZEC is, from the contracts (domain/positions.ts). */
+/** `split` of GET /v1/collateral: where the ZEC is, from the contracts (domain/positions/positions.ts). */
 export type CollateralSplit = () => Promise<Record<string, unknown> | null>;
 
-/** The account's own deposits among leaves from..to (domain/deposits.ts ownLeaves). */
+/** The account's own deposits among leaves from..to (domain/deposits/deposits.ts ownLeaves). */
 type OwnLeaves = (
   accountId: string,
   from: number,
