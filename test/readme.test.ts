@@ -5,7 +5,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { configSchema } from "../api/src/config.ts";
+import { configSchema } from "../api/src/config/config.ts";
 import { indexerConfigSchema } from "../indexer/config.ts";
 import { formatPage } from "../scripts/lib/docs-pages.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
@@ -49,7 +49,7 @@ function namesInCode(): Map<string, string> {
   const add = (name: string, where: string) => {
     if (!STANDARD.has(name) && !found.has(name)) found.set(name, where);
   };
-  for (const key of Object.keys(configSchema.shape)) add(key, "api/src/config.ts");
+  for (const key of Object.keys(configSchema.shape)) add(key, "api/src/config/config.ts");
   for (const key of Object.keys(indexerConfigSchema.shape)) add(key, "indexer/config.ts");
   for (const file of SOURCES.flatMap(sourceFiles)) {
     const text = readFileSync(file, "utf8");

@@ -5,17 +5,17 @@
 // Without DEPLOYMENT_FILE there is none of it; createApp (app.ts) wires the rest.
 import { parseShieldedAddress } from "@zsd/sdk/zcash";
 import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
-import type { Config } from "./config.ts";
+import type { Config } from "./config/config.ts";
 import type { Database, Queryable } from "./adapters/db/index.ts";
-import type { Logger } from "./logger.ts";
+import type { Logger } from "./observability/logger.ts";
 import { Chain } from "./adapters/chain.ts";
 import type { Custody, RecordedDeposit } from "./adapters/custody/index.ts";
 import { CustodyCalls } from "./adapters/custody/custody-calls.ts";
 import { AttestorQuorum, QuorumNotMet } from "./adapters/custody/attestation.ts";
 import { ZcashdClient, ZcashdCustody } from "./adapters/custody/zcashd.ts";
 import { GovernanceChain } from "./adapters/governance.ts";
-import { ReservesWatch } from "./domain/reserves.ts";
-import { SealedAddresses } from "./domain/sealed-addresses.ts";
+import { ReservesWatch } from "./domain/reserves/reserves.ts";
+import { SealedAddresses } from "./domain/redemptions/sealed-addresses.ts";
 
 export interface Deployment {
   chain?: Chain;

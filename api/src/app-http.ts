@@ -5,7 +5,7 @@
 import type { RequestHandler } from "express";
 import helmet from "helmet";
 import type { Redis } from "ioredis";
-import { type Config, rateLimitFor } from "./config.ts";
+import { type Config, rateLimitFor } from "./config/config.ts";
 import type { Metrics } from "./http/metrics.ts";
 import { createLimiter, rateLimit } from "./http/middleware/rate-limit.ts";
 

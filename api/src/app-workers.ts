@@ -5,22 +5,22 @@
 // and what createApp (app.ts) built before it; each failed pass is logged.
 import type { Address } from "viem";
 import { parseShieldedAddress } from "@zsd/sdk/zcash";
-import type { Config } from "./config.ts";
+import type { Config } from "./config/config.ts";
 import type { Database } from "./adapters/db/index.ts";
-import type { Logger } from "./logger.ts";
+import type { Logger } from "./observability/logger.ts";
 import type { Chain } from "./adapters/chain.ts";
 import type { GovernanceChain } from "./adapters/governance.ts";
 import type { Custody } from "./adapters/custody/index.ts";
 import type { CustodyCalls } from "./adapters/custody/custody-calls.ts";
-import type { ReservesWatch } from "./domain/reserves.ts";
-import type { ComplianceService } from "./domain/compliance.ts";
-import type { PositionService } from "./domain/positions.ts";
-import type { ProofService } from "./domain/proofs.ts";
-import type { SealedAddresses } from "./domain/sealed-addresses.ts";
-import { SandboxPriceFeed } from "./domain/sandbox-price.ts";
-import { Payouts } from "./relay/payouts.ts";
-import { RelayWorker } from "./relay/worker.ts";
-import { WebhookWorker } from "./webhooks/worker.ts";
+import type { ReservesWatch } from "./domain/reserves/reserves.ts";
+import type { ComplianceService } from "./domain/compliance/compliance.ts";
+import type { PositionService } from "./domain/positions/positions.ts";
+import type { ProofService } from "./domain/mints/proofs.ts";
+import type { SealedAddresses } from "./domain/redemptions/sealed-addresses.ts";
+import { SandboxPriceFeed } from "./domain/price/sandbox-price.ts";
+import { Payouts } from "./workers/payouts/payouts.ts";
+import { RelayWorker } from "./workers/relay/worker.ts";
+import { WebhookWorker } from "./workers/webhooks/worker.ts";
 import type { AddressPolicy } from "./adapters/webhooks/address-policy.ts";
 
 /** Payouts of redemptions, with a chain, custody's on-chain calls and custody to pay them. */

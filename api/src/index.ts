@@ -3,10 +3,10 @@
 import type { Server } from "node:http";
 import { Redis } from "ioredis";
 import { createApp } from "./app.ts";
-import { ConfigError, loadConfig } from "./config.ts";
+import { ConfigError, loadConfig } from "./config/config.ts";
 import { openDatabase } from "./adapters/db/index.ts";
 import { createHttpServer } from "./http/server.ts";
-import { bufferedStdout, createLogger } from "./logger.ts";
+import { bufferedStdout, createLogger } from "./observability/logger.ts";
 
 let config;
 try {

@@ -1,11 +1,11 @@
 // The settings page (docs/reference/configuration.md), made from the schemas that validate the
-// settings: the API's (api/src/config.ts) and the indexer's (indexer/config.ts) give each variable,
+// settings: the API's (api/src/config/config.ts) and the indexer's (indexer/config.ts) give each variable,
 // its default and, through `.meta()`, its words, so that a variable added there is documented by
 // running `npm run codegen:docs`. What other processes read (the dev stack, deploy, the tests and
 // benchmarks, the SDKs) is validated by no schema and listed below instead; test/readme.test.ts
 // finds every variable the code reads and fails when this page misses one.
 import { z } from "zod";
-import { configSchema } from "../../api/src/config.ts";
+import { configSchema } from "../../api/src/config/config.ts";
 import { indexerConfigSchema } from "../../indexer/config.ts";
 import { generatedHeader, markdownTable } from "./docs-pages.ts";
 
@@ -366,7 +366,7 @@ function schemaRows(): Row[] {
   const indexer = indexerConfigSchema.shape as Shape;
   const rows: Row[] = [];
   for (const [name, schema] of Object.entries(api)) {
-    const meta = metaOf(schema, name, "api/src/config.ts");
+    const meta = metaOf(schema, name, "api/src/config/config.ts");
     const fallback = meta.default ?? defaultOf(schema);
     // A variable both read: one row, in the API's words, with each default when they differ.
     const other = indexer[name];
@@ -400,11 +400,14 @@ const table = (rows: Row[]) =>
 /** The page's Markdown, before Prettier lays out its tables. */
 export function settingsPage(): string {
   return [
-    generatedHeader("scripts/codegen-docs.ts", "api/src/config.ts, indexer/config.ts and scripts/lib/settings-page.ts"),
+    generatedHeader(
+      "scripts/codegen-docs.ts",
+      "api/src/config/config.ts, indexer/config.ts and scripts/lib/settings-page.ts",
+    ),
     "# Settings",
     "",
     "Every environment variable any process of this repository reads. An empty value means unset (so a copied " +
-      "`.env.example` loads); the API (`api/src/config.ts`) and the indexer (`indexer/config.ts`) validate theirs " +
+      "`.env.example` loads); the API (`api/src/config/config.ts`) and the indexer (`indexer/config.ts`) validate theirs " +
       "at start and name every bad variable. `api/.env.example` explains the API's in detail, `.env.example` the " +
       "deploy script's. This page is made from those two schemas by `npm run codegen:docs`, and " +
       "`test/readme.test.ts` fails when a variable the code reads is missing here or the page is not the one the " +

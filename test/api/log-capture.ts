@@ -3,7 +3,7 @@
 // one: as given, in lower case, an EVM address without 0x (as calldata pads
 // it), and a Zcash address's UTF-8 bytes in hex (as calldata encodes a string).
 import { Writable } from "node:stream";
-import { createLogger } from "../../api/src/logger.ts";
+import { createLogger } from "../../api/src/observability/logger.ts";
 
 export function captureLogs(level = "debug") {
   const lines: string[] = [];

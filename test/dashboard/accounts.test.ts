@@ -2,8 +2,8 @@
 // mailed tokens' rules (PostgreSQL).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../api/src/adapters/db/index.ts";
-import { AccountService } from "../../api/src/domain/accounts.ts";
-import { KeyService } from "../../api/src/domain/keys.ts";
+import { AccountService } from "../../api/src/domain/accounts/accounts.ts";
+import { KeyService } from "../../api/src/domain/accounts/keys.ts";
 import { openStorage } from "../api/helpers.ts";
 
 describe("AccountService.setLogin", () => {

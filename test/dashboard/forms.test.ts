@@ -8,7 +8,12 @@ import { FormClient, shownSecret } from "./client.ts";
 import { LOGIN_LIMITS } from "../../api/src/http/dashboard/account-routes.ts";
 
 const LOGIN_ATTEMPTS_PER_EMAIL = LOGIN_LIMITS.perEmailAndAddress.points;
-import { LATENCY_BOUNDS_MS, MAX_PENDING_LOG, RequestAnalytics, quantile } from "../../api/src/domain/analytics.ts";
+import {
+  LATENCY_BOUNDS_MS,
+  MAX_PENDING_LOG,
+  RequestAnalytics,
+  quantile,
+} from "../../api/src/domain/analytics/analytics.ts";
 
 const PASSWORD = "correct horse battery";
 let counter = 0;

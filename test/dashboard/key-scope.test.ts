@@ -3,8 +3,8 @@
 // a restricted key made there acts through the API only on keys no broader
 // than itself. Its key form offers every resource a restriction can name.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AccountService } from "../../api/src/domain/accounts.ts";
-import { KEY_RESOURCES } from "../../api/src/domain/keys.ts";
+import { AccountService } from "../../api/src/domain/accounts/accounts.ts";
+import { KEY_RESOURCES } from "../../api/src/domain/accounts/keys.ts";
 import { type RunningApi, openStorage, startApi } from "../api/helpers.ts";
 import { FormClient, shownSecret } from "./client.ts";
 

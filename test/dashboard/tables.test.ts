@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AccountService } from "../../api/src/domain/accounts.ts";
+import { AccountService } from "../../api/src/domain/accounts/accounts.ts";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { type RunningApi, json, openStorage, startApi } from "../api/helpers.ts";
 

@@ -49,7 +49,7 @@ describe("the sandbox cheat sheet", () => {
 
   it("lists every magic value of the sandbox's code, the failing-payout address whole", () => {
     expect(sheet).toContain(`\`${SANDBOX_REFUSED_ADDRESS}\``);
-    const rules = source("api/src/domain/rules.ts");
+    const rules = source("api/src/domain/compliance/rules.ts");
     const cents = [...rules.matchAll(/magicAt === (\d+)/g)].map((m) => m[1]!);
     expect(cents.sort()).toEqual(["13", "14", "15"]);
     for (const c of cents) expect(sheet).toContain(`an amount ending in \`.${c}\``);

@@ -8,7 +8,7 @@ import { ROOT } from "../../scripts/lib/paths.ts";
 import { readDoc } from "../helpers/docs.ts";
 
 interface Row {
-  /** The paths of the first cell, from the repository's root ("api/src/relay/", "README.md"). */
+  /** The paths of the first cell, from the repository's root ("api/src/workers/relay/", "README.md"). */
   paths: string[];
   /** The backticked words of the second cell. */
   named: string[];

@@ -13,7 +13,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { collateralRegistryAbi, positionManagerAbi, priceFeedAbi, redemptionsAbi, stableMinterAbi } from "@zsd/sdk";
 import type { SealKey } from "@zsd/sdk/seal";
 import { type DeploymentOf, loadDeployment, zsdChain } from "@zsd/sdk/deployment";
-import { domainErrors } from "../domain/errors.ts";
+import { unavailable } from "./errors.ts";
 
 const RELAYED = ["StableMinter", "PositionManager", "CollateralRegistry", "Redemptions"] as const;
 
@@ -69,7 +69,7 @@ export class Chain {
     try {
       return await call();
     } catch {
-      throw domainErrors.unavailable("The chain node");
+      throw unavailable("The chain node");
     }
   }
 

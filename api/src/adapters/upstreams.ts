@@ -1,6 +1,6 @@
 // The indexer and the chain, over HTTP only (the API never imports indexer
 // code). Every call is bounded: a slow or dead upstream is `unavailable`.
-import { domainErrors } from "../domain/errors.ts";
+import { unavailable } from "./errors.ts";
 
 export interface IndexedBlock {
   number: number;
@@ -37,9 +37,9 @@ export class Upstreams {
     try {
       response = await fetch(`${this.indexerUrl}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
     } catch {
-      throw domainErrors.unavailable("The ledger indexer");
+      throw unavailable("The ledger indexer");
     }
-    if (!response.ok) throw domainErrors.unavailable("The ledger indexer");
+    if (!response.ok) throw unavailable("The ledger indexer");
     return (await response.json()) as T;
   }
 
@@ -49,10 +49,10 @@ export class Upstreams {
     try {
       response = await fetch(`${this.indexerUrl}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
     } catch {
-      throw domainErrors.unavailable("The ledger indexer");
+      throw unavailable("The ledger indexer");
     }
     if (response.status === 404) return undefined;
-    if (!response.ok) throw domainErrors.unavailable("The ledger indexer");
+    if (!response.ok) throw unavailable("The ledger indexer");
     return (await response.json()) as T;
   }
 
@@ -83,7 +83,7 @@ export class Upstreams {
       if (!body.result) throw new Error("no result");
       return Number(BigInt(body.result));
     } catch {
-      throw domainErrors.unavailable("The chain node");
+      throw unavailable("The chain node");
     }
   }
 }

@@ -3,7 +3,7 @@
 // when there is one. A PGlite directory that a running API holds is used
 // through that API's socket, never opened a second time.
 import { fileURLToPath } from "node:url";
-import { type Config, ConfigError, loadConfig } from "../config.ts";
+import { type Config, ConfigError, loadConfig } from "../config/config.ts";
 import { type Database, DirectoryInUseError, openDatabase } from "../adapters/db/index.ts";
 import { toolDirectory } from "../adapters/db/local.ts";
 

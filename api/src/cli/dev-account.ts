@@ -4,8 +4,9 @@
 // email and password. The key CLI picks this account when none is named.
 import { randomBytes } from "node:crypto";
 import type { Database } from "../adapters/db/index.ts";
-import { AccountService } from "../domain/accounts.ts";
-import { KeyService } from "../domain/keys.ts";
+import { AccountService } from "../domain/accounts/accounts.ts";
+import { KeyService } from "../domain/accounts/keys.ts";
+import { accountWithEmail, firstAccounts } from "../domain/accounts/store.ts";
 
 /** A reserved name (RFC 6761 .localhost): nothing is ever mailed there. */
 export const DEV_ACCOUNT_EMAIL = "dev@zsd.localhost";
@@ -37,11 +38,9 @@ export async function provisionDevAccount(db: Database): Promise<DevAccount> {
  * the only one; otherwise a message naming the accounts to choose from.
  */
 export async function defaultAccount(db: Database): Promise<{ id: string } | { error: string }> {
-  const [dev] = await db.query<{ id: string }>("SELECT id FROM accounts WHERE email = $1", [DEV_ACCOUNT_EMAIL]);
+  const dev = await accountWithEmail(db, DEV_ACCOUNT_EMAIL);
   if (dev) return { id: dev.id };
-  const rows = await db.query<{ id: string; email: string | null; name: string }>(
-    "SELECT id, email, name FROM accounts ORDER BY created_at, id LIMIT 11",
-  );
+  const rows = await firstAccounts(db, 11);
   if (rows.length === 1) return { id: rows[0]!.id };
   if (rows.length === 0) return { error: "there is no account yet: keys create --env sandbox --name NAME makes one" };
   const listed = rows

@@ -8,9 +8,9 @@
 import { parseArgs } from "node:util";
 import { openToolDatabase } from "./database.ts";
 import { defaultAccount } from "./dev-account.ts";
-import { type Environment, KeyService } from "../domain/keys.ts";
+import { type Environment, KeyService } from "../domain/accounts/keys.ts";
 import { mailAddressProblem } from "../adapters/mail/address.ts";
-import { AccountService, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN } from "../domain/accounts.ts";
+import { AccountService, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN } from "../domain/accounts/accounts.ts";
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,

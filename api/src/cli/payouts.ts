@@ -4,7 +4,7 @@
 // (the database: see cli/database.ts)
 import { parseArgs } from "node:util";
 import { openToolDatabase } from "./database.ts";
-import { type PayoutRow, resolveReview } from "../relay/payouts.ts";
+import { listPayouts, resolveReview } from "../domain/payouts/store.ts";
 import { displayTxId } from "../domain/txids.ts";
 import { zcashTxIdFromDisplay } from "@zsd/sdk/zcash";
 
@@ -27,12 +27,7 @@ const { db } = await openToolDatabase();
 try {
   switch (positionals[0]) {
     case "list": {
-      const rows = await db.query<PayoutRow>(
-        values.status
-          ? "SELECT * FROM payouts WHERE status = $1 ORDER BY redemption_id"
-          : "SELECT * FROM payouts ORDER BY redemption_id",
-        values.status ? [values.status] : [],
-      );
+      const rows = await listPayouts(db, values.status);
       for (const p of rows) {
         console.log(
           `${p.redemption_id}  ${p.status}  ${p.zat_due} zat → ${p.withdraw_address ?? "(unreadable sealed address)"}  attempts ${p.attempts}` +

@@ -3,7 +3,7 @@
 // a request) keep their meaning; anything else is logged and answered 500,
 // never with its message, which can echo what the caller sent.
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
-import type { Logger } from "../logger.ts";
+import type { Logger } from "../observability/logger.ts";
 import { DomainError } from "../domain/errors.ts";
 import { Problem, problemFromDomain, problems, sendProblem } from "./problems.ts";
 import { operationProblems } from "./operation-problems.ts";

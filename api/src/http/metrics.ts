@@ -1,8 +1,10 @@
-import type { ReservesWatch } from "../domain/reserves.ts";
+import type { ReservesWatch } from "../domain/reserves/reserves.ts";
 import { timingSafeEqual } from "node:crypto";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Database } from "../adapters/db/index.ts";
-import type { Config } from "../config.ts";
+import { mintCounts } from "../domain/mints/store.ts";
+import { oldestUnfinishedAge, payoutCounts } from "../domain/payouts/store.ts";
+import type { Config } from "../config/config.ts";
 import { type Problem, problems } from "./problems.ts";
 
 export interface Metrics {
@@ -51,12 +53,10 @@ export function trackRelay(metrics: Metrics, db: Database): void {
     labelNames: ["kind", "status"],
     registers: [metrics.registry],
     async collect() {
-      const rows = await db.query<{ kind: string; status: string; n: string }>(
-        `SELECT 'mint' AS kind, status, count(*) AS n FROM mints GROUP BY status
-         UNION ALL SELECT 'payout', status, count(*) FROM payouts GROUP BY status`,
-      );
+      const [mints, payouts] = await Promise.all([mintCounts(db), payoutCounts(db)]);
       this.reset();
-      for (const r of rows) this.set({ kind: r.kind, status: r.status }, Number(r.n));
+      for (const r of mints) this.set({ kind: "mint", status: r.status }, Number(r.n));
+      for (const r of payouts) this.set({ kind: "payout", status: r.status }, Number(r.n));
     },
   });
   new Gauge({
@@ -64,11 +64,7 @@ export function trackRelay(metrics: Metrics, db: Database): void {
     help: "Age of the oldest payout neither completed nor failed and held for its owner (0 when none): alert when it grows",
     registers: [metrics.registry],
     async collect() {
-      const [row] = await db.query<{ age: number | string | null }>(
-        `SELECT EXTRACT(EPOCH FROM now() - min(created_at)) AS age FROM payouts
-         WHERE status NOT IN ('completed', 'held', 'redirected')`,
-      );
-      this.set(Number(row?.age ?? 0));
+      this.set(Number((await oldestUnfinishedAge(db)) ?? 0));
     },
   });
 }

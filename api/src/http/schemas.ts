@@ -65,7 +65,7 @@ export const collateralProof = {
     .describe("[changeLeaf, root, nullifierHash, collateralFloorZat, bindingHash], in that order"),
 };
 
-/** The hold keeping a mint, a redemption or a position action from moving (api/src/domain/holds.ts), or null when none does. */
+/** The hold keeping a mint, a redemption or a position action from moving (api/src/domain/compliance/hold-of.ts), or null when none does. */
 export const holdSchema = z
   .object({
     state: z

@@ -8,7 +8,7 @@ import { Writable } from "node:stream";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../../../api/src/logger.ts";
+import { createLogger } from "../../../api/src/observability/logger.ts";
 import { type System } from "../../helpers/fixtures.ts";
 import { type RunningApi, json, startApi, useRelayApi } from "../helpers.ts";
 

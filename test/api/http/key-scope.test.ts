@@ -3,7 +3,7 @@
 // limited to belongs to a resource that a restriction can name.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../../api/src/app.ts";
-import { loadConfig } from "../../../api/src/config.ts";
+import { loadConfig } from "../../../api/src/config/config.ts";
 import {
   KEY_RESOURCES,
   type KeyResource,
@@ -12,7 +12,7 @@ import {
   checkRestrictions,
   noBroaderThan,
   resourceOf,
-} from "../../../api/src/domain/keys.ts";
+} from "../../../api/src/domain/accounts/keys.ts";
 import { type RunningApi, openStorage, startApi } from "../helpers.ts";
 
 interface KeyBody {

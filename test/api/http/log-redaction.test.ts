@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { redemptionsAbi, stableMinterAbi } from "@zsd/sdk";
 import { DEV_SEAL_KEY, sealBytes } from "@zsd/sdk/seal";
 import { ZcashdClient, ZcashdError } from "../../../api/src/adapters/custody/zcashd.ts";
-import { redactAddresses } from "../../../api/src/logger.ts";
+import { redactAddresses } from "../../../api/src/observability/logger.ts";
 import { startSimulatedZcashd } from "../../../api/src/sandbox/zcashd-sim/server.ts";
 import { addressesIn, captureLogs } from "../log-capture.ts";
 

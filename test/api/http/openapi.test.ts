@@ -15,7 +15,7 @@ import { ANY_REQUEST } from "../../../api/src/http/operation-problems.ts";
 import { type UndeclaredProblem, undeclaredProblems } from "../../../api/src/http/errors.ts";
 import { Problem } from "../../../api/src/http/problems.ts";
 import { route } from "../../../api/src/http/routes.ts";
-import { EVENT_TYPES } from "../../../api/src/domain/events.ts";
+import { EVENT_TYPES } from "../../../api/src/domain/agents/events.ts";
 import { type RunningApi, openStorage, startApi } from "../helpers.ts";
 import { webhookSchemaCheck } from "../webhook-receiver.ts";
 

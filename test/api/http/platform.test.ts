@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
-import { ConfigError, configSchema, loadConfig } from "../../../api/src/config.ts";
+import { ConfigError, configSchema, loadConfig } from "../../../api/src/config/config.ts";
 import { DEV_SEAL_KEY } from "@zsd/sdk/seal";
 import { ROOT } from "../../../scripts/lib/paths.ts";
 import type { Database } from "../../../api/src/adapters/db/index.ts";

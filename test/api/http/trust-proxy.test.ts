@@ -2,8 +2,8 @@
 // per-address limits see as the client: nobody's unless TRUST_PROXY names a
 // proxy, since any client can send the header.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../../api/src/config.ts";
-import { UNRESTRICTED } from "../../../api/src/domain/keys.ts";
+import { loadConfig } from "../../../api/src/config/config.ts";
+import { UNRESTRICTED } from "../../../api/src/domain/accounts/keys.ts";
 import { type RunningApi, openStorage, startApi } from "../helpers.ts";
 
 describe("proxy trust", () => {

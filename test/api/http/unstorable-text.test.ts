@@ -5,7 +5,7 @@
 // naming the field; nothing is stored.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dashboardRouter } from "../../../api/src/http/dashboard/router.ts";
-import { createLogger } from "../../../api/src/logger.ts";
+import { createLogger } from "../../../api/src/observability/logger.ts";
 import { FormClient } from "../../dashboard/client.ts";
 import { type RunningApi, openStorage, startApi } from "../helpers.ts";
 

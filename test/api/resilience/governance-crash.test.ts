@@ -9,7 +9,7 @@ import { encodeFunctionData } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { positionManagerAbi } from "@zsd/sdk/abis";
 import { openDatabase } from "../../../api/src/adapters/db/index.ts";
-import { KeyService } from "../../../api/src/domain/keys.ts";
+import { KeyService } from "../../../api/src/domain/accounts/keys.ts";
 import { hardhatPrivateKey } from "../../../scripts/lib/accounts.ts";
 import { type System, accounts, deploySystem } from "../../helpers/fixtures.ts";
 import { createTestDatabase } from "@zsd/testkit";

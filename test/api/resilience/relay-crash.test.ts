@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../../api/src/adapters/db/index.ts";
-import { KeyService } from "../../../api/src/domain/keys.ts";
+import { KeyService } from "../../../api/src/domain/accounts/keys.ts";
 import { LOCAL_ATTESTORS, hardhatPrivateKey } from "../../../scripts/lib/accounts.ts";
 import { type SandboxZcash, startSandboxZcash } from "../../../api/src/sandbox/zcash-side.ts";
 import { type Note, createNote, noteCommitment, publicSignalsToArray, releaseProver } from "@zsd/sdk/notes";

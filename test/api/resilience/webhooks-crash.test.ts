@@ -4,10 +4,10 @@
 // receiver, each under its own webhook-id.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../../api/src/adapters/db/index.ts";
-import { emitEvent } from "../../../api/src/domain/events.ts";
-import { KeyService } from "../../../api/src/domain/keys.ts";
+import { emitEvent } from "../../../api/src/domain/agents/events.ts";
+import { KeyService } from "../../../api/src/domain/accounts/keys.ts";
 import { createTestDatabase } from "@zsd/testkit";
-import { MAX_ATTEMPTS } from "../../../api/src/webhooks/worker.ts";
+import { MAX_ATTEMPTS } from "../../../api/src/workers/webhooks/worker.ts";
 import { type ApiProcess, apiProcess, eventually, json, startApi } from "../helpers.ts";
 import { type Receiver, startReceiver, verify } from "../webhook-receiver.ts";
 

@@ -3,8 +3,8 @@
 // with the standardwebhooks library, not with our own code.
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../../api/src/logger.ts";
-import { retryDelayMs } from "../../../api/src/webhooks/worker.ts";
+import { createLogger } from "../../../api/src/observability/logger.ts";
+import { retryDelayMs } from "../../../api/src/workers/webhooks/worker.ts";
 import { type RunningApi, eventually, json, openStorage, startApi } from "../helpers.ts";
 import { type Receiver, signaturesBy, startReceiver, verify, webhookSchemaCheck } from "../webhook-receiver.ts";
 

@@ -10,7 +10,7 @@ import { DEV_SEAL_KEY, openSealedAddress, sealAddress, sealBytes, sealKeyFromSec
 import { type System, ZEC, ZSD, accounts } from "../../helpers/fixtures.ts";
 import { type RunningApi, eventually, json, overriding, startRelayApi, useRelayApi } from "../helpers.ts";
 import type { Database } from "../../../api/src/adapters/db/index.ts";
-import { SealedAddresses } from "../../../api/src/domain/sealed-addresses.ts";
+import { SealedAddresses } from "../../../api/src/domain/redemptions/sealed-addresses.ts";
 import { addressesIn, captureLogs } from "../log-capture.ts";
 
 const { alice, bob } = accounts;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { openStorage, overriding } from "../helpers.ts";
 import type { Database } from "../../../api/src/adapters/db/index.ts";
-import { RequestAnalytics } from "../../../api/src/domain/analytics.ts";
+import { RequestAnalytics } from "../../../api/src/domain/analytics/analytics.ts";
 
 // The request log keeps REQUEST_LOG_PER_KEY entries per key. A flush that
 // wrote every pending request and then deleted all but those cost a busy API

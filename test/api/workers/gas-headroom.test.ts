@@ -7,7 +7,7 @@ import { collateralRegistryAbi } from "@zsd/sdk";
 import { createNote, depositLeaf, noteCommitment } from "@zsd/sdk/notes";
 import { type Hex, numberToHex } from "viem";
 import { INSERTION_HEADROOM, TX_GAS_CAP, gasLimit } from "../../../api/src/adapters/gas.ts";
-import { insertionGas } from "../../../api/src/relay/leaf-inserter.ts";
+import { insertionGas } from "../../../api/src/workers/upkeep/leaf-inserter.ts";
 import { ZEC, accounts, deploySystem } from "../../helpers/fixtures.ts";
 
 describe("gas headroom for tree insertions", () => {

@@ -1,4 +1,4 @@
-// The relay inserts the registry's queued change leaves (api/src/relay/leaf-inserter.ts)
+// The relay inserts the registry's queued change leaves (api/src/workers/upkeep/leaf-inserter.ts)
 // on a live Hardhat node, with the indexer and the API's relay worker, real proofs.
 // Change of several relayed mints enters the tree in one insertion; a wallet's own
 // mint's change is inserted after the wait; someone inserting everything first costs
@@ -19,15 +19,15 @@ import { formatZsd } from "@zsd/sdk/units";
 import { createTestDatabase } from "@zsd/testkit";
 import { Chain } from "../../../api/src/adapters/chain.ts";
 import { TX_GAS_CAP } from "../../../api/src/adapters/gas.ts";
-import { loadConfig } from "../../../api/src/config.ts";
+import { loadConfig } from "../../../api/src/config/config.ts";
 import {
   INSERT_GAS,
   LeafInserter,
   type LeafInserterOptions,
   insertionGas,
   readPendingLeaves,
-} from "../../../api/src/relay/leaf-inserter.ts";
-import { TransactionSender } from "../../../api/src/relay/sender.ts";
+} from "../../../api/src/workers/upkeep/leaf-inserter.ts";
+import { TransactionSender } from "../../../api/src/workers/relay/sender.ts";
 import { hardhatPrivateKey } from "../../../scripts/lib/accounts.ts";
 import { type RunningIndexer, startIndexer } from "../../../scripts/lib/indexer-process.ts";
 import { type RpcProxy, startRpcProxy } from "../../helpers/rpc-proxy.ts";

@@ -8,9 +8,9 @@ import { stableMinterAbi } from "@zsd/sdk";
 import type { Chain } from "../../../api/src/adapters/chain.ts";
 import { CHANGE_QUEUE_GAS, TX_GAS_CAP, WALK_HEADROOM } from "../../../api/src/adapters/gas.ts";
 import { ContractRevertError } from "../../../api/src/domain/errors.ts";
-import { mintBatchGas, mintBatchSimulationGas, packBatches } from "../../../api/src/relay/mint-batch.ts";
-import { MintRelay } from "../../../api/src/relay/mint-relay.ts";
-import { TransactionSender } from "../../../api/src/relay/sender.ts";
+import { mintBatchGas, mintBatchSimulationGas, packBatches } from "../../../api/src/workers/relay/mint-batch.ts";
+import { MintRelay } from "../../../api/src/workers/relay/mint-relay.ts";
+import { TransactionSender } from "../../../api/src/workers/relay/sender.ts";
 import { openStorage } from "../helpers.ts";
 import { OWNER, queuedMint } from "../relay-stand-ins.ts";
 

@@ -12,12 +12,17 @@ import { CustodyCalls } from "../../../api/src/adapters/custody/custody-calls.ts
 import { type Custody, textMemoHex as memoHex } from "../../../api/src/adapters/custody/index.ts";
 import { ZcashdClient, ZcashdCustody } from "../../../api/src/adapters/custody/zcashd.ts";
 import type { Database } from "../../../api/src/adapters/db/index.ts";
-import { type PayoutOptions, type PayoutRow, Payouts, resolveReview } from "../../../api/src/relay/payouts.ts";
+import {
+  type PayoutOptions,
+  type PayoutRow,
+  Payouts,
+  resolveReview,
+} from "../../../api/src/workers/payouts/payouts.ts";
 import { hardhatPrivateKey } from "../../../scripts/lib/accounts.ts";
 import { freePort } from "../../../scripts/lib/hardhat-node.ts";
 import { createNote, releaseProver } from "@zsd/sdk/notes";
 import { DEV_SEAL_KEY, sealBytes, sealKeyFromSecret } from "@zsd/sdk/seal";
-import { SealedAddresses } from "../../../api/src/domain/sealed-addresses.ts";
+import { SealedAddresses } from "../../../api/src/domain/redemptions/sealed-addresses.ts";
 import { formatZec } from "@zsd/sdk/units";
 import { zcashTxIdForDisplay } from "@zsd/sdk/zcash";
 import { type System, ZEC, ZSD, accounts, deploySystem } from "../../helpers/fixtures.ts";

@@ -5,9 +5,9 @@
 // in the database: a new worker (a restart) keeps it. Real API, PostgreSQL and
 // receivers on 127.0.0.1; short timeouts and pauses, the same rules.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../../api/src/config.ts";
-import { emitEvent } from "../../../api/src/domain/events.ts";
-import { recordOnBreaker } from "../../../api/src/webhooks/breaker.ts";
+import { ConfigError, loadConfig } from "../../../api/src/config/config.ts";
+import { emitEvent } from "../../../api/src/domain/agents/events.ts";
+import { recordOnBreaker } from "../../../api/src/workers/webhooks/breaker.ts";
 import { type RunningApi, eventually, json, openStorage, startApi } from "../helpers.ts";
 import { type Receiver, startReceiver } from "../webhook-receiver.ts";
 

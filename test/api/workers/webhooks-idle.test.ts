@@ -6,7 +6,7 @@
 // lease is not renewed apart from passes: no other process can take it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../../api/src/adapters/db/index.ts";
-import { emitEvent } from "../../../api/src/domain/events.ts";
+import { emitEvent } from "../../../api/src/domain/agents/events.ts";
 import { type RunningApi, eventually, json, openStorage, startApi } from "../helpers.ts";
 import { type Receiver, startReceiver } from "../webhook-receiver.ts";
 

@@ -6,7 +6,7 @@ import { type Address, type Hex, recoverTypedDataAddress } from "viem";
 import { collateralRegistryAbi, depositBatchMessage, depositBatchTypedData, orderBySigner } from "@zsd/sdk";
 import { depositLeaf } from "@zsd/sdk/notes";
 import type { Chain } from "../chain.ts";
-import { DomainError } from "../../domain/errors.ts";
+import { ServiceError } from "../errors.ts";
 
 export interface DepositForAttestation {
   noteCommitment: bigint;
@@ -23,7 +23,7 @@ export type AttestorAnswer =
  * Too few attestors signed: nothing was recorded. The answers (attestors' addresses, their
  * refusals) are for the operator's log, not for the client, who learns only to retry.
  */
-export class QuorumNotMet extends DomainError {
+export class QuorumNotMet extends ServiceError {
   constructor(
     signed: number,
     threshold: bigint,

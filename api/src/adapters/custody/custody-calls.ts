@@ -3,7 +3,7 @@ import { collateralRegistryAbi, redemptionsAbi } from "@zsd/sdk";
 import { depositLeaf } from "@zsd/sdk/notes";
 import type { Chain } from "../chain.ts";
 import { gasLimit, isOutOfGas } from "../gas.ts";
-import { type ContractError, ContractRevertError, domainErrors, isRevert } from "../../domain/errors.ts";
+import { type ContractError, ContractRevertError, isRevert, unavailable } from "../errors.ts";
 import type { AttestorQuorum } from "./attestation.ts";
 
 type ContractCall = {
@@ -75,7 +75,7 @@ export class CustodyCalls {
         const revert = revertOf(error);
         if (revert) throw revert;
         this.onUnavailable?.(call.functionName, error);
-        throw domainErrors.unavailable("The chain node");
+        throw unavailable("The chain node");
       }
       const receipt = await this.chain.read(() =>
         this.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 }),
@@ -94,7 +94,7 @@ export class CustodyCalls {
    */
   async recordDeposits(deposits: readonly { noteCommitment: bigint; amountZat: bigint; zcashTxId: string }[]) {
     const quorum = this.quorum;
-    if (!quorum) throw domainErrors.unavailable("Deposit attestation (no attestors configured: ATTESTOR_URLS)");
+    if (!quorum) throw unavailable("Deposit attestation (no attestors configured: ATTESTOR_URLS)");
     const leaves = deposits.map((d) => depositLeaf(d.amountZat, d.noteCommitment));
     const totalZat = deposits.reduce((total, d) => total + d.amountZat, 0n);
     const receipt = await this.#serial(async () => {

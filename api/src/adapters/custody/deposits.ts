@@ -8,8 +8,9 @@ import { depositLeaf } from "@zsd/sdk/notes";
 import type { Database, Queryable } from "../db/index.ts";
 import type { CustodyCalls } from "./custody-calls.ts";
 import type { RecordedDeposit } from "./index.ts";
-import { ContractRevertError, isRevert } from "../../domain/errors.ts";
-import { randomId } from "../../domain/ids.ts";
+import { hasDepositOf, insertDepositLine } from "./ledger.ts";
+import { ContractRevertError, isRevert } from "../errors.ts";
+import { randomId } from "../ids.ts";
 
 export interface DepositToRecord {
   noteCommitment: bigint;
@@ -102,10 +103,7 @@ async function recoverRecorded(
   deposit: DepositToRecord,
   refusal: ContractRevertError,
 ): Promise<RecordedDeposit> {
-  const [inLedger] = await db.query(
-    "SELECT 1 FROM custody_ledger WHERE kind = 'deposit' AND note_commitment = $1 AND amount_zat = $2",
-    [deposit.noteCommitment.toString(), deposit.amountZat.toString()],
-  );
+  const inLedger = await hasDepositOf(db, deposit.noteCommitment, deposit.amountZat);
   const onChain = inLedger ? undefined : await custodyCalls.recordedDeposit(deposit.noteCommitment, deposit.amountZat);
   if (!onChain) throw refusal;
   const recorded: RecordedDeposit = {
@@ -130,22 +128,20 @@ async function writeLedgerLine(
   recorded: RecordedDeposit,
   mode: "new" | "unless written" = "new",
 ): Promise<boolean> {
-  const rows = await tx.query(
-    `INSERT INTO custody_ledger (kind, amount_zat, note_commitment, leaf_index, zcash_txid, tx_hash, public_id, account_id)
-     VALUES ('deposit', $1, $2, $3, $4, $5, $6, $7)
-     ${mode === "unless written" ? "ON CONFLICT (leaf_index) WHERE kind = 'deposit' DO NOTHING" : ""}
-     RETURNING public_id`,
-    [
-      deposit.amountZat.toString(),
-      deposit.noteCommitment.toString(),
-      recorded.leafIndex,
-      deposit.zcashTxId,
-      recorded.txHash,
-      recorded.id,
-      deposit.accountId ?? null,
-    ],
+  const written = await insertDepositLine(
+    tx,
+    {
+      amountZat: deposit.amountZat,
+      noteCommitment: deposit.noteCommitment,
+      leafIndex: recorded.leafIndex,
+      zcashTxId: deposit.zcashTxId,
+      txHash: recorded.txHash,
+      publicId: recorded.id,
+      accountId: deposit.accountId ?? null,
+    },
+    mode,
   );
-  if (rows.length === 0) return false;
+  if (!written) return false;
   await deposit.alsoIn?.(tx, recorded);
   return true;
 }

@@ -19,7 +19,8 @@ import {
   textMemoHex,
 } from "./index.ts";
 import { DepositWindow, recordDepositBatch } from "./deposits.ts";
-import { domainErrors, isRevert } from "../../domain/errors.ts";
+import { hasDepositIn } from "./ledger.ts";
+import { isRevert, unavailable } from "../errors.ts";
 
 export class ZcashdError extends Error {
   constructor(
@@ -165,7 +166,7 @@ export class ZcashdCustody implements Custody {
       displayTxId = await this.zcashd.call<string>("zsd_receive", [this.options.address, amountZat.toString(), memo]);
     } catch (error) {
       if (error instanceof ZcashdError || error instanceof ZcashdUnreachable) {
-        throw domainErrors.unavailable("The sandbox's simulated Zcash node");
+        throw unavailable("The sandbox's simulated Zcash node");
       }
       throw error;
     }
@@ -179,7 +180,7 @@ export class ZcashdCustody implements Custody {
           this.options.minConfirmations,
         ]);
         if (notes.some((n) => n.txid === displayTxId && n.confirmations >= this.options.minConfirmations)) break;
-        if (Date.now() > deadline) throw domainErrors.unavailable("Confirmation of the sandbox deposit");
+        if (Date.now() > deadline) throw unavailable("Confirmation of the sandbox deposit");
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       const onDeposit = sandbox.onDeposit;
@@ -213,11 +214,7 @@ export class ZcashdCustody implements Custody {
       // zcashd prints txids byte-reversed (display form); the chain and the ledger keep the hash's own order.
       const zcashTxId = zcashTxIdFromDisplay(note.txid);
       if (this.#recordingHere.has(zcashTxId)) continue;
-      const seen = await this.db.query(
-        "SELECT 1 FROM custody_ledger WHERE kind = 'deposit' AND zcash_txid = $1 AND leaf_index IS NOT NULL AND note_commitment = $2",
-        [zcashTxId, commitment.toString()],
-      );
-      if (seen.length > 0) continue;
+      if (await hasDepositIn(this.db, zcashTxId, commitment)) continue;
       found.push({ noteCommitment: commitment, amountZat: BigInt(note.amountZat), zcashTxId });
     }
     if (found.length === 0) return [];

@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import pg from "pg";
 import { DirectoryInUseError, SOCKET_PORT, holderOf, initialise, serveSocket, socketPath, takeLock } from "./local.ts";
 import { MIGRATIONS } from "./migrations.ts";
-import { domainErrors } from "../../domain/errors.ts";
+import { unavailable } from "../errors.ts";
 
 export { DirectoryInUseError } from "./local.ts";
 
@@ -44,8 +44,7 @@ async function reachable<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (isDatabaseUnreachable(error))
-      throw Object.assign(domainErrors.unavailable("The database", 2), { cause: error });
+    if (isDatabaseUnreachable(error)) throw Object.assign(unavailable("The database", 2), { cause: error });
     throw error;
   }
 }

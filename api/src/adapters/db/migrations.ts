@@ -220,7 +220,7 @@ export const MIGRATIONS: { version: number; name: string; statements: string[] }
     name: "a failed mint or redemption says why with a stable code",
     statements: [
       // The contract's custom error in snake case, or the relay's own cause
-      // (domain/reverts.ts, relay/*); rows failed before this carry 'unclassified'.
+      // (domain/reverts.ts, workers/relay/*); rows failed before this carry 'unclassified'.
       `ALTER TABLE mints ADD COLUMN failure_code text`,
       `ALTER TABLE redemption_requests ADD COLUMN failure_code text`,
       `UPDATE mints SET failure_code = 'unclassified' WHERE status = 'failed'`,

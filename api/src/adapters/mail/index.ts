@@ -3,8 +3,8 @@
 // sent after the response, never in it: a request that mails takes as long as
 // one that does not, and a slow mail server delays no page.
 import nodemailer, { type Transporter } from "nodemailer";
-import type { Config } from "../../config.ts";
-import type { Logger } from "../../logger.ts";
+import type { Config } from "../../config/config.ts";
+import type { Logger } from "../../observability/logger.ts";
 import { MailCapture } from "./capture.ts";
 
 export { type CapturedMail, MailCapture } from "./capture.ts";

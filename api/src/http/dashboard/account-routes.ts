@@ -9,7 +9,7 @@ import type { Redis } from "ioredis";
 import { RateLimiterRes } from "rate-limiter-flexible";
 import { MAIL_ADDRESS_RULES, mailAddressProblem } from "../../adapters/mail/address.ts";
 import type { MailCapture } from "../../adapters/mail/index.ts";
-import type { AccountMail } from "../../domain/account-mail.ts";
+import type { AccountMail } from "../../domain/accounts/mail.ts";
 import {
   type Account,
   type AccountService,
@@ -17,8 +17,8 @@ import {
   PASSWORD_MAX,
   PASSWORD_MIN,
   normaliseEmail,
-} from "../../domain/accounts.ts";
-import type { Environment } from "../../domain/keys.ts";
+} from "../../domain/accounts/accounts.ts";
+import type { Environment } from "../../domain/accounts/keys.ts";
 import { type Limiter, createLimiter } from "../middleware/rate-limit.ts";
 import * as pages from "./account-views.ts";
 import {

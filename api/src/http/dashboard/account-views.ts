@@ -3,8 +3,8 @@
 // mailbox.
 import { MAIL_ADDRESS_RULES } from "../../adapters/mail/address.ts";
 import type { CapturedMail } from "../../adapters/mail/index.ts";
-import { PASSWORD_MAX, PASSWORD_MIN, isUnverified } from "../../domain/accounts.ts";
-import { TOKEN_LIFETIME_MINUTES } from "../../domain/account-tokens.ts";
+import { PASSWORD_MAX, PASSWORD_MIN, isUnverified } from "../../domain/accounts/accounts.ts";
+import { TOKEN_LIFETIME_MINUTES } from "../../domain/accounts/tokens.ts";
 import { type Html, html } from "./html.ts";
 import { type PageContext, csrfField, layout } from "./layout.ts";
 

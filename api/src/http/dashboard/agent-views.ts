@@ -1,6 +1,6 @@
 // The compliance agents pages: the environment's agents, and an agent's page
 // with its webhook delivery log (a delivery redelivered from there).
-import type { Agent, Delivery } from "../../domain/agents.ts";
+import type { Agent, Delivery } from "../../domain/agents/agents.ts";
 import { html } from "./html.ts";
 import { type PageContext, csrfField, layout, time } from "./layout.ts";
 import { table } from "./table.ts";

@@ -2,8 +2,8 @@
 // guard, and the error that answers a page with a status.
 import { timingSafeEqual } from "node:crypto";
 import type { Request, RequestHandler, Response } from "express";
-import type { Session } from "../../domain/accounts.ts";
-import type { Environment } from "../../domain/keys.ts";
+import type { Session } from "../../domain/accounts/accounts.ts";
+import type { Environment } from "../../domain/accounts/keys.ts";
 import type { PageContext } from "./layout.ts";
 
 export const SESSION_COOKIE = "zsd_session";

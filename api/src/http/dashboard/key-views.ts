@@ -1,6 +1,6 @@
 // The API keys pages: the list with its create form, a key's page with its
 // restrictions, and the revocation's confirmation.
-import { type ApiKey, KEY_RESOURCES, type KeyResource } from "../../domain/keys.ts";
+import { type ApiKey, KEY_RESOURCES, type KeyResource } from "../../domain/accounts/keys.ts";
 import { type Html, html } from "./html.ts";
 import { type PageContext, csrfField, layout, time } from "./layout.ts";
 import { table } from "./table.ts";

@@ -4,7 +4,7 @@
 // account-views.ts) imports it without importing one another. The markup is
 // semantic HTML styled by Pico's classless sheet, so that labels, focus,
 // contrast and a phone-sized layout come from the markup.
-import type { Account } from "../../domain/accounts.ts";
+import type { Account } from "../../domain/accounts/accounts.ts";
 import { type Html, html } from "./html.ts";
 
 export const ASSETS = {

@@ -1,6 +1,6 @@
 // Custody's reserves against the chain, as GET /v1/reserves gives them: the newest reading, what
 // each side said and when, and the readings before, so that a shortfall and its end can be seen.
-import { type ReserveReading, presentReading } from "../../domain/reserves.ts";
+import { type ReserveReading, presentReading } from "../../domain/reserves/reserves.ts";
 import { html } from "./html.ts";
 import { type PageContext, layout } from "./layout.ts";
 import { table } from "./table.ts";

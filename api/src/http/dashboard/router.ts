@@ -3,7 +3,7 @@
 // and SameSite=Lax, Secure unless served over plain HTTP to a loopback
 // address), a CSRF token in every form, and the API Keys, Analytics, Request
 // log, Agents and Sandbox tabs.
-import type { ReservesWatch } from "../../domain/reserves.ts";
+import type { ReservesWatch } from "../../domain/reserves/reserves.ts";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,10 +12,10 @@ import type { Redis } from "ioredis";
 import { createNote, encodeNote, noteCommitment, SNARK_SCALAR_FIELD } from "@zsd/sdk/notes";
 import { parseZec } from "@zsd/sdk/units";
 import type { MailCapture } from "../../adapters/mail/index.ts";
-import type { AccountMail } from "../../domain/account-mail.ts";
-import { type AccountService, type Session, isUnverified } from "../../domain/accounts.ts";
-import { type Period, PERIODS, type RequestAnalytics } from "../../domain/analytics.ts";
-import type { AgentService } from "../../domain/agents.ts";
+import type { AccountMail } from "../../domain/accounts/mail.ts";
+import { type AccountService, type Session, isUnverified } from "../../domain/accounts/accounts.ts";
+import { type Period, PERIODS, type RequestAnalytics } from "../../domain/analytics/analytics.ts";
+import type { AgentService } from "../../domain/agents/agents.ts";
 import { DomainError } from "../../domain/errors.ts";
 import {
   type Environment,
@@ -24,9 +24,9 @@ import {
   type KeyService,
   isKeyResource,
   parseIpRule,
-} from "../../domain/keys.ts";
+} from "../../domain/accounts/keys.ts";
 import type { Custody } from "../../adapters/custody/index.ts";
-import type { Logger } from "../../logger.ts";
+import type { Logger } from "../../observability/logger.ts";
 import { type FieldError, problemFromDomain } from "../problems.ts";
 import { nonUtf8Fields, unstorableFields, unstorableReason } from "../text-rules.ts";
 import { accountRoutes } from "./account-routes.ts";

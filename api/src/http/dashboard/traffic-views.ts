@@ -1,7 +1,7 @@
 // What an account's keys did: the analytics page (totals, a chart and its
 // figures as a table, breakdowns by key, route and status) and the request log.
-import type { Breakdown, LogEntry, Period, Report } from "../../domain/analytics.ts";
-import type { ApiKey } from "../../domain/keys.ts";
+import type { Breakdown, LogEntry, Period, Report } from "../../domain/analytics/analytics.ts";
+import type { ApiKey } from "../../domain/accounts/keys.ts";
 import { type Html, html, jsonData } from "./html.ts";
 import { type PageContext, layout, time } from "./layout.ts";
 import { table } from "./table.ts";

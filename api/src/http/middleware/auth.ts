@@ -1,7 +1,13 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import type { Config } from "../../config.ts";
+import type { Config } from "../../config/config.ts";
 import { Problem, problems } from "../problems.ts";
-import { type AuthResult, KEY_PREFIX, type KeyService, checkRestrictions, keyShapeProblem } from "../../domain/keys.ts";
+import {
+  type AuthResult,
+  KEY_PREFIX,
+  type KeyService,
+  checkRestrictions,
+  keyShapeProblem,
+} from "../../domain/accounts/keys.ts";
 
 /** Bearer API keys: 401 with WWW-Authenticate for every way a key can be wrong. */
 export function authenticate(keys: KeyService, config: Config, onFailure: RequestHandler): RequestHandler {

@@ -1,8 +1,8 @@
 import type { RequestHandler } from "express";
-import { type Logger, accessLog } from "../../logger.ts";
+import { type Logger, accessLog } from "../../observability/logger.ts";
 import type { Metrics } from "../metrics.ts";
-import type { RequestAnalytics } from "../../domain/analytics.ts";
-import type { ApiKey } from "../../domain/keys.ts";
+import type { RequestAnalytics } from "../../domain/analytics/analytics.ts";
+import type { ApiKey } from "../../domain/accounts/keys.ts";
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import type { AnyRoute } from "../routes.ts";
 import { EVENT_EXAMPLES, EVENT_PAYLOADS, EVENT_SUMMARIES } from "../resources/agents/events.ts";
-import type { EventType } from "../../domain/events.ts";
+import type { EventType } from "../../domain/agents/events.ts";
 import {
   PROBLEM_CATALOG,
   PROBLEM_FIELDS,

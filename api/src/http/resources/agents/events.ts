@@ -3,7 +3,7 @@
 // event against that document, so a payload the code emits differently fails
 // them. Keyed by every event type: a new type does not compile without one.
 import { z } from "zod";
-import type { EventType } from "../../../domain/events.ts";
+import type { EventType } from "../../../domain/agents/events.ts";
 import { alertSchema } from "../alerts/schema.ts";
 import {
   GOVERNANCE_EVENT_EXAMPLES,

@@ -1,5 +1,5 @@
-import type { Agent, AgentService, Delivery } from "../../../domain/agents.ts";
-import type { ApiKey } from "../../../domain/keys.ts";
+import type { Agent, AgentService, Delivery } from "../../../domain/agents/agents.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import { EXAMPLE_AGENT, EXAMPLE_DELIVERY, EXAMPLE_PING, EXAMPLE_REGISTER, EXAMPLE_SECRET } from "./examples.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EVENT_TYPES } from "../../../domain/events.ts";
+import { EVENT_TYPES } from "../../../domain/agents/events.ts";
 import { prefixedId } from "../../formats.ts";
 
 const eventTypes = z

@@ -1,5 +1,5 @@
-import type { Alert, ComplianceService } from "../../../domain/compliance.ts";
-import type { ApiKey } from "../../../domain/keys.ts";
+import type { Alert, ComplianceService } from "../../../domain/compliance/compliance.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import {
   alertIdParams,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Queryable } from "../../../adapters/db/index.ts";
-import { depositOf } from "../../../domain/deposits.ts";
-import type { ApiKey } from "../../../domain/keys.ts";
+import { depositOf } from "../../../domain/deposits/deposits.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
 import { prefixedId } from "../../formats.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 

@@ -1,8 +1,8 @@
 // What each governance event's `data` holds (the webhook payloads of
-// relay/governance-events.ts and relay/governance-relay.ts), merged into the
+// workers/relay/governance-events.ts and workers/relay/governance-relay.ts), merged into the
 // document's webhooks by ../agents/events.ts.
 import { z } from "zod";
-import { SUPPORT } from "../../../domain/governance.ts";
+import { SUPPORT } from "../../../domain/governance/governance.ts";
 
 const proposalId = z
   .string()

@@ -1,5 +1,5 @@
-import type { GovernanceService } from "../../../domain/governance.ts";
-import type { ApiKey } from "../../../domain/keys.ts";
+import type { GovernanceService } from "../../../domain/governance/governance.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PROPOSAL_ACTIONS, PROPOSAL_STATES, SUPPORT } from "../../../domain/governance.ts";
+import { PROPOSAL_ACTIONS, PROPOSAL_STATES, SUPPORT } from "../../../domain/governance/governance.ts";
 import { evmAddress } from "../../schemas.ts";
 import { prefixedId } from "../../formats.ts";
 

@@ -4,7 +4,7 @@ import { type AnyRoute, route } from "../../routes.ts";
 import type { Upstreams } from "../../../adapters/upstreams.ts";
 import type { Chain } from "../../../adapters/chain.ts";
 import { DomainError } from "../../../domain/errors.ts";
-import { freshPrice } from "../../../domain/price.ts";
+import { freshPrice } from "../../../domain/price/price.ts";
 
 const healthSchema = z.object({ status: z.literal("ok") }).meta({ id: "Health" });
 const readinessSchema = z

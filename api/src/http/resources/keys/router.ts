@@ -1,4 +1,10 @@
-import { type ApiKey, KeyBroaderError, KeyLimitError, type KeyService, noBroaderThan } from "../../../domain/keys.ts";
+import {
+  type ApiKey,
+  KeyBroaderError,
+  KeyLimitError,
+  type KeyService,
+  noBroaderThan,
+} from "../../../domain/accounts/keys.ts";
 import { apiKeySchema, createKeyBody, createdKeySchema, keyIdParams, keyListSchema } from "./schema.ts";
 import { Problem, problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";

@@ -1,10 +1,10 @@
 import { formatUnits } from "viem";
 import { ZSD_DECIMALS, formatPrice, formatZec, formatZsd } from "@zsd/sdk/units";
-import type { ApiKey } from "../../../domain/keys.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import type { IndexedBlock, Upstreams } from "../../../adapters/upstreams.ts";
-import { pendingLeaves } from "../../../domain/deposits.ts";
+import { pendingLeaves } from "../../../domain/deposits/deposits.ts";
 import {
   addressParams,
   balancesSchema,
@@ -56,10 +56,10 @@ interface IndexerDeposits {
 }
 
 /** Ledger reads, served from the indexer's derived tables. */
-/** `split` of GET /v1/collateral: where the ZEC is, from the contracts (domain/positions.ts). */
+/** `split` of GET /v1/collateral: where the ZEC is, from the contracts (domain/positions/positions.ts). */
 export type CollateralSplit = () => Promise<Record<string, unknown> | null>;
 
-/** The account's own deposits among leaves from..to (domain/deposits.ts ownLeaves). */
+/** The account's own deposits among leaves from..to (domain/deposits/deposits.ts ownLeaves). */
 type OwnLeaves = (
   accountId: string,
   from: number,

@@ -1,8 +1,9 @@
-import type { ApiKey } from "../../../domain/keys.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
 import { Problem } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";
+import { presentMint } from "./presenter.ts";
 import { mintBody, mintIdParams, mintSchema, queuedSchema, successSchema } from "./schema.ts";
-import type { MintService } from "../../../domain/mints.ts";
+import type { MintService } from "../../../domain/mints/mints.ts";
 
 const MINT_ID = "mint_4Hn8pQ2rT6vX1zB3cD5f";
 const TX = "0x8c2d7f4e1a9b6c3d0e5f2a7b4c1d8e9f6a3b0c7d4e1f8a5b2c9d6e3f0a7b4c1d";
@@ -78,7 +79,7 @@ export function mintRoutes(mints: MintService, waitMs: number): AnyRoute[] {
           return { status: 202, body: { status: "queued", ...queued, pegPrice: "1.00" } };
         }
         const { mintId } = await mints.queue(accountId, { proofHash: body.collateralProof }, String(body.amount));
-        const mint = await mints.wait(accountId, mintId, waitMs);
+        const mint = presentMint(await mints.wait(accountId, mintId, waitMs));
         if (mint.status === "confirmed") return { status: 200, body: { status: "success", mintId, tx: mint.txHash } };
         if (mint.status === "failed") {
           throw new Problem(422, "mint_failed", "Mint failed", mint.failureReason ?? "The mint failed.", {
@@ -132,7 +133,7 @@ export function mintRoutes(mints: MintService, waitMs: number): AnyRoute[] {
       problems: ["resource_not_found", "upstream_unavailable"],
       handler: async ({ params }, _req, res) => ({
         status: 200,
-        body: await mints.get((res.locals.apiKey as ApiKey).accountId, params.mintId),
+        body: presentMint(await mints.get((res.locals.apiKey as ApiKey).accountId, params.mintId)),
       }),
     }),
   ];

@@ -1,5 +1,5 @@
 // What each position and withdrawal event's `data` holds (the webhook payloads
-// of relay/position-relay.ts): the action or withdrawal as GET answers it,
+// of workers/relay/position-relay.ts): the action or withdrawal as GET answers it,
 // without `object` and its timestamps. Merged into the document's webhooks by
 // ../agents/events.ts.
 import { z } from "zod";

@@ -1,5 +1,5 @@
-import type { ApiKey } from "../../../domain/keys.ts";
-import type { PositionService } from "../../../domain/positions.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
+import type { PositionService } from "../../../domain/positions/positions.ts";
 import { type ProblemCode, ZCASH_ADDRESS_PROBLEM_CODES } from "../../problem-catalog.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import {

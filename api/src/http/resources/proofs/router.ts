@@ -1,7 +1,8 @@
-import type { ApiKey } from "../../../domain/keys.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import { nullifierParams, nullifierSchema, proofIdParams, proofSchema, submitProofBody } from "./schema.ts";
-import type { ProofService } from "../../../domain/proofs.ts";
+import type { ProofService } from "../../../domain/mints/proofs.ts";
+import { presentProof } from "./presenter.ts";
 
 const EXAMPLE_PROOF = {
   object: "proof",
@@ -80,7 +81,7 @@ export function proofRoutes(proofs: ProofService): AnyRoute[] {
       ],
       handler: async ({ body }, _req, res) => ({
         status: 201,
-        body: await proofs.submit((res.locals.apiKey as ApiKey).accountId, body),
+        body: presentProof(await proofs.submit((res.locals.apiKey as ApiKey).accountId, body)),
       }),
     }),
     route({
@@ -102,7 +103,7 @@ export function proofRoutes(proofs: ProofService): AnyRoute[] {
       problems: ["resource_not_found"],
       handler: async ({ params }, _req, res) => ({
         status: 200,
-        body: await proofs.get((res.locals.apiKey as ApiKey).accountId, params.proofId),
+        body: presentProof(await proofs.get((res.locals.apiKey as ApiKey).accountId, params.proofId)),
       }),
     }),
     route({

@@ -1,5 +1,5 @@
-import type { ApiKey } from "../../../domain/keys.ts";
-import { REDEEM_BOUND } from "../../../domain/redemptions.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
+import { REDEEM_BOUND } from "../../../domain/redemptions/redemptions.ts";
 import { ZCASH_ADDRESS_PROBLEM_CODES } from "../../problem-catalog.ts";
 import { type AnyRoute, route } from "../../routes.ts";
 import {
@@ -12,8 +12,9 @@ import {
   termsQuery,
   termsSchema,
 } from "./schema.ts";
-import type { RedemptionService } from "../../../domain/redemptions.ts";
-import type { RedirectService } from "../../../domain/redirects.ts";
+import type { RedemptionService } from "../../../domain/redemptions/redemptions.ts";
+import type { RedirectService } from "../../../domain/payouts/redirects.ts";
+import { presentRedirect } from "./presenter.ts";
 
 const OWNER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
 const WITHDRAW_ADDRESS = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
@@ -269,7 +270,7 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
       ],
       handler: async ({ params, body }, _req, res) => ({
         status: 202,
-        body: await redirects.request((res.locals.apiKey as ApiKey).accountId, params.id, body),
+        body: presentRedirect(await redirects.request((res.locals.apiKey as ApiKey).accountId, params.id, body)),
       }),
     }),
     route({
@@ -299,7 +300,7 @@ export function redemptionRoutes(redemptions: RedemptionService, redirects: Redi
       problems: ["resource_not_found"],
       handler: async ({ params }, _req, res) => ({
         status: 200,
-        body: await redirects.latest((res.locals.apiKey as ApiKey).accountId, params.id),
+        body: presentRedirect(await redirects.latest((res.locals.apiKey as ApiKey).accountId, params.id)),
       }),
     }),
   ];

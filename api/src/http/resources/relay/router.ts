@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { Chain } from "../../../adapters/chain.ts";
-import type { Config } from "../../../config.ts";
+import type { Config } from "../../../config/config.ts";
 import { formatUnits } from "viem";
 import { formatPrice, formatZsd } from "@zsd/sdk/units";
 import { SEAL_ALGORITHM } from "@zsd/sdk/seal";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { type AnyRoute, route } from "../../routes.ts";
-import { type ReservesWatch, presentReading } from "../../../domain/reserves.ts";
+import { type ReservesWatch, presentReading } from "../../../domain/reserves/reserves.ts";
 import { domainErrors } from "../../../domain/errors.ts";
 
 const zec = z

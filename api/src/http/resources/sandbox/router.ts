@@ -1,9 +1,9 @@
-import type { ApiKey } from "../../../domain/keys.ts";
+import type { ApiKey } from "../../../domain/accounts/keys.ts";
 import { formatPrice, formatZec, parseZec } from "@zsd/sdk/units";
 import { z } from "zod";
 import { SNARK_SCALAR_FIELD } from "@zsd/sdk";
 import type { Custody } from "../../../adapters/custody/index.ts";
-import type { PriceFeedState, SandboxPriceFeed } from "../../../domain/sandbox-price.ts";
+import type { PriceFeedState, SandboxPriceFeed } from "../../../domain/price/sandbox-price.ts";
 import { decimalAmount } from "../../formats.ts";
 import { problems } from "../../problems.ts";
 import { type AnyRoute, route } from "../../routes.ts";

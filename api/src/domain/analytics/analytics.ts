@@ -1,0 +1,407 @@
+// Per-key request analytics for the dashboard. The request path only adds to
+// a histogram in memory (one map lookup); flush() writes one row per key,
+// minute, method, route template and status, merging with what other replicas
+// wrote, and the last requests of each key for the request log, in batches.
+import type { Database } from "../../adapters/db/index.ts";
+
+/** Upper bounds (ms) of the latency buckets: ×1.25 from 0.25 ms to about a minute; the last is open. */
+export const LATENCY_BOUNDS_MS: readonly number[] = Array.from({ length: 56 }, (_, i) => 0.25 * 1.25 ** i);
+const BUCKETS = LATENCY_BOUNDS_MS.length + 1;
+
+const bucketOf = (ms: number) => {
+  // A binary search: 56 bounds, so at most 6 comparisons on the request path.
+  let lo = 0;
+  let hi = LATENCY_BOUNDS_MS.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ms <= LATENCY_BOUNDS_MS[mid]!) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+};
+
+/** The latency at quantile q of a histogram: its bucket's upper bound (the last bucket's lower one). */
+export function quantile(buckets: readonly number[], q: number): number | null {
+  const total = buckets.reduce((a, b) => a + b, 0);
+  if (total === 0) return null;
+  const rank = Math.ceil(q * total);
+  let seen = 0;
+  for (let i = 0; i < buckets.length; i++) {
+    seen += buckets[i]!;
+    if (seen >= rank) return LATENCY_BOUNDS_MS[Math.min(i, LATENCY_BOUNDS_MS.length - 1)]!;
+  }
+  return LATENCY_BOUNDS_MS.at(-1)!;
+}
+
+export interface RequestSample {
+  apiKeyId: string;
+  accountId: string;
+  method: string;
+  /** The route template (/v1/mints/:mintId), never the path. */
+  route: string;
+  status: number;
+  latencyMs: number;
+  requestId: string;
+  idempotencyKey?: string;
+  at?: Date;
+}
+
+interface Cell {
+  minute: number;
+  apiKeyId: string;
+  accountId: string;
+  method: string;
+  route: string;
+  status: number;
+  count: number;
+  totalMs: number;
+  buckets: number[];
+}
+
+export interface LogEntry {
+  /** The entry's place in the log (newer is larger): where a page of older entries starts. */
+  id: string;
+  at: string;
+  apiKeyId: string;
+  method: string;
+  route: string;
+  status: number;
+  latencyMs: number;
+  requestId: string;
+  idempotencyKey: string | null;
+}
+
+export type Period = "24h" | "7d" | "30d";
+export const PERIODS: Record<Period, { hours: number; step: "hour" | "day" }> = {
+  "24h": { hours: 24, step: "hour" },
+  "7d": { hours: 24 * 7, step: "day" },
+  "30d": { hours: 24 * 30, step: "day" },
+};
+
+export interface Breakdown {
+  label: string;
+  requests: number;
+  errors: number;
+  p50: number | null;
+  p99: number | null;
+}
+
+export interface Report {
+  period: Period;
+  series: { at: string; requests: number; errors: number }[];
+  total: Breakdown;
+  byKey: Breakdown[];
+  byRoute: Breakdown[];
+  byStatus: Breakdown[];
+}
+
+export interface AnalyticsOptions {
+  retentionDays: number;
+  logPerKey: number;
+  flushMs: number;
+  onError?: (error: unknown) => void;
+}
+
+// Bounds what a burst can hold in memory between flushes; past it the oldest log entries go.
+export const MAX_PENDING_LOG = 10_000;
+const PRUNE_EVERY_MS = 3_600_000;
+
+export class RequestAnalytics {
+  #cells = new Map<string, Cell>();
+  #log: (RequestSample & { at: Date })[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #flushing: Promise<void> | undefined;
+  #prunedAt = 0;
+
+  constructor(
+    private readonly db: Database,
+    private readonly options: AnalyticsOptions,
+  ) {}
+
+  /** On the request path: no I/O. */
+  record(sample: RequestSample): void {
+    const at = sample.at ?? new Date();
+    const minute = Math.floor(at.getTime() / 60_000) * 60_000;
+    const id = `${minute}\u0000${sample.apiKeyId}\u0000${sample.method}\u0000${sample.route}\u0000${sample.status}`;
+    let cell = this.#cells.get(id);
+    if (!cell) {
+      cell = {
+        minute,
+        apiKeyId: sample.apiKeyId,
+        accountId: sample.accountId,
+        method: sample.method,
+        route: sample.route,
+        status: sample.status,
+        count: 0,
+        totalMs: 0,
+        buckets: new Array<number>(BUCKETS).fill(0),
+      };
+      this.#cells.set(id, cell);
+    }
+    cell.count += 1;
+    cell.totalMs += sample.latencyMs;
+    cell.buckets[bucketOf(sample.latencyMs)]! += 1;
+    // The sample is the caller's, made for this call: kept as it is rather than copied.
+    sample.at = at;
+    this.#log.push(sample as RequestSample & { at: Date });
+    // Trimmed in halves, not one at a time: shifting a full array per request would cost tens of µs.
+    if (this.#log.length >= 2 * MAX_PENDING_LOG) this.#log = this.#log.slice(-MAX_PENDING_LOG);
+  }
+
+  start(): void {
+    this.#timer ??= setInterval(
+      () => void this.flush().catch((e: unknown) => this.options.onError?.(e)),
+      this.options.flushMs,
+    );
+    this.#timer.unref();
+  }
+
+  /** Stops the timer and writes what is pending. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.flush();
+  }
+
+  /** Writes what is pending; concurrent calls share one write. */
+  flush(): Promise<void> {
+    this.#flushing ??= this.#write().finally(() => (this.#flushing = undefined));
+    return this.#flushing;
+  }
+
+  async #write(): Promise<void> {
+    const cells = [...this.#cells.values()];
+    const log = this.#newestPerKey(this.#log.slice(-MAX_PENDING_LOG));
+    this.#cells = new Map();
+    this.#log = [];
+    try {
+      for (let i = 0; i < cells.length; i += 200) await this.#writeCells(cells.slice(i, i + 200));
+      for (let i = 0; i < log.length; i += 500) await this.#writeLog(log.slice(i, i + 500));
+    } catch (error) {
+      // Put back what was not written, so a database hiccup loses nothing but delay.
+      for (const cell of cells) this.#merge(cell);
+      this.#log = [...log, ...this.#log].slice(-MAX_PENDING_LOG);
+      throw error;
+    }
+    const keys = new Set(log.map((e) => e.apiKeyId));
+    for (const key of keys) {
+      await this.db.query(
+        `DELETE FROM request_log WHERE api_key_id = $1 AND id < (
+           SELECT id FROM request_log WHERE api_key_id = $1 ORDER BY id DESC OFFSET $2 LIMIT 1)`,
+        [key, this.options.logPerKey - 1],
+      );
+    }
+    if (Date.now() - this.#prunedAt > PRUNE_EVERY_MS) {
+      this.#prunedAt = Date.now();
+      await this.prune();
+    }
+  }
+
+  /**
+   * Only the newest `logPerKey` entries of each key outlive the trim that
+   * follows the write: writing the rest only to delete them cost a busy
+   * server most of its flush (10,000 rows inserted, then deleted, every 10 s).
+   */
+  #newestPerKey(log: (RequestSample & { at: Date })[]): (RequestSample & { at: Date })[] {
+    const kept = new Map<string, number>();
+    const newest: (RequestSample & { at: Date })[] = [];
+    for (let i = log.length - 1; i >= 0; i--) {
+      const entry = log[i]!;
+      const n = kept.get(entry.apiKeyId) ?? 0;
+      if (n >= this.options.logPerKey) continue;
+      kept.set(entry.apiKeyId, n + 1);
+      newest.push(entry);
+    }
+    return newest.reverse();
+  }
+
+  #merge(cell: Cell): void {
+    const id = `${cell.minute}\u0000${cell.apiKeyId}\u0000${cell.method}\u0000${cell.route}\u0000${cell.status}`;
+    const mine = this.#cells.get(id);
+    if (!mine) return void this.#cells.set(id, cell);
+    mine.count += cell.count;
+    mine.totalMs += cell.totalMs;
+    for (let i = 0; i < BUCKETS; i++) mine.buckets[i]! += cell.buckets[i]!;
+  }
+
+  async #writeCells(cells: Cell[]): Promise<void> {
+    if (cells.length === 0) return;
+    const params: unknown[] = [];
+    const rows = cells.map((c) => {
+      params.push(
+        new Date(c.minute),
+        c.apiKeyId,
+        c.accountId,
+        c.method,
+        c.route,
+        c.status,
+        c.count,
+        c.totalMs,
+        c.buckets,
+      );
+      const n = params.length;
+      return `(${Array.from({ length: 9 }, (_, i) => `$${n - 8 + i}`).join(", ")})`;
+    });
+    // Another replica (or an earlier flush) may have written the same minute: add to it.
+    await this.db.query(
+      `INSERT INTO request_stats AS s (minute, api_key_id, account_id, method, route, status, count, total_ms, buckets)
+       VALUES ${rows.join(", ")}
+       ON CONFLICT (api_key_id, minute, method, route, status) DO UPDATE SET
+         count = s.count + EXCLUDED.count,
+         total_ms = s.total_ms + EXCLUDED.total_ms,
+         buckets = ARRAY(SELECT a + b FROM unnest(s.buckets, EXCLUDED.buckets) WITH ORDINALITY AS u(a, b, i) ORDER BY i)`,
+      params,
+    );
+  }
+
+  async #writeLog(entries: (RequestSample & { at: Date })[]): Promise<void> {
+    if (entries.length === 0) return;
+    const params: unknown[] = [];
+    const rows = entries.map((e) => {
+      params.push(
+        e.apiKeyId,
+        e.accountId,
+        e.at,
+        e.method,
+        e.route,
+        e.status,
+        e.latencyMs,
+        e.requestId,
+        e.idempotencyKey ?? null,
+      );
+      const n = params.length;
+      return `(${Array.from({ length: 9 }, (_, i) => `$${n - 8 + i}`).join(", ")})`;
+    });
+    await this.db.query(
+      `INSERT INTO request_log (api_key_id, account_id, at, method, route, status, latency_ms, request_id, idempotency_key)
+       VALUES ${rows.join(", ")}`,
+      params,
+    );
+  }
+
+  /** Drops what is older than the retention. */
+  async prune(): Promise<void> {
+    const cutoff = new Date(Date.now() - this.options.retentionDays * 86_400_000);
+    await this.db.query("DELETE FROM request_stats WHERE minute < $1", [cutoff]);
+    await this.db.query("DELETE FROM request_log WHERE at < $1", [cutoff]);
+  }
+
+  /**
+   * The account's last requests, newest first; filtered by key, status (a code or a class such as 4xx) and
+   * route; `before` (an entry's id) starts a page after that entry, so that requests logged meanwhile do not
+   * shift the pages a reader walks.
+   */
+  async requests(
+    accountId: string,
+    filter: { apiKeyId?: string; status?: string; route?: string; before?: string; limit: number },
+  ): Promise<LogEntry[]> {
+    let low: number | null = null;
+    let high: number | null = null;
+    if (filter.status && /^[1-5]xx$/.test(filter.status)) {
+      low = Number(filter.status[0]) * 100;
+      high = low + 99;
+    } else if (filter.status && /^[1-5]\d\d$/.test(filter.status)) {
+      low = high = Number(filter.status);
+    }
+    const rows = await this.db.query<{
+      id: string | number;
+      at: Date | string;
+      api_key_id: string;
+      method: string;
+      route: string;
+      status: number;
+      latency_ms: number;
+      request_id: string;
+      idempotency_key: string | null;
+    }>(
+      `SELECT id, at, api_key_id, method, route, status, latency_ms, request_id, idempotency_key FROM request_log
+       WHERE account_id = $1 AND ($2::text IS NULL OR api_key_id = $2)
+         AND ($3::int IS NULL OR status BETWEEN $3 AND $4) AND ($5::text IS NULL OR route = $5)
+         AND ($7::bigint IS NULL OR id < $7)
+       ORDER BY id DESC LIMIT $6`,
+      [accountId, filter.apiKeyId ?? null, low, high, filter.route ?? null, filter.limit, filter.before ?? null],
+    );
+    return rows.map((r) => ({
+      id: String(r.id),
+      at: new Date(r.at).toISOString(),
+      apiKeyId: r.api_key_id,
+      method: r.method,
+      route: r.route,
+      status: Number(r.status),
+      latencyMs: Number(r.latency_ms),
+      requestId: r.request_id,
+      idempotencyKey: r.idempotency_key,
+    }));
+  }
+
+  /** Route templates the account's log holds, for the filter. */
+  async loggedRoutes(accountId: string): Promise<string[]> {
+    const rows = await this.db.query<{ route: string }>(
+      "SELECT DISTINCT route FROM request_log WHERE account_id = $1 ORDER BY route",
+      [accountId],
+    );
+    return rows.map((r) => r.route);
+  }
+
+  /** Requests, errors (status 400 and above) and latency quantiles of the account over a period. */
+  async report(accountId: string, period: Period, apiKeyId?: string): Promise<Report> {
+    const { hours, step } = PERIODS[period];
+    const since = new Date(Math.floor((Date.now() - hours * 3_600_000) / 60_000) * 60_000);
+    const where = `account_id = $1 AND minute >= $2 AND ($3::text IS NULL OR api_key_id = $3)`;
+    const args = [accountId, since, apiKeyId ?? null];
+    const series = await this.db.query<{ at: Date | string; n: string | number; e: string | number }>(
+      // In UTC, as the buckets filled in below.
+      `SELECT date_trunc('${step}', minute AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS at, sum(count) AS n,
+              sum(CASE WHEN status >= 400 THEN count ELSE 0 END) AS e
+       FROM request_stats WHERE ${where} GROUP BY 1 ORDER BY 1`,
+      args,
+    );
+    const breakdown = async (column: string): Promise<Breakdown[]> => {
+      const totals = await this.db.query<{ label: string | number; n: string | number; e: string | number }>(
+        `SELECT ${column} AS label, sum(count) AS n, sum(CASE WHEN status >= 400 THEN count ELSE 0 END) AS e
+         FROM request_stats WHERE ${where} GROUP BY 1 ORDER BY 2 DESC, 1`,
+        args,
+      );
+      // The histograms are added in SQL, bucket by bucket: a few rows per group whatever the traffic.
+      const histograms = await this.db.query<{ label: string | number; i: string | number; n: string | number }>(
+        `SELECT ${column} AS label, u.i, sum(u.b) AS n
+         FROM request_stats, unnest(buckets) WITH ORDINALITY AS u(b, i) WHERE ${where} GROUP BY 1, 2`,
+        args,
+      );
+      const byLabel = new Map<string, number[]>();
+      for (const h of histograms) {
+        const label = String(h.label);
+        const buckets = byLabel.get(label) ?? new Array<number>(BUCKETS).fill(0);
+        buckets[Number(h.i) - 1] = Number(h.n);
+        byLabel.set(label, buckets);
+      }
+      return totals.map((t) => {
+        const buckets = byLabel.get(String(t.label)) ?? [];
+        return {
+          label: String(t.label),
+          requests: Number(t.n),
+          errors: Number(t.e),
+          p50: quantile(buckets, 0.5),
+          p99: quantile(buckets, 0.99),
+        };
+      });
+    };
+    const [total] = await breakdown("'all'::text");
+    // Every hour or day of the period, the empty ones as zeroes, so that a chart spans the period.
+    const stepMs = step === "hour" ? 3_600_000 : 86_400_000;
+    const found = new Map(series.map((r) => [new Date(r.at).getTime(), r]));
+    const filled: Report["series"] = [];
+    for (let t = Math.floor(since.getTime() / stepMs) * stepMs; t <= Date.now(); t += stepMs) {
+      const r = found.get(t);
+      filled.push({ at: new Date(t).toISOString(), requests: Number(r?.n ?? 0), errors: Number(r?.e ?? 0) });
+    }
+    return {
+      period,
+      series: filled,
+      total: total ?? { label: "all", requests: 0, errors: 0, p50: null, p99: null },
+      byKey: await breakdown("api_key_id"),
+      byRoute: await breakdown("method || ' ' || route"),
+      byStatus: await breakdown("status"),
+    };
+  }
+}
