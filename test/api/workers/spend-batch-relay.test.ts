@@ -141,6 +141,17 @@ describe("note spends relayed in batches", () => {
     expect(after.map((p, i) => p.collateralZat - collateralBefore[i]!.collateralZat)).toEqual([ZEC, ZEC]);
   }, 120_000);
 
+  /**
+   * Blocks again on every transaction, and one now: the API's workers go on sending while blocks wait
+   * (a payout's settlement, a leaf insertion), and a transaction sent between the test's last block and
+   * automine's return would wait for a block no one mines, holding the worker's pass that waits on it.
+   * A chain that keeps making blocks mines it; this one is told to.
+   */
+  async function resumeBlocks() {
+    await s.testClient.setAutomine(true);
+    await s.testClient.mine({ blocks: 1 });
+  }
+
   it("takes apart a batch that reverts when mined: the spend whose note went ahead of it fails, the others go alone", async () => {
     await api.worker!.stop();
     const position = await open(4n * ZEC, 100n * ZSD);
@@ -178,7 +189,7 @@ describe("note spends relayed in batches", () => {
       await s.testClient.mine({ blocks: 1 });
       expect((await s.publicClient.getTransactionReceipt({ hash: batchHash })).status).toBe("reverted");
     } finally {
-      await s.testClient.setAutomine(true);
+      await resumeBlocks();
     }
     const all = (await settled((await rows()).length)).filter((r) => !before.has(r.id));
     const refused = all.find((r) => r.nullifier_hash === String(target.spent.spend.nullifierHash))!;
@@ -223,7 +234,7 @@ describe("note spends relayed in batches", () => {
       await api.worker!.stop();
       await s.testClient.mine({ blocks: 1 });
     } finally {
-      await s.testClient.setAutomine(true);
+      await resumeBlocks();
     }
     await db.query(
       `UPDATE position_actions SET status = 'queued', tx_hash = NULL, raw_tx = NULL, nonce = NULL WHERE id = ANY($1)`,
