@@ -1,6 +1,7 @@
 // The JS client's manners against a local fake server that answers as each
 // test says: retries and back-off, Retry-After, one Idempotency-Key per POST
 // across its retries, and errors mapped to classes by status and code.
+import { readFileSync } from "node:fs";
 import { type IncomingMessage, type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { inspect } from "node:util";
@@ -16,6 +17,8 @@ import {
   RateLimitError,
   Zsd,
 } from "@zsd/sdk/client";
+import { DepositTree, createNote, depositLeaf, noteCommitment, releaseProver } from "@zsd/sdk/notes";
+import { CIRCUIT } from "../../scripts/lib/paths.ts";
 
 interface Seen {
   method: string;
@@ -242,5 +245,67 @@ describe("the JS client over HTTP", () => {
     expect(() => new Zsd(undefined)).toThrow(/API key is required/);
     expect(() => new Zsd("sk_live_abc")).toThrow(/baseUrl/);
     expect(() => new Zsd("sk_live_abc", { baseUrl })).not.toThrow();
+  });
+});
+
+// A prover downloads the circuit from the API it mints through: an API shedding load answers that
+// download 503 with Retry-After as it answers any request, and the prover waits and asks again.
+describe("the JS client's circuit download", () => {
+  it("retries a shed 503 for the circuit's wasm, then proves", async () => {
+    const note = createNote();
+    const amountZat = 300_000_000n;
+    const leaf = depositLeaf(amountZat, noteCommitment(note));
+    const address = "0x00000000000000000000000000000000000000aa";
+    const asked: string[] = [];
+    let wasmShed = false;
+    const files = { wasm: readFileSync(CIRCUIT.wasm), zkey: readFileSync(CIRCUIT.zkey) };
+    const answers: Record<string, unknown> = {
+      "/v1/relay": {
+        relayer: address,
+        chainId: 31337,
+        contracts: { StableMinter: { address } },
+        minting: {},
+        fee: { minimum: "0" },
+        circuit: {
+          wasm: { url: "/v1/relay/circuit/collateral.wasm" },
+          zkey: { url: "/v1/relay/circuit/collateral.zkey" },
+        },
+      },
+      "/v1/deposits/leaves": {
+        data: [
+          { index: 0, leaf: leaf.toString(), noteCommitment: noteCommitment(note).toString(), amountZat: "300000000" },
+        ],
+        root: new DepositTree([leaf]).root.toString(),
+        next: null,
+      },
+      "/v1/relay/anonymity": { candidates: 100 },
+    };
+    const server = createServer((req, res) => {
+      const path = new URL(req.url!, "http://x").pathname;
+      asked.push(path);
+      if (path.endsWith("collateral.wasm") && !wasmShed) {
+        wasmShed = true;
+        res.writeHead(503, { "content-type": "application/problem+json", "retry-after": "0" });
+        return res.end(JSON.stringify(problem(503, "overloaded").body));
+      }
+      if (path.endsWith("collateral.wasm")) return res.end(files.wasm);
+      if (path.endsWith("collateral.zkey")) return res.end(files.zkey);
+      const body = path.startsWith("/v1/nullifiers/") ? { spent: false } : answers[path];
+      res.writeHead(body === undefined ? 404 : 200, { "content-type": "application/json" });
+      res.end(JSON.stringify(body ?? problem(404, "not_found").body));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const zsd = new Zsd("sk_test_abc", {
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        initialRetryDelay: 20,
+      });
+      const proved = await zsd.prove({ note, amount: "1", floor: "1", recipient: address });
+      expect(proved.publicSignals).toHaveLength(5);
+      expect(asked.filter((p) => p.endsWith("collateral.wasm"))).toHaveLength(2);
+    } finally {
+      await releaseProver();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

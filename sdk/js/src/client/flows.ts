@@ -21,7 +21,7 @@ import {
 import { redeemTypedData } from "../redeem.ts";
 import { formatZec, formatZsd, parseZec, parseZsd, usdValueOfZat } from "../units/index.ts";
 import { type AnonymityWarning, DEFAULT_MIN_ANONYMITY, anonymityWarning } from "./anonymity.ts";
-import { FlowError } from "./errors.ts";
+import { FlowError, ZsdError } from "./errors.ts";
 import { type HttpClient, sleep } from "./http.ts";
 import type { LedgerResource, MintsResource, ProofsResource, RedemptionsResource, RelayResource } from "./resources.ts";
 import { Sealer, checkAddress } from "./sealing.ts";
@@ -412,11 +412,11 @@ export class Flows {
 
   /** The circuit's files from the API (the same for every proof: fetched once per client). */
   #circuit(relay: Relay) {
-    const fetchBytes = async (path: string) => {
-      const response = await this.http.fetch(new URL(path, this.http.baseUrl));
-      if (!response.ok) throw new FlowError(`${path} answered ${response.status}`, { code: "circuit_unavailable" });
-      return new Uint8Array(await response.arrayBuffer());
-    };
+    const fetchBytes = (path: string) =>
+      this.http.bytes(path).catch((error: unknown) => {
+        const status = error instanceof ZsdError && error.status !== undefined ? `answered ${error.status}` : "failed";
+        throw new FlowError(`${path} ${status}: ${(error as Error).message}`, { code: "circuit_unavailable" });
+      });
     this.#artifacts ??= Promise.all([fetchBytes(relay.circuit.wasm.url), fetchBytes(relay.circuit.zkey.url)]).then(
       ([wasm, zkey]) => ({ wasm, zkey }),
       (error: unknown) => {

@@ -59,18 +59,32 @@ export class HttpClient {
     if (method === "POST") headers["idempotency-key"] = options.idempotencyKey ?? crypto.randomUUID();
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
 
+    return this.#withRetries(url, { method, headers, body }, async (response) => {
+      const text = await response.text();
+      return (text ? JSON.parse(text) : undefined) as T;
+    });
+  }
+
+  /**
+   * A file the API serves (the circuit's wasm and proving key), as bytes: retried as `request` is, so a
+   * prover meets an API that sheds load with patience, not a failure.
+   */
+  async bytes(path: string): Promise<Uint8Array> {
+    return this.#withRetries(
+      new URL(path, this.#options.baseUrl),
+      { method: "GET" },
+      async (response) => new Uint8Array(await response.arrayBuffer()),
+    );
+  }
+
+  async #withRetries<T>(url: URL, init: RequestInit, read: (response: Response) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       let error: ZsdError;
       let retryAfter: number | undefined;
       try {
-        const response = await this.fetch(url, {
-          method,
-          headers,
-          body,
-          signal: AbortSignal.timeout(this.#options.timeout),
-        });
+        const response = await this.fetch(url, { ...init, signal: AbortSignal.timeout(this.#options.timeout) });
+        if (response.ok) return await read(response);
         const text = await response.text();
-        if (response.ok) return (text ? JSON.parse(text) : undefined) as T;
         retryAfter = parseRetryAfter(response.headers.get("retry-after"));
         error = errorFromProblem(response.status, parseProblem(response.status, text, response), retryAfter);
       } catch (cause) {
