@@ -104,7 +104,7 @@ const START_AND_DEPLOY: OtherSetting[] = [
   {
     names: ["HARDHAT_NODE_LOG"],
     readBy: "node helper (`scripts/lib/hardhat-node.ts`: `npm start`, tests, benches)",
-    default: "unset: discarded",
+    default: "unset: the node logs nothing (its logging is turned off)",
     description: "file to write the Hardhat node's output to",
   },
   {
