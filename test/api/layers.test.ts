@@ -3,7 +3,9 @@
 // no layer imports one above it (adapters < domain < workers < http; config
 // and observability under all of them), and each table's SQL is written in
 // the folder of the aggregate that owns it (ARCHITECTURE.md, "Which folder
-// owns which table"). Migrations create every table and are left out.
+// owns which table"), in that folder's one store.ts, and a worker moves a
+// job table's rows through its owner's store without naming the table.
+// Migrations create every table and are left out.
 import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -66,6 +68,15 @@ const CROSS_READS: Record<string, string[]> = {
   // A redemption's read joins its payout, its hold and its latest redirect in one statement; the account
   // behind a refused payout is its request's, or the hold's of a payout redirected from it.
   "domain/redemptions/store.ts": ["compliance_holds", "payouts", "payout_redirects"],
+};
+
+/**
+ * Domain modules other than a store.ts that hold SQL, each with its reason.
+ * Their SQL is still against their own folder's tables (misplacedSql).
+ */
+const SQL_APART: Record<string, string> = {
+  "domain/payouts/sql.ts":
+    "a fragment compliance's store puts in its own queries: in payouts/store.ts, which uses compliance's, the two stores would import each other",
 };
 
 interface Source {
@@ -172,6 +183,40 @@ function misplacedSql(sources: Source[]): string[] {
   return found;
 }
 
+/** Domain modules, other than their folder's store.ts, that query the database or name a table in SQL. */
+function sqlOutsideStores(sources: Source[]): string[] {
+  const found: string[] = [];
+  for (const source of sources) {
+    if (!source.path.startsWith("domain/") || source.path.endsWith("/store.ts")) continue;
+    if (source.path in SQL_APART) continue;
+    const text = code(source.text);
+    const tables = [...tablesIn(source.text).keys()];
+    if (/\.query\s*[<(]/.test(text) || tables.length > 0) {
+      found.push(`${source.path}: SQL outside store.ts${tables.length > 0 ? ` (${tables.join(", ")})` : ""}`);
+    }
+  }
+  return found;
+}
+
+/** The job tables rows.ts moves rows of, as its RelayTable type lists them. */
+function jobTables(sources: Source[]): string[] {
+  const rows = sources.find((s) => s.path === "adapters/db/rows.ts")!;
+  const union = /export type RelayTable =([^;]+);/.exec(rows.text)![1]!;
+  return [...union.matchAll(/"([a-z_]+)"/g)].map((m) => m[1]!);
+}
+
+/** Workers that write a job table's name as a string: its owner's store binds its rows (jobRows) instead. */
+function tableNamesInWorkers(sources: Source[], tables: string[]): string[] {
+  const found: string[] = [];
+  for (const source of sources) {
+    if (!source.path.startsWith("workers/")) continue;
+    for (const match of code(source.text).matchAll(/(["'`])([a-z_]+)\1/g)) {
+      if (tables.includes(match[2]!)) found.push(`${source.path}: names ${match[2]}`);
+    }
+  }
+  return found;
+}
+
 function sourcesUnder(dir: string): Source[] {
   return readdirSync(dir, { recursive: true, encoding: "utf8" })
     .filter((file) => file.endsWith(".ts"))
@@ -200,6 +245,15 @@ describe("the API's layers", () => {
 
   it("writes each table's SQL in its owner's folder", () => {
     expect(misplacedSql(sources)).toEqual([]);
+  });
+
+  it("writes each aggregate's SQL in its store.ts", () => {
+    expect(sqlOutsideStores(sources)).toEqual([]);
+  });
+
+  it("names no job table in a worker", () => {
+    expect(jobTables(sources).length).toBeGreaterThan(5);
+    expect(tableNamesInWorkers(sources, jobTables(sources))).toEqual([]);
   });
 
   it("names an owner for every table the migrations create", () => {
@@ -234,5 +288,29 @@ describe("the API's layers", () => {
     // A read listed as a join is allowed; a write by the same file is not.
     expect(misplacedSql([{ path: "domain/compliance/store.ts", text: "SELECT 1 FROM payouts" }])).toEqual([]);
     expect(misplacedSql([{ path: "domain/compliance/store.ts", text: "UPDATE payouts SET x = 1" }])).toHaveLength(1);
+    // SQL in a service, even against its own tables, belongs in the store; a store and the listed fragment may hold it.
+    expect(
+      sqlOutsideStores([
+        { path: "domain/mints/mints.ts", text: 'await db.query("UPDATE mints SET status = $1");' },
+        { path: "domain/agents/events.ts", text: 'const [row] = await tx.query<{ now: string }>("SELECT now()");' },
+        { path: "domain/mints/store.ts", text: 'await db.query("UPDATE mints SET status = $1");' },
+        { path: "domain/payouts/sql.ts", text: "`EXISTS (SELECT 1 FROM payouts p)`" },
+        { path: "domain/mints/proofs.ts", text: " * the store says UPDATE mints SET …" },
+      ]),
+    ).toEqual(["domain/mints/mints.ts: SQL outside store.ts (mints)", "domain/agents/events.ts: SQL outside store.ts"]);
+    expect(
+      tableNamesInWorkers(
+        [
+          { path: "workers/relay/mint-relay.ts", text: 'await updateRow(tx, "mints", id, fields);' },
+          { path: "workers/relay/governance-relay.ts", text: "this.#kind = { table: 'governance_votes', what };" },
+          { path: "workers/relay/position-relay.ts", text: "this.#kind = { rows: positionActionRows };" },
+          { path: "domain/mints/store.ts", text: 'export const mintRows = jobRows("mints");' },
+        ],
+        ["mints", "governance_votes", "position_actions"],
+      ),
+    ).toEqual([
+      "workers/relay/mint-relay.ts: names mints",
+      "workers/relay/governance-relay.ts: names governance_votes",
+    ]);
   });
 });

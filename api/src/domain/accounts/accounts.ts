@@ -8,6 +8,23 @@ import { promisify } from "node:util";
 import type { Database } from "../../adapters/db/index.ts";
 import { AccountTokens } from "./tokens.ts";
 import { base62 } from "../../adapters/ids.ts";
+import {
+  type AccountRow,
+  deleteAccountSessions,
+  deleteExpiredSessions,
+  deleteOtherSessions,
+  deleteSession,
+  findAccount,
+  findAccountByEmail,
+  findLiveSession,
+  findLoginByEmail,
+  insertAccountWithLogin,
+  insertSession,
+  markEmailVerified,
+  resetAccountPassword,
+  setAccountLogin,
+  setAccountPassword,
+} from "./store.ts";
 
 const scrypt = promisify(scryptCallback) as (
   password: string,
@@ -75,15 +92,6 @@ export interface Session {
 
 export class EmailTakenError extends Error {}
 
-interface AccountRow {
-  id: string;
-  name: string;
-  email: string | null;
-  password_hash: string | null;
-  email_verified_at: Date | string | null;
-  created_at: Date | string;
-}
-
 const toAccount = (row: AccountRow): Account => ({
   id: row.id,
   name: row.name,
@@ -111,20 +119,13 @@ export class AccountService {
     const address = normaliseEmail(email);
     const hash = await hashPassword(password);
     const id = `acct_${base62(16)}`;
-    const rows = await this.db.query<AccountRow>(
-      `INSERT INTO accounts (id, name, email, password_hash) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (email) WHERE email IS NOT NULL DO NOTHING RETURNING *`,
-      [id, address, address, hash],
-    );
-    return rows[0] ? { created: true, account: toAccount(rows[0]) } : { created: false, email: address };
+    const row = await insertAccountWithLogin(this.db, id, address, hash);
+    return row ? { created: true, account: toAccount(row) } : { created: false, email: address };
   }
 
   /** The account that signs in with this email, if any. */
   async byEmail(email: string): Promise<Account | undefined> {
-    const [row] = await this.db.query<AccountRow>(
-      "SELECT * FROM accounts WHERE email = $1 AND password_hash IS NOT NULL",
-      [normaliseEmail(email)],
-    );
+    const row = await findLoginByEmail(this.db, normaliseEmail(email));
     return row && toAccount(row);
   }
 
@@ -132,11 +133,7 @@ export class AccountService {
   async verifyEmail(token: unknown): Promise<Account | undefined> {
     const holder = await this.tokens.consume(token, "verify_email");
     if (!holder) return undefined;
-    const [row] = await this.db.query<AccountRow>(
-      `UPDATE accounts SET email_verified_at = COALESCE(email_verified_at, now())
-       WHERE id = $1 AND email = $2 RETURNING *`,
-      [holder.accountId, holder.email],
-    );
+    const row = await markEmailVerified(this.db, holder.accountId, holder.email);
     await this.tokens.revokeAll(holder.accountId, "verify_email");
     return row && toAccount(row);
   }
@@ -150,12 +147,8 @@ export class AccountService {
     const hash = await hashPassword(password);
     const holder = await this.tokens.consume(token, "reset_password");
     if (!holder) return undefined;
-    const [row] = await this.db.query<AccountRow>(
-      `UPDATE accounts SET password_hash = $3, email_verified_at = COALESCE(email_verified_at, now())
-       WHERE id = $1 AND email = $2 RETURNING *`,
-      [holder.accountId, holder.email, hash],
-    );
-    await this.db.query("DELETE FROM dashboard_sessions WHERE account_id = $1", [holder.accountId]);
+    const row = await resetAccountPassword(this.db, holder.accountId, holder.email, hash);
+    await deleteAccountSessions(this.db, holder.accountId);
     await this.tokens.revokeAll(holder.accountId, "reset_password");
     return row && toAccount(row);
   }
@@ -170,14 +163,11 @@ export class AccountService {
     const address = normaliseEmail(email);
     const hash = await hashPassword(password);
     try {
-      const rows = await this.db.query<AccountRow>(
-        "UPDATE accounts SET email = $2, password_hash = $3, email_verified_at = now() WHERE id = $1 RETURNING *",
-        [accountId, address, hash],
-      );
-      if (!rows[0]) return undefined;
+      const row = await setAccountLogin(this.db, accountId, address, hash);
+      if (!row) return undefined;
       // Run again, this is a password reset: sessions signed in with the old password end with it.
-      await this.db.query("DELETE FROM dashboard_sessions WHERE account_id = $1", [accountId]);
-      return toAccount(rows[0]);
+      await deleteAccountSessions(this.db, accountId);
+      return toAccount(row);
     } catch (error) {
       if ((error as { code?: string }).code === "23505") throw new EmailTakenError(address);
       throw error;
@@ -186,15 +176,15 @@ export class AccountService {
 
   /** The account when the password is right; undefined otherwise, in the same time whether the email exists or not. */
   async verify(email: string, password: string): Promise<Account | undefined> {
-    const [row] = await this.db.query<AccountRow>("SELECT * FROM accounts WHERE email = $1", [normaliseEmail(email)]);
+    const row = await findAccountByEmail(this.db, normaliseEmail(email));
     const ok = await verifyPassword(password, row?.password_hash ?? (await DUMMY_HASH));
     return ok && row?.password_hash ? toAccount(row) : undefined;
   }
 
   async changePassword(accountId: string, current: string, next: string): Promise<boolean> {
-    const [row] = await this.db.query<AccountRow>("SELECT * FROM accounts WHERE id = $1", [accountId]);
+    const row = await findAccount(this.db, accountId);
     if (!row?.password_hash || !(await verifyPassword(current, row.password_hash))) return false;
-    await this.db.query("UPDATE accounts SET password_hash = $2 WHERE id = $1", [accountId, await hashPassword(next)]);
+    await setAccountPassword(this.db, accountId, await hashPassword(next));
     return true;
   }
 
@@ -210,37 +200,27 @@ export class AccountService {
     const token = randomBytes(32).toString("base64url");
     const csrfToken = randomBytes(32).toString("base64url");
     const expiresAt = new Date(Date.now() + this.sessionHours * 3_600_000);
-    await this.db.query(
-      "INSERT INTO dashboard_sessions (id, account_id, csrf_token, expires_at) VALUES ($1, $2, $3, $4)",
-      [sha256(token), accountId, csrfToken, expiresAt],
-    );
+    await insertSession(this.db, sha256(token), accountId, csrfToken, expiresAt);
     const session = await this.session(token);
     return { token, session: session! };
   }
 
   async session(token: string): Promise<Session | undefined> {
-    const [row] = await this.db.query<AccountRow & { csrf_token: string; expires_at: Date | string }>(
-      `SELECT a.*, s.csrf_token, s.expires_at FROM dashboard_sessions s JOIN accounts a ON a.id = s.account_id
-       WHERE s.id = $1 AND s.expires_at > now()`,
-      [sha256(token)],
-    );
+    const row = await findLiveSession(this.db, sha256(token));
     if (!row) return undefined;
     return { account: toAccount(row), csrfToken: row.csrf_token, expiresAt: new Date(row.expires_at).toISOString() };
   }
 
   async endSession(token: string): Promise<void> {
-    await this.db.query("DELETE FROM dashboard_sessions WHERE id = $1", [sha256(token)]);
+    await deleteSession(this.db, sha256(token));
   }
 
   /** Signs the account out everywhere but `keep` (after a password change). */
   async endOtherSessions(accountId: string, keep?: string): Promise<void> {
-    await this.db.query("DELETE FROM dashboard_sessions WHERE account_id = $1 AND id <> $2", [
-      accountId,
-      keep ? sha256(keep) : "",
-    ]);
+    await deleteOtherSessions(this.db, accountId, keep ? sha256(keep) : "");
   }
 
   async pruneSessions(): Promise<void> {
-    await this.db.query("DELETE FROM dashboard_sessions WHERE expires_at <= now()");
+    await deleteExpiredSessions(this.db);
   }
 }

@@ -5,6 +5,21 @@ import { hash, timingSafeEqual } from "node:crypto";
 import ipaddr from "ipaddr.js";
 import type { Database } from "../../adapters/db/index.ts";
 import { base62 } from "../../adapters/ids.ts";
+import {
+  type ApiKeyRow,
+  accountExists,
+  countActiveKeys,
+  findKeyByLookup,
+  insertAccount,
+  insertKey,
+  keysOfAccount,
+  lockAccount,
+  lockKey,
+  revokeKey,
+  revokeKeysOfIdempotencyKey,
+  setKeyRestrictions,
+  touchKey,
+} from "./store.ts";
 
 export type Environment = "sandbox" | "production";
 
@@ -179,22 +194,6 @@ export interface ApiKey {
   restrictions: KeyRestrictions;
 }
 
-interface ApiKeyRow {
-  id: string;
-  account_id: string;
-  environment: Environment;
-  lookup: string;
-  hash: string;
-  last4: string;
-  name: string;
-  created_at: Date | string;
-  last_used_at: Date | string | null;
-  revoked_at: Date | string | null;
-  read_only: boolean;
-  resources: string[] | null;
-  allowed_ips: string[] | null;
-}
-
 const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
 
 function toApiKey(row: ApiKeyRow): ApiKey {
@@ -248,12 +247,12 @@ export class KeyService {
 
   async createAccount(name: string): Promise<{ id: string; name: string }> {
     const id = `acct_${base62(16)}`;
-    await this.db.query("INSERT INTO accounts (id, name) VALUES ($1, $2)", [id, name]);
+    await insertAccount(this.db, id, name);
     return { id, name };
   }
 
   async accountExists(id: string): Promise<boolean> {
-    return (await this.db.query("SELECT 1 FROM accounts WHERE id = $1", [id])).length > 0;
+    return accountExists(this.db, id);
   }
 
   /**
@@ -283,52 +282,40 @@ export class KeyService {
     const secret = `${KEY_PREFIX[environment]}${lookup}${base62(32)}`;
     const row = await this.db.transaction(async (tx) => {
       if (options.idempotency) {
-        await tx.query(
-          `UPDATE api_keys SET revoked_at = now()
-           WHERE account_id = $1 AND environment = $2 AND idempotency_key = $3 AND revoked_at IS NULL
-           AND created_at > now() - make_interval(hours => $4::int)`,
-          [accountId, environment, options.idempotency.key, options.idempotency.ttlHours],
+        await revokeKeysOfIdempotencyKey(
+          tx,
+          accountId,
+          environment,
+          options.idempotency.key,
+          options.idempotency.ttlHours,
         );
       }
       if (options.maxActive !== undefined) {
-        await tx.query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE", [accountId]);
-        const [active] = await tx.query<{ n: number | string }>(
-          "SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND environment = $2 AND revoked_at IS NULL",
-          [accountId, environment],
-        );
-        if (Number(active?.n ?? 0) >= options.maxActive) throw new KeyLimitError(options.maxActive);
+        await lockAccount(tx, accountId);
+        if ((await countActiveKeys(tx, accountId, environment)) >= options.maxActive) {
+          throw new KeyLimitError(options.maxActive);
+        }
       }
-      const rows = await tx.query<ApiKeyRow>(
-        `INSERT INTO api_keys
-           (id, account_id, environment, lookup, hash, last4, name, read_only, resources, allowed_ips, idempotency_key)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
-        [
-          `key_${base62(16)}`,
-          accountId,
-          environment,
-          lookup,
-          sha256(secret).toString("hex"),
-          secret.slice(-4),
-          name,
-          r.readOnly,
-          r.resources,
-          r.allowedIps,
-          options.idempotency?.key ?? null,
-        ],
-      );
-      return rows[0]!;
+      return insertKey(tx, {
+        id: `key_${base62(16)}`,
+        accountId,
+        environment,
+        lookup,
+        hash: sha256(secret).toString("hex"),
+        last4: secret.slice(-4),
+        name,
+        readOnly: r.readOnly,
+        resources: r.resources,
+        allowedIps: r.allowedIps,
+        idempotencyKey: options.idempotency?.key ?? null,
+      });
     });
     return { ...toApiKey(row), secret };
   }
 
   /** The account's keys: of one environment, or (for operators) of all. */
   async list(accountId: string, environment?: Environment): Promise<ApiKey[]> {
-    const rows = await this.db.query<ApiKeyRow>(
-      `SELECT * FROM api_keys WHERE account_id = $1 AND ($2::text IS NULL OR environment = $2)
-       ORDER BY created_at DESC, id`,
-      [accountId, environment ?? null],
-    );
-    return rows.map(toApiKey);
+    return (await keysOfAccount(this.db, accountId, environment ?? null)).map(toApiKey);
   }
 
   /**
@@ -344,17 +331,10 @@ export class KeyService {
     within?: KeyRestrictions,
   ): Promise<ApiKey | undefined> {
     const row = await this.db.transaction(async (tx) => {
-      const [found] = await tx.query<ApiKeyRow>(
-        `SELECT * FROM api_keys WHERE id = $1 AND account_id = $2 AND ($3::text IS NULL OR environment = $3) FOR UPDATE`,
-        [keyId, accountId, environment ?? null],
-      );
+      const found = await lockKey(tx, keyId, accountId, environment ?? null);
       if (!found) return undefined;
       if (within && !noBroaderThan(toApiKey(found).restrictions, within)) throw new KeyBroaderError(keyId);
-      const [updated] = await tx.query<ApiKeyRow>(
-        "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING *",
-        [keyId],
-      );
-      return updated;
+      return revokeKey(tx, keyId);
     });
     for (const [lookup, entry] of this.#cache) if (entry.key.id === keyId) this.#cache.delete(lookup);
     return row ? toApiKey(row) : undefined;
@@ -362,13 +342,9 @@ export class KeyService {
 
   /** Replaces a key's restrictions; this process's cache forgets the key at once, others within seconds. */
   async restrict(accountId: string, keyId: string, restrictions: KeyRestrictions): Promise<ApiKey | undefined> {
-    const rows = await this.db.query<ApiKeyRow>(
-      `UPDATE api_keys SET read_only = $3, resources = $4, allowed_ips = $5
-       WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL RETURNING *`,
-      [keyId, accountId, restrictions.readOnly, restrictions.resources, restrictions.allowedIps],
-    );
+    const row = await setKeyRestrictions(this.db, keyId, accountId, restrictions);
     for (const [lookup, entry] of this.#cache) if (entry.key.id === keyId) this.#cache.delete(lookup);
-    return rows[0] ? toApiKey(rows[0]) : undefined;
+    return row ? toApiKey(row) : undefined;
   }
 
   /**
@@ -389,7 +365,7 @@ export class KeyService {
     const early = this.authenticateCached(token, environment);
     if (early) return early;
     const [, prefix, lookup] = KEY_PATTERN.exec(token)!;
-    const [row] = await this.db.query<ApiKeyRow>("SELECT * FROM api_keys WHERE lookup = $1", [lookup]);
+    const row = await findKeyByLookup(this.db, lookup!);
     if (!row) return { ok: false, reason: "unknown" };
     const key = toApiKey(row);
     const stored = Buffer.from(row.hash, "hex");
@@ -414,7 +390,7 @@ export class KeyService {
     const now = Date.now();
     if ((this.#touched.get(keyId) ?? 0) + TOUCH_EVERY_MS > now) return;
     this.#touched.set(keyId, now);
-    this.db.query("UPDATE api_keys SET last_used_at = now() WHERE id = $1", [keyId]).catch(() => {
+    touchKey(this.db, keyId).catch(() => {
       this.#touched.delete(keyId);
     });
   }

@@ -5,6 +5,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Database } from "../../adapters/db/index.ts";
 import { base62 } from "../../adapters/ids.ts";
+import { deleteAccountTokens, deleteExpiredTokens, deleteToken, findLiveToken, insertToken } from "./store.ts";
 
 export type TokenPurpose = "verify_email" | "reset_password";
 
@@ -18,14 +19,6 @@ const TOKEN_PATTERN = /^([0-9A-Za-z]{20})\.([A-Za-z0-9_-]{43})$/;
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest();
 
-interface TokenRow {
-  id: string;
-  account_id: string;
-  secret_hash: string;
-  email: string;
-  account_email: string | null;
-}
-
 export interface TokenHolder {
   accountId: string;
   email: string;
@@ -36,15 +29,18 @@ export class AccountTokens {
 
   async issue(accountId: string, purpose: TokenPurpose, email: string): Promise<string> {
     // Issuing sweeps expired tokens: the table holds about as many rows as there are links in flight.
-    await this.db.query("DELETE FROM account_tokens WHERE expires_at <= now()");
+    await deleteExpiredTokens(this.db);
     const id = base62(20);
     const secret = randomBytes(32).toString("base64url");
     const expiresAt = new Date(Date.now() + TOKEN_LIFETIME_MINUTES[purpose] * 60_000);
-    await this.db.query(
-      `INSERT INTO account_tokens (id, account_id, purpose, secret_hash, email, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-      [id, accountId, purpose, sha256(secret).toString("hex"), email, expiresAt],
-    );
+    await insertToken(this.db, {
+      id,
+      accountId,
+      purpose,
+      secretHash: sha256(secret).toString("hex"),
+      email,
+      expiresAt,
+    });
     return `${id}.${secret}`;
   }
 
@@ -52,12 +48,7 @@ export class AccountTokens {
   async check(token: unknown, purpose: TokenPurpose): Promise<TokenHolder | undefined> {
     const match = typeof token === "string" ? TOKEN_PATTERN.exec(token) : null;
     if (!match) return undefined;
-    const [row] = await this.db.query<TokenRow>(
-      `SELECT t.id, t.account_id, t.secret_hash, t.email, a.email AS account_email
-       FROM account_tokens t JOIN accounts a ON a.id = t.account_id
-       WHERE t.id = $1 AND t.purpose = $2 AND t.expires_at > now()`,
-      [match[1], purpose],
-    );
+    const row = await findLiveToken(this.db, match[1]!, purpose);
     if (!row) return undefined;
     const expected = Buffer.from(row.secret_hash, "hex");
     const actual = sha256(match[2]!);
@@ -70,14 +61,11 @@ export class AccountTokens {
   async consume(token: unknown, purpose: TokenPurpose): Promise<TokenHolder | undefined> {
     const holder = await this.check(token, purpose);
     if (!holder) return undefined;
-    const deleted = await this.db.query("DELETE FROM account_tokens WHERE id = $1 RETURNING id", [
-      (token as string).split(".")[0],
-    ]);
-    return deleted.length ? holder : undefined;
+    return (await deleteToken(this.db, (token as string).split(".")[0]!)) ? holder : undefined;
   }
 
   /** Voids every outstanding token of a purpose (the others of a used reset link, say). */
   async revokeAll(accountId: string, purpose: TokenPurpose): Promise<void> {
-    await this.db.query("DELETE FROM account_tokens WHERE account_id = $1 AND purpose = $2", [accountId, purpose]);
+    await deleteAccountTokens(this.db, accountId, purpose);
   }
 }

@@ -10,10 +10,32 @@ import { type SubscribableEventType, emitEvent } from "./events.ts";
 import { randomId } from "../../adapters/ids.ts";
 import type { Environment } from "../accounts/keys.ts";
 import { lockAccount } from "../accounts/store.ts";
+import {
+  type AgentRole,
+  type AgentRow,
+  type DeliveryRow,
+  type DeliveryStatus,
+  type DisabledReason,
+  agentsOfAccount,
+  countAgents,
+  deliveriesOfAgent,
+  endBreakerPause,
+  failDeliveriesOfDeletedAgent,
+  failDeliveriesOfDisabledAgent,
+  findAgent,
+  findDelivery,
+  insertAgent,
+  latestAttempts,
+  lockAgent,
+  markAgentDeleted,
+  markAgentDisabled,
+  requeueDelivery,
+  requeueFailedDeliveriesSince,
+  rotateAgentSecret,
+  updateAgent,
+} from "./store.ts";
 
-export type AgentRole = "observer" | "screener";
-/** Why an agent stopped receiving: its owner said so, it answered 410 Gone, or every attempt failed for days. */
-export type DisabledReason = "requested" | "gone" | "failing";
+export type { AgentRole, DeliveryStatus, DisabledReason };
 
 export interface Agent {
   agentId: string;
@@ -49,8 +71,6 @@ export interface AgentChanges {
   enabled?: boolean;
 }
 
-export type DeliveryStatus = "pending" | "succeeded" | "failed";
-
 export interface Attempt {
   attempt: number;
   startedAt: string;
@@ -75,28 +95,7 @@ export interface Delivery {
   attempts: Attempt[];
 }
 
-interface AgentRow {
-  id: string;
-  environment: Environment;
-  name: string;
-  description: string | null;
-  role: AgentRole;
-  webhook_url: string;
-  events: SubscribableEventType[];
-  enabled: boolean;
-  disabled_reason: DisabledReason | null;
-  disabled_at: Date | string | null;
-  previous_secret_expires_at: Date | string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
-
 const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
-
-// Never `SELECT *`: the secrets stay in the database unless signing needs them.
-const AGENT_COLUMNS = `id, environment, name, description, role, webhook_url, events, enabled, disabled_reason,
-  disabled_at, CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END
-  AS previous_secret_expires_at, created_at, updated_at`;
 
 function toAgent(row: AgentRow): Agent {
   return {
@@ -106,7 +105,7 @@ function toAgent(row: AgentRow): Agent {
     description: row.description,
     role: row.role,
     webhookUrl: row.webhook_url,
-    events: row.events,
+    events: row.events as SubscribableEventType[],
     enabled: row.enabled,
     disabledReason: row.disabled_reason,
     disabledAt: iso(row.disabled_at),
@@ -156,11 +155,7 @@ export class AgentService {
     const row = await this.db.transaction(async (tx) => {
       // The account row is locked so that concurrent registrations cannot pass the cap together.
       await lockAccount(tx, accountId);
-      const [held] = await tx.query<{ n: number | string }>(
-        "SELECT count(*) AS n FROM agents WHERE account_id = $1 AND environment = $2 AND deleted_at IS NULL",
-        [accountId, environment],
-      );
-      if (Number(held?.n ?? 0) >= MAX_AGENTS) {
+      if ((await countAgents(tx, accountId, environment)) >= MAX_AGENTS) {
         throw new DomainError(
           "conflict",
           "agent_limit_reached",
@@ -169,40 +164,27 @@ export class AgentService {
           { limit: MAX_AGENTS },
         );
       }
-      const [inserted] = await tx.query<AgentRow>(
-        `INSERT INTO agents (id, account_id, environment, name, description, role, webhook_url, events, secret)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${AGENT_COLUMNS}`,
-        [
-          randomId("agt"),
-          accountId,
-          environment,
-          input.name,
-          input.description ?? null,
-          input.role,
-          input.webhookUrl,
-          input.events,
-          secret,
-        ],
-      );
-      return inserted!;
+      return insertAgent(tx, {
+        id: randomId("agt"),
+        accountId,
+        environment,
+        name: input.name,
+        description: input.description ?? null,
+        role: input.role,
+        webhookUrl: input.webhookUrl,
+        events: input.events,
+        secret,
+      });
     });
     return { agent: toAgent(row), secret };
   }
 
   async list(accountId: string, environment: Environment): Promise<Agent[]> {
-    const rows = await this.db.query<AgentRow>(
-      `SELECT ${AGENT_COLUMNS} FROM agents WHERE account_id = $1 AND environment = $2 AND deleted_at IS NULL
-       ORDER BY created_at DESC, id`,
-      [accountId, environment],
-    );
-    return rows.map(toAgent);
+    return (await agentsOfAccount(this.db, accountId, environment)).map(toAgent);
   }
 
   async get(accountId: string, environment: Environment, agentId: string, db: Queryable = this.db): Promise<Agent> {
-    const [row] = await db.query<AgentRow>(
-      `SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL`,
-      [agentId, accountId, environment],
-    );
+    const row = await findAgent(db, agentId, accountId, environment);
     if (!row) throw agentNotFound(agentId);
     return toAgent(row);
   }
@@ -211,35 +193,17 @@ export class AgentService {
   async update(accountId: string, environment: Environment, agentId: string, changes: AgentChanges): Promise<Agent> {
     if (changes.webhookUrl !== undefined) await this.#checkUrl(changes.webhookUrl);
     return this.db.transaction(async (tx) => {
-      const [locked] = await tx.query<{ enabled: boolean }>(
-        `SELECT enabled FROM agents WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL
-         FOR UPDATE`,
-        [agentId, accountId, environment],
-      );
+      const locked = await lockAgent(tx, agentId, accountId, environment);
       if (!locked) throw agentNotFound(agentId);
-      await tx.query(
-        `UPDATE agents SET
-           name = COALESCE($2, name),
-           webhook_url = COALESCE($3, webhook_url),
-           events = COALESCE($4, events),
-           description = CASE WHEN $5::boolean THEN $6 ELSE description END,
-           role = COALESCE($7, role),
-           enabled = CASE WHEN $8::boolean THEN true ELSE enabled END,
-           disabled_reason = CASE WHEN $8::boolean THEN NULL ELSE disabled_reason END,
-           disabled_at = CASE WHEN $8::boolean THEN NULL ELSE disabled_at END,
-           updated_at = now()
-         WHERE id = $1`,
-        [
-          agentId,
-          changes.name ?? null,
-          changes.webhookUrl ?? null,
-          changes.events ?? null,
-          changes.description !== undefined,
-          changes.description ?? null,
-          changes.role ?? null,
-          changes.enabled === true,
-        ],
-      );
+      await updateAgent(tx, agentId, {
+        name: changes.name ?? null,
+        webhookUrl: changes.webhookUrl ?? null,
+        events: changes.events ?? null,
+        setDescription: changes.description !== undefined,
+        description: changes.description ?? null,
+        role: changes.role ?? null,
+        enable: changes.enabled === true,
+      });
       if (changes.enabled === false) await disableAgent(tx, agentId, "requested");
       return this.get(accountId, environment, agentId, tx);
     });
@@ -248,17 +212,8 @@ export class AgentService {
   /** Deletes an agent: it receives nothing more, and its pending deliveries are dropped. */
   async remove(accountId: string, environment: Environment, agentId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
-      const rows = await tx.query(
-        `UPDATE agents SET deleted_at = now(), enabled = false, updated_at = now()
-         WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL RETURNING id`,
-        [agentId, accountId, environment],
-      );
-      if (rows.length === 0) throw agentNotFound(agentId);
-      await tx.query(
-        `UPDATE webhook_deliveries SET status = 'failed', last_error = 'agent deleted', updated_at = now()
-         WHERE agent_id = $1 AND status = 'pending'`,
-        [agentId],
-      );
+      if (!(await markAgentDeleted(tx, agentId, accountId, environment))) throw agentNotFound(agentId);
+      await failDeliveriesOfDeletedAgent(tx, agentId);
     });
   }
 
@@ -273,12 +228,13 @@ export class AgentService {
     agentId: string,
   ): Promise<{ agent: Agent; secret: string }> {
     const secret = newSigningSecret();
-    const [row] = await this.db.query<AgentRow>(
-      `UPDATE agents SET previous_secret = secret, secret = $4,
-         previous_secret_expires_at = now() + $5::int * interval '1 second', updated_at = now()
-       WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL
-       RETURNING ${AGENT_COLUMNS}`,
-      [agentId, accountId, environment, secret, this.options.secretGraceSeconds],
+    const row = await rotateAgentSecret(
+      this.db,
+      agentId,
+      accountId,
+      environment,
+      secret,
+      this.options.secretGraceSeconds,
     );
     if (!row) throw agentNotFound(agentId);
     return { agent: toAgent(row), secret };
@@ -314,22 +270,14 @@ export class AgentService {
     filter: { status?: DeliveryStatus; limit: number },
   ): Promise<Delivery[]> {
     await this.get(accountId, environment, agentId);
-    const rows = await this.db.query<DeliveryRow>(
-      `${DELIVERY_SELECT} WHERE d.agent_id = $1 AND ($2::text IS NULL OR d.status = $2)
-       ORDER BY d.created_at DESC, d.id DESC LIMIT $3`,
-      [agentId, filter.status ?? null, filter.limit],
-    );
-    return this.#withAttempts(rows);
+    return this.#withAttempts(await deliveriesOfAgent(this.db, agentId, filter.status ?? null, filter.limit));
   }
 
   async delivery(accountId: string, environment: Environment, agentId: string, deliveryId: string): Promise<Delivery> {
     await this.get(accountId, environment, agentId);
-    const rows = await this.db.query<DeliveryRow>(`${DELIVERY_SELECT} WHERE d.agent_id = $1 AND d.id = $2`, [
-      agentId,
-      deliveryId,
-    ]);
-    if (rows.length === 0) throw domainErrors.notFound(`Delivery ${deliveryId}`);
-    return (await this.#withAttempts(rows))[0]!;
+    const row = await findDelivery(this.db, agentId, deliveryId);
+    if (!row) throw domainErrors.notFound(`Delivery ${deliveryId}`);
+    return (await this.#withAttempts([row]))[0]!;
   }
 
   /**
@@ -339,14 +287,9 @@ export class AgentService {
   async retry(accountId: string, environment: Environment, agentId: string, deliveryId: string): Promise<Delivery> {
     const agent = await this.get(accountId, environment, agentId);
     if (!agent.enabled) throw agentDisabled(agentId);
-    const rows = await this.db.query(
-      `UPDATE webhook_deliveries SET status = 'pending', schedule_start = attempts, next_attempt_at = now(),
-         updated_at = now()
-       WHERE id = $1 AND agent_id = $2 AND status <> 'pending' RETURNING id`,
-      [deliveryId, agentId],
-    );
+    const queued = await requeueDelivery(this.db, deliveryId, agentId);
     await endPause(this.db, agentId);
-    if (rows.length > 0) this.options.onQueued?.();
+    if (queued) this.options.onQueued?.();
     return this.delivery(accountId, environment, agentId, deliveryId);
   }
 
@@ -354,15 +297,10 @@ export class AgentService {
   async retryFailedSince(accountId: string, environment: Environment, agentId: string, since: Date): Promise<number> {
     const agent = await this.get(accountId, environment, agentId);
     if (!agent.enabled) throw agentDisabled(agentId);
-    const rows = await this.db.query(
-      `UPDATE webhook_deliveries SET status = 'pending', schedule_start = attempts, next_attempt_at = now(),
-         updated_at = now()
-       WHERE agent_id = $1 AND status = 'failed' AND created_at >= $2 RETURNING id`,
-      [agentId, since.toISOString()],
-    );
+    const queued = await requeueFailedDeliveriesSince(this.db, agentId, since);
     await endPause(this.db, agentId);
-    if (rows.length > 0) this.options.onQueued?.();
-    return rows.length;
+    if (queued > 0) this.options.onQueued?.();
+    return queued;
   }
 
   async #checkUrl(webhookUrl: string): Promise<void> {
@@ -379,12 +317,10 @@ export class AgentService {
 
   async #withAttempts(rows: DeliveryRow[]): Promise<Delivery[]> {
     if (rows.length === 0) return [];
-    const attempts = await this.db.query<AttemptRow>(
-      `SELECT delivery_id, attempt, started_at, latency_ms, response_status, error FROM (
-         SELECT *, row_number() OVER (PARTITION BY delivery_id ORDER BY attempt DESC) AS n
-         FROM webhook_attempts WHERE delivery_id = ANY($1)
-       ) latest WHERE n <= $2 ORDER BY attempt DESC`,
-      [rows.map((r) => r.id), ATTEMPTS_SHOWN],
+    const attempts = await latestAttempts(
+      this.db,
+      rows.map((r) => r.id),
+      ATTEMPTS_SHOWN,
     );
     return rows.map((row) => ({
       deliveryId: row.id,
@@ -411,32 +347,14 @@ export class AgentService {
   }
 }
 
-interface DeliveryRow {
-  id: string;
-  agent_id: string;
-  event_id: string;
-  event_type: string;
-  status: DeliveryStatus;
-  attempts: number;
-  next_attempt_at: Date | string;
-  last_response_status: number | null;
-  last_error: string | null;
-  delivered_at: Date | string | null;
-  created_at: Date | string;
+/**
+ * The owner asked for a delivery now (a test event, a redelivery): an agent
+ * its breaker paused gets its one attempt at once instead of after the pause
+ * (workers/webhooks/breaker.ts); a receiver still failing opens it again.
+ */
+function endPause(db: Queryable, agentId: string): Promise<void> {
+  return endBreakerPause(db, agentId);
 }
-
-interface AttemptRow {
-  delivery_id: string;
-  attempt: number;
-  started_at: Date | string;
-  latency_ms: number;
-  response_status: number | null;
-  error: string | null;
-}
-
-const DELIVERY_SELECT = `SELECT d.id, d.agent_id, d.event_id, e.type AS event_type, d.status, d.attempts,
-  d.next_attempt_at, d.last_response_status, d.last_error, d.delivered_at, d.created_at
-  FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id`;
 
 /**
  * Disables an agent in the caller's transaction: its pending deliveries fail
@@ -444,30 +362,10 @@ const DELIVERY_SELECT = `SELECT d.id, d.agent_id, d.event_id, e.type AS event_ty
  * the account's other agents hear of it (agent.disabled). False when it was
  * already disabled.
  */
-/**
- * The owner asked for a delivery now (a test event, a redelivery): an agent
- * its breaker paused gets its one attempt at once instead of after the pause
- * (workers/webhooks/breaker.ts); a receiver still failing opens it again.
- */
-async function endPause(db: Queryable, agentId: string): Promise<void> {
-  await db.query(
-    `UPDATE webhook_breakers SET open_until = now(), updated_at = now() WHERE agent_id = $1 AND open_until > now()`,
-    [agentId],
-  );
-}
-
 export async function disableAgent(tx: Queryable, agentId: string, reason: DisabledReason): Promise<boolean> {
-  const [agent] = await tx.query<{ account_id: string; environment: Environment; name: string; disabled_at: Date }>(
-    `UPDATE agents SET enabled = false, disabled_reason = $2, disabled_at = now(), updated_at = now()
-     WHERE id = $1 AND enabled AND deleted_at IS NULL RETURNING account_id, environment, name, disabled_at`,
-    [agentId, reason],
-  );
+  const agent = await markAgentDisabled(tx, agentId, reason);
   if (!agent) return false;
-  await tx.query(
-    `UPDATE webhook_deliveries SET status = 'failed', last_error = 'agent disabled', updated_at = now()
-     WHERE agent_id = $1 AND status = 'pending'`,
-    [agentId],
-  );
+  await failDeliveriesOfDisabledAgent(tx, agentId);
   await emitEvent(tx, {
     account: agent.account_id,
     environment: agent.environment,

@@ -3,8 +3,10 @@
 // the webhook worker (api/src/workers/webhooks/worker.ts) delivers it afterwards, at
 // least once, however often the API restarts.
 import type { Queryable } from "../../adapters/db/index.ts";
+import { transactionNow } from "../../adapters/db/clock.ts";
 import type { Environment } from "../accounts/keys.ts";
 import { randomId } from "../../adapters/ids.ts";
+import { insertEvent, insertPendingDelivery, recipientAgents } from "./store.ts";
 
 /** The events an agent may subscribe to. */
 export const EVENT_TYPES = [
@@ -83,8 +85,7 @@ export function onDeliveriesQueued(listener: () => void): () => void {
 export async function emitEvent(tx: Queryable, event: EventInput, only?: { agentId: string }): Promise<EmittedEvent> {
   const eventId = randomId("evt");
   // The time is taken from the database, as every other timestamp of the row's transaction.
-  const [{ now }] = (await tx.query<{ now: Date | string }>("SELECT now() AS now")) as [{ now: Date | string }];
-  const createdAt = new Date(now).toISOString();
+  const createdAt = new Date(await transactionNow(tx)).toISOString();
   // Serialised once: every attempt sends (and signs) the same bytes.
   const payload = JSON.stringify({
     id: eventId,
@@ -93,25 +94,19 @@ export async function emitEvent(tx: Queryable, event: EventInput, only?: { agent
     environment: event.environment,
     data: event.data,
   });
-  await tx.query(
-    `INSERT INTO webhook_events (id, account_id, environment, type, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [eventId, event.account, event.environment, event.type, payload, createdAt],
-  );
-  const agents = await tx.query<{ id: string }>(
-    `SELECT id FROM agents
-     WHERE account_id = $1 AND environment = $2 AND enabled AND deleted_at IS NULL
-       AND ($3::text IS NULL OR id = $3) AND ($3::text IS NOT NULL OR $4 = ANY(events))
-     ORDER BY id`,
-    [event.account, event.environment, only?.agentId ?? null, event.type],
-  );
+  await insertEvent(tx, {
+    id: eventId,
+    accountId: event.account,
+    environment: event.environment,
+    type: event.type,
+    payload,
+    createdAt,
+  });
+  const agents = await recipientAgents(tx, event.account, event.environment, only?.agentId ?? null, event.type);
   const deliveryIds: string[] = [];
   for (const agent of agents) {
     const deliveryId = randomId("dlv");
-    await tx.query(`INSERT INTO webhook_deliveries (id, event_id, agent_id, status) VALUES ($1, $2, $3, 'pending')`, [
-      deliveryId,
-      eventId,
-      agent.id,
-    ]);
+    await insertPendingDelivery(tx, deliveryId, eventId, agent.id);
     deliveryIds.push(deliveryId);
   }
   if (deliveryIds.length > 0) for (const listener of queuedListeners) listener();

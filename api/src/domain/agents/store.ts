@@ -1,8 +1,357 @@
-// The agents' webhook tables as the delivery worker moves them: the outbox's
-// deliveries (claimed fairly, then settled by each attempt), the attempts, and
-// each agent's breaker. The agents service writes the agents and queues the
-// deliveries (agents.ts, events.ts); the worker decides, this says it in SQL.
+// Every statement against the agents and their webhook tables: the agents
+// service's (agents.ts), the outbox's (events.ts), and the delivery worker's
+// (deliveries claimed fairly, then settled by each attempt; the attempts; each
+// agent's breaker). The services and the worker decide; this says it in SQL.
 import type { Queryable } from "../../adapters/db/index.ts";
+import type { Environment } from "../accounts/keys.ts";
+
+export type AgentRole = "observer" | "screener";
+/** Why an agent stopped receiving: its owner said so, it answered 410 Gone, or every attempt failed for days. */
+export type DisabledReason = "requested" | "gone" | "failing";
+export type DeliveryStatus = "pending" | "succeeded" | "failed";
+
+export interface AgentRow {
+  id: string;
+  environment: Environment;
+  name: string;
+  description: string | null;
+  role: AgentRole;
+  webhook_url: string;
+  /** Subscribable event types (events.ts): the service writes no other. */
+  events: string[];
+  enabled: boolean;
+  disabled_reason: DisabledReason | null;
+  disabled_at: Date | string | null;
+  previous_secret_expires_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+// Never `SELECT *`: the secrets stay in the database unless signing needs them.
+const AGENT_COLUMNS = `id, environment, name, description, role, webhook_url, events, enabled, disabled_reason,
+  disabled_at, CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END
+  AS previous_secret_expires_at, created_at, updated_at`;
+
+/** The account's agents in `environment`, not deleted. */
+export async function countAgents(tx: Queryable, accountId: string, environment: string): Promise<number> {
+  const [held] = await tx.query<{ n: number | string }>(
+    "SELECT count(*) AS n FROM agents WHERE account_id = $1 AND environment = $2 AND deleted_at IS NULL",
+    [accountId, environment],
+  );
+  return Number(held?.n ?? 0);
+}
+
+export async function insertAgent(
+  tx: Queryable,
+  agent: {
+    id: string;
+    accountId: string;
+    environment: string;
+    name: string;
+    description: string | null;
+    role: AgentRole;
+    webhookUrl: string;
+    events: string[];
+    secret: string;
+  },
+): Promise<AgentRow> {
+  const [inserted] = await tx.query<AgentRow>(
+    `INSERT INTO agents (id, account_id, environment, name, description, role, webhook_url, events, secret)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${AGENT_COLUMNS}`,
+    [
+      agent.id,
+      agent.accountId,
+      agent.environment,
+      agent.name,
+      agent.description,
+      agent.role,
+      agent.webhookUrl,
+      agent.events,
+      agent.secret,
+    ],
+  );
+  return inserted!;
+}
+
+/** The account's agents in `environment`, not deleted, newest first. */
+export function agentsOfAccount(db: Queryable, accountId: string, environment: string): Promise<AgentRow[]> {
+  return db.query<AgentRow>(
+    `SELECT ${AGENT_COLUMNS} FROM agents WHERE account_id = $1 AND environment = $2 AND deleted_at IS NULL
+       ORDER BY created_at DESC, id`,
+    [accountId, environment],
+  );
+}
+
+export async function findAgent(
+  db: Queryable,
+  agentId: string,
+  accountId: string,
+  environment: string,
+): Promise<AgentRow | undefined> {
+  const [row] = await db.query<AgentRow>(
+    `SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL`,
+    [agentId, accountId, environment],
+  );
+  return row;
+}
+
+/** Locks the account's agent (not deleted); undefined when there is none. */
+export async function lockAgent(
+  tx: Queryable,
+  agentId: string,
+  accountId: string,
+  environment: string,
+): Promise<{ enabled: boolean } | undefined> {
+  const [locked] = await tx.query<{ enabled: boolean }>(
+    `SELECT enabled FROM agents WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL
+         FOR UPDATE`,
+    [agentId, accountId, environment],
+  );
+  return locked;
+}
+
+/** Applies the changes given (null: unchanged); `enable` also clears why it was disabled. */
+export async function updateAgent(
+  tx: Queryable,
+  agentId: string,
+  changes: {
+    name: string | null;
+    webhookUrl: string | null;
+    events: string[] | null;
+    setDescription: boolean;
+    description: string | null;
+    role: AgentRole | null;
+    enable: boolean;
+  },
+): Promise<void> {
+  await tx.query(
+    `UPDATE agents SET
+           name = COALESCE($2, name),
+           webhook_url = COALESCE($3, webhook_url),
+           events = COALESCE($4, events),
+           description = CASE WHEN $5::boolean THEN $6 ELSE description END,
+           role = COALESCE($7, role),
+           enabled = CASE WHEN $8::boolean THEN true ELSE enabled END,
+           disabled_reason = CASE WHEN $8::boolean THEN NULL ELSE disabled_reason END,
+           disabled_at = CASE WHEN $8::boolean THEN NULL ELSE disabled_at END,
+           updated_at = now()
+         WHERE id = $1`,
+    [
+      agentId,
+      changes.name,
+      changes.webhookUrl,
+      changes.events,
+      changes.setDescription,
+      changes.description,
+      changes.role,
+      changes.enable,
+    ],
+  );
+}
+
+/** Marks the account's agent deleted; false when there is none. */
+export async function markAgentDeleted(
+  tx: Queryable,
+  agentId: string,
+  accountId: string,
+  environment: string,
+): Promise<boolean> {
+  const rows = await tx.query(
+    `UPDATE agents SET deleted_at = now(), enabled = false, updated_at = now()
+         WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL RETURNING id`,
+    [agentId, accountId, environment],
+  );
+  return rows.length > 0;
+}
+
+/** Fails the pending deliveries of an agent being deleted. */
+export async function failDeliveriesOfDeletedAgent(tx: Queryable, agentId: string): Promise<void> {
+  await tx.query(
+    `UPDATE webhook_deliveries SET status = 'failed', last_error = 'agent deleted', updated_at = now()
+         WHERE agent_id = $1 AND status = 'pending'`,
+    [agentId],
+  );
+}
+
+/** Fails the pending deliveries of an agent being disabled: a retry sends them once it is enabled. */
+export async function failDeliveriesOfDisabledAgent(tx: Queryable, agentId: string): Promise<void> {
+  await tx.query(
+    `UPDATE webhook_deliveries SET status = 'failed', last_error = 'agent disabled', updated_at = now()
+     WHERE agent_id = $1 AND status = 'pending'`,
+    [agentId],
+  );
+}
+
+/** A new signing secret; the current one keeps signing for `graceSeconds`. */
+export async function rotateAgentSecret(
+  db: Queryable,
+  agentId: string,
+  accountId: string,
+  environment: string,
+  secret: string,
+  graceSeconds: number,
+): Promise<AgentRow | undefined> {
+  const [row] = await db.query<AgentRow>(
+    `UPDATE agents SET previous_secret = secret, secret = $4,
+         previous_secret_expires_at = now() + $5::int * interval '1 second', updated_at = now()
+       WHERE id = $1 AND account_id = $2 AND environment = $3 AND deleted_at IS NULL
+       RETURNING ${AGENT_COLUMNS}`,
+    [agentId, accountId, environment, secret, graceSeconds],
+  );
+  return row;
+}
+
+/** Disables an enabled agent; undefined when it was not enabled. */
+export async function markAgentDisabled(
+  tx: Queryable,
+  agentId: string,
+  reason: DisabledReason,
+): Promise<{ account_id: string; environment: Environment; name: string; disabled_at: Date } | undefined> {
+  const [agent] = await tx.query<{ account_id: string; environment: Environment; name: string; disabled_at: Date }>(
+    `UPDATE agents SET enabled = false, disabled_reason = $2, disabled_at = now(), updated_at = now()
+     WHERE id = $1 AND enabled AND deleted_at IS NULL RETURNING account_id, environment, name, disabled_at`,
+    [agentId, reason],
+  );
+  return agent;
+}
+
+export interface DeliveryRow {
+  id: string;
+  agent_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: Date | string;
+  last_response_status: number | null;
+  last_error: string | null;
+  delivered_at: Date | string | null;
+  created_at: Date | string;
+}
+
+export interface AttemptRow {
+  delivery_id: string;
+  attempt: number;
+  started_at: Date | string;
+  latency_ms: number;
+  response_status: number | null;
+  error: string | null;
+}
+
+const DELIVERY_SELECT = `SELECT d.id, d.agent_id, d.event_id, e.type AS event_type, d.status, d.attempts,
+  d.next_attempt_at, d.last_response_status, d.last_error, d.delivered_at, d.created_at
+  FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id`;
+
+/** The agent's deliveries (in `status` unless null), newest first, at most `limit`. */
+export function deliveriesOfAgent(
+  db: Queryable,
+  agentId: string,
+  status: DeliveryStatus | null,
+  limit: number,
+): Promise<DeliveryRow[]> {
+  return db.query<DeliveryRow>(
+    `${DELIVERY_SELECT} WHERE d.agent_id = $1 AND ($2::text IS NULL OR d.status = $2)
+       ORDER BY d.created_at DESC, d.id DESC LIMIT $3`,
+    [agentId, status, limit],
+  );
+}
+
+export async function findDelivery(
+  db: Queryable,
+  agentId: string,
+  deliveryId: string,
+): Promise<DeliveryRow | undefined> {
+  const rows = await db.query<DeliveryRow>(`${DELIVERY_SELECT} WHERE d.agent_id = $1 AND d.id = $2`, [
+    agentId,
+    deliveryId,
+  ]);
+  return rows[0];
+}
+
+/** Each delivery's latest `perDelivery` attempts, newest first. */
+export function latestAttempts(db: Queryable, deliveryIds: string[], perDelivery: number): Promise<AttemptRow[]> {
+  return db.query<AttemptRow>(
+    `SELECT delivery_id, attempt, started_at, latency_ms, response_status, error FROM (
+         SELECT *, row_number() OVER (PARTITION BY delivery_id ORDER BY attempt DESC) AS n
+         FROM webhook_attempts WHERE delivery_id = ANY($1)
+       ) latest WHERE n <= $2 ORDER BY attempt DESC`,
+    [deliveryIds, perDelivery],
+  );
+}
+
+/** Queues a settled delivery of the agent again, on a new schedule; false when it is pending (or not the agent's). */
+export async function requeueDelivery(db: Queryable, deliveryId: string, agentId: string): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE webhook_deliveries SET status = 'pending', schedule_start = attempts, next_attempt_at = now(),
+         updated_at = now()
+       WHERE id = $1 AND agent_id = $2 AND status <> 'pending' RETURNING id`,
+    [deliveryId, agentId],
+  );
+  return rows.length > 0;
+}
+
+/** Queues again the agent's deliveries failed since `since`; how many. */
+export async function requeueFailedDeliveriesSince(db: Queryable, agentId: string, since: Date): Promise<number> {
+  const rows = await db.query(
+    `UPDATE webhook_deliveries SET status = 'pending', schedule_start = attempts, next_attempt_at = now(),
+         updated_at = now()
+       WHERE agent_id = $1 AND status = 'failed' AND created_at >= $2 RETURNING id`,
+    [agentId, since.toISOString()],
+  );
+  return rows.length;
+}
+
+/** Ends the pause of the agent's open breaker now. */
+export async function endBreakerPause(db: Queryable, agentId: string): Promise<void> {
+  await db.query(
+    `UPDATE webhook_breakers SET open_until = now(), updated_at = now() WHERE agent_id = $1 AND open_until > now()`,
+    [agentId],
+  );
+}
+
+export async function insertEvent(
+  tx: Queryable,
+  event: { id: string; accountId: string; environment: string; type: string; payload: string; createdAt: string },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO webhook_events (id, account_id, environment, type, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [event.id, event.accountId, event.environment, event.type, event.payload, event.createdAt],
+  );
+}
+
+/**
+ * The ids of the account's enabled agents in `environment` that receive an
+ * event of `type`: the one `onlyAgentId` names (whatever it subscribes to),
+ * or every one subscribed.
+ */
+export async function recipientAgents(
+  tx: Queryable,
+  accountId: string,
+  environment: string,
+  onlyAgentId: string | null,
+  type: string,
+): Promise<{ id: string }[]> {
+  return tx.query<{ id: string }>(
+    `SELECT id FROM agents
+     WHERE account_id = $1 AND environment = $2 AND enabled AND deleted_at IS NULL
+       AND ($3::text IS NULL OR id = $3) AND ($3::text IS NOT NULL OR $4 = ANY(events))
+     ORDER BY id`,
+    [accountId, environment, onlyAgentId, type],
+  );
+}
+
+export async function insertPendingDelivery(
+  tx: Queryable,
+  deliveryId: string,
+  eventId: string,
+  agentId: string,
+): Promise<void> {
+  await tx.query(`INSERT INTO webhook_deliveries (id, event_id, agent_id, status) VALUES ($1, $2, $3, 'pending')`, [
+    deliveryId,
+    eventId,
+    agentId,
+  ]);
+}
 
 /** A delivery claimed for an attempt, with what sending it needs. */
 export interface ClaimedDelivery {

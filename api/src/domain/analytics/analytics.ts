@@ -3,6 +3,19 @@
 // minute, method, route template and status, merging with what other replicas
 // wrote, and the last requests of each key for the request log, in batches.
 import type { Database } from "../../adapters/db/index.ts";
+import {
+  type RequestStatsCell,
+  type StatsGrouping,
+  addRequestStats,
+  deleteRequestsBefore,
+  insertRequestLog,
+  latencyHistogramsBy,
+  loggedRoutesOf,
+  requestLogOf,
+  requestSeries,
+  requestTotalsBy,
+  trimRequestLog,
+} from "./store.ts";
 
 /** Upper bounds (ms) of the latency buckets: ×1.25 from 0.25 ms to about a minute; the last is open. */
 export const LATENCY_BOUNDS_MS: readonly number[] = Array.from({ length: 56 }, (_, i) => 0.25 * 1.25 ** i);
@@ -46,17 +59,7 @@ export interface RequestSample {
   at?: Date;
 }
 
-interface Cell {
-  minute: number;
-  apiKeyId: string;
-  accountId: string;
-  method: string;
-  route: string;
-  status: number;
-  count: number;
-  totalMs: number;
-  buckets: number[];
-}
+type Cell = RequestStatsCell;
 
 export interface LogEntry {
   /** The entry's place in the log (newer is larger): where a page of older entries starts. */
@@ -175,8 +178,8 @@ export class RequestAnalytics {
     this.#cells = new Map();
     this.#log = [];
     try {
-      for (let i = 0; i < cells.length; i += 200) await this.#writeCells(cells.slice(i, i + 200));
-      for (let i = 0; i < log.length; i += 500) await this.#writeLog(log.slice(i, i + 500));
+      for (let i = 0; i < cells.length; i += 200) await addRequestStats(this.db, cells.slice(i, i + 200));
+      for (let i = 0; i < log.length; i += 500) await insertRequestLog(this.db, log.slice(i, i + 500));
     } catch (error) {
       // Put back what was not written, so a database hiccup loses nothing but delay.
       for (const cell of cells) this.#merge(cell);
@@ -184,13 +187,7 @@ export class RequestAnalytics {
       throw error;
     }
     const keys = new Set(log.map((e) => e.apiKeyId));
-    for (const key of keys) {
-      await this.db.query(
-        `DELETE FROM request_log WHERE api_key_id = $1 AND id < (
-           SELECT id FROM request_log WHERE api_key_id = $1 ORDER BY id DESC OFFSET $2 LIMIT 1)`,
-        [key, this.options.logPerKey - 1],
-      );
-    }
+    for (const key of keys) await trimRequestLog(this.db, key, this.options.logPerKey);
     if (Date.now() - this.#prunedAt > PRUNE_EVERY_MS) {
       this.#prunedAt = Date.now();
       await this.prune();
@@ -224,66 +221,10 @@ export class RequestAnalytics {
     for (let i = 0; i < BUCKETS; i++) mine.buckets[i]! += cell.buckets[i]!;
   }
 
-  async #writeCells(cells: Cell[]): Promise<void> {
-    if (cells.length === 0) return;
-    const params: unknown[] = [];
-    const rows = cells.map((c) => {
-      params.push(
-        new Date(c.minute),
-        c.apiKeyId,
-        c.accountId,
-        c.method,
-        c.route,
-        c.status,
-        c.count,
-        c.totalMs,
-        c.buckets,
-      );
-      const n = params.length;
-      return `(${Array.from({ length: 9 }, (_, i) => `$${n - 8 + i}`).join(", ")})`;
-    });
-    // Another replica (or an earlier flush) may have written the same minute: add to it.
-    await this.db.query(
-      `INSERT INTO request_stats AS s (minute, api_key_id, account_id, method, route, status, count, total_ms, buckets)
-       VALUES ${rows.join(", ")}
-       ON CONFLICT (api_key_id, minute, method, route, status) DO UPDATE SET
-         count = s.count + EXCLUDED.count,
-         total_ms = s.total_ms + EXCLUDED.total_ms,
-         buckets = ARRAY(SELECT a + b FROM unnest(s.buckets, EXCLUDED.buckets) WITH ORDINALITY AS u(a, b, i) ORDER BY i)`,
-      params,
-    );
-  }
-
-  async #writeLog(entries: (RequestSample & { at: Date })[]): Promise<void> {
-    if (entries.length === 0) return;
-    const params: unknown[] = [];
-    const rows = entries.map((e) => {
-      params.push(
-        e.apiKeyId,
-        e.accountId,
-        e.at,
-        e.method,
-        e.route,
-        e.status,
-        e.latencyMs,
-        e.requestId,
-        e.idempotencyKey ?? null,
-      );
-      const n = params.length;
-      return `(${Array.from({ length: 9 }, (_, i) => `$${n - 8 + i}`).join(", ")})`;
-    });
-    await this.db.query(
-      `INSERT INTO request_log (api_key_id, account_id, at, method, route, status, latency_ms, request_id, idempotency_key)
-       VALUES ${rows.join(", ")}`,
-      params,
-    );
-  }
-
   /** Drops what is older than the retention. */
   async prune(): Promise<void> {
     const cutoff = new Date(Date.now() - this.options.retentionDays * 86_400_000);
-    await this.db.query("DELETE FROM request_stats WHERE minute < $1", [cutoff]);
-    await this.db.query("DELETE FROM request_log WHERE at < $1", [cutoff]);
+    await deleteRequestsBefore(this.db, cutoff);
   }
 
   /**
@@ -303,24 +244,14 @@ export class RequestAnalytics {
     } else if (filter.status && /^[1-5]\d\d$/.test(filter.status)) {
       low = high = Number(filter.status);
     }
-    const rows = await this.db.query<{
-      id: string | number;
-      at: Date | string;
-      api_key_id: string;
-      method: string;
-      route: string;
-      status: number;
-      latency_ms: number;
-      request_id: string;
-      idempotency_key: string | null;
-    }>(
-      `SELECT id, at, api_key_id, method, route, status, latency_ms, request_id, idempotency_key FROM request_log
-       WHERE account_id = $1 AND ($2::text IS NULL OR api_key_id = $2)
-         AND ($3::int IS NULL OR status BETWEEN $3 AND $4) AND ($5::text IS NULL OR route = $5)
-         AND ($7::bigint IS NULL OR id < $7)
-       ORDER BY id DESC LIMIT $6`,
-      [accountId, filter.apiKeyId ?? null, low, high, filter.route ?? null, filter.limit, filter.before ?? null],
-    );
+    const rows = await requestLogOf(this.db, accountId, {
+      apiKeyId: filter.apiKeyId ?? null,
+      statusLow: low,
+      statusHigh: high,
+      route: filter.route ?? null,
+      beforeId: filter.before ?? null,
+      limit: filter.limit,
+    });
     return rows.map((r) => ({
       id: String(r.id),
       at: new Date(r.at).toISOString(),
@@ -336,38 +267,19 @@ export class RequestAnalytics {
 
   /** Route templates the account's log holds, for the filter. */
   async loggedRoutes(accountId: string): Promise<string[]> {
-    const rows = await this.db.query<{ route: string }>(
-      "SELECT DISTINCT route FROM request_log WHERE account_id = $1 ORDER BY route",
-      [accountId],
-    );
-    return rows.map((r) => r.route);
+    return loggedRoutesOf(this.db, accountId);
   }
 
   /** Requests, errors (status 400 and above) and latency quantiles of the account over a period. */
   async report(accountId: string, period: Period, apiKeyId?: string): Promise<Report> {
     const { hours, step } = PERIODS[period];
     const since = new Date(Math.floor((Date.now() - hours * 3_600_000) / 60_000) * 60_000);
-    const where = `account_id = $1 AND minute >= $2 AND ($3::text IS NULL OR api_key_id = $3)`;
-    const args = [accountId, since, apiKeyId ?? null];
-    const series = await this.db.query<{ at: Date | string; n: string | number; e: string | number }>(
-      // In UTC, as the buckets filled in below.
-      `SELECT date_trunc('${step}', minute AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS at, sum(count) AS n,
-              sum(CASE WHEN status >= 400 THEN count ELSE 0 END) AS e
-       FROM request_stats WHERE ${where} GROUP BY 1 ORDER BY 1`,
-      args,
-    );
-    const breakdown = async (column: string): Promise<Breakdown[]> => {
-      const totals = await this.db.query<{ label: string | number; n: string | number; e: string | number }>(
-        `SELECT ${column} AS label, sum(count) AS n, sum(CASE WHEN status >= 400 THEN count ELSE 0 END) AS e
-         FROM request_stats WHERE ${where} GROUP BY 1 ORDER BY 2 DESC, 1`,
-        args,
-      );
-      // The histograms are added in SQL, bucket by bucket: a few rows per group whatever the traffic.
-      const histograms = await this.db.query<{ label: string | number; i: string | number; n: string | number }>(
-        `SELECT ${column} AS label, u.i, sum(u.b) AS n
-         FROM request_stats, unnest(buckets) WITH ORDINALITY AS u(b, i) WHERE ${where} GROUP BY 1, 2`,
-        args,
-      );
+    const scope = { accountId, since, apiKeyId: apiKeyId ?? null };
+    // In UTC, as the buckets filled in below.
+    const series = await requestSeries(this.db, step, scope);
+    const breakdown = async (grouping: StatsGrouping): Promise<Breakdown[]> => {
+      const totals = await requestTotalsBy(this.db, grouping, scope);
+      const histograms = await latencyHistogramsBy(this.db, grouping, scope);
       const byLabel = new Map<string, number[]>();
       for (const h of histograms) {
         const label = String(h.label);

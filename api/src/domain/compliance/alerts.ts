@@ -1,9 +1,10 @@
-// Compliance alerts as rows: how one is written, read, listed, moved on
+// Compliance alerts: how one is written, read, listed, moved on
 // (open → in_review → dismissed | confirmed) and given a line of history, each
 // change told in alert.raised or alert.updated. Apart from the service
 // (compliance.ts), which decides who may act and what a hold does: this file
-// knows only the compliance_alerts table and never touches a held subject.
+// moves only alerts (their SQL is in store.ts) and never touches a held subject.
 import type { Queryable } from "../../adapters/db/index.ts";
+import { transactionNow } from "../../adapters/db/clock.ts";
 import { DomainError, domainErrors } from "../errors.ts";
 import { emitEvent } from "../agents/events.ts";
 import { randomId } from "../../adapters/ids.ts";
@@ -11,21 +12,17 @@ import type { Environment } from "../accounts/keys.ts";
 import {
   type Actor,
   type AlertInput,
+  type AlertStatus,
+  type HistoryEntry,
   type HoldState,
   type Severity,
   type Subject,
   type SubjectType,
   actorName,
 } from "./types.ts";
+import { type AlertRow, appendAlertHistory, findAlert, insertAlert, listAlerts, lockAlert } from "./store.ts";
 
-export type AlertStatus = "open" | "in_review" | "dismissed" | "confirmed";
-
-export interface HistoryEntry {
-  status: AlertStatus | "released" | "rejected";
-  at: string;
-  by: string;
-  note?: string;
-}
+export type { AlertRow, AlertStatus, HistoryEntry };
 
 export interface Alert {
   alertId: string;
@@ -42,23 +39,6 @@ export interface Alert {
   history: HistoryEntry[];
   createdAt: string;
   updatedAt: string;
-}
-
-export interface AlertRow {
-  id: string;
-  raised_by: string;
-  subject_type: SubjectType;
-  subject_id: string;
-  severity: Severity;
-  category: string;
-  reason: string;
-  action: "none" | "hold";
-  status: AlertStatus;
-  close_reason: string | null;
-  history: HistoryEntry[] | string;
-  hold_state: HoldState | null;
-  created_at: Date | string;
-  updated_at: Date | string;
 }
 
 export interface AlertFilters {
@@ -80,9 +60,6 @@ const TRANSITIONS: Record<AlertStatus, AlertStatus[]> = {
 
 const alertNotFound = (id: string) => domainErrors.notFound(`Alert ${id}`);
 
-const SELECT_ALERT = `SELECT a.*, h.state AS hold_state FROM compliance_alerts a
-  LEFT JOIN compliance_holds h ON h.alert_id = a.id AND h.subject_type = a.subject_type AND h.subject_id = a.subject_id`;
-
 /** The alerts of one environment. */
 export class AlertBook {
   constructor(private readonly environment: Environment) {}
@@ -91,26 +68,19 @@ export class AlertBook {
   async insert(tx: Queryable, accountId: string, actor: Actor, input: AlertInput): Promise<string> {
     const id = randomId("alt");
     const by = actorName(actor);
-    const [{ now }] = (await tx.query<{ now: Date | string }>("SELECT now() AS now")) as [{ now: Date | string }];
-    const history: HistoryEntry[] = [{ status: "open", at: new Date(now).toISOString(), by }];
-    await tx.query(
-      `INSERT INTO compliance_alerts (id, account_id, environment, raised_by, subject_type, subject_id, severity,
-         category, reason, action, status, history)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'open', $11)`,
-      [
-        id,
-        accountId,
-        this.environment,
-        by,
-        input.subject.type,
-        input.subject.id,
-        input.severity,
-        input.category,
-        input.reason,
-        input.action,
-        JSON.stringify(history),
-      ],
-    );
+    const history: HistoryEntry[] = [{ status: "open", at: new Date(await transactionNow(tx)).toISOString(), by }];
+    await insertAlert(tx, {
+      id,
+      accountId,
+      environment: this.environment,
+      raisedBy: by,
+      subject: input.subject,
+      severity: input.severity,
+      category: input.category,
+      reason: input.reason,
+      action: input.action,
+      history: JSON.stringify(history),
+    });
     return id;
   }
 
@@ -119,44 +89,20 @@ export class AlertBook {
   }
 
   async list(db: Queryable, accountId: string, filters: AlertFilters): Promise<{ data: Alert[]; hasMore: boolean }> {
-    const where = ["a.account_id = $1", "a.environment = $2"];
-    const values: unknown[] = [accountId, this.environment];
-    const add = (sql: string, value: unknown) => {
-      values.push(value);
-      where.push(sql.replace("?", `$${values.length}`));
-    };
-    if (filters.status) add("a.status = ?", filters.status);
-    if (filters.severity) add("a.severity = ?", filters.severity);
-    if (filters.subjectType) add("a.subject_type = ?", filters.subjectType);
-    if (filters.subjectId) add("a.subject_id = ?", filters.subjectId);
-    if (filters.raisedBy) add("a.raised_by = ?", filters.raisedBy);
-    // Newest first; the cursor is the last alert of the previous page.
-    if (filters.startingAfter) {
-      add("(a.created_at, a.id) < (SELECT created_at, id FROM compliance_alerts WHERE id = ?)", filters.startingAfter);
-    }
-    values.push(filters.limit + 1);
-    const rows = await db.query<AlertRow>(
-      `${SELECT_ALERT} WHERE ${where.join(" AND ")} ORDER BY a.created_at DESC, a.id DESC LIMIT $${values.length}`,
-      values,
-    );
+    // One more than a page: whether there is a next one.
+    const rows = await listAlerts(db, accountId, this.environment, { ...filters, limit: filters.limit + 1 });
     return { data: rows.slice(0, filters.limit).map(toAlert), hasMore: rows.length > filters.limit };
   }
 
   async present(db: Queryable, accountId: string, alertId: string): Promise<Alert> {
-    const [row] = await db.query<AlertRow>(
-      `${SELECT_ALERT} WHERE a.id = $1 AND a.account_id = $2 AND a.environment = $3`,
-      [alertId, accountId, this.environment],
-    );
+    const row = await findAlert(db, alertId, accountId, this.environment);
     if (!row) throw alertNotFound(alertId);
     return toAlert(row);
   }
 
   /** The account's alert, locked for a change. */
   async locked(tx: Queryable, accountId: string, alertId: string): Promise<AlertRow> {
-    const [row] = await tx.query<AlertRow>(
-      `SELECT * FROM compliance_alerts WHERE id = $1 AND account_id = $2 AND environment = $3 FOR UPDATE`,
-      [alertId, accountId, this.environment],
-    );
+    const row = await lockAlert(tx, alertId, accountId, this.environment);
     if (!row) throw alertNotFound(alertId);
     return row;
   }
@@ -202,15 +148,9 @@ export class AlertBook {
     entry: Omit<HistoryEntry, "at">,
     change: { status?: AlertStatus; closeReason?: string | null } = {},
   ): Promise<void> {
-    const [{ now }] = (await tx.query<{ now: Date | string }>("SELECT now() AS now")) as [{ now: Date | string }];
-    const full: HistoryEntry = { ...entry, at: new Date(now).toISOString() };
+    const full: HistoryEntry = { ...entry, at: new Date(await transactionNow(tx)).toISOString() };
     if (full.note === undefined) delete full.note;
-    await tx.query(
-      `UPDATE compliance_alerts SET history = history || $2::jsonb, status = coalesce($3, status),
-         close_reason = CASE WHEN $3::text IS NULL THEN close_reason ELSE $4 END, updated_at = now()
-       WHERE id = $1`,
-      [alertId, JSON.stringify([full]), change.status ?? null, change.closeReason ?? null],
-    );
+    await appendAlertHistory(tx, alertId, JSON.stringify([full]), change.status ?? null, change.closeReason ?? null);
     await this.#emit(tx, accountId, "alert.updated", { alert: await this.present(tx, accountId, alertId) });
   }
 

@@ -5,7 +5,7 @@
 // that picks the next batch, not filtered afterwards).
 import type { Queryable } from "../../adapters/db/index.ts";
 import { notedRejected } from "../payouts/sql.ts";
-import type { HoldState, HoldableType } from "./types.ts";
+import type { AlertStatus, HistoryEntry, HoldState, HoldableType, Severity, Subject, SubjectType } from "./types.ts";
 
 /**
  * SQL: true when the payout `idColumn` (numeric, its on-chain id) was refused
@@ -231,4 +231,146 @@ export async function denyListed(tx: Queryable, address: string): Promise<{ reas
     address,
   ]);
   return listed;
+}
+
+// The alert book's statements (alerts.ts).
+
+export interface AlertRow {
+  id: string;
+  raised_by: string;
+  subject_type: SubjectType;
+  subject_id: string;
+  severity: Severity;
+  category: string;
+  reason: string;
+  action: "none" | "hold";
+  status: AlertStatus;
+  close_reason: string | null;
+  history: HistoryEntry[] | string;
+  hold_state: HoldState | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+const SELECT_ALERT = `SELECT a.*, h.state AS hold_state FROM compliance_alerts a
+  LEFT JOIN compliance_holds h ON h.alert_id = a.id AND h.subject_type = a.subject_type AND h.subject_id = a.subject_id`;
+
+/** Writes an open alert; `history` is its first line, as JSON. */
+export async function insertAlert(
+  tx: Queryable,
+  alert: {
+    id: string;
+    accountId: string;
+    environment: string;
+    raisedBy: string;
+    subject: Subject;
+    severity: Severity;
+    category: string;
+    reason: string;
+    action: "none" | "hold";
+    history: string;
+  },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO compliance_alerts (id, account_id, environment, raised_by, subject_type, subject_id, severity,
+         category, reason, action, status, history)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'open', $11)`,
+    [
+      alert.id,
+      alert.accountId,
+      alert.environment,
+      alert.raisedBy,
+      alert.subject.type,
+      alert.subject.id,
+      alert.severity,
+      alert.category,
+      alert.reason,
+      alert.action,
+      alert.history,
+    ],
+  );
+}
+
+/**
+ * The account's alerts in `environment` that match every filter given, with
+ * their holds' states, newest first, at most `limit`; `startingAfter` (an
+ * alert's id) starts after that alert.
+ */
+export function listAlerts(
+  db: Queryable,
+  accountId: string,
+  environment: string,
+  filters: {
+    status?: AlertStatus;
+    severity?: Severity;
+    subjectType?: SubjectType;
+    subjectId?: string;
+    raisedBy?: string;
+    limit: number;
+    startingAfter?: string;
+  },
+): Promise<AlertRow[]> {
+  const where = ["a.account_id = $1", "a.environment = $2"];
+  const values: unknown[] = [accountId, environment];
+  const add = (sql: string, value: unknown) => {
+    values.push(value);
+    where.push(sql.replace("?", `$${values.length}`));
+  };
+  if (filters.status) add("a.status = ?", filters.status);
+  if (filters.severity) add("a.severity = ?", filters.severity);
+  if (filters.subjectType) add("a.subject_type = ?", filters.subjectType);
+  if (filters.subjectId) add("a.subject_id = ?", filters.subjectId);
+  if (filters.raisedBy) add("a.raised_by = ?", filters.raisedBy);
+  if (filters.startingAfter) {
+    add("(a.created_at, a.id) < (SELECT created_at, id FROM compliance_alerts WHERE id = ?)", filters.startingAfter);
+  }
+  values.push(filters.limit);
+  return db.query<AlertRow>(
+    `${SELECT_ALERT} WHERE ${where.join(" AND ")} ORDER BY a.created_at DESC, a.id DESC LIMIT $${values.length}`,
+    values,
+  );
+}
+
+/** The account's alert, with its hold's state. */
+export async function findAlert(
+  db: Queryable,
+  alertId: string,
+  accountId: string,
+  environment: string,
+): Promise<AlertRow | undefined> {
+  const [row] = await db.query<AlertRow>(
+    `${SELECT_ALERT} WHERE a.id = $1 AND a.account_id = $2 AND a.environment = $3`,
+    [alertId, accountId, environment],
+  );
+  return row;
+}
+
+/** The account's alert, locked for a change (no hold state: the row alone). */
+export async function lockAlert(
+  tx: Queryable,
+  alertId: string,
+  accountId: string,
+  environment: string,
+): Promise<AlertRow | undefined> {
+  const [row] = await tx.query<AlertRow>(
+    `SELECT * FROM compliance_alerts WHERE id = $1 AND account_id = $2 AND environment = $3 FOR UPDATE`,
+    [alertId, accountId, environment],
+  );
+  return row;
+}
+
+/** Appends `entries` (JSON) to the alert's history and, when `status` is given, moves it with its close reason. */
+export async function appendAlertHistory(
+  tx: Queryable,
+  alertId: string,
+  entries: string,
+  status: AlertStatus | null,
+  closeReason: string | null,
+): Promise<void> {
+  await tx.query(
+    `UPDATE compliance_alerts SET history = history || $2::jsonb, status = coalesce($3, status),
+         close_reason = CASE WHEN $3::text IS NULL THEN close_reason ELSE $4 END, updated_at = now()
+       WHERE id = $1`,
+    [alertId, entries, status, closeReason],
+  );
 }

@@ -25,6 +25,16 @@ export type Verdict = "PASSED" | "REJECTED";
 /** awaiting_verdict: screening is required and no verdict came yet. */
 export type HoldState = "awaiting_verdict" | "held" | "released" | "rejected";
 
+export type AlertStatus = "open" | "in_review" | "dismissed" | "confirmed";
+
+/** A line of an alert's history: a move of its own, or of the hold it placed. */
+export interface HistoryEntry {
+  status: AlertStatus | "released" | "rejected";
+  at: string;
+  by: string;
+  note?: string;
+}
+
 export interface AlertInput {
   subject: Subject;
   severity: Severity;

@@ -27,16 +27,13 @@ import type { Upstreams } from "../../adapters/upstreams.ts";
 import { domainErrors } from "../errors.ts";
 import { ballotNonce, conflict, delegationSigner, unprocessable } from "./ballots.ts";
 import {
-  type DelegationRow,
   type IndexedProposal,
   type IndexedVote,
   PROPOSAL_STATES,
   type ProposalAction,
-  type ProposalActionRow,
   type ProposalState,
   SUPPORT,
   type Support,
-  type VoteRow,
   iso,
   presentDelegation,
   presentIndexedVote,
@@ -48,6 +45,18 @@ import {
 import { randomId } from "../../adapters/ids.ts";
 import type { Environment } from "../accounts/keys.ts";
 import { lockAccount } from "../accounts/store.ts";
+import {
+  delegationsInLastDay,
+  findDelegation,
+  findLiveDelegation,
+  findPendingProposalAction,
+  findPendingVote,
+  findProposalAction,
+  findVote,
+  insertDelegation,
+  insertProposalAction,
+  insertVote,
+} from "./store.ts";
 
 export {
   PROPOSAL_ACTIONS,
@@ -325,11 +334,7 @@ export class GovernanceService {
     if (voted) {
       throw conflict("already_voted", "Already voted", `${voter} has already voted on proposal ${input.proposalId}.`);
     }
-    const [pending] = await this.db.query<{ id: string; account_id: string }>(
-      `SELECT id, account_id FROM governance_votes
-       WHERE proposal_id = $1 AND voter = $2 AND status IN ('queued', 'submitted')`,
-      [input.proposalId, voter],
-    );
+    const pending = await findPendingVote(this.db, input.proposalId, voter);
     if (pending) {
       // Its id is named to the account that relays it only.
       const own = pending.account_id === accountId;
@@ -368,23 +373,18 @@ export class GovernanceService {
 
     const id = randomId("vote");
     try {
-      await this.db.query(
-        `INSERT INTO governance_votes
-           (id, account_id, environment, proposal_id, voter, support, reason, signature, ballot_nonce, weight, status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'queued')`,
-        [
-          id,
-          accountId,
-          this.options.environment,
-          input.proposalId,
-          voter,
-          support,
-          input.reason ?? null,
-          input.signature,
-          nonce.toString(),
-          weight.toString(),
-        ],
-      );
+      await insertVote(this.db, {
+        id,
+        accountId,
+        environment: this.options.environment,
+        proposalId: input.proposalId,
+        voter,
+        support,
+        reason: input.reason ?? null,
+        signature: input.signature,
+        ballotNonce: nonce.toString(),
+        weight: weight.toString(),
+      });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       throw conflict(
@@ -397,10 +397,7 @@ export class GovernanceService {
   }
 
   async vote(accountId: string, voteId: string) {
-    const [row] = await this.db.query<VoteRow>(
-      `SELECT * FROM governance_votes WHERE id = $1 AND account_id = $2 AND environment = $3`,
-      [voteId, accountId, this.options.environment],
-    );
+    const row = await findVote(this.db, voteId, accountId, this.options.environment);
     if (!row) throw domainErrors.notFound(`Vote ${voteId}`);
     return presentVote(row);
   }
@@ -458,12 +455,8 @@ export class GovernanceService {
     const queue = this.db.transaction(async (tx) => {
       // One submission of the account at a time counts against its allowance.
       await lockAccount(tx, accountId);
-      const [{ count }] = (await tx.query<{ count: string | number }>(
-        `SELECT count(*) AS count FROM governance_delegations
-         WHERE account_id = $1 AND environment = $2 AND created_at > now() - interval '1 day'`,
-        [accountId, this.options.environment],
-      )) as [{ count: string | number }];
-      if (Number(count) >= this.options.delegationsPerDay) {
+      const count = await delegationsInLastDay(tx, accountId, this.options.environment);
+      if (count >= this.options.delegationsPerDay) {
         throw conflict(
           "delegation_limit_reached",
           "Delegation limit reached",
@@ -472,11 +465,7 @@ export class GovernanceService {
           { perDay: this.options.delegationsPerDay },
         );
       }
-      const [taken] = await tx.query<{ id: string; account_id: string }>(
-        `SELECT id, account_id FROM governance_delegations
-         WHERE delegator = $1 AND delegation_nonce = $2 AND status <> 'failed'`,
-        [delegator, nonce.toString()],
-      );
+      const taken = await findLiveDelegation(tx, delegator, nonce.toString());
       if (taken) {
         const own = taken.account_id === accountId;
         throw conflict(
@@ -486,21 +475,16 @@ export class GovernanceService {
           own ? { delegationId: taken.id } : {},
         );
       }
-      await tx.query(
-        `INSERT INTO governance_delegations
-           (id, account_id, environment, delegator, delegatee, delegation_nonce, expiry, signature, status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued')`,
-        [
-          id,
-          accountId,
-          this.options.environment,
-          delegator,
-          delegatee,
-          nonce.toString(),
-          expiry.toString(),
-          { v: Number(v ?? 0n), r, s },
-        ],
-      );
+      await insertDelegation(tx, {
+        id,
+        accountId,
+        environment: this.options.environment,
+        delegator,
+        delegatee,
+        delegationNonce: nonce.toString(),
+        expiry: expiry.toString(),
+        signature: { v: Number(v ?? 0n), r, s },
+      });
     });
     await queue.catch((error: unknown) => {
       if (!isUniqueViolation(error)) throw error;
@@ -557,11 +541,7 @@ export class GovernanceService {
           : `${state}; only a queued proposal whose timelock delay is over is executed`,
       );
     }
-    const [pending] = await this.db.query<{ id: string; account_id: string }>(
-      `SELECT id, account_id FROM governance_proposal_actions
-       WHERE proposal_id = $1 AND action = $2 AND status IN ('queued', 'submitted')`,
-      [proposalId, action],
-    );
+    const pending = await findPendingProposalAction(this.db, proposalId, action);
     if (pending) throw this.#actionPending(proposalId, action, accountId, pending);
     const p = await this.#indexer<IndexedProposal>(`/proposals/${proposalId}`, `Proposal ${proposalId}`);
     const args = [
@@ -596,18 +576,17 @@ export class GovernanceService {
     }
     const actionId = randomId("gact");
     try {
-      await this.db.query(
-        `INSERT INTO governance_proposal_actions (id, account_id, environment, proposal_id, action, calldata, status)
-         VALUES ($1, $2, $3, $4, $5, $6, 'queued')`,
-        [actionId, accountId, this.options.environment, proposalId, action, calldata],
-      );
+      await insertProposalAction(this.db, {
+        id: actionId,
+        accountId,
+        environment: this.options.environment,
+        proposalId,
+        action,
+        calldata,
+      });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
-      const [taken] = await this.db.query<{ id: string; account_id: string }>(
-        `SELECT id, account_id FROM governance_proposal_actions
-         WHERE proposal_id = $1 AND action = $2 AND status IN ('queued', 'submitted')`,
-        [proposalId, action],
-      );
+      const taken = await findPendingProposalAction(this.db, proposalId, action);
       throw this.#actionPending(proposalId, action, accountId, taken);
     }
     return this.proposalAction(accountId, actionId);
@@ -630,19 +609,13 @@ export class GovernanceService {
   }
 
   async proposalAction(accountId: string, actionId: string) {
-    const [row] = await this.db.query<ProposalActionRow>(
-      `SELECT * FROM governance_proposal_actions WHERE id = $1 AND account_id = $2 AND environment = $3`,
-      [actionId, accountId, this.options.environment],
-    );
+    const row = await findProposalAction(this.db, actionId, accountId, this.options.environment);
     if (!row) throw domainErrors.notFound(`Proposal action ${actionId}`);
     return presentProposalAction(row);
   }
 
   async delegation(accountId: string, delegationId: string) {
-    const [row] = await this.db.query<DelegationRow>(
-      `SELECT * FROM governance_delegations WHERE id = $1 AND account_id = $2 AND environment = $3`,
-      [delegationId, accountId, this.options.environment],
-    );
+    const row = await findDelegation(this.db, delegationId, accountId, this.options.environment);
     if (!row) throw domainErrors.notFound(`Delegation ${delegationId}`);
     return presentDelegation(row);
   }

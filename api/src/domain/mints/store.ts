@@ -2,7 +2,11 @@
 // service, the mint relay and compliance read and write them with. A proof is
 // claimed by one mint at a time (consumed); a failed mint gives it back.
 import type { Queryable } from "../../adapters/db/index.ts";
+import { jobRows } from "../../adapters/db/rows.ts";
 import { notHeld } from "../compliance/store.ts";
+
+/** A mint's row as the mint relay moves it (each move guarded by the state its pass read). */
+export const mintRows = jobRows("mints");
 
 /** Mints by status, for the metrics. */
 export function mintCounts(db: Queryable): Promise<{ status: string; n: string }[]> {

@@ -7,10 +7,14 @@
 import type { Hex } from "viem";
 import { formatZec } from "@zsd/sdk/units";
 import type { Database, Queryable } from "../../adapters/db/index.ts";
+import { jobRows } from "../../adapters/db/rows.ts";
 import { holdIn } from "../compliance/store.ts";
 import { recordPayout } from "../../adapters/custody/ledger.ts";
 import { displayTxId } from "../txids.ts";
 import { type PayoutStatus, REDIRECT_HOW, failureReason, heldReason } from "./status.ts";
+
+/** A redirect's row as the redirect relay moves it. */
+export const redirectRows = jobRows("payout_redirects");
 
 export type { PayoutStatus } from "./status.ts";
 

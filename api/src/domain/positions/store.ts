@@ -1,8 +1,12 @@
-// The position_actions table: the statements compliance and the position
-// relay read and write it with (the queue's own are in queue.ts).
+// The position_actions table: the statements the queue, compliance and the
+// position relay read and write it with.
 import type { Queryable } from "../../adapters/db/index.ts";
+import { jobRows } from "../../adapters/db/rows.ts";
 import { notHeld } from "../compliance/store.ts";
 import type { ActionRow } from "./views.ts";
+
+/** A position action's row as the position relay moves it. */
+export const positionActionRows = jobRows("position_actions");
 
 /**
  * SQL: the queued action at `id` may go. Not while compliance holds it, nor

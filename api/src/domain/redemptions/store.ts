@@ -2,7 +2,11 @@
 // the redemption service, the redemption relay, the payouts and redirects.
 import type { Hex } from "viem";
 import type { Queryable } from "../../adapters/db/index.ts";
+import { jobRows } from "../../adapters/db/rows.ts";
 import { notHeld, refusedByCompliance } from "../compliance/store.ts";
+
+/** A redemption request's row as the redemption relay moves it (guarded by its relay_status). */
+export const redemptionRows = jobRows("redemption_requests");
 
 /**
  * The account and request behind payout `fromId` (its redemption's, or the

@@ -16,7 +16,7 @@ import { type Address, type Hex, type PublicClient, type parseEventLogs, parseTr
 import type { Chain } from "../../adapters/chain.ts";
 import type { Database, Queryable } from "../../adapters/db/index.ts";
 import { type Failure, refusalOf, refusalOfMined } from "../../domain/reverts.ts";
-import { type RelayTable, holdsFor, jobsIn, lockQueuedJob, updateRow } from "../../adapters/db/rows.ts";
+import { type JobRows, holdsFor } from "../../adapters/db/rows.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
 
 export interface JobRow {
@@ -41,7 +41,8 @@ export interface Landed<Facts> {
 
 /** What differs between kinds of relayed calls. */
 export interface CallKind<Row extends JobRow, Facts> {
-  table: RelayTable;
+  /** The job table's row operations, from the store that owns it. */
+  rows: JobRows;
   /** For people: "vote", "repayment", … */
   what: string;
   to: Address;
@@ -133,12 +134,12 @@ export class CallRelay {
   /** Follows submitted jobs of a kind (a batch's together), then submits its queued ones. */
   async pass<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>): Promise<void> {
     const sent = new Map<string, Row[]>();
-    for (const row of await this.#jobs<Row>(kind.table, "submitted")) {
+    for (const row of await this.#jobs<Row>(kind.rows, "submitted")) {
       sent.set(row.tx_hash!, [...(sent.get(row.tx_hash!) ?? []), row]);
     }
     for (const rows of sent.values()) await this.#follow(kind, rows);
-    const free = kind.free ? ` AND ${kind.free(`${kind.table}.id`)}` : "";
-    const queued = await this.#jobs<Row>(kind.table, "queued", free);
+    const free = kind.free ? ` AND ${kind.free(kind.rows.idColumn)}` : "";
+    const queued = await this.#jobs<Row>(kind.rows, "queued", free);
     const joined = new Set<Row>();
     const groups: { batch: CallBatch<Row>; rows: Row[] }[] = [];
     for (const batch of kind.batches ?? []) {
@@ -156,18 +157,12 @@ export class CallRelay {
     for (const { batch, rows } of groups) await this.#submitBatches(kind, batch, rows);
   }
 
-  #jobs<Row extends JobRow>(table: RelayTable, status: "queued" | "submitted", where = ""): Promise<Row[]> {
-    return jobsIn<Row>(this.db, table, status, where);
+  #jobs<Row extends JobRow>(rows: JobRows, status: "queued" | "submitted", where = ""): Promise<Row[]> {
+    return rows.jobsIn<Row>(this.db, status, where);
   }
 
-  #set(table: RelayTable, id: string, changes: Record<string, unknown>, expectedStatus?: string) {
-    return updateRow(
-      this.db,
-      table,
-      id,
-      changes,
-      expectedStatus ? { column: "status", value: expectedStatus } : undefined,
-    );
+  #set(rows: JobRows, id: string, changes: Record<string, unknown>, expectedStatus?: string) {
+    return rows.update(this.db, id, changes, expectedStatus ? { column: "status", value: expectedStatus } : undefined);
   }
 
   async #submit<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>, row: Row): Promise<void> {
@@ -196,7 +191,7 @@ export class CallRelay {
           reason: `The ${kind.what} could not be simulated ${row.attempts + 1} times: ${reason}`,
         }));
       }
-      await this.#set(kind.table, row.id, { attempts: row.attempts + 1, failure_reason: reason });
+      await this.#set(kind.rows, row.id, { attempts: row.attempts + 1, failure_reason: reason });
       return undefined;
     }
   }
@@ -260,10 +255,10 @@ export class CallRelay {
     return this.db
       .transaction(async (tx) => {
         for (const row of rows) {
-          if (!(await lockQueuedJob(tx, kind.table, row.id))) throw new Unsent();
+          if (!(await kind.rows.lockQueued(tx, row.id))) throw new Unsent();
           if (free && !(await holdsFor(tx, free, row.id))) throw new Unsent();
           const changes = { status: "submitted", ...sent, attempts: row.attempts + 1 };
-          if (!(await updateRow(tx, kind.table, row.id, changes, { column: "status", value: "queued" }))) {
+          if (!(await kind.rows.update(tx, row.id, changes, { column: "status", value: "queued" }))) {
             throw new Unsent();
           }
         }
@@ -288,12 +283,12 @@ export class CallRelay {
       }
       if (waiting.length === 0) return;
       const replaced = async (sent: SentTransaction) => {
-        for (const row of waiting) await this.#set(kind.table, row.id, { ...sent, attempts: row.attempts + 1 });
+        for (const row of waiting) await this.#set(kind.rows, row.id, { ...sent, attempts: row.attempts + 1 });
         return true;
       };
       if ((await this.sender.advance(first, replaced)) === "nonce taken") {
         for (const row of waiting) {
-          await this.#set(kind.table, row.id, { status: "queued", tx_hash: null, raw_tx: null, nonce: null });
+          await this.#set(kind.rows, row.id, { status: "queued", tx_hash: null, raw_tx: null, nonce: null });
         }
       }
       return;
@@ -348,7 +343,7 @@ export class CallRelay {
       return this.#fail(kind, row, own, blockNumber);
     }
     const cleared = { status: "queued" as const, tx_hash: null, raw_tx: null, nonce: null };
-    if (await this.#set(kind.table, row.id, cleared, "submitted")) await this.#submit(kind, { ...row, ...cleared });
+    if (await this.#set(kind.rows, row.id, cleared, "submitted")) await this.#submit(kind, { ...row, ...cleared });
   }
 
   /** What the call needs is used: by our call (then it is confirmed) or by another (then this one failed). */
@@ -365,9 +360,8 @@ export class CallRelay {
 
   async #confirm<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>, row: Row, landed: Landed<Facts>) {
     const confirmed = await this.db.transaction(async (tx) => {
-      const moved = await updateRow(
+      const moved = await kind.rows.update(
         tx,
-        kind.table,
         row.id,
         {
           status: "confirmed",
@@ -386,9 +380,8 @@ export class CallRelay {
 
   async #fail<Row extends JobRow, Facts>(kind: CallKind<Row, Facts>, row: Row, failure: Failure, blockNumber?: bigint) {
     const failed = await this.db.transaction(async (tx) => {
-      const moved = await updateRow(
+      const moved = await kind.rows.update(
         tx,
-        kind.table,
         row.id,
         {
           status: "failed",

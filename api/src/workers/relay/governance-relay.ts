@@ -10,6 +10,7 @@ import type { Database } from "../../adapters/db/index.ts";
 import type { GovernanceChain } from "../../adapters/governance.ts";
 import type { ComplianceService } from "../../domain/compliance/compliance.ts";
 import { SUPPORT } from "../../domain/governance/governance.ts";
+import { delegationRows, proposalActionRows, voteRows } from "../../domain/governance/store.ts";
 import { type CallKind, CallRelay, type JobRow, carrying } from "./call-relay.ts";
 import type { TransactionSender } from "./sender.ts";
 
@@ -59,7 +60,7 @@ export class GovernanceRelay {
     const compliance = options.compliance;
     this.#relay = new CallRelay(db, gov.chain, sender, { ...options, onEvents: () => compliance?.queued() });
     this.#votes = {
-      table: "governance_votes",
+      rows: voteRows,
       what: "vote",
       to: gov.governor,
       encode: (v) =>
@@ -130,7 +131,7 @@ export class GovernanceRelay {
       },
     };
     this.#delegations = {
-      table: "governance_delegations",
+      rows: delegationRows,
       what: "delegation",
       to: gov.token,
       encode: (d) =>
@@ -180,7 +181,7 @@ export class GovernanceRelay {
     const governor = { address: gov.governor, abi: stableGovernorAbi } as const;
     const eventOf = (a: ProposalActionRow) => (a.action === "queue" ? "ProposalQueued" : "ProposalExecuted");
     this.#proposalActions = {
-      table: "governance_proposal_actions",
+      rows: proposalActionRows,
       what: "proposal's queue or execute",
       to: gov.governor,
       encode: (a) => a.calldata,

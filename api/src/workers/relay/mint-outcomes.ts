@@ -9,10 +9,9 @@ import type { Chain } from "../../adapters/chain.ts";
 import type { Database, Queryable } from "../../adapters/db/index.ts";
 import { type ComplianceService } from "../../domain/compliance/compliance.ts";
 import { ROOT_EXPIRED_REASON, rootState } from "../../domain/mints/proofs.ts";
-import { failMint, proofsOfFailedMints, settleProof } from "../../domain/mints/store.ts";
+import { failMint, mintRows, proofsOfFailedMints, settleProof } from "../../domain/mints/store.ts";
 import type { Failure } from "../../domain/reverts.ts";
 import { type JobRow, type Logs, positionOpenedIn } from "./mint-batch.ts";
-import { updateRow } from "../../adapters/db/rows.ts";
 
 export const SPENT: Failure = {
   code: "nullifier_already_spent",
@@ -49,7 +48,7 @@ export class MintOutcomes {
       for (const [i, job] of jobs.entries()) {
         const positionId = positions[i]!;
         const changed = { status: "confirmed", settled_at: new Date(), position_id: positionId, ...fields };
-        if (!(await updateRow(tx, "mints", job.id, changed, { column: "status", value: job.status }))) continue;
+        if (!(await mintRows.update(tx, job.id, changed, { column: "status", value: job.status }))) continue;
         moved++;
         await this.compliance?.emitIn(tx, job.account_id, "mint.confirmed", {
           mintId: job.id,

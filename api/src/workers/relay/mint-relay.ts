@@ -16,7 +16,7 @@ import type { Database } from "../../adapters/db/index.ts";
 import { type Failure, refusalOf, refusalOfMined } from "../../domain/reverts.ts";
 import type { ComplianceService } from "../../domain/compliance/compliance.ts";
 import { heldAmong, isFree } from "../../domain/compliance/store.ts";
-import { lockQueuedMint, lockQueuedMints, markSubmitted, mintJobs } from "../../domain/mints/store.ts";
+import { lockQueuedMint, lockQueuedMints, markSubmitted, mintJobs, mintRows } from "../../domain/mints/store.ts";
 import {
   type JobRow,
   type Ready,
@@ -31,7 +31,6 @@ import {
   packBatches,
 } from "./mint-batch.ts";
 import { MintOutcomes, SPENT } from "./mint-outcomes.ts";
-import { updateRow } from "../../adapters/db/rows.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
 
 export interface MintRelayOptions {
@@ -134,9 +133,8 @@ export class MintRelay {
     // Settling time, for GET /v1/mints and the relay benchmark (the sender stamps submitted_at).
     const fields = { ...changes };
     if (changes.status === "confirmed" || changes.status === "failed") fields.settled_at = new Date();
-    return updateRow(
+    return mintRows.update(
       this.db,
-      "mints",
       id,
       fields,
       expectedStatus ? { column: "status", value: expectedStatus } : undefined,
@@ -317,7 +315,7 @@ export class MintRelay {
           { column: "status", value: "submitted" },
           { column: "tx_hash", value: job.tx_hash! },
         ] as const;
-        if (await updateRow(tx, "mints", job.id, fields(job), [...guard])) moved = true;
+        if (await mintRows.update(tx, job.id, fields(job), [...guard])) moved = true;
       }
       return moved;
     });
@@ -410,7 +408,7 @@ export class MintRelay {
     return this.db.transaction(async (tx) => {
       if (!(await lockQueuedMint(tx, id))) return false;
       if (!(await isFree(tx, "mint", id))) return false;
-      return updateRow(tx, "mints", id, fields, { column: "status", value: "queued" });
+      return mintRows.update(tx, id, fields, { column: "status", value: "queued" });
     });
   }
 

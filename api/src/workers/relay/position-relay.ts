@@ -10,7 +10,7 @@ import { positionManagerAbi, stableMinterAbi } from "@zsd/sdk";
 import type { Chain } from "../../adapters/chain.ts";
 import type { Database } from "../../adapters/db/index.ts";
 import type { ComplianceService } from "../../domain/compliance/compliance.ts";
-import { actionFree } from "../../domain/positions/store.ts";
+import { actionFree, positionActionRows } from "../../domain/positions/store.ts";
 import type { ActionRow } from "../../domain/positions/views.ts";
 import { emitAction } from "../../domain/positions/queue.ts";
 import { RELAY_HEADROOM, spendBatchHeadroom } from "../../adapters/gas.ts";
@@ -110,7 +110,7 @@ export class PositionRelay {
     const positions = { address: chain.positions, abi: positionManagerAbi } as const;
     const event = (row: ActionRow) => (row.action === "withdraw_note" ? "withdrawal" : "position.action");
     this.#kind = {
-      table: "position_actions",
+      rows: positionActionRows,
       what: "position action",
       to: chain.minter,
       encode: (row) => row.calldata,

@@ -13,8 +13,12 @@ import type { Database } from "../../adapters/db/index.ts";
 import { type Failure, refusalOf, refusalOfMined } from "../../domain/reverts.ts";
 import type { ComplianceService } from "../../domain/compliance/compliance.ts";
 import { isFree } from "../../domain/compliance/store.ts";
-import { type RedemptionRow, lockQueuedRequest, requestsToRelay } from "../../domain/redemptions/store.ts";
-import { updateRow } from "../../adapters/db/rows.ts";
+import {
+  type RedemptionRow,
+  lockQueuedRequest,
+  redemptionRows,
+  requestsToRelay,
+} from "../../domain/redemptions/store.ts";
 import type { SentTransaction, TransactionSender } from "./sender.ts";
 
 /** What the relay keeps of a PayoutRequested event. */
@@ -50,9 +54,8 @@ export class RedemptionRelay {
   }
 
   #set(id: string, fields: Record<string, unknown>, expectedRelayStatus?: string): Promise<boolean> {
-    return updateRow(
+    return redemptionRows.update(
       this.db,
-      "redemption_requests",
       id,
       fields,
       expectedRelayStatus ? { column: "relay_status", value: expectedRelayStatus } : undefined,
@@ -122,15 +125,14 @@ export class RedemptionRelay {
     return this.db.transaction(async (tx) => {
       if (!(await lockQueuedRequest(tx, id))) return false;
       if (!(await isFree(tx, "redemption", id))) return false;
-      return updateRow(tx, "redemption_requests", id, fields, { column: "relay_status", value: "queued" });
+      return redemptionRows.update(tx, id, fields, { column: "relay_status", value: "queued" });
     });
   }
 
   async #fail(r: RedemptionRow, failure: Failure): Promise<void> {
     await this.db.transaction(async (tx) => {
-      const failed = await updateRow(
+      const failed = await redemptionRows.update(
         tx,
-        "redemption_requests",
         r.id,
         { status: "failed", relay_status: "done", failure_code: failure.code, failure_reason: failure.reason },
         { column: "relay_status", value: r.relay_status },

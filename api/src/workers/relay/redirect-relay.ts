@@ -11,7 +11,7 @@ import { redemptionsAbi } from "@zsd/sdk";
 import type { Chain } from "../../adapters/chain.ts";
 import type { Database } from "../../adapters/db/index.ts";
 import { ON_CHAIN } from "../../domain/payouts/status.ts";
-import { type RedirectRow, markRedirected } from "../../domain/payouts/store.ts";
+import { type RedirectRow, markRedirected, redirectRows } from "../../domain/payouts/store.ts";
 import { type CallKind, CallRelay, type Logs, carrying } from "./call-relay.ts";
 import type { TransactionSender } from "./sender.ts";
 
@@ -44,7 +44,7 @@ export class RedirectRelay {
     this.#relay = new CallRelay(db, chain, sender, options);
     const redemptions = { address: chain.redemptions, abi: redemptionsAbi } as const;
     this.#kind = {
-      table: "payout_redirects",
+      rows: redirectRows,
       what: "redirect",
       to: chain.redemptions,
       encode: (row) => row.calldata,
