@@ -152,7 +152,7 @@ const TESTS_AND_BENCHMARKS: OtherSetting[] = [
   {
     names: ["TEST_WORKERS"],
     readBy: "tests (`test/helpers/workers.ts`)",
-    default: "`2`",
+    default: "`3`",
     description: "test files run at once, each worker on a Hardhat node of its own",
   },
   {

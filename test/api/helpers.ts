@@ -117,7 +117,10 @@ export async function startApi(
   const server: Server = createHttpServer(app, {
     headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
-    keepAliveTimeoutMs: 5_000,
+    // Longer than the client's own idle timeout (fetch's, 4 s): the server shares this process's event loop with
+    // the test's work (a proof, a lint), and a kept-alive socket it timed out as the loop came back would race
+    // the test's next request on it (ECONNRESET). The client closes its idle sockets first.
+    keepAliveTimeoutMs: 60_000,
   }).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -145,9 +145,10 @@ describe("the JS client over HTTP", () => {
       expect(seen[1]!.headers["idempotency-key"]).toBe(seen[0]!.headers["idempotency-key"]);
       waits.push(seen[1]!.at - seen[0]!.at);
     }
-    // Never sooner than Retry-After; up to half the 400 ms step above it (0.99: 198 ms).
+    // Never sooner than Retry-After; up to half the 400 ms step above it (0.99: 198 ms). Lower bounds only: a
+    // loaded machine fires timers late, never early, so a difference of the two waits would measure its load.
     expect(waits[0]).toBeGreaterThanOrEqual(950);
-    expect(waits[1]! - waits[0]!, JSON.stringify(waits)).toBeGreaterThan(120);
+    expect(waits[1], JSON.stringify(waits)).toBeGreaterThanOrEqual(1_150);
 
     // Bounded: after maxNetworkRetries the 503 is thrown.
     seen = [];
