@@ -22,7 +22,7 @@ export default defineConfig({
     // imported viem, snarkjs, the API and PGlite anew, 230 s of the suite's time
     // in all (25 s shared). Files stop what they start in afterAll. (Set here:
     // vitest 3 reads a project's own isolate only under poolOptions.)
-    poolOptions: { forks: { minForks: TEST_WORKERS, maxForks: TEST_WORKERS, isolate: false } },
+    poolOptions: { forks: { minForks: 1, maxForks: TEST_WORKERS, isolate: false } },
     projects: [
       {
         test: {

@@ -152,7 +152,7 @@ const TESTS_AND_BENCHMARKS: OtherSetting[] = [
   {
     names: ["TEST_WORKERS"],
     readBy: "tests (`test/helpers/workers.ts`)",
-    default: "`3`",
+    default: "`2`",
     description: "test files run at once, each worker on a Hardhat node of its own",
   },
   {

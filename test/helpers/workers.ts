@@ -1,4 +1,4 @@
-// How many test files run at once. A file spends much of its time waiting (on blocks, polls, child
-// processes starting) and the rest proving: with two at a time a fifth of the two cores sat idle, so
-// three share them. Each worker gets a Hardhat node of its own.
-export const TEST_WORKERS = Number(process.env.TEST_WORKERS ?? 3);
+// How many test files run at once. Most of a file's time is spent waiting (on
+// blocks, polls, child processes starting), so two files share the machine's
+// two cores well; each worker gets a Hardhat node of its own.
+export const TEST_WORKERS = Number(process.env.TEST_WORKERS ?? 2);
