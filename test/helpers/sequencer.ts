@@ -3,8 +3,8 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { readDurations, timesFor } from "./durations.ts";
 
 /**
- * Longest files first, by the times in test/durations.json. Several files run at a time: started last, a long
- * file would leave the other workers idle for minutes at the end, and a clean clone has no timings cached
+ * Longest files first, by the times in test/durations.json. Two files run at a time: started last, a long
+ * file would leave the other worker idle for minutes at the end, and a clean clone has no timings cached
  * for vitest to go by.
  *
  * The times are written by a full run, not kept by hand: CI writes test/durations.json on every full run

@@ -4,6 +4,7 @@
 // wrote, and the last requests of each key for the request log, in batches.
 import type { Database } from "../../adapters/db/index.ts";
 import {
+  type RequestLogInput,
   type RequestStatsCell,
   type StatsGrouping,
   addRequestStats,
@@ -46,18 +47,8 @@ export function quantile(buckets: readonly number[], q: number): number | null {
   return LATENCY_BOUNDS_MS.at(-1)!;
 }
 
-export interface RequestSample {
-  apiKeyId: string;
-  accountId: string;
-  method: string;
-  /** The route template (/v1/mints/:mintId), never the path. */
-  route: string;
-  status: number;
-  latencyMs: number;
-  requestId: string;
-  idempotencyKey?: string;
-  at?: Date;
-}
+/** A request as the HTTP layer reports it; `at` defaults to when it is recorded. */
+export type RequestSample = Omit<RequestLogInput, "at"> & { at?: Date };
 
 type Cell = RequestStatsCell;
 
@@ -111,7 +102,7 @@ const PRUNE_EVERY_MS = 3_600_000;
 
 export class RequestAnalytics {
   #cells = new Map<string, Cell>();
-  #log: (RequestSample & { at: Date })[] = [];
+  #log: RequestLogInput[] = [];
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
   #prunedAt = 0;
@@ -146,7 +137,7 @@ export class RequestAnalytics {
     cell.buckets[bucketOf(sample.latencyMs)]! += 1;
     // The sample is the caller's, made for this call: kept as it is rather than copied.
     sample.at = at;
-    this.#log.push(sample as RequestSample & { at: Date });
+    this.#log.push(sample as RequestLogInput);
     // Trimmed in halves, not one at a time: shifting a full array per request would cost tens of µs.
     if (this.#log.length >= 2 * MAX_PENDING_LOG) this.#log = this.#log.slice(-MAX_PENDING_LOG);
   }
@@ -199,9 +190,9 @@ export class RequestAnalytics {
    * follows the write: writing the rest only to delete them cost a busy
    * server most of its flush (10,000 rows inserted, then deleted, every 10 s).
    */
-  #newestPerKey(log: (RequestSample & { at: Date })[]): (RequestSample & { at: Date })[] {
+  #newestPerKey(log: RequestLogInput[]): RequestLogInput[] {
     const kept = new Map<string, number>();
-    const newest: (RequestSample & { at: Date })[] = [];
+    const newest: RequestLogInput[] = [];
     for (let i = log.length - 1; i >= 0; i--) {
       const entry = log[i]!;
       const n = kept.get(entry.apiKeyId) ?? 0;

@@ -22,6 +22,7 @@ export interface RequestLogInput {
   accountId: string;
   at: Date;
   method: string;
+  /** The route template (/v1/mints/:mintId), never the path. */
   route: string;
   status: number;
   latencyMs: number;

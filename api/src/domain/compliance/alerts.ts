@@ -11,6 +11,7 @@ import { randomId } from "../../adapters/ids.ts";
 import type { Environment } from "../accounts/keys.ts";
 import {
   type Actor,
+  type AlertFilters,
   type AlertInput,
   type AlertStatus,
   type HistoryEntry,
@@ -39,16 +40,6 @@ export interface Alert {
   history: HistoryEntry[];
   createdAt: string;
   updatedAt: string;
-}
-
-export interface AlertFilters {
-  status?: AlertStatus;
-  severity?: Severity;
-  subjectType?: SubjectType;
-  subjectId?: string;
-  raisedBy?: string;
-  limit: number;
-  startingAfter?: string;
 }
 
 const TRANSITIONS: Record<AlertStatus, AlertStatus[]> = {

@@ -11,7 +11,7 @@
 // compliance-alerts.ts, the hold lifecycle in compliance-holds.ts, the SQL the
 // relays embed in compliance-sql.ts, the built-in rules agent in rules.ts.
 import type { Database, Queryable } from "../../adapters/db/index.ts";
-import { type Alert, type AlertFilters, type AlertStatus, AlertBook } from "./alerts.ts";
+import { type Alert, type AlertStatus, AlertBook } from "./alerts.ts";
 import { HoldDesk } from "./holds.ts";
 import { DomainError, domainErrors } from "../errors.ts";
 import { emitEvent } from "../agents/events.ts";
@@ -19,6 +19,7 @@ import { agentOf } from "../agents/store.ts";
 import type { Environment } from "../accounts/keys.ts";
 import type {
   Actor,
+  AlertFilters,
   AlertInput,
   AlertRaiser,
   HoldState,

@@ -5,7 +5,16 @@
 // that picks the next batch, not filtered afterwards).
 import type { Queryable } from "../../adapters/db/index.ts";
 import { notedRejected } from "../payouts/sql.ts";
-import type { AlertStatus, HistoryEntry, HoldState, HoldableType, Severity, Subject, SubjectType } from "./types.ts";
+import type {
+  AlertFilters,
+  AlertStatus,
+  HistoryEntry,
+  HoldState,
+  HoldableType,
+  Severity,
+  Subject,
+  SubjectType,
+} from "./types.ts";
 
 /**
  * SQL: true when the payout `idColumn` (numeric, its on-chain id) was refused
@@ -300,15 +309,7 @@ export function listAlerts(
   db: Queryable,
   accountId: string,
   environment: string,
-  filters: {
-    status?: AlertStatus;
-    severity?: Severity;
-    subjectType?: SubjectType;
-    subjectId?: string;
-    raisedBy?: string;
-    limit: number;
-    startingAfter?: string;
-  },
+  filters: AlertFilters,
 ): Promise<AlertRow[]> {
   const where = ["a.account_id = $1", "a.environment = $2"];
   const values: unknown[] = [accountId, environment];

@@ -27,6 +27,17 @@ export type HoldState = "awaiting_verdict" | "held" | "released" | "rejected";
 
 export type AlertStatus = "open" | "in_review" | "dismissed" | "confirmed";
 
+/** What a list of alerts is narrowed to, and its page. */
+export interface AlertFilters {
+  status?: AlertStatus;
+  severity?: Severity;
+  subjectType?: SubjectType;
+  subjectId?: string;
+  raisedBy?: string;
+  limit: number;
+  startingAfter?: string;
+}
+
 /** A line of an alert's history: a move of its own, or of the hold it placed. */
 export interface HistoryEntry {
   status: AlertStatus | "released" | "rejected";

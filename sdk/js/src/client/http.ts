@@ -37,15 +37,6 @@ export class HttpClient {
     this.#options = options;
   }
 
-  get baseUrl(): string {
-    return this.#options.baseUrl;
-  }
-
-  /** The fetch every request goes through (the circuit's files too). */
-  get fetch(): typeof fetch {
-    return this.#options.fetch ?? fetch;
-  }
-
   async request<T>(method: "GET" | "POST" | "DELETE", path: string, options: RequestOptions = {}): Promise<T> {
     const url = new URL(path.replace(/^\//, ""), this.#options.baseUrl.replace(/\/?$/, "/"));
     for (const [name, value] of Object.entries(options.query ?? {})) {
@@ -82,7 +73,10 @@ export class HttpClient {
       let error: ZsdError;
       let retryAfter: number | undefined;
       try {
-        const response = await this.fetch(url, { ...init, signal: AbortSignal.timeout(this.#options.timeout) });
+        const response = await (this.#options.fetch ?? fetch)(url, {
+          ...init,
+          signal: AbortSignal.timeout(this.#options.timeout),
+        });
         if (response.ok) return await read(response);
         const text = await response.text();
         retryAfter = parseRetryAfter(response.headers.get("retry-after"));
