@@ -121,10 +121,11 @@ export async function indexedBlock(url: string): Promise<bigint> {
  * Waits until the indexer has processed `block`; resolves with the time it
  * took, in ms. `nudge` (mine a block, say) is called after each second without
  * progress, for an indexer that follows new heads over a WebSocket (RPC_WS_URL):
- * on an idle chain its newest block can wait for the next one.
+ * on an idle chain its newest block can wait for the next one. `url` may be a
+ * function, read at each try, for an indexer a watchdog may replace meanwhile.
  */
 export async function waitForBlock(
-  url: string,
+  url: string | (() => string),
   block: bigint,
   options: { timeoutMs?: number; nudge?: () => Promise<unknown> } = {},
 ): Promise<number> {
@@ -135,7 +136,7 @@ export async function waitForBlock(
   for (;;) {
     let current: bigint;
     try {
-      current = await indexedBlock(url);
+      current = await indexedBlock(typeof url === "string" ? url : url());
     } catch (error) {
       // Not answering for a moment (restarted by a watchdog, or a dropped connection on a loaded
       // machine): no progress, and the timeout still holds.

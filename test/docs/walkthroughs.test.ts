@@ -666,10 +666,19 @@ describe("the guides' walkthroughs", () => {
         60_000,
       );
       expect(said).toMatchObject({ ended: false, out: expect.stringContaining(`ping ${known.eventId}\n`) });
-      const deliveries = (await (await api.call(`/v1/agents/${known.agentId}/deliveries`)).json()) as {
-        data: { eventId: string; status: string; lastResponseStatus: number | null }[];
-      };
-      expect(deliveries.data.find((d) => d.eventId === known.eventId)).toMatchObject({
+      // The worker records the 204 after the receiver has printed its line: on a busy machine, a moment after.
+      const delivery = await eventually(
+        async () => {
+          const deliveries = (await (await api.call(`/v1/agents/${known.agentId}/deliveries`)).json()) as {
+            data: { eventId: string; status: string; lastResponseStatus: number | null }[];
+          };
+          return deliveries.data.find((d) => d.eventId === known.eventId);
+        },
+        (found) => found !== undefined && found.status !== "pending",
+        "the delivery's outcome recorded",
+        30_000,
+      );
+      expect(delivery).toMatchObject({
         status: "succeeded",
         lastResponseStatus: 204,
       });

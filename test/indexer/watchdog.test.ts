@@ -120,7 +120,8 @@ describe("watchIndexer with a real indexer", () => {
     let miner = mine();
     const caughtUp = async () => {
       const head = await s.publicClient.getBlockNumber();
-      await waitForBlock(watchdog.indexer.url, head, { timeoutMs: 30_000 });
+      // The indexer now, not the one at the call: on a busy machine the watchdog may restart it meanwhile.
+      await waitForBlock(() => watchdog.indexer.url, head, { timeoutMs: 30_000 });
     };
     const until = async (what: () => boolean, timeoutMs: number) => {
       const deadline = Date.now() + timeoutMs;
