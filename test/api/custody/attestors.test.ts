@@ -155,17 +155,22 @@ describe("attestors", () => {
       });
     const turn = await s.read.registry.read.depositBatchCount();
     const commitment = noteCommitment(createNote());
+    // In the mempool: no confirmation yet, whatever the block timer would mine meanwhile.
+    api.zcash.simulator.blocksHeld = true;
     const txid = api.zcash.simulator.ledger.receive(api.zcash.custodyAddress, ZEC, depositMemoHex(commitment));
     const claim = {
       zcashTxId: zcashTxIdFromDisplay(txid),
       amountZat: ZEC.toString(),
       noteCommitment: `0x${commitment.toString(16).padStart(64, "0")}`,
     };
-    // In the mempool: no confirmation yet.
-    const unconfirmed = await post({ batch: turn.toString(), deposits: [claim] });
-    expect(unconfirmed.status).toBe(422);
-    expect(unconfirmed.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-    expect(await unconfirmed.json()).toMatchObject({ code: "not_seen", deposits: [0] });
+    try {
+      const unconfirmed = await post({ batch: turn.toString(), deposits: [claim] });
+      expect(unconfirmed.status).toBe(422);
+      expect(unconfirmed.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(await unconfirmed.json()).toMatchObject({ code: "not_seen", deposits: [0] });
+    } finally {
+      api.zcash.simulator.blocksHeld = false;
+    }
     api.zcash.simulator.generate(1);
     // Another amount than paid: not what the node shows.
     const otherAmount = await post({ batch: turn.toString(), deposits: [{ ...claim, amountZat: "100000001" }] });

@@ -121,6 +121,16 @@ describe("simulated zcashd", () => {
       const start = ticking.ledger.tip;
       await new Promise((resolve) => setTimeout(resolve, 150));
       expect(ticking.ledger.tip).toBeGreaterThan(start + 2);
+      // Held: the timer mines nothing, `generate` still does; released: it mines again.
+      ticking.blocksHeld = true;
+      const held = ticking.ledger.tip;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(ticking.ledger.tip).toBe(held);
+      ticking.generate(1);
+      expect(ticking.ledger.tip).toBe(held + 1);
+      ticking.blocksHeld = false;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(ticking.ledger.tip).toBeGreaterThan(held + 3);
     } finally {
       await ticking.close();
     }

@@ -162,6 +162,11 @@ export interface SimulatedZcashd {
   payOutside(fromAddress: string, toAddress: string, amountZat: bigint, memo?: string): string;
   /** Mines `count` blocks now. */
   generate(count?: number): string[];
+  /**
+   * While true the block timer mines nothing (`generate` still does): for a step that needs a
+   * payment to stay in the mempool however slowly the machine runs.
+   */
+  blocksHeld: boolean;
   /** As after a restart of every node. */
   forgetOperations(): void;
   /** The address this node refuses every payment to, for the sandbox to name where its users look. */
@@ -732,9 +737,12 @@ export async function startSimulatedZcashd(options: SimulatorOptions): Promise<S
   const address = server.address() as { address: string; port: number };
   const url = `http://${address.address}:${address.port}`;
 
+  let blocksHeld = false;
   const blocks =
     options.blockIntervalMs && options.blockIntervalMs > 0
-      ? setInterval(() => ledger.generate(1), options.blockIntervalMs)
+      ? setInterval(() => {
+          if (!blocksHeld) ledger.generate(1);
+        }, options.blockIntervalMs)
       : undefined;
   blocks?.unref();
 
@@ -787,6 +795,12 @@ export async function startSimulatedZcashd(options: SimulatorOptions): Promise<S
       return ledger.transfer(fromAddress, [{ address: toAddress, amountZat, memo }], { feeZat });
     },
     generate: (count = 1) => ledger.generate(count),
+    get blocksHeld() {
+      return blocksHeld;
+    },
+    set blocksHeld(held: boolean) {
+      blocksHeld = held;
+    },
     forgetOperations() {
       for (const wallet of wallets.values()) wallet.operations.clear();
     },
