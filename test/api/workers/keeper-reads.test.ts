@@ -9,8 +9,8 @@ import { type RpcProxy, startRpcProxy } from "../../helpers/rpc-proxy.ts";
 import { eventually, useRelayApi } from "../helpers.ts";
 
 const SAPLING = "ztestsapling10yy2ex5dcqkclhc7z7yrnjq2z6feyjad56ptwlfgmy77dmaqqrl9gyhprdx59qgmsnyfska2kez";
-const selector = (name: "getPosition" | "redistributable") =>
-  toFunctionSelector(getAbiItem({ abi: positionManagerAbi, name }));
+const GET_POSITION = toFunctionSelector(getAbiItem({ abi: positionManagerAbi, name: "getPosition" }));
+const REDISTRIBUTABLE = toFunctionSelector(getAbiItem({ abi: positionManagerAbi, name: "redistributable" }));
 
 describe("the keeper's reads", () => {
   let s: System;
@@ -28,8 +28,8 @@ describe("the keeper's reads", () => {
         proxy.answerCall = (call) => {
           const data = (call.data ?? call.input ?? "0x") as Hex;
           if (call.to?.toLowerCase() !== manager) return undefined;
-          if (data.startsWith(selector("getPosition"))) calls.getPosition++;
-          if (data.startsWith(selector("redistributable"))) calls.redistributable++;
+          if (data.startsWith(GET_POSITION)) calls.getPosition++;
+          if (data.startsWith(REDISTRIBUTABLE)) calls.redistributable++;
           return undefined;
         };
       },
